@@ -1,0 +1,42 @@
+//===- DDPInterfaces.td - Interfaces of the ddp dialect ----*- tablegen -*-===//
+
+#ifndef DDP_INTERFACES_TD
+#define DDP_INTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def DDP_AsyncOpInterface : OpInterface<"AsyncOpInterface"> {
+  let cppNamespace = "::ddp";
+  let description = [{
+    An op that runs either synchronously on the compute stream or, when it
+    returns a `!ddp.token`, asynchronously on a communication stream. Passes
+    that overlap communication treat every such op alike through this
+    interface.
+  }];
+  let methods = [
+    InterfaceMethod<"The token, or null when the op is synchronous.",
+      "::mlir::Value", "getAsyncToken", (ins), [{}],
+      [{ return $_op.getToken(); }]>,
+    InterfaceMethod<"Whether the op is issued asynchronously.",
+      "bool", "isAsync", (ins), [{ return $_op.getAsyncToken() != nullptr; }]>,
+  ];
+}
+
+def DDP_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
+  let cppNamespace = "::ddp";
+  let description = [{
+    A communication op over a process group: the ranks that differ only in
+    the coordinates of `axes` of the device mesh `mesh`.
+  }];
+  let methods = [
+    InterfaceMethod<"The mesh the group is taken from.",
+      "::mlir::FlatSymbolRefAttr", "getMeshAttr">,
+    InterfaceMethod<"The mesh axes spanned by the group.",
+      "::mlir::ArrayAttr", "getAxesAttr">,
+    InterfaceMethod<"The tensor this rank contributes (or receives, for "
+                    "recv), whose size sets the volume of the collective.",
+      "::mlir::TypedValue<::mlir::RankedTensorType>", "getPayload">,
+  ];
+}
+
+#endif // DDP_INTERFACES_TD

@@ -1,0 +1,32 @@
+//===- DDPOps.h - Operations of the ddp dialect -----------------*- C++ -*-===//
+
+#ifndef DDP_DIALECT_DDP_IR_DDPOPS_H
+#define DDP_DIALECT_DDP_IR_DDPOPS_H
+
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "ddp/Dialect/DDP/IR/DDPInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "ddp/Dialect/DDP/IR/DDPOps.h.inc"
+
+namespace ddp {
+
+/// The number of ranks in the process group spanned by `axes` of `mesh`, or
+/// -1 when an axis is not in the mesh.
+int64_t getGroupSize(MeshOp mesh, mlir::ArrayAttr axes);
+
+/// Element count of a statically shaped tensor type.
+inline int64_t getNumElements(mlir::Type type) {
+  return mlir::cast<mlir::ShapedType>(type).getNumElements();
+}
+
+} // namespace ddp
+
+#endif // DDP_DIALECT_DDP_IR_DDPOPS_H

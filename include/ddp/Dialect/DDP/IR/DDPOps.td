@@ -1,0 +1,466 @@
+//===- DDPOps.td - Operations of the ddp dialect -----------*- tablegen -*-===//
+
+#ifndef DDP_OPS_TD
+#define DDP_OPS_TD
+
+include "ddp/Dialect/DDP/IR/DDPDialect.td"
+include "ddp/Dialect/DDP/IR/DDPEnums.td"
+include "ddp/Dialect/DDP/IR/DDPInterfaces.td"
+include "ddp/Dialect/DDP/IR/DDPTypes.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Device mesh and parameters
+//===----------------------------------------------------------------------===//
+
+def DDP_MeshOp : DDP_Op<"mesh", [Symbol, HasParent<"mlir::ModuleOp">]> {
+  let summary = "the device mesh whose axes name the process groups";
+  let description = [{
+    Declares the ranks of the job as a mesh with named axes; the product of
+    the axis sizes is the number of ranks. A process group is a subset of the
+    axes: the ranks that share all other coordinates. The first axis varies
+    slowest, so with `(dp = 4, tp = 8)` the 8 ranks of a tensor-parallel
+    group are consecutive, as Megatron lays them out on a node.
+
+    ```mlir
+    ddp.mesh @world(dp = 4, tp = 8)
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$axis_names,
+                       DenseI64ArrayAttr:$shape);
+  let assemblyFormat = [{
+    $sym_name `` custom<MeshAxes>($axis_names, $shape) attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The size of the axis named `axis`, or -1 when the mesh has none.
+    int64_t getAxisSize(llvm::StringRef axis);
+    /// The number of ranks in the whole mesh.
+    int64_t getNumRanks();
+  }];
+}
+
+def DDP_ParamOp : DDP_Op<"param", [Symbol, HasParent<"mlir::ModuleOp">]> {
+  let summary = "a trainable parameter of the model";
+  let description = [{
+    A parameter as this rank holds it (its tensor-parallel shard, if split).
+    `layer` is the transformer layer it belongs to; `expert` marks a
+    mixture-of-experts parameter (reduced over the expert-data-parallel
+    group, never bucketed with dense ones); `shared_embedding` marks the word
+    embedding shared with the output layer; `tp_dim` is the dimension split
+    across tensor-parallel ranks (absent when replicated).
+
+    Declaration order is the model's registration order (as PyTorch's
+    `named_parameters()` yields it); bucketing policies depend on it.
+
+    ```mlir
+    ddp.param @layers.0.mlp.fc1.weight layer 0 tp_dim 0 : tensor<2048x1024xbf16>
+    ddp.param @embedding.word_embeddings.weight shared_embedding : tensor<6400x1024xbf16>
+    ddp.param @layers.0.mlp.experts.0.fc1.weight layer 0 expert : tensor<512x1024xbf16>
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<DDP_Tensor>:$type,
+                       OptionalAttr<I64Attr>:$layer,
+                       OptionalAttr<I64Attr>:$tp_dim,
+                       UnitAttr:$expert, UnitAttr:$shared_embedding);
+  let assemblyFormat = [{
+    $sym_name (`layer` $layer^)? (`tp_dim` $tp_dim^)? (`expert` $expert^)?
+    (`shared_embedding` $shared_embedding^)? `:` $type attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    mlir::RankedTensorType getTensorType() {
+      return mlir::cast<mlir::RankedTensorType>(getType());
+    }
+  }];
+}
+
+/// Ops that name a ddp.param and must agree with its shape.
+class DDP_ParamUserOp<string mnemonic, list<Trait> traits = []>
+    : DDP_Op<mnemonic, !listconcat(traits,
+          [DeclareOpInterfaceMethods<SymbolUserOpInterface>])>;
+
+def DDP_GetParamOp : DDP_ParamUserOp<"get_param", [Pure]> {
+  let summary = "the current value of a parameter";
+  let description = [{
+    Reads the parameter as it was before this step's optimizer update.
+
+    ```mlir
+    %w = ddp.get_param @fc1.weight : tensor<64x32xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param);
+  let results = (outs DDP_Tensor:$result);
+  let assemblyFormat = "$param attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+def DDP_GemmOp : DDP_Op<"gemm", [Pure]> {
+  let summary = "a matrix product: one forward, dgrad or wgrad GEMM";
+  let description = [{
+    `result = op(lhs) * op(rhs)`, where `op` transposes the operand marked
+    `transposed`. M, N and K come from the types; the cost model charges
+    `2*M*N*K` flops. `phase` says which pass of a linear layer it is, `layer`
+    which transformer layer. For `Y = X W`: the forward is `X * W`, the dgrad
+    `dY * W^T`, the wgrad `X^T * dY`.
+
+    ```mlir
+    %y  = ddp.gemm fwd %x, %w layer 0 : tensor<32x64xf32>, tensor<64x16xf32> -> tensor<32x16xf32>
+    %dx = ddp.gemm dgrad %dy, %w transposed layer 0 : tensor<32x16xf32>, tensor<64x16xf32> -> tensor<32x64xf32>
+    %dw = ddp.gemm wgrad %x transposed, %dy layer 0 : tensor<32x64xf32>, tensor<32x16xf32> -> tensor<64x16xf32>
+    ```
+  }];
+  let arguments = (ins DDP_GemmPhaseAttr:$phase, DDP_Matrix:$lhs,
+                       UnitAttr:$transpose_lhs, DDP_Matrix:$rhs,
+                       UnitAttr:$transpose_rhs, OptionalAttr<I64Attr>:$layer);
+  let results = (outs DDP_Matrix:$result);
+  let assemblyFormat = [{
+    custom<EnumKeyword>($phase) $lhs (`transposed` $transpose_lhs^)? `,` $rhs
+    (`transposed` $transpose_rhs^)? (`layer` $layer^)? attr-dict `:`
+    type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getM();
+    int64_t getN();
+    int64_t getK();
+    /// 2*M*N*K.
+    double getFlops() { return 2.0 * getM() * getN() * getK(); }
+  }];
+}
+
+def DDP_ComputeOp : DDP_Op<"compute", [Pure]> {
+  let summary = "a kernel the compiler does not model, with its cost";
+  let description = [{
+    Attention, a norm, softmax, an activation, a router: any kernel that is
+    not a GEMM. `kind` names it for reports and traces; `flops` and `bytes`
+    (moved to and from HBM) are what the cost model charges for it.
+
+    When the step is executed, the runtime runs a deterministic stand-in
+    (each result element is the sum of the operands' elements at the same
+    flat index, taken modulo each operand's size), so that the dataflow is
+    kept and the scheduled and unscheduled programs can be compared bitwise.
+
+    ```mlir
+    %o = ddp.compute "attention"(%q, %k, %v) flops 1.3e9 bytes 2.0e6 layer 0
+        : (tensor<128x64xbf16>, tensor<128x64xbf16>, tensor<128x64xbf16>) -> tensor<128x64xbf16>
+    ```
+  }];
+  let arguments = (ins StrAttr:$kind, Variadic<DDP_Tensor>:$inputs,
+                       F64Attr:$flops, F64Attr:$bytes,
+                       OptionalAttr<I64Attr>:$layer);
+  let results = (outs Variadic<DDP_Tensor>:$results);
+  let assemblyFormat = [{
+    $kind `(` $inputs `)` `flops` $flops `bytes` $bytes (`layer` $layer^)?
+    attr-dict `:` functional-type($inputs, $results)
+  }];
+  let hasVerifier = 1;
+}
+
+def DDP_AccumulateOp : DDP_Op<"accumulate", [Pure, SameOperandsAndResultType]> {
+  let summary = "elementwise sum: gradient accumulation over microbatches";
+  let description = [{
+    ```mlir
+    %acc1 = ddp.accumulate %acc0, %dw1 : tensor<64x16xf32>
+    ```
+  }];
+  let arguments = (ins DDP_Tensor:$lhs, DDP_Tensor:$rhs);
+  let results = (outs DDP_Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def DDP_ScaleOp : DDP_Op<"scale", [Pure, SameOperandsAndResultType]> {
+  let summary = "multiply every element by a constant";
+  let description = [{
+    Pre-scales gradients by `1/dp` before a summing collective (Megatron's
+    default when the average is not taken in the collective).
+
+    ```mlir
+    %s = ddp.scale %g by 1.250000e-01 : tensor<4096xbf16>
+    ```
+  }];
+  let arguments = (ins DDP_Tensor:$input, F64Attr:$factor);
+  let results = (outs DDP_Tensor:$result);
+  let assemblyFormat = "$input `by` $factor attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def DDP_CastOp : DDP_Op<"cast", [Pure]> {
+  let summary = "convert the element type, keeping the shape";
+  let description = [{
+    Rounds to nearest even when narrowing. Used to reduce 16-bit gradients
+    in fp32 buffers (`grad_reduce_in_fp32`).
+
+    ```mlir
+    %w = ddp.cast %g : tensor<4096xbf16> to tensor<4096xf32>
+    ```
+  }];
+  let arguments = (ins DDP_Tensor:$input);
+  let results = (outs DDP_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+}
+
+def DDP_GradReadyOp : DDP_ParamUserOp<"grad_ready",
+                                      [AllTypesMatch<["grad", "result"]>]> {
+  let summary = "the gradient of a parameter is final on this rank";
+  let description = [{
+    Marks the point of the step after which the gradient of `param` no
+    longer changes on this rank: after its wgrad in the last microbatch. It
+    returns its operand unchanged; the data-parallel reduction of a gradient
+    starts from this result. Each parameter has at most one `grad_ready`.
+    The gradient has the parameter's shape; its element type is the gradient
+    dtype, which may differ from the parameter's.
+
+    ```mlir
+    %g = ddp.grad_ready @fc1.weight, %dw : tensor<64x16xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param, DDP_Tensor:$grad);
+  let results = (outs DDP_Tensor:$result);
+  let assemblyFormat = "$param `,` $grad attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+/// Collectives share their process group (mesh + axes) and an optional
+/// token: present when the collective is issued asynchronously.
+class DDP_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : DDP_Op<mnemonic, !listconcat(traits, [
+          DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+          DDP_AsyncOpInterface, DDP_CollectiveOpInterface])> {
+  dag commonArgs = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes);
+  let hasVerifier = 1;
+  // What this rank sends; recv overrides it with what it receives.
+  let extraClassDeclaration = [{
+    mlir::TypedValue<mlir::RankedTensorType> getPayload() { return getInput(); }
+  }];
+}
+
+def DDP_AllReduceOp : DDP_CollectiveOp<"all_reduce",
+                                        [AllTypesMatch<["input", "result"]>]> {
+  let summary = "reduce a tensor over a process group, result on every rank";
+  let description = [{
+    Every rank of the group ends with the elementwise `sum` (or average,
+    `avg`) of the group's inputs. With `async` it also returns a token and
+    runs on a communication stream.
+
+    ```mlir
+    %r = ddp.all_reduce sum %g over @world[dp] : tensor<4096xf32>
+    %a, %t = ddp.all_reduce avg %b over @world[dp] async : tensor<8192xbf16>
+    ddp.wait %t
+    ```
+  }];
+  let arguments = !con((ins DDP_ReductionAttr:$reduction, DDP_Tensor:$input),
+                       commonArgs);
+  let results = (outs DDP_Tensor:$result, Optional<DDP_TokenType>:$token);
+  let assemblyFormat = [{
+    custom<EnumKeyword>($reduction) $input `over` custom<Group>($mesh, $axes)
+    custom<AsyncToken>(type($token)) attr-dict `:` type($result)
+  }];
+}
+
+def DDP_ReduceScatterOp : DDP_CollectiveOp<"reduce_scatter"> {
+  let summary = "reduce over a group and keep this rank's slice of dim 0";
+  let description = [{
+    Rank `i` of an `n`-rank group ends with slice `i` of the reduced tensor
+    along dimension 0, which must be divisible by `n`.
+
+    ```mlir
+    %s = ddp.reduce_scatter sum %b over @world[dp] : tensor<8192xf32> -> tensor<1024xf32>
+    ```
+  }];
+  let arguments = !con((ins DDP_ReductionAttr:$reduction, DDP_Tensor:$input),
+                       commonArgs);
+  let results = (outs DDP_Tensor:$result, Optional<DDP_TokenType>:$token);
+  let assemblyFormat = [{
+    custom<EnumKeyword>($reduction) $input `over` custom<Group>($mesh, $axes)
+    custom<AsyncToken>(type($token)) attr-dict `:` type($input) `->`
+    type($result)
+  }];
+}
+
+def DDP_AllGatherOp : DDP_CollectiveOp<"all_gather"> {
+  let summary = "concatenate every rank's tensor along dim 0";
+  let description = [{
+    ```mlir
+    %w, %t = ddp.all_gather %shard over @world[dp] async : tensor<1024xbf16> -> tensor<8192xbf16>
+    ddp.wait %t
+    ```
+  }];
+  let arguments = !con((ins DDP_Tensor:$input), commonArgs);
+  let results = (outs DDP_Tensor:$result, Optional<DDP_TokenType>:$token);
+  let assemblyFormat = [{
+    $input `over` custom<Group>($mesh, $axes)
+    custom<AsyncToken>(type($token)) attr-dict `:` type($input) `->`
+    type($result)
+  }];
+}
+
+def DDP_SendOp : DDP_CollectiveOp<"send"> {
+  let summary = "send a tensor to the rank `offset` places further in a group";
+  let description = [{
+    Rank `i` of an `n`-rank group sends to rank `(i + offset) mod n`. Offsets
+    are relative so that the program stays the same on every rank; a ring
+    exchange is a `send` with offset `1` and a `recv` with offset `-1`.
+
+    ```mlir
+    ddp.send %chunk to 1 over @world[tp] : tensor<256x64xbf16>
+    ```
+  }];
+  let arguments = !con((ins DDP_Tensor:$input, I64Attr:$offset), commonArgs);
+  let results = (outs Optional<DDP_TokenType>:$token);
+  let assemblyFormat = [{
+    $input `to` $offset `over` custom<Group>($mesh, $axes)
+    custom<AsyncToken>(type($token)) attr-dict `:` type($input)
+  }];
+}
+
+def DDP_RecvOp : DDP_CollectiveOp<"recv"> {
+  let summary = "receive a tensor from the rank `offset` places away in a group";
+  let description = [{
+    Rank `i` of an `n`-rank group receives from rank `(i + offset) mod n`.
+
+    ```mlir
+    %c, %t = ddp.recv from -1 over @world[tp] async : tensor<256x64xbf16>
+    ddp.wait %t
+    ```
+  }];
+  let arguments = !con((ins I64Attr:$offset), commonArgs);
+  let results = (outs DDP_Tensor:$result, Optional<DDP_TokenType>:$token);
+  let assemblyFormat = [{
+    `from` $offset `over` custom<Group>($mesh, $axes)
+    custom<AsyncToken>(type($token)) attr-dict `:` type($result)
+  }];
+  let extraClassDeclaration = [{
+    mlir::TypedValue<mlir::RankedTensorType> getPayload() { return getResult(); }
+  }];
+}
+
+def DDP_WaitOp : DDP_Op<"wait"> {
+  let summary = "block the compute stream until an asynchronous op is done";
+  let description = [{
+    After the wait, the results of the op that produced the token (or of all
+    the ops joined into it) may be used.
+
+    ```mlir
+    ddp.wait %t
+    ```
+  }];
+  let arguments = (ins DDP_TokenType:$token);
+  let assemblyFormat = "$token attr-dict";
+  let hasVerifier = 1;
+}
+
+def DDP_JoinOp : DDP_Op<"join", [Pure]> {
+  let summary = "a token that completes when all its operands have";
+  let description = [{
+    ```mlir
+    %all = ddp.join %t0, %t1, %t2
+    ddp.wait %all
+    ```
+  }];
+  let arguments = (ins Variadic<DDP_TokenType>:$tokens);
+  let results = (outs DDP_TokenType:$result);
+  let assemblyFormat = "$tokens attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient buckets
+//===----------------------------------------------------------------------===//
+
+def DDP_BucketPackOp : DDP_Op<"bucket_pack", [Pure]> {
+  let summary = "lay several gradients out in one flat bucket";
+  let description = [{
+    Operand `i` (flattened, row-major) occupies elements
+    `[offsets[i], offsets[i] + numel_i)` of the result; elements covered by
+    no operand (padding) are zero. The gradients must not overlap and must
+    share the bucket's element type. When lowered, the gradients are
+    computed in place inside the bucket's buffer, so packing copies nothing.
+
+    ```mlir
+    %b = ddp.bucket_pack %g1, %g0 offsets [0, 1024]
+        : tensor<64x16xf32>, tensor<16x64xf32> -> tensor<2048xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<DDP_Tensor>:$grads,
+                       DenseI64ArrayAttr:$offsets);
+  let results = (outs DDP_FlatTensor:$bucket);
+  let assemblyFormat = [{
+    $grads `offsets` $offsets attr-dict `:` type($grads) `->` type($bucket)
+  }];
+  let hasVerifier = 1;
+}
+
+def DDP_BucketUnpackOp : DDP_Op<"bucket_unpack", [Pure]> {
+  let summary = "views of the gradients inside a flat bucket";
+  let description = [{
+    The inverse of `ddp.bucket_pack`: result `i` is elements
+    `[offsets[i], offsets[i] + numel_i)` of the bucket, reshaped.
+
+    ```mlir
+    %g1, %g0 = ddp.bucket_unpack %r offsets [0, 1024]
+        : tensor<2048xf32> -> tensor<64x16xf32>, tensor<16x64xf32>
+    ```
+  }];
+  let arguments = (ins DDP_FlatTensor:$bucket, DenseI64ArrayAttr:$offsets);
+  let results = (outs Variadic<DDP_Tensor>:$grads);
+  let assemblyFormat = [{
+    $bucket `offsets` $offsets attr-dict `:` type($bucket) `->` type($grads)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer
+//===----------------------------------------------------------------------===//
+
+def DDP_SGDOp : DDP_ParamUserOp<"sgd"> {
+  let summary = "plain SGD update of one parameter";
+  let description = [{
+    `param -= lr * grad`, computed in the parameter's element type. `grad`
+    must be the data-parallel reduced gradient: every rank applies the same
+    update.
+
+    ```mlir
+    ddp.sgd @fc1.weight, %g lr 1.000000e-02 : tensor<64x16xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param, DDP_Tensor:$grad,
+                       F64Attr:$lr);
+  let assemblyFormat = "$param `,` $grad `lr` $lr attr-dict `:` type($grad)";
+  let hasVerifier = 1;
+}
+
+def DDP_AdamOp : DDP_ParamUserOp<"adam"> {
+  let summary = "Adam update of one parameter";
+  let description = [{
+    Adam (Kingma and Ba) with bias correction; the moments are fp32 state
+    kept by the runtime per parameter.
+
+    ```mlir
+    ddp.adam @fc1.weight, %g lr 1.000000e-03 betas(9.000000e-01, 9.990000e-01)
+        eps 1.000000e-08 : tensor<64x16xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param, DDP_Tensor:$grad,
+                       F64Attr:$lr, F64Attr:$beta1, F64Attr:$beta2,
+                       F64Attr:$eps);
+  let assemblyFormat = [{
+    $param `,` $grad `lr` $lr `betas` `(` $beta1 `,` $beta2 `)` `eps` $eps
+    attr-dict `:` type($grad)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // DDP_OPS_TD

@@ -1,0 +1,543 @@
+//===- DDPOps.cpp - Operations of the ddp dialect -------------------------===//
+//
+// Custom syntax and verifiers. Checks that need another symbol (the mesh of a
+// process group, the parameter an op names) live in verifySymbolUses so that
+// they use the verifier's cached symbol tables: a step has thousands of them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace ddp;
+
+//===----------------------------------------------------------------------===//
+// Custom directives
+//===----------------------------------------------------------------------===//
+
+/// `(dp = 4, tp = 8)`
+static ParseResult parseMeshAxes(OpAsmParser &parser, ArrayAttr &axisNames,
+                                 DenseI64ArrayAttr &shape) {
+  SmallVector<Attribute> names;
+  SmallVector<int64_t> sizes;
+  auto parseAxis = [&]() -> ParseResult {
+    std::string name;
+    int64_t size = 0;
+    if (parser.parseKeywordOrString(&name) || parser.parseEqual() ||
+        parser.parseInteger(size))
+      return failure();
+    names.push_back(parser.getBuilder().getStringAttr(name));
+    sizes.push_back(size);
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Paren, parseAxis))
+    return failure();
+  axisNames = parser.getBuilder().getArrayAttr(names);
+  shape = parser.getBuilder().getDenseI64ArrayAttr(sizes);
+  return success();
+}
+
+static void printMeshAxes(OpAsmPrinter &p, Operation *, ArrayAttr axisNames,
+                          DenseI64ArrayAttr shape) {
+  p << '(';
+  llvm::interleaveComma(llvm::zip(axisNames, shape.asArrayRef()), p,
+                        [&](auto axis) {
+                          p.printKeywordOrString(
+                              cast<StringAttr>(std::get<0>(axis)).getValue());
+                          p << " = " << std::get<1>(axis);
+                        });
+  p << ')';
+}
+
+/// `@world[dp, tp]`
+static ParseResult parseGroup(OpAsmParser &parser, FlatSymbolRefAttr &mesh,
+                              ArrayAttr &axes) {
+  SmallVector<Attribute> names;
+  if (parser.parseAttribute(mesh))
+    return failure();
+  auto parseAxis = [&]() -> ParseResult {
+    std::string name;
+    if (parser.parseKeywordOrString(&name))
+      return failure();
+    names.push_back(parser.getBuilder().getStringAttr(name));
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square, parseAxis))
+    return failure();
+  axes = parser.getBuilder().getArrayAttr(names);
+  return success();
+}
+
+static void printGroup(OpAsmPrinter &p, Operation *, FlatSymbolRefAttr mesh,
+                       ArrayAttr axes) {
+  p.printAttributeWithoutType(mesh);
+  p << '[';
+  llvm::interleaveComma(axes, p, [&](Attribute axis) {
+    p.printKeywordOrString(cast<StringAttr>(axis).getValue());
+  });
+  p << ']';
+}
+
+/// An enum attribute as a bare keyword: `fwd`, `sum`.
+template <typename EnumAttrT>
+static ParseResult parseEnumKeyword(OpAsmParser &parser, EnumAttrT &attr) {
+  using EnumT = decltype(std::declval<EnumAttrT>().getValue());
+  FailureOr<EnumT> value = FieldParser<EnumT, EnumT>::parse(parser);
+  if (failed(value))
+    return failure();
+  attr = EnumAttrT::get(parser.getContext(), *value);
+  return success();
+}
+
+template <typename EnumAttrT>
+static void printEnumKeyword(OpAsmPrinter &p, Operation *, EnumAttrT attr) {
+  p << stringifyEnum(attr.getValue());
+}
+
+/// An optional `async`; when present the op returns a `!ddp.token`.
+static ParseResult parseAsyncToken(OpAsmParser &parser, Type &tokenType) {
+  if (succeeded(parser.parseOptionalKeyword("async")))
+    tokenType = parser.getBuilder().getType<TokenType>();
+  return success();
+}
+
+static void printAsyncToken(OpAsmPrinter &p, Operation *, Type tokenType) {
+  if (tokenType)
+    p << "async";
+}
+
+//===----------------------------------------------------------------------===//
+// Shared checks
+//===----------------------------------------------------------------------===//
+
+static bool isIdentifier(StringRef name) {
+  if (name.empty() || !(llvm::isAlpha(name.front()) || name.front() == '_'))
+    return false;
+  return llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+static std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  llvm::interleave(shape, os, "x");
+  return out;
+}
+
+/// A token must be consumed exactly once, by a wait or a join: a token never
+/// waited leaves a collective that may still be writing its result, one waited
+/// twice means a schedule that lost track of it.
+static LogicalResult verifyTokenUses(Operation *op, Value token) {
+  if (!token)
+    return success();
+  size_t numUses = std::distance(token.use_begin(), token.use_end());
+  if (numUses == 0)
+    return op->emitOpError("returns a token that is never waited");
+  if (numUses > 1)
+    return op->emitOpError("returns a token that is used ")
+           << numUses << " times; it must be waited exactly once";
+  Operation *user = *token.user_begin();
+  if (!isa<WaitOp, JoinOp>(user))
+    return op->emitOpError("returns a token consumed by '")
+           << user->getName()
+           << "'; only ddp.wait and ddp.join may consume a token";
+  return success();
+}
+
+static FailureOr<ParamOp> lookupParam(Operation *op, FlatSymbolRefAttr name,
+                                      SymbolTableCollection &symbolTable) {
+  auto param = symbolTable.lookupNearestSymbolFrom<ParamOp>(op, name);
+  if (!param)
+    return op->emitOpError("refers to ") << name << ", which is not a ddp.param";
+  return param;
+}
+
+/// The parameter named by `op` must exist and have the shape of `value`.
+static LogicalResult verifyParamShape(Operation *op, FlatSymbolRefAttr name,
+                                      Type value, StringRef what,
+                                      SymbolTableCollection &symbolTable) {
+  FailureOr<ParamOp> param = lookupParam(op, name, symbolTable);
+  if (failed(param))
+    return failure();
+  ArrayRef<int64_t> expected = param->getTensorType().getShape();
+  ArrayRef<int64_t> actual = cast<RankedTensorType>(value).getShape();
+  if (expected != actual)
+    return op->emitOpError() << what << " has shape " << formatShape(actual)
+                             << " but " << name << " has shape "
+                             << formatShape(expected);
+  return success();
+}
+
+int64_t ddp::getGroupSize(MeshOp mesh, ArrayAttr axes) {
+  int64_t size = 1;
+  for (Attribute axis : axes) {
+    int64_t axisSize = mesh.getAxisSize(cast<StringAttr>(axis).getValue());
+    if (axisSize < 0)
+      return -1;
+    size *= axisSize;
+  }
+  return size;
+}
+
+/// Resolves the process group of a collective: the mesh must exist and the
+/// axes must be distinct axes of it. Returns the number of ranks in the group.
+static FailureOr<int64_t> verifyGroup(CollectiveOpInterface op,
+                                      SymbolTableCollection &symbolTable) {
+  auto mesh =
+      symbolTable.lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
+  if (!mesh)
+    return op->emitOpError("refers to ")
+           << op.getMeshAttr() << ", which is not a ddp.mesh";
+  ArrayAttr axes = op.getAxesAttr();
+  if (axes.empty())
+    return op->emitOpError("needs at least one mesh axis for its group");
+  llvm::StringSet<> seen;
+  for (Attribute axis : axes) {
+    StringRef name = cast<StringAttr>(axis).getValue();
+    if (mesh.getAxisSize(name) < 0)
+      return op->emitOpError("uses axis '")
+             << name << "', which mesh " << op.getMeshAttr() << " does not have";
+    if (!seen.insert(name).second)
+      return op->emitOpError("names axis '") << name << "' twice";
+  }
+  return getGroupSize(mesh, axes);
+}
+
+/// Both shapes have the same rank and agree everywhere but in dimension 0,
+/// where `gathered` is `groupSize` times `scattered`.
+static LogicalResult verifyScatteredShape(Operation *op,
+                                          RankedTensorType gathered,
+                                          RankedTensorType scattered,
+                                          int64_t groupSize) {
+  if (gathered.getElementType() != scattered.getElementType())
+    return op->emitOpError("changes the element type from ")
+           << gathered.getElementType() << " to " << scattered.getElementType();
+  if (gathered.getRank() != scattered.getRank() || gathered.getRank() == 0)
+    return op->emitOpError("needs input and result of the same non-zero rank");
+  if (gathered.getShape().drop_front() != scattered.getShape().drop_front())
+    return op->emitOpError("may only change dimension 0");
+  if (gathered.getDimSize(0) != scattered.getDimSize(0) * groupSize)
+    return op->emitOpError("over a group of ")
+           << groupSize << " ranks needs dimension 0 of "
+           << gathered.getDimSize(0) << " = " << groupSize << " x "
+           << scattered.getDimSize(0);
+  return success();
+}
+
+/// A point-to-point op addresses a rank `offset` places away; that must be
+/// another rank of the group.
+static LogicalResult verifyPeerOffset(Operation *op, int64_t offset,
+                                      int64_t groupSize) {
+  if (groupSize < 2)
+    return op->emitOpError("needs a group of at least 2 ranks");
+  if (offset % groupSize == 0)
+    return op->emitOpError("offset ")
+           << offset << " addresses the rank itself in a group of "
+           << groupSize;
+  return success();
+}
+
+/// The gradients of a bucket lie inside it, do not overlap and share its
+/// element type.
+static LogicalResult verifyBucketLayout(Operation *op, TypeRange grads,
+                                        ArrayRef<int64_t> offsets,
+                                        RankedTensorType bucket) {
+  if (grads.empty())
+    return op->emitOpError("needs at least one gradient");
+  if (grads.size() != offsets.size())
+    return op->emitOpError("has ")
+           << grads.size() << " gradients but " << offsets.size()
+           << " offsets; it needs one offset per gradient";
+  struct Extent {
+    int64_t begin, end;
+    size_t index;
+  };
+  SmallVector<Extent> extents;
+  int64_t bucketSize = bucket.getNumElements();
+  for (auto [index, type, offset] : llvm::enumerate(grads, offsets)) {
+    auto tensor = cast<RankedTensorType>(type);
+    if (tensor.getElementType() != bucket.getElementType())
+      return op->emitOpError("gradient #")
+             << index << " has element type " << tensor.getElementType()
+             << " but the bucket has " << bucket.getElementType();
+    if (offset < 0)
+      return op->emitOpError("gradient #")
+             << index << " has negative offset " << offset;
+    int64_t end = offset + tensor.getNumElements();
+    if (end > bucketSize)
+      return op->emitOpError("gradient #")
+             << index << " ends at element " << end << ", past the "
+             << bucketSize << " elements of the bucket";
+    extents.push_back({offset, end, index});
+  }
+  llvm::sort(extents, [](const Extent &a, const Extent &b) {
+    return a.begin < b.begin;
+  });
+  for (auto [prev, next] : llvm::zip(extents, llvm::drop_begin(extents)))
+    if (next.begin < prev.end)
+      return op->emitOpError("gradient #")
+             << next.index << " (elements [" << next.begin << ", " << next.end
+             << ")) overlaps gradient #" << prev.index << " (elements ["
+             << prev.begin << ", " << prev.end << "))";
+  return success();
+}
+
+static LogicalResult verifyLearningRate(Operation *op, double lr) {
+  if (!(lr > 0.0) || !std::isfinite(lr))
+    return op->emitOpError("needs a positive finite learning rate, got ") << lr;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MeshOp, ParamOp, GetParamOp
+//===----------------------------------------------------------------------===//
+
+int64_t MeshOp::getAxisSize(StringRef axis) {
+  for (auto [name, size] : llvm::zip(getAxisNames(), getShape()))
+    if (cast<StringAttr>(name).getValue() == axis)
+      return size;
+  return -1;
+}
+
+int64_t MeshOp::getNumRanks() {
+  int64_t ranks = 1;
+  for (int64_t size : getShape())
+    ranks *= size;
+  return ranks;
+}
+
+LogicalResult MeshOp::verify() {
+  if (getAxisNames().empty())
+    return emitOpError("needs at least one axis");
+  if (getAxisNames().size() != getShape().size())
+    return emitOpError("has ") << getAxisNames().size() << " axis names but "
+                               << getShape().size() << " sizes";
+  llvm::StringSet<> seen;
+  for (auto [name, size] : llvm::zip(getAxisNames(), getShape())) {
+    StringRef axis = cast<StringAttr>(name).getValue();
+    if (!isIdentifier(axis))
+      return emitOpError("axis name '") << axis << "' is not an identifier";
+    if (!seen.insert(axis).second)
+      return emitOpError("has axis '") << axis << "' twice";
+    if (size < 1)
+      return emitOpError("axis '") << axis << "' has size " << size
+                                   << "; sizes must be at least 1";
+  }
+  return success();
+}
+
+LogicalResult ParamOp::verify() {
+  if (std::optional<int64_t> layer = getLayer(); layer && *layer < 0)
+    return emitOpError("has negative layer ") << *layer;
+  if (std::optional<int64_t> dim = getTpDim();
+      dim && (*dim < 0 || *dim >= getTensorType().getRank()))
+    return emitOpError("tp_dim ")
+           << *dim << " is not a dimension of " << getTensorType();
+  return success();
+}
+
+LogicalResult
+GetParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<ParamOp> param = lookupParam(*this, getParamAttr(), symbolTable);
+  if (failed(param))
+    return failure();
+  if (param->getTensorType() != getType())
+    return emitOpError("result type ")
+           << getType() << " differs from " << getParamAttr() << "'s type "
+           << param->getTensorType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+int64_t GemmOp::getM() {
+  return getLhs().getType().getDimSize(getTransposeLhs() ? 1 : 0);
+}
+int64_t GemmOp::getK() {
+  return getLhs().getType().getDimSize(getTransposeLhs() ? 0 : 1);
+}
+int64_t GemmOp::getN() {
+  return getRhs().getType().getDimSize(getTransposeRhs() ? 0 : 1);
+}
+
+LogicalResult GemmOp::verify() {
+  RankedTensorType lhs = getLhs().getType(), rhs = getRhs().getType(),
+                   result = getResult().getType();
+  if (lhs.getElementType() != rhs.getElementType() ||
+      lhs.getElementType() != result.getElementType())
+    return emitOpError("operands and result must share one element type, got ")
+           << lhs.getElementType() << ", " << rhs.getElementType() << " -> "
+           << result.getElementType();
+  int64_t rhsK = rhs.getDimSize(getTransposeRhs() ? 1 : 0);
+  if (getK() != rhsK)
+    return emitOpError("contraction sizes differ: lhs has K = ")
+           << getK() << ", rhs has K = " << rhsK;
+  if (result.getShape() != ArrayRef<int64_t>{getM(), getN()})
+    return emitOpError("result shape ")
+           << formatShape(result.getShape()) << " is not M x N = " << getM()
+           << "x" << getN();
+  if (std::optional<int64_t> layer = getLayer(); layer && *layer < 0)
+    return emitOpError("has negative layer ") << *layer;
+  return success();
+}
+
+LogicalResult ComputeOp::verify() {
+  if (getKind().empty())
+    return emitOpError("needs a non-empty kind");
+  double flops = getFlops().convertToDouble();
+  double bytes = getBytes().convertToDouble();
+  if (!(flops >= 0.0) || !std::isfinite(flops))
+    return emitOpError("flops must be finite and non-negative, got ") << flops;
+  if (!(bytes >= 0.0) || !std::isfinite(bytes))
+    return emitOpError("bytes must be finite and non-negative, got ") << bytes;
+  if (getResults().empty())
+    return emitOpError("needs at least one result");
+  if (std::optional<int64_t> layer = getLayer(); layer && *layer < 0)
+    return emitOpError("has negative layer ") << *layer;
+  return success();
+}
+
+LogicalResult ScaleOp::verify() {
+  if (!std::isfinite(getFactor().convertToDouble()))
+    return emitOpError("needs a finite factor");
+  return success();
+}
+
+LogicalResult CastOp::verify() {
+  if (getInput().getType().getShape() != getResult().getType().getShape())
+    return emitOpError("may only change the element type, not the shape");
+  return success();
+}
+
+LogicalResult
+GradReadyOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyParamShape(*this, getParamAttr(), getGrad().getType(),
+                          "gradient", symbolTable);
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllReduceOp::verify() {
+  return verifyTokenUses(*this, getToken());
+}
+
+LogicalResult
+AllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyGroup(*this, symbolTable);
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  return verifyTokenUses(*this, getToken());
+}
+
+LogicalResult
+ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<int64_t> groupSize = verifyGroup(*this, symbolTable);
+  if (failed(groupSize))
+    return failure();
+  return verifyScatteredShape(*this, getInput().getType(),
+                              getResult().getType(), *groupSize);
+}
+
+LogicalResult AllGatherOp::verify() {
+  return verifyTokenUses(*this, getToken());
+}
+
+LogicalResult
+AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<int64_t> groupSize = verifyGroup(*this, symbolTable);
+  if (failed(groupSize))
+    return failure();
+  return verifyScatteredShape(*this, getResult().getType(),
+                              getInput().getType(), *groupSize);
+}
+
+LogicalResult SendOp::verify() { return verifyTokenUses(*this, getToken()); }
+
+LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<int64_t> groupSize = verifyGroup(*this, symbolTable);
+  if (failed(groupSize))
+    return failure();
+  return verifyPeerOffset(*this, getOffset(), *groupSize);
+}
+
+LogicalResult RecvOp::verify() { return verifyTokenUses(*this, getToken()); }
+
+LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<int64_t> groupSize = verifyGroup(*this, symbolTable);
+  if (failed(groupSize))
+    return failure();
+  return verifyPeerOffset(*this, getOffset(), *groupSize);
+}
+
+LogicalResult WaitOp::verify() {
+  // Tokens are born in the step itself; one passed in from outside could not
+  // be checked for being waited exactly once.
+  if (!getToken().getDefiningOp())
+    return emitOpError("waits on a block argument; tokens must come from an "
+                       "asynchronous op or a ddp.join");
+  return success();
+}
+
+LogicalResult JoinOp::verify() {
+  if (getTokens().empty())
+    return emitOpError("needs at least one token");
+  return verifyTokenUses(*this, getResult());
+}
+
+//===----------------------------------------------------------------------===//
+// Buckets and optimizer
+//===----------------------------------------------------------------------===//
+
+LogicalResult BucketPackOp::verify() {
+  return verifyBucketLayout(*this, getGrads().getTypes(), getOffsets(),
+                            getBucket().getType());
+}
+
+LogicalResult BucketUnpackOp::verify() {
+  return verifyBucketLayout(*this, getGrads().getTypes(), getOffsets(),
+                            getBucket().getType());
+}
+
+LogicalResult SGDOp::verify() {
+  return verifyLearningRate(*this, getLr().convertToDouble());
+}
+
+LogicalResult SGDOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyParamShape(*this, getParamAttr(), getGrad().getType(),
+                          "gradient", symbolTable);
+}
+
+LogicalResult AdamOp::verify() {
+  if (failed(verifyLearningRate(*this, getLr().convertToDouble())))
+    return failure();
+  for (auto [name, beta] : {std::pair<StringRef, double>{"beta1", getBeta1().convertToDouble()},
+                            {"beta2", getBeta2().convertToDouble()}})
+    if (!(beta >= 0.0 && beta < 1.0))
+      return emitOpError() << name << " must be in [0, 1), got " << beta;
+  double eps = getEps().convertToDouble();
+  if (!(eps > 0.0) || !std::isfinite(eps))
+    return emitOpError("eps must be positive and finite, got ") << eps;
+  return success();
+}
+
+LogicalResult AdamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyParamShape(*this, getParamAttr(), getGrad().getType(),
+                          "gradient", symbolTable);
+}
+
+#define GET_OP_CLASSES
+#include "ddp/Dialect/DDP/IR/DDPOps.cpp.inc"
+
+#include "ddp/Dialect/DDP/IR/DDPInterfaces.cpp.inc"
