@@ -1,0 +1,21 @@
+# -*- Python -*-
+# Configuration of the ddp lit suite.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "DDP"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".json", ".test"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.ddp_obj_root, "test")
+
+config.substitutions.append(("%examples", os.path.join(config.ddp_src_root, "examples")))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.ddp_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(["ddp-opt"], [config.ddp_tools_dir])
