@@ -5,15 +5,19 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ddp/Conversion/Passes.h"
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<ddp::DDPDialect, mlir::func::FuncDialect>();
+  ddp::registerDDPConversionPasses();
+  registry.insert<mlir::LLVM::LLVMDialect>();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "ddp optimizer driver: schedules the communication of a "
                   "data-parallel training step\n",

@@ -1,0 +1,86 @@
+//===- Passes.td - Conversions out of the ddp dialect ------*- tablegen -*-===//
+//
+// Each conversion is implemented under lib/Conversion/<From>To<To>/ with
+// GEN_PASS_DEF_<NAME>.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_CONVERSION_PASSES_TD
+#define DDP_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LowerDDPToRuntime : Pass<"ddp-lower-to-runtime", "mlir::ModuleOp"> {
+  let summary = "lower a step to LLVM-dialect code that calls libddprt";
+  let description = [{
+    Turns a module holding one step (a `ddp.mesh`, the `ddp.param`s and the
+    step `func.func`, scheduled or not) into LLVM-dialect functions that call
+    the runtime's C ABI (`include/ddp/Runtime/ddprt.h`). The result is the
+    program interface of `include/ddp/Conversion/DDPToLLVM/ddp_program.h`:
+
+    - `ddp_program_init` starts the runtime on this rank with the ABI version
+      the compiler was built with (the runtime rejects any other) and the
+      mesh of the module;
+    - `ddp_program_setup` creates the process groups, registers the
+      parameters, allocates one buffer per stored tensor and fills the step's
+      inputs with seeded small integers;
+    - `ddp_program_step` runs the step once, one runtime call per op in block
+      order;
+    - `ddp_program_teardown` frees the buffers.
+
+    Every runtime call's status is checked: the first failure is returned.
+
+    Storage: every tensor value gets a buffer, except that
+    - a gradient packed into a bucket (`ddp.bucket_pack`) is produced by its
+      defining op directly into its slice of the bucket's buffer, so packing
+      copies nothing (a gradient that cannot be placed, e.g. a step input or
+      one packed twice, is copied at the pack);
+    - `ddp.bucket_unpack` results are views (pointer arithmetic) into the
+      bucket;
+    - `ddp.grad_ready` returns its operand's storage;
+    - `ddp.get_param` returns the parameter's own storage, unless the value
+      is used (or read by an asynchronous collective not yet waited) after
+      that parameter's optimizer update, where it copies.
+
+    Tokens become runtime handles (`ddprt_handle`) in stack slots.
+
+    The pass validates the whole module before changing anything: a step
+    with control flow, a foreign op, a missing mesh or a step that returns
+    values get an error at their location and leave the IR untouched.
+
+    ```
+    ddp-opt examples/mlp-2layer.mlir --ddp-lower-to-runtime
+    ```
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+  let options = [
+    Option<"paramPrefix", "param-prefix", "std::string", /*default=*/"\"\"",
+           "Prepended to every parameter name registered with the runtime, "
+           "so that two programs can share one runtime context (ddp-run "
+           "--verify runs the scheduled program under a prefix)">,
+    Option<"abiVersion", "abi-version", "int32_t",
+           /*default=*/"DDPRT_ABI_VERSION",
+           "The ABI version passed to ddprt_init (default: the version of the "
+           "ddprt.h the compiler was built with); another value exists to "
+           "test the runtime's check">,
+  ];
+  let statistics = [
+    Statistic<"numRuntimeCalls", "runtime-calls",
+              "Runtime calls emitted in the step function">,
+    Statistic<"numBuffers", "buffers", "Buffers allocated by the setup">,
+    Statistic<"numBufferBytes", "buffer-bytes",
+              "Bytes of all buffers allocated by the setup">,
+    Statistic<"numGradientsInBuckets", "gradients-in-buckets",
+              "Gradients produced directly in their bucket's buffer">,
+    Statistic<"numPackCopies", "pack-copies",
+              "Gradients copied into a bucket because they could not be "
+              "produced there">,
+    Statistic<"numParamAliases", "param-aliases",
+              "ddp.get_param results that alias the parameter's storage">,
+    Statistic<"numParamCopies", "param-copies",
+              "ddp.get_param results copied because they are used after the "
+              "parameter's update">,
+  ];
+}
+
+#endif // DDP_CONVERSION_PASSES_TD

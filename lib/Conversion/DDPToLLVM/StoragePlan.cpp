@@ -1,0 +1,335 @@
+//===- StoragePlan.cpp - Where every tensor of a step lives ---------------===//
+
+#include "StoragePlan.h"
+
+#include "ddp/Runtime/ddprt.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace ddp;
+
+int32_t ddp::getRuntimeDType(Type elementType) {
+  if (elementType.isF16())
+    return DDPRT_DTYPE_F16;
+  if (elementType.isBF16())
+    return DDPRT_DTYPE_BF16;
+  if (elementType.isF32())
+    return DDPRT_DTYPE_F32;
+  if (elementType.isF64())
+    return DDPRT_DTYPE_F64;
+  return 0;
+}
+
+int64_t ddp::getElementBytes(Type elementType) {
+  return elementType.getIntOrFloatBitWidth() / 8;
+}
+
+int64_t PlannedBuffer::getBytes() const {
+  switch (dtype) {
+  case DDPRT_DTYPE_F16:
+  case DDPRT_DTYPE_BF16:
+    return 2 * numel;
+  case DDPRT_DTYPE_F32:
+    return 4 * numel;
+  default:
+    return 8 * numel;
+  }
+}
+
+unsigned StoragePlan::getParamIndex(FlatSymbolRefAttr name) const {
+  return paramIndex.lookup(name.getAttr());
+}
+
+unsigned StoragePlan::getGroupIndex(CollectiveOpInterface op) const {
+  return groupIndex.lookup(op.getAxesAttr());
+}
+
+/// Whether `type` is a tensor the runtime can hold.
+static bool isLowerableTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.hasStaticShape() &&
+         getRuntimeDType(tensor.getElementType()) != 0;
+}
+
+/// Ops whose tensor results are written by the runtime call that lowers them
+/// and so can be placed anywhere, including inside a bucket.
+static bool writesItsResults(Operation *op) {
+  return isa<GemmOp, ComputeOp, AccumulateOp, ScaleOp, CastOp, AllReduceOp,
+             ReduceScatterOp, AllGatherOp, RecvOp>(op);
+}
+
+/// ddp.grad_ready returns its operand: the value that actually holds a
+/// gradient is found by looking through it.
+static Value lookThroughGradReady(Value value) {
+  while (auto gradReady = value.getDefiningOp<GradReadyOp>())
+    value = gradReady.getGrad();
+  return value;
+}
+
+namespace {
+/// The checks and the positions the planner needs.
+class StepAnalysis {
+public:
+  explicit StepAnalysis(func::FuncOp step) : step(step) {}
+
+  LogicalResult verifyLowerable();
+  void numberOps();
+
+  /// The position of `op` in the step's block.
+  unsigned getPosition(Operation *op) const { return position.lookup(op); }
+
+  /// Where `user` stops reading its operands: its own position, or for an
+  /// asynchronous op the wait that completes it.
+  unsigned getUseEnd(Operation *user) const;
+
+  /// The last position at which the storage of `value` is read, counting
+  /// the values that alias it through ddp.grad_ready.
+  unsigned getLastUse(Value value) const;
+
+  /// The position of the first optimizer update of each parameter.
+  llvm::DenseMap<StringAttr, unsigned> firstUpdate;
+
+private:
+  unsigned getCompletion(Value token) const;
+
+  func::FuncOp step;
+  llvm::DenseMap<Operation *, unsigned> position;
+};
+} // namespace
+
+LogicalResult StepAnalysis::verifyLowerable() {
+  Region &body = step.getBody();
+  if (!body.hasOneBlock())
+    return step.emitError("cannot lower step @")
+           << step.getSymName() << ": it has " << body.getBlocks().size()
+           << " blocks; the runtime runs straight-line steps only";
+  for (auto [index, type] : llvm::enumerate(step.getArgumentTypes()))
+    if (!isLowerableTensor(type))
+      return step.emitError("cannot lower step @")
+             << step.getSymName() << ": argument #" << index << " has type "
+             << type
+             << "; step inputs must be statically shaped tensors of f16, "
+                "bf16, f32 or f64";
+  for (Operation &op : body.front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      if (ret.getNumOperands() != 0)
+        return ret.emitError("cannot lower a step that returns values; its "
+                             "effect is the parameters' update");
+      continue;
+    }
+    bool known =
+        isa<GetParamOp, GemmOp, ComputeOp, AccumulateOp, ScaleOp, CastOp,
+            GradReadyOp, AllReduceOp, ReduceScatterOp, AllGatherOp, SendOp,
+            RecvOp, WaitOp, JoinOp, BucketPackOp, BucketUnpackOp, SGDOp,
+            AdamOp>(op);
+    if (!known)
+      return op.emitError("'")
+             << op.getName()
+             << "' cannot be lowered to the runtime; a step holds ddp ops "
+                "only";
+  }
+  return success();
+}
+
+void StepAnalysis::numberOps() {
+  for (auto [index, op] : llvm::enumerate(step.getBody().front())) {
+    position[&op] = index;
+    StringAttr param;
+    if (auto sgd = dyn_cast<SGDOp>(op))
+      param = sgd.getParamAttr().getAttr();
+    else if (auto adam = dyn_cast<AdamOp>(op))
+      param = adam.getParamAttr().getAttr();
+    if (param)
+      firstUpdate.try_emplace(param, index);
+  }
+}
+
+unsigned StepAnalysis::getCompletion(Value token) const {
+  // The verifier guarantees one consumer, a wait or a join.
+  Operation *consumer = *token.user_begin();
+  if (auto join = dyn_cast<JoinOp>(consumer))
+    return getCompletion(join.getResult());
+  return getPosition(consumer);
+}
+
+unsigned StepAnalysis::getUseEnd(Operation *user) const {
+  if (auto async = dyn_cast<AsyncOpInterface>(user))
+    if (Value token = async.getAsyncToken(); token && !token.use_empty())
+      return getCompletion(token);
+  return getPosition(user);
+}
+
+unsigned StepAnalysis::getLastUse(Value value) const {
+  unsigned last = 0;
+  for (Operation *user : value.getUsers()) {
+    last = std::max(last, getUseEnd(user));
+    if (auto gradReady = dyn_cast<GradReadyOp>(user))
+      last = std::max(last, getLastUse(gradReady.getResult()));
+  }
+  return last;
+}
+
+/// The only function of the module with a body, or an error.
+static FailureOr<func::FuncOp> findStep(ModuleOp module) {
+  func::FuncOp step;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    if (step)
+      return func.emitError("cannot lower a module with more than one "
+                            "function; the step is @")
+             << step.getSymName();
+    step = func;
+  }
+  if (!step)
+    return module.emitError("cannot lower a module without a step: it has "
+                            "no function with a body");
+  return step;
+}
+
+FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
+  StoragePlan plan;
+
+  for (Operation &op : module.getBody()->getOperations()) {
+    if (auto mesh = dyn_cast<MeshOp>(op)) {
+      if (plan.mesh)
+        return mesh.emitError("cannot lower a module with a second mesh; "
+                              "the runtime runs one mesh, here @")
+               << plan.mesh.getSymName();
+      plan.mesh = mesh;
+      continue;
+    }
+    if (auto param = dyn_cast<ParamOp>(op)) {
+      RankedTensorType type = param.getTensorType();
+      plan.paramIndex[param.getSymNameAttr()] = plan.params.size();
+      plan.params.push_back({param, getRuntimeDType(type.getElementType()),
+                             type.getNumElements()});
+      continue;
+    }
+    if (isa<func::FuncOp>(op))
+      continue;
+    return op.emitError("'") << op.getName()
+                             << "' cannot be lowered to the runtime; a "
+                                "module holds a mesh, parameters and a step";
+  }
+  if (!plan.mesh)
+    return module.emitError("cannot lower a module without a ddp.mesh: the "
+                            "runtime needs the mesh to start");
+
+  FailureOr<func::FuncOp> step = findStep(module);
+  if (failed(step))
+    return failure();
+  plan.step = *step;
+
+  StepAnalysis analysis(plan.step);
+  if (failed(analysis.verifyLowerable()))
+    return failure();
+  analysis.numberOps();
+  Block &body = plan.step.getBody().front();
+
+  auto newBuffer = [&](Type type) {
+    auto tensor = cast<RankedTensorType>(type);
+    plan.buffers.push_back(
+        {getRuntimeDType(tensor.getElementType()), tensor.getNumElements()});
+    return Storage{Storage::Kind::Buffer, unsigned(plan.buffers.size() - 1),
+                   0};
+  };
+
+  for (BlockArgument argument : body.getArguments()) {
+    plan.storage[argument] = newBuffer(argument.getType());
+    plan.inputBuffers.push_back(plan.storage[argument].index);
+  }
+
+  // Buckets first, so that the gradients they pack are produced in place:
+  // the op that computes a gradient writes straight into its slice.
+  for (auto pack : body.getOps<BucketPackOp>()) {
+    Storage bucket = newBuffer(pack.getBucket().getType());
+    plan.storage[pack.getBucket()] = bucket;
+    int64_t elementBytes =
+        getElementBytes(pack.getBucket().getType().getElementType());
+    for (auto [grad, offset] :
+         llvm::zip_equal(pack.getGrads(), pack.getOffsets())) {
+      Value holder = lookThroughGradReady(grad);
+      Operation *producer = holder.getDefiningOp();
+      if (!producer || !writesItsResults(producer) ||
+          plan.storage.count(holder))
+        continue;
+      plan.storage[holder] = {Storage::Kind::Buffer, bucket.index,
+                              offset * elementBytes};
+      ++plan.numGradientsInBuckets;
+    }
+  }
+
+  auto assignFresh = [&](Value result) {
+    if (isa<RankedTensorType>(result.getType()) && !plan.storage.count(result))
+      plan.storage[result] = newBuffer(result.getType());
+  };
+  auto noteGroup = [&](CollectiveOpInterface collective) {
+    ArrayAttr axes = collective.getAxesAttr();
+    if (plan.groupIndex.count(axes))
+      return;
+    plan.groupIndex[axes] = plan.groups.size();
+    plan.groups.push_back(llvm::join(axes.getAsValueRange<StringAttr>(), ","));
+  };
+
+  for (Operation &op : body) {
+    if (auto collective = dyn_cast<CollectiveOpInterface>(op))
+      noteGroup(collective);
+    llvm::TypeSwitch<Operation *>(&op)
+        .Case([&](GetParamOp getParam) {
+          // Aliasing the parameter is right only while nothing reads the
+          // value after the optimizer has overwritten the parameter.
+          unsigned index = plan.getParamIndex(getParam.getParamAttr());
+          auto update =
+              analysis.firstUpdate.find(getParam.getParamAttr().getAttr());
+          bool readAfterUpdate =
+              update != analysis.firstUpdate.end() &&
+              analysis.getLastUse(getParam.getResult()) > update->second;
+          if (readAfterUpdate) {
+            plan.copiedParams.insert(getParam);
+            assignFresh(getParam.getResult());
+          } else {
+            plan.storage[getParam.getResult()] = {Storage::Kind::Param, index,
+                                                  0};
+          }
+        })
+        .Case([&](GradReadyOp gradReady) {
+          plan.storage[gradReady.getResult()] =
+              plan.storage.lookup(gradReady.getGrad());
+        })
+        .Case([&](BucketPackOp pack) {
+          Storage bucket = plan.storage.lookup(pack.getBucket());
+          int64_t elementBytes =
+              getElementBytes(pack.getBucket().getType().getElementType());
+          for (auto [index, grad] : llvm::enumerate(pack.getGrads())) {
+            Storage current = plan.storage.lookup(grad);
+            int64_t sliceOffset = pack.getOffsets()[index] * elementBytes;
+            bool inPlace = current.kind == Storage::Kind::Buffer &&
+                           current.index == bucket.index &&
+                           current.byteOffset == sliceOffset;
+            if (!inPlace)
+              plan.packCopies[pack].push_back(index);
+          }
+        })
+        .Case([&](BucketUnpackOp unpack) {
+          Storage bucket = plan.storage.lookup(unpack.getBucket());
+          int64_t elementBytes =
+              getElementBytes(unpack.getBucket().getType().getElementType());
+          for (auto [grad, offset] :
+               llvm::zip_equal(unpack.getGrads(), unpack.getOffsets())) {
+            Storage view = bucket;
+            view.byteOffset += offset * elementBytes;
+            plan.storage[grad] = view;
+          }
+        })
+        .Default([&](Operation *other) {
+          for (Value result : other->getResults())
+            assignFresh(result);
+        });
+  }
+  return plan;
+}

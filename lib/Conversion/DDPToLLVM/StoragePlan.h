@@ -1,0 +1,92 @@
+//===- StoragePlan.h - Where every tensor of a step lives -------*- C++ -*-===//
+//
+// The analysis half of ddp-lower-to-runtime: it checks that a step can be
+// lowered and decides, before any IR changes, which buffer (or parameter)
+// and which byte offset in it holds every tensor value. The rules are in
+// docs/Lowering.md ("Storage").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_LIB_CONVERSION_DDPTOLLVM_STORAGEPLAN_H
+#define DDP_LIB_CONVERSION_DDPTOLLVM_STORAGEPLAN_H
+
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+
+namespace ddp {
+
+/// A buffer the setup allocates and the teardown frees.
+struct PlannedBuffer {
+  int32_t dtype = 0; // DDPRT_DTYPE_*
+  int64_t numel = 0;
+  int64_t getBytes() const;
+};
+
+/// Where a tensor lives: a byte offset into a buffer or a parameter.
+struct Storage {
+  enum class Kind { Buffer, Param };
+  Kind kind = Kind::Buffer;
+  /// Index into StoragePlan::buffers or StoragePlan::params.
+  unsigned index = 0;
+  int64_t byteOffset = 0;
+};
+
+/// A parameter as the runtime registers it.
+struct PlannedParam {
+  ParamOp op;
+  int32_t dtype = 0;
+  int64_t numel = 0;
+};
+
+class StoragePlan {
+public:
+  /// Checks that `module` holds one lowerable step and plans its storage;
+  /// emits an error at the offending op and fails otherwise. Reads the IR
+  /// only.
+  static mlir::FailureOr<StoragePlan> build(mlir::ModuleOp module);
+
+  MeshOp mesh;
+  mlir::func::FuncOp step;
+  /// In declaration (= registration) order.
+  llvm::SmallVector<PlannedParam> params;
+  llvm::SmallVector<PlannedBuffer> buffers;
+  /// Process groups as the runtime names them ("dp", "dp,tp"), in the order
+  /// the step first uses them; every rank creates them in this order.
+  llvm::SmallVector<std::string> groups;
+  /// The buffer of each step argument, in argument order.
+  llvm::SmallVector<unsigned> inputBuffers;
+
+  /// Storage of every tensor value of the step.
+  llvm::DenseMap<mlir::Value, Storage> storage;
+  /// The get_param ops whose result is a copy (the others alias the
+  /// parameter).
+  llvm::DenseSet<mlir::Operation *> copiedParams;
+  /// For each bucket_pack, the indices of the gradients that were not
+  /// produced in place and are copied into their slice.
+  llvm::DenseMap<mlir::Operation *, llvm::SmallVector<unsigned>> packCopies;
+  /// How many gradients are produced directly in a bucket.
+  int64_t numGradientsInBuckets = 0;
+
+  unsigned getParamIndex(mlir::FlatSymbolRefAttr name) const;
+  unsigned getGroupIndex(CollectiveOpInterface op) const;
+
+private:
+  llvm::DenseMap<mlir::StringAttr, unsigned> paramIndex;
+  llvm::DenseMap<mlir::ArrayAttr, unsigned> groupIndex;
+};
+
+/// DDPRT_DTYPE_* of a float type the dialect allows.
+int32_t getRuntimeDType(mlir::Type elementType);
+/// Bytes of one element of a float type the dialect allows.
+int64_t getElementBytes(mlir::Type elementType);
+
+} // namespace ddp
+
+#endif // DDP_LIB_CONVERSION_DDPTOLLVM_STORAGEPLAN_H

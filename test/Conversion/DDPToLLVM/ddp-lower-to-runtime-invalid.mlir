@@ -1,0 +1,93 @@
+// RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-lower-to-runtime -verify-diagnostics
+
+// Every module the runtime cannot run gets an error at the offending op, and
+// the IR is left as it was.
+
+// expected-error @below {{cannot lower a module without a ddp.mesh: the runtime needs the mesh to start}}
+module {
+  ddp.param @v : tensor<4xf32>
+  func.func @step(%x: tensor<4xf32>) {
+    ddp.sgd @v, %x lr 1.0 : tensor<4xf32>
+    return
+  }
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+// expected-error @below {{cannot lower a module with a second mesh; the runtime runs one mesh, here @world}}
+ddp.mesh @other(dp = 2)
+
+func.func @step() {
+  return
+}
+
+// -----
+
+// expected-error @below {{cannot lower a module without a step: it has no function with a body}}
+module {
+  ddp.mesh @world(dp = 2)
+  func.func private @declaration(tensor<4xf32>)
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+
+func.func @step() {
+  return
+}
+
+// expected-error @below {{cannot lower a module with more than one function; the step is @step}}
+func.func @helper() {
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+
+// expected-error @below {{cannot lower step @step: it has 2 blocks; the runtime runs straight-line steps only}}
+func.func @step() {
+  return
+^unreachable:
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+
+// expected-error @below {{cannot lower step @step: argument #1 has type 'i32'; step inputs must be statically shaped tensors of f16, bf16, f32 or f64}}
+func.func @step(%x: tensor<4xf32>, %n: i32) {
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+
+func.func @step(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @below {{cannot lower a step that returns values; its effect is the parameters' update}}
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+
+func.func @step(%x: tensor<4xf32>) {
+  // expected-error @below {{'test.unknown' cannot be lowered to the runtime; a step holds ddp ops only}}
+  %y = "test.unknown"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+// expected-error @below {{'test.metadata' cannot be lowered to the runtime; a module holds a mesh, parameters and a step}}
+"test.metadata"() : () -> ()
+
+func.func @step() {
+  return
+}

@@ -1,0 +1,237 @@
+// RUN: ddp-opt %s -split-input-file --ddp-lower-to-runtime | FileCheck %s
+// RUN: ddp-opt %s -split-input-file --ddp-lower-to-runtime="abi-version=7 param-prefix=scheduled:" | FileCheck %s --check-prefix=OPTIONS
+
+// The program interface: init passes the ABI version of ddprt.h and the mesh,
+// setup creates the groups, registers the parameters, allocates a buffer per
+// stored tensor and fills the inputs; teardown frees the buffers.
+
+// CHECK-DAG: llvm.mlir.global internal constant @[[MESH:.*]]("dp=2,tp=2\00")
+// CHECK-DAG: llvm.mlir.global internal constant @[[DP:.*]]("dp\00")
+// CHECK-DAG: llvm.mlir.global internal constant @[[W:.*]]("w\00")
+// CHECK-DAG: llvm.mlir.global internal @__ddp_buffers() {{.*}} : !llvm.array<4 x ptr>
+// CHECK-DAG: llvm.mlir.global internal @__ddp_groups() {{.*}} : !llvm.array<1 x i32>
+
+// CHECK-LABEL: llvm.func @ddp_program_init
+// CHECK-SAME: (%[[BACKEND:.*]]: i32, %[[FLAGS:.*]]: i32, %[[TIMEOUT:.*]]: i32, %[[TRACE:.*]]: !llvm.ptr, %[[OUT:.*]]: !llvm.ptr) -> i32
+// CHECK-DAG: %[[MESHPTR:.*]] = llvm.mlir.addressof @[[MESH]]
+// CHECK-DAG: %[[ABI:.*]] = llvm.mlir.constant(1 : i32)
+// CHECK: %[[STATUS:.*]] = llvm.call @ddprt_init(%[[ABI]], %[[MESHPTR]], %[[BACKEND]], %[[FLAGS]], %[[TIMEOUT]], %[[TRACE]], %[[OUT]])
+// CHECK: llvm.return %[[STATUS]]
+
+// OPTIONS-LABEL: llvm.func @ddp_program_init
+// OPTIONS: llvm.mlir.constant(7 : i32)
+// OPTIONS: llvm.call @ddprt_init
+// OPTIONS-DAG: llvm.mlir.global internal constant @{{.*}}("scheduled:w\00")
+
+// CHECK-LABEL: llvm.func @ddp_program_setup
+// CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr, %[[SEED:.*]]: i64) -> i32
+// CHECK: %[[GROUPS:.*]] = llvm.mlir.addressof @__ddp_groups
+// CHECK: %[[GROUP0:.*]] = llvm.getelementptr %[[GROUPS]][0, 0]
+// CHECK: llvm.call @ddprt_group_create(%[[CTX]], %{{.*}}, %[[GROUP0]])
+// CHECK: llvm.cond_br %{{.*}}, ^{{.*}}, ^[[FAIL:bb[0-9]+]](
+// CHECK: %[[NAME:.*]] = llvm.mlir.addressof @[[W]]
+// CHECK-DAG: %[[F32:.*]] = llvm.mlir.constant(3 : i32)
+// CHECK-DAG: %[[NUMEL:.*]] = llvm.mlir.constant(8 : i64)
+// CHECK: llvm.call @ddprt_param_register(%[[CTX]], %[[NAME]], %[[F32]], %[[NUMEL]], %[[SEED]], %{{.*}})
+// CHECK: llvm.call @ddprt_param_data(
+// CHECK-COUNT-4: llvm.call @ddprt_alloc(
+// CHECK: llvm.call @ddprt_fill_input(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}}, %[[SEED]])
+// CHECK: ^[[FAIL]](%[[FAILED:.*]]: i32):
+// CHECK-NEXT: llvm.return %[[FAILED]]
+
+// A synchronous all-reduce passes a null handle; the parameter's own storage
+// feeds the GEMM (no update comes before its last use).
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr) -> i32
+// CHECK: %[[PDATA:.*]] = llvm.mlir.addressof @__ddp_param_data
+// CHECK: %[[WSLOT:.*]] = llvm.getelementptr %[[PDATA]][0, 0]
+// CHECK: %[[WDATA:.*]] = llvm.load %[[WSLOT]]
+// CHECK: llvm.call @ddprt_gemm(%[[CTX]], {{.*}}, %[[WDATA]], %{{.*}}, %{{.*}})
+// CHECK: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: llvm.call @ddprt_all_reduce(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NULL]])
+// CHECK-NOT: llvm.call @ddprt_copy
+// CHECK: llvm.call @ddprt_sgd(
+// CHECK-NOT: llvm.call
+
+// CHECK-LABEL: llvm.func @ddp_program_teardown
+// CHECK-COUNT-4: llvm.call @ddprt_free(
+// CHECK-NOT: llvm.call
+
+// Each runtime function is declared once.
+// CHECK-COUNT-1: llvm.func @ddprt_gemm(!llvm.ptr, i32, i32, i32, i64, i64, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
+// CHECK-NOT: llvm.func @ddprt_gemm(
+
+ddp.mesh @world(dp = 2, tp = 2)
+ddp.param @w : tensor<4x2xf32>
+
+func.func @step(%x: tensor<3x4xf32>) {
+  %w = ddp.get_param @w : tensor<4x2xf32>
+  %y = ddp.gemm fwd %x, %w : tensor<3x4xf32>, tensor<4x2xf32> -> tensor<3x2xf32>
+  %dw = ddp.gemm wgrad %x transposed, %y : tensor<3x4xf32>, tensor<3x2xf32> -> tensor<4x2xf32>
+  %g = ddp.grad_ready @w, %dw : tensor<4x2xf32>
+  %r = ddp.all_reduce avg %g over @world[dp] : tensor<4x2xf32>
+  ddp.sgd @w, %r lr 0.5 : tensor<4x2xf32>
+  return
+}
+
+// -----
+
+// Gradient as bucket view: both wgrads write straight into their slices of
+// the bucket (byte offsets 0 and 16), packing copies nothing, the
+// asynchronous all-reduce gets a handle slot that the wait reads, and the
+// optimizer reads views of the reduced bucket.
+
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK: %[[HANDLE:.*]] = llvm.alloca %{{.*}} x i64
+// CHECK: %[[BUCKETSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 2] : (!llvm.ptr) -> !llvm.ptr, !llvm.array<5 x ptr>
+// CHECK: %[[BUCKET:.*]] = llvm.load %[[BUCKETSLOT]]
+// CHECK: %[[SLICE0:.*]] = llvm.getelementptr %[[BUCKET]][16] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: llvm.call @ddprt_gemm({{.*}}, %[[SLICE0]], %{{.*}})
+// CHECK: llvm.call @ddprt_gemm({{.*}}, %[[BUCKET]], %{{.*}})
+// CHECK-NOT: llvm.call @ddprt_copy
+// CHECK: llvm.call @ddprt_all_reduce({{.*}}, %[[BUCKET]], %[[REDUCED:[0-9]+]], %[[HANDLE]])
+// CHECK: %[[H:.*]] = llvm.load %[[HANDLE]] : !llvm.ptr -> i64
+// CHECK: llvm.call @ddprt_wait(%{{.*}}, %[[H]])
+// CHECK: %[[VIEW0:.*]] = llvm.getelementptr %[[REDUCED]][16] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: llvm.call @ddprt_sgd(%{{.*}}, %{{.*}}, %{{.*}}, %[[VIEW0]], %{{.*}})
+// CHECK: llvm.call @ddprt_sgd(%{{.*}}, %{{.*}}, %{{.*}}, %[[REDUCED]], %{{.*}})
+
+ddp.mesh @world(dp = 2)
+ddp.param @w0 : tensor<4x2xf32>
+ddp.param @w1 : tensor<2x2xf32>
+
+func.func @step(%x: tensor<3x4xf32>, %dy: tensor<3x2xf32>) {
+  %w0 = ddp.get_param @w0 : tensor<4x2xf32>
+  %y = ddp.gemm fwd %x, %w0 : tensor<3x4xf32>, tensor<4x2xf32> -> tensor<3x2xf32>
+  %dw0 = ddp.gemm wgrad %x transposed, %dy : tensor<3x4xf32>, tensor<3x2xf32> -> tensor<4x2xf32>
+  %g0 = ddp.grad_ready @w0, %dw0 : tensor<4x2xf32>
+  %dw1 = ddp.gemm wgrad %y transposed, %dy : tensor<3x2xf32>, tensor<3x2xf32> -> tensor<2x2xf32>
+  %g1 = ddp.grad_ready @w1, %dw1 : tensor<2x2xf32>
+  %b = ddp.bucket_pack %g1, %g0 offsets [0, 4] : tensor<2x2xf32>, tensor<4x2xf32> -> tensor<16xf32>
+  %r, %t = ddp.all_reduce avg %b over @world[dp] async : tensor<16xf32>
+  ddp.wait %t
+  %r1, %r0 = ddp.bucket_unpack %r offsets [0, 4] : tensor<16xf32> -> tensor<2x2xf32>, tensor<4x2xf32>
+  ddp.sgd @w0, %r0 lr 0.5 : tensor<4x2xf32>
+  ddp.sgd @w1, %r1 lr 0.5 : tensor<2x2xf32>
+  return
+}
+
+// -----
+
+// A gradient that is not computed in the step (here a step input) cannot be
+// produced in its bucket: it is copied into its slice at the pack.
+
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK: %[[BUCKETSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.array<3 x ptr>
+// CHECK: %[[BUCKET:.*]] = llvm.load %[[BUCKETSLOT]]
+// CHECK: %[[SLICE:.*]] = llvm.getelementptr %[[BUCKET]][8] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: %[[INPUTSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 0]
+// CHECK: %[[INPUT:.*]] = llvm.load %[[INPUTSLOT]]
+// CHECK: %[[BYTES:.*]] = llvm.mlir.constant(16 : i64)
+// CHECK: llvm.call @ddprt_copy(%{{.*}}, %[[SLICE]], %[[INPUT]], %[[BYTES]])
+// CHECK: llvm.call @ddprt_all_reduce
+
+ddp.mesh @world(dp = 2)
+ddp.param @w : tensor<4xf32>
+
+func.func @step(%g: tensor<4xf32>) {
+  %gr = ddp.grad_ready @w, %g : tensor<4xf32>
+  %b = ddp.bucket_pack %gr offsets [2] : tensor<4xf32> -> tensor<8xf32>
+  %r = ddp.all_reduce sum %b over @world[dp] : tensor<8xf32>
+  %v = ddp.bucket_unpack %r offsets [2] : tensor<8xf32> -> tensor<4xf32>
+  ddp.sgd @w, %v lr 1.0 : tensor<4xf32>
+  return
+}
+
+// -----
+
+// A parameter read after its own update must be read before it: ddp.get_param
+// copies it into a buffer. The other parameter is only read before its
+// update and is used in place.
+
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK: %[[PDATA:.*]] = llvm.mlir.addressof @__ddp_param_data
+// CHECK: %[[ASLOT:.*]] = llvm.getelementptr %[[PDATA]][0, 0]
+// CHECK: %[[A:.*]] = llvm.load %[[ASLOT]]
+// CHECK: %[[COPY:.*]] = llvm.load
+// CHECK: llvm.call @ddprt_copy(%{{.*}}, %[[COPY]], %[[A]], %{{.*}})
+// CHECK-NOT: llvm.call @ddprt_copy
+// CHECK: llvm.call @ddprt_sgd
+// CHECK: llvm.call @ddprt_gemm({{.*}}, %[[COPY]], %{{.*}}, %{{.*}}, %{{.*}})
+
+ddp.mesh @world(dp = 2)
+ddp.param @a : tensor<2x2xf32>
+ddp.param @b : tensor<2x2xf32>
+
+func.func @step(%x: tensor<2x2xf32>) {
+  %a = ddp.get_param @a : tensor<2x2xf32>
+  %b = ddp.get_param @b : tensor<2x2xf32>
+  %r = ddp.all_reduce avg %x over @world[dp] : tensor<2x2xf32>
+  ddp.sgd @a, %r lr 1.0 : tensor<2x2xf32>
+  %y = ddp.gemm fwd %a, %b : tensor<2x2xf32>, tensor<2x2xf32> -> tensor<2x2xf32>
+  ddp.sgd @b, %y lr 1.0 : tensor<2x2xf32>
+  return
+}
+
+// -----
+
+// An asynchronous collective reads its input until its wait: a parameter it
+// reads must be copied when the wait comes after the parameter's update.
+
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK: llvm.call @ddprt_copy(
+// CHECK: llvm.call @ddprt_all_gather(
+// CHECK: llvm.call @ddprt_sgd(
+// CHECK: llvm.call @ddprt_wait(
+
+ddp.mesh @world(dp = 2)
+ddp.param @w : tensor<4xf32>
+
+func.func @step(%x: tensor<4xf32>) {
+  %w = ddp.get_param @w : tensor<4xf32>
+  %all, %t = ddp.all_gather %w over @world[dp] async : tensor<4xf32> -> tensor<8xf32>
+  ddp.sgd @w, %x lr 1.0 : tensor<4xf32>
+  ddp.wait %t
+  return
+}
+
+// -----
+
+// Compute ops pass their operands as ddprt_tensor arrays on the stack, one
+// array per kind for the whole step; joins pass an array of handles.
+
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK-DAG: %[[RESULTS:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(ptr, i64, i32, i32)>
+// CHECK-DAG: %[[INPUTS:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(ptr, i64, i32, i32)>
+// CHECK: %[[FIELD:.*]] = llvm.getelementptr %[[INPUTS]][1, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, i64, i32, i32)>
+// CHECK: %[[NUMEL:.*]] = llvm.mlir.constant(6 : i64)
+// CHECK: llvm.store %[[NUMEL]], %[[FIELD]]
+// CHECK: %[[KIND:.*]] = llvm.mlir.addressof @__ddp_str_{{[0-9]+}} : !llvm.ptr
+// CHECK-DAG: %[[NIN:.*]] = llvm.mlir.constant(2 : i32)
+// CHECK-DAG: %[[NOUT:.*]] = llvm.mlir.constant(1 : i32)
+// CHECK: llvm.call @ddprt_compute(%{{.*}}, %[[KIND]], %[[INPUTS]], %[[NIN]], %[[RESULTS]], %[[NOUT]])
+// CHECK: llvm.call @ddprt_cast(
+// CHECK: llvm.call @ddprt_accumulate(
+// CHECK: llvm.call @ddprt_reduce_scatter(
+// CHECK: llvm.call @ddprt_all_reduce(
+// CHECK: %[[E1:.*]] = llvm.getelementptr %[[HANDLES:.*]][1] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK: llvm.store %{{.*}}, %[[E1]] : i64, !llvm.ptr
+// CHECK: llvm.call @ddprt_join(%{{.*}}, %[[HANDLES]], %{{.*}}, %[[JOINED:[0-9]+]])
+// CHECK: %[[J:.*]] = llvm.load %[[JOINED]]
+// CHECK: llvm.call @ddprt_wait(%{{.*}}, %[[J]])
+// CHECK: llvm.call @ddprt_adam(
+
+ddp.mesh @world(dp = 2)
+ddp.param @w : tensor<2x3xbf16>
+
+func.func @step(%x: tensor<2x3xbf16>, %y: tensor<3x2xbf16>) {
+  %z = ddp.compute "silu"(%x, %y) flops 6.0 bytes 24.0 : (tensor<2x3xbf16>, tensor<3x2xbf16>) -> tensor<2x3xbf16>
+  %f = ddp.cast %z : tensor<2x3xbf16> to tensor<2x3xf32>
+  %acc = ddp.accumulate %f, %f : tensor<2x3xf32>
+  %s, %t0 = ddp.reduce_scatter sum %acc over @world[dp] async : tensor<2x3xf32> -> tensor<1x3xf32>
+  %r, %t1 = ddp.all_reduce sum %acc over @world[dp] async : tensor<2x3xf32>
+  %t = ddp.join %t0, %t1
+  ddp.wait %t
+  ddp.adam @w, %r lr 0.001 betas(0.9, 0.999) eps 1.0e-08 : tensor<2x3xf32>
+  return
+}
