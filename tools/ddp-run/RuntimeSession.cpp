@@ -1,0 +1,121 @@
+//===- RuntimeSession.cpp - ddp-run's own use of the runtime --------------===//
+
+#include "RuntimeSession.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace ddp;
+
+int64_t ddp::getRuntimeElementBytes(int32_t dtype) {
+  switch (dtype) {
+  case DDPRT_DTYPE_F16:
+  case DDPRT_DTYPE_BF16:
+    return 2;
+  case DDPRT_DTYPE_F32:
+    return 4;
+  default:
+    return 8;
+  }
+}
+
+llvm::StringRef ddp::getRuntimeDTypeName(int32_t dtype) {
+  switch (dtype) {
+  case DDPRT_DTYPE_F16:
+    return "f16";
+  case DDPRT_DTYPE_BF16:
+    return "bf16";
+  case DDPRT_DTYPE_F32:
+    return "f32";
+  default:
+    return "f64";
+  }
+}
+
+RuntimeSession::RuntimeSession(ddprt_context *context,
+                               llvm::StringRef meshAxes)
+    : context(context) {
+  int32_t worldRank = 0, worldSize = 1;
+  check(ddprt_get_rank(context, &worldRank, &worldSize), "ddprt_get_rank");
+  rank = worldRank;
+  numRanks = worldSize;
+  check(ddprt_group_create(context, meshAxes.str().c_str(), &worldGroup),
+        "creating the group of all ranks");
+}
+
+void RuntimeSession::check(ddprt_status status, llvm::StringRef what) const {
+  if (status == DDPRT_OK)
+    return;
+  llvm::WithColor::error(llvm::errs(), "ddp-run")
+      << "rank " << rank << ": " << what << " failed: "
+      << ddprt_last_error(context) << "\n";
+  // Without MPI_Finalize, mpirun takes the exit as the job's end and stops
+  // the other ranks instead of leaving them waiting in a collective.
+  std::exit(1);
+}
+
+std::vector<double> RuntimeSession::gatherFromAllRanks(double value) {
+  std::vector<uint8_t> bytes(sizeof(double));
+  void *buffer = nullptr;
+  check(ddprt_alloc(context, DDPRT_DTYPE_F64, 1, &buffer), "ddprt_alloc");
+  check(ddprt_write(context, buffer, &value, sizeof(double)), "ddprt_write");
+  std::vector<uint8_t> gathered =
+      gatherFromAllRanks(buffer, DDPRT_DTYPE_F64, 1);
+  check(ddprt_free(context, buffer), "ddprt_free");
+  std::vector<double> values(numRanks);
+  std::memcpy(values.data(), gathered.data(), gathered.size());
+  return values;
+}
+
+std::vector<uint8_t> RuntimeSession::gatherFromAllRanks(const void *data,
+                                                        int32_t dtype,
+                                                        int64_t numel) {
+  int64_t bytes = numel * getRuntimeElementBytes(dtype);
+  void *gathered = nullptr;
+  check(ddprt_alloc(context, dtype, numel * numRanks, &gathered),
+        "ddprt_alloc");
+  check(ddprt_all_gather(context, worldGroup, dtype, numel, data, gathered,
+                         /*handle=*/nullptr),
+        "gathering a parameter from every rank");
+  std::vector<uint8_t> host(bytes * numRanks);
+  check(ddprt_read(context, host.data(), gathered, host.size()), "ddprt_read");
+  check(ddprt_free(context, gathered), "ddprt_free");
+  return host;
+}
+
+std::vector<uint8_t> RuntimeSession::readParam(int32_t param, int64_t bytes) {
+  std::vector<uint8_t> host(bytes);
+  check(ddprt_param_read(context, param, host.data(), bytes),
+        "ddprt_param_read");
+  return host;
+}
+
+void RuntimeSession::finalize() {
+  ddprt_status status = ddprt_finalize(context);
+  // The context is gone even when finalizing failed; the message is then
+  // ddprt_last_error(NULL)'s.
+  context = nullptr;
+  check(status, "ddprt_finalize");
+}
+
+void RuntimeSession::dumpParams(llvm::raw_ostream &os) {
+  int32_t count = 0;
+  check(ddprt_param_count(context, &count), "ddprt_param_count");
+  for (int32_t param = 0; param < count; ++param) {
+    const char *name = nullptr;
+    int32_t dtype = 0;
+    int64_t numel = 0;
+    check(ddprt_param_info(context, param, &name, &dtype, &numel),
+          "ddprt_param_info");
+    std::vector<uint8_t> bytes =
+        readParam(param, numel * getRuntimeElementBytes(dtype));
+    os << name << " " << getRuntimeDTypeName(dtype) << " " << numel << " ";
+    for (uint8_t byte : bytes)
+      os << llvm::format_hex_no_prefix(byte, 2);
+    os << "\n";
+  }
+}

@@ -1,0 +1,71 @@
+//===- RuntimeSession.h - ddp-run's own use of the runtime ------*- C++ -*-===//
+//
+// What ddp-run does with libddprt besides running programs: report a failed
+// call, gather values from every rank, read parameters back.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_TOOLS_DDP_RUN_RUNTIMESESSION_H
+#define DDP_TOOLS_DDP_RUN_RUNTIMESESSION_H
+
+#include "ddp/Runtime/ddprt.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ddp {
+
+/// Bytes of one element of a DDPRT_DTYPE_*.
+int64_t getRuntimeElementBytes(int32_t dtype);
+/// "f16", "bf16", "f32" or "f64".
+llvm::StringRef getRuntimeDTypeName(int32_t dtype);
+
+class RuntimeSession {
+public:
+  /// Takes over a context from ddp_program_init. `meshAxes` are all the
+  /// mesh's axes in mesh order ("dp,tp"), the group every comparison
+  /// gathers over.
+  RuntimeSession(ddprt_context *context, llvm::StringRef meshAxes);
+
+  ddprt_context *getContext() const { return context; }
+  int getRank() const { return rank; }
+  int getNumRanks() const { return numRanks; }
+
+  /// Ends this rank when `status` is an error: prints the runtime's message
+  /// with `what` failed; mpirun then ends the other ranks.
+  void check(ddprt_status status, llvm::StringRef what) const;
+
+  /// Every rank's `value`, in rank order.
+  std::vector<double> gatherFromAllRanks(double value);
+
+  /// Every rank's `bytes` bytes at `data` (a runtime buffer of `numel`
+  /// elements of `dtype`), concatenated in rank order, in host memory.
+  std::vector<uint8_t> gatherFromAllRanks(const void *data, int32_t dtype,
+                                          int64_t numel);
+
+  /// The current value of a parameter, in host memory.
+  std::vector<uint8_t> readParam(int32_t param, int64_t bytes);
+
+  /// Writes every parameter of the context, one line each:
+  /// `<name> <dtype> <numel> <bytes in hex, memory order>`; the AOT launcher
+  /// writes the same format, so that two runs compare with `cmp`.
+  void dumpParams(llvm::raw_ostream &os);
+
+  /// Waits for all work, writes the trace and ends the runtime.
+  void finalize();
+
+private:
+  ddprt_context *context;
+  int rank = 0;
+  int numRanks = 1;
+  int32_t worldGroup = -1;
+};
+
+} // namespace ddp
+
+#endif // DDP_TOOLS_DDP_RUN_RUNTIMESESSION_H

@@ -1,0 +1,229 @@
+//===- StepVerifier.cpp - Bitwise comparison of parameters ----------------===//
+
+#include "StepVerifier.h"
+
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace ddp;
+
+/// The mesh axes of the all-reduce that produces the gradient an optimizer
+/// update consumes, looking through the ops that keep values per element.
+static SmallVector<std::string> findReductionAxes(Value grad) {
+  while (Operation *producer = grad.getDefiningOp()) {
+    if (auto allReduce = dyn_cast<AllReduceOp>(producer)) {
+      SmallVector<std::string> axes;
+      for (StringRef axis : allReduce.getAxes().getAsValueRange<StringAttr>())
+        axes.push_back(axis.str());
+      return axes;
+    }
+    if (auto cast = dyn_cast<CastOp>(producer))
+      grad = cast.getInput();
+    else if (auto scale = dyn_cast<ScaleOp>(producer))
+      grad = scale.getInput();
+    else if (auto gradReady = dyn_cast<GradReadyOp>(producer))
+      grad = gradReady.getGrad();
+    else if (auto unpack = dyn_cast<BucketUnpackOp>(producer))
+      grad = unpack.getBucket();
+    else
+      break;
+  }
+  return {};
+}
+
+SmallVector<ParamDescription> ddp::describeParams(ModuleOp reference) {
+  llvm::StringMap<SmallVector<std::string>> replicaAxes;
+  reference.walk([&](Operation *op) {
+    if (auto sgd = dyn_cast<SGDOp>(op))
+      replicaAxes[sgd.getParam()] = findReductionAxes(sgd.getGrad());
+    else if (auto adam = dyn_cast<AdamOp>(op))
+      replicaAxes[adam.getParam()] = findReductionAxes(adam.getGrad());
+  });
+  SmallVector<ParamDescription> params;
+  for (auto param : reference.getOps<ParamOp>()) {
+    RankedTensorType type = param.getTensorType();
+    params.push_back({param.getSymName().str(),
+                      SmallVector<int64_t>(type.getShape()),
+                      type.getElementType(),
+                      replicaAxes.lookup(param.getSymName())});
+  }
+  return params;
+}
+
+StepVerifier::StepVerifier(RuntimeSession &session,
+                           ArrayRef<ParamDescription> params,
+                           MeshDescription mesh,
+                           std::optional<std::string> candidatePrefix)
+    : session(session), mesh(std::move(mesh)) {
+  ddprt_context *context = session.getContext();
+  for (const ParamDescription &param : params) {
+    Checked entry{param, 0, 0, 0, std::nullopt};
+    session.check(ddprt_param_lookup(context, param.name.c_str(),
+                                     &entry.reference),
+                  "looking up parameter '" + param.name + "'");
+    session.check(ddprt_param_info(context, entry.reference, nullptr,
+                                   &entry.dtype, &entry.numel),
+                  "ddprt_param_info");
+    if (candidatePrefix) {
+      std::string name = *candidatePrefix + param.name;
+      int32_t candidate = 0;
+      session.check(ddprt_param_lookup(context, name.c_str(), &candidate),
+                    "looking up parameter '" + name + "'");
+      entry.candidate = candidate;
+    }
+    checked.push_back(entry);
+  }
+}
+
+void *StepVerifier::getParamData(int32_t param) const {
+  void *data = nullptr;
+  session.check(ddprt_param_data(session.getContext(), param, &data),
+                "ddprt_param_data");
+  return data;
+}
+
+void StepVerifier::copyInitialValues() {
+  for (const Checked &entry : checked) {
+    if (!entry.candidate)
+      continue;
+    session.check(ddprt_copy(session.getContext(),
+                             getParamData(*entry.candidate),
+                             getParamData(entry.reference),
+                             entry.numel * getRuntimeElementBytes(entry.dtype)),
+                  "copying the initial parameters");
+  }
+  session.check(ddprt_synchronize(session.getContext()), "ddprt_synchronize");
+}
+
+int StepVerifier::getReplicaLeader(int rank, ArrayRef<std::string> axes) const {
+  // Ranks are laid out row-major over the mesh, the first axis slowest.
+  SmallVector<int64_t> coordinates(mesh.shape.size());
+  for (int i = int(mesh.shape.size()) - 1; i >= 0; --i) {
+    coordinates[i] = rank % mesh.shape[i];
+    rank /= mesh.shape[i];
+  }
+  int leader = 0;
+  for (auto [i, axis] : llvm::enumerate(mesh.axes)) {
+    int64_t coordinate = llvm::is_contained(axes, axis) ? 0 : coordinates[i];
+    leader = leader * mesh.shape[i] + coordinate;
+  }
+  return leader;
+}
+
+/// "3.5 (0x40600000)": the value and its bits.
+static std::string formatElement(const uint8_t *data, Type elementType) {
+  unsigned bits = elementType.getIntOrFloatBitWidth();
+  uint64_t raw = 0;
+  std::memcpy(&raw, data, bits / 8);
+  llvm::APFloat value(cast<FloatType>(elementType).getFloatSemantics(),
+                      llvm::APInt(bits, raw));
+  SmallString<32> text;
+  value.toString(text);
+  std::string result;
+  llvm::raw_string_ostream os(result);
+  os << text << " (" << llvm::format_hex(raw, 2 + bits / 4) << ")";
+  return result;
+}
+
+/// "element 17 [0, 17]".
+static std::string formatIndex(int64_t flat, ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> index(shape.size());
+  int64_t rest = flat;
+  for (int i = int(shape.size()) - 1; i >= 0; --i) {
+    index[i] = rest % shape[i];
+    rest /= shape[i];
+  }
+  std::string result = "element " + std::to_string(flat) + " [";
+  llvm::raw_string_ostream os(result);
+  llvm::interleaveComma(index, os);
+  os << "]";
+  return result;
+}
+
+/// The first element where `lhs` and `rhs` differ bitwise, or -1.
+static int64_t findFirstDifference(const uint8_t *lhs, const uint8_t *rhs,
+                                   int64_t numel, int64_t elementBytes) {
+  if (std::memcmp(lhs, rhs, numel * elementBytes) == 0)
+    return -1;
+  for (int64_t i = 0; i < numel; ++i)
+    if (std::memcmp(lhs + i * elementBytes, rhs + i * elementBytes,
+                    elementBytes) != 0)
+      return i;
+  return -1;
+}
+
+std::optional<std::string> StepVerifier::compare(int step) {
+  int numRanks = session.getNumRanks();
+  for (const Checked &entry : checked) {
+    const ParamDescription &param = entry.description;
+    int64_t elementBytes = getRuntimeElementBytes(entry.dtype);
+    int64_t bytes = entry.numel * elementBytes;
+    std::vector<uint8_t> reference = session.gatherFromAllRanks(
+        getParamData(entry.reference), entry.dtype, entry.numel);
+    std::vector<uint8_t> candidate;
+    if (entry.candidate)
+      candidate = session.gatherFromAllRanks(getParamData(*entry.candidate),
+                                             entry.dtype, entry.numel);
+    std::string prefix =
+        "after step " + std::to_string(step) + ", parameter '" + param.name +
+        "' ";
+
+    if (entry.candidate) {
+      for (int rank = 0; rank < numRanks; ++rank) {
+        const uint8_t *expected = reference.data() + rank * bytes;
+        const uint8_t *actual = candidate.data() + rank * bytes;
+        int64_t element =
+            findFirstDifference(expected, actual, entry.numel, elementBytes);
+        if (element < 0)
+          continue;
+        int64_t offset = element * elementBytes;
+        return prefix + "differs on rank " + std::to_string(rank) + " at " +
+               formatIndex(element, param.shape) + ": scheduled " +
+               formatElement(actual + offset, param.elementType) +
+               ", unscheduled " +
+               formatElement(expected + offset, param.elementType);
+      }
+    }
+
+    std::string replicas = "[" + llvm::join(param.replicaAxes, ", ") + "]";
+    auto checkReplicas = [&](const std::vector<uint8_t> &values,
+                             StringRef program) -> std::optional<std::string> {
+      for (int rank = 0; rank < numRanks; ++rank) {
+        int leader = getReplicaLeader(rank, param.replicaAxes);
+        if (leader == rank)
+          continue;
+        const uint8_t *expected = values.data() + leader * bytes;
+        const uint8_t *actual = values.data() + rank * bytes;
+        int64_t element =
+            findFirstDifference(expected, actual, entry.numel, elementBytes);
+        if (element < 0)
+          continue;
+        int64_t offset = element * elementBytes;
+        return prefix + "of the " + program.str() + " program differs "
+               "between rank " + std::to_string(leader) + " and rank " +
+               std::to_string(rank) + " (replicas over " + replicas + ") at " +
+               formatIndex(element, param.shape) + ": " +
+               formatElement(expected + offset, param.elementType) + " vs " +
+               formatElement(actual + offset, param.elementType);
+      }
+      return std::nullopt;
+    };
+    if (param.replicaAxes.empty())
+      continue;
+    if (auto difference = checkReplicas(reference, "unscheduled"))
+      return difference;
+    if (entry.candidate)
+      if (auto difference = checkReplicas(candidate, "scheduled"))
+        return difference;
+  }
+  return std::nullopt;
+}

@@ -1,0 +1,400 @@
+//===- ddp-run.cpp - Run a step on the runtime, verify a schedule ---------===//
+//
+//   mpirun -np 2 ddp-run step.mlir [--steps=3] [--backend=cpu]
+//   mpirun -np 2 ddp-run step.mlir --verify --pass-pipeline='builtin.module(...)'
+//   mpirun -np 2 ddp-run step.mlir --verify --scheduled=hand-edited.mlir
+//   mpirun -np 2 ddp-run step.mlir --predict --hw=cpu-mpi-2core
+//   ddp-run step.mlir --emit-object=step.o
+//
+// One process per rank. The step is lowered with ddp-lower-to-runtime and
+// JIT-compiled through MLIR's ExecutionEngine against libddprt; docs/ddp-run.md
+// describes every option and message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweredProgram.h"
+#include "RuntimeSession.h"
+#include "StepVerifier.h"
+
+#include "ddp/Conversion/Passes.h"
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+
+using namespace mlir;
+using namespace ddp;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory runCategory("ddp-run options");
+
+static cl::opt<std::string> inputFile(cl::Positional,
+                                      cl::desc("<step.mlir>"), cl::init("-"),
+                                      cl::cat(runCategory));
+static cl::opt<std::string>
+    backendName("backend",
+                cl::desc("Runtime backend: cpu, cuda, or auto (cuda when a "
+                         "GPU is present)"),
+                cl::init("cpu"), cl::cat(runCategory));
+static cl::opt<int> numSteps("steps", cl::desc("Steps to run"), cl::init(3),
+                             cl::cat(runCategory));
+static cl::opt<uint64_t>
+    seed("seed",
+         cl::desc("Seed of the parameters (the same on every rank) and of "
+                  "the inputs (different on every rank)"),
+         cl::init(1), cl::cat(runCategory));
+static cl::opt<std::string>
+    tracePath("trace",
+              cl::desc("Write the measured Chrome trace of all ranks here"),
+              cl::value_desc("file"), cl::cat(runCategory));
+static cl::opt<int>
+    timeoutSeconds("timeout",
+                   cl::desc("Seconds a collective may take before all ranks "
+                            "are ended (0: DDPRT_TIMEOUT or 60)"),
+                   cl::init(0), cl::cat(runCategory));
+static cl::opt<bool>
+    verify("verify",
+           cl::desc("Run the input (unscheduled) and the scheduled program on "
+                    "the same inputs and compare every parameter bitwise "
+                    "after every step, and every rank with its replicas"),
+           cl::cat(runCategory));
+static cl::opt<std::string>
+    passPipeline("pass-pipeline",
+                 cl::desc("Schedule the input with this pass pipeline, e.g. "
+                          "'builtin.module(ddp-bucketize{policy=megatron})'"),
+                 cl::cat(runCategory));
+static cl::opt<std::string>
+    scheduledFile("scheduled",
+                  cl::desc("Use this file as the scheduled program (a "
+                           "schedule written or edited by hand)"),
+                  cl::value_desc("file"), cl::cat(runCategory));
+static cl::opt<std::string>
+    objectFile("emit-object",
+               cl::desc("Write the (scheduled) program as an object file for "
+                        "the ahead-of-time launcher instead of running it"),
+               cl::value_desc("file"), cl::cat(runCategory));
+static cl::opt<std::string>
+    paramDumpFile("dump-params",
+                  cl::desc("After the last step, rank 0 writes every "
+                           "parameter here (name, dtype, numel, bytes in hex)"),
+                  cl::value_desc("file"), cl::cat(runCategory));
+static cl::opt<int> abiVersion(
+    "abi-version",
+    cl::desc("Pass this ABI version to ddprt_init instead of the compiler's "
+             "(to test the runtime's check)"),
+    cl::init(DDPRT_ABI_VERSION), cl::Hidden, cl::cat(runCategory));
+
+/// Prints an error and ends this process.
+[[noreturn]] static void fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "ddp-run") << message << "\n";
+  std::exit(1);
+}
+
+static OwningOpRef<ModuleOp> parseFile(StringRef path, MLIRContext &context) {
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(path, &error);
+  if (!buffer)
+    fail(error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    fail("cannot parse '" + path + "'");
+  return module;
+}
+
+/// The one mesh of a module (the lowering reports the other cases).
+static MeshOp getMesh(ModuleOp module) {
+  auto meshes = module.getOps<MeshOp>();
+  return meshes.empty() ? MeshOp() : *meshes.begin();
+}
+
+static MeshDescription describeMesh(MeshOp mesh) {
+  MeshDescription description;
+  for (StringRef axis : mesh.getAxisNames().getAsValueRange<StringAttr>())
+    description.axes.push_back(axis.str());
+  description.shape.assign(mesh.getShape().begin(), mesh.getShape().end());
+  return description;
+}
+
+/// "@world(dp = 2, tp = 2)", as the IR writes it.
+static std::string formatMesh(MeshOp mesh) {
+  std::string text = "@" + mesh.getSymName().str() + "(";
+  for (auto [index, axis] : llvm::enumerate(
+           mesh.getAxisNames().getAsValueRange<StringAttr>()))
+    text += (index ? ", " : "") + axis.str() + " = " +
+            std::to_string(mesh.getShape()[index]);
+  return text + ")";
+}
+
+/// Whether this process was started by a process manager (mpirun, srun):
+/// they all tell their processes the size of the job.
+static bool isUnderProcessManager() {
+  for (const char *variable :
+       {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
+    if (std::getenv(variable))
+      return true;
+  return false;
+}
+
+static int32_t parseBackend(StringRef name) {
+  if (name == "cpu")
+    return DDPRT_BACKEND_CPU;
+  if (name == "cuda")
+    return DDPRT_BACKEND_CUDA;
+  if (name == "auto")
+    return DDPRT_BACKEND_AUTO;
+  fail("unknown backend '" + name + "'; use cpu, cuda or auto");
+}
+
+/// One program as ddp-run runs it.
+struct RunProgram {
+  std::string role; // "unscheduled", "scheduled" or "program"
+  ModuleOp module;
+  std::unique_ptr<JitProgram> jit;
+  std::vector<double> stepSeconds; // the slowest rank's, per step
+};
+
+/// The median of the step times, leaving out the first step (which pays
+/// for first-touch allocation and communicator setup) when there are more.
+static double getTypicalStepTime(std::vector<double> times) {
+  if (times.size() > 1)
+    times.erase(times.begin());
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  registerDDPConversionPasses();
+  cl::HideUnrelatedOptions(runCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "ddp-run: lowers a training step to the runtime and runs it, one "
+      "process per rank under mpirun\n");
+
+  if (numSteps < 1)
+    fail("--steps must be at least 1");
+  if (!passPipeline.empty() && !scheduledFile.empty())
+    fail("give a pass pipeline or a scheduled file, not both");
+  if (!objectFile.empty() && (verify || !paramDumpFile.empty()))
+    fail("--emit-object writes the program without running it; it takes "
+         "no --verify or --dump-params");
+  int32_t backend = parseBackend(backendName);
+
+  DialectRegistry registry;
+  registry.insert<DDPDialect, func::FuncDialect, LLVM::LLVMDialect>();
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  OwningOpRef<ModuleOp> input = parseFile(inputFile, context);
+  OwningOpRef<ModuleOp> scheduled;
+  if (!scheduledFile.empty()) {
+    scheduled = parseFile(scheduledFile, context);
+  } else if (!passPipeline.empty()) {
+    scheduled = input->clone();
+    PassManager pm(&context);
+    std::string pipelineError;
+    llvm::raw_string_ostream errorStream(pipelineError);
+    if (failed(parsePassPipeline(passPipeline, pm, errorStream)))
+      fail("bad --pass-pipeline: " + pipelineError);
+    if (failed(pm.run(*scheduled)))
+      fail("the pass pipeline failed on '" + inputFile + "'");
+  }
+
+  // Without --verify only the scheduled program runs (or the input when
+  // there is no schedule).
+  std::vector<RunProgram> programs;
+  if (verify || !scheduled)
+    programs.push_back(
+        {scheduled || verify ? "unscheduled" : "program", *input, nullptr, {}});
+  if (scheduled)
+    programs.push_back({"scheduled", *scheduled, nullptr, {}});
+  if (programs.size() == 2 && !verify)
+    programs.erase(programs.begin());
+
+  MeshOp mesh = getMesh(programs.front().module);
+  for (RunProgram &program : programs) {
+    MeshOp other = getMesh(program.module);
+    if (mesh && other &&
+        (mesh.getAxisNames() != other.getAxisNames() ||
+         mesh.getShape() != other.getShape()))
+      fail("the scheduled program's mesh " + formatMesh(other) +
+           " differs from the unscheduled one's " + formatMesh(mesh));
+  }
+
+  // The comparison is parameter by parameter: a schedule keeps them all.
+  if (verify && programs.size() == 2) {
+    SmallVector<ParamDescription> expected = describeParams(*input);
+    SmallVector<ParamDescription> actual = describeParams(*scheduled);
+    for (const ParamDescription &param : expected) {
+      auto same = llvm::find_if(actual, [&](const ParamDescription &other) {
+        return other.name == param.name && other.shape == param.shape &&
+               other.elementType == param.elementType;
+      });
+      if (same == actual.end())
+        fail("the scheduled program has no parameter @" + param.name +
+             " of the unscheduled program's shape and type; a schedule "
+             "keeps every parameter");
+    }
+    if (actual.size() != expected.size())
+      fail("the scheduled program has " + llvm::Twine(actual.size()) +
+           " parameters, the unscheduled one " +
+           llvm::Twine(expected.size()));
+  }
+
+  // Lower every program; in verify mode the scheduled one registers its
+  // parameters under a prefix, so that both share one runtime.
+  const std::string candidatePrefix = "scheduled:";
+  std::vector<OwningOpRef<ModuleOp>> lowered;
+  for (RunProgram &program : programs) {
+    LowerDDPToRuntimeOptions options;
+    options.abiVersion = abiVersion;
+    if (verify && program.role == "scheduled")
+      options.paramPrefix = candidatePrefix;
+    lowered.push_back(lowerToRuntime(program.module, options));
+    if (!lowered.back())
+      fail("cannot lower the " + program.role + " program of '" + inputFile +
+           "'");
+  }
+
+  if (!objectFile.empty()) {
+    if (llvm::Error error = writeObjectFile(*lowered.back(), objectFile))
+      fail(llvm::toString(std::move(error)));
+    return 0;
+  }
+
+  int64_t meshRanks = mesh.getNumRanks();
+  if (meshRanks > 1 && !isUnderProcessManager())
+    fail("the step's mesh " + formatMesh(mesh) + " has " +
+         llvm::Twine(meshRanks) +
+         " ranks and ddp-run runs one process per rank, but this process "
+         "was not started by mpirun; run `mpirun -np " +
+         llvm::Twine(meshRanks) + " ddp-run ...`");
+
+  for (auto [program, module] : llvm::zip_equal(programs, lowered)) {
+    llvm::Expected<std::unique_ptr<JitProgram>> jit = JitProgram::create(*module);
+    if (!jit)
+      fail("cannot JIT-compile the " + program.role + " program: " +
+           llvm::toString(jit.takeError()));
+    program.jit = std::move(*jit);
+  }
+
+  // The first program starts the runtime with the ABI version and the mesh
+  // it was compiled with; the others share the context.
+  ddprt_context *runtimeContext = nullptr;
+  ddprt_status initStatus = programs.front().jit->getEntryPoints().init(
+      backend, DDPRT_FLAG_RETURN_ERRORS, timeoutSeconds * 1000,
+      tracePath.empty() ? nullptr : tracePath.c_str(), &runtimeContext);
+  if (initStatus != DDPRT_OK)
+    fail(llvm::Twine("cannot start the runtime for mesh ") + formatMesh(mesh) +
+         ": " + ddprt_last_error(nullptr));
+
+  RuntimeSession session(
+      runtimeContext, llvm::join(describeMesh(mesh).axes, ","));
+  bool isLeader = session.getRank() == 0;
+  for (RunProgram &program : programs)
+    session.check(program.jit->getEntryPoints().setup(runtimeContext, seed),
+                  "setting up the " + program.role + " program");
+
+  std::optional<StepVerifier> verifier;
+  if (verify) {
+    std::optional<std::string> prefix;
+    if (programs.size() == 2)
+      prefix = candidatePrefix;
+    verifier.emplace(session, describeParams(*input), describeMesh(mesh),
+                     prefix);
+    verifier->copyInitialValues();
+  }
+
+  std::optional<std::string> difference;
+  for (int step = 1; step <= numSteps && !difference; ++step) {
+    for (RunProgram &program : programs) {
+      auto start = std::chrono::steady_clock::now();
+      session.check(program.jit->getEntryPoints().step(runtimeContext),
+                    "step " + std::to_string(step) + " of the " +
+                        program.role + " program");
+      session.check(ddprt_synchronize(runtimeContext), "ddprt_synchronize");
+      double seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+      std::vector<double> perRank = session.gatherFromAllRanks(seconds);
+      program.stepSeconds.push_back(
+          *std::max_element(perRank.begin(), perRank.end()));
+    }
+    if (verifier)
+      difference = verifier->compare(step);
+  }
+
+  if (isLeader) {
+    llvm::outs() << "ddp-run: " << session.getNumRanks() << " rank"
+                 << (session.getNumRanks() == 1 ? "" : "s") << ", mesh "
+                 << formatMesh(mesh) << ", " << backendName << " backend, "
+                 << programs.front().stepSeconds.size() << " step"
+                 << (programs.front().stepSeconds.size() == 1 ? "" : "s")
+                 << "\n";
+    for (RunProgram &program : programs)
+      llvm::outs() << llvm::formatv(
+          "  {0,-12} measured step time {1,8:f3} ms  (slowest rank, median "
+          "of steps{2})\n",
+          program.role, getTypicalStepTime(program.stepSeconds) * 1e3,
+          program.stepSeconds.size() > 1 ? " after the first" : "");
+  }
+
+  if (!paramDumpFile.empty() && !difference && isLeader) {
+    std::string error;
+    std::unique_ptr<llvm::ToolOutputFile> output =
+        openOutputFile(paramDumpFile, &error);
+    if (!output)
+      fail(error);
+    session.dumpParams(output->os());
+    output->keep();
+  }
+
+  for (RunProgram &program : programs)
+    session.check(program.jit->getEntryPoints().teardown(runtimeContext),
+                  "tearing down the " + program.role + " program");
+  session.finalize();
+
+  if (difference) {
+    if (isLeader)
+      llvm::WithColor::error(llvm::errs(), "ddp-run")
+          << "verify failed: " << *difference << "\n";
+    return 1;
+  }
+  if (verify && isLeader) {
+    if (programs.size() == 2)
+      llvm::outs() << "verify: ok: after every step the scheduled program's "
+                      "parameters equal the unscheduled program's bitwise on "
+                      "every rank, and every rank holds what its replicas "
+                      "hold\n";
+    else
+      llvm::outs() << "verify: ok (no schedule given, so only the replicas "
+                      "were compared): after every step every rank holds "
+                      "what its replicas hold\n";
+  }
+  return 0;
+}
