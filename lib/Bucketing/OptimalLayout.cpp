@@ -131,7 +131,8 @@ StreamSearch::run(size_t &largestFront) {
         Node next{state, split, node};
         replay.issueBucket(
             next.state,
-            packSeconds + costs.bucketIssueTime(first.reduceType, padded),
+            packSeconds +
+                costs.bucketIssueTime(stream, first.reduceType, padded),
             stream, costs.collectiveTime(stream, first.reduceType, padded),
             firstUse);
         insertIntoFront(fronts[end], std::move(next));

@@ -270,7 +270,9 @@ double TimelineReplay::finish(const State &state) const {
 }
 
 double TimelineReplay::getIssueTime(const Bucket &bucket) const {
-  double seconds = costs.bucketIssueTime(bucket.type, bucket.paddedNumel);
+  double seconds =
+      costs.bucketIssueTime(costs.stream[bucket.entries.front().gradient],
+                            bucket.type, bucket.paddedNumel);
   for (const BucketEntry &entry : bucket.entries)
     seconds += costs.packTime[entry.gradient];
   return seconds;

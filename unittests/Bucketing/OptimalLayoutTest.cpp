@@ -49,7 +49,7 @@ struct RandomStep {
       costs.unpackTime.push_back(uniform(0, 0.2));
     }
     double alpha = uniform(0.1, 2), beta = uniform(0.001, 0.02);
-    costs.bucketIssueTime = [=](ElementType, int64_t numel) {
+    costs.bucketIssueTime = [=](unsigned, ElementType, int64_t numel) {
       return 0.05 + 0.0001 * numel;
     };
     costs.collectiveTime = [=](unsigned stream, ElementType, int64_t numel) {

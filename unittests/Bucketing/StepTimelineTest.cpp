@@ -24,7 +24,7 @@ struct TwoGradients {
     costs.stream = {0, 0};
     costs.packTime = {0, 0};
     costs.unpackTime = {0, 0};
-    costs.bucketIssueTime = [](ElementType, int64_t) { return 0.0; };
+    costs.bucketIssueTime = [](unsigned, ElementType, int64_t) { return 0.0; };
     costs.collectiveTime = [](unsigned, ElementType, int64_t numel) {
       return double(numel);
     };

@@ -39,9 +39,10 @@ struct BucketCosts {
   /// the bucket's type) and after unpacking (the cast back), in seconds.
   std::vector<double> packTime;
   std::vector<double> unpackTime;
-  /// Compute-stream time spent on a whole bucket before its collective (the
-  /// pre-scaling by 1/n), given its type and padded size.
-  std::function<double(ElementType, int64_t paddedNumel)> bucketIssueTime;
+  /// Compute-stream time spent on a whole bucket of `stream` before its
+  /// collective (the pre-scaling by 1/n), given its type and padded size.
+  std::function<double(unsigned stream, ElementType, int64_t paddedNumel)>
+      bucketIssueTime;
   /// Time of a bucket's all-reduce on `stream`.
   std::function<double(unsigned stream, ElementType, int64_t paddedNumel)>
       collectiveTime;
