@@ -7,6 +7,7 @@
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
+#include "ddp/Pipelines/SchedulePipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -15,6 +16,7 @@
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   ddp::registerDDPPasses();
+  ddp::registerDDPSchedulePipeline();
   registry.insert<ddp::DDPDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "ddp optimizer driver: schedules the communication of a "

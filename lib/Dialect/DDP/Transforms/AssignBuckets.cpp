@@ -45,6 +45,7 @@ class AssignBucketsPass
     : public ddp::impl::AssignBucketsBase<AssignBucketsPass> {
 public:
   using Base::Base;
+  LogicalResult initialize(MLIRContext *context) override;
   void runOnOperation() override;
 
 private:
@@ -60,6 +61,8 @@ private:
   bk::PaddingOptions getPadding() {
     return {useDistributedOptimizer, padBucketsForHighNcclBusbw};
   }
+
+  std::optional<Policy> policyKind;
 };
 
 } // namespace
@@ -93,36 +96,34 @@ static FailureOr<int64_t> getGroupSize(MeshOp mesh, ArrayAttr axes,
   return size;
 }
 
-void AssignBucketsPass::runOnOperation() {
-  ModuleOp module = getOperation();
-  std::optional<Policy> policyKind =
-      llvm::StringSwitch<std::optional<Policy>>(policy)
-          .Case("megatron", Policy::Megatron)
-          .Case("pytorch", Policy::PyTorch)
-          .Case("size", Policy::Size)
-          .Case("auto", Policy::Auto)
-          .Default(std::nullopt);
-  if (!policyKind) {
-    module.emitError() << "unknown bucketing policy '" << policy
-                       << "'; expected megatron, pytorch, size or auto";
-    return signalPassFailure();
-  }
+/// Bad options are reported once, before any IR is looked at.
+LogicalResult AssignBucketsPass::initialize(MLIRContext *context) {
+  Location loc = UnknownLoc::get(context);
+  policyKind = llvm::StringSwitch<std::optional<Policy>>(policy)
+                   .Case("megatron", Policy::Megatron)
+                   .Case("pytorch", Policy::PyTorch)
+                   .Case("size", Policy::Size)
+                   .Case("auto", Policy::Auto)
+                   .Default(std::nullopt);
+  if (!policyKind)
+    return emitError(loc) << "unknown bucketing policy '" << policy
+                          << "'; expected megatron, pytorch, size or auto";
   for (auto [name, value] :
        {std::pair<StringRef, int64_t>{"bucket-size", bucketSize},
         {"bucket-bytes", bucketBytes},
         {"num-buckets", numBuckets},
         {"dp", dataParallelSize},
         {"max-bucket-gradients", maxBucketGradients}})
-    if (value < 0) {
-      module.emitError() << name << " must not be negative, got " << value;
-      return signalPassFailure();
-    }
-  if (*policyKind == Policy::Size && (bucketSize > 0) == (bucketBytes > 0)) {
-    module.emitError("the size policy needs exactly one of bucket-size "
-                     "(elements) and bucket-bytes");
-    return signalPassFailure();
-  }
+    if (value < 0)
+      return emitError(loc) << name << " must not be negative, got " << value;
+  if (*policyKind == Policy::Size && (bucketSize > 0) == (bucketBytes > 0))
+    return emitError(loc) << "the size policy needs exactly one of "
+                             "bucket-size (elements) and bucket-bytes";
+  return success();
+}
 
+void AssignBucketsPass::runOnOperation() {
+  ModuleOp module = getOperation();
   SymbolTableCollection symbols;
   for (auto step : module.getOps<func::FuncOp>()) {
     if (step.isExternal())
