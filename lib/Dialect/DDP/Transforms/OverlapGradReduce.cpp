@@ -154,9 +154,14 @@ void OverlapGradReducePass::overlapBucket(Block &block, BucketOps &bucket,
     }
     return first;
   };
-  for (Operation *op : llvm::reverse(bucket.afterCollective))
-    if (Operation *user = firstUser(op); user && op->isBeforeInBlock(user))
+  // What nobody reads goes to the end of the step.
+  for (Operation *op : llvm::reverse(bucket.afterCollective)) {
+    Operation *user = firstUser(op);
+    if (!user)
+      user = block.getTerminator();
+    if (op->isBeforeInBlock(user))
       op->moveBefore(user);
+  }
   Operation *waitBefore = firstUser(async);
   if (!waitBefore)
     waitBefore = block.getTerminator();
