@@ -9,6 +9,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -196,6 +197,13 @@ Expected<HardwareProfile> ddp::sim::getBuiltinHardwareProfile(StringRef name) {
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// Numbers in messages as the user wrote them (`-370`, `0.5`), not `%.2f`.
+std::string formatNumber(double value) {
+  std::string text;
+  raw_string_ostream(text) << format("%g", value);
+  return text;
+}
+
 /// Reads the fields of a profile object, reporting the first problem with
 /// the dotted name of the field it concerns. With a base profile, absent
 /// fields keep the base's value; without one they are errors.
@@ -226,8 +234,8 @@ public:
     bool ok = allowEqualMinimum ? *number >= minimum : *number > minimum;
     if (!ok) {
       fail(formatv("field '{0}' must be {1} {2}, got {3}", field,
-                   allowEqualMinimum ? "at least" : "greater than", minimum,
-                   *number));
+                   allowEqualMinimum ? "at least" : "greater than",
+                   formatNumber(minimum), formatNumber(*number)));
       return;
     }
     out = *number * scale;
@@ -385,7 +393,7 @@ ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
     if (!reader.error && profile.gemm.maxEfficiency > 1)
       reader.fail(formatv("field 'gemm.max_efficiency' must be at most 1, got "
                           "{0}",
-                          profile.gemm.maxEfficiency));
+                          formatNumber(profile.gemm.maxEfficiency)));
   }
 
   if (const json::Object *memory = reader.readObject(*root, "memory")) {
@@ -397,7 +405,7 @@ ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
     if (!reader.error && profile.memoryEfficiency > 1)
       reader.fail(formatv("field 'memory.efficiency' must be at most 1, got "
                           "{0}",
-                          profile.memoryEfficiency));
+                          formatNumber(profile.memoryEfficiency)));
   }
 
   reader.readNumber(*root, "", "kernel_overhead_us", kMicro,
@@ -437,7 +445,7 @@ ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
     if (!reader.error && profile.treeBandwidthFraction > 1)
       reader.fail(formatv("field 'collective.tree_bandwidth_fraction' must be "
                           "at most 1, got {0}",
-                          profile.treeBandwidthFraction));
+                          formatNumber(profile.treeBandwidthFraction)));
   }
 
   reader.readNumber(*root, "", "comm_compute_slowdown", 1,
