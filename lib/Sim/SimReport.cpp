@@ -50,6 +50,9 @@ void ddp::sim::printTextSummary(const SimResult &result,
   os << format("   (%.3f ms without slowdown, %lld kernels)\n",
                toMs(result.idealComputeTime),
                static_cast<long long>(result.numComputeOps));
+  os << "  " << left_justify("compute rate", 20)
+     << format("%12.1f TFLOP/s (%.4g TFLOP of GEMMs and costed kernels)\n",
+               result.computeFlopRate() / 1e12, result.flops / 1e12);
   line("communication", toMs(result.commTime));
   os << format("   (%lld collectives)\n",
                static_cast<long long>(result.numCollectives));
@@ -166,6 +169,8 @@ json::Value ddp::sim::buildJsonReport(const SimResult &result,
                     {"tail", toMs(result.lowerBound.tail)},
                     {"binding", result.lowerBound.binding()}}},
       {"step_over_lower_bound", result.stepOverLowerBound()},
+      {"flops", result.flops},
+      {"compute_tflops_per_s", result.computeFlopRate() / 1e12},
       {"counts", json::Object{{"ops", result.numOps},
                               {"compute_ops", result.numComputeOps},
                               {"collectives", result.numCollectives},

@@ -408,6 +408,7 @@ LogicalResult StepSimulator::simulate(Operation *op) {
         double time =
             model.gemmTime(gemm.getM(), gemm.getN(), gemm.getK(),
                            getElementTypeOf(gemm.getLhs().getType()));
+        result.flops += gemm.getFlops();
         runCompute(op, "gemm " + stringifyEnum(gemm.getPhase()).str(), time);
         return success();
       })
@@ -419,6 +420,7 @@ LogicalResult StepSimulator::simulate(Operation *op) {
                                 : Type());
         ElementType type =
             typed ? getElementTypeOf(typed) : ElementType::F32;
+        result.flops += compute.getFlops().convertToDouble();
         runCompute(op, compute.getKind(),
                    model.computeTime(compute.getFlops().convertToDouble(),
                                      compute.getBytes().convertToDouble(),

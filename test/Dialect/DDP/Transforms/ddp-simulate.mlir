@@ -22,6 +22,7 @@
 // CHECK-NEXT:   mesh @world(dp = 2): 2 ranks on 1 node, data-parallel size 2
 // CHECK-NEXT:   step time                  3.506 ms
 // CHECK-NEXT:   compute                    2.506 ms   (2.506 ms without slowdown, 7 kernels)
+// CHECK-NEXT:   compute rate                1.0 TFLOP/s (0.0025 TFLOP of GEMMs and costed kernels)
 // CHECK-NEXT:   communication              2.000 ms   (2 collectives)
 // CHECK-NEXT:   exposed comm               1.000 ms
 // CHECK-NEXT:   overlap                     50.0 %
@@ -39,6 +40,8 @@
 // REPORT-NEXT:     "bytes": 1000000,
 // REPORT-NEXT:     "end_ms": 2.5
 // REPORT:          "start_ms": 1.5
+// REPORT:      "compute_tflops_per_s": 0.99
+// REPORT:      "flops": 2500000000,
 // REPORT:      "grad_ready": [
 // REPORT-NEXT:   {
 // REPORT-NEXT:     "dtype": "f32",
