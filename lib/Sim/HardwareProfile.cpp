@@ -120,24 +120,26 @@ HardwareProfile makeA100() {
   return p;
 }
 
-/// This project's CI machine: 2 cores, OpenBLAS and Open MPI over shared
-/// memory. The numbers were measured with bench/sim/measure_cpu_profile.cpp
-/// (see docs/CostModel.md); treat them as rough, the machine is shared.
+/// This project's CI machine: 2 cores, one rank per core, OpenBLAS GEMMs and
+/// Open MPI over shared memory. Measured with bench/sim/measure_cpu_profile.cpp
+/// (both ranks busy, the machine shared with other jobs, so +-30%); 16-bit
+/// rates are estimates (OpenBLAS converts through f32). docs/CostModel.md
+/// has the raw numbers.
 HardwareProfile makeCpu() {
   HardwareProfile p;
   p.name = "cpu-mpi-2core";
   p.description = "2-core x86 VM, one rank per core, OpenBLAS GEMMs, "
                   "Open MPI over shared memory";
   p.gpusPerNode = 2;
-  p.peakFlops = {20 * kGiga, 20 * kGiga, 40 * kGiga, 20 * kGiga};
-  p.gemm = {/*maxEfficiency=*/0.8, /*tileM=*/64, /*tileN=*/64,
-            /*numComputeUnits=*/1, /*kHalf=*/32};
-  p.memoryBandwidth = 10 * kGiga;
+  p.peakFlops = {25 * kGiga, 25 * kGiga, 55 * kGiga, 20 * kGiga};
+  p.gemm = {/*maxEfficiency=*/1.0, /*tileM=*/16, /*tileN=*/4,
+            /*numComputeUnits=*/1, /*kHalf=*/16};
+  p.memoryBandwidth = 4.4 * kGiga;
   p.memoryEfficiency = 1.0;
   p.kernelOverhead = 1 * kMicro;
-  p.intraNodeBusBandwidth = 3 * kGiga;
+  p.intraNodeBusBandwidth = 0.6 * kGiga;
   p.intraNodeHopLatency = 1 * kMicro;
-  p.nicBusBandwidth = 1 * kGiga;
+  p.nicBusBandwidth = 0.1 * kGiga;
   p.nicsPerNode = 1;
   p.interNodeHopLatency = 50 * kMicro;
   p.collectiveBaseLatency = 2 * kMicro;
