@@ -331,10 +331,11 @@ ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
     if (!baseName)
       return makeError("hardware profile '" + source +
                        "': field 'base' must be a string");
-    Expected<HardwareProfile> baseProfile = getBuiltinHardwareProfile(*baseName);
+    Expected<HardwareProfile> baseProfile =
+        getBuiltinHardwareProfile(*baseName);
     if (!baseProfile)
-      return makeError("hardware profile '" + source + "': field 'base': " +
-                       toString(baseProfile.takeError()));
+      return makeError("hardware profile '" + source +
+                       "': field 'base': " + toString(baseProfile.takeError()));
     profile = std::move(*baseProfile);
     hasBase = true;
   }
@@ -342,10 +343,9 @@ ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
   ProfileReader reader(source, /*fieldsOptional=*/hasBase);
   reader.checkKnownKeys(*root, "",
                         {"schema_version", "name", "description", "base",
-                         "gpus_per_node", "peak_tflops", "gemm",
-                         "memory", "kernel_overhead_us", "intra_node",
-                         "inter_node", "collective",
-                         "comm_compute_slowdown"});
+                         "gpus_per_node", "peak_tflops", "gemm", "memory",
+                         "kernel_overhead_us", "intra_node", "inter_node",
+                         "collective", "comm_compute_slowdown"});
 
   if (const json::Value *version = root->get("schema_version")) {
     if (version->getAsInteger() != kHardwareProfileSchemaVersion)
@@ -381,9 +381,9 @@ ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
   }
 
   if (const json::Object *gemm = reader.readObject(*root, "gemm")) {
-    reader.checkKnownKeys(*gemm, "gemm",
-                          {"max_efficiency", "tile_m", "tile_n",
-                           "compute_units", "k_half"});
+    reader.checkKnownKeys(
+        *gemm, "gemm",
+        {"max_efficiency", "tile_m", "tile_n", "compute_units", "k_half"});
     reader.readNumber(*gemm, "gemm", "max_efficiency", 1,
                       profile.gemm.maxEfficiency);
     reader.readInteger(*gemm, "gemm", "tile_m", profile.gemm.tileM);
@@ -424,9 +424,9 @@ ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
   }
 
   if (const json::Object *inter = reader.readObject(*root, "inter_node")) {
-    reader.checkKnownKeys(*inter, "inter_node",
-                          {"nic_bus_bandwidth_gbps", "nics_per_node",
-                           "latency_us"});
+    reader.checkKnownKeys(
+        *inter, "inter_node",
+        {"nic_bus_bandwidth_gbps", "nics_per_node", "latency_us"});
     reader.readNumber(*inter, "inter_node", "nic_bus_bandwidth_gbps", kGiga,
                       profile.nicBusBandwidth);
     reader.readInteger(*inter, "inter_node", "nics_per_node",
@@ -468,10 +468,10 @@ Expected<HardwareProfile> ddp::sim::loadHardwareProfile(StringRef path) {
                                  "': " + buffer.getError().message());
   Expected<json::Value> json = json::parse((*buffer)->getBuffer());
   if (!json)
-    return createStringError(inconvertibleErrorCode(),
-                             "hardware profile '" + path +
-                                 "' is not valid JSON: " +
-                                 toString(json.takeError()));
+    return createStringError(
+        inconvertibleErrorCode(),
+        "hardware profile '" + path +
+            "' is not valid JSON: " + toString(json.takeError()));
   return parseHardwareProfile(*json, path);
 }
 

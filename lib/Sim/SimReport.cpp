@@ -30,14 +30,13 @@ static std::string describeGroup(const StreamInfo &stream) {
       .str();
 }
 
-void ddp::sim::printTextSummary(const SimResult &result,
-                                const CostModel &model, raw_ostream &os) {
+void ddp::sim::printTextSummary(const SimResult &result, const CostModel &model,
+                                raw_ostream &os) {
   auto line = [&](StringRef label, double ms) {
     os << "  " << left_justify(label, 20) << format("%12.3f ms", ms);
   };
-  os << "simulated step @" << result.stepName << " on "
-     << result.hardwareName << " ("
-     << stringifyCollectiveAlgorithm(model.getAlgorithm())
+  os << "simulated step @" << result.stepName << " on " << result.hardwareName
+     << " (" << stringifyCollectiveAlgorithm(model.getAlgorithm())
      << " collectives)\n";
   if (!result.meshName.empty())
     os << "  mesh " << describeMesh(result) << ": " << result.numRanks
@@ -161,7 +160,8 @@ json::Value ddp::sim::buildJsonReport(const SimResult &result,
                     {"compute_ideal", toMs(result.idealComputeTime)},
                     {"communication", toMs(result.commTime)},
                     {"exposed_communication", toMs(result.exposedCommTime)}}},
-      {"overlap_fraction", overlap ? json::Value(*overlap) : json::Value(nullptr)},
+      {"overlap_fraction",
+       overlap ? json::Value(*overlap) : json::Value(nullptr)},
       {"lower_bound_ms",
        json::Object{{"value", toMs(result.lowerBound.value())},
                     {"compute", toMs(result.lowerBound.compute)},

@@ -102,13 +102,14 @@ TEST(CostModel, TreeWinsSmallMessagesAcrossManyNodesRingWinsLargeOnes) {
   CostModel model(makeWorkedExampleProfile());
   GroupPlacement wide = placeGroup({64, 8}, {0}, 8);
   // 1 MB over 64 nodes: the ring pays 126 network hops (2.53 ms), the tree 12.
-  CollectiveCost ring = model.collectiveCost(
-      CollectiveKind::AllReduce, 1e6, wide, CollectiveAlgorithm::Ring);
-  CollectiveCost tree = model.collectiveCost(
-      CollectiveKind::AllReduce, 1e6, wide, CollectiveAlgorithm::Tree);
+  CollectiveCost ring = model.collectiveCost(CollectiveKind::AllReduce, 1e6,
+                                             wide, CollectiveAlgorithm::Ring);
+  CollectiveCost tree = model.collectiveCost(CollectiveKind::AllReduce, 1e6,
+                                             wide, CollectiveAlgorithm::Tree);
   EXPECT_LT(tree.total(), ring.total());
-  EXPECT_EQ(model.collectiveCost(CollectiveKind::AllReduce, 1e6, wide).algorithm,
-            CollectiveAlgorithm::Tree);
+  EXPECT_EQ(
+      model.collectiveCost(CollectiveKind::AllReduce, 1e6, wide).algorithm,
+      CollectiveAlgorithm::Tree);
 
   // 1 GiB in one node of 8: the ring's 2*7/8 beats the tree's 2/0.9.
   GroupPlacement node = GroupPlacement::consecutive(8, 8);
@@ -141,8 +142,8 @@ TEST(CostModel, ReduceScatterAndAllGatherMoveHalfOfAnAllReduce) {
 
 TEST(CostModel, SendRecvCrossingNodesPaysOneNetworkHop) {
   CostModel model(makeWorkedExampleProfile());
-  CollectiveCost cost = model.collectiveCost(
-      CollectiveKind::SendRecv, 1e6, placeGroup({4, 8}, {0}, 8));
+  CollectiveCost cost = model.collectiveCost(CollectiveKind::SendRecv, 1e6,
+                                             placeGroup({4, 8}, {0}, 8));
   EXPECT_DOUBLE_EQ(cost.latency, 30e-6);
   EXPECT_DOUBLE_EQ(cost.transfer, 1e6 / 25e9);
 }
@@ -167,8 +168,8 @@ TEST(CostModel, GemmEfficiencyQuantizesTilesAndWaves) {
   CostModel model(h100);
   // 1024x1024 output = 64 tiles of 128x128 on 132 SMs: one wave, 64/132 of
   // the machine busy; K = 1024 reaches 1024 / (1024 + 64) of the tile rate.
-  double efficiency = 0.75 * (1024.0 * 1024) / (132 * 128 * 128) *
-                      (1024.0 / 1088);
+  double efficiency =
+      0.75 * (1024.0 * 1024) / (132 * 128 * 128) * (1024.0 / 1088);
   EXPECT_DOUBLE_EQ(model.gemmEfficiency(1024, 1024, 1024), efficiency);
   EXPECT_NEAR(efficiency, 0.3422, 1e-4);
   // 2*1024^3 flops at 989.4 TFLOP/s * efficiency, plus 2 us overhead.

@@ -49,8 +49,8 @@ std::string completeProfileWith(llvm::StringRef field,
 
 TEST(HardwareProfile, BuiltinsExistAndAreSane) {
   for (llvm::StringRef name :
-       {"h100-sxm-nvlink", "h100-sxm-ib400", "a100-sxm-ib200",
-        "h200-sxm-ib400", "cpu-mpi-2core"}) {
+       {"h100-sxm-nvlink", "h100-sxm-ib400", "a100-sxm-ib200", "h200-sxm-ib400",
+        "cpu-mpi-2core"}) {
     SCOPED_TRACE(name.str());
     HardwareProfile p = cantFail(getBuiltinHardwareProfile(name));
     EXPECT_EQ(p.name, name);
@@ -97,15 +97,16 @@ TEST(HardwareProfile, JsonRoundTrip) {
 }
 
 TEST(HardwareProfile, CompleteProfileParses) {
-  EXPECT_EQ(parseError(completeProfileWith("description", llvm::json::Value("x"))),
-            "");
+  EXPECT_EQ(
+      parseError(completeProfileWith("description", llvm::json::Value("x"))),
+      "");
 }
 
 TEST(HardwareProfile, MissingFieldIsNamed) {
-  EXPECT_EQ(parseError(completeProfileWith("inter_node.latency_us",
-                                           std::nullopt)),
-            "hardware profile 'test.json': missing field "
-            "'inter_node.latency_us'");
+  EXPECT_EQ(
+      parseError(completeProfileWith("inter_node.latency_us", std::nullopt)),
+      "hardware profile 'test.json': missing field "
+      "'inter_node.latency_us'");
   EXPECT_THAT(parseError(completeProfileWith("gpus_per_node", std::nullopt)),
               HasSubstr("missing field 'gpus_per_node'"));
   EXPECT_THAT(parseError(completeProfileWith("peak_tflops.bf16", std::nullopt)),
@@ -119,9 +120,10 @@ TEST(HardwareProfile, NegativeBandwidthIsNamed) {
                                            llvm::json::Value(-370))),
             "hardware profile 'test.json': field "
             "'intra_node.bus_bandwidth_gbps' must be greater than 0, got -370");
-  EXPECT_THAT(parseError(completeProfileWith("memory.bandwidth_gbps",
-                                             llvm::json::Value(0))),
-              HasSubstr("field 'memory.bandwidth_gbps' must be greater than 0"));
+  EXPECT_THAT(
+      parseError(
+          completeProfileWith("memory.bandwidth_gbps", llvm::json::Value(0))),
+      HasSubstr("field 'memory.bandwidth_gbps' must be greater than 0"));
 }
 
 TEST(HardwareProfile, OtherBadValuesAreNamed) {
@@ -144,8 +146,7 @@ TEST(HardwareProfile, OtherBadValuesAreNamed) {
 }
 
 TEST(HardwareProfile, UnknownNameListsTheBuiltins) {
-  llvm::Expected<HardwareProfile> profile =
-      lookupHardwareProfile("h100-pcie");
+  llvm::Expected<HardwareProfile> profile = lookupHardwareProfile("h100-pcie");
   ASSERT_FALSE(static_cast<bool>(profile));
   EXPECT_EQ(llvm::toString(profile.takeError()),
             "unknown hardware profile 'h100-pcie'; built-in profiles are: "
@@ -184,8 +185,9 @@ TEST(HardwareProfile, LoadFromFile) {
   llvm::Expected<HardwareProfile> missing =
       loadHardwareProfile("/nonexistent/profile.json");
   ASSERT_FALSE(static_cast<bool>(missing));
-  EXPECT_THAT(llvm::toString(missing.takeError()),
-              HasSubstr("cannot read hardware profile '/nonexistent/profile.json'"));
+  EXPECT_THAT(
+      llvm::toString(missing.takeError()),
+      HasSubstr("cannot read hardware profile '/nonexistent/profile.json'"));
 }
 
 TEST(HardwareProfile, MalformedJsonFile) {

@@ -203,8 +203,7 @@ TEST_F(SimulatorTest, DataParallelSizeRescalesTheMesh) {
   EXPECT_EQ(dp.nodes, 4);
   EXPECT_EQ(dp.ranksPerNode, 4);
   // 2*15/16 * 1 MB over 4 NICs of 1 GB/s.
-  EXPECT_NEAR(result.events[0].duration, 2.0 * 15 / 16 * 1e6 / 4e9,
-              kTolerance);
+  EXPECT_NEAR(result.events[0].duration, 2.0 * 15 / 16 * 1e6 / 4e9, kTolerance);
 }
 
 TEST(RescaleDataParallelAxes, FirstDataParallelAxisAbsorbsTheChange) {
@@ -212,9 +211,9 @@ TEST(RescaleDataParallelAxes, FirstDataParallelAxisAbsorbsTheChange) {
             (llvm::SmallVector<int64_t>{512, 8}));
   // Expert parallelism is carved out of data parallelism: with ep = 4 the
   // expert-data-parallel axis becomes 64 / 4.
-  EXPECT_EQ(cantFail(rescaleDataParallelAxes({"edp", "ep", "tp"}, {2, 4, 2},
-                                             64)),
-            (llvm::SmallVector<int64_t>{16, 4, 2}));
+  EXPECT_EQ(
+      cantFail(rescaleDataParallelAxes({"edp", "ep", "tp"}, {2, 4, 2}, 64)),
+      (llvm::SmallVector<int64_t>{16, 4, 2}));
   llvm::Expected<llvm::SmallVector<int64_t>> bad =
       rescaleDataParallelAxes({"edp", "ep", "tp"}, {2, 4, 2}, 6);
   ASSERT_FALSE(static_cast<bool>(bad));
@@ -291,11 +290,11 @@ TEST_F(SimulatorTest, UnknownRescaleIsAnErrorAtTheMesh) {
   module = parseStep(*context, kTwoStreams);
   ASSERT_TRUE(module);
   std::string message;
-  mlir::ScopedDiagnosticHandler handler(
-      context.get(), [&](mlir::Diagnostic &diag) {
-        message = diag.str();
-        return mlir::success();
-      });
+  mlir::ScopedDiagnosticHandler handler(context.get(),
+                                        [&](mlir::Diagnostic &diag) {
+                                          message = diag.str();
+                                          return mlir::success();
+                                        });
   SimOptions options;
   options.dataParallelSize = 3;
   // dp is the only data-parallel axis, so any size works; make it fail with
@@ -312,8 +311,7 @@ func.func @step(%x: tensor<4xf32>) {
   EXPECT_TRUE(mlir::failed(simulateStep(getStep(*tpOnly), model, options)));
   EXPECT_EQ(message,
             "cannot simulate dp=3: the mesh has only model-parallel axes (tp)");
-  EXPECT_TRUE(
-      mlir::succeeded(simulateStep(getStep(*module), model, options)));
+  EXPECT_TRUE(mlir::succeeded(simulateStep(getStep(*module), model, options)));
 }
 
 TEST_F(SimulatorTest, UnmodeledOpsAreListed) {
