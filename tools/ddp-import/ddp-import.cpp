@@ -21,6 +21,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -69,11 +70,19 @@ static Expected<json::Value> readJSONFile(StringRef path) {
     return createStringError(error, "cannot read '%s': %s", path.str().c_str(),
                              error.message().c_str());
   Expected<json::Value> value = json::parse((*buffer)->getBuffer());
-  if (!value)
+  if (value)
+    return value;
+  // llvm::json reports "[line:column, byte=offset]: message"; put the
+  // position where compilers put it, so editors can jump to it.
+  std::string message = toString(value.takeError());
+  SmallVector<StringRef, 4> groups;
+  if (Regex("^\\[([0-9]+):([0-9]+), byte=[0-9]+\\]: (.*)$")
+          .match(message, &groups))
     return createStringError(inconvertibleErrorCode(),
-                             path + ": malformed JSON at line:column " +
-                                 toString(value.takeError()));
-  return value;
+                             path + ":" + groups[1] + ":" + groups[2] +
+                                 ": malformed JSON: " + groups[3]);
+  return createStringError(inconvertibleErrorCode(),
+                           path + ": malformed JSON: " + message);
 }
 
 /// The input as a JSON object with the overrides applied.
