@@ -3,7 +3,8 @@
 #include "ddp/Dialect/DDP/Analysis/StepStats.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 
-#include "llvm/Support/raw_ostream.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 namespace ddp {
 #define GEN_PASS_DEF_DDPSTEPSTATS
@@ -14,10 +15,20 @@ using namespace ddp;
 
 namespace {
 struct StepStatsPass : impl::DDPStepStatsBase<StepStatsPass> {
+  using DDPStepStatsBase::DDPStepStatsBase;
+
   void runOnOperation() override {
+    std::string errorMessage;
+    std::unique_ptr<llvm::ToolOutputFile> file =
+        mlir::openOutputFile(output, &errorMessage);
+    if (!file) {
+      getOperation().emitError("-ddp-step-stats: ") << errorMessage;
+      return signalPassFailure();
+    }
     StepStats stats = computeStepStats(getOperation());
-    stats.print(llvm::outs());
-    llvm::outs().flush();
+    stats.print(file->os());
+    file->os().flush();
+    file->keep();
     numParams = stats.numParams;
     numOps = stats.numOps;
     numUnusedResults = stats.numUnusedResults;

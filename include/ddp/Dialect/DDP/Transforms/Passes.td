@@ -12,8 +12,9 @@ include "mlir/Pass/PassBase.td"
 def DDPStepStats : Pass<"ddp-step-stats", "mlir::ModuleOp"> {
   let summary = "Print the parameter count, FLOPs and op counts of a step";
   let description = [{
-    An analysis that prints, to standard output, what the step holds and
-    computes, read from the IR alone:
+    An analysis that prints what the step holds and computes, read from the
+    IR alone, to standard output (add `-o /dev/null` to drop the IR that
+    ddp-opt prints after it) or to the file named by `output`:
 
     - the mesh;
     - parameters: elements on this rank, and in the whole model (a
@@ -34,6 +35,10 @@ def DDPStepStats : Pass<"ddp-step-stats", "mlir::ModuleOp"> {
     ...
     ```
   }];
+  let options = [
+    Option<"output", "output", "std::string", /*default=*/"\"-\"",
+           "File to print the statistics to ('-' for standard output)">,
+  ];
   let dependentDialects = ["::ddp::DDPDialect", "::mlir::func::FuncDialect"];
   let statistics = [
     Statistic<"numParams", "num-params", "Number of ddp.param ops">,
