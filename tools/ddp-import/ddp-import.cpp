@@ -18,6 +18,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -122,11 +123,16 @@ static Expected<json::Value> loadInput(StringRef path, StringRef &source,
 
 int main(int argc, char **argv) {
   InitLLVM initLLVM(argc, argv);
+  // --mlir-timing reports the time of each phase (bench/import uses it).
+  mlir::registerDefaultTimingManagerCLOptions();
   cl::HideUnrelatedOptions(importCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
       "ddp-import: the unscheduled training step of a Megatron-style model "
       "config or a parameter inventory, as ddp dialect MLIR\n");
+  mlir::DefaultTimingManager timingManager;
+  mlir::applyDefaultTimingManagerCLOptions(timingManager);
+  mlir::TimingScope timing = timingManager.getRootScope();
 
   if (listPresets) {
     for (const ModelPreset &preset : getModelPresets())
@@ -142,6 +148,7 @@ int main(int argc, char **argv) {
   if (printConfig && isInventory)
     return fail("--print-config applies to --preset and --config");
 
+  mlir::TimingScope readTiming = timing.nest("read input");
   StringRef source;
   std::string presetSource;
   Expected<json::Value> input =
@@ -156,6 +163,8 @@ int main(int argc, char **argv) {
     Expected<ParamInventory> inventory = parseParamInventory(*input, source);
     if (!inventory)
       return fail(toString(inventory.takeError()));
+    readTiming.stop();
+    mlir::TimingScope importTiming = timing.nest("import");
     module = importInventory(context, *inventory);
   } else {
     Expected<ModelConfig> config = parseModelConfig(*input, source);
@@ -166,13 +175,18 @@ int main(int argc, char **argv) {
              << "\n";
       return 0;
     }
+    readTiming.stop();
+    mlir::TimingScope importTiming = timing.nest("import");
     module = importModel(context, *config);
   }
 
   // The importer only builds what verifies; a failure here is a bug in it.
+  mlir::TimingScope verifyTiming = timing.nest("verify");
   if (mlir::failed(mlir::verify(*module)))
     return fail("internal error: the imported step does not verify");
+  verifyTiming.stop();
 
+  mlir::TimingScope printTiming = timing.nest("print");
   std::string errorMessage;
   std::unique_ptr<ToolOutputFile> output =
       mlir::openOutputFile(outputFile, &errorMessage);
