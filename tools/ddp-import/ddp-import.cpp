@@ -18,9 +18,11 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -69,11 +71,19 @@ static Expected<json::Value> readJSONFile(StringRef path) {
     return createStringError(error, "cannot read '%s': %s", path.str().c_str(),
                              error.message().c_str());
   Expected<json::Value> value = json::parse((*buffer)->getBuffer());
-  if (!value)
+  if (value)
+    return value;
+  // llvm::json reports "[line:column, byte=offset]: message"; put the
+  // position where compilers put it, so editors can jump to it.
+  std::string message = toString(value.takeError());
+  SmallVector<StringRef, 4> groups;
+  if (Regex("^\\[([0-9]+):([0-9]+), byte=[0-9]+\\]: (.*)$")
+          .match(message, &groups))
     return createStringError(inconvertibleErrorCode(),
-                             path + ": malformed JSON at line:column " +
-                                 toString(value.takeError()));
-  return value;
+                             path + ":" + groups[1] + ":" + groups[2] +
+                                 ": malformed JSON: " + groups[3]);
+  return createStringError(inconvertibleErrorCode(),
+                           path + ": malformed JSON: " + message);
 }
 
 /// The input as a JSON object with the overrides applied.
@@ -113,11 +123,16 @@ static Expected<json::Value> loadInput(StringRef path, StringRef &source,
 
 int main(int argc, char **argv) {
   InitLLVM initLLVM(argc, argv);
+  // --mlir-timing reports the time of each phase (bench/import uses it).
+  mlir::registerDefaultTimingManagerCLOptions();
   cl::HideUnrelatedOptions(importCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
       "ddp-import: the unscheduled training step of a Megatron-style model "
       "config or a parameter inventory, as ddp dialect MLIR\n");
+  mlir::DefaultTimingManager timingManager;
+  mlir::applyDefaultTimingManagerCLOptions(timingManager);
+  mlir::TimingScope timing = timingManager.getRootScope();
 
   if (listPresets) {
     for (const ModelPreset &preset : getModelPresets())
@@ -133,6 +148,7 @@ int main(int argc, char **argv) {
   if (printConfig && isInventory)
     return fail("--print-config applies to --preset and --config");
 
+  mlir::TimingScope readTiming = timing.nest("read input");
   StringRef source;
   std::string presetSource;
   Expected<json::Value> input =
@@ -147,6 +163,8 @@ int main(int argc, char **argv) {
     Expected<ParamInventory> inventory = parseParamInventory(*input, source);
     if (!inventory)
       return fail(toString(inventory.takeError()));
+    readTiming.stop();
+    mlir::TimingScope importTiming = timing.nest("import");
     module = importInventory(context, *inventory);
   } else {
     Expected<ModelConfig> config = parseModelConfig(*input, source);
@@ -157,13 +175,18 @@ int main(int argc, char **argv) {
              << "\n";
       return 0;
     }
+    readTiming.stop();
+    mlir::TimingScope importTiming = timing.nest("import");
     module = importModel(context, *config);
   }
 
   // The importer only builds what verifies; a failure here is a bug in it.
+  mlir::TimingScope verifyTiming = timing.nest("verify");
   if (mlir::failed(mlir::verify(*module)))
     return fail("internal error: the imported step does not verify");
+  verifyTiming.stop();
 
+  mlir::TimingScope printTiming = timing.nest("print");
   std::string errorMessage;
   std::unique_ptr<ToolOutputFile> output =
       mlir::openOutputFile(outputFile, &errorMessage);

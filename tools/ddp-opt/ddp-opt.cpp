@@ -14,8 +14,8 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  ddp::registerDDPPasses();
   registry.insert<ddp::DDPDialect, mlir::func::FuncDialect>();
+  ddp::registerDDPPasses();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "ddp optimizer driver: schedules the communication of a "
                   "data-parallel training step\n",
