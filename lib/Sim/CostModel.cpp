@@ -80,7 +80,8 @@ double CostModel::gemmEfficiency(int64_t m, int64_t n, int64_t k) const {
   // useful work.
   int64_t tiles = static_cast<int64_t>(divideCeil(m, model.tileM)) *
                   static_cast<int64_t>(divideCeil(n, model.tileN));
-  int64_t waves = static_cast<int64_t>(divideCeil(tiles, model.numComputeUnits));
+  int64_t waves =
+      static_cast<int64_t>(divideCeil(tiles, model.numComputeUnits));
   double paddedOutput = static_cast<double>(waves) * model.numComputeUnits *
                         model.tileM * model.tileN;
   double outputFraction = static_cast<double>(m) * n / paddedOutput;

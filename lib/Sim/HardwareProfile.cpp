@@ -9,6 +9,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -119,24 +120,26 @@ HardwareProfile makeA100() {
   return p;
 }
 
-/// This project's CI machine: 2 cores, OpenBLAS and Open MPI over shared
-/// memory. The numbers were measured with bench/sim/measure_cpu_profile.cpp
-/// (see docs/CostModel.md); treat them as rough, the machine is shared.
+/// This project's CI machine: 2 cores, one rank per core, OpenBLAS GEMMs and
+/// Open MPI over shared memory. Measured with bench/sim/measure_cpu_profile.cpp
+/// (both ranks busy, the machine shared with other jobs, so +-30%); 16-bit
+/// rates are estimates (OpenBLAS converts through f32). docs/CostModel.md
+/// has the raw numbers.
 HardwareProfile makeCpu() {
   HardwareProfile p;
   p.name = "cpu-mpi-2core";
   p.description = "2-core x86 VM, one rank per core, OpenBLAS GEMMs, "
                   "Open MPI over shared memory";
   p.gpusPerNode = 2;
-  p.peakFlops = {20 * kGiga, 20 * kGiga, 40 * kGiga, 20 * kGiga};
-  p.gemm = {/*maxEfficiency=*/0.8, /*tileM=*/64, /*tileN=*/64,
-            /*numComputeUnits=*/1, /*kHalf=*/32};
-  p.memoryBandwidth = 10 * kGiga;
+  p.peakFlops = {25 * kGiga, 25 * kGiga, 55 * kGiga, 20 * kGiga};
+  p.gemm = {/*maxEfficiency=*/1.0, /*tileM=*/16, /*tileN=*/4,
+            /*numComputeUnits=*/1, /*kHalf=*/16};
+  p.memoryBandwidth = 4.4 * kGiga;
   p.memoryEfficiency = 1.0;
   p.kernelOverhead = 1 * kMicro;
-  p.intraNodeBusBandwidth = 3 * kGiga;
+  p.intraNodeBusBandwidth = 0.6 * kGiga;
   p.intraNodeHopLatency = 1 * kMicro;
-  p.nicBusBandwidth = 1 * kGiga;
+  p.nicBusBandwidth = 0.1 * kGiga;
   p.nicsPerNode = 1;
   p.interNodeHopLatency = 50 * kMicro;
   p.collectiveBaseLatency = 2 * kMicro;
@@ -196,6 +199,13 @@ Expected<HardwareProfile> ddp::sim::getBuiltinHardwareProfile(StringRef name) {
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// Numbers in messages as the user wrote them (`-370`, `0.5`), not `%.2f`.
+std::string formatNumber(double value) {
+  std::string text;
+  raw_string_ostream(text) << format("%g", value);
+  return text;
+}
+
 /// Reads the fields of a profile object, reporting the first problem with
 /// the dotted name of the field it concerns. With a base profile, absent
 /// fields keep the base's value; without one they are errors.
@@ -226,8 +236,8 @@ public:
     bool ok = allowEqualMinimum ? *number >= minimum : *number > minimum;
     if (!ok) {
       fail(formatv("field '{0}' must be {1} {2}, got {3}", field,
-                   allowEqualMinimum ? "at least" : "greater than", minimum,
-                   *number));
+                   allowEqualMinimum ? "at least" : "greater than",
+                   formatNumber(minimum), formatNumber(*number)));
       return;
     }
     out = *number * scale;
@@ -321,10 +331,11 @@ ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
     if (!baseName)
       return makeError("hardware profile '" + source +
                        "': field 'base' must be a string");
-    Expected<HardwareProfile> baseProfile = getBuiltinHardwareProfile(*baseName);
+    Expected<HardwareProfile> baseProfile =
+        getBuiltinHardwareProfile(*baseName);
     if (!baseProfile)
-      return makeError("hardware profile '" + source + "': field 'base': " +
-                       toString(baseProfile.takeError()));
+      return makeError("hardware profile '" + source +
+                       "': field 'base': " + toString(baseProfile.takeError()));
     profile = std::move(*baseProfile);
     hasBase = true;
   }
@@ -332,10 +343,9 @@ ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
   ProfileReader reader(source, /*fieldsOptional=*/hasBase);
   reader.checkKnownKeys(*root, "",
                         {"schema_version", "name", "description", "base",
-                         "gpus_per_node", "peak_tflops", "gemm",
-                         "memory", "kernel_overhead_us", "intra_node",
-                         "inter_node", "collective",
-                         "comm_compute_slowdown"});
+                         "gpus_per_node", "peak_tflops", "gemm", "memory",
+                         "kernel_overhead_us", "intra_node", "inter_node",
+                         "collective", "comm_compute_slowdown"});
 
   if (const json::Value *version = root->get("schema_version")) {
     if (version->getAsInteger() != kHardwareProfileSchemaVersion)
@@ -371,9 +381,9 @@ ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
   }
 
   if (const json::Object *gemm = reader.readObject(*root, "gemm")) {
-    reader.checkKnownKeys(*gemm, "gemm",
-                          {"max_efficiency", "tile_m", "tile_n",
-                           "compute_units", "k_half"});
+    reader.checkKnownKeys(
+        *gemm, "gemm",
+        {"max_efficiency", "tile_m", "tile_n", "compute_units", "k_half"});
     reader.readNumber(*gemm, "gemm", "max_efficiency", 1,
                       profile.gemm.maxEfficiency);
     reader.readInteger(*gemm, "gemm", "tile_m", profile.gemm.tileM);
@@ -385,7 +395,7 @@ ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
     if (!reader.error && profile.gemm.maxEfficiency > 1)
       reader.fail(formatv("field 'gemm.max_efficiency' must be at most 1, got "
                           "{0}",
-                          profile.gemm.maxEfficiency));
+                          formatNumber(profile.gemm.maxEfficiency)));
   }
 
   if (const json::Object *memory = reader.readObject(*root, "memory")) {
@@ -397,7 +407,7 @@ ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
     if (!reader.error && profile.memoryEfficiency > 1)
       reader.fail(formatv("field 'memory.efficiency' must be at most 1, got "
                           "{0}",
-                          profile.memoryEfficiency));
+                          formatNumber(profile.memoryEfficiency)));
   }
 
   reader.readNumber(*root, "", "kernel_overhead_us", kMicro,
@@ -414,9 +424,9 @@ ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
   }
 
   if (const json::Object *inter = reader.readObject(*root, "inter_node")) {
-    reader.checkKnownKeys(*inter, "inter_node",
-                          {"nic_bus_bandwidth_gbps", "nics_per_node",
-                           "latency_us"});
+    reader.checkKnownKeys(
+        *inter, "inter_node",
+        {"nic_bus_bandwidth_gbps", "nics_per_node", "latency_us"});
     reader.readNumber(*inter, "inter_node", "nic_bus_bandwidth_gbps", kGiga,
                       profile.nicBusBandwidth);
     reader.readInteger(*inter, "inter_node", "nics_per_node",
@@ -437,7 +447,7 @@ ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
     if (!reader.error && profile.treeBandwidthFraction > 1)
       reader.fail(formatv("field 'collective.tree_bandwidth_fraction' must be "
                           "at most 1, got {0}",
-                          profile.treeBandwidthFraction));
+                          formatNumber(profile.treeBandwidthFraction)));
   }
 
   reader.readNumber(*root, "", "comm_compute_slowdown", 1,
@@ -458,10 +468,10 @@ Expected<HardwareProfile> ddp::sim::loadHardwareProfile(StringRef path) {
                                  "': " + buffer.getError().message());
   Expected<json::Value> json = json::parse((*buffer)->getBuffer());
   if (!json)
-    return createStringError(inconvertibleErrorCode(),
-                             "hardware profile '" + path +
-                                 "' is not valid JSON: " +
-                                 toString(json.takeError()));
+    return createStringError(
+        inconvertibleErrorCode(),
+        "hardware profile '" + path +
+            "' is not valid JSON: " + toString(json.takeError()));
   return parseHardwareProfile(*json, path);
 }
 

@@ -30,14 +30,13 @@ static std::string describeGroup(const StreamInfo &stream) {
       .str();
 }
 
-void ddp::sim::printTextSummary(const SimResult &result,
-                                const CostModel &model, raw_ostream &os) {
+void ddp::sim::printTextSummary(const SimResult &result, const CostModel &model,
+                                raw_ostream &os) {
   auto line = [&](StringRef label, double ms) {
     os << "  " << left_justify(label, 20) << format("%12.3f ms", ms);
   };
-  os << "simulated step @" << result.stepName << " on "
-     << result.hardwareName << " ("
-     << stringifyCollectiveAlgorithm(model.getAlgorithm())
+  os << "simulated step @" << result.stepName << " on " << result.hardwareName
+     << " (" << stringifyCollectiveAlgorithm(model.getAlgorithm())
      << " collectives)\n";
   if (!result.meshName.empty())
     os << "  mesh " << describeMesh(result) << ": " << result.numRanks
@@ -50,6 +49,9 @@ void ddp::sim::printTextSummary(const SimResult &result,
   os << format("   (%.3f ms without slowdown, %lld kernels)\n",
                toMs(result.idealComputeTime),
                static_cast<long long>(result.numComputeOps));
+  os << "  " << left_justify("compute rate", 20)
+     << format("%12.1f TFLOP/s (%.4g TFLOP of GEMMs and costed kernels)\n",
+               result.computeFlopRate() / 1e12, result.flops / 1e12);
   line("communication", toMs(result.commTime));
   os << format("   (%lld collectives)\n",
                static_cast<long long>(result.numCollectives));
@@ -158,7 +160,8 @@ json::Value ddp::sim::buildJsonReport(const SimResult &result,
                     {"compute_ideal", toMs(result.idealComputeTime)},
                     {"communication", toMs(result.commTime)},
                     {"exposed_communication", toMs(result.exposedCommTime)}}},
-      {"overlap_fraction", overlap ? json::Value(*overlap) : json::Value(nullptr)},
+      {"overlap_fraction",
+       overlap ? json::Value(*overlap) : json::Value(nullptr)},
       {"lower_bound_ms",
        json::Object{{"value", toMs(result.lowerBound.value())},
                     {"compute", toMs(result.lowerBound.compute)},
@@ -166,6 +169,8 @@ json::Value ddp::sim::buildJsonReport(const SimResult &result,
                     {"tail", toMs(result.lowerBound.tail)},
                     {"binding", result.lowerBound.binding()}}},
       {"step_over_lower_bound", result.stepOverLowerBound()},
+      {"flops", result.flops},
+      {"compute_tflops_per_s", result.computeFlopRate() / 1e12},
       {"counts", json::Object{{"ops", result.numOps},
                               {"compute_ops", result.numComputeOps},
                               {"collectives", result.numCollectives},

@@ -151,7 +151,7 @@ FailureOr<func::FuncOp> ddp::sim::findStep(ModuleOp module, StringRef name) {
     return candidates.front();
   return emitError(module.getLoc(),
                    "expected exactly one function with a body to "
-                          "simulate, found ")
+                   "simulate, found ")
          << candidates.size() << "; name the step with the 'step' option";
 }
 
@@ -275,8 +275,8 @@ LogicalResult StepSimulator::prepareMeshes(ModuleOp module) {
 }
 
 FailureOr<SimGroup *> StepSimulator::getGroup(CollectiveOpInterface op) {
-  auto attrKey = std::make_pair<Attribute, Attribute>(op.getMeshAttr(),
-                                                      op.getAxesAttr());
+  auto attrKey =
+      std::make_pair<Attribute, Attribute>(op.getMeshAttr(), op.getAxesAttr());
   auto cached = groupsByAttr.find(attrKey);
   if (cached != groupsByAttr.end())
     return cached->second;
@@ -335,8 +335,7 @@ void StepSimulator::addEvent(Operation *op, StringRef name,
                                         duration, op, std::move(collective)});
 }
 
-void StepSimulator::runCompute(Operation *op, StringRef name,
-                               double baseTime) {
+void StepSimulator::runCompute(Operation *op, StringRef name, double baseTime) {
   // Kernels progress 1/slowdown as fast while communication is in flight.
   double duration = baseTime;
   if (commBusyUntil > now && slowdown > 1) {
@@ -405,9 +404,9 @@ LogicalResult StepSimulator::simulate(Operation *op) {
   ++result.numOps;
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](GemmOp gemm) {
-        double time =
-            model.gemmTime(gemm.getM(), gemm.getN(), gemm.getK(),
-                           getElementTypeOf(gemm.getLhs().getType()));
+        double time = model.gemmTime(gemm.getM(), gemm.getN(), gemm.getK(),
+                                     getElementTypeOf(gemm.getLhs().getType()));
+        result.flops += gemm.getFlops();
         runCompute(op, "gemm " + stringifyEnum(gemm.getPhase()).str(), time);
         return success();
       })
@@ -417,8 +416,8 @@ LogicalResult StepSimulator::simulate(Operation *op) {
                          : (!compute.getResults().empty()
                                 ? compute.getResults().front().getType()
                                 : Type());
-        ElementType type =
-            typed ? getElementTypeOf(typed) : ElementType::F32;
+        ElementType type = typed ? getElementTypeOf(typed) : ElementType::F32;
+        result.flops += compute.getFlops().convertToDouble();
         runCompute(op, compute.getKind(),
                    model.computeTime(compute.getFlops().convertToDouble(),
                                      compute.getBytes().convertToDouble(),
@@ -445,8 +444,8 @@ LogicalResult StepSimulator::simulate(Operation *op) {
       .Case([&](SGDOp sgd) {
         // Read the parameter and the gradient, write the parameter.
         double paramBytes = getTensorBytes(paramTypes.lookup(sgd.getParam()));
-        double time = model.memoryTime(
-            2 * paramBytes + getTensorBytes(sgd.getGrad().getType()));
+        double time = model.memoryTime(2 * paramBytes +
+                                       getTensorBytes(sgd.getGrad().getType()));
         optimizerTime[sgd.getParam()] = time;
         runCompute(op, "sgd", time);
         return success();
@@ -463,9 +462,9 @@ LogicalResult StepSimulator::simulate(Operation *op) {
         return success();
       })
       .Case([&](GradReadyOp ready) {
-        result.gradReady.push_back(
-            {ready.getParam().str(), now, getNumElements(ready.getType()),
-             getElementTypeOf(ready.getType()), op});
+        result.gradReady.push_back({ready.getParam().str(), now,
+                                    getNumElements(ready.getType()),
+                                    getElementTypeOf(ready.getType()), op});
         idealComputeAtReady.push_back(result.idealComputeTime);
         return success();
       })
@@ -540,8 +539,7 @@ void StepSimulator::computeLowerBound() {
   if (result.gradReady.empty())
     return;
   const GradReadyTime &last = result.gradReady.back();
-  bound.tail = idealComputeAtReady.back() +
-               optimizerTime.lookup(last.param);
+  bound.tail = idealComputeAtReady.back() + optimizerTime.lookup(last.param);
   CollectiveOpInterface collective =
       findReducingCollective(last.op->getResult(0));
   if (!collective)
@@ -557,9 +555,9 @@ void StepSimulator::computeLowerBound() {
   else if (isa<SendOp, RecvOp>(collective.getOperation()))
     kind = CollectiveKind::SendRecv;
   // The gradient alone, in the element type it is reduced in.
-  double bytes = static_cast<double>(last.numElements) *
-                 getElementBytes(getElementTypeOf(
-                     collective.getPayload().getType()));
+  double bytes =
+      static_cast<double>(last.numElements) *
+      getElementBytes(getElementTypeOf(collective.getPayload().getType()));
   bound.tail += model.collectiveTime(kind, bytes, (*group)->placement);
 }
 

@@ -72,8 +72,8 @@ private:
       return;
     os << format("<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
                  "fill=\"%s\"/>\n",
-                 openStart, y, std::max(openEnd - openStart, 0.5),
-                 kLaneHeight, getColor(openCategory).str().c_str());
+                 openStart, y, std::max(openEnd - openStart, 0.5), kLaneHeight,
+                 getColor(openCategory).str().c_str());
     open = false;
   }
 
@@ -96,8 +96,8 @@ void ddp::sim::writeTimelineSvg(const SimResult &result, raw_ostream &os) {
   os << format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
                "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"12\">\n",
                width, height);
-  os << format("<rect width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n",
-               width, height);
+  os << format("<rect width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", width,
+               height);
   os << format("<text x=\"%.0f\" y=\"22\" font-size=\"14\">@", kMargin);
   printHTMLEscaped(result.stepName, os);
   os << " on ";
@@ -142,8 +142,9 @@ void ddp::sim::writeTimelineSvg(const SimResult &result, raw_ostream &os) {
     os << format("<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" "
                  "stroke=\"black\"/>\n",
                  x, plotBottom, x, plotBottom + 5);
-    os << format("<text x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n",
-                 x, plotBottom + 18, tick);
+    os << format(
+        "<text x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n", x,
+        plotBottom + 18, tick);
   }
   os << format("<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"middle\">time (ms)"
                "</text>\n",

@@ -15,9 +15,9 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
+  registry.insert<ddp::DDPDialect, mlir::func::FuncDialect>();
   ddp::registerDDPPasses();
   ddp::registerDDPSchedulePipeline();
-  registry.insert<ddp::DDPDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "ddp optimizer driver: schedules the communication of a "
                   "data-parallel training step\n",

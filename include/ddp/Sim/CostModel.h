@@ -94,9 +94,7 @@ public:
   double memoryTime(double bytes) const;
 
   /// Compute kernels run this many times longer while a collective runs.
-  double getCommComputeSlowdown() const {
-    return hardware.commComputeSlowdown;
-  }
+  double getCommComputeSlowdown() const { return hardware.commComputeSlowdown; }
 
   //===--- Communication --------------------------------------------------===//
 

@@ -1,4 +1,5 @@
-//===- HardwareProfile.h - What the cost model knows of a machine -*- C++ -*-===//
+//===- HardwareProfile.h - What the cost model knows of a machine -*- C++
+//-*-===//
 //
 // A hardware profile describes one kind of machine to the cost model: peak
 // throughput per dtype, how close GEMMs get to it, memory bandwidth, the

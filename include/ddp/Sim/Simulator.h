@@ -121,6 +121,9 @@ struct SimResult {
   double computeTime = 0;
   /// The same kernels without any slowdown.
   double idealComputeTime = 0;
+  /// Flops of the GEMMs and costed compute ops (what model-FLOPs
+  /// throughput counts).
+  double flops = 0;
   /// Sum of the durations of all collectives.
   double commTime = 0;
   /// Time the compute stream stood still for communication: waits that
@@ -145,6 +148,10 @@ struct SimResult {
   /// 1 - exposed / total; none when there is no communication.
   std::optional<double> overlapFraction() const;
   double stepOverLowerBound() const;
+  /// Flops per second of compute time; 0 without compute.
+  double computeFlopRate() const {
+    return computeTime > 0 ? flops / computeTime : 0;
+  }
 };
 
 /// Axis names that are model-parallel; every other axis of a mesh is

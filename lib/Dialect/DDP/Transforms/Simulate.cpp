@@ -85,8 +85,8 @@ void SimulatePass::runOnOperation() {
   CostModel model(std::move(*profile), *algo);
   SimOptions options;
   options.dataParallelSize = dataParallelSize;
-  options.recordEvents = !reportPath.empty() || !tracePath.empty() ||
-                         !timelinePath.empty();
+  options.recordEvents =
+      !reportPath.empty() || !tracePath.empty() || !timelinePath.empty();
   FailureOr<SimResult> result = simulateStep(*step, model, options);
   if (failed(result))
     return signalPassFailure();

@@ -3,7 +3,9 @@
 #ifndef DDP_DIALECT_DDP_TRANSFORMS_PASSES_H
 #define DDP_DIALECT_DDP_TRANSFORMS_PASSES_H
 
-#include "mlir/IR/BuiltinOps.h"
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace ddp {
