@@ -32,7 +32,7 @@ namespace {
 
 /// What the forward keeps of one parameter's op for the backward.
 struct ParamActivations {
-  Value input;   // the activation the op consumed (after adapt/cast)
+  Value input;       // the activation the op consumed (after adapt/cast)
   Value adaptedFrom; // before adapt, when the width changed
   Value castFrom;    // before the cast, when the dtype changed
 };
@@ -167,8 +167,7 @@ void InventoryImporter::backward(Value gradOut,
       Value gradient = pendingGradient[index];
       if (!gradient) {
         auto [dy, x] = pendingWgrad[index];
-        gradient =
-            sb.gemm(GemmPhase::Wgrad, dy, true, x, false, std::nullopt);
+        gradient = sb.gemm(GemmPhase::Wgrad, dy, true, x, false, std::nullopt);
       }
       sb.addGradient(paramIds[index], gradient);
     }
@@ -203,11 +202,11 @@ void InventoryImporter::backward(Value gradOut,
       if (needsInputGrad)
         results.push_back(grad.getType());
       results.push_back(p.getType());
-      ValueRange grads = sb.compute(
-          "elementwise_grad", {grad, act.input, p}, results,
-          2 * inventory.tokensPerMicrobatch * numel,
-          3 * getBytes(grad.getType()) + 2 * getBytes(p.getType()),
-          std::nullopt);
+      ValueRange grads =
+          sb.compute("elementwise_grad", {grad, act.input, p}, results,
+                     2 * inventory.tokensPerMicrobatch * numel,
+                     3 * getBytes(grad.getType()) + 2 * getBytes(p.getType()),
+                     std::nullopt);
       pendingGradient[index] = grads.back();
       if (needsInputGrad)
         grad = grads.front();
@@ -220,13 +219,12 @@ void InventoryImporter::backward(Value gradOut,
 
 OwningOpRef<ModuleOp> InventoryImporter::run() {
   auto [width, firstLinear] = getInputWidth(inventory);
-  Type inputType =
-      getActivationType(width, elementTypes[firstLinear]);
+  Type inputType = getActivationType(width, elementTypes[firstLinear]);
   SmallVector<Type> inputs(inventory.numMicrobatches, inputType);
   SmallVector<Value> args = sb.beginStep(inputs);
 
-  Type lossType = RankedTensorType::get({1}, Float32Type::get(
-                                                 inputType.getContext()));
+  Type lossType =
+      RankedTensorType::get({1}, Float32Type::get(inputType.getContext()));
   SmallVector<Value> losses;
   for (int64_t m = 0; m < inventory.numMicrobatches; ++m) {
     sb.setMicrobatch(m);

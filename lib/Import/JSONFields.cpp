@@ -13,7 +13,7 @@ using namespace llvm;
 using namespace ddp;
 
 Error importer::fieldError(StringRef source, const Twine &field,
-                         const Twine &message) {
+                           const Twine &message) {
   return createStringError(inconvertibleErrorCode(),
                            source + ": field '" + field + "': " + message);
 }
@@ -27,8 +27,8 @@ static std::string render(const json::Value &value) {
 }
 
 Expected<int64_t> importer::readInteger(const json::Value &value,
-                                      StringRef source, const Twine &field,
-                                      int64_t minValue) {
+                                        StringRef source, const Twine &field,
+                                        int64_t minValue) {
   std::optional<int64_t> integer = value.getAsInteger();
   StringRef expected = minValue > 0    ? "a positive integer"
                        : minValue == 0 ? "a non-negative integer"
@@ -40,14 +40,15 @@ Expected<int64_t> importer::readInteger(const json::Value &value,
 }
 
 Expected<bool> importer::readBool(const json::Value &value, StringRef source,
-                                const Twine &field) {
+                                  const Twine &field) {
   if (std::optional<bool> flag = value.getAsBoolean())
     return *flag;
-  return fieldError(source, field, "expected true or false, got " + render(value));
+  return fieldError(source, field,
+                    "expected true or false, got " + render(value));
 }
 
-Expected<double> importer::readNumber(const json::Value &value, StringRef source,
-                                    const Twine &field) {
+Expected<double> importer::readNumber(const json::Value &value,
+                                      StringRef source, const Twine &field) {
   std::optional<double> number = value.getAsNumber();
   if (!number || !std::isfinite(*number))
     return fieldError(source, field, "expected a number, got " + render(value));
@@ -55,24 +56,25 @@ Expected<double> importer::readNumber(const json::Value &value, StringRef source
 }
 
 Expected<StringRef> importer::readString(const json::Value &value,
-                                       StringRef source, const Twine &field) {
+                                         StringRef source, const Twine &field) {
   if (std::optional<StringRef> string = value.getAsString())
     return *string;
   return fieldError(source, field, "expected a string, got " + render(value));
 }
 
 Expected<const json::Object *> importer::readObject(const json::Value &value,
-                                                  StringRef source,
-                                                  const Twine &field) {
+                                                    StringRef source,
+                                                    const Twine &field) {
   if (const json::Object *object = value.getAsObject())
     return object;
-  return fieldError(source, field, "expected a JSON object, got " + render(value));
+  return fieldError(source, field,
+                    "expected a JSON object, got " + render(value));
 }
 
 Expected<bool> importer::readOptimizerField(StringRef key,
-                                          const json::Value &value,
-                                          StringRef source,
-                                          OptimizerConfig &optimizer) {
+                                            const json::Value &value,
+                                            StringRef source,
+                                            OptimizerConfig &optimizer) {
   if (key == "optimizer") {
     Expected<StringRef> name = readString(value, source, key);
     if (!name)
@@ -109,7 +111,7 @@ Expected<bool> importer::readOptimizerField(StringRef key,
 }
 
 void importer::writeOptimizerFields(const OptimizerConfig &optimizer,
-                                  json::Object &object) {
+                                    json::Object &object) {
   object["optimizer"] = optimizer.kind == OptimizerKind::Adam ? "adam" : "sgd";
   object["lr"] = optimizer.lr;
   object["adam_beta1"] = optimizer.beta1;
@@ -118,7 +120,7 @@ void importer::writeOptimizerFields(const OptimizerConfig &optimizer,
 }
 
 Error importer::unknownFieldError(StringRef source, StringRef key,
-                                ArrayRef<StringRef> knownFields) {
+                                  ArrayRef<StringRef> knownFields) {
   std::string known;
   raw_string_ostream os(known);
   interleaveComma(knownFields, os);

@@ -23,11 +23,9 @@ llvm::Error fieldError(llvm::StringRef source, const llvm::Twine &field,
 /// An integer of at least `minValue`.
 llvm::Expected<int64_t> readInteger(const llvm::json::Value &value,
                                     llvm::StringRef source,
-                                    const llvm::Twine &field,
-                                    int64_t minValue);
+                                    const llvm::Twine &field, int64_t minValue);
 llvm::Expected<bool> readBool(const llvm::json::Value &value,
-                              llvm::StringRef source,
-                              const llvm::Twine &field);
+                              llvm::StringRef source, const llvm::Twine &field);
 /// Any finite number; range checks are the caller's.
 llvm::Expected<double> readNumber(const llvm::json::Value &value,
                                   llvm::StringRef source,

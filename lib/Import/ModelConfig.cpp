@@ -95,8 +95,10 @@ static const BoolField boolFields[] = {
 };
 
 static constexpr StringLiteral otherFields[] = {
-    "normalization", "position_embedding_type", "params_dtype",
-    "hidden_dropout", "optimizer", "lr", "adam_beta1", "adam_beta2",
+    "normalization", "position_embedding_type",
+    "params_dtype",  "hidden_dropout",
+    "optimizer",     "lr",
+    "adam_beta1",    "adam_beta2",
     "adam_eps"};
 
 static SmallVector<StringRef> getKnownFields() {
@@ -141,9 +143,9 @@ static Error readOtherField(StringRef key, const json::Value &value,
     if (!number)
       return number.takeError();
     if (!(*number >= 0.0 && *number < 1.0))
-      return fieldError(source, key,
-                        formatv("expected a probability in [0, 1), got {0}",
-                                *number));
+      return fieldError(
+          source, key,
+          formatv("expected a probability in [0, 1), got {0}", *number));
     config.hiddenDropout = *number;
     return Error::success();
   }
@@ -195,7 +197,8 @@ Expected<ModelConfig> ddp::parseModelConfig(const json::Value &json,
 
   ModelConfig config;
   // Sorted, so that of several bad fields the same one is reported each time.
-  for (const json::Object::value_type *element : json::sortedElements(**object)) {
+  for (const json::Object::value_type *element :
+       json::sortedElements(**object)) {
     StringRef name = element->first;
     const json::Value &value = element->second;
     if (const IntegerField *field = find_if(
@@ -319,9 +322,9 @@ Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
   if (Error error = checkDivisible(source, "num_experts", config.numExperts,
                                    "expert_model_parallel_size", ep))
     return error;
-  if (Error error = checkDivisible(source, "data_parallel_size",
-                                   config.dataParallelSize,
-                                   "expert_model_parallel_size", ep))
+  if (Error error =
+          checkDivisible(source, "data_parallel_size", config.dataParallelSize,
+                         "expert_model_parallel_size", ep))
     return error;
   if (config.moeRouterTopk > config.numExperts)
     return fieldError(source, "moe_router_topk",

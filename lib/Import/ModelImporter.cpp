@@ -98,8 +98,8 @@ private:
   getMeshAxes(const ModelConfig &config);
 
   void declareParams();
-  NormParams declareNorm(const std::string &prefix, std::optional<int64_t> layer,
-                         bool sumOverTp);
+  NormParams declareNorm(const std::string &prefix,
+                         std::optional<int64_t> layer, bool sumOverTp);
   LinearParams declareLinear(const std::string &prefix, int64_t out, int64_t in,
                              std::optional<int64_t> tpDim,
                              std::optional<int64_t> layer, bool expert);
@@ -165,7 +165,7 @@ private:
   // Sizes on this rank (docs/Importer.md, "Shapes").
   int64_t tp, tokens, localTokens, hidden, qkvWidth, contextWidth, fc1Width,
       ffnWidth, localVocab, numLocalExperts = 0, gatheredTokens = 0,
-      tokensPerExpert = 0;
+                            tokensPerExpert = 0;
   bool sequenceParallel;
   bool hasDropout;
   Group tpGroup, dispatchGroup;
@@ -207,8 +207,7 @@ static SmallVector<StringRef> getExpertGroupAxes(const ModelConfig &config) {
 ModelImporter::ModelImporter(MLIRContext &context, const ModelConfig &config)
     : config(config),
       sb(context, getMeshAxes(config), getDenseGroupAxes(config),
-         getExpertGroupAxes(config), config.optimizer,
-         config.numMicrobatches) {
+         getExpertGroupAxes(config), config.optimizer, config.numMicrobatches) {
   elementType = getDTypeElementType(&context, config.paramsDtype);
   f32 = Float32Type::get(&context);
   elementBytes = getDTypeBytes(config.paramsDtype);
@@ -278,8 +277,8 @@ LinearParams ModelImporter::declareLinear(const std::string &prefix,
   bias.name = prefix + ".bias";
   bias.type = RankedTensorType::get({out}, elementType);
   bias.layer = layer;
-  bias.tpDim = tp > 1 && columnParallel ? std::optional<int64_t>(0)
-                                        : std::nullopt;
+  bias.tpDim =
+      tp > 1 && columnParallel ? std::optional<int64_t>(0) : std::nullopt;
   bias.expert = expert;
   bias.sumOverTensorParallel = sequenceParallel && !columnParallel;
   params.bias = sb.addParam(std::move(bias));
@@ -344,8 +343,8 @@ void ModelImporter::declareParams() {
     layers.push_back(std::move(params));
   }
 
-  finalNorm = declareNorm("decoder.final_layernorm", std::nullopt,
-                          sequenceParallel);
+  finalNorm =
+      declareNorm("decoder.final_layernorm", std::nullopt, sequenceParallel);
   if (!tied) {
     ParamSpec output;
     output.name = "output_layer.weight";
@@ -388,10 +387,11 @@ Value ModelImporter::normBackward(const NormParams &params, Value gradOut,
     results.push_back(paramType);
   double elements = type.getNumElements();
   double paramElements = (params.bias ? 2 : 1) * hidden;
-  ValueRange grads = sb.compute(
-      (normName() + "_grad").str(), {gradOut, input, sb.getParam(params.weight)},
-      results, 2 * getNormFlopsPerElement(config.normalization) * elements,
-      bytes(3 * elements + 2 * paramElements), layer);
+  ValueRange grads =
+      sb.compute((normName() + "_grad").str(),
+                 {gradOut, input, sb.getParam(params.weight)}, results,
+                 2 * getNormFlopsPerElement(config.normalization) * elements,
+                 bytes(3 * elements + 2 * paramElements), layer);
   sb.addGradient(params.weight, grads[1]);
   if (params.bias)
     sb.addGradient(*params.bias, grads[2]);
@@ -400,8 +400,8 @@ Value ModelImporter::normBackward(const NormParams &params, Value gradOut,
 
 Value ModelImporter::columnParallelForward(Value localInput, unsigned weight,
                                            std::optional<int64_t> layer) {
-  Value input = sequenceParallel ? sb.allGather(localInput, tpGroup)
-                                 : localInput;
+  Value input =
+      sequenceParallel ? sb.allGather(localInput, tpGroup) : localInput;
   return sb.gemm(GemmPhase::Fwd, input, false, sb.getParam(weight), true,
                  layer);
 }
@@ -413,8 +413,8 @@ Value ModelImporter::columnParallelForward(Value localInput, unsigned weight,
 Value ModelImporter::columnParallelBackward(Value gradOut, Value localInput,
                                             unsigned weight,
                                             std::optional<int64_t> layer) {
-  Value input = sequenceParallel ? sb.allGather(localInput, tpGroup)
-                                 : localInput;
+  Value input =
+      sequenceParallel ? sb.allGather(localInput, tpGroup) : localInput;
   Value gradInput = sb.gemm(GemmPhase::Dgrad, gradOut, false,
                             sb.getParam(weight), false, layer);
   if (tp > 1)
@@ -438,8 +438,8 @@ Value ModelImporter::rowParallelForward(Value input, unsigned weight,
 Value ModelImporter::rowParallelBackward(Value localGradOut, Value input,
                                          unsigned weight,
                                          std::optional<int64_t> layer) {
-  Value gradOut = sequenceParallel ? sb.allGather(localGradOut, tpGroup)
-                                   : localGradOut;
+  Value gradOut =
+      sequenceParallel ? sb.allGather(localGradOut, tpGroup) : localGradOut;
   Value gradInput = sb.gemm(GemmPhase::Dgrad, gradOut, false,
                             sb.getParam(weight), false, layer);
   sb.addGradient(weight,
@@ -474,10 +474,10 @@ Value ModelImporter::biasDropoutAddBackward(Value gradOut,
   if (bias)
     results.push_back(RankedTensorType::get({hidden}, elementType));
   double elements = type.getNumElements();
-  ValueRange grads = sb.compute(
-      "bias_dropout_add_grad", gradOut, results,
-      ((hasDropout ? 1 : 0) + (bias ? 1 : 0)) * elements,
-      bytes(2 * elements + (bias ? hidden : 0)), layer);
+  ValueRange grads =
+      sb.compute("bias_dropout_add_grad", gradOut, results,
+                 ((hasDropout ? 1 : 0) + (bias ? 1 : 0)) * elements,
+                 bytes(2 * elements + (bias ? hidden : 0)), layer);
   if (bias)
     sb.addGradient(*bias, grads[1]);
   return grads[0];
@@ -497,8 +497,8 @@ Value ModelImporter::activation(Value input, std::optional<unsigned> bias,
     operands.push_back(sb.getParam(*bias));
   auto inputType = cast<RankedTensorType>(input.getType());
   int64_t rows = inputType.getDimSize(0);
-  int64_t width = config.swiglu ? inputType.getDimSize(1) / 2
-                                : inputType.getDimSize(1);
+  int64_t width =
+      config.swiglu ? inputType.getDimSize(1) / 2 : inputType.getDimSize(1);
   RankedTensorType type = actType(rows, width);
   double outElements = type.getNumElements();
   return sb.compute1(activationName(), operands, type,
@@ -517,15 +517,16 @@ Value ModelImporter::activationBackward(Value gradOut, Value input,
   auto inputType = cast<RankedTensorType>(input.getType());
   SmallVector<Type> results{inputType};
   if (bias)
-    results.push_back(RankedTensorType::get({inputType.getDimSize(1)},
-                                            elementType));
-  double outElements = cast<RankedTensorType>(gradOut.getType()).getNumElements();
-  ValueRange grads = sb.compute(
-      (activationName() + "_grad").str(), operands, results,
-      2 * getActivationFlopsPerElement(config) * outElements,
-      bytes(outElements + 2 * inputType.getNumElements() +
-            (bias ? 2 * inputType.getDimSize(1) : 0)),
-      layer);
+    results.push_back(
+        RankedTensorType::get({inputType.getDimSize(1)}, elementType));
+  double outElements =
+      cast<RankedTensorType>(gradOut.getType()).getNumElements();
+  ValueRange grads =
+      sb.compute((activationName() + "_grad").str(), operands, results,
+                 2 * getActivationFlopsPerElement(config) * outElements,
+                 bytes(outElements + 2 * inputType.getNumElements() +
+                       (bias ? 2 * inputType.getDimSize(1) : 0)),
+                 layer);
   if (bias)
     sb.addGradient(*bias, grads[1]);
   return grads[0];
@@ -546,12 +547,13 @@ Value ModelImporter::add(Value lhs, Value rhs, std::optional<int64_t> layer) {
 Value ModelImporter::attentionForward(const LayerParams &params,
                                       LayerActivations &acts, int64_t layer) {
   acts.inputNormOut = norm(params.inputNorm, acts.input, layer);
-  Value qkv = columnParallelForward(acts.inputNormOut, params.qkv.weight, layer);
+  Value qkv =
+      columnParallelForward(acts.inputNormOut, params.qkv.weight, layer);
   if (params.qkv.bias) {
     double elements = tokens * qkvWidth;
     qkv = sb.compute1("bias_add", {qkv, sb.getParam(*params.qkv.bias)},
-                      qkv.getType(), elements,
-                      bytes(2 * elements + qkvWidth), layer);
+                      qkv.getType(), elements, bytes(2 * elements + qkvWidth),
+                      layer);
   }
   acts.qkv = qkv;
 
@@ -562,17 +564,17 @@ Value ModelImporter::attentionForward(const LayerParams &params,
   double scores = config.microBatchSize * heads * config.seqLength *
                   double(config.seqLength);
   double flops = scores * (4.0 * config.getKvChannels() + 5.0);
-  acts.context = sb.compute1("attention", qkv, actType(tokens, contextWidth),
-                             flops,
-                             bytes(tokens * double(qkvWidth + contextWidth)),
-                             layer);
+  acts.context =
+      sb.compute1("attention", qkv, actType(tokens, contextWidth), flops,
+                  bytes(tokens * double(qkvWidth + contextWidth)), layer);
   Value projected = rowParallelForward(acts.context, params.proj.weight, layer);
   return biasDropoutAdd(projected, params.proj.bias, acts.input, layer);
 }
 
 Value ModelImporter::denseMlpForward(const LayerParams &params,
                                      LayerActivations &acts, int64_t layer) {
-  acts.fc1Out = columnParallelForward(acts.mlpNormOut, params.fc1.weight, layer);
+  acts.fc1Out =
+      columnParallelForward(acts.mlpNormOut, params.fc1.weight, layer);
   acts.activation = activation(acts.fc1Out, params.fc1.bias, layer);
   Value output = rowParallelForward(acts.activation, params.fc2.weight, layer);
   return biasDropoutAdd(output, params.fc2.bias, acts.attnResidual, layer);
@@ -587,9 +589,9 @@ Value ModelImporter::moeForward(const LayerParams &params,
   acts.routerLogits = sb.gemm(GemmPhase::Fwd, normOut, false,
                               sb.getParam(*params.router), true, layer);
   double logits = localTokens * double(numExperts);
-  Value probs = sb.compute1(
-      "router_topk", acts.routerLogits, actType(localTokens, topk),
-      logits * (5.0 + topk), bytes(logits + localTokens * double(topk)), layer);
+  Value probs = sb.compute1("router_topk", acts.routerLogits,
+                            actType(localTokens, topk), logits * (5.0 + topk),
+                            bytes(logits + localTokens * double(topk)), layer);
 
   // MoEAllGatherTokenDispatcher: gather the tokens and their routing over the
   // expert-and-tensor-parallel group, permute them to the local experts.
@@ -640,10 +642,10 @@ Value ModelImporter::forward(MicrobatchActivations &acts) {
   // vocabulary; the partial sums are all-reduced over TP (reduce-scattered
   // under SP when no position embedding follows).
   double embeddingElements = tokens * double(hidden);
-  Value x = sb.compute1("embedding", {acts.tokens, sb.getParam(wordEmbedding)},
-                        actType(tokens, hidden), 0.0,
-                        bytes(2 * embeddingElements) + 4.0 * tokens,
-                        std::nullopt);
+  Value x =
+      sb.compute1("embedding", {acts.tokens, sb.getParam(wordEmbedding)},
+                  actType(tokens, hidden), 0.0,
+                  bytes(2 * embeddingElements) + 4.0 * tokens, std::nullopt);
   if (tp > 1)
     x = sequenceParallel && !positionEmbedding ? sb.reduceScatter(x, tpGroup)
                                                : sb.allReduceSum(x, tpGroup);
@@ -673,8 +675,8 @@ Value ModelImporter::forward(MicrobatchActivations &acts) {
   acts.finalInput = x;
   acts.finalNormOut = norm(finalNorm, x, std::nullopt);
   unsigned outputWeight = outputLayer ? *outputLayer : wordEmbedding;
-  acts.logits = columnParallelForward(acts.finalNormOut, outputWeight,
-                                      std::nullopt);
+  acts.logits =
+      columnParallelForward(acts.finalNormOut, outputWeight, std::nullopt);
 
   // vocab_parallel_cross_entropy in fp32: the max logit and the two sums
   // (target logit, sum of exponentials) are all-reduced over TP. Megatron
@@ -682,16 +684,15 @@ Value ModelImporter::forward(MicrobatchActivations &acts) {
   // the step carries a sum of the same size in its place.
   double logitElements = tokens * double(localVocab);
   auto perToken = RankedTensorType::get({tokens}, f32);
-  Value logitsMax = sb.compute1("cross_entropy_max", acts.logits, perToken,
-                                logitElements,
-                                bytes(logitElements) + 4.0 * tokens,
-                                std::nullopt);
+  Value logitsMax =
+      sb.compute1("cross_entropy_max", acts.logits, perToken, logitElements,
+                  bytes(logitElements) + 4.0 * tokens, std::nullopt);
   if (tp > 1)
     logitsMax = sb.allReduceSum(logitsMax, tpGroup);
-  ValueRange sums = sb.compute(
-      "cross_entropy_sums", {acts.logits, logitsMax, acts.labels},
-      {perToken, perToken}, 3 * logitElements + tokens,
-      bytes(logitElements) + 4.0 * 4 * tokens, std::nullopt);
+  ValueRange sums =
+      sb.compute("cross_entropy_sums", {acts.logits, logitsMax, acts.labels},
+                 {perToken, perToken}, 3 * logitElements + tokens,
+                 bytes(logitElements) + 4.0 * 4 * tokens, std::nullopt);
   Value targetLogit = sums[0], sumExp = sums[1];
   if (tp > 1) {
     targetLogit = sb.allReduceSum(targetLogit, tpGroup);
@@ -712,8 +713,8 @@ Value ModelImporter::denseMlpBackward(const LayerParams &params,
                                       const LayerActivations &acts,
                                       Value gradOut, int64_t layer) {
   Value gradBranch = biasDropoutAddBackward(gradOut, params.fc2.bias, layer);
-  Value gradAct =
-      rowParallelBackward(gradBranch, acts.activation, params.fc2.weight, layer);
+  Value gradAct = rowParallelBackward(gradBranch, acts.activation,
+                                      params.fc2.weight, layer);
   Value gradFc1 =
       activationBackward(gradAct, acts.fc1Out, params.fc1.bias, layer);
   return columnParallelBackward(gradFc1, acts.mlpNormOut, params.fc1.weight,
@@ -756,9 +757,8 @@ Value ModelImporter::moeBackward(const LayerParams &params,
         activationBackward(gradAct, acts.expertFc1Out[j], std::nullopt, layer);
     gradExpertIn[j] = sb.gemm(GemmPhase::Dgrad, gradFc1, false,
                               sb.getParam(expert.fc1.weight), false, layer);
-    sb.addGradient(expert.fc1.weight,
-                   sb.gemm(GemmPhase::Wgrad, gradFc1, true, acts.expertIn[j],
-                           false, layer));
+    sb.addGradient(expert.fc1.weight, sb.gemm(GemmPhase::Wgrad, gradFc1, true,
+                                              acts.expertIn[j], false, layer));
   }
   Value gradGathered = sb.compute1(
       "moe_permute_grad", gradExpertIn, actType(gatheredTokens, hidden),
@@ -770,10 +770,10 @@ Value ModelImporter::moeBackward(const LayerParams &params,
   }
 
   double logits = localTokens * double(numExperts);
-  Value gradLogits = sb.compute1(
-      "router_topk_grad", {gradProbs, acts.routerLogits},
-      actType(localTokens, numExperts), 2 * logits * (5.0 + topk),
-      bytes(2 * logits + localTokens * double(topk)), layer);
+  Value gradLogits =
+      sb.compute1("router_topk_grad", {gradProbs, acts.routerLogits},
+                  actType(localTokens, numExperts), 2 * logits * (5.0 + topk),
+                  bytes(2 * logits + localTokens * double(topk)), layer);
   Value gradNormOut = sb.gemm(GemmPhase::Dgrad, gradLogits, false,
                               sb.getParam(*params.router), false, layer);
   sb.addGradient(*params.router, sb.gemm(GemmPhase::Wgrad, gradLogits, true,
@@ -786,18 +786,18 @@ Value ModelImporter::layerBackward(const LayerParams &params,
                                    int64_t layer) {
   // MLP block: gradOut reaches the residual stream after attention both
   // through the block and directly.
-  Value gradMlpNormOut =
-      config.isMoE() ? moeBackward(params, acts, gradOut, layer)
-                     : denseMlpBackward(params, acts, gradOut, layer);
-  Value gradMlpNormIn = normBackward(params.preMlpNorm, gradMlpNormOut,
-                                     acts.attnResidual, layer);
+  Value gradMlpNormOut = config.isMoE()
+                             ? moeBackward(params, acts, gradOut, layer)
+                             : denseMlpBackward(params, acts, gradOut, layer);
+  Value gradMlpNormIn =
+      normBackward(params.preMlpNorm, gradMlpNormOut, acts.attnResidual, layer);
   Value gradAttnResidual = add(gradOut, gradMlpNormIn, layer);
 
   // Attention block.
   Value gradBranch =
       biasDropoutAddBackward(gradAttnResidual, params.proj.bias, layer);
-  Value gradContext = rowParallelBackward(gradBranch, acts.context,
-                                          params.proj.weight, layer);
+  Value gradContext =
+      rowParallelBackward(gradBranch, acts.context, params.proj.weight, layer);
   double heads = config.numAttentionHeads / tp;
   double scores = config.microBatchSize * heads * config.seqLength *
                   double(config.seqLength);
@@ -822,11 +822,11 @@ Value ModelImporter::layerBackward(const LayerParams &params,
 
 void ModelImporter::backward(MicrobatchActivations &acts) {
   double logitElements = tokens * double(localVocab);
-  Value gradLogits = sb.compute1(
-      "cross_entropy_grad",
-      {acts.logits, acts.logitsMax, acts.sumExp, acts.labels},
-      acts.logits.getType(), 4 * logitElements,
-      bytes(2 * logitElements) + 4.0 * 3 * tokens, std::nullopt);
+  Value gradLogits =
+      sb.compute1("cross_entropy_grad",
+                  {acts.logits, acts.logitsMax, acts.sumExp, acts.labels},
+                  acts.logits.getType(), 4 * logitElements,
+                  bytes(2 * logitElements) + 4.0 * 3 * tokens, std::nullopt);
   unsigned outputWeight = outputLayer ? *outputLayer : wordEmbedding;
   Value grad = columnParallelBackward(gradLogits, acts.finalNormOut,
                                       outputWeight, std::nullopt);
@@ -843,22 +843,21 @@ void ModelImporter::backward(MicrobatchActivations &acts) {
   double embeddingElements = tokens * double(hidden);
   if (positionEmbedding) {
     int64_t positions = config.getMaxPositionEmbeddings();
-    sb.addGradient(*positionEmbedding,
-                   sb.compute1("position_embedding_grad", grad,
-                               RankedTensorType::get({positions, hidden},
-                                                     elementType),
-                               embeddingElements,
-                               bytes(embeddingElements + positions * hidden),
-                               std::nullopt));
+    sb.addGradient(
+        *positionEmbedding,
+        sb.compute1("position_embedding_grad", grad,
+                    RankedTensorType::get({positions, hidden}, elementType),
+                    embeddingElements,
+                    bytes(embeddingElements + positions * hidden),
+                    std::nullopt));
   }
-  sb.addGradient(wordEmbedding,
-                 sb.compute1("embedding_grad", {grad, acts.tokens},
-                             RankedTensorType::get({localVocab, hidden},
-                                                   elementType),
-                             embeddingElements,
-                             bytes(embeddingElements + localVocab * hidden) +
-                                 4.0 * tokens,
-                             std::nullopt));
+  sb.addGradient(
+      wordEmbedding,
+      sb.compute1("embedding_grad", {grad, acts.tokens},
+                  RankedTensorType::get({localVocab, hidden}, elementType),
+                  embeddingElements,
+                  bytes(embeddingElements + localVocab * hidden) + 4.0 * tokens,
+                  std::nullopt));
 }
 
 OwningOpRef<ModuleOp> ModelImporter::run() {

@@ -14,11 +14,19 @@ using namespace ddp;
 using namespace ddp::importer;
 
 static constexpr StringLiteral inventoryFields[] = {
-    "tokens_per_microbatch", "num_microbatches", "data_parallel_size",
-    "expert_model_parallel_size", "params", "ready_order", "optimizer", "lr",
-    "adam_beta1", "adam_beta2", "adam_eps"};
-static constexpr StringLiteral paramFields[] = {
-    "name", "shape", "dtype", "shared_embedding", "expert"};
+    "tokens_per_microbatch",
+    "num_microbatches",
+    "data_parallel_size",
+    "expert_model_parallel_size",
+    "params",
+    "ready_order",
+    "optimizer",
+    "lr",
+    "adam_beta1",
+    "adam_beta2",
+    "adam_eps"};
+static constexpr StringLiteral paramFields[] = {"name", "shape", "dtype",
+                                                "shared_embedding", "expert"};
 
 static Expected<InventoryParam> parseParam(const json::Value &json,
                                            StringRef source, size_t index) {
@@ -29,7 +37,8 @@ static Expected<InventoryParam> parseParam(const json::Value &json,
   for (const json::Object::value_type *element : json::sortedElements(**object))
     if (!is_contained(paramFields, StringRef(element->first)))
       return unknownFieldError(source, prefix + "." + element->first.str(),
-                               SmallVector<StringRef>(std::begin(paramFields), std::end(paramFields)));
+                               SmallVector<StringRef>(std::begin(paramFields),
+                                                      std::end(paramFields)));
 
   InventoryParam param;
   for (StringRef required : {"name", "shape", "dtype"})
@@ -127,9 +136,10 @@ Expected<ParamInventory> ddp::parseParamInventory(const json::Value &json,
     StringRef key = element->first;
     const json::Value &value = element->second;
     if (!is_contained(inventoryFields, key))
-      return unknownFieldError(source, key,
-                               SmallVector<StringRef>(std::begin(inventoryFields),
-                                                    std::end(inventoryFields)));
+      return unknownFieldError(
+          source, key,
+          SmallVector<StringRef>(std::begin(inventoryFields),
+                                 std::end(inventoryFields)));
     Expected<bool> isOptimizerField =
         readOptimizerField(key, value, source, inventory.optimizer);
     if (!isOptimizerField)

@@ -214,8 +214,7 @@ static ModelConfig tinyMoE() {
 
 llvm::ArrayRef<ModelPreset> ddp::getModelPresets() {
   static const ModelPreset presets[] = {
-      {"gpt3-175b", "GPT-3 175B (Brown et al. 2020), TP 8, DP 16",
-       gpt3_175b()},
+      {"gpt3-175b", "GPT-3 175B (Brown et al. 2020), TP 8, DP 16", gpt3_175b()},
       {"gpt-8.3b", "Megatron-LM 8.3B GPT-2 (Shoeybi et al. 2019), TP 8, DP 64",
        gpt_8_3b()},
       {"llama2-7b", "Llama-2-7B, TP 1, DP 8", llama2_7b()},

@@ -16,9 +16,8 @@ StepBuilder::StepBuilder(MLIRContext &context,
                          ArrayRef<StringRef> expertGroupAxes,
                          const OptimizerConfig &optimizer,
                          int64_t numMicrobatches)
-    : context(context), builder(&context),
-      loc(UnknownLoc::get(&context)), optimizer(optimizer),
-      numMicrobatches(numMicrobatches) {
+    : context(context), builder(&context), loc(UnknownLoc::get(&context)),
+      optimizer(optimizer), numMicrobatches(numMicrobatches) {
   context.getOrLoadDialect<DDPDialect>();
   context.getOrLoadDialect<func::FuncDialect>();
   module = ModuleOp::create(loc);
@@ -30,8 +29,8 @@ StepBuilder::StepBuilder(MLIRContext &context,
     names.push_back(builder.getStringAttr(name));
     sizes.push_back(size);
   }
-  mesh = MeshOp::create(builder, loc, "world", builder.getArrayAttr(names),
-                        sizes);
+  mesh =
+      MeshOp::create(builder, loc, "world", builder.getArrayAttr(names), sizes);
   meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
   denseGroup = getGroup(denseGroupAxes);
   expertGroup = getGroup(expertGroupAxes);
@@ -54,11 +53,10 @@ Group StepBuilder::getGroup(ArrayRef<StringRef> axes) const {
 
 unsigned StepBuilder::addParam(ParamSpec spec) {
   assert(!step && "parameters are declared before the step");
-  auto param = ParamOp::create(builder, loc, spec.name, spec.type,
-                               getLayerAttr(spec.layer),
-                               spec.tpDim ? builder.getI64IntegerAttr(*spec.tpDim)
-                                          : IntegerAttr(),
-                               spec.expert, spec.sharedEmbedding);
+  auto param = ParamOp::create(
+      builder, loc, spec.name, spec.type, getLayerAttr(spec.layer),
+      spec.tpDim ? builder.getI64IntegerAttr(*spec.tpDim) : IntegerAttr(),
+      spec.expert, spec.sharedEmbedding);
   paramRefs.push_back(FlatSymbolRefAttr::get(param.getSymNameAttr()));
   params.push_back(std::move(spec));
   paramValues.emplace_back();
@@ -120,8 +118,8 @@ Value StepBuilder::castTo(Value input, Type elementType) {
 
 Value StepBuilder::allReduceSum(Value input, const Group &group) {
   return AllReduceOp::create(builder, loc, input.getType(), /*token=*/Type(),
-                             ReductionAttr::get(&context, Reduction::Sum), input,
-                             meshRef, group.axes)
+                             ReductionAttr::get(&context, Reduction::Sum),
+                             input, meshRef, group.axes)
       .getResult();
 }
 
@@ -147,8 +145,8 @@ Value StepBuilder::reduceScatter(Value input, const Group &group) {
   auto type = scaleDim0(cast<RankedTensorType>(input.getType()), group.size,
                         /*divide=*/true);
   return ReduceScatterOp::create(builder, loc, type, /*token=*/Type(),
-                                 ReductionAttr::get(&context, Reduction::Sum), input,
-                             meshRef, group.axes)
+                                 ReductionAttr::get(&context, Reduction::Sum),
+                                 input, meshRef, group.axes)
       .getResult();
 }
 
@@ -185,11 +183,12 @@ OwningOpRef<ModuleOp> StepBuilder::finish(ValueRange results) {
   SmallVector<Value> reduced;
   for (auto [id, gradient] : ready) {
     const Group &group = params[id].expert ? expertGroup : denseGroup;
-    reduced.push_back(AllReduceOp::create(builder, loc, gradient.getType(),
-                                          /*token=*/Type(),
-                                          ReductionAttr::get(&context, Reduction::Avg),
-                                          gradient, meshRef, group.axes)
-                          .getResult());
+    reduced.push_back(
+        AllReduceOp::create(builder, loc, gradient.getType(),
+                            /*token=*/Type(),
+                            ReductionAttr::get(&context, Reduction::Avg),
+                            gradient, meshRef, group.axes)
+            .getResult());
   }
   for (auto [entry, gradient] : llvm::zip(ready, reduced)) {
     FlatSymbolRefAttr param = paramRefs[entry.first];

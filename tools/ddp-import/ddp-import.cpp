@@ -35,9 +35,10 @@ static cl::OptionCategory importCategory("ddp-import options");
 static cl::opt<std::string>
     presetName("preset", cl::desc("Import a built-in model config"),
                cl::value_desc("name"), cl::cat(importCategory));
-static cl::opt<std::string>
-    configFile("config", cl::desc("Import a model config (JSON)"),
-               cl::value_desc("file"), cl::cat(importCategory));
+static cl::opt<std::string> configFile("config",
+                                       cl::desc("Import a model config (JSON)"),
+                                       cl::value_desc("file"),
+                                       cl::cat(importCategory));
 static cl::opt<std::string>
     inventoryFile("inventory", cl::desc("Import a parameter inventory (JSON)"),
                   cl::value_desc("file"), cl::cat(importCategory));
@@ -140,8 +141,8 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  int numInputs = !presetName.empty() + !configFile.empty() +
-                  !inventoryFile.empty();
+  int numInputs =
+      !presetName.empty() + !configFile.empty() + !inventoryFile.empty();
   if (numInputs != 1)
     return fail("give exactly one of --preset, --config and --inventory");
   bool isInventory = !inventoryFile.empty();

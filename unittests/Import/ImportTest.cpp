@@ -5,9 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ddp/Import/Import.h"
 #include "ddp/Dialect/DDP/Analysis/StepStats.h"
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
-#include "ddp/Import/Import.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -45,8 +45,8 @@ protected:
 
 /// Narayanan et al. 2021, Eq. (3): FLOPs of one step without activation
 /// recomputation, 72 B s l h^2 (1 + s/6h + V/12lh).
-double getNarayananFlops(double batch, double seq, double layers,
-                         double hidden, double vocab) {
+double getNarayananFlops(double batch, double seq, double layers, double hidden,
+                         double vocab) {
   return 72 * batch * seq * layers * hidden * hidden *
          (1 + seq / (6 * hidden) + vocab / (12 * layers * hidden));
 }
@@ -63,11 +63,10 @@ TEST_F(ImportTest, Gpt3StepFlopsMatchNarayanan) {
   double batch = config.microBatchSize * config.numMicrobatches;
   // The ranks compute the padded vocabulary; the paper's V is the
   // tokenizer's. Both agree within 1%.
-  for (double vocab : {double(config.vocabSize),
-                       double(config.getPaddedVocabSize())}) {
-    double expected = getNarayananFlops(batch, config.seqLength,
-                                        config.numLayers, config.hiddenSize,
-                                        vocab);
+  for (double vocab :
+       {double(config.vocabSize), double(config.getPaddedVocabSize())}) {
+    double expected = getNarayananFlops(
+        batch, config.seqLength, config.numLayers, config.hiddenSize, vocab);
     EXPECT_NEAR(flops / expected, 1.0, 0.01)
         << "IR: " << flops << " formula: " << expected << " V = " << vocab;
   }
@@ -89,9 +88,9 @@ TEST_F(ImportTest, Gpt3GemmFlopsMatchTheLinearLayers) {
   StepStats stats = importAndSummarise(config);
   double tokens = config.getTokensPerMicrobatch();
   double h = config.hiddenSize, tp = config.tensorModelParallelSize;
-  double perMicrobatch =
-      (24 * tokens * h * h * config.numLayers +
-       2 * tokens * h * config.getPaddedVocabSize()) / tp;
+  double perMicrobatch = (24 * tokens * h * h * config.numLayers +
+                          2 * tokens * h * config.getPaddedVocabSize()) /
+                         tp;
   EXPECT_EQ(stats.gemmFwdFlops, perMicrobatch * config.numMicrobatches);
 }
 
@@ -112,10 +111,10 @@ TEST_F(ImportTest, OpCountIsLinearInLayersAndMicrobatches) {
   EXPECT_EQ(countOps(5, 1), base + 4 * perLayer);
   EXPECT_EQ(countOps(1, 4), base + 3 * perMicrobatch);
   // A layer adds its ops to every microbatch, and its gradient tail once.
-  int64_t perLayerAndMicrobatch = countOps(2, 2) - base - perLayer -
-                                  perMicrobatch;
-  EXPECT_EQ(countOps(3, 3),
-            base + 2 * perLayer + 2 * perMicrobatch + 4 * perLayerAndMicrobatch);
+  int64_t perLayerAndMicrobatch =
+      countOps(2, 2) - base - perLayer - perMicrobatch;
+  EXPECT_EQ(countOps(3, 3), base + 2 * perLayer + 2 * perMicrobatch +
+                                4 * perLayerAndMicrobatch);
 }
 
 TEST_F(ImportTest, MoEExpertsReceiveTheirShareOfTokens) {

@@ -52,8 +52,8 @@ struct ParamInventory {
 
 /// Reads and validates an inventory; errors name the field (with its index
 /// in `params`) and `sourceName`.
-llvm::Expected<ParamInventory> parseParamInventory(const llvm::json::Value &json,
-                                                   llvm::StringRef sourceName);
+llvm::Expected<ParamInventory>
+parseParamInventory(const llvm::json::Value &json, llvm::StringRef sourceName);
 
 } // namespace ddp
 

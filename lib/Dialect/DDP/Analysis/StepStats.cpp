@@ -11,7 +11,8 @@
 using namespace mlir;
 using namespace ddp;
 
-static std::string getGroupKey(Operation *op, CollectiveOpInterface collective) {
+static std::string getGroupKey(Operation *op,
+                               CollectiveOpInterface collective) {
   std::string key = op->getName().stripDialect().str() + "[";
   llvm::raw_string_ostream os(key);
   llvm::interleave(
@@ -96,8 +97,7 @@ static void printNumber(llvm::raw_ostream &os, double value) {
 void StepStats::print(llvm::raw_ostream &os) const {
   os << "mesh: " << mesh << " (" << numRanks << " ranks)\n";
   os << "parameters: " << modelParamElements << " in model, "
-     << localParamElements << " on this rank in " << numParams
-     << " tensors\n";
+     << localParamElements << " on this rank in " << numParams << " tensors\n";
   os << "flops per rank: ";
   printNumber(os, getTotalFlops());
   os << "\n  gemm fwd: ";
