@@ -7,6 +7,8 @@
 
 #include "ddp/Conversion/Passes.h"
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Dialect/DDP/Transforms/Passes.h"
+#include "ddp/Pipelines/SchedulePipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -18,6 +20,8 @@ int main(int argc, char **argv) {
   registry.insert<ddp::DDPDialect, mlir::func::FuncDialect>();
   ddp::registerDDPConversionPasses();
   registry.insert<mlir::LLVM::LLVMDialect>();
+  ddp::registerDDPPasses();
+  ddp::registerDDPSchedulePipeline();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "ddp optimizer driver: schedules the communication of a "
                   "data-parallel training step\n",

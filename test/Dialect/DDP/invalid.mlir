@@ -470,3 +470,76 @@ func.func @f(%g: tensor<2xf32>) {
   ddp.adam @w, %g lr 1.0e-3 betas(0.9, 0.999) eps 1.0e-8 : tensor<2xf32>
   return
 }
+
+// -----
+
+ddp.param @w : tensor<4xf32>
+func.func @f(%b: tensor<8xf32>) {
+  // expected-error @+1 {{'ddp.check_finite' op needs at least one parameter}}
+  ddp.check_finite %b bucket 0 params [] offsets [] : tensor<8xf32>
+  return
+}
+
+// -----
+
+ddp.param @w : tensor<4xf32>
+func.func @f(%b: tensor<8xf32>) {
+  // expected-error @+1 {{'ddp.check_finite' op has 1 parameters but 2 offsets; it needs one offset per parameter}}
+  ddp.check_finite %b bucket 0 params [@w] offsets [0, 4] : tensor<8xf32>
+  return
+}
+
+// -----
+
+ddp.param @w : tensor<4xf32>
+func.func @f(%b: tensor<8xf32>) {
+  // expected-error @+1 {{'ddp.check_finite' op has negative bucket index -1}}
+  ddp.check_finite %b bucket -1 params [@w] offsets [0] : tensor<8xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+func.func @f(%b: tensor<8xf32>) {
+  // expected-error @+1 {{'ddp.check_finite' op refers to @world, which is not a ddp.param}}
+  ddp.check_finite %b bucket 0 params [@world] offsets [0] : tensor<8xf32>
+  return
+}
+
+// -----
+
+ddp.param @w : tensor<4xbf16>
+func.func @f(%b: tensor<8xf32>) {
+  // expected-error @+1 {{'ddp.check_finite' op parameter @w has negative offset -1}}
+  ddp.check_finite %b bucket 0 params [@w] offsets [-1] : tensor<8xf32>
+  return
+}
+
+// -----
+
+ddp.param @w : tensor<4xbf16>
+func.func @f(%b: tensor<8xf32>) {
+  // expected-error @+1 {{'ddp.check_finite' op parameter @w ends at element 9, past the 8 elements of the bucket}}
+  ddp.check_finite %b bucket 0 params [@w] offsets [5] : tensor<8xf32>
+  return
+}
+
+// -----
+
+ddp.param @w : tensor<4xf32>
+ddp.param @v : tensor<2x2xf32>
+func.func @f(%b: tensor<8xf32>) {
+  // expected-error @+1 {{'ddp.check_finite' op parameter @v (elements [2, 6)) overlaps parameter @w (elements [0, 4))}}
+  ddp.check_finite %b bucket 0 params [@w, @v] offsets [0, 2] : tensor<8xf32>
+  return
+}
+
+// -----
+
+ddp.param @w : tensor<4xf32>
+func.func @f(%b: tensor<2x4xf32>) {
+  // expected-error @+1 {{'ddp.check_finite' op operand #0 must be statically shaped 1-D tensor}}
+  ddp.check_finite %b bucket 0 params [@w] offsets [0] : tensor<2x4xf32>
+  return
+}

@@ -72,11 +72,16 @@ func.func @collectives(%g: tensor<64xf32>, %m: tensor<4x8xbf16>) {
 }
 
 // CHECK-LABEL: func.func @buckets
-func.func @buckets(%g0: tensor<8x4xf32>, %g1: tensor<16x8xf32>) {
+func.func @buckets(%g0: tensor<8x4xf32>, %g1: tensor<16x8xf32>, %c4: tensor<8xbf16>) {
   // CHECK: %[[B:.*]] = ddp.bucket_pack %{{.*}}, %{{.*}} offsets [0, 64] : tensor<8x4xf32>, tensor<16x8xf32> -> tensor<256xf32>
   %b = ddp.bucket_pack %g0, %g1 offsets [0, 64] : tensor<8x4xf32>, tensor<16x8xf32> -> tensor<256xf32>
   // CHECK: %[[U:.*]]:2 = ddp.bucket_unpack %[[B]] offsets [0, 64] : tensor<256xf32> -> tensor<8x4xf32>, tensor<16x8xf32>
   %u0, %u1 = ddp.bucket_unpack %b offsets [0, 64] : tensor<256xf32> -> tensor<8x4xf32>, tensor<16x8xf32>
+  // CHECK: ddp.check_finite %[[B]] bucket 2 params [@expert.weight, @fc1.weight] offsets [0, 64] : tensor<256xf32>
+  ddp.check_finite %b bucket 2 params [@expert.weight, @fc1.weight] offsets [0, 64] : tensor<256xf32>
+  // CHECK: ddp.check_finite %{{.*}} bucket 0 params [@embedding] offsets [4] : tensor<8xf32>
+  %wide = ddp.cast %c4 : tensor<8xbf16> to tensor<8xf32>
+  ddp.check_finite %wide bucket 0 params [@embedding] offsets [4] : tensor<8xf32>
   // CHECK: ddp.adam @expert.weight, %[[U]]#0 lr 0.001 betas(0.9, 0.95) eps 1.0e-08 : tensor<8x4xf32>
   ddp.adam @expert.weight, %u0 lr 1.0e-3 betas(0.9, 0.95) eps 1.0e-8 : tensor<8x4xf32>
   return

@@ -284,6 +284,41 @@ static LogicalResult verifyPeerOffset(Operation *op, int64_t offset,
   return success();
 }
 
+/// Entries `[offsets[i], offsets[i] + numels[i])` lie inside a bucket of
+/// `bucketSize` elements and do not overlap. `describe` names entry `i` in a
+/// diagnostic ("gradient #1", "parameter @w").
+static LogicalResult
+verifyBucketExtents(Operation *op, ArrayRef<int64_t> numels,
+                    ArrayRef<int64_t> offsets, int64_t bucketSize,
+                    llvm::function_ref<std::string(size_t)> describe) {
+  struct Extent {
+    int64_t begin, end;
+    size_t index;
+  };
+  SmallVector<Extent> extents;
+  for (auto [index, numel, offset] : llvm::enumerate(numels, offsets)) {
+    if (offset < 0)
+      return op->emitOpError() << describe(index) << " has negative offset "
+                               << offset;
+    int64_t end = offset + numel;
+    if (end > bucketSize)
+      return op->emitOpError()
+             << describe(index) << " ends at element " << end << ", past the "
+             << bucketSize << " elements of the bucket";
+    extents.push_back({offset, end, index});
+  }
+  llvm::sort(extents, [](const Extent &a, const Extent &b) {
+    return a.begin < b.begin;
+  });
+  for (auto [prev, next] : llvm::zip(extents, llvm::drop_begin(extents)))
+    if (next.begin < prev.end)
+      return op->emitOpError()
+             << describe(next.index) << " (elements [" << next.begin << ", "
+             << next.end << ")) overlaps " << describe(prev.index)
+             << " (elements [" << prev.begin << ", " << prev.end << "))";
+  return success();
+}
+
 /// The gradients of a bucket lie inside it, do not overlap and share its
 /// element type.
 static LogicalResult verifyBucketLayout(Operation *op, TypeRange grads,
@@ -295,38 +330,19 @@ static LogicalResult verifyBucketLayout(Operation *op, TypeRange grads,
     return op->emitOpError("has ")
            << grads.size() << " gradients but " << offsets.size()
            << " offsets; it needs one offset per gradient";
-  struct Extent {
-    int64_t begin, end;
-    size_t index;
-  };
-  SmallVector<Extent> extents;
-  int64_t bucketSize = bucket.getNumElements();
-  for (auto [index, type, offset] : llvm::enumerate(grads, offsets)) {
+  SmallVector<int64_t> numels;
+  for (auto [index, type] : llvm::enumerate(grads)) {
     auto tensor = cast<RankedTensorType>(type);
     if (tensor.getElementType() != bucket.getElementType())
       return op->emitOpError("gradient #")
              << index << " has element type " << tensor.getElementType()
              << " but the bucket has " << bucket.getElementType();
-    if (offset < 0)
-      return op->emitOpError("gradient #")
-             << index << " has negative offset " << offset;
-    int64_t end = offset + tensor.getNumElements();
-    if (end > bucketSize)
-      return op->emitOpError("gradient #")
-             << index << " ends at element " << end << ", past the "
-             << bucketSize << " elements of the bucket";
-    extents.push_back({offset, end, index});
+    numels.push_back(tensor.getNumElements());
   }
-  llvm::sort(extents, [](const Extent &a, const Extent &b) {
-    return a.begin < b.begin;
-  });
-  for (auto [prev, next] : llvm::zip(extents, llvm::drop_begin(extents)))
-    if (next.begin < prev.end)
-      return op->emitOpError("gradient #")
-             << next.index << " (elements [" << next.begin << ", " << next.end
-             << ")) overlaps gradient #" << prev.index << " (elements ["
-             << prev.begin << ", " << prev.end << "))";
-  return success();
+  return verifyBucketExtents(op, numels, offsets, bucket.getNumElements(),
+                             [](size_t index) {
+                               return "gradient #" + std::to_string(index);
+                             });
 }
 
 static LogicalResult verifyLearningRate(Operation *op, double lr) {
@@ -551,6 +567,37 @@ LogicalResult BucketPackOp::verify() {
 LogicalResult BucketUnpackOp::verify() {
   return verifyBucketLayout(*this, getGrads().getTypes(), getOffsets(),
                             getBucket().getType());
+}
+
+LogicalResult CheckFiniteOp::verify() {
+  if (getParams().empty())
+    return emitOpError("needs at least one parameter");
+  if (getParams().size() != getOffsets().size())
+    return emitOpError("has ")
+           << getParams().size() << " parameters but " << getOffsets().size()
+           << " offsets; it needs one offset per parameter";
+  // I64Attr reads back unsigned; the sign is in the attribute.
+  if (int64_t index = getIndexAttr().getInt(); index < 0)
+    return emitOpError("has negative bucket index ") << index;
+  return success();
+}
+
+LogicalResult
+CheckFiniteOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  SmallVector<int64_t> numels;
+  for (Attribute name : getParams()) {
+    FailureOr<ParamOp> param =
+        lookupParam(*this, cast<FlatSymbolRefAttr>(name), symbolTable);
+    if (failed(param))
+      return failure();
+    numels.push_back(param->getTensorType().getNumElements());
+  }
+  return verifyBucketExtents(
+      *this, numels, getOffsets(), getBucket().getType().getNumElements(),
+      [&](size_t index) {
+        return "parameter @" +
+               cast<FlatSymbolRefAttr>(getParams()[index]).getValue().str();
+      });
 }
 
 LogicalResult SGDOp::verify() {

@@ -421,6 +421,34 @@ def DDP_BucketUnpackOp : DDP_Op<"bucket_unpack", [Pure]> {
   let hasVerifier = 1;
 }
 
+def DDP_CheckFiniteOp : DDP_Op<"check_finite",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "stop the step when a gradient bucket holds a NaN or an Inf";
+  let description = [{
+    Checks every element of a packed bucket before it is reduced (Megatron's
+    `check_for_nan_in_grad`). Parameter `params[i]` occupies elements
+    `[offsets[i], offsets[i] + numel(params[i]))` of the bucket, so when an
+    element is not finite the runtime reports the bucket `index`, the
+    parameter whose gradient holds it (or the padding) and the element, and
+    ends the job on every rank instead of reducing garbage into the model.
+    The bucket's element type may differ from the parameters' (a bf16
+    gradient reduced in an f32 bucket); the extents are in elements.
+
+    ```mlir
+    ddp.check_finite %b bucket 3 params [@layers.1.weight, @layers.0.weight]
+        offsets [0, 9088] : tensor<18176xf32>
+    ```
+  }];
+  let arguments = (ins DDP_FlatTensor:$bucket, I64Attr:$index,
+                       FlatSymbolRefArrayAttr:$params,
+                       DenseI64ArrayAttr:$offsets);
+  let assemblyFormat = [{
+    $bucket `bucket` $index `params` $params `offsets` $offsets attr-dict `:`
+    type($bucket)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Optimizer
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,133 @@
+//===- BucketLayout.h - Gradients, buckets and the layout report -*- C++ -*-===//
+//
+// The vocabulary shared by every bucketing policy: the gradients to reduce (in
+// the order they become ready), the buckets a policy groups them into, and the
+// JSON layout report. Nothing here depends on MLIR, so the policies can be
+// unit-tested and reused outside the compiler.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_BUCKETING_BUCKETLAYOUT_H
+#define DDP_BUCKETING_BUCKETLAYOUT_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddp::bucketing {
+
+/// The floating-point element types a gradient or a bucket may have.
+enum class ElementType { F16, BF16, F32, F64 };
+
+/// "f16", "bf16", "f32", "f64": the names the layout report and the
+/// inventories use.
+llvm::StringRef getElementTypeName(ElementType type);
+std::optional<ElementType> parseElementType(llvm::StringRef name);
+int64_t getElementBytes(ElementType type);
+
+/// One gradient to reduce. Policies receive them in ready order: the order in
+/// which their `grad_ready` ops are issued.
+struct Gradient {
+  std::string name;
+  int64_t numel = 0;
+  /// The parameter's element type (Megatron keys its buffers by it).
+  ElementType paramType = ElementType::F32;
+  /// The element type the gradient is reduced in: the bucket's type.
+  ElementType reduceType = ElementType::F32;
+  /// The process group that reduces it, e.g. "dp" or "edp". Gradients of
+  /// different groups never share a bucket.
+  std::string group;
+  int64_t groupSize = 1;
+  /// Mixture-of-experts parameter (Megatron gives experts their own buffers).
+  bool expert = false;
+  /// The word embedding shared with the output layer.
+  bool sharedEmbedding = false;
+  /// Position in registration order (Megatron walks it backwards).
+  size_t declarationIndex = 0;
+
+  int64_t getBytes() const { return numel * getElementBytes(reduceType); }
+};
+
+/// A gradient's place in a bucket.
+struct BucketEntry {
+  /// Index into the gradient list (ready order).
+  size_t gradient;
+  /// First element of the gradient inside the bucket.
+  int64_t offset;
+};
+
+/// One flat buffer reduced by one collective.
+struct Bucket {
+  ElementType type = ElementType::F32;
+  std::string group;
+  int64_t groupSize = 1;
+  /// Gradients in increasing offset order.
+  std::vector<BucketEntry> entries;
+  /// The end of the last gradient: the unpadded size.
+  int64_t numel = 0;
+  /// The size including end padding; the collective reduces this many.
+  int64_t paddedNumel = 0;
+
+  int64_t getPaddedBytes() const {
+    return paddedNumel * getElementBytes(type);
+  }
+};
+
+/// Buckets in the order their collectives are issued.
+struct BucketLayout {
+  std::vector<Bucket> buckets;
+};
+
+/// Padding that Megatron-Core's distributed optimizer applies, usable with any
+/// policy: every gradient starts at a multiple of 64 elements and every bucket
+/// ends at a multiple of lcm(group size, 128), times 2^16 for high NCCL bus
+/// bandwidth.
+struct PaddingOptions {
+  bool distributedOptimizer = false;
+  bool padForHighNcclBusbw = false;
+};
+
+/// Checks what every policy assumes of its input: at least one element per
+/// gradient, a group of at least one rank, distinct names. Returns the first
+/// problem found.
+llvm::Error validateGradients(llvm::ArrayRef<Gradient> gradients);
+
+/// The multiple a bucket's end is padded to under `padding` for a group of
+/// `groupSize` ranks (1 when nothing is padded).
+int64_t getBucketEndDivisor(const PaddingOptions &padding, int64_t groupSize);
+/// The element a gradient placed at `cursor` starts at under `padding`.
+int64_t padGradientStart(const PaddingOptions &padding, int64_t cursor);
+/// `value` rounded up to a multiple of `divisor`.
+int64_t alignTo(int64_t value, int64_t divisor);
+
+/// Lays the given gradients out in one bucket, in the given order, applying
+/// `padding`. The gradients must share a reduce type and a group.
+Bucket layOutBucket(llvm::ArrayRef<Gradient> gradients,
+                    llvm::ArrayRef<size_t> members,
+                    const PaddingOptions &padding);
+
+/// The position in ready order of the bucket's last gradient: when its
+/// collective can be issued at the earliest.
+size_t getLastReadyIndex(const Bucket &bucket);
+
+/// Sorts buckets by the ready position of their last gradient, the order in
+/// which a runtime that issues each bucket when it is complete issues them.
+void sortByCompletion(std::vector<Bucket> &buckets);
+
+/// Writes the layout report, keys in this order (llvm::json::Value would sort
+/// them):
+///   {"buckets": [{"index": 0, "dtype": "bf16", "group": "dp",
+///                 "params": [{"name": ..., "offset": 0, "numel": 9025}],
+///                 "numel": 9025, "padded_numel": 9088}]}
+void writeLayoutJSON(llvm::json::OStream &json, const BucketLayout &layout,
+                     llvm::ArrayRef<Gradient> gradients);
+
+} // namespace ddp::bucketing
+
+#endif // DDP_BUCKETING_BUCKETLAYOUT_H

@@ -1,0 +1,66 @@
+//===- OptimalLayout.h - The cost-model-optimal bucket layout ---*- C++ -*-===//
+//
+// The `auto` policy: bucket boundaries that minimise the step time replayed
+// by TimelineReplay (the simulator's rules), found by dynamic programming
+// over the split points of the ready order.
+//
+// Buckets of one stream (gradients that may share a bucket: one element type,
+// one group) are contiguous runs of its ready order. The state of the replay
+// right after a bucket is issued -- the compute clock, when each
+// communication stream becomes free, and the bound the tail's waits put on
+// the step -- is all the future depends on, and everything after is
+// nondecreasing in each of its components. So for every split point the
+// search keeps the states that no other state beats in every component (a
+// Pareto front), extends each by every possible next bucket, and the best
+// final state is the optimum over all contiguous layouts: exact, not a sweep
+// of sizes. Streams sharing a step are optimised one at a time with the
+// others fixed, until no stream improves. See docs/Bucketing.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_BUCKETING_OPTIMALLAYOUT_H
+#define DDP_BUCKETING_OPTIMALLAYOUT_H
+
+#include "ddp/Bucketing/StepTimeline.h"
+
+namespace ddp::bucketing {
+
+struct OptimalLayoutOptions {
+  /// Padding applied to every bucket (the distributed optimizer's).
+  PaddingOptions padding;
+  /// The most gradients a bucket may hold; 0 for no limit. Bounds the search
+  /// to O(gradients x this) on very large graphs; the result is then optimal
+  /// among layouts whose buckets respect it.
+  size_t maxBucketGradients = 0;
+  /// Rounds of stream-by-stream improvement when several streams share the
+  /// step; a single stream needs one.
+  unsigned maxRounds = 8;
+};
+
+struct OptimalLayoutResult {
+  BucketLayout layout;
+  /// The replayed step time of `layout`.
+  double stepTime = 0;
+  /// Rounds the stream-by-stream search ran.
+  unsigned rounds = 0;
+  /// Largest Pareto front kept at a split point.
+  size_t largestFront = 0;
+  /// Set when a starting layout replayed faster than the search's result and
+  /// was returned instead (possible only with several streams, or starting
+  /// layouts that are not contiguous in ready order).
+  bool startingLayoutWon = false;
+};
+
+/// Minimises the replayed step time over the bucket boundaries of every
+/// stream. `startingLayouts` (e.g. the megatron and pytorch layouts) seed the
+/// search when several streams share the step, and the result is never
+/// slower than any of them on the replay.
+llvm::Expected<OptimalLayoutResult>
+computeOptimalLayout(llvm::ArrayRef<Gradient> gradients,
+                     const TimelineReplay &replay,
+                     const OptimalLayoutOptions &options,
+                     llvm::ArrayRef<BucketLayout> startingLayouts = {});
+
+} // namespace ddp::bucketing
+
+#endif // DDP_BUCKETING_OPTIMALLAYOUT_H

@@ -1,0 +1,184 @@
+//===- StepTimeline.h - The step as the auto policy replays it --*- C++ -*-===//
+//
+// The `auto` policy needs the step time of a layout without building its IR.
+// A StepTimeline holds what the compute stream does in block order (kernel
+// time, synchronous collectives, the points where gradients become ready)
+// and the tail that consumes the reduced gradients (the optimizer). A
+// TimelineReplay prices layouts on it: each bucket's kernels and asynchronous
+// collective go right after its last gradient (and after the bucket issued
+// before it), a wait right before the first use of its result, exactly as the
+// overlap pass places them, with the rules of the simulator
+// (lib/Sim/Simulator.cpp):
+//   - compute kernels run in block order; while any collective is in flight
+//     they progress `slowdown` times slower;
+//   - each process group has a communication stream that runs its
+//     collectives in issue order; a synchronous collective holds the compute
+//     stream until it ends;
+//   - a wait holds the compute stream until its collective ends;
+//   - the step ends when the last stream goes idle.
+// The numbers (kernel and collective times) come from the caller, i.e. from
+// the simulator's cost model; nothing here depends on MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_BUCKETING_STEPTIMELINE_H
+#define DDP_BUCKETING_STEPTIMELINE_H
+
+#include "ddp/Bucketing/BucketLayout.h"
+
+#include <functional>
+#include <limits>
+
+namespace ddp::bucketing {
+
+/// What buckets add to the step, priced by the caller.
+struct BucketCosts {
+  /// Communication stream of each gradient's group.
+  std::vector<unsigned> stream;
+  /// Compute-stream time spent on each gradient before packing (the cast to
+  /// the bucket's type) and after unpacking (the cast back), in seconds.
+  std::vector<double> packTime;
+  std::vector<double> unpackTime;
+  /// Compute-stream time spent on a whole bucket of `stream` before its
+  /// collective (the pre-scaling by 1/n), given its type and padded size.
+  std::function<double(unsigned stream, ElementType, int64_t paddedNumel)>
+      bucketIssueTime;
+  /// Time of a bucket's all-reduce on `stream`.
+  std::function<double(unsigned stream, ElementType, int64_t paddedNumel)>
+      collectiveTime;
+};
+
+/// The unscheduled step without its data-parallel reductions, in block order.
+class StepTimeline {
+public:
+  StepTimeline(size_t numGradients, unsigned numStreams, double slowdown)
+      : numGradients(numGradients), numStreams(numStreams),
+        slowdown(slowdown) {}
+
+  /// Kernels on the compute stream taking `seconds` when nothing runs beside
+  /// them.
+  void addCompute(double seconds);
+  /// A synchronous collective on communication stream `stream`.
+  void addBlockingCollective(unsigned stream, double seconds);
+  /// The `grad_ready` of gradient `gradient` (an index in ready order).
+  void addGradientReady(size_t gradient);
+  /// Ends the backward part: what follows consumes the reduced gradients.
+  void beginTail();
+  /// A kernel of the tail that uses the reduced `gradients`.
+  void addTailCompute(double seconds, llvm::ArrayRef<size_t> gradients = {});
+
+  /// Checks that every gradient became ready exactly once, in ready order,
+  /// that the tail was begun, and that streams and times are valid.
+  llvm::Error verify() const;
+
+  size_t getNumGradients() const { return numGradients; }
+  unsigned getNumStreams() const { return numStreams; }
+  double getSlowdown() const { return slowdown; }
+
+private:
+  friend class TimelineReplay;
+
+  struct Item {
+    enum Kind { Compute, Blocking, Ready } kind;
+    double seconds = 0;
+    unsigned stream = 0;
+    size_t gradient = 0;
+  };
+  struct TailItem {
+    double seconds;
+    std::vector<size_t> gradients;
+  };
+
+  size_t numGradients;
+  unsigned numStreams;
+  double slowdown;
+  std::vector<Item> backward;
+  bool inTail = false;
+  std::vector<TailItem> tail;
+  /// A problem noticed while building, reported by verify().
+  std::string buildError;
+};
+
+/// A timeline prepared for pricing layouts with given bucket costs. The
+/// optimizer composes its primitives; evaluate() replays a whole layout.
+class TimelineReplay {
+public:
+  TimelineReplay(const StepTimeline &timeline, const BucketCosts &costs);
+
+  /// The state of every stream at a point of the replay.
+  struct State {
+    double now = 0;
+    /// When each communication stream becomes free.
+    std::vector<double> streamFree;
+    /// max over the buckets issued so far of
+    /// end / slowdown + (tail work from the bucket's first use to the end):
+    /// what the tail's waits add to the step (see finish()).
+    double tailBound = -std::numeric_limits<double>::infinity();
+  };
+
+  /// Points of the backward part where the state matters beyond the compute
+  /// clock: gradients becoming ready (buckets are issued right after them)
+  /// and synchronous collectives on streams that buckets also use.
+  struct Event {
+    enum Kind { Ready, SharedCollective } kind = Ready;
+    size_t gradient = 0;
+    unsigned stream = 0;
+    double seconds = 0;
+  };
+
+  size_t getNumEvents() const { return events.size(); }
+  const Event &getEvent(size_t index) const { return events[index]; }
+  size_t getReadyEvent(size_t gradient) const { return readyEvent[gradient]; }
+  /// Position in the tail before which the wait of a bucket holding
+  /// `gradient` goes (the first kernel that needs the reduced gradient); the
+  /// end of the tail when nothing uses it.
+  size_t getFirstUse(size_t gradient) const { return firstUse[gradient]; }
+
+  State initialState() const;
+  /// Runs the kernels and non-shared synchronous collectives between event
+  /// `index - 1` and event `index` (index == getNumEvents(): up to the tail).
+  void runSegmentBefore(size_t index, State &state) const;
+  /// Runs event `index` (a ready marker costs nothing).
+  void runEvent(size_t index, State &state) const;
+  /// Issues a bucket at the current point: `issueSeconds` of kernels, then
+  /// its collective on `stream`, waited before tail position `firstUse`.
+  void issueBucket(State &state, double issueSeconds, unsigned stream,
+                   double collectiveSeconds, size_t firstUse) const;
+  /// The step time, from the state where the tail begins.
+  double finish(const State &state) const;
+
+  /// The step time with `layout`, whose buckets are issued in the given
+  /// order, each after its last gradient and after the bucket before it.
+  /// Every gradient of the timeline must be in exactly one bucket.
+  double evaluate(const BucketLayout &layout) const;
+
+  /// Compute-stream time of a bucket's own kernels before its collective.
+  double getIssueTime(const Bucket &bucket) const;
+  double getCollectiveTime(const Bucket &bucket) const;
+  size_t getFirstUse(const Bucket &bucket) const;
+  const BucketCosts &getCosts() const { return costs; }
+  double getSlowdown() const { return slowdown; }
+
+private:
+  void runCompute(State &state, double seconds) const;
+
+  const BucketCosts &costs;
+  unsigned numStreams;
+  double slowdown;
+  /// The items between events, flattened, as prefix sums of kernel time and
+  /// of time blocked in synchronous collectives.
+  std::vector<double> computePrefix{0.0}, blockedPrefix{0.0};
+  /// Whether item i is a kernel (else a synchronous collective).
+  std::vector<bool> itemIsCompute;
+  std::vector<Event> events;
+  /// Items [segmentBegin[i], segmentBegin[i + 1]) run before event i.
+  std::vector<size_t> segmentBegin;
+  std::vector<size_t> readyEvent;
+  /// Tail work from each position to the end, unpack kernels included.
+  std::vector<double> tailSuffix;
+  std::vector<size_t> firstUse;
+};
+
+} // namespace ddp::bucketing
+
+#endif // DDP_BUCKETING_STEPTIMELINE_H

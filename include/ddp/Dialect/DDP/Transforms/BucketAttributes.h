@@ -1,0 +1,86 @@
+//===- BucketAttributes.h - Bucket decisions recorded in the IR -*- C++ -*-===//
+//
+// `ddp-assign-buckets` records a bucket layout as attributes, and
+// `ddp-bucketize`, `ddp-overlap-grad-reduce` and `ddp-print-bucket-layout`
+// read them back; a user may edit them in between. This header names the
+// attributes and reads them with located errors.
+//
+//   func.func @step(...) attributes {
+//     ddp.bucket_policy = {name = "megatron", ...},
+//     ddp.buckets = [{dtype = f32, mesh = @world, axes = ["dp"],
+//                     numel = 9183 : i64, padded_numel = 9216 : i64,
+//                     average_in_collective = false, check_finite = false}]}
+//   %g = ddp.grad_ready @w, %dw {ddp.bucket = 0 : i64,
+//                                ddp.bucket_offset = 9088 : i64} : ...
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_DIALECT_DDP_TRANSFORMS_BUCKETATTRIBUTES_H
+#define DDP_DIALECT_DDP_TRANSFORMS_BUCKETATTRIBUTES_H
+
+#include "ddp/Bucketing/BucketLayout.h"
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace ddp {
+
+/// On a `ddp.grad_ready`: the index of its bucket (its position in issue
+/// order). On the ops `ddp-bucketize` creates: the bucket they belong to.
+constexpr llvm::StringLiteral kBucketAttrName = "ddp.bucket";
+/// On a `ddp.grad_ready`: the gradient's first element in its bucket.
+constexpr llvm::StringLiteral kBucketOffsetAttrName = "ddp.bucket_offset";
+/// On the step: the buckets, in issue order.
+constexpr llvm::StringLiteral kBucketsAttrName = "ddp.buckets";
+/// On the step: the policy that laid the buckets out, and its inputs.
+constexpr llvm::StringLiteral kBucketPolicyAttrName = "ddp.bucket_policy";
+
+/// One entry of `ddp.buckets`.
+struct BucketSpec {
+  mlir::FloatType elementType;
+  mlir::FlatSymbolRefAttr mesh;
+  mlir::ArrayAttr axes;
+  int64_t numel = 0;
+  int64_t paddedNumel = 0;
+  /// Reduce with `avg` in the collective instead of pre-scaling by 1/n.
+  bool averageInCollective = false;
+  /// Check the packed bucket for NaN and Inf before the collective.
+  bool checkFinite = false;
+};
+
+mlir::DictionaryAttr getBucketSpecAttr(mlir::MLIRContext *context,
+                                       const BucketSpec &spec);
+
+/// Reads `ddp.buckets` of `step` (none: an empty list). Emits an error on the
+/// step naming the bucket and the field that is wrong.
+mlir::FailureOr<llvm::SmallVector<BucketSpec>>
+readBucketSpecs(mlir::func::FuncOp step);
+
+/// A gradient assigned to a bucket by its attributes.
+struct BucketMember {
+  GradReadyOp ready;
+  int64_t offset = 0;
+};
+
+/// The `ddp.grad_ready` ops of `step` that carry bucket attributes, by
+/// bucket, in offset order. Emits an error on the op whose attributes are
+/// malformed or name a bucket that `ddp.buckets` does not have.
+mlir::FailureOr<llvm::SmallVector<llvm::SmallVector<BucketMember>>>
+readBucketMembers(mlir::func::FuncOp step, size_t numBuckets);
+
+/// The reduction a gradient goes through in the unscheduled step: the one
+/// synchronous `ddp.all_reduce` of the `grad_ready` result. Null when there
+/// is none; an error on the op when there are several.
+mlir::FailureOr<AllReduceOp> getGradientReduction(GradReadyOp ready);
+
+/// "dp", "dp,cp": how the layout report names a group.
+std::string getGroupName(mlir::ArrayAttr axes);
+
+/// The bucketing library's name for a float type; none for other types.
+std::optional<bucketing::ElementType> getBucketingType(mlir::Type type);
+mlir::FloatType getFloatType(mlir::MLIRContext *context,
+                             bucketing::ElementType type);
+
+} // namespace ddp
+
+#endif // DDP_DIALECT_DDP_TRANSFORMS_BUCKETATTRIBUTES_H

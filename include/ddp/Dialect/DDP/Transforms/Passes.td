@@ -1,0 +1,285 @@
+//===- Passes.td - Passes of the ddp dialect ---------------*- tablegen -*-===//
+//
+// Every pass of the dialect is declared here, with its options and
+// statistics; each is implemented in its own file under
+// lib/Dialect/DDP/Transforms with GEN_PASS_DEF_<NAME>.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_DIALECT_DDP_TRANSFORMS_PASSES_TD
+#define DDP_DIALECT_DDP_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def Simulate : Pass<"ddp-simulate", "mlir::ModuleOp"> {
+  let summary = "predict the step time of a step and draw its timeline";
+  let description = [{
+    Executes the step against the cost model of a hardware profile: one
+    compute stream running the ops in block order, one communication stream
+    per process group for asynchronous collectives, `ddp.wait` blocking the
+    compute stream until its token's collective is done, synchronous
+    collectives blocking it for their whole duration. Prints a summary (step
+    time, compute, communication, exposed communication, overlap, a lower
+    bound on the step time and the ratio to it) and, on request, writes a
+    JSON report, a Chrome trace and an SVG timeline.
+
+    The IR is left unchanged, so the pass composes after any pipeline. The
+    semantics, formulas and file formats are in docs/CostModel.md.
+
+    ```
+    ddp-opt step.mlir -o /dev/null \
+      --ddp-simulate="hw=h100-sxm-ib400 dp=512 trace=step.trace.json report=step.json timeline=step.svg"
+    ```
+  }];
+  let options = [
+    Option<"hardware", "hw", "std::string", /*default=*/"\"h100-sxm-ib400\"",
+           "A built-in hardware profile (h100-sxm-nvlink, h100-sxm-ib400, "
+           "a100-sxm-ib200, h200-sxm-ib400, cpu-mpi-2core) or the path of a "
+           "JSON profile">,
+    Option<"dataParallelSize", "dp", "int64_t", /*default=*/"0",
+           "Simulate this data-parallel size instead of the mesh's: the first "
+           "data-parallel mesh axis is resized so that the product of the "
+           "data-parallel axes is dp (0 keeps the mesh)">,
+    Option<"algorithm", "algorithm", "std::string", /*default=*/"\"auto\"",
+           "All-reduce algorithm: ring, tree, or auto (the faster one per "
+           "collective, as NCCL's tuner picks)">,
+    Option<"stepName", "step", "std::string", /*default=*/"\"\"",
+           "The function to simulate (default: the only one with a body)">,
+    Option<"outputPath", "output", "std::string", /*default=*/"\"-\"",
+           "Where the text summary goes ('-' for stdout)">,
+    Option<"reportPath", "report", "std::string", /*default=*/"\"\"",
+           "Write the JSON report here">,
+    Option<"tracePath", "trace", "std::string", /*default=*/"\"\"",
+           "Write the Chrome trace (Trace Event Format) here">,
+    Option<"timelinePath", "timeline", "std::string", /*default=*/"\"\"",
+           "Write an SVG picture of the timeline here">,
+  ];
+  let statistics = [
+    Statistic<"numSimulatedOps", "simulated-ops", "Ops simulated">,
+    Statistic<"numSimulatedCollectives", "simulated-collectives",
+              "Collectives simulated">,
+    Statistic<"stepTimeMicros", "step-time-us",
+              "Simulated step time in microseconds">,
+  ];
+}
+
+def AssignBuckets : Pass<"ddp-assign-buckets", "mlir::ModuleOp"> {
+  let summary = "decide the gradient bucket layout and record it as attributes";
+  let description = [{
+    Groups the data-parallel reductions of the unscheduled step (one
+    synchronous `ddp.all_reduce` per `ddp.grad_ready` result) into buckets
+    and records the decision, without changing any op:
+
+    - on each `ddp.grad_ready`: `ddp.bucket` (the bucket's index, which is
+      its position in issue order) and `ddp.bucket_offset` (the gradient's
+      first element in the bucket);
+    - on the step function: `ddp.buckets`, one dictionary per bucket with
+      its `dtype`, `mesh` and `axes` (the group), `numel`, `padded_numel`,
+      `average_in_collective` and `check_finite`; and `ddp.bucket_policy`,
+      the policy and what it was given.
+
+    `ddp-bucketize` applies the attributes; edit them to override a decision.
+    Policies (docs/Bucketing.md gives the sources):
+
+    - `megatron`: Megatron-Core's `_ParamAndGradBuffer` layout;
+    - `pytorch`: PyTorch DDP's `compute_bucket_assignment_by_size` over the
+      ready order;
+    - `size`: close a bucket once it holds `bucket-size` elements or
+      `bucket-bytes` bytes;
+    - `auto`: the boundaries that minimise the simulated step time on `hw`,
+      found exactly by dynamic programming over the split points of the
+      ready order.
+
+    ```
+    ddp-opt step.mlir --ddp-assign-buckets="policy=megatron use-distributed-optimizer=true"
+    ```
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", /*default=*/"\"megatron\"",
+           "Bucketing policy: megatron, pytorch, size or auto">,
+    Option<"bucketSize", "bucket-size", "int64_t", /*default=*/"0",
+           "Elements per bucket (Megatron's bucket_size / --ddp-bucket-size; "
+           "the size policy's budget); 0: the policy's default">,
+    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"0",
+           "The size policy's budget in bytes instead of elements">,
+    Option<"numBuckets", "num-buckets", "int64_t", /*default=*/"0",
+           "Megatron's --ddp-num-buckets: bucket size = all parameter "
+           "elements / this; 0: unset">,
+    Option<"overlapGradReduce", "overlap-grad-reduce", "bool",
+           /*default=*/"true",
+           "Megatron's overlap_grad_reduce; without it megatron and auto make "
+           "one bucket per buffer, reduced at the end">,
+    Option<"useDistributedOptimizer", "use-distributed-optimizer", "bool",
+           /*default=*/"false",
+           "Megatron's use_distributed_optimizer: gradient starts padded to "
+           "64 elements, bucket ends to lcm(group size, 128); the shared "
+           "embedding gets its own bucket (megatron)">,
+    Option<"padBucketsForHighNcclBusbw", "pad-buckets-for-high-nccl-busbw",
+           "bool", /*default=*/"false",
+           "Megatron's pad_buckets_for_high_nccl_busbw: bucket ends padded to "
+           "lcm(group size, 128, 2^16) (with use-distributed-optimizer)">,
+    Option<"gradReduceInFp32", "grad-reduce-in-fp32", "bool",
+           /*default=*/"false",
+           "Megatron's grad_reduce_in_fp32: 16-bit gradients are reduced in "
+           "f32 buckets">,
+    Option<"averageInCollective", "average-in-collective", "bool",
+           /*default=*/"false",
+           "Megatron's average_in_collective: the collective averages; "
+           "otherwise each bucket is pre-scaled by 1/n and summed">,
+    Option<"checkForNanInGrad", "check-for-nan-in-grad", "bool",
+           /*default=*/"false",
+           "Megatron's check_for_nan_in_grad: check each bucket for NaN and "
+           "Inf before its collective">,
+    Option<"firstBucketBytes", "first-bucket-bytes", "int64_t",
+           /*default=*/"1048576",
+           "PyTorch's first bucket cap (dist._DEFAULT_FIRST_BUCKET_BYTES)">,
+    Option<"bucketCapBytes", "bucket-cap-bytes", "int64_t",
+           /*default=*/"26214400",
+           "PyTorch's bucket_cap_mb, in bytes">,
+    Option<"hardware", "hw", "std::string", /*default=*/"\"h100-sxm-ib400\"",
+           "Hardware profile the auto policy optimises for (a built-in name "
+           "or a JSON file, as ddp-simulate's hw=)">,
+    Option<"dataParallelSize", "dp", "int64_t", /*default=*/"0",
+           "Lay out and optimise as if the mesh's data-parallel size were "
+           "this (as ddp-simulate's dp=); 0 keeps the mesh">,
+    Option<"maxBucketGradients", "max-bucket-gradients", "int64_t",
+           /*default=*/"0",
+           "The auto policy considers buckets of at most this many gradients "
+           "(0: no limit); bounds its search on very large graphs">,
+  ];
+  let statistics = [
+    Statistic<"numBucketsMade", "buckets", "Buckets laid out">,
+    Statistic<"numGradientsBucketed", "gradients", "Gradients assigned to a bucket">,
+    Statistic<"predictedStepTimeMicros", "predicted-step-time-us",
+              "Simulated step time of the auto policy's layout (microseconds)">,
+  ];
+}
+
+def Bucketize : Pass<"ddp-bucketize", "mlir::ModuleOp"> {
+  let summary = "reduce gradients in the buckets their attributes assign";
+  let description = [{
+    Applies the layout recorded by `ddp-assign-buckets` (or written by hand):
+    the per-gradient reductions of a bucket are replaced by one reduction of
+    the packed bucket, issued where the last of them was:
+
+    ```mlir
+    %c = ddp.cast %g1 : tensor<64x16xbf16> to tensor<64x16xf32>       // grad-reduce-in-fp32
+    %b = ddp.bucket_pack %c, ... offsets [0, ...] : ... -> tensor<2048xf32>
+    ddp.check_finite %b bucket 0 params [@w1, ...] offsets [0, ...]    // check-for-nan-in-grad
+    %s = ddp.scale %b by 0.125 : tensor<2048xf32>                     // 1/dp unless average-in-collective
+    %r = ddp.all_reduce sum %s over @world[dp] : tensor<2048xf32>
+    %u:2 = ddp.bucket_unpack %r offsets [0, ...] : ...
+    %o = ddp.cast %u#0 : tensor<64x16xf32> to tensor<64x16xbf16>
+    ```
+
+    Every created op carries `ddp.bucket = <index>`. Nothing is changed when
+    the attributes are inconsistent (a gradient outside its bucket, two
+    gradients overlapping, a bucket mixing groups, a use of a reduced
+    gradient before its bucket is complete): the error names the bucket and
+    the parameter. Buckets already materialised are left alone.
+  }];
+  let statistics = [
+    Statistic<"numBucketsMaterialized", "buckets", "Buckets materialised">,
+    Statistic<"numReductionsReplaced", "reductions-replaced",
+              "Per-gradient reductions replaced by bucket reductions">,
+  ];
+}
+
+def OverlapGradReduce : Pass<"ddp-overlap-grad-reduce", "mlir::ModuleOp"> {
+  let summary = "issue bucket reductions asynchronously, overlapped with the backward pass";
+  let description = [{
+    Makes each bucket's collective (the ops `ddp-bucketize` marked with
+    `ddp.bucket`) asynchronous: the bucket's packing, checks, scaling and
+    collective move to right after the last `ddp.grad_ready` they need (and
+    after the previous bucket's collective, keeping the issue order), the
+    collective returns a token, and `ddp.wait` goes right before the first
+    use of its result; the unpacking and casts back sink to their first use.
+    Megatron's --overlap-grad-reduce; without this pass the buckets are
+    reduced synchronously at the end of the backward pass.
+  }];
+  let statistics = [
+    Statistic<"numCollectivesMadeAsync", "async-collectives",
+              "Bucket collectives made asynchronous">,
+  ];
+}
+
+def PrintBucketLayout : Pass<"ddp-print-bucket-layout", "mlir::ModuleOp"> {
+  let summary = "print the bucket layout recorded in the IR as JSON";
+  let description = [{
+    Prints the layout recorded by `ddp-assign-buckets` (before or after
+    `ddp-bucketize`), buckets in the order their collectives are issued:
+
+    ```json
+    {"buckets": [{"index": 0, "dtype": "bf16", "group": "dp",
+                  "params": [{"name": "layers.9.weight", "offset": 0, "numel": 9025} ],
+                  "numel": 9025, "padded_numel": 9088} ]}
+    ```
+
+    `offset` is the parameter's first element in the bucket, `numel` the end
+    of the last parameter, `padded_numel` the size with end padding; the
+    schema is in docs/Bucketing.md. The IR is not changed.
+  }];
+  let options = [
+    Option<"outputPath", "output", "std::string", /*default=*/"\"-\"",
+           "Where the JSON goes ('-' for stdout)">,
+  ];
+}
+
+def VerifyCollectiveOrder : Pass<"ddp-verify-collective-order", "mlir::ModuleOp"> {
+  let summary = "prove tokens are waited before use and collectives are issued alike on every rank";
+  let description = [{
+    A static check, run at the end of `ddp-schedule` and available alone:
+
+    - every token is waited exactly once (through `ddp.join`s), in the same
+      block as its op, and before any use of the op's results;
+    - every collective is issued unconditionally in a single-block function:
+      not inside a region of another op (whose execution could depend on the
+      rank) nor in a function with control flow between blocks. The program
+      is SPMD and groups, shapes and element types are static, so every rank
+      of a group then issues that group's collectives in the same order.
+
+    Errors name the ops involved. The IR is not changed.
+  }];
+  let statistics = [
+    Statistic<"numCollectivesChecked", "collectives", "Collectives checked">,
+    Statistic<"numTokensChecked", "tokens", "Tokens checked">,
+def DDPStepStats : Pass<"ddp-step-stats", "mlir::ModuleOp"> {
+  let summary = "Print the parameter count, FLOPs and op counts of a step";
+  let description = [{
+    An analysis that prints what the step holds and computes, read from the
+    IR alone, to standard output (add `-o /dev/null` to drop the IR that
+    ddp-opt prints after it) or to the file named by `output`:
+
+    - the mesh;
+    - parameters: elements on this rank, and in the whole model (a
+      parameter with a `tp_dim` counts once per rank of the `tp` axis, an
+      `expert` one once per rank of the `ep` axis, others once);
+    - FLOPs per rank: `2*M*N*K` of each `ddp.gemm` by phase, plus the
+      `flops` of each `ddp.compute`; and the same times the `tp` axis size;
+    - HBM bytes of the `ddp.compute` ops;
+    - collectives per op and process group, with their payload bytes;
+    - op counts by name, and the number of op results that are never used.
+
+    The IR is left unchanged.
+
+    ```
+    $ ddp-import --preset=tiny | ddp-opt -ddp-step-stats -o /dev/null
+    mesh: dp=2 tp=2 (4 ranks)
+    parameters: 147712 in model, 79104 on this rank in 28 tensors
+    ...
+    ```
+  }];
+  let options = [
+    Option<"output", "output", "std::string", /*default=*/"\"-\"",
+           "File to print the statistics to ('-' for standard output)">,
+  ];
+  let dependentDialects = ["::ddp::DDPDialect", "::mlir::func::FuncDialect"];
+  let statistics = [
+    Statistic<"numParams", "num-params", "Number of ddp.param ops">,
+    Statistic<"numOps", "num-ops", "Number of ops in the step's functions">,
+    Statistic<"numUnusedResults", "num-unused-results",
+              "Number of op results that are never used">,
+  ];
+}
+
+#endif // DDP_DIALECT_DDP_TRANSFORMS_PASSES_TD

@@ -1,0 +1,134 @@
+//===- SchedulePipeline.h - The ddp-schedule pass pipeline ------*- C++ -*-===//
+//
+// Bucketing and overlap of the data-parallel gradient reduction as one
+// pipeline with one options struct, for ddp-opt (`--ddp-schedule="..."`) and
+// for embedders (populateDDPSchedulePipeline). Option names are Megatron-
+// Core's DistributedDataParallelConfig fields; Megatron's command-line flag
+// names are accepted too where they differ (docs/Scheduling.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_PIPELINES_SCHEDULEPIPELINE_H
+#define DDP_PIPELINES_SCHEDULEPIPELINE_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace ddp {
+
+struct SchedulePipelineOptions
+    : public mlir::PassPipelineOptions<SchedulePipelineOptions> {
+  Option<std::string> policy{
+      *this, "policy",
+      llvm::cl::desc("Bucketing policy: megatron, pytorch, size or auto"),
+      llvm::cl::init("megatron")};
+  Option<std::string> hardware{
+      *this, "hw",
+      llvm::cl::desc("Hardware profile for the auto policy (built-in name or "
+                     "JSON file)"),
+      llvm::cl::init("h100-sxm-ib400")};
+  Option<int64_t> dataParallelSize{
+      *this, "dp",
+      llvm::cl::desc("Lay out and optimise for this data-parallel size "
+                     "instead of the mesh's (0: the mesh's)"),
+      llvm::cl::init(0)};
+  Option<bool> overlapGradReduce{
+      *this, "overlap-grad-reduce",
+      llvm::cl::desc("Overlap bucket reductions with the backward pass "
+                     "(Megatron's --overlap-grad-reduce); false reduces "
+                     "synchronously at the end"),
+      llvm::cl::init(true)};
+  Option<int64_t> bucketSize{
+      *this, "bucket-size",
+      llvm::cl::desc("Elements per bucket (Megatron's bucket_size; the size "
+                     "policy's budget); 0: the policy's default"),
+      llvm::cl::init(0)};
+  Option<int64_t> bucketBytes{
+      *this, "bucket-bytes",
+      llvm::cl::desc("The size policy's budget in bytes"), llvm::cl::init(0)};
+  Option<int64_t> numBuckets{
+      *this, "num-buckets",
+      llvm::cl::desc("Bucket size = parameter elements / this (megatron)"),
+      llvm::cl::init(0)};
+  Option<bool> useDistributedOptimizer{
+      *this, "use-distributed-optimizer",
+      llvm::cl::desc("Megatron's distributed-optimizer padding and shared "
+                     "embedding bucket"),
+      llvm::cl::init(false)};
+  Option<bool> padBucketsForHighNcclBusbw{
+      *this, "pad-buckets-for-high-nccl-busbw",
+      llvm::cl::desc("Pad bucket ends to lcm(n, 128, 2^16)"),
+      llvm::cl::init(false)};
+  Option<bool> gradReduceInFp32{
+      *this, "grad-reduce-in-fp32",
+      llvm::cl::desc("Reduce 16-bit gradients in f32 buckets"),
+      llvm::cl::init(false)};
+  Option<bool> averageInCollective{
+      *this, "average-in-collective",
+      llvm::cl::desc("Average in the collective instead of pre-scaling by "
+                     "1/n"),
+      llvm::cl::init(false)};
+  Option<bool> checkForNanInGrad{
+      *this, "check-for-nan-in-grad",
+      llvm::cl::desc("Check every bucket for NaN and Inf before reducing it"),
+      llvm::cl::init(false)};
+  Option<int64_t> firstBucketBytes{
+      *this, "first-bucket-bytes",
+      llvm::cl::desc("PyTorch's first bucket cap in bytes"),
+      llvm::cl::init(1 << 20)};
+  Option<int64_t> bucketCapBytes{
+      *this, "bucket-cap-bytes",
+      llvm::cl::desc("PyTorch's bucket cap in bytes (bucket_cap_mb)"),
+      llvm::cl::init(25 << 20)};
+  Option<int64_t> maxBucketGradients{
+      *this, "max-bucket-gradients",
+      llvm::cl::desc("The auto policy's longest bucket in gradients (0: no "
+                     "limit)"),
+      llvm::cl::init(0)};
+  Option<std::string> printBucketLayout{
+      *this, "print-bucket-layout",
+      llvm::cl::desc("Write the bucket layout as JSON to this file ('-': "
+                     "stdout; empty: do not)"),
+      llvm::cl::init("")};
+
+  // Megatron's command-line flags where their names differ from the fields.
+  Option<int64_t> megatronBucketSize{
+      *this, "ddp-bucket-size",
+      llvm::cl::desc("Megatron's --ddp-bucket-size: bucket-size"),
+      llvm::cl::init(0)};
+  Option<int64_t> megatronNumBuckets{
+      *this, "ddp-num-buckets",
+      llvm::cl::desc("Megatron's --ddp-num-buckets: num-buckets"),
+      llvm::cl::init(0)};
+  Option<bool> megatronPadBuckets{
+      *this, "ddp-pad-buckets-for-high-nccl-busbw",
+      llvm::cl::desc("Megatron's --ddp-pad-buckets-for-high-nccl-busbw"),
+      llvm::cl::init(false)};
+  Option<bool> megatronAverageInCollective{
+      *this, "ddp-average-in-collective",
+      llvm::cl::desc("Megatron's --ddp-average-in-collective"),
+      llvm::cl::init(false)};
+  Option<bool> megatronGradReduceInFp32{
+      *this, "accumulate-allreduce-grads-in-fp32",
+      llvm::cl::desc("Megatron's --accumulate-allreduce-grads-in-fp32: "
+                     "grad-reduce-in-fp32"),
+      llvm::cl::init(false)};
+  Option<bool> megatronCheckForNan{
+      *this, "check-for-nan-in-loss-and-grad",
+      llvm::cl::desc("Megatron's --check-for-nan-in-loss-and-grad: "
+                     "check-for-nan-in-grad"),
+      llvm::cl::init(false)};
+};
+
+/// Adds to `pm` (on a module): ddp-assign-buckets, ddp-print-bucket-layout
+/// when asked, ddp-bucketize, ddp-overlap-grad-reduce unless
+/// overlap-grad-reduce=false, and ddp-verify-collective-order.
+void populateDDPSchedulePipeline(mlir::OpPassManager &pm,
+                                 const SchedulePipelineOptions &options);
+
+/// Registers `ddp-schedule` with the pass pipeline registry.
+void registerDDPSchedulePipeline();
+
+} // namespace ddp
+
+#endif // DDP_PIPELINES_SCHEDULEPIPELINE_H

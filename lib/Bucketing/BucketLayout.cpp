@@ -1,0 +1,159 @@
+//===- BucketLayout.cpp - Gradients, buckets and the layout report --------===//
+
+#include "ddp/Bucketing/BucketLayout.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include <cassert>
+#include <numeric>
+
+using namespace ddp::bucketing;
+
+llvm::StringRef ddp::bucketing::getElementTypeName(ElementType type) {
+  switch (type) {
+  case ElementType::F16:
+    return "f16";
+  case ElementType::BF16:
+    return "bf16";
+  case ElementType::F32:
+    return "f32";
+  case ElementType::F64:
+    return "f64";
+  }
+  llvm_unreachable("unknown element type");
+}
+
+std::optional<ElementType>
+ddp::bucketing::parseElementType(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<ElementType>>(name)
+      .Case("f16", ElementType::F16)
+      .Case("bf16", ElementType::BF16)
+      .Case("f32", ElementType::F32)
+      .Case("f64", ElementType::F64)
+      .Default(std::nullopt);
+}
+
+int64_t ddp::bucketing::getElementBytes(ElementType type) {
+  switch (type) {
+  case ElementType::F16:
+  case ElementType::BF16:
+    return 2;
+  case ElementType::F32:
+    return 4;
+  case ElementType::F64:
+    return 8;
+  }
+  llvm_unreachable("unknown element type");
+}
+
+llvm::Error ddp::bucketing::validateGradients(
+    llvm::ArrayRef<Gradient> gradients) {
+  llvm::StringSet<> names;
+  for (const Gradient &gradient : gradients) {
+    if (gradient.numel < 1)
+      return llvm::createStringError(
+          "gradient of '%s' has %lld elements; bucketing needs at least one",
+          gradient.name.c_str(), static_cast<long long>(gradient.numel));
+    if (gradient.groupSize < 1)
+      return llvm::createStringError(
+          "gradient of '%s' is reduced over a group of %lld ranks",
+          gradient.name.c_str(), static_cast<long long>(gradient.groupSize));
+    if (!names.insert(gradient.name).second)
+      return llvm::createStringError("parameter '%s' has two gradients",
+                                     gradient.name.c_str());
+  }
+  return llvm::Error::success();
+}
+
+int64_t ddp::bucketing::alignTo(int64_t value, int64_t divisor) {
+  assert(divisor > 0 && "alignment must be positive");
+  return (value + divisor - 1) / divisor * divisor;
+}
+
+int64_t ddp::bucketing::getBucketEndDivisor(const PaddingOptions &padding,
+                                            int64_t groupSize) {
+  if (!padding.distributedOptimizer)
+    return 1;
+  // Megatron: 256-byte aligned bucket starts (128 elements of >= 16 bits)
+  // that also split evenly over the group; 2^16 on top keeps NCCL's per-rank
+  // ring chunks a large power of two.
+  int64_t divisor = std::lcm(groupSize, int64_t(128));
+  if (padding.padForHighNcclBusbw)
+    divisor = std::lcm(divisor, int64_t(1) << 16);
+  return divisor;
+}
+
+int64_t ddp::bucketing::padGradientStart(const PaddingOptions &padding,
+                                         int64_t cursor) {
+  // Megatron: 128-byte aligned parameter starts (64 elements of >= 16 bits).
+  return padding.distributedOptimizer ? alignTo(cursor, 64) : cursor;
+}
+
+Bucket ddp::bucketing::layOutBucket(llvm::ArrayRef<Gradient> gradients,
+                                    llvm::ArrayRef<size_t> members,
+                                    const PaddingOptions &padding) {
+  assert(!members.empty() && "a bucket needs at least one gradient");
+  const Gradient &first = gradients[members.front()];
+  Bucket bucket;
+  bucket.type = first.reduceType;
+  bucket.group = first.group;
+  bucket.groupSize = first.groupSize;
+  int64_t cursor = 0;
+  for (size_t member : members) {
+    const Gradient &gradient = gradients[member];
+    assert(gradient.reduceType == bucket.type && gradient.group == bucket.group &&
+           "a bucket mixes element types or groups");
+    cursor = padGradientStart(padding, cursor);
+    bucket.entries.push_back({member, cursor});
+    cursor += gradient.numel;
+  }
+  bucket.numel = cursor;
+  bucket.paddedNumel =
+      alignTo(cursor, getBucketEndDivisor(padding, bucket.groupSize));
+  return bucket;
+}
+
+size_t ddp::bucketing::getLastReadyIndex(const Bucket &bucket) {
+  size_t last = 0;
+  for (const BucketEntry &entry : bucket.entries)
+    last = std::max(last, entry.gradient);
+  return last;
+}
+
+void ddp::bucketing::sortByCompletion(std::vector<Bucket> &buckets) {
+  // Every gradient is in exactly one bucket, so completion points are
+  // distinct and the order is total.
+  llvm::sort(buckets, [](const Bucket &a, const Bucket &b) {
+    return getLastReadyIndex(a) < getLastReadyIndex(b);
+  });
+}
+
+void ddp::bucketing::writeLayoutJSON(llvm::json::OStream &json,
+                                     const BucketLayout &layout,
+                                     llvm::ArrayRef<Gradient> gradients) {
+  json.object([&] {
+    json.attributeArray("buckets", [&] {
+      for (auto [index, bucket] : llvm::enumerate(layout.buckets)) {
+        json.object([&] {
+          json.attribute("index", int64_t(index));
+          json.attribute("dtype", getElementTypeName(bucket.type));
+          json.attribute("group", bucket.group);
+          json.attributeArray("params", [&] {
+            for (const BucketEntry &entry : bucket.entries) {
+              const Gradient &gradient = gradients[entry.gradient];
+              json.object([&] {
+                json.attribute("name", gradient.name);
+                json.attribute("offset", entry.offset);
+                json.attribute("numel", gradient.numel);
+              });
+            }
+          });
+          json.attribute("numel", bucket.numel);
+          json.attribute("padded_numel", bucket.paddedNumel);
+        });
+      }
+    });
+  });
+}

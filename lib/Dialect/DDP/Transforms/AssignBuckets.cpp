@@ -1,0 +1,476 @@
+//===- AssignBuckets.cpp - Decide the gradient bucket layout --------------===//
+//
+// Collects the gradients of the unscheduled step (each grad_ready with its one
+// synchronous all-reduce) in ready order, runs a policy of lib/Bucketing and
+// records the layout as attributes (BucketAttributes.h). The `auto` policy
+// replays the step priced by the simulator (lib/Sim): one simulation of the
+// unscheduled step gives every kernel's and collective's time, the policy
+// searches the layouts of the overlapped step on that timeline.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Bucketing/OptimalLayout.h"
+#include "ddp/Bucketing/Policies.h"
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
+#include "ddp/Dialect/DDP/Transforms/Passes.h"
+#include "ddp/Sim/Simulator.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace ddp {
+#define GEN_PASS_DEF_ASSIGNBUCKETS
+#include "ddp/Dialect/DDP/Transforms/Passes.h.inc"
+} // namespace ddp
+
+using namespace mlir;
+using namespace ddp;
+namespace bk = ddp::bucketing;
+
+namespace {
+
+enum class Policy { Megatron, PyTorch, Size, Auto };
+
+/// A gradient of the step and the reduction bucketing replaces.
+struct GradientReduction {
+  GradReadyOp ready;
+  AllReduceOp allReduce;
+};
+
+class AssignBucketsPass
+    : public ddp::impl::AssignBucketsBase<AssignBucketsPass> {
+public:
+  using Base::Base;
+  LogicalResult initialize(MLIRContext *context) override;
+  void runOnOperation() override;
+
+private:
+  LogicalResult assignStep(func::FuncOp step, Policy policy,
+                           SymbolTableCollection &symbols);
+  FailureOr<bk::BucketLayout>
+  computeAutoLayout(func::FuncOp step, ArrayRef<GradientReduction> reductions,
+                    ArrayRef<bk::Gradient> gradients,
+                    ArrayRef<bk::BucketLayout> startingLayouts,
+                    double &predictedStepTime);
+  bk::MegatronOptions getMegatronOptions(ArrayRef<bk::Gradient> gradients);
+  bk::PyTorchOptions getPyTorchOptions();
+  bk::PaddingOptions getPadding() {
+    return {useDistributedOptimizer, padBucketsForHighNcclBusbw};
+  }
+
+  std::optional<Policy> policyKind;
+};
+
+} // namespace
+
+/// The size of the group `axes` of `mesh` as the layout sees it: with the
+/// `dp` option the mesh's data-parallel axes are resized as the simulator
+/// resizes them.
+static FailureOr<int64_t> getGroupSize(MeshOp mesh, ArrayAttr axes,
+                                       int64_t dataParallelSize,
+                                       Operation *diagnosticOp) {
+  SmallVector<StringRef> names;
+  for (Attribute name : mesh.getAxisNames())
+    names.push_back(cast<StringAttr>(name).getValue());
+  SmallVector<int64_t> shape(mesh.getShape());
+  if (dataParallelSize > 0) {
+    auto rescaled =
+        sim::rescaleDataParallelAxes(names, mesh.getShape(), dataParallelSize);
+    if (!rescaled)
+      return diagnosticOp->emitError(llvm::toString(rescaled.takeError()));
+    shape = std::move(*rescaled);
+  }
+  int64_t size = 1;
+  for (Attribute axis : axes) {
+    auto it = llvm::find(names, cast<StringAttr>(axis).getValue());
+    if (it == names.end())
+      return diagnosticOp->emitError("uses axis ")
+             << axis << ", which mesh " << mesh.getSymName()
+             << " does not have";
+    size *= shape[std::distance(names.begin(), it)];
+  }
+  return size;
+}
+
+/// Bad options are reported once, before any IR is looked at.
+LogicalResult AssignBucketsPass::initialize(MLIRContext *context) {
+  Location loc = UnknownLoc::get(context);
+  policyKind = llvm::StringSwitch<std::optional<Policy>>(policy)
+                   .Case("megatron", Policy::Megatron)
+                   .Case("pytorch", Policy::PyTorch)
+                   .Case("size", Policy::Size)
+                   .Case("auto", Policy::Auto)
+                   .Default(std::nullopt);
+  if (!policyKind)
+    return emitError(loc) << "unknown bucketing policy '" << policy
+                          << "'; expected megatron, pytorch, size or auto";
+  for (auto [name, value] :
+       {std::pair<StringRef, int64_t>{"bucket-size", bucketSize},
+        {"bucket-bytes", bucketBytes},
+        {"num-buckets", numBuckets},
+        {"dp", dataParallelSize},
+        {"max-bucket-gradients", maxBucketGradients}})
+    if (value < 0)
+      return emitError(loc) << name << " must not be negative, got " << value;
+  if (*policyKind == Policy::Size && (bucketSize > 0) == (bucketBytes > 0))
+    return emitError(loc) << "the size policy needs exactly one of "
+                             "bucket-size (elements) and bucket-bytes";
+  return success();
+}
+
+void AssignBucketsPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SymbolTableCollection symbols;
+  for (auto step : module.getOps<func::FuncOp>()) {
+    if (step.isExternal())
+      continue;
+    if (failed(assignStep(step, *policyKind, symbols)))
+      return signalPassFailure();
+  }
+}
+
+bk::MegatronOptions
+AssignBucketsPass::getMegatronOptions(ArrayRef<bk::Gradient> gradients) {
+  bk::MegatronOptions options;
+  if (bucketSize > 0)
+    options.bucketSize = bucketSize;
+  if (numBuckets > 0)
+    options.numBuckets = numBuckets;
+  options.overlapGradReduce = overlapGradReduce;
+  options.padding = getPadding();
+  // Megatron's default bucket size scales with the dense data-parallel group.
+  options.dataParallelSize = 1;
+  for (const bk::Gradient &gradient : gradients)
+    if (!gradient.expert) {
+      options.dataParallelSize = gradient.groupSize;
+      break;
+    }
+  return options;
+}
+
+bk::PyTorchOptions AssignBucketsPass::getPyTorchOptions() {
+  bk::PyTorchOptions options;
+  options.firstBucketBytes = firstBucketBytes;
+  options.bucketCapBytes = bucketCapBytes;
+  return options;
+}
+
+LogicalResult AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
+                                            SymbolTableCollection &symbols) {
+  // Gradients in ready order: the order of their grad_ready ops.
+  SmallVector<GradientReduction> reductions;
+  WalkResult walk = step.walk([&](GradReadyOp ready) {
+    FailureOr<AllReduceOp> reduction = getGradientReduction(ready);
+    if (failed(reduction))
+      return WalkResult::interrupt();
+    if (*reduction)
+      reductions.push_back({ready, *reduction});
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (reductions.empty())
+    return success();
+  if (!step.getBody().hasOneBlock())
+    return step.emitError("bucketing needs a step with a single block");
+  for (GradientReduction reduction : reductions)
+    for (Operation *op : {reduction.ready.getOperation(),
+                          reduction.allReduce.getOperation()})
+      if (op->getParentOp() != step)
+        return op->emitError("bucketing needs the gradients and their "
+                             "reductions at the top level of the step");
+
+  ModuleOp module = getOperation();
+  llvm::DenseMap<StringAttr, size_t> declarationIndex;
+  for (auto [index, param] : llvm::enumerate(module.getOps<ParamOp>()))
+    declarationIndex[param.getSymNameAttr()] = index;
+
+  SmallVector<bk::Gradient> gradients;
+  FlatSymbolRefAttr meshRef = reductions.front().allReduce.getMeshAttr();
+  llvm::StringMap<GradientReduction> reductionByGroup;
+  for (GradientReduction reduction : reductions) {
+    AllReduceOp allReduce = reduction.allReduce;
+    if (allReduce.getMeshAttr() != meshRef)
+      return allReduce.emitError("bucketing needs every gradient reduced "
+                                 "over one mesh; this one uses ")
+             << allReduce.getMeshAttr() << " and an earlier one " << meshRef;
+    auto param = symbols.lookupNearestSymbolFrom<ParamOp>(
+        reduction.ready, reduction.ready.getParamAttr());
+    auto mesh = symbols.lookupNearestSymbolFrom<MeshOp>(allReduce, meshRef);
+    if (!param || !mesh)
+      return reduction.ready.emitError("names a parameter or mesh that does "
+                                       "not exist; run the verifier first");
+    std::string group = getGroupName(allReduce.getAxesAttr());
+    // A bucket is reduced one way: sum and average never share a group.
+    auto [first, inserted] = reductionByGroup.try_emplace(group, reduction);
+    GradientReduction earlier = first->second;
+    if (!inserted &&
+        earlier.allReduce.getReduction() != allReduce.getReduction())
+      return allReduce.emitError("reduces with '")
+             << stringifyEnum(allReduce.getReduction()) << "' where "
+             << earlier.ready.getParamAttr() << " in the same group ["
+             << group << "] uses '"
+             << stringifyEnum(earlier.allReduce.getReduction())
+             << "'; a bucket has one reduction";
+
+    FailureOr<int64_t> groupSize =
+        getGroupSize(mesh, allReduce.getAxesAttr(), dataParallelSize,
+                     allReduce);
+    if (failed(groupSize))
+      return failure();
+    RankedTensorType gradType = reduction.ready.getType();
+    std::optional<bk::ElementType> gradElement =
+        getBucketingType(gradType.getElementType());
+    std::optional<bk::ElementType> paramElement =
+        getBucketingType(param.getTensorType().getElementType());
+    if (!gradElement || !paramElement)
+      return reduction.ready.emitError("has no floating-point element type");
+
+    bk::Gradient gradient;
+    gradient.name = reduction.ready.getParam().str();
+    gradient.numel = gradType.getNumElements();
+    gradient.paramType = *paramElement;
+    gradient.reduceType = *gradElement;
+    if (gradReduceInFp32 && getElementBytes(*gradElement) < 4)
+      gradient.reduceType = bk::ElementType::F32;
+    gradient.group = std::move(group);
+    gradient.groupSize = *groupSize;
+    gradient.expert = param.getExpert();
+    gradient.sharedEmbedding = param.getSharedEmbedding();
+    gradient.declarationIndex = declarationIndex.lookup(param.getSymNameAttr());
+    gradients.push_back(std::move(gradient));
+  }
+
+  // Without overlap every bucket waits for the end of the backward pass, and
+  // a collective's time is subadditive in its size (latency plus the
+  // cheaper of two affine algorithms), so one bucket per stream is best: the
+  // megatron layout without a bucket size.
+  bool singleBucketPerBuffer = !overlapGradReduce && policy == Policy::Auto;
+  llvm::Expected<bk::BucketLayout> layout(bk::BucketLayout{});
+  double predictedStepTime = -1;
+  if (policy == Policy::Megatron || singleBucketPerBuffer) {
+    layout = bk::computeMegatronLayout(gradients, getMegatronOptions(gradients));
+  } else if (policy == Policy::PyTorch) {
+    layout = bk::computePyTorchLayout(gradients, getPyTorchOptions());
+  } else if (policy == Policy::Size) {
+    bk::SizeOptions options;
+    options.budget = bucketSize > 0 ? bucketSize : bucketBytes;
+    options.unit = bucketSize > 0 ? bk::SizeOptions::Unit::Elements
+                                  : bk::SizeOptions::Unit::Bytes;
+    options.padding = getPadding();
+    layout = bk::computeSizeLayout(gradients, options);
+  } else {
+    // The defaults the search must not lose to.
+    SmallVector<bk::BucketLayout> starts;
+    llvm::Expected<bk::BucketLayout> megatron =
+        bk::computeMegatronLayout(gradients, getMegatronOptions(gradients));
+    if (!megatron)
+      return step.emitError(llvm::toString(megatron.takeError()));
+    starts.push_back(std::move(*megatron));
+    llvm::Expected<bk::BucketLayout> pytorch =
+        bk::computePyTorchLayout(gradients, getPyTorchOptions());
+    if (!pytorch)
+      return step.emitError(llvm::toString(pytorch.takeError()));
+    starts.push_back(std::move(*pytorch));
+    FailureOr<bk::BucketLayout> optimal = computeAutoLayout(
+        step, reductions, gradients, starts, predictedStepTime);
+    if (failed(optimal))
+      return failure();
+    layout = std::move(*optimal);
+  }
+  if (!layout)
+    return step.emitError(llvm::toString(layout.takeError()));
+
+  // Record the decisions.
+  MLIRContext *context = &getContext();
+  Builder builder(context);
+  SmallVector<Attribute> buckets;
+  for (auto [index, bucket] : llvm::enumerate(layout->buckets)) {
+    GradientReduction first = reductions[bucket.entries.front().gradient];
+    BucketSpec spec;
+    spec.elementType = getFloatType(context, bucket.type);
+    spec.mesh = first.allReduce.getMeshAttr();
+    spec.axes = first.allReduce.getAxesAttr();
+    spec.numel = bucket.numel;
+    spec.paddedNumel = bucket.paddedNumel;
+    spec.averageInCollective =
+        averageInCollective ||
+        first.allReduce.getReduction() != Reduction::Avg;
+    spec.checkFinite = checkForNanInGrad;
+    buckets.push_back(getBucketSpecAttr(context, spec));
+    for (const bk::BucketEntry &entry : bucket.entries) {
+      GradientReduction member = reductions[entry.gradient];
+      GradReadyOp ready = member.ready;
+      ready->setAttr(kBucketAttrName, builder.getI64IntegerAttr(index));
+      ready->setAttr(kBucketOffsetAttrName,
+                     builder.getI64IntegerAttr(entry.offset));
+    }
+  }
+  step->setAttr(kBucketsAttrName, builder.getArrayAttr(buckets));
+  SmallVector<NamedAttribute> policyInfo = {
+      builder.getNamedAttr("name", builder.getStringAttr(this->policy))};
+  if (policy == Policy::Auto && predictedStepTime >= 0) {
+    policyInfo.push_back(
+        builder.getNamedAttr("hw", builder.getStringAttr(hardware)));
+    policyInfo.push_back(builder.getNamedAttr(
+        "predicted_step_time_us",
+        builder.getF64FloatAttr(predictedStepTime * 1e6)));
+    predictedStepTimeMicros = static_cast<uint64_t>(predictedStepTime * 1e6);
+  }
+  step->setAttr(kBucketPolicyAttrName, builder.getDictionaryAttr(policyInfo));
+  numBucketsMade += layout->buckets.size();
+  numGradientsBucketed += gradients.size();
+  return success();
+}
+
+FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
+    func::FuncOp step, ArrayRef<GradientReduction> reductions,
+    ArrayRef<bk::Gradient> gradients,
+    ArrayRef<bk::BucketLayout> startingLayouts, double &predictedStepTime) {
+  llvm::Expected<sim::HardwareProfile> profile =
+      sim::lookupHardwareProfile(hardware);
+  if (!profile)
+    return step.emitError(llvm::toString(profile.takeError()));
+  sim::CostModel model(std::move(*profile));
+  sim::SimOptions simOptions;
+  simOptions.dataParallelSize = dataParallelSize;
+  simOptions.recordEvents = true;
+  // The unscheduled step prices every op the layout does not change: no
+  // collective is in flight beside compute there, so each event's duration
+  // is the op's own time.
+  FailureOr<sim::SimResult> simulated =
+      sim::simulateStep(step, model, simOptions);
+  if (failed(simulated))
+    return failure();
+
+  llvm::DenseMap<Operation *, SmallVector<const sim::TimelineEvent *, 2>>
+      eventsOf;
+  for (const sim::TimelineEvent &event : simulated->events)
+    eventsOf[event.op].push_back(&event);
+  llvm::DenseMap<Operation *, size_t> readyIndex, reductionIndex;
+  llvm::DenseMap<Value, size_t> reducedIndex;
+  for (auto [index, entry] : llvm::enumerate(reductions)) {
+    GradientReduction reduction = entry;
+    readyIndex[reduction.ready] = index;
+    reductionIndex[reduction.allReduce] = index;
+    reducedIndex[reduction.allReduce.getResult()] = index;
+  }
+
+  size_t count = gradients.size();
+  unsigned numStreams = simulated->streams.size() - 1;
+  bk::StepTimeline timeline(count, numStreams,
+                            model.getCommComputeSlowdown());
+  bk::BucketCosts costs;
+  costs.stream.assign(count, 0);
+  costs.packTime.assign(count, 0);
+  costs.unpackTime.assign(count, 0);
+  std::vector<bool> prescaled(numStreams, false);
+  bool inTail = false;
+  for (Operation &op : step.getBody().front()) {
+    auto reduction = reductionIndex.find(&op);
+    if (reduction != reductionIndex.end()) {
+      size_t index = reduction->second;
+      auto comm = llvm::find_if(eventsOf.lookup(&op),
+                                [](const sim::TimelineEvent *event) {
+                                  return event->category ==
+                                         sim::EventCategory::Comm;
+                                });
+      if (comm == eventsOf.lookup(&op).end())
+        return op.emitError("was not simulated; the auto policy cannot "
+                            "price its bucket");
+      unsigned stream = (*comm)->stream - 1;
+      costs.stream[index] = stream;
+      GradientReduction reduced = reductions[index];
+      prescaled[stream] = !averageInCollective &&
+                          reduced.allReduce.getReduction() ==
+                              ddp::Reduction::Avg;
+      const bk::Gradient &gradient = gradients[index];
+      Type gradType = reduced.ready.getType().getElementType();
+      if (gradient.reduceType != *getBucketingType(gradType)) {
+        // Simulator: a cast reads its input and writes its result.
+        double bytes = gradient.numel *
+                       double(bk::getElementBytes(gradient.reduceType) +
+                              bk::getElementBytes(*getBucketingType(gradType)));
+        costs.packTime[index] = model.memoryTime(bytes);
+        costs.unpackTime[index] = model.memoryTime(bytes);
+      }
+      if (!inTail)
+        timeline.beginTail();
+      inTail = true;
+      continue;
+    }
+    auto ready = readyIndex.find(&op);
+    if (ready != readyIndex.end()) {
+      if (inTail)
+        return op.emitError("becomes ready after the first gradient "
+                            "reduction; the auto policy needs the unscheduled "
+                            "form, every grad_ready before the reductions");
+      timeline.addGradientReady(ready->second);
+      continue;
+    }
+    SmallVector<size_t> uses;
+    for (Value operand : op.getOperands()) {
+      auto used = reducedIndex.find(operand);
+      if (used != reducedIndex.end())
+        uses.push_back(used->second);
+    }
+    bool priced = false;
+    for (const sim::TimelineEvent *event : eventsOf.lookup(&op)) {
+      if (event->category == sim::EventCategory::Wait)
+        continue;
+      if (event->category == sim::EventCategory::Compute) {
+        if (inTail)
+          timeline.addTailCompute(event->duration, uses);
+        else
+          timeline.addCompute(event->duration);
+        priced = true;
+        continue;
+      }
+      if (event->collective && event->collective->async)
+        return op.emitError("is an asynchronous collective; the auto policy "
+                            "replays the unscheduled form, where only the "
+                            "buckets it lays out will be asynchronous");
+      if (inTail)
+        return op.emitError("is a collective after the gradient reductions; "
+                            "the auto policy cannot replay it");
+      timeline.addBlockingCollective(event->stream - 1, event->duration);
+    }
+    if (inTail && !priced && !uses.empty())
+      timeline.addTailCompute(0, uses);
+  }
+  if (llvm::Error error = timeline.verify())
+    return step.emitError("cannot replay the step for the auto policy: ")
+           << llvm::toString(std::move(error));
+
+  SmallVector<sim::GroupPlacement> placements;
+  for (const sim::StreamInfo &stream : llvm::drop_begin(simulated->streams))
+    placements.push_back(stream.placement);
+  costs.bucketIssueTime = [&](unsigned stream, bk::ElementType type,
+                              int64_t numel) {
+    // Simulator: a scale reads and writes the bucket.
+    return prescaled[stream]
+               ? model.memoryTime(2.0 * numel * bk::getElementBytes(type))
+               : 0.0;
+  };
+  costs.collectiveTime = [&](unsigned stream, bk::ElementType type,
+                             int64_t numel) {
+    return model.collectiveTime(sim::CollectiveKind::AllReduce,
+                                double(numel) * bk::getElementBytes(type),
+                                placements[stream]);
+  };
+
+  bk::TimelineReplay replay(timeline, costs);
+  bk::OptimalLayoutOptions options;
+  options.padding = getPadding();
+  options.maxBucketGradients = maxBucketGradients;
+  llvm::Expected<bk::OptimalLayoutResult> result =
+      bk::computeOptimalLayout(gradients, replay, options, startingLayouts);
+  if (!result)
+    return step.emitError(llvm::toString(result.takeError()));
+  predictedStepTime = result->stepTime;
+  return std::move(result->layout);
+}

@@ -1,0 +1,90 @@
+//===- PrintBucketLayout.cpp - The bucket layout as JSON ------------------===//
+
+#include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
+#include "ddp/Dialect/DDP/Transforms/Passes.h"
+
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+namespace ddp {
+#define GEN_PASS_DEF_PRINTBUCKETLAYOUT
+#include "ddp/Dialect/DDP/Transforms/Passes.h.inc"
+} // namespace ddp
+
+using namespace mlir;
+using namespace ddp;
+namespace bk = ddp::bucketing;
+
+namespace {
+
+class PrintBucketLayoutPass
+    : public ddp::impl::PrintBucketLayoutBase<PrintBucketLayoutPass> {
+public:
+  using Base::Base;
+  void runOnOperation() override;
+};
+
+} // namespace
+
+/// The layout recorded on `step` in the bucketing library's terms.
+static LogicalResult readLayout(func::FuncOp step,
+                                std::vector<bk::Gradient> &gradients,
+                                bk::BucketLayout &layout) {
+  FailureOr<SmallVector<BucketSpec>> specs = readBucketSpecs(step);
+  if (failed(specs))
+    return failure();
+  FailureOr<SmallVector<SmallVector<BucketMember>>> members =
+      readBucketMembers(step, specs->size());
+  if (failed(members))
+    return failure();
+  for (auto [spec, bucketMembers] : llvm::zip(*specs, *members)) {
+    bk::Bucket bucket;
+    bucket.type = *getBucketingType(spec.elementType);
+    bucket.group = getGroupName(spec.axes);
+    bucket.numel = spec.numel;
+    bucket.paddedNumel = spec.paddedNumel;
+    for (const BucketMember &member : bucketMembers) {
+      GradReadyOp ready = member.ready;
+      bk::Gradient gradient;
+      gradient.name = ready.getParam().str();
+      gradient.numel = ready.getType().getNumElements();
+      bucket.entries.push_back({gradients.size(), member.offset});
+      gradients.push_back(std::move(gradient));
+    }
+    layout.buckets.push_back(std::move(bucket));
+  }
+  return success();
+}
+
+void PrintBucketLayoutPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SmallVector<func::FuncOp> steps;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func->hasAttr(kBucketsAttrName))
+      steps.push_back(func);
+  if (steps.size() > 1) {
+    steps[1].emitError("the layout report covers one step, but this is the "
+                       "second function with '")
+        << kBucketsAttrName << "'";
+    return signalPassFailure();
+  }
+  std::vector<bk::Gradient> gradients;
+  bk::BucketLayout layout;
+  if (!steps.empty() && failed(readLayout(steps.front(), gradients, layout)))
+    return signalPassFailure();
+
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputPath, &error);
+  if (!output) {
+    module.emitError("cannot write the bucket layout: ") << error;
+    return signalPassFailure();
+  }
+  {
+    llvm::json::OStream json(output->os(), /*IndentSize=*/2);
+    bk::writeLayoutJSON(json, layout, gradients);
+  }
+  output->os() << "\n";
+  output->keep();
+  markAllAnalysesPreserved();
+}

@@ -1,0 +1,168 @@
+//===- VerifyCollectiveOrder.cpp - Static check of tokens and collectives -===//
+//
+// Two properties that make a schedule safe to run:
+//  - every asynchronous op's results are read only after its token has been
+//    waited, and the token is waited exactly once;
+//  - every rank issues the same collectives in the same order. The program
+//    is SPMD with static groups, shapes and element types, so this holds as
+//    long as no collective sits where only some ranks might reach it: inside
+//    a region of another op, in a function with branches between blocks, or
+//    in a function called from such a place.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace ddp {
+#define GEN_PASS_DEF_VERIFYCOLLECTIVEORDER
+#include "ddp/Dialect/DDP/Transforms/Passes.h.inc"
+} // namespace ddp
+
+using namespace mlir;
+using namespace ddp;
+
+namespace {
+
+class VerifyCollectiveOrderPass
+    : public ddp::impl::VerifyCollectiveOrderBase<VerifyCollectiveOrderPass> {
+public:
+  using Base::Base;
+  void runOnOperation() override;
+
+private:
+  LogicalResult checkUnconditional(Operation *op, StringRef what);
+  LogicalResult checkToken(AsyncOpInterface op);
+};
+
+} // namespace
+
+/// `op` (a collective, or a call to a function that issues one) runs on
+/// every rank that runs its function: it is at the top level of a function
+/// with a single block.
+LogicalResult VerifyCollectiveOrderPass::checkUnconditional(Operation *op,
+                                                            StringRef what) {
+  Operation *parent = op->getParentOp();
+  if (!isa<func::FuncOp>(parent)) {
+    InFlightDiagnostic diag =
+        op->emitError() << what << " is issued inside '" << parent->getName()
+                        << "', so whether it runs may depend on the rank; "
+                           "every rank of a group must issue the group's "
+                           "collectives in the same order";
+    diag.attachNote(parent->getLoc()) << "the enclosing op";
+    return diag;
+  }
+  auto func = cast<func::FuncOp>(parent);
+  if (!func.getBody().hasOneBlock())
+    return op->emitError() << what << " is in function @" << func.getSymName()
+                           << ", which branches between blocks, so whether "
+                              "it runs may depend on the rank";
+  return success();
+}
+
+/// The token of `op` reaches exactly one wait (through joins), in `op`'s
+/// block, before any use of `op`'s results.
+LogicalResult VerifyCollectiveOrderPass::checkToken(AsyncOpInterface op) {
+  Value token = op.getAsyncToken();
+  SmallVector<Operation *> waits;
+  SmallVector<Value> worklist{token};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (value.use_empty())
+      return op->emitError("its token is never waited (through ")
+             << (value == token ? "no op" : "a ddp.join") << ")";
+    for (Operation *user : value.getUsers()) {
+      if (auto join = dyn_cast<JoinOp>(user))
+        worklist.push_back(join.getResult());
+      else if (isa<WaitOp>(user))
+        waits.push_back(user);
+      else
+        return op->emitError("its token is used by '")
+               << user->getName() << "', which neither waits nor joins it";
+    }
+  }
+  if (waits.size() != 1) {
+    InFlightDiagnostic diag = op->emitError("its token is waited ")
+                              << waits.size() << " times; it must be waited "
+                                                 "exactly once";
+    for (Operation *wait : waits)
+      diag.attachNote(wait->getLoc()) << "waited here";
+    return diag;
+  }
+  Operation *wait = waits.front();
+  Block *block = op->getBlock();
+  if (wait->getBlock() != block) {
+    InFlightDiagnostic diag =
+        op->emitError("its token is waited in another block");
+    diag.attachNote(wait->getLoc()) << "the wait";
+    return diag;
+  }
+  for (Value result : op->getResults()) {
+    if (result == token)
+      continue;
+    for (Operation *user : result.getUsers()) {
+      Operation *inBlock = block->findAncestorOpInBlock(*user);
+      if (inBlock && wait->isBeforeInBlock(inBlock))
+        continue;
+      InFlightDiagnostic diag = user->emitError()
+                                << "uses the result of '" << op->getName()
+                                << "' before its token is waited";
+      diag.attachNote(op->getLoc()) << "the asynchronous op";
+      diag.attachNote(wait->getLoc()) << "the wait";
+      return diag;
+    }
+  }
+  return success();
+}
+
+void VerifyCollectiveOrderPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  bool failed = false;
+
+  // Functions that issue collectives, directly or through calls.
+  llvm::SmallPtrSet<Operation *, 8> issuing;
+  module.walk([&](CollectiveOpInterface op) {
+    if (auto func = op->getParentOfType<func::FuncOp>())
+      issuing.insert(func);
+  });
+  SymbolTableCollection symbols;
+  for (bool changed = true; changed;) {
+    changed = false;
+    module.walk([&](CallOpInterface call) {
+      auto callee = dyn_cast_or_null<func::FuncOp>(
+          call.resolveCallableInTable(&symbols));
+      auto caller = call->getParentOfType<func::FuncOp>();
+      if (callee && caller && issuing.contains(callee) &&
+          issuing.insert(caller).second)
+        changed = true;
+    });
+  }
+
+  module.walk([&](Operation *op) {
+    if (isa<CollectiveOpInterface>(op)) {
+      ++numCollectivesChecked;
+      if (mlir::failed(checkUnconditional(op, "this collective")))
+        failed = true;
+    } else if (auto call = dyn_cast<CallOpInterface>(op)) {
+      auto callee = dyn_cast_or_null<func::FuncOp>(
+          call.resolveCallableInTable(&symbols));
+      if (callee && issuing.contains(callee) &&
+          mlir::failed(checkUnconditional(
+              op, "this call of a function that issues collectives")))
+        failed = true;
+    }
+    if (auto async = dyn_cast<AsyncOpInterface>(op); async && async.isAsync()) {
+      ++numTokensChecked;
+      if (mlir::failed(checkToken(async)))
+        failed = true;
+    }
+  });
+  if (failed)
+    return signalPassFailure();
+  markAllAnalysesPreserved();
+}

@@ -1,0 +1,56 @@
+//===- SchedulePipeline.cpp - The ddp-schedule pass pipeline --------------===//
+
+#include "ddp/Pipelines/SchedulePipeline.h"
+
+#include "ddp/Dialect/DDP/Transforms/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+void ddp::populateDDPSchedulePipeline(OpPassManager &pm,
+                                      const SchedulePipelineOptions &options) {
+  // A Megatron flag given on its own counts as its field; a field wins when
+  // both are given.
+  auto either = [](const auto &field, const auto &flag) {
+    return field.getNumOccurrences() ? field.getValue() : flag.getValue();
+  };
+  AssignBucketsOptions assign;
+  assign.policy = options.policy;
+  assign.hardware = options.hardware;
+  assign.dataParallelSize = options.dataParallelSize;
+  assign.overlapGradReduce = options.overlapGradReduce;
+  assign.bucketSize = either(options.bucketSize, options.megatronBucketSize);
+  assign.bucketBytes = options.bucketBytes;
+  assign.numBuckets = either(options.numBuckets, options.megatronNumBuckets);
+  assign.useDistributedOptimizer = options.useDistributedOptimizer;
+  assign.padBucketsForHighNcclBusbw =
+      options.padBucketsForHighNcclBusbw || options.megatronPadBuckets;
+  assign.gradReduceInFp32 =
+      options.gradReduceInFp32 || options.megatronGradReduceInFp32;
+  assign.averageInCollective =
+      options.averageInCollective || options.megatronAverageInCollective;
+  assign.checkForNanInGrad =
+      options.checkForNanInGrad || options.megatronCheckForNan;
+  assign.firstBucketBytes = options.firstBucketBytes;
+  assign.bucketCapBytes = options.bucketCapBytes;
+  assign.maxBucketGradients = options.maxBucketGradients;
+  pm.addPass(createAssignBuckets(assign));
+  if (!options.printBucketLayout.empty()) {
+    PrintBucketLayoutOptions print;
+    print.outputPath = options.printBucketLayout;
+    pm.addPass(createPrintBucketLayout(print));
+  }
+  pm.addPass(createBucketize());
+  if (options.overlapGradReduce)
+    pm.addPass(createOverlapGradReduce());
+  pm.addPass(createVerifyCollectiveOrder());
+}
+
+void ddp::registerDDPSchedulePipeline() {
+  PassPipelineRegistration<SchedulePipelineOptions>(
+      "ddp-schedule",
+      "Bucket the data-parallel gradient reduction, overlap it with the "
+      "backward pass and check the result (docs/Scheduling.md)",
+      populateDDPSchedulePipeline);
+}

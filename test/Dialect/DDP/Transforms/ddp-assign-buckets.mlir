@@ -1,0 +1,156 @@
+// RUN: ddp-opt %s -split-input-file --ddp-assign-buckets="policy=megatron bucket-size=200" -verify-diagnostics | FileCheck %s --check-prefix=MEGATRON
+// RUN: ddp-opt %s -split-input-file --ddp-assign-buckets="policy=megatron bucket-size=200 use-distributed-optimizer=true" -verify-diagnostics | FileCheck %s --check-prefix=DISTOPT
+// RUN: ddp-opt %s -split-input-file --ddp-assign-buckets="policy=megatron num-buckets=2" -verify-diagnostics | FileCheck %s --check-prefix=NUMBUCKETS
+// RUN: ddp-opt %s -split-input-file --ddp-assign-buckets="policy=megatron bucket-size=1 overlap-grad-reduce=false" -verify-diagnostics | FileCheck %s --check-prefix=NOOVERLAP
+// RUN: ddp-opt %s -split-input-file --ddp-assign-buckets="policy=pytorch first-bucket-bytes=400 bucket-cap-bytes=800" -verify-diagnostics | FileCheck %s --check-prefix=PYTORCH
+// RUN: ddp-opt %s -split-input-file --ddp-assign-buckets="policy=size bucket-bytes=400 average-in-collective=true check-for-nan-in-grad=true" -verify-diagnostics | FileCheck %s --check-prefix=SIZE
+// RUN: ddp-opt %s -split-input-file --ddp-assign-buckets="policy=megatron use-distributed-optimizer=true grad-reduce-in-fp32=true" -verify-diagnostics | FileCheck %s --check-prefix=MIXED
+// RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="policy=bogus" 2>&1 | FileCheck %s --check-prefix=BADPOLICY
+// RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="policy=size" 2>&1 | FileCheck %s --check-prefix=NOBUDGET
+// RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="bucket-size=-5" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="bucket-size=10 num-buckets=2" 2>&1 | FileCheck %s --check-prefix=EXCLUSIVE
+
+// BADPOLICY: error: unknown bucketing policy 'bogus'; expected megatron, pytorch, size or auto
+// NOBUDGET: error: the size policy needs exactly one of bucket-size (elements) and bucket-bytes
+// NEGATIVE: error: bucket-size must not be negative, got -5
+// EXCLUSIVE: error: bucket-size and num-buckets are exclusive (Megatron: cannot specify both --ddp-num-buckets and --ddp-bucket-size)
+
+// Four f32 gradients ready in reverse registration order over a 4-rank group.
+// MEGATRON-LABEL: func.func @dense
+// MEGATRON-SAME: ddp.bucket_policy = {name = "megatron"}
+// MEGATRON-SAME: ddp.buckets = [{average_in_collective = false, axes = ["dp"], check_finite = false, dtype = f32, mesh = @world, numel = 250 : i64, padded_numel = 250 : i64},
+// MEGATRON-SAME: {average_in_collective = false, axes = ["dp"], check_finite = false, dtype = f32, mesh = @world, numel = 100 : i64, padded_numel = 100 : i64}]
+// MEGATRON: ddp.grad_ready @d, %{{.*}} {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64}
+// MEGATRON: ddp.grad_ready @c, %{{.*}} {ddp.bucket = 0 : i64, ddp.bucket_offset = 50 : i64}
+// MEGATRON: ddp.grad_ready @b, %{{.*}} {ddp.bucket = 0 : i64, ddp.bucket_offset = 150 : i64}
+// MEGATRON: ddp.grad_ready @a, %{{.*}} {ddp.bucket = 1 : i64, ddp.bucket_offset = 0 : i64}
+// The reductions are untouched: assigning only records the decision.
+// MEGATRON-COUNT-4: ddp.all_reduce avg
+
+// Starts padded to 64 elements, ends to lcm(4, 128): b ends at 292.
+// DISTOPT-LABEL: func.func @dense
+// DISTOPT-SAME: numel = 292 : i64, padded_numel = 384 : i64
+// DISTOPT-SAME: numel = 100 : i64, padded_numel = 128 : i64
+// DISTOPT: ddp.grad_ready @d, %{{.*}} {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64}
+// DISTOPT: ddp.grad_ready @c, %{{.*}} {ddp.bucket = 0 : i64, ddp.bucket_offset = 64 : i64}
+// DISTOPT: ddp.grad_ready @b, %{{.*}} {ddp.bucket = 0 : i64, ddp.bucket_offset = 192 : i64}
+
+// 350 elements / 2 = 175 per bucket.
+// NUMBUCKETS-LABEL: func.func @dense
+// NUMBUCKETS-SAME: numel = 250 : i64
+// NUMBUCKETS-SAME: numel = 100 : i64
+
+// Without overlap Megatron ignores the bucket size: one bucket.
+// NOOVERLAP-LABEL: func.func @dense
+// NOOVERLAP-SAME: ddp.buckets = [{{{[^}]*}}numel = 350 : i64, padded_numel = 350 : i64}]
+
+// 4-byte elements: d + c reach the first 400 bytes, b + a the 800 after.
+// PYTORCH-LABEL: func.func @dense
+// PYTORCH-SAME: ddp.bucket_policy = {name = "pytorch"}
+// PYTORCH-SAME: numel = 150 : i64
+// PYTORCH-SAME: numel = 200 : i64
+// PYTORCH: ddp.grad_ready @d, %{{.*}} {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64}
+// PYTORCH: ddp.grad_ready @c, %{{.*}} {ddp.bucket = 0 : i64, ddp.bucket_offset = 50 : i64}
+// PYTORCH: ddp.grad_ready @b, %{{.*}} {ddp.bucket = 1 : i64, ddp.bucket_offset = 0 : i64}
+// PYTORCH: ddp.grad_ready @a, %{{.*}} {ddp.bucket = 1 : i64, ddp.bucket_offset = 100 : i64}
+
+// SIZE-LABEL: func.func @dense
+// SIZE-SAME: ddp.buckets = [{average_in_collective = true, axes = ["dp"], check_finite = true, dtype = f32, mesh = @world, numel = 150 : i64, padded_numel = 150 : i64},
+// SIZE-SAME: numel = 100 : i64
+// SIZE-SAME: numel = 100 : i64
+ddp.mesh @world(dp = 4)
+ddp.param @a : tensor<10x10xf32>
+ddp.param @b : tensor<100xf32>
+ddp.param @c : tensor<4x25xf32>
+ddp.param @d : tensor<50xf32>
+func.func @dense(%ga: tensor<10x10xf32>, %gb: tensor<100xf32>, %gc: tensor<4x25xf32>, %gd: tensor<50xf32>) {
+  %d = ddp.grad_ready @d, %gd : tensor<50xf32>
+  %c = ddp.grad_ready @c, %gc : tensor<4x25xf32>
+  %b = ddp.grad_ready @b, %gb : tensor<100xf32>
+  %a = ddp.grad_ready @a, %ga : tensor<10x10xf32>
+  %rd = ddp.all_reduce avg %d over @world[dp] : tensor<50xf32>
+  %rc = ddp.all_reduce avg %c over @world[dp] : tensor<4x25xf32>
+  %rb = ddp.all_reduce avg %b over @world[dp] : tensor<100xf32>
+  %ra = ddp.all_reduce avg %a over @world[dp] : tensor<10x10xf32>
+  ddp.sgd @d, %rd lr 0.1 : tensor<50xf32>
+  ddp.sgd @c, %rc lr 0.1 : tensor<4x25xf32>
+  ddp.sgd @b, %rb lr 0.1 : tensor<100xf32>
+  ddp.sgd @a, %ra lr 0.1 : tensor<10x10xf32>
+  return
+}
+
+// -----
+
+// bf16 gradients, a shared embedding and an expert reduced over its own
+// group. With the distributed optimizer Megatron isolates the shared
+// embedding; the expert never shares a bucket with dense gradients; buckets
+// are issued in the order they complete.
+// MIXED-LABEL: func.func @moe
+// MIXED-SAME: ddp.buckets = [{average_in_collective = false, axes = ["dp"], check_finite = false, dtype = f32, mesh = @world, numel = 32 : i64, padded_numel = 128 : i64},
+// MIXED-SAME: {average_in_collective = false, axes = ["dp", "ep"], check_finite = false, dtype = f32, mesh = @world, numel = 256 : i64, padded_numel = 256 : i64},
+// MIXED-SAME: {average_in_collective = false, axes = ["dp", "ep"], check_finite = false, dtype = f32, mesh = @world, numel = 64 : i64, padded_numel = 128 : i64}]
+// MIXED: ddp.grad_ready @l1.w, %{{.*}} {ddp.bucket = 1 : i64, ddp.bucket_offset = 0 : i64}
+// MIXED: ddp.grad_ready @e0.w, %{{.*}} {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64}
+// MIXED: ddp.grad_ready @l0.w, %{{.*}} {ddp.bucket = 1 : i64, ddp.bucket_offset = 128 : i64}
+// MIXED: ddp.grad_ready @emb, %{{.*}} {ddp.bucket = 2 : i64, ddp.bucket_offset = 0 : i64}
+ddp.mesh @world(dp = 2, ep = 2)
+ddp.param @emb shared_embedding : tensor<8x8xbf16>
+ddp.param @l0.w layer 0 : tensor<16x8xbf16>
+ddp.param @e0.w layer 0 expert : tensor<4x8xbf16>
+ddp.param @l1.w layer 1 : tensor<16x8xbf16>
+func.func @moe(%g1: tensor<16x8xbf16>, %ge: tensor<4x8xbf16>, %g0: tensor<16x8xbf16>, %gm: tensor<8x8xbf16>) {
+  %l1 = ddp.grad_ready @l1.w, %g1 : tensor<16x8xbf16>
+  %e0 = ddp.grad_ready @e0.w, %ge : tensor<4x8xbf16>
+  %l0 = ddp.grad_ready @l0.w, %g0 : tensor<16x8xbf16>
+  %em = ddp.grad_ready @emb, %gm : tensor<8x8xbf16>
+  %r1 = ddp.all_reduce avg %l1 over @world[dp, ep] : tensor<16x8xbf16>
+  %re = ddp.all_reduce avg %e0 over @world[dp] : tensor<4x8xbf16>
+  %r0 = ddp.all_reduce avg %l0 over @world[dp, ep] : tensor<16x8xbf16>
+  %rm = ddp.all_reduce avg %em over @world[dp, ep] : tensor<8x8xbf16>
+  ddp.sgd @l1.w, %r1 lr 0.1 : tensor<16x8xbf16>
+  ddp.sgd @e0.w, %re lr 0.1 : tensor<4x8xbf16>
+  ddp.sgd @l0.w, %r0 lr 0.1 : tensor<16x8xbf16>
+  ddp.sgd @emb, %rm lr 0.1 : tensor<8x8xbf16>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 4)
+ddp.param @a : tensor<8xf32>
+func.func @reduced_twice(%g: tensor<8xf32>) {
+  // expected-error @+1 {{the gradient of @a is reduced by more than one ddp.all_reduce; bucketing needs exactly one}}
+  %a = ddp.grad_ready @a, %g : tensor<8xf32>
+  %r0 = ddp.all_reduce avg %a over @world[dp] : tensor<8xf32>
+  %r1 = ddp.all_reduce sum %a over @world[dp] : tensor<8xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 4)
+ddp.param @a : tensor<8xf32>
+ddp.param @b : tensor<8xf32>
+func.func @mixed_reductions(%ga: tensor<8xf32>, %gb: tensor<8xf32>) {
+  %a = ddp.grad_ready @a, %ga : tensor<8xf32>
+  %b = ddp.grad_ready @b, %gb : tensor<8xf32>
+  %ra = ddp.all_reduce avg %a over @world[dp] : tensor<8xf32>
+  // expected-error @+1 {{reduces with 'sum' where @a in the same group [dp] uses 'avg'; a bucket has one reduction}}
+  %rb = ddp.all_reduce sum %b over @world[dp] : tensor<8xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 4)
+ddp.mesh @other(dp = 4)
+ddp.param @a : tensor<8xf32>
+ddp.param @b : tensor<8xf32>
+func.func @two_meshes(%ga: tensor<8xf32>, %gb: tensor<8xf32>) {
+  %a = ddp.grad_ready @a, %ga : tensor<8xf32>
+  %b = ddp.grad_ready @b, %gb : tensor<8xf32>
+  %ra = ddp.all_reduce avg %a over @world[dp] : tensor<8xf32>
+  // expected-error @+1 {{bucketing needs every gradient reduced over one mesh; this one uses @other and an earlier one @world}}
+  %rb = ddp.all_reduce avg %b over @other[dp] : tensor<8xf32>
+  return
+}

@@ -1,0 +1,160 @@
+//===- OptimalLayoutTest.cpp - The auto policy against exhaustive search --===//
+//
+// The search is exact: on random steps small enough to try every contiguous
+// layout, its step time equals the best of them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestGradients.h"
+
+#include "ddp/Bucketing/OptimalLayout.h"
+#include "ddp/Bucketing/Policies.h"
+
+#include "gtest/gtest.h"
+
+#include <random>
+
+using namespace ddp::bucketing;
+using namespace ddp::bucketing::testing;
+
+namespace {
+
+/// A random step: compute between gradients, synchronous collectives on a
+/// tensor-parallel stream (1) and sometimes on the buckets' stream (0), and
+/// an optimizer tail in random order.
+struct RandomStep {
+  std::vector<Gradient> gradients;
+  BucketCosts costs;
+  StepTimeline timeline;
+
+  RandomStep(unsigned seed, size_t count, double slowdown,
+             bool twoStreams = false)
+      : timeline(count, 3, slowdown) {
+    std::mt19937 random(seed);
+    auto uniform = [&](double low, double high) {
+      return std::uniform_real_distribution<double>(low, high)(random);
+    };
+    for (size_t i = 0; i < count; ++i) {
+      Gradient gradient = makeGradient(
+          "g" + std::to_string(i),
+          std::uniform_int_distribution<int64_t>(1, 1000)(random));
+      if (twoStreams && i % 3 == 1) {
+        gradient.group = "edp";
+        costs.stream.push_back(2);
+      } else {
+        costs.stream.push_back(0);
+      }
+      gradients.push_back(gradient);
+      costs.packTime.push_back(uniform(0, 0.2));
+      costs.unpackTime.push_back(uniform(0, 0.2));
+    }
+    double alpha = uniform(0.1, 2), beta = uniform(0.001, 0.02);
+    costs.bucketIssueTime = [=](unsigned, ElementType, int64_t numel) {
+      return 0.05 + 0.0001 * numel;
+    };
+    costs.collectiveTime = [=](unsigned stream, ElementType, int64_t numel) {
+      return (stream == 2 ? 2 : 1) * (alpha + beta * numel);
+    };
+    for (size_t i = 0; i < count; ++i) {
+      timeline.addCompute(uniform(0, 5));
+      if (uniform(0, 1) < 0.3)
+        timeline.addBlockingCollective(1, uniform(0, 1));
+      timeline.addCompute(uniform(0, 1));
+      if (uniform(0, 1) < 0.15)
+        timeline.addBlockingCollective(0, uniform(0, 1));
+      timeline.addGradientReady(i);
+    }
+    timeline.addCompute(uniform(0, 2));
+    timeline.beginTail();
+    std::vector<size_t> order(count);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), random);
+    for (size_t gradient : order) {
+      timeline.addTailCompute(uniform(0, 1), {gradient});
+      if (uniform(0, 1) < 0.2)
+        timeline.addTailCompute(uniform(0, 1));
+    }
+    EXPECT_FALSE(timeline.verify());
+  }
+};
+
+/// The best step time over every contiguous layout of one stream.
+double bruteForce(const RandomStep &step, const TimelineReplay &replay,
+                  const PaddingOptions &padding) {
+  size_t count = step.gradients.size();
+  double best = std::numeric_limits<double>::infinity();
+  for (uint64_t splits = 0; splits < (uint64_t(1) << (count - 1)); ++splits) {
+    BucketLayout layout;
+    std::vector<size_t> members;
+    for (size_t i = 0; i < count; ++i) {
+      members.push_back(i);
+      if (i + 1 == count || (splits >> i & 1)) {
+        layout.buckets.push_back(layOutBucket(step.gradients, members, padding));
+        members.clear();
+      }
+    }
+    best = std::min(best, replay.evaluate(layout));
+  }
+  return best;
+}
+
+class ExactSearch : public ::testing::TestWithParam<std::tuple<unsigned, double>> {};
+
+TEST_P(ExactSearch, MatchesExhaustiveSearch) {
+  auto [seed, slowdown] = GetParam();
+  RandomStep step(seed, 10, slowdown);
+  TimelineReplay replay(step.timeline, step.costs);
+  OptimalLayoutOptions options;
+  options.padding.distributedOptimizer = seed % 2;
+  llvm::Expected<OptimalLayoutResult> result =
+      computeOptimalLayout(step.gradients, replay, options);
+  ASSERT_TRUE(bool(result)) << llvm::toString(result.takeError());
+  EXPECT_DOUBLE_EQ(result->stepTime, replay.evaluate(result->layout));
+  EXPECT_DOUBLE_EQ(result->stepTime,
+                   bruteForce(step, replay, options.padding));
+  EXPECT_FALSE(result->startingLayoutWon);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RandomSteps, ExactSearch,
+    ::testing::Combine(::testing::Range(0u, 12u),
+                       ::testing::Values(1.0, 1.1, 1.5, 3.0)));
+
+TEST(OptimalLayout, NeverSlowerThanTheStartingLayouts) {
+  for (unsigned seed = 0; seed < 8; ++seed) {
+    RandomStep step(seed, 14, 1.2, /*twoStreams=*/true);
+    TimelineReplay replay(step.timeline, step.costs);
+    MegatronOptions megatron;
+    megatron.bucketSize = 2000;
+    PyTorchOptions pytorch;
+    pytorch.firstBucketBytes = 400;
+    pytorch.bucketCapBytes = 4000;
+    std::vector<BucketLayout> starts = {
+        *computeMegatronLayout(step.gradients, megatron),
+        *computePyTorchLayout(step.gradients, pytorch)};
+    llvm::Expected<OptimalLayoutResult> result =
+        computeOptimalLayout(step.gradients, replay, OptimalLayoutOptions(),
+                             starts);
+    ASSERT_TRUE(bool(result));
+    for (const BucketLayout &start : starts)
+      EXPECT_LE(result->stepTime, replay.evaluate(start));
+    // Buckets never mix the two groups.
+    for (const Bucket &bucket : result->layout.buckets)
+      for (const BucketEntry &entry : bucket.entries)
+        EXPECT_EQ(step.gradients[entry.gradient].group, bucket.group);
+  }
+}
+
+TEST(OptimalLayout, BucketSpanLimit) {
+  RandomStep step(3, 12, 1.1);
+  TimelineReplay replay(step.timeline, step.costs);
+  OptimalLayoutOptions options;
+  options.maxBucketGradients = 2;
+  llvm::Expected<OptimalLayoutResult> result =
+      computeOptimalLayout(step.gradients, replay, options);
+  ASSERT_TRUE(bool(result));
+  for (const Bucket &bucket : result->layout.buckets)
+    EXPECT_LE(bucket.entries.size(), 2u);
+}
+
+} // namespace
