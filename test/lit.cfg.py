@@ -14,8 +14,11 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.ddp_obj_root, "test")
 
 config.substitutions.append(("%examples", os.path.join(config.ddp_src_root, "examples")))
+config.substitutions.append(("%ddp_src_root", config.ddp_src_root))
+config.substitutions.append(("%ddp_obj_root", config.ddp_obj_root))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.ddp_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(["ddp-opt"], [config.ddp_tools_dir])
+llvm_config.add_tool_substitutions(["ddp-import"], [config.ddp_tools_dir])

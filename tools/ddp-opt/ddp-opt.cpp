@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Dialect/DDP/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -14,6 +15,7 @@
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<ddp::DDPDialect, mlir::func::FuncDialect>();
+  ddp::registerDDPPasses();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "ddp optimizer driver: schedules the communication of a "
                   "data-parallel training step\n",

@@ -15,6 +15,8 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 using namespace mlir;
 using namespace ddp;
@@ -102,6 +104,37 @@ static void printEnumKeyword(OpAsmPrinter &p, Operation *, EnumAttrT attr) {
   p << stringifyEnum(attr.getValue());
 }
 
+/// A double as the shortest decimal that reads back to the same value, so
+/// that `lr 0.999` prints as written rather than as `0.99899999999999999`.
+static ParseResult parseReal(OpAsmParser &parser, FloatAttr &attr) {
+  double value;
+  if (parser.parseFloat(value))
+    return failure();
+  attr = parser.getBuilder().getF64FloatAttr(value);
+  return success();
+}
+
+static void printReal(OpAsmPrinter &p, Operation *, FloatAttr attr) {
+  double value = attr.getValueAsDouble();
+  if (!std::isfinite(value)) {
+    p.printAttributeWithoutType(attr);
+    return;
+  }
+  char buffer[40];
+  for (int precision = 1; precision <= 17; ++precision) {
+    snprintf(buffer, sizeof(buffer), "%.*g", precision, value);
+    if (std::strtod(buffer, nullptr) == value)
+      break;
+  }
+  // MLIR's float literals need a decimal point: 1e-08 -> 1.0e-08.
+  std::string text = buffer;
+  if (text.find('.') == std::string::npos) {
+    size_t exponent = text.find('e');
+    text.insert(exponent == std::string::npos ? text.size() : exponent, ".0");
+  }
+  p << text;
+}
+
 /// An optional `async`; when present the op returns a `!ddp.token`.
 static ParseResult parseAsyncToken(OpAsmParser &parser, Type &tokenType) {
   if (succeeded(parser.parseOptionalKeyword("async")))
@@ -122,6 +155,13 @@ static bool isIdentifier(StringRef name) {
   if (name.empty() || !(llvm::isAlpha(name.front()) || name.front() == '_'))
     return false;
   return llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+/// `%g`, so that diagnostics read `got -0.001` and `got inf`.
+static std::string formatDouble(double value) {
+  char buffer[32];
+  snprintf(buffer, sizeof(buffer), "%g", value);
+  return buffer;
 }
 
 static std::string formatShape(ArrayRef<int64_t> shape) {
@@ -291,7 +331,8 @@ static LogicalResult verifyBucketLayout(Operation *op, TypeRange grads,
 
 static LogicalResult verifyLearningRate(Operation *op, double lr) {
   if (!(lr > 0.0) || !std::isfinite(lr))
-    return op->emitOpError("needs a positive finite learning rate, got ") << lr;
+    return op->emitOpError("needs a positive finite learning rate, got ")
+           << formatDouble(lr);
   return success();
 }
 
@@ -396,9 +437,11 @@ LogicalResult ComputeOp::verify() {
   double flops = getFlops().convertToDouble();
   double bytes = getBytes().convertToDouble();
   if (!(flops >= 0.0) || !std::isfinite(flops))
-    return emitOpError("flops must be finite and non-negative, got ") << flops;
+    return emitOpError("flops must be finite and non-negative, got ")
+           << formatDouble(flops);
   if (!(bytes >= 0.0) || !std::isfinite(bytes))
-    return emitOpError("bytes must be finite and non-negative, got ") << bytes;
+    return emitOpError("bytes must be finite and non-negative, got ")
+           << formatDouble(bytes);
   if (getResults().empty())
     return emitOpError("needs at least one result");
   if (std::optional<int64_t> layer = getLayer(); layer && *layer < 0)
@@ -525,10 +568,11 @@ LogicalResult AdamOp::verify() {
   for (auto [name, beta] : {std::pair<StringRef, double>{"beta1", getBeta1().convertToDouble()},
                             {"beta2", getBeta2().convertToDouble()}})
     if (!(beta >= 0.0 && beta < 1.0))
-      return emitOpError() << name << " must be in [0, 1), got " << beta;
+      return emitOpError() << name << " must be in [0, 1), got " << formatDouble(beta);
   double eps = getEps().convertToDouble();
   if (!(eps > 0.0) || !std::isfinite(eps))
-    return emitOpError("eps must be positive and finite, got ") << eps;
+    return emitOpError("eps must be positive and finite, got ")
+           << formatDouble(eps);
   return success();
 }
 

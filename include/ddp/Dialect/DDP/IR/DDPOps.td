@@ -158,7 +158,7 @@ def DDP_ComputeOp : DDP_Op<"compute", [Pure]> {
                        OptionalAttr<I64Attr>:$layer);
   let results = (outs Variadic<DDP_Tensor>:$results);
   let assemblyFormat = [{
-    $kind `(` $inputs `)` `flops` $flops `bytes` $bytes (`layer` $layer^)?
+    $kind `(` $inputs `)` `flops` custom<Real>($flops) `bytes` custom<Real>($bytes) (`layer` $layer^)?
     attr-dict `:` functional-type($inputs, $results)
   }];
   let hasVerifier = 1;
@@ -183,12 +183,12 @@ def DDP_ScaleOp : DDP_Op<"scale", [Pure, SameOperandsAndResultType]> {
     default when the average is not taken in the collective).
 
     ```mlir
-    %s = ddp.scale %g by 1.250000e-01 : tensor<4096xbf16>
+    %s = ddp.scale %g by 0.125 : tensor<4096xbf16>
     ```
   }];
   let arguments = (ins DDP_Tensor:$input, F64Attr:$factor);
   let results = (outs DDP_Tensor:$result);
-  let assemblyFormat = "$input `by` $factor attr-dict `:` type($result)";
+  let assemblyFormat = "$input `by` custom<Real>($factor) attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
@@ -433,12 +433,12 @@ def DDP_SGDOp : DDP_ParamUserOp<"sgd"> {
     update.
 
     ```mlir
-    ddp.sgd @fc1.weight, %g lr 1.000000e-02 : tensor<64x16xf32>
+    ddp.sgd @fc1.weight, %g lr 0.01 : tensor<64x16xf32>
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$param, DDP_Tensor:$grad,
                        F64Attr:$lr);
-  let assemblyFormat = "$param `,` $grad `lr` $lr attr-dict `:` type($grad)";
+  let assemblyFormat = "$param `,` $grad `lr` custom<Real>($lr) attr-dict `:` type($grad)";
   let hasVerifier = 1;
 }
 
@@ -449,15 +449,16 @@ def DDP_AdamOp : DDP_ParamUserOp<"adam"> {
     kept by the runtime per parameter.
 
     ```mlir
-    ddp.adam @fc1.weight, %g lr 1.000000e-03 betas(9.000000e-01, 9.990000e-01)
-        eps 1.000000e-08 : tensor<64x16xf32>
+    ddp.adam @fc1.weight, %g lr 0.001 betas(0.9, 0.999) eps 1.0e-08 : tensor<64x16xf32>
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$param, DDP_Tensor:$grad,
                        F64Attr:$lr, F64Attr:$beta1, F64Attr:$beta2,
                        F64Attr:$eps);
   let assemblyFormat = [{
-    $param `,` $grad `lr` $lr `betas` `(` $beta1 `,` $beta2 `)` `eps` $eps
+    $param `,` $grad `lr` custom<Real>($lr)
+    `betas` `(` custom<Real>($beta1) `,` custom<Real>($beta2) `)`
+    `eps` custom<Real>($eps)
     attr-dict `:` type($grad)
   }];
   let hasVerifier = 1;

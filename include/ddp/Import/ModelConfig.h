@@ -1,0 +1,110 @@
+//===- ModelConfig.h - Megatron-style model configs and presets -*- C++ -*-===//
+//
+// A transformer (GPT, Llama, MoE) described with Megatron-LM's argument names,
+// as a JSON object or a built-in preset. docs/Importer.md lists every field,
+// its default and the sources of the presets.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_IMPORT_MODELCONFIG_H
+#define DDP_IMPORT_MODELCONFIG_H
+
+#include "ddp/Import/StepOptions.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+
+#include <cstdint>
+
+namespace ddp {
+
+enum class Normalization { LayerNorm, RMSNorm };
+enum class PositionEmbedding { LearnedAbsolute, Rope, None };
+
+struct ModelConfig {
+  int64_t numLayers = 0;
+  int64_t hiddenSize = 0;
+  /// 0 means Megatron's default: 4h, or for SwiGLU int(4h * 2/3 / 64) * 64.
+  int64_t ffnHiddenSize = 0;
+  int64_t numAttentionHeads = 0;
+  /// 0 means one group per head (multi-head attention).
+  int64_t numQueryGroups = 0;
+  /// 0 means hidden_size / num_attention_heads.
+  int64_t kvChannels = 0;
+  int64_t seqLength = 0;
+  /// 0 means seq_length.
+  int64_t maxPositionEmbeddings = 0;
+  int64_t microBatchSize = 1;
+  int64_t numMicrobatches = 1;
+  int64_t vocabSize = 0;
+  int64_t makeVocabSizeDivisibleBy = 128;
+  bool untieEmbeddingsAndOutputWeights = false;
+  bool swiglu = false;
+  bool squaredRelu = false;
+  bool addBiasLinear = true;
+  Normalization normalization = Normalization::LayerNorm;
+  PositionEmbedding positionEmbeddingType = PositionEmbedding::LearnedAbsolute;
+  double hiddenDropout = 0.1;
+  DType paramsDtype = DType::F32;
+  int64_t tensorModelParallelSize = 1;
+  bool sequenceParallel = false;
+  int64_t dataParallelSize = 1;
+  /// 0 means a dense model.
+  int64_t numExperts = 0;
+  int64_t moeRouterTopk = 2;
+  int64_t expertModelParallelSize = 1;
+  OptimizerConfig optimizer;
+
+  // Derived sizes; valid once the config has been validated.
+  int64_t getFfnHiddenSize() const;
+  int64_t getNumQueryGroups() const;
+  int64_t getKvChannels() const;
+  int64_t getMaxPositionEmbeddings() const;
+  /// Megatron's `_vocab_size_with_padding`: vocab_size rounded up to a
+  /// multiple of make_vocab_size_divisible_by * tensor_model_parallel_size.
+  int64_t getPaddedVocabSize() const;
+  int64_t getTokensPerMicrobatch() const { return microBatchSize * seqLength; }
+  /// Megatron turns sequence parallelism off when there is no tensor
+  /// parallelism; so does the importer.
+  bool usesSequenceParallel() const {
+    return sequenceParallel && tensorModelParallelSize > 1;
+  }
+  bool isMoE() const { return numExperts > 0; }
+};
+
+/// Reads a config from a JSON object. Unknown fields, missing required
+/// fields and out-of-range values are errors that name the field and
+/// `sourceName` (a file name, or the preset).
+llvm::Expected<ModelConfig> parseModelConfig(const llvm::json::Value &json,
+                                             llvm::StringRef sourceName);
+
+/// Every field of the config, defaults included, as parseModelConfig reads
+/// them.
+llvm::json::Object modelConfigToJSON(const ModelConfig &config);
+
+/// Checks the constraints Megatron checks (heads divisible by TP, ...).
+/// parseModelConfig calls it; callers that build a config in C++ should too.
+llvm::Error validateModelConfig(const ModelConfig &config,
+                                llvm::StringRef sourceName);
+
+struct ModelPreset {
+  llvm::StringRef name;
+  llvm::StringRef description;
+  ModelConfig config;
+};
+
+llvm::ArrayRef<ModelPreset> getModelPresets();
+/// The preset called `name`, or null.
+const ModelPreset *lookupModelPreset(llvm::StringRef name);
+
+/// Applies `--set key=value` overrides to a JSON object: `value` is read as
+/// JSON when it parses (numbers, true/false, quoted strings) and as a plain
+/// string otherwise.
+llvm::Error applyOverrides(llvm::json::Object &object,
+                           llvm::ArrayRef<std::string> overrides);
+
+} // namespace ddp
+
+#endif // DDP_IMPORT_MODELCONFIG_H

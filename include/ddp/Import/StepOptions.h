@@ -1,0 +1,50 @@
+//===- StepOptions.h - Settings shared by both importers --------*- C++ -*-===//
+//
+// The element types a parameter may have and the optimizer the step ends
+// with. Both input formats (model configs and parameter inventories) spell
+// them the same way in JSON.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_IMPORT_STEPOPTIONS_H
+#define DDP_IMPORT_STEPOPTIONS_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace mlir {
+class MLIRContext;
+class Type;
+} // namespace mlir
+
+namespace ddp {
+
+/// Element type of a parameter or activation.
+enum class DType { F32, F16, BF16, F64 };
+
+/// Parses `f32 f16 bf16 f64`; model configs also accept Megatron's and
+/// PyTorch's spellings (`fp32`, `float16`, `bfloat16`, ...) when
+/// `acceptAliases` is set.
+std::optional<DType> parseDType(llvm::StringRef name, bool acceptAliases);
+llvm::StringRef getDTypeName(DType dtype);
+int64_t getDTypeBytes(DType dtype);
+mlir::Type getDTypeElementType(mlir::MLIRContext *context, DType dtype);
+
+enum class OptimizerKind { Adam, SGD };
+
+/// The per-parameter update at the end of the step. JSON fields use
+/// Megatron's argument names: `optimizer` (`adam` or `sgd`), `lr`,
+/// `adam_beta1`, `adam_beta2`, `adam_eps`.
+struct OptimizerConfig {
+  OptimizerKind kind = OptimizerKind::Adam;
+  double lr = 1.0e-4;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1.0e-8;
+};
+
+} // namespace ddp
+
+#endif // DDP_IMPORT_STEPOPTIONS_H

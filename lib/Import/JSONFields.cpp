@@ -1,0 +1,126 @@
+//===- JSONFields.cpp - Reading typed fields of the input JSON ------------===//
+
+#include "JSONFields.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace llvm;
+using namespace ddp;
+
+Error importer::fieldError(StringRef source, const Twine &field,
+                         const Twine &message) {
+  return createStringError(inconvertibleErrorCode(),
+                           source + ": field '" + field + "': " + message);
+}
+
+/// The value as the user wrote it, for messages.
+static std::string render(const json::Value &value) {
+  std::string out;
+  raw_string_ostream os(out);
+  os << value;
+  return out;
+}
+
+Expected<int64_t> importer::readInteger(const json::Value &value,
+                                      StringRef source, const Twine &field,
+                                      int64_t minValue) {
+  std::optional<int64_t> integer = value.getAsInteger();
+  StringRef expected = minValue > 0    ? "a positive integer"
+                       : minValue == 0 ? "a non-negative integer"
+                                       : "an integer";
+  if (!integer || *integer < minValue)
+    return fieldError(source, field,
+                      Twine("expected ") + expected + ", got " + render(value));
+  return *integer;
+}
+
+Expected<bool> importer::readBool(const json::Value &value, StringRef source,
+                                const Twine &field) {
+  if (std::optional<bool> flag = value.getAsBoolean())
+    return *flag;
+  return fieldError(source, field, "expected true or false, got " + render(value));
+}
+
+Expected<double> importer::readNumber(const json::Value &value, StringRef source,
+                                    const Twine &field) {
+  std::optional<double> number = value.getAsNumber();
+  if (!number || !std::isfinite(*number))
+    return fieldError(source, field, "expected a number, got " + render(value));
+  return *number;
+}
+
+Expected<StringRef> importer::readString(const json::Value &value,
+                                       StringRef source, const Twine &field) {
+  if (std::optional<StringRef> string = value.getAsString())
+    return *string;
+  return fieldError(source, field, "expected a string, got " + render(value));
+}
+
+Expected<const json::Object *> importer::readObject(const json::Value &value,
+                                                  StringRef source,
+                                                  const Twine &field) {
+  if (const json::Object *object = value.getAsObject())
+    return object;
+  return fieldError(source, field, "expected a JSON object, got " + render(value));
+}
+
+Expected<bool> importer::readOptimizerField(StringRef key,
+                                          const json::Value &value,
+                                          StringRef source,
+                                          OptimizerConfig &optimizer) {
+  if (key == "optimizer") {
+    Expected<StringRef> name = readString(value, source, key);
+    if (!name)
+      return name.takeError();
+    if (*name == "adam")
+      optimizer.kind = OptimizerKind::Adam;
+    else if (*name == "sgd")
+      optimizer.kind = OptimizerKind::SGD;
+    else
+      return fieldError(source, key,
+                        "unknown optimizer '" + *name +
+                            "'; expected 'adam' or 'sgd'");
+    return true;
+  }
+  double *target = StringSwitch<double *>(key)
+                       .Case("lr", &optimizer.lr)
+                       .Case("adam_beta1", &optimizer.beta1)
+                       .Case("adam_beta2", &optimizer.beta2)
+                       .Case("adam_eps", &optimizer.eps)
+                       .Default(nullptr);
+  if (!target)
+    return false;
+  Expected<double> number = readNumber(value, source, key);
+  if (!number)
+    return number.takeError();
+  // The ranges the ddp.sgd and ddp.adam verifiers accept.
+  bool isBeta = key.starts_with("adam_beta");
+  if (isBeta ? !(*number >= 0.0 && *number < 1.0) : !(*number > 0.0))
+    return fieldError(source, key,
+                      formatv("expected a number in {0}, got {1}",
+                              isBeta ? "[0, 1)" : "(0, inf)", *number));
+  *target = *number;
+  return true;
+}
+
+void importer::writeOptimizerFields(const OptimizerConfig &optimizer,
+                                  json::Object &object) {
+  object["optimizer"] = optimizer.kind == OptimizerKind::Adam ? "adam" : "sgd";
+  object["lr"] = optimizer.lr;
+  object["adam_beta1"] = optimizer.beta1;
+  object["adam_beta2"] = optimizer.beta2;
+  object["adam_eps"] = optimizer.eps;
+}
+
+Error importer::unknownFieldError(StringRef source, StringRef key,
+                                ArrayRef<StringRef> knownFields) {
+  std::string known;
+  raw_string_ostream os(known);
+  interleaveComma(knownFields, os);
+  return fieldError(source, key, "unknown field; known fields are " + known);
+}

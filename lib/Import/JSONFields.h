@@ -1,0 +1,60 @@
+//===- JSONFields.h - Reading typed fields of the input JSON ----*- C++ -*-===//
+//
+// Every error names the input (`source`) and the field, so that a user can
+// find the line to fix: `model.json: field 'num_layers': expected a positive
+// integer, got -3`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_LIB_IMPORT_JSONFIELDS_H
+#define DDP_LIB_IMPORT_JSONFIELDS_H
+
+#include "ddp/Import/StepOptions.h"
+
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+
+namespace ddp::importer {
+
+llvm::Error fieldError(llvm::StringRef source, const llvm::Twine &field,
+                       const llvm::Twine &message);
+
+/// An integer of at least `minValue`.
+llvm::Expected<int64_t> readInteger(const llvm::json::Value &value,
+                                    llvm::StringRef source,
+                                    const llvm::Twine &field,
+                                    int64_t minValue);
+llvm::Expected<bool> readBool(const llvm::json::Value &value,
+                              llvm::StringRef source,
+                              const llvm::Twine &field);
+/// Any finite number; range checks are the caller's.
+llvm::Expected<double> readNumber(const llvm::json::Value &value,
+                                  llvm::StringRef source,
+                                  const llvm::Twine &field);
+llvm::Expected<llvm::StringRef> readString(const llvm::json::Value &value,
+                                           llvm::StringRef source,
+                                           const llvm::Twine &field);
+/// The top level of an input must be an object.
+llvm::Expected<const llvm::json::Object *>
+readObject(const llvm::json::Value &value, llvm::StringRef source,
+           const llvm::Twine &field);
+
+/// Reads `key` into `optimizer` when it is one of the optimizer fields
+/// (`optimizer`, `lr`, `adam_beta1`, `adam_beta2`, `adam_eps`); returns
+/// false when it is not.
+llvm::Expected<bool> readOptimizerField(llvm::StringRef key,
+                                        const llvm::json::Value &value,
+                                        llvm::StringRef source,
+                                        OptimizerConfig &optimizer);
+void writeOptimizerFields(const OptimizerConfig &optimizer,
+                          llvm::json::Object &object);
+
+/// A field that is not known: the message lists the known ones so that a
+/// typo is easy to spot.
+llvm::Error unknownFieldError(llvm::StringRef source, llvm::StringRef key,
+                              llvm::ArrayRef<llvm::StringRef> knownFields);
+
+} // namespace ddp::importer
+
+#endif // DDP_LIB_IMPORT_JSONFIELDS_H

@@ -1,0 +1,366 @@
+//===- ModelConfig.cpp - Reading, writing and checking model configs ------===//
+
+#include "ddp/Import/ModelConfig.h"
+
+#include "JSONFields.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace llvm;
+using namespace ddp;
+using namespace ddp::importer;
+
+//===----------------------------------------------------------------------===//
+// Derived sizes
+//===----------------------------------------------------------------------===//
+
+int64_t ModelConfig::getFfnHiddenSize() const {
+  if (ffnHiddenSize > 0)
+    return ffnHiddenSize;
+  // Megatron's arguments.py: SwiGLU keeps the parameter count of a 4h GELU
+  // MLP by using 2/3 of the width, rounded down to a multiple of 64.
+  if (swiglu)
+    return (4 * hiddenSize * 2 / 3) / 64 * 64;
+  return 4 * hiddenSize;
+}
+
+int64_t ModelConfig::getNumQueryGroups() const {
+  return numQueryGroups > 0 ? numQueryGroups : numAttentionHeads;
+}
+
+int64_t ModelConfig::getKvChannels() const {
+  return kvChannels > 0 ? kvChannels : hiddenSize / numAttentionHeads;
+}
+
+int64_t ModelConfig::getMaxPositionEmbeddings() const {
+  return maxPositionEmbeddings > 0 ? maxPositionEmbeddings : seqLength;
+}
+
+int64_t ModelConfig::getPaddedVocabSize() const {
+  int64_t multiple = makeVocabSizeDivisibleBy * tensorModelParallelSize;
+  return (vocabSize + multiple - 1) / multiple * multiple;
+}
+
+//===----------------------------------------------------------------------===//
+// The fields
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// An integer field. Fields with `minValue` 1 and `required` false are
+/// derived from others when absent (stored as 0).
+struct IntegerField {
+  StringLiteral name;
+  int64_t ModelConfig::*member;
+  int64_t minValue;
+  bool required;
+};
+struct BoolField {
+  StringLiteral name;
+  bool ModelConfig::*member;
+};
+} // namespace
+
+static const IntegerField integerFields[] = {
+    {"num_layers", &ModelConfig::numLayers, 1, true},
+    {"hidden_size", &ModelConfig::hiddenSize, 1, true},
+    {"ffn_hidden_size", &ModelConfig::ffnHiddenSize, 1, false},
+    {"num_attention_heads", &ModelConfig::numAttentionHeads, 1, true},
+    {"num_query_groups", &ModelConfig::numQueryGroups, 1, false},
+    {"kv_channels", &ModelConfig::kvChannels, 1, false},
+    {"seq_length", &ModelConfig::seqLength, 1, true},
+    {"max_position_embeddings", &ModelConfig::maxPositionEmbeddings, 1, false},
+    {"micro_batch_size", &ModelConfig::microBatchSize, 1, false},
+    {"num_microbatches", &ModelConfig::numMicrobatches, 1, false},
+    {"vocab_size", &ModelConfig::vocabSize, 1, true},
+    {"make_vocab_size_divisible_by", &ModelConfig::makeVocabSizeDivisibleBy, 1,
+     false},
+    {"tensor_model_parallel_size", &ModelConfig::tensorModelParallelSize, 1,
+     false},
+    {"data_parallel_size", &ModelConfig::dataParallelSize, 1, false},
+    {"num_experts", &ModelConfig::numExperts, 0, false},
+    {"moe_router_topk", &ModelConfig::moeRouterTopk, 1, false},
+    {"expert_model_parallel_size", &ModelConfig::expertModelParallelSize, 1,
+     false},
+};
+
+static const BoolField boolFields[] = {
+    {"untie_embeddings_and_output_weights",
+     &ModelConfig::untieEmbeddingsAndOutputWeights},
+    {"swiglu", &ModelConfig::swiglu},
+    {"squared_relu", &ModelConfig::squaredRelu},
+    {"add_bias_linear", &ModelConfig::addBiasLinear},
+    {"sequence_parallel", &ModelConfig::sequenceParallel},
+};
+
+static constexpr StringLiteral otherFields[] = {
+    "normalization", "position_embedding_type", "params_dtype",
+    "hidden_dropout", "optimizer", "lr", "adam_beta1", "adam_beta2",
+    "adam_eps"};
+
+static SmallVector<StringRef> getKnownFields() {
+  SmallVector<StringRef> names;
+  for (const IntegerField &field : integerFields)
+    names.push_back(field.name);
+  for (const BoolField &field : boolFields)
+    names.push_back(field.name);
+  for (StringRef name : otherFields)
+    names.push_back(name);
+  return names;
+}
+
+static StringRef getNormalizationName(Normalization normalization) {
+  return normalization == Normalization::LayerNorm ? "LayerNorm" : "RMSNorm";
+}
+
+static StringRef getPositionEmbeddingName(PositionEmbedding embedding) {
+  switch (embedding) {
+  case PositionEmbedding::LearnedAbsolute:
+    return "learned_absolute";
+  case PositionEmbedding::Rope:
+    return "rope";
+  case PositionEmbedding::None:
+    return "none";
+  }
+  llvm_unreachable("unknown position embedding");
+}
+
+/// Reads one of the fields that are not plain integers or flags.
+static Error readOtherField(StringRef key, const json::Value &value,
+                            StringRef source, ModelConfig &config) {
+  Expected<bool> isOptimizerField =
+      readOptimizerField(key, value, source, config.optimizer);
+  if (!isOptimizerField)
+    return isOptimizerField.takeError();
+  if (*isOptimizerField)
+    return Error::success();
+
+  if (key == "hidden_dropout") {
+    Expected<double> number = readNumber(value, source, key);
+    if (!number)
+      return number.takeError();
+    if (!(*number >= 0.0 && *number < 1.0))
+      return fieldError(source, key,
+                        formatv("expected a probability in [0, 1), got {0}",
+                                *number));
+    config.hiddenDropout = *number;
+    return Error::success();
+  }
+
+  Expected<StringRef> name = readString(value, source, key);
+  if (!name)
+    return name.takeError();
+  if (key == "normalization") {
+    auto normalization = StringSwitch<std::optional<Normalization>>(*name)
+                             .Case("LayerNorm", Normalization::LayerNorm)
+                             .Case("RMSNorm", Normalization::RMSNorm)
+                             .Default(std::nullopt);
+    if (!normalization)
+      return fieldError(source, key,
+                        "unknown normalization '" + *name +
+                            "'; expected 'LayerNorm' or 'RMSNorm'");
+    config.normalization = *normalization;
+    return Error::success();
+  }
+  if (key == "position_embedding_type") {
+    auto embedding =
+        StringSwitch<std::optional<PositionEmbedding>>(*name)
+            .Case("learned_absolute", PositionEmbedding::LearnedAbsolute)
+            .Case("rope", PositionEmbedding::Rope)
+            .Case("none", PositionEmbedding::None)
+            .Default(std::nullopt);
+    if (!embedding)
+      return fieldError(source, key,
+                        "unknown position embedding '" + *name +
+                            "'; expected 'learned_absolute', 'rope' or 'none'");
+    config.positionEmbeddingType = *embedding;
+    return Error::success();
+  }
+  assert(key == "params_dtype" && "every other field is handled above");
+  std::optional<DType> dtype = parseDType(*name, /*acceptAliases=*/true);
+  if (!dtype)
+    return fieldError(source, key,
+                      "unknown dtype '" + *name +
+                          "'; expected one of f32, f16, bf16, f64");
+  config.paramsDtype = *dtype;
+  return Error::success();
+}
+
+Expected<ModelConfig> ddp::parseModelConfig(const json::Value &json,
+                                            StringRef source) {
+  Expected<const json::Object *> object = readObject(json, source, "(root)");
+  if (!object)
+    return object.takeError();
+
+  ModelConfig config;
+  // Sorted, so that of several bad fields the same one is reported each time.
+  for (const json::Object::value_type *element : json::sortedElements(**object)) {
+    StringRef name = element->first;
+    const json::Value &value = element->second;
+    if (const IntegerField *field = find_if(
+            integerFields, [&](const auto &f) { return f.name == name; });
+        field != std::end(integerFields)) {
+      Expected<int64_t> integer =
+          readInteger(value, source, name, field->minValue);
+      if (!integer)
+        return integer.takeError();
+      config.*(field->member) = *integer;
+      continue;
+    }
+    if (const BoolField *field =
+            find_if(boolFields, [&](const auto &f) { return f.name == name; });
+        field != std::end(boolFields)) {
+      Expected<bool> flag = readBool(value, source, name);
+      if (!flag)
+        return flag.takeError();
+      config.*(field->member) = *flag;
+      continue;
+    }
+    if (!is_contained(otherFields, name))
+      return unknownFieldError(source, name, getKnownFields());
+    if (Error error = readOtherField(name, value, source, config))
+      return std::move(error);
+  }
+
+  for (const IntegerField &field : integerFields)
+    if (field.required && !(*object)->get(field.name))
+      return fieldError(source, field.name, "missing required field");
+
+  if (Error error = validateModelConfig(config, source))
+    return std::move(error);
+  return config;
+}
+
+json::Object ddp::modelConfigToJSON(const ModelConfig &config) {
+  json::Object object;
+  for (const IntegerField &field : integerFields) {
+    int64_t value = config.*(field.member);
+    // A derived field that was never set stays absent, so that overriding
+    // what it derives from keeps deriving it.
+    if (field.minValue > 0 && value == 0)
+      continue;
+    object[field.name] = value;
+  }
+  for (const BoolField &field : boolFields)
+    object[field.name] = config.*(field.member);
+  object["normalization"] = getNormalizationName(config.normalization);
+  object["position_embedding_type"] =
+      getPositionEmbeddingName(config.positionEmbeddingType);
+  object["params_dtype"] = getDTypeName(config.paramsDtype);
+  object["hidden_dropout"] = config.hiddenDropout;
+  writeOptimizerFields(config.optimizer, object);
+  return object;
+}
+
+//===----------------------------------------------------------------------===//
+// Validation
+//===----------------------------------------------------------------------===//
+
+/// `numerator` must be divisible by `denominator`; both are named fields.
+static Error checkDivisible(StringRef source, StringRef numeratorName,
+                            int64_t numerator, StringRef denominatorName,
+                            int64_t denominator) {
+  if (numerator % denominator == 0)
+    return Error::success();
+  return fieldError(source, numeratorName,
+                    formatv("{0} ({1}) is not divisible by {2} ({3})",
+                            numeratorName, numerator, denominatorName,
+                            denominator));
+}
+
+Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
+  int64_t tp = config.tensorModelParallelSize;
+  if (config.kvChannels == 0)
+    if (Error error =
+            checkDivisible(source, "hidden_size", config.hiddenSize,
+                           "num_attention_heads", config.numAttentionHeads))
+      return error;
+  if (Error error = checkDivisible(source, "num_attention_heads",
+                                   config.numAttentionHeads,
+                                   "tensor_model_parallel_size", tp))
+    return error;
+  if (Error error = checkDivisible(source, "num_attention_heads",
+                                   config.numAttentionHeads, "num_query_groups",
+                                   config.getNumQueryGroups()))
+    return error;
+  if (Error error =
+          checkDivisible(source, "num_query_groups", config.getNumQueryGroups(),
+                         "tensor_model_parallel_size", tp))
+    return error;
+  if (Error error =
+          checkDivisible(source, "ffn_hidden_size", config.getFfnHiddenSize(),
+                         "tensor_model_parallel_size", tp))
+    return error;
+  if (config.swiglu && config.squaredRelu)
+    return fieldError(source, "squared_relu",
+                      "cannot be combined with swiglu: the MLP has one "
+                      "activation");
+  if (config.positionEmbeddingType == PositionEmbedding::LearnedAbsolute &&
+      config.getMaxPositionEmbeddings() < config.seqLength)
+    return fieldError(source, "max_position_embeddings",
+                      formatv("max_position_embeddings ({0}) is smaller than "
+                              "seq_length ({1})",
+                              config.getMaxPositionEmbeddings(),
+                              config.seqLength));
+  // Megatron splits the sequence of every microbatch across the TP ranks.
+  if (config.usesSequenceParallel())
+    if (Error error = checkDivisible(source, "seq_length", config.seqLength,
+                                     "tensor_model_parallel_size", tp))
+      return error;
+
+  if (!config.isMoE()) {
+    if (config.expertModelParallelSize != 1)
+      return fieldError(source, "expert_model_parallel_size",
+                        "needs num_experts > 0");
+    return Error::success();
+  }
+  int64_t ep = config.expertModelParallelSize;
+  if (Error error = checkDivisible(source, "num_experts", config.numExperts,
+                                   "expert_model_parallel_size", ep))
+    return error;
+  if (Error error = checkDivisible(source, "data_parallel_size",
+                                   config.dataParallelSize,
+                                   "expert_model_parallel_size", ep))
+    return error;
+  if (config.moeRouterTopk > config.numExperts)
+    return fieldError(source, "moe_router_topk",
+                      formatv("moe_router_topk ({0}) exceeds num_experts ({1})",
+                              config.moeRouterTopk, config.numExperts));
+  // Megatron's arguments.py asserts the same: experts under TP need the
+  // sequence split so that routing sees each token on one rank only.
+  if (tp > 1 && !config.sequenceParallel)
+    return fieldError(source, "sequence_parallel",
+                      "must be true when num_experts > 0 and "
+                      "tensor_model_parallel_size > 1");
+  if (config.addBiasLinear)
+    return fieldError(source, "add_bias_linear",
+                      "biases in expert layers are not supported; set "
+                      "add_bias_linear to false");
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Overrides
+//===----------------------------------------------------------------------===//
+
+Error ddp::applyOverrides(json::Object &object,
+                          ArrayRef<std::string> overrides) {
+  for (StringRef assignment : overrides) {
+    auto [key, text] = assignment.split('=');
+    key = key.trim();
+    if (key.empty() || !assignment.contains('='))
+      return createStringError(inconvertibleErrorCode(),
+                               "--set '" + assignment +
+                                   "': expected key=value");
+    Expected<json::Value> value = json::parse(text);
+    if (value) {
+      object[key] = std::move(*value);
+      continue;
+    }
+    // Bare words (`--set normalization=RMSNorm`) are strings.
+    consumeError(value.takeError());
+    object[key] = text.str();
+  }
+  return Error::success();
+}

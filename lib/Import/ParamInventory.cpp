@@ -1,0 +1,194 @@
+//===- ParamInventory.cpp - Reading parameter inventories -----------------===//
+
+#include "ddp/Import/ParamInventory.h"
+
+#include "JSONFields.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace llvm;
+using namespace ddp;
+using namespace ddp::importer;
+
+static constexpr StringLiteral inventoryFields[] = {
+    "tokens_per_microbatch", "num_microbatches", "data_parallel_size",
+    "expert_model_parallel_size", "params", "ready_order", "optimizer", "lr",
+    "adam_beta1", "adam_beta2", "adam_eps"};
+static constexpr StringLiteral paramFields[] = {
+    "name", "shape", "dtype", "shared_embedding", "expert"};
+
+static Expected<InventoryParam> parseParam(const json::Value &json,
+                                           StringRef source, size_t index) {
+  std::string prefix = formatv("params[{0}]", index).str();
+  Expected<const json::Object *> object = readObject(json, source, prefix);
+  if (!object)
+    return object.takeError();
+  for (const json::Object::value_type *element : json::sortedElements(**object))
+    if (!is_contained(paramFields, StringRef(element->first)))
+      return unknownFieldError(source, prefix + "." + element->first.str(),
+                               SmallVector<StringRef>(std::begin(paramFields), std::end(paramFields)));
+
+  InventoryParam param;
+  for (StringRef required : {"name", "shape", "dtype"})
+    if (!(*object)->get(required))
+      return fieldError(source, prefix + "." + required,
+                        "missing required field");
+
+  Expected<StringRef> name =
+      readString(*(*object)->get("name"), source, prefix + ".name");
+  if (!name)
+    return name.takeError();
+  if (name->empty())
+    return fieldError(source, prefix + ".name", "must not be empty");
+  param.name = name->str();
+
+  const json::Array *shape = (*object)->get("shape")->getAsArray();
+  if (!shape)
+    return fieldError(source, prefix + ".shape",
+                      "expected an array of positive integers");
+  for (auto [dim, extent] : enumerate(*shape)) {
+    Expected<int64_t> size = readInteger(
+        extent, source, formatv("{0}.shape[{1}]", prefix, dim).str(), 1);
+    if (!size)
+      return size.takeError();
+    param.shape.push_back(*size);
+  }
+
+  Expected<StringRef> dtype =
+      readString(*(*object)->get("dtype"), source, prefix + ".dtype");
+  if (!dtype)
+    return dtype.takeError();
+  std::optional<DType> parsed = parseDType(*dtype, /*acceptAliases=*/false);
+  if (!parsed)
+    return fieldError(source, prefix + ".dtype",
+                      "unknown dtype '" + *dtype +
+                          "'; expected one of f32, f16, bf16, f64");
+  param.dtype = *parsed;
+
+  for (auto [key, flag] : {std::pair<StringRef, bool *>{"shared_embedding",
+                                                        &param.sharedEmbedding},
+                           {"expert", &param.expert}}) {
+    const json::Value *value = (*object)->get(key);
+    if (!value)
+      continue;
+    Expected<bool> parsedFlag = readBool(*value, source, prefix + "." + key);
+    if (!parsedFlag)
+      return parsedFlag.takeError();
+    *flag = *parsedFlag;
+  }
+  return param;
+}
+
+/// `ready_order` must name every parameter exactly once.
+static Expected<std::vector<size_t>>
+parseReadyOrder(const json::Value &json, StringRef source,
+                const std::vector<InventoryParam> &params) {
+  const json::Array *names = json.getAsArray();
+  if (!names)
+    return fieldError(source, "ready_order",
+                      "expected an array of parameter names");
+  StringMap<size_t> indexOf;
+  for (auto [index, param] : enumerate(params))
+    indexOf[param.name] = index;
+  std::vector<size_t> order;
+  std::vector<bool> seen(params.size(), false);
+  for (auto [position, entry] : enumerate(*names)) {
+    std::string field = formatv("ready_order[{0}]", position).str();
+    Expected<StringRef> name = readString(entry, source, field);
+    if (!name)
+      return name.takeError();
+    auto it = indexOf.find(*name);
+    if (it == indexOf.end())
+      return fieldError(source, field,
+                        "names '" + *name + "', which is not in params");
+    if (seen[it->second])
+      return fieldError(source, field, "names '" + *name + "' twice");
+    seen[it->second] = true;
+    order.push_back(it->second);
+  }
+  for (auto [index, param] : enumerate(params))
+    if (!seen[index])
+      return fieldError(source, "ready_order",
+                        "is missing parameter '" + param.name + "'");
+  return order;
+}
+
+Expected<ParamInventory> ddp::parseParamInventory(const json::Value &json,
+                                                  StringRef source) {
+  Expected<const json::Object *> object = readObject(json, source, "(root)");
+  if (!object)
+    return object.takeError();
+  ParamInventory inventory;
+  for (const json::Object::value_type *element :
+       json::sortedElements(**object)) {
+    StringRef key = element->first;
+    const json::Value &value = element->second;
+    if (!is_contained(inventoryFields, key))
+      return unknownFieldError(source, key,
+                               SmallVector<StringRef>(std::begin(inventoryFields),
+                                                    std::end(inventoryFields)));
+    Expected<bool> isOptimizerField =
+        readOptimizerField(key, value, source, inventory.optimizer);
+    if (!isOptimizerField)
+      return isOptimizerField.takeError();
+    if (*isOptimizerField)
+      continue;
+    int64_t *target =
+        StringSwitch<int64_t *>(key)
+            .Case("tokens_per_microbatch", &inventory.tokensPerMicrobatch)
+            .Case("num_microbatches", &inventory.numMicrobatches)
+            .Case("data_parallel_size", &inventory.dataParallelSize)
+            .Case("expert_model_parallel_size",
+                  &inventory.expertModelParallelSize)
+            .Default(nullptr);
+    if (!target)
+      continue; // params and ready_order are read below, in that order.
+    Expected<int64_t> integer = readInteger(value, source, key, 1);
+    if (!integer)
+      return integer.takeError();
+    *target = *integer;
+  }
+
+  for (StringRef required : {"tokens_per_microbatch", "params"})
+    if (!(*object)->get(required))
+      return fieldError(source, required, "missing required field");
+
+  const json::Array *params = (*object)->get("params")->getAsArray();
+  if (!params || params->empty())
+    return fieldError(source, "params",
+                      "expected a non-empty array of parameters");
+  StringMap<size_t> firstIndex;
+  for (auto [index, entry] : enumerate(*params)) {
+    Expected<InventoryParam> param = parseParam(entry, source, index);
+    if (!param)
+      return param.takeError();
+    auto [it, inserted] = firstIndex.try_emplace(param->name, index);
+    if (!inserted)
+      return fieldError(source, formatv("params[{0}].name", index).str(),
+                        formatv("'{0}' is already the name of params[{1}]",
+                                param->name, it->second));
+    inventory.params.push_back(std::move(*param));
+  }
+
+  if (const json::Value *readyOrder = (*object)->get("ready_order")) {
+    Expected<std::vector<size_t>> order =
+        parseReadyOrder(*readyOrder, source, inventory.params);
+    if (!order)
+      return order.takeError();
+    inventory.readyOrder = std::move(*order);
+  } else {
+    for (size_t index = inventory.params.size(); index-- > 0;)
+      inventory.readyOrder.push_back(index);
+  }
+
+  int64_t ep = inventory.expertModelParallelSize;
+  if (inventory.dataParallelSize % ep != 0)
+    return fieldError(source, "expert_model_parallel_size",
+                      formatv("data_parallel_size ({0}) is not divisible by "
+                              "expert_model_parallel_size ({1})",
+                              inventory.dataParallelSize, ep));
+  return inventory;
+}

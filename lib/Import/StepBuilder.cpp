@@ -1,0 +1,210 @@
+//===- StepBuilder.cpp - Building the unscheduled step --------------------===//
+
+#include "StepBuilder.h"
+
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace ddp;
+using namespace ddp::importer;
+
+StepBuilder::StepBuilder(MLIRContext &context,
+                         ArrayRef<std::pair<StringRef, int64_t>> meshAxes,
+                         ArrayRef<StringRef> denseGroupAxes,
+                         ArrayRef<StringRef> expertGroupAxes,
+                         const OptimizerConfig &optimizer,
+                         int64_t numMicrobatches)
+    : context(context), builder(&context),
+      loc(UnknownLoc::get(&context)), optimizer(optimizer),
+      numMicrobatches(numMicrobatches) {
+  context.getOrLoadDialect<DDPDialect>();
+  context.getOrLoadDialect<func::FuncDialect>();
+  module = ModuleOp::create(loc);
+  builder.setInsertionPointToEnd(module->getBody());
+
+  SmallVector<Attribute> names;
+  SmallVector<int64_t> sizes;
+  for (auto [name, size] : meshAxes) {
+    names.push_back(builder.getStringAttr(name));
+    sizes.push_back(size);
+  }
+  mesh = MeshOp::create(builder, loc, "world", builder.getArrayAttr(names),
+                        sizes);
+  meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+  denseGroup = getGroup(denseGroupAxes);
+  expertGroup = getGroup(expertGroupAxes);
+  if (mesh.getAxisSize("tp") > 0)
+    tensorParallelGroup = getGroup({"tp"});
+}
+
+Group StepBuilder::getGroup(ArrayRef<StringRef> axes) const {
+  Group group;
+  SmallVector<Attribute> names;
+  for (StringRef axis : axes) {
+    int64_t size = const_cast<MeshOp &>(mesh).getAxisSize(axis);
+    assert(size > 0 && "group axis is not in the mesh");
+    names.push_back(StringAttr::get(&context, axis));
+    group.size *= size;
+  }
+  group.axes = ArrayAttr::get(&context, names);
+  return group;
+}
+
+unsigned StepBuilder::addParam(ParamSpec spec) {
+  assert(!step && "parameters are declared before the step");
+  auto param = ParamOp::create(builder, loc, spec.name, spec.type,
+                               getLayerAttr(spec.layer),
+                               spec.tpDim ? builder.getI64IntegerAttr(*spec.tpDim)
+                                          : IntegerAttr(),
+                               spec.expert, spec.sharedEmbedding);
+  paramRefs.push_back(FlatSymbolRefAttr::get(param.getSymNameAttr()));
+  params.push_back(std::move(spec));
+  paramValues.emplace_back();
+  gradients.emplace_back();
+  contributionsThisMicrobatch.push_back(0);
+  contributionMicrobatch.push_back(-1);
+  return params.size() - 1;
+}
+
+SmallVector<Value> StepBuilder::beginStep(TypeRange inputs) {
+  step = func::FuncOp::create(builder, loc, "step",
+                              builder.getFunctionType(inputs, {}));
+  Block *body = step.addEntryBlock();
+  builder.setInsertionPointToEnd(body);
+  return SmallVector<Value>(body->getArguments());
+}
+
+IntegerAttr StepBuilder::getLayerAttr(std::optional<int64_t> layer) {
+  return layer ? builder.getI64IntegerAttr(*layer) : IntegerAttr();
+}
+
+Value StepBuilder::getParam(unsigned id) {
+  if (!paramValues[id])
+    paramValues[id] =
+        GetParamOp::create(builder, loc, params[id].type, paramRefs[id]);
+  return paramValues[id];
+}
+
+Value StepBuilder::gemm(GemmPhase phase, Value lhs, bool transposeLhs,
+                        Value rhs, bool transposeRhs,
+                        std::optional<int64_t> layer) {
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  int64_t m = lhsType.getDimSize(transposeLhs ? 1 : 0);
+  int64_t n = rhsType.getDimSize(transposeRhs ? 0 : 1);
+  assert(lhsType.getDimSize(transposeLhs ? 0 : 1) ==
+             rhsType.getDimSize(transposeRhs ? 1 : 0) &&
+         "contraction sizes differ");
+  auto resultType = getTensorType({m, n}, lhsType.getElementType());
+  return GemmOp::create(builder, loc, resultType, phase, lhs, transposeLhs, rhs,
+                        transposeRhs, getLayerAttr(layer));
+}
+
+ValueRange StepBuilder::compute(StringRef kind, ValueRange inputs,
+                                TypeRange results, double flops, double bytes,
+                                std::optional<int64_t> layer) {
+  return ComputeOp::create(builder, loc, results, builder.getStringAttr(kind),
+                           inputs, builder.getF64FloatAttr(flops),
+                           builder.getF64FloatAttr(bytes), getLayerAttr(layer))
+      .getResults();
+}
+
+Value StepBuilder::castTo(Value input, Type elementType) {
+  auto type = mlir::cast<RankedTensorType>(input.getType());
+  if (type.getElementType() == elementType)
+    return input;
+  return CastOp::create(builder, loc, type.clone(elementType), input);
+}
+
+Value StepBuilder::allReduceSum(Value input, const Group &group) {
+  return AllReduceOp::create(builder, loc, input.getType(), /*token=*/Type(),
+                             ReductionAttr::get(&context, Reduction::Sum), input,
+                             meshRef, group.axes)
+      .getResult();
+}
+
+/// `type` with dimension 0 multiplied by `factor` (a fraction when the
+/// factor's numerator is 1 and `divide` is set).
+static RankedTensorType scaleDim0(RankedTensorType type, int64_t factor,
+                                  bool divide) {
+  SmallVector<int64_t> shape(type.getShape());
+  assert((!divide || shape[0] % factor == 0) && "dimension 0 does not split");
+  shape[0] = divide ? shape[0] / factor : shape[0] * factor;
+  return type.clone(shape);
+}
+
+Value StepBuilder::allGather(Value input, const Group &group) {
+  auto type = scaleDim0(cast<RankedTensorType>(input.getType()), group.size,
+                        /*divide=*/false);
+  return AllGatherOp::create(builder, loc, type, /*token=*/Type(), input,
+                             meshRef, group.axes)
+      .getResult();
+}
+
+Value StepBuilder::reduceScatter(Value input, const Group &group) {
+  auto type = scaleDim0(cast<RankedTensorType>(input.getType()), group.size,
+                        /*divide=*/true);
+  return ReduceScatterOp::create(builder, loc, type, /*token=*/Type(),
+                                 ReductionAttr::get(&context, Reduction::Sum), input,
+                             meshRef, group.axes)
+      .getResult();
+}
+
+void StepBuilder::addGradient(unsigned id, Value gradient) {
+  assert(gradient.getType() == params[id].type &&
+         "a gradient has its parameter's type");
+  if (contributionMicrobatch[id] != currentMicrobatch) {
+    contributionMicrobatch[id] = currentMicrobatch;
+    contributionsThisMicrobatch[id] = 0;
+  }
+  gradients[id] = gradients[id] ? AccumulateOp::create(builder, loc,
+                                                       gradients[id], gradient)
+                                      .getResult()
+                                : gradient;
+  unsigned count = ++contributionsThisMicrobatch[id];
+  assert(count <= params[id].contributionsPerMicrobatch &&
+         "more gradient contributions than declared");
+  if (currentMicrobatch == numMicrobatches - 1 &&
+      count == params[id].contributionsPerMicrobatch)
+    markReady(id);
+}
+
+void StepBuilder::markReady(unsigned id) {
+  Value gradient = gradients[id];
+  if (params[id].sumOverTensorParallel)
+    gradient = allReduceSum(gradient, tensorParallelGroup);
+  Value final = GradReadyOp::create(builder, loc, paramRefs[id], gradient);
+  ready.emplace_back(id, final);
+}
+
+OwningOpRef<ModuleOp> StepBuilder::finish(ValueRange results) {
+  assert(ready.size() == params.size() &&
+         "every parameter's gradient is ready before the step ends");
+  SmallVector<Value> reduced;
+  for (auto [id, gradient] : ready) {
+    const Group &group = params[id].expert ? expertGroup : denseGroup;
+    reduced.push_back(AllReduceOp::create(builder, loc, gradient.getType(),
+                                          /*token=*/Type(),
+                                          ReductionAttr::get(&context, Reduction::Avg),
+                                          gradient, meshRef, group.axes)
+                          .getResult());
+  }
+  for (auto [entry, gradient] : llvm::zip(ready, reduced)) {
+    FlatSymbolRefAttr param = paramRefs[entry.first];
+    if (optimizer.kind == OptimizerKind::SGD)
+      SGDOp::create(builder, loc, param, gradient,
+                    builder.getF64FloatAttr(optimizer.lr));
+    else
+      AdamOp::create(builder, loc, param, gradient,
+                     builder.getF64FloatAttr(optimizer.lr),
+                     builder.getF64FloatAttr(optimizer.beta1),
+                     builder.getF64FloatAttr(optimizer.beta2),
+                     builder.getF64FloatAttr(optimizer.eps));
+  }
+  func::ReturnOp::create(builder, loc, results);
+  step.setFunctionType(
+      builder.getFunctionType(step.getArgumentTypes(), results.getTypes()));
+  return std::move(module);
+}

@@ -1,0 +1,137 @@
+//===- StepBuilder.h - Building the unscheduled step ------------*- C++ -*-===//
+//
+// What both importers share: the module with its mesh and parameters, ops
+// built straight with OpBuilder, and the bookkeeping of gradients (summed
+// over microbatches, marked ready after their last contribution, reduced over
+// their data-parallel group in ready order, then handed to the optimizer).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_LIB_IMPORT_STEPBUILDER_H
+#define DDP_LIB_IMPORT_STEPBUILDER_H
+
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Import/StepOptions.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddp::importer {
+
+/// A process group: axes of the step's mesh.
+struct Group {
+  mlir::ArrayAttr axes;
+  int64_t size = 1;
+};
+
+struct ParamSpec {
+  std::string name;
+  mlir::RankedTensorType type;
+  std::optional<int64_t> layer;
+  std::optional<int64_t> tpDim;
+  bool expert = false;
+  bool sharedEmbedding = false;
+  /// How many gradient contributions one microbatch makes (2 for a word
+  /// embedding tied to the output layer).
+  unsigned contributionsPerMicrobatch = 1;
+  /// Set for parameters replicated across tensor-parallel ranks that only see
+  /// this rank's slice of the sequence (norms, row-parallel biases and the
+  /// router under sequence parallelism): their gradients are summed over
+  /// `tp` before they are final, as Megatron's finalize_model_grads does.
+  bool sumOverTensorParallel = false;
+};
+
+class StepBuilder {
+public:
+  /// `meshAxes` are the mesh's (name, size) pairs; gradients of dense and of
+  /// expert parameters are averaged over `denseGroupAxes` and
+  /// `expertGroupAxes`.
+  StepBuilder(mlir::MLIRContext &context,
+              llvm::ArrayRef<std::pair<llvm::StringRef, int64_t>> meshAxes,
+              llvm::ArrayRef<llvm::StringRef> denseGroupAxes,
+              llvm::ArrayRef<llvm::StringRef> expertGroupAxes,
+              const OptimizerConfig &optimizer, int64_t numMicrobatches);
+
+  Group getGroup(llvm::ArrayRef<llvm::StringRef> axes) const;
+
+  mlir::RankedTensorType getTensorType(llvm::ArrayRef<int64_t> shape,
+                                       mlir::Type elementType) const {
+    return mlir::RankedTensorType::get(shape, elementType);
+  }
+
+  /// Declares a parameter; declaration order is registration order.
+  unsigned addParam(ParamSpec spec);
+  const ParamSpec &getParamSpec(unsigned id) const { return params[id]; }
+
+  /// Creates func.func @step with these arguments and returns them; the ops
+  /// built next go into its body.
+  llvm::SmallVector<mlir::Value> beginStep(mlir::TypeRange inputs);
+  /// Which microbatch the ops built next belong to.
+  void setMicrobatch(int64_t microbatch) { currentMicrobatch = microbatch; }
+
+  /// The parameter's value, read with ddp.get_param at its first use.
+  mlir::Value getParam(unsigned id);
+
+  mlir::Value gemm(GemmPhase phase, mlir::Value lhs, bool transposeLhs,
+                   mlir::Value rhs, bool transposeRhs,
+                   std::optional<int64_t> layer);
+  mlir::ValueRange compute(llvm::StringRef kind, mlir::ValueRange inputs,
+                           mlir::TypeRange results, double flops, double bytes,
+                           std::optional<int64_t> layer);
+  mlir::Value compute1(llvm::StringRef kind, mlir::ValueRange inputs,
+                       mlir::Type result, double flops, double bytes,
+                       std::optional<int64_t> layer) {
+    return compute(kind, inputs, result, flops, bytes, layer).front();
+  }
+  mlir::Value castTo(mlir::Value input, mlir::Type elementType);
+
+  /// Synchronous collectives over `group`, inline on the compute stream.
+  mlir::Value allReduceSum(mlir::Value input, const Group &group);
+  mlir::Value allGather(mlir::Value input, const Group &group);
+  mlir::Value reduceScatter(mlir::Value input, const Group &group);
+
+  /// Adds one gradient contribution of a parameter. Contributions of all
+  /// microbatches are summed with ddp.accumulate; after the last one of the
+  /// last microbatch the gradient is marked ready.
+  void addGradient(unsigned id, mlir::Value gradient);
+
+  /// Ends the step: the data-parallel all-reduce of every gradient in ready
+  /// order, the optimizer per parameter in the same order, and a return of
+  /// `results`.
+  mlir::OwningOpRef<mlir::ModuleOp> finish(mlir::ValueRange results);
+
+private:
+  mlir::IntegerAttr getLayerAttr(std::optional<int64_t> layer);
+  void markReady(unsigned id);
+
+  mlir::MLIRContext &context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::OpBuilder builder;
+  mlir::Location loc;
+  MeshOp mesh;
+  mlir::FlatSymbolRefAttr meshRef;
+  Group denseGroup, expertGroup, tensorParallelGroup;
+  OptimizerConfig optimizer;
+  int64_t numMicrobatches;
+  int64_t currentMicrobatch = 0;
+  mlir::func::FuncOp step;
+
+  std::vector<ParamSpec> params;
+  std::vector<mlir::FlatSymbolRefAttr> paramRefs;
+  std::vector<mlir::Value> paramValues;
+  std::vector<mlir::Value> gradients;
+  std::vector<unsigned> contributionsThisMicrobatch;
+  std::vector<int64_t> contributionMicrobatch;
+  /// (parameter, final gradient) in the order they became ready.
+  std::vector<std::pair<unsigned, mlir::Value>> ready;
+};
+
+} // namespace ddp::importer
+
+#endif // DDP_LIB_IMPORT_STEPBUILDER_H

@@ -1,0 +1,472 @@
+// RUN: ddp-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{'ddp.mesh' op needs at least one axis}}
+ddp.mesh @world()
+
+// -----
+
+// expected-error @+1 {{'ddp.mesh' op has 1 axis names but 2 sizes}}
+"ddp.mesh"() <{sym_name = "world", axis_names = ["dp"], shape = array<i64: 2, 2>}> : () -> ()
+
+// -----
+
+// expected-error @+1 {{'ddp.mesh' op axis name 'd p' is not an identifier}}
+ddp.mesh @world("d p" = 2)
+
+// -----
+
+// expected-error @+1 {{'ddp.mesh' op has axis 'dp' twice}}
+ddp.mesh @world(dp = 2, dp = 4)
+
+// -----
+
+// expected-error @+1 {{'ddp.mesh' op axis 'tp' has size 0; sizes must be at least 1}}
+ddp.mesh @world(dp = 2, tp = 0)
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'ddp.mesh' op expects parent op 'builtin.module'}}
+  ddp.mesh @world(dp = 2)
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'ddp.param' op has negative layer -1}}
+ddp.param @w layer -1 : tensor<4x4xf32>
+
+// -----
+
+// expected-error @+1 {{'ddp.param' op tp_dim 2 is not a dimension of 'tensor<4x4xf32>'}}
+ddp.param @w tp_dim 2 : tensor<4x4xf32>
+
+// -----
+
+// expected-error @+1 {{'ddp.param' op attribute 'type' failed to satisfy constraint: type attribute of statically shaped tensor}}
+ddp.param @w : tensor<?x4xf32>
+
+// -----
+
+// expected-error @+1 {{'ddp.param' op attribute 'type' failed to satisfy constraint: type attribute of statically shaped tensor}}
+ddp.param @w : tensor<4xi32>
+
+// -----
+
+ddp.mesh @world(dp = 2)
+func.func @f() {
+  // expected-error @+1 {{'ddp.get_param' op refers to @world, which is not a ddp.param}}
+  %w = ddp.get_param @world : tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.param @w : tensor<4xf32>
+func.func @f() {
+  // expected-error @+1 {{'ddp.get_param' op result type 'tensor<4xbf16>' differs from @w's type 'tensor<4xf32>'}}
+  %w = ddp.get_param @w : tensor<4xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x2xbf16>) {
+  // expected-error @+1 {{'ddp.gemm' op operands and result must share one element type, got 'f32', 'bf16' -> 'f32'}}
+  %c = ddp.gemm fwd %a, %b : tensor<4x8xf32>, tensor<8x2xbf16> -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>) {
+  // expected-error @+1 {{'ddp.gemm' op contraction sizes differ: lhs has K = 4, rhs has K = 8}}
+  %c = ddp.gemm wgrad %a transposed, %b : tensor<4x8xf32>, tensor<8x2xf32> -> tensor<8x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<2x8xf32>) {
+  // expected-error @+1 {{'ddp.gemm' op result shape 4x8 is not M x N = 4x2}}
+  %c = ddp.gemm dgrad %a, %b transposed : tensor<4x8xf32>, tensor<2x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>) {
+  // expected-error @+1 {{'ddp.gemm' op has negative layer -3}}
+  %c = ddp.gemm fwd %a, %b layer -3 : tensor<4x8xf32>, tensor<8x2xf32> -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4x8x2xf32>, %b: tensor<8x2xf32>) {
+  // expected-error @+1 {{'ddp.gemm' op operand #0 must be statically shaped 2-D tensor}}
+  %c = ddp.gemm fwd %a, %b : tensor<4x8x2xf32>, tensor<8x2xf32> -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.compute' op needs a non-empty kind}}
+  %c = ddp.compute ""(%a) flops 1.0 bytes 1.0 : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.compute' op flops must be finite and non-negative, got -1}}
+  %c = ddp.compute "softmax"(%a) flops -1.0 bytes 1.0 : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.compute' op bytes must be finite and non-negative, got inf}}
+  %c = ddp.compute "softmax"(%a) flops 1.0 bytes 0x7FF0000000000000 : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.compute' op needs at least one result}}
+  ddp.compute "softmax"(%a) flops 1.0 bytes 1.0 : (tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.compute' op has negative layer -1}}
+  %c = ddp.compute "softmax"(%a) flops 1.0 bytes 1.0 layer -1 : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf32>, %b: tensor<4xbf16>) {
+  // expected-error @+1 {{'ddp.accumulate' op requires the same type for all operands and results}}
+  %c = "ddp.accumulate"(%a, %b) : (tensor<4xf32>, tensor<4xbf16>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.scale' op needs a finite factor}}
+  %c = ddp.scale %a by 0x7FF8000000000000 : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.cast' op may only change the element type, not the shape}}
+  %c = ddp.cast %a : tensor<4xf32> to tensor<2x2xbf16>
+  return
+}
+
+// -----
+
+ddp.param @w : tensor<4x4xf32>
+func.func @f(%g: tensor<4x4xf32>) {
+  // expected-error @+1 {{'ddp.grad_ready' op refers to @v, which is not a ddp.param}}
+  %r = ddp.grad_ready @v, %g : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+ddp.param @w : tensor<4x4xf32>
+func.func @f(%g: tensor<16xf32>) {
+  // expected-error @+1 {{'ddp.grad_ready' op gradient has shape 16 but @w has shape 4x4}}
+  %r = ddp.grad_ready @w, %g : tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.all_reduce' op refers to @world, which is not a ddp.mesh}}
+  %r = ddp.all_reduce sum %g over @world[dp] : tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.all_reduce' op needs at least one mesh axis for its group}}
+  %r = ddp.all_reduce sum %g over @world[] : tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.all_reduce' op uses axis 'tp', which mesh @world does not have}}
+  %r = ddp.all_reduce sum %g over @world[tp] : tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.all_reduce' op names axis 'dp' twice}}
+  %r = ddp.all_reduce sum %g over @world[dp, dp] : tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.all_reduce' op returns a token that is never waited}}
+  %r, %t = ddp.all_reduce sum %g over @world[dp] async : tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.all_reduce' op returns a token that is used 2 times; it must be waited exactly once}}
+  %r, %t = ddp.all_reduce sum %g over @world[dp] async : tensor<4xf32>
+  ddp.wait %t
+  ddp.wait %t
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+func.func @f(%g: tensor<4xf32>) -> !ddp.token {
+  // expected-error @+1 {{'ddp.all_reduce' op returns a token consumed by 'func.return'; only ddp.wait and ddp.join may consume a token}}
+  %r, %t = ddp.all_reduce sum %g over @world[dp] async : tensor<4xf32>
+  return %t : !ddp.token
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.all_reduce' op failed to verify that all of {input, result} have same type}}
+  %r = "ddp.all_reduce"(%g) <{reduction = #ddp<reduction sum>, mesh = @world, axes = ["dp"]}> : (tensor<4xf32>) -> tensor<4xbf16>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 4)
+func.func @f(%g: tensor<16xf32>) {
+  // expected-error @+1 {{'ddp.reduce_scatter' op over a group of 4 ranks needs dimension 0 of 16 = 4 x 8}}
+  %r = ddp.reduce_scatter sum %g over @world[dp] : tensor<16xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 4)
+func.func @f(%g: tensor<16xf32>) {
+  // expected-error @+1 {{'ddp.reduce_scatter' op changes the element type from 'f32' to 'bf16'}}
+  %r = ddp.reduce_scatter sum %g over @world[dp] : tensor<16xf32> -> tensor<4xbf16>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 4)
+func.func @f(%g: tensor<16x2xf32>) {
+  // expected-error @+1 {{'ddp.reduce_scatter' op needs input and result of the same non-zero rank}}
+  %r = ddp.reduce_scatter sum %g over @world[dp] : tensor<16x2xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 4)
+func.func @f(%g: tensor<16x2xf32>) {
+  // expected-error @+1 {{'ddp.reduce_scatter' op may only change dimension 0}}
+  %r = ddp.reduce_scatter sum %g over @world[dp] : tensor<16x2xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 4, tp = 2)
+func.func @f(%g: tensor<16xf32>) {
+  // expected-error @+1 {{'ddp.all_gather' op over a group of 8 ranks needs dimension 0 of 64 = 8 x 16}}
+  %r = ddp.all_gather %g over @world[dp, tp] : tensor<16xf32> -> tensor<64xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 1, tp = 2)
+func.func @f(%g: tensor<16xf32>) {
+  // expected-error @+1 {{'ddp.send' op needs a group of at least 2 ranks}}
+  ddp.send %g to 1 over @world[dp] : tensor<16xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 1, tp = 2)
+func.func @f() {
+  // expected-error @+1 {{'ddp.recv' op offset -2 addresses the rank itself in a group of 2}}
+  %r = ddp.recv from -2 over @world[tp] : tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%t: !ddp.token) {
+  // expected-error @+1 {{'ddp.wait' op waits on a block argument; tokens must come from an asynchronous op or a ddp.join}}
+  ddp.wait %t
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'ddp.join' op needs at least one token}}
+  %j = ddp.join
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+func.func @f(%g: tensor<4xf32>) {
+  %r, %t = ddp.all_reduce sum %g over @world[dp] async : tensor<4xf32>
+  // expected-error @+1 {{'ddp.join' op returns a token that is never waited}}
+  %j = ddp.join %t
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'ddp.bucket_pack' op needs at least one gradient}}
+  %b = "ddp.bucket_pack"() <{offsets = array<i64>}> : () -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf32>, %b: tensor<2x2xf32>) {
+  // expected-error @+1 {{'ddp.bucket_pack' op has 2 gradients but 1 offsets; it needs one offset per gradient}}
+  %c = ddp.bucket_pack %a, %b offsets [0] : tensor<4xf32>, tensor<2x2xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf32>, %b: tensor<2x2xbf16>) {
+  // expected-error @+1 {{'ddp.bucket_pack' op gradient #1 has element type 'bf16' but the bucket has 'f32'}}
+  %c = ddp.bucket_pack %a, %b offsets [0, 4] : tensor<4xf32>, tensor<2x2xbf16> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.bucket_pack' op gradient #0 has negative offset -4}}
+  %c = ddp.bucket_pack %a offsets [-4] : tensor<4xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf32>, %b: tensor<2x2xf32>) {
+  // expected-error @+1 {{'ddp.bucket_pack' op gradient #1 ends at element 9, past the 8 elements of the bucket}}
+  %c = ddp.bucket_pack %a, %b offsets [0, 5] : tensor<4xf32>, tensor<2x2xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf32>, %b: tensor<2x2xf32>) {
+  // expected-error @+1 {{'ddp.bucket_pack' op gradient #0 (elements [2, 6)) overlaps gradient #1 (elements [0, 4))}}
+  %c = ddp.bucket_pack %a, %b offsets [2, 0] : tensor<4xf32>, tensor<2x2xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%b: tensor<8xf32>) {
+  // expected-error @+1 {{'ddp.bucket_unpack' op gradient #1 (elements [3, 7)) overlaps gradient #0 (elements [0, 4))}}
+  %x, %y = ddp.bucket_unpack %b offsets [0, 3] : tensor<8xf32> -> tensor<4xf32>, tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%b: tensor<2x4xf32>) {
+  // expected-error @+1 {{'ddp.bucket_unpack' op operand #0 must be statically shaped 1-D tensor}}
+  %x = ddp.bucket_unpack %b offsets [0] : tensor<2x4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.param @w : tensor<4xf32>
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.sgd' op needs a positive finite learning rate, got 0}}
+  ddp.sgd @w, %g lr 0.0 : tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.param @w : tensor<4xf32>
+func.func @f(%g: tensor<2x2xf32>) {
+  // expected-error @+1 {{'ddp.sgd' op gradient has shape 2x2 but @w has shape 4}}
+  ddp.sgd @w, %g lr 0.1 : tensor<2x2xf32>
+  return
+}
+
+// -----
+
+ddp.param @w : tensor<4xf32>
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.adam' op beta2 must be in [0, 1), got 1}}
+  ddp.adam @w, %g lr 1.0e-3 betas(0.9, 1.0) eps 1.0e-8 : tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.param @w : tensor<4xf32>
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.adam' op eps must be positive and finite, got 0}}
+  ddp.adam @w, %g lr 1.0e-3 betas(0.9, 0.999) eps 0.0 : tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.param @w : tensor<4xf32>
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.adam' op needs a positive finite learning rate, got -0.001}}
+  ddp.adam @w, %g lr -1.0e-3 betas(0.9, 0.999) eps 1.0e-8 : tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.param @w : tensor<4xf32>
+func.func @f(%g: tensor<2xf32>) {
+  // expected-error @+1 {{'ddp.adam' op gradient has shape 2 but @w has shape 4}}
+  ddp.adam @w, %g lr 1.0e-3 betas(0.9, 0.999) eps 1.0e-8 : tensor<2xf32>
+  return
+}

@@ -1,0 +1,83 @@
+// RUN: ddp-opt %s --verify-roundtrip | FileCheck %s
+// RUN: ddp-opt %s --mlir-print-op-generic | ddp-opt --verify-roundtrip | FileCheck %s
+
+// CHECK: ddp.mesh @world(dp = 2, tp = 2)
+ddp.mesh @world(dp = 2, tp = 2)
+// CHECK: ddp.mesh @moe(edp = 2, ep = 2, tp = 1)
+ddp.mesh @moe(edp = 2, ep = 2, tp = 1)
+// CHECK: ddp.param @fc1.weight layer 0 tp_dim 1 : tensor<16x8xf32>
+ddp.param @fc1.weight layer 0 tp_dim 1 : tensor<16x8xf32>
+// CHECK: ddp.param @expert.weight layer 1 expert : tensor<8x4xf32>
+ddp.param @expert.weight layer 1 expert : tensor<8x4xf32>
+// CHECK: ddp.param @embedding shared_embedding : tensor<4xbf16>
+ddp.param @embedding shared_embedding : tensor<4xbf16>
+// CHECK: ddp.param @"0.bias" : tensor<4xf64>
+ddp.param @"0.bias" : tensor<4xf64>
+
+// CHECK-LABEL: func.func @compute
+// CHECK-SAME: (%[[X:.*]]: tensor<32x16xf32>, %[[DY:.*]]: tensor<32x8xf32>)
+func.func @compute(%x: tensor<32x16xf32>, %dy: tensor<32x8xf32>) {
+  // CHECK: %[[W:.*]] = ddp.get_param @fc1.weight : tensor<16x8xf32>
+  %w = ddp.get_param @fc1.weight : tensor<16x8xf32>
+  // CHECK: %[[Y:.*]] = ddp.gemm fwd %[[X]], %[[W]] layer 0 : tensor<32x16xf32>, tensor<16x8xf32> -> tensor<32x8xf32>
+  %y = ddp.gemm fwd %x, %w layer 0 : tensor<32x16xf32>, tensor<16x8xf32> -> tensor<32x8xf32>
+  // CHECK: ddp.gemm dgrad %[[DY]], %[[W]] transposed layer 0 : tensor<32x8xf32>, tensor<16x8xf32> -> tensor<32x16xf32>
+  %dx = ddp.gemm dgrad %dy, %w transposed layer 0 : tensor<32x8xf32>, tensor<16x8xf32> -> tensor<32x16xf32>
+  // CHECK: %[[DW:.*]] = ddp.gemm wgrad %[[X]] transposed, %[[DY]] : tensor<32x16xf32>, tensor<32x8xf32> -> tensor<16x8xf32>
+  %dw = ddp.gemm wgrad %x transposed, %dy : tensor<32x16xf32>, tensor<32x8xf32> -> tensor<16x8xf32>
+  // CHECK: %[[A:.*]] = ddp.compute "gelu"(%[[Y]]) flops 256.0 bytes 2048.0 layer 0 : (tensor<32x8xf32>) -> tensor<32x8xf32>
+  %a = ddp.compute "gelu"(%y) flops 256.0 bytes 2048.0 layer 0 : (tensor<32x8xf32>) -> tensor<32x8xf32>
+  // CHECK: ddp.compute "router"() flops 0.0 bytes 1.5e+12 : () -> (tensor<4xf32>, tensor<2xf32>)
+  %r:2 = ddp.compute "router"() flops 0.0 bytes 1.5e12 : () -> (tensor<4xf32>, tensor<2xf32>)
+  // CHECK: %[[ACC:.*]] = ddp.accumulate %[[DW]], %[[DW]] : tensor<16x8xf32>
+  %acc = ddp.accumulate %dw, %dw : tensor<16x8xf32>
+  // CHECK: %[[S:.*]] = ddp.scale %[[ACC]] by 0.25 : tensor<16x8xf32>
+  %s = ddp.scale %acc by 0.25 : tensor<16x8xf32>
+  // CHECK: ddp.cast %[[S]] : tensor<16x8xf32> to tensor<16x8xbf16>
+  %c = ddp.cast %s : tensor<16x8xf32> to tensor<16x8xbf16>
+  // CHECK: %[[G:.*]] = ddp.grad_ready @fc1.weight, %[[ACC]] : tensor<16x8xf32>
+  %g = ddp.grad_ready @fc1.weight, %acc : tensor<16x8xf32>
+  // CHECK: %[[R:.*]] = ddp.all_reduce avg %[[G]] over @world[dp] : tensor<16x8xf32>
+  %gr = ddp.all_reduce avg %g over @world[dp] : tensor<16x8xf32>
+  // CHECK: ddp.sgd @fc1.weight, %[[R]] lr 0.01 : tensor<16x8xf32>
+  ddp.sgd @fc1.weight, %gr lr 0.01 : tensor<16x8xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @collectives
+func.func @collectives(%g: tensor<64xf32>, %m: tensor<4x8xbf16>) {
+  // CHECK: %[[R:.*]], %[[T0:.*]] = ddp.all_reduce sum %{{.*}} over @world[dp, tp] async : tensor<64xf32>
+  %r, %t0 = ddp.all_reduce sum %g over @world[dp, tp] async : tensor<64xf32>
+  // CHECK: ddp.reduce_scatter sum %{{.*}} over @world[dp] async : tensor<64xf32> -> tensor<32xf32>
+  %rs, %t1 = ddp.reduce_scatter sum %g over @world[dp] async : tensor<64xf32> -> tensor<32xf32>
+  // CHECK: ddp.all_gather %{{.*}} over @world[tp] : tensor<4x8xbf16> -> tensor<8x8xbf16>
+  %ag = ddp.all_gather %m over @world[tp] : tensor<4x8xbf16> -> tensor<8x8xbf16>
+  // CHECK: ddp.send %{{.*}} to 1 over @world[tp] async : tensor<4x8xbf16>
+  %t2 = ddp.send %m to 1 over @world[tp] async : tensor<4x8xbf16>
+  // CHECK: ddp.recv from -1 over @world[tp] async : tensor<4x8xbf16>
+  %rv, %t3 = ddp.recv from -1 over @world[tp] async : tensor<4x8xbf16>
+  // CHECK: ddp.send %{{.*}} to 1 over @world[tp] : tensor<4x8xbf16>
+  ddp.send %m to 1 over @world[tp] : tensor<4x8xbf16>
+  // CHECK: ddp.recv from 1 over @world[tp] : tensor<4x8xbf16>
+  %rv2 = ddp.recv from 1 over @world[tp] : tensor<4x8xbf16>
+  // CHECK: %[[J:.*]] = ddp.join %[[T0]], %{{.*}}, %{{.*}}
+  %j = ddp.join %t0, %t1, %t2
+  // CHECK: ddp.wait %[[J]]
+  ddp.wait %j
+  // CHECK: ddp.wait %{{.*}}
+  ddp.wait %t3
+  // CHECK: ddp.all_reduce sum %{{.*}} over @moe[edp] : tensor<64xf32>
+  %e = ddp.all_reduce sum %r over @moe[edp] : tensor<64xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @buckets
+func.func @buckets(%g0: tensor<8x4xf32>, %g1: tensor<16x8xf32>) {
+  // CHECK: %[[B:.*]] = ddp.bucket_pack %{{.*}}, %{{.*}} offsets [0, 64] : tensor<8x4xf32>, tensor<16x8xf32> -> tensor<256xf32>
+  %b = ddp.bucket_pack %g0, %g1 offsets [0, 64] : tensor<8x4xf32>, tensor<16x8xf32> -> tensor<256xf32>
+  // CHECK: %[[U:.*]]:2 = ddp.bucket_unpack %[[B]] offsets [0, 64] : tensor<256xf32> -> tensor<8x4xf32>, tensor<16x8xf32>
+  %u0, %u1 = ddp.bucket_unpack %b offsets [0, 64] : tensor<256xf32> -> tensor<8x4xf32>, tensor<16x8xf32>
+  // CHECK: ddp.adam @expert.weight, %[[U]]#0 lr 0.001 betas(0.9, 0.95) eps 1.0e-08 : tensor<8x4xf32>
+  ddp.adam @expert.weight, %u0 lr 1.0e-3 betas(0.9, 0.95) eps 1.0e-8 : tensor<8x4xf32>
+  return
+}

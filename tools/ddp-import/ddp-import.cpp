@@ -1,0 +1,199 @@
+//===- ddp-import.cpp - Step graphs from model configs and inventories ----===//
+//
+//   ddp-import --preset=gpt3-175b [--set key=value ...] [-o step.mlir]
+//   ddp-import --config=model.json [--set key=value ...]
+//   ddp-import --inventory=params.json
+//   ddp-import --list-presets
+//   ddp-import --preset=llama2-7b --print-config
+//
+// Prints the unscheduled step (docs/Architecture.md) as MLIR. Every error
+// names the input and the field and exits with status 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Import/Import.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+using namespace ddp;
+
+static cl::OptionCategory importCategory("ddp-import options");
+
+static cl::opt<std::string>
+    presetName("preset", cl::desc("Import a built-in model config"),
+               cl::value_desc("name"), cl::cat(importCategory));
+static cl::opt<std::string>
+    configFile("config", cl::desc("Import a model config (JSON)"),
+               cl::value_desc("file"), cl::cat(importCategory));
+static cl::opt<std::string>
+    inventoryFile("inventory", cl::desc("Import a parameter inventory (JSON)"),
+                  cl::value_desc("file"), cl::cat(importCategory));
+static cl::list<std::string>
+    overrides("set",
+              cl::desc("Override a field of the config or inventory "
+                       "(repeatable), e.g. --set num_layers=4"),
+              cl::value_desc("key=value"), cl::cat(importCategory));
+static cl::opt<bool> listPresets("list-presets",
+                                 cl::desc("List the built-in presets and exit"),
+                                 cl::cat(importCategory));
+static cl::opt<bool>
+    printConfig("print-config",
+                cl::desc("Print the model config (after overrides) as JSON "
+                         "instead of importing it"),
+                cl::cat(importCategory));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("file"), cl::init("-"),
+                                       cl::cat(importCategory));
+
+static int fail(const Twine &message) {
+  WithColor::error(errs(), "ddp-import") << message << "\n";
+  return 1;
+}
+
+/// Reads and parses a JSON file; a syntax error names its line and column.
+static Expected<json::Value> readJSONFile(StringRef path) {
+  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
+      MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
+  if (std::error_code error = buffer.getError())
+    return createStringError(error, "cannot read '%s': %s", path.str().c_str(),
+                             error.message().c_str());
+  Expected<json::Value> value = json::parse((*buffer)->getBuffer());
+  if (value)
+    return value;
+  // llvm::json reports "[line:column, byte=offset]: message"; put the
+  // position where compilers put it, so editors can jump to it.
+  std::string message = toString(value.takeError());
+  SmallVector<StringRef, 4> groups;
+  if (Regex("^\\[([0-9]+):([0-9]+), byte=[0-9]+\\]: (.*)$")
+          .match(message, &groups))
+    return createStringError(inconvertibleErrorCode(),
+                             path + ":" + groups[1] + ":" + groups[2] +
+                                 ": malformed JSON: " + groups[3]);
+  return createStringError(inconvertibleErrorCode(),
+                           path + ": malformed JSON: " + message);
+}
+
+/// The input as a JSON object with the overrides applied.
+static Expected<json::Value> loadInput(StringRef path, StringRef &source,
+                                       std::string &presetSource) {
+  if (!presetName.empty()) {
+    const ModelPreset *preset = lookupModelPreset(presetName);
+    if (!preset) {
+      std::string names;
+      for (const ModelPreset &p : getModelPresets())
+        names += (names.empty() ? "" : ", ") + p.name.str();
+      return createStringError(inconvertibleErrorCode(),
+                               "unknown preset '" + presetName +
+                                   "'; known presets: " + names);
+    }
+    presetSource = "preset '" + presetName + "'";
+    source = presetSource;
+    json::Object object = modelConfigToJSON(preset->config);
+    if (Error error = applyOverrides(object, overrides))
+      return std::move(error);
+    return json::Value(std::move(object));
+  }
+  source = path;
+  Expected<json::Value> value = readJSONFile(path);
+  if (!value)
+    return value.takeError();
+  if (!overrides.empty()) {
+    json::Object *object = value->getAsObject();
+    if (!object)
+      return createStringError(inconvertibleErrorCode(),
+                               path + ": expected a JSON object at the top");
+    if (Error error = applyOverrides(*object, overrides))
+      return std::move(error);
+  }
+  return value;
+}
+
+int main(int argc, char **argv) {
+  InitLLVM initLLVM(argc, argv);
+  // --mlir-timing reports the time of each phase (bench/import uses it).
+  mlir::registerDefaultTimingManagerCLOptions();
+  cl::HideUnrelatedOptions(importCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "ddp-import: the unscheduled training step of a Megatron-style model "
+      "config or a parameter inventory, as ddp dialect MLIR\n");
+  mlir::DefaultTimingManager timingManager;
+  mlir::applyDefaultTimingManagerCLOptions(timingManager);
+  mlir::TimingScope timing = timingManager.getRootScope();
+
+  if (listPresets) {
+    for (const ModelPreset &preset : getModelPresets())
+      outs() << left_justify(preset.name, 16) << preset.description << "\n";
+    return 0;
+  }
+
+  int numInputs = !presetName.empty() + !configFile.empty() +
+                  !inventoryFile.empty();
+  if (numInputs != 1)
+    return fail("give exactly one of --preset, --config and --inventory");
+  bool isInventory = !inventoryFile.empty();
+  if (printConfig && isInventory)
+    return fail("--print-config applies to --preset and --config");
+
+  mlir::TimingScope readTiming = timing.nest("read input");
+  StringRef source;
+  std::string presetSource;
+  Expected<json::Value> input =
+      loadInput(isInventory ? inventoryFile : configFile, source, presetSource);
+  if (!input)
+    return fail(toString(input.takeError()));
+
+  mlir::MLIRContext context;
+  context.loadDialect<DDPDialect, mlir::func::FuncDialect>();
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  if (isInventory) {
+    Expected<ParamInventory> inventory = parseParamInventory(*input, source);
+    if (!inventory)
+      return fail(toString(inventory.takeError()));
+    readTiming.stop();
+    mlir::TimingScope importTiming = timing.nest("import");
+    module = importInventory(context, *inventory);
+  } else {
+    Expected<ModelConfig> config = parseModelConfig(*input, source);
+    if (!config)
+      return fail(toString(config.takeError()));
+    if (printConfig) {
+      outs() << formatv("{0:2}", json::Value(modelConfigToJSON(*config)))
+             << "\n";
+      return 0;
+    }
+    readTiming.stop();
+    mlir::TimingScope importTiming = timing.nest("import");
+    module = importModel(context, *config);
+  }
+
+  // The importer only builds what verifies; a failure here is a bug in it.
+  mlir::TimingScope verifyTiming = timing.nest("verify");
+  if (mlir::failed(mlir::verify(*module)))
+    return fail("internal error: the imported step does not verify");
+  verifyTiming.stop();
+
+  mlir::TimingScope printTiming = timing.nest("print");
+  std::string errorMessage;
+  std::unique_ptr<ToolOutputFile> output =
+      mlir::openOutputFile(outputFile, &errorMessage);
+  if (!output)
+    return fail(errorMessage);
+  module->print(output->os());
+  output->os() << "\n";
+  output->keep();
+  return 0;
+}

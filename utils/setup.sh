@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Sets up ddp on a Debian 12 machine: installs the Debian packages that are
+# missing (and runs `apt-get update` only then), configures and builds.
+# Idempotent and quiet when everything is already in place.
+#
+#   utils/setup.sh                 packages + Release build in build/
+#   utils/setup.sh --sanitize      packages + ASan/UBSan build in build-asan/
+#   utils/setup.sh --packages-only
+#
+# Environment: DDP_JOBS (parallel build jobs, default 2).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=release
+case "${1:-}" in
+  --sanitize) mode=sanitize ;;
+  --packages-only) mode=packages ;;
+  "") ;;
+  *) echo "usage: utils/setup.sh [--sanitize|--packages-only]" >&2; exit 2 ;;
+esac
+
+packages=(
+  cmake ninja-build g++ python3
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+  libopenmpi-dev openmpi-bin libopenblas-dev
+  libgtest-dev
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=()
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "setup: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+    sudo=(sudo)
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+[[ $mode == packages ]] && exit 0
+
+jobs=${DDP_JOBS:-2}
+if [[ $mode == sanitize ]]; then
+  build=build-asan
+  config=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDP_SANITIZE=ON)
+else
+  build=build
+  config=(-DCMAKE_BUILD_TYPE=Release)
+fi
+
+if [[ ! -f $build/build.ninja ]]; then
+  cmake -G Ninja -S . -B "$build" "${config[@]}" >"$build.configure.log" 2>&1 ||
+    { cat "$build.configure.log" >&2; echo "setup: cmake failed (log above)" >&2; exit 1; }
+  grep -E "^-- ddp:" "$build.configure.log" || true
+  rm -f "$build.configure.log"
+fi
+ninja -C "$build" -j"$jobs" --quiet
