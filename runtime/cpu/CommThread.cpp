@@ -5,7 +5,26 @@
 #include "../Trace.h"
 #include "../Watchdog.h"
 
+#include <algorithm>
+#include <chrono>
+
 using namespace ddprt;
+
+/// How long a thread that is about to sleep first keeps checking: a thread
+/// woken from sleep may wait a scheduler tick for a core, far longer than a
+/// small collective takes.
+static constexpr std::chrono::microseconds spinTime(20);
+
+/// Spins (yielding the core) until `ready` holds or spinTime has passed.
+template <typename Ready> static bool spinUntil(Ready ready) {
+  auto deadline = std::chrono::steady_clock::now() + spinTime;
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() > deadline)
+      return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
 
 void Completion::complete(Status result) {
   {
@@ -17,8 +36,9 @@ void Completion::complete(Status result) {
 }
 
 Status Completion::wait() {
+  spinUntil([this] { return finished.load(); });
   std::unique_lock<std::mutex> lock(mutex);
-  done.wait(lock, [this] { return finished; });
+  done.wait(lock, [this] { return finished.load(); });
   return status;
 }
 
@@ -35,6 +55,7 @@ std::shared_ptr<Completion> CommThread::submit(CommTask task) {
   {
     std::lock_guard<std::mutex> lock(mutex);
     queue.push_back(std::move(task));
+    ++queued;
   }
   wakeUp.notify_one();
   return completion;
@@ -51,28 +72,41 @@ void CommThread::stop() {
 }
 
 void CommThread::loop() {
+  // Polls that found nothing to do since the last progress: polling backs
+  // off from yielding to short sleeps, which a new task interrupts.
+  int idlePolls = 0;
   while (true) {
     CommTask task;
     bool haveTask = false;
+    if (posted.empty())
+      spinUntil([this] { return queued.load() > 0; });
     {
       std::unique_lock<std::mutex> lock(mutex);
-      if (posted.empty())
-        wakeUp.wait(lock, [this] { return stopping || !queue.empty(); });
+      auto ready = [this] { return stopping || !queue.empty(); };
+      if (posted.empty()) {
+        wakeUp.wait(lock, ready);
+      } else if (idlePolls > 16) {
+        int shift = std::min(idlePolls - 16, 6);
+        wakeUp.wait_for(lock, std::chrono::microseconds(1 << shift), ready);
+      }
       if (!queue.empty()) {
         task = std::move(queue.front());
         queue.pop_front();
+        --queued;
         haveTask = true;
       } else if (stopping && posted.empty()) {
         return;
       }
     }
-    if (haveTask)
+    if (haveTask) {
       startTask(task);
+      idlePolls = 0;
+    }
     if (!posted.empty()) {
-      pollPosted();
-      // Give the compute thread the core between polls when nothing else
-      // is queued; MPI only progresses inside MPI calls.
-      std::this_thread::yield();
+      if (pollPosted())
+        idlePolls = 0;
+      else if (++idlePolls <= 16)
+        std::this_thread::yield();
     }
   }
 }
@@ -89,7 +123,7 @@ void CommThread::startTask(CommTask &task) {
   posted.push_back({request, std::move(task), startUs, ticket});
 }
 
-void CommThread::pollPosted() {
+bool CommThread::pollPosted() {
   std::vector<MPI_Request> requests;
   requests.reserve(posted.size());
   for (const Posted &entry : posted)
@@ -106,10 +140,10 @@ void CommThread::pollPosted() {
     for (Posted &entry : posted)
       finishTask(entry.task, entry.startUs, entry.ticket, failure);
     posted.clear();
-    return;
+    return true;
   }
   if (count == MPI_UNDEFINED || count == 0)
-    return;
+    return false;
   std::vector<bool> done(posted.size(), false);
   for (int i = 0; i < count; ++i) {
     Posted &entry = posted[size_t(indices[size_t(i)])];
@@ -127,6 +161,7 @@ void CommThread::pollPosted() {
     if (!done[i])
       remaining.push_back(std::move(posted[i]));
   posted = std::move(remaining);
+  return true;
 }
 
 void CommThread::finishTask(CommTask &task, double startUs, uint64_t ticket,

@@ -4,10 +4,12 @@
 // MPI requires the collectives on a communicator to be issued in the same
 // order on every rank, and issuing from one thread in program order gives
 // that. The compute thread keeps running BLAS meanwhile, so asynchronous
-// collectives really overlap compute. Collectives block this thread (the
-// same calls a hand-written program would make); sends and receives are
-// posted and completed by polling, so that a ring exchange (send to the
-// next, receive from the previous) cannot deadlock.
+// collectives really overlap compute. Synchronous collectives block this
+// thread (the compute thread waits for them anyway); asynchronous ones, and
+// every send and receive, are posted and completed by polling, which backs
+// off to short sleeps so that it does not take the cores the GEMMs run on,
+// and which lets a ring exchange (send to the next, receive from the
+// previous) proceed without deadlock.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -41,7 +44,7 @@ public:
 private:
   std::mutex mutex;
   std::condition_variable done;
-  bool finished = false;
+  std::atomic<bool> finished{false};
   Status status;
 };
 
@@ -74,7 +77,8 @@ public:
 private:
   void loop();
   void startTask(CommTask &task);
-  void pollPosted();
+  /// Tests the posted requests; returns whether any completed.
+  bool pollPosted();
   void finishTask(CommTask &task, double startUs, uint64_t ticket,
                   Status status);
 
@@ -83,6 +87,7 @@ private:
   std::mutex mutex;
   std::condition_variable wakeUp;
   std::deque<CommTask> queue;
+  std::atomic<size_t> queued{0};
   bool stopping = false;
 
   // Touched by the communication thread only.

@@ -120,12 +120,6 @@ public:
 private:
   /// Runs `task` on the communication thread and waits for it.
   Status runOnCommThread(CommTask task);
-  // These run on the communication thread.
-  Status allReduce(const CollectiveOp &op, MPI_Comm group);
-  Status reduceScatter(const CollectiveOp &op, MPI_Comm group);
-  Status allGather(const CollectiveOp &op, MPI_Comm group);
-  Status postPointToPoint(const CollectiveOp &op, MPI_Comm group,
-                          MPI_Request *request);
 
   BackendEnv env;
   CommThread comm;
@@ -370,6 +364,27 @@ Status CpuBackend::adam(const Tensor &param, const Tensor &grad,
 // Collectives, on the communication thread
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// A collective ready for MPI: the buffers MPI sees (f32 copies of 16-bit
+/// data, copies that break an aliasing MPI forbids) and the work left once
+/// MPI is done. The scratch lives as long as `finish` does.
+struct PreparedCollective {
+  struct Scratch {
+    std::vector<float> wideInput, wideResult;
+    std::vector<char> bytes;
+  };
+  std::shared_ptr<Scratch> scratch = std::make_shared<Scratch>();
+  const void *send = nullptr;
+  void *receive = nullptr;
+  int count = 0;
+  MPI_Datatype type = MPI_FLOAT;
+  const char *typeName = "MPI_FLOAT";
+  std::function<Status()> finish = [] { return Status::ok(); };
+};
+
+} // namespace
+
 static Status checkCount(const CollectiveOp &op, int64_t count) {
   if (count > INT_MAX)
     return makeError(DDPRT_ERROR_INVALID_ARGUMENT, op.describe(), ": ", count,
@@ -377,143 +392,171 @@ static Status checkCount(const CollectiveOp &op, int64_t count) {
   return Status::ok();
 }
 
-static std::string groupText(const CollectiveOp &op) {
-  return concat("comm=group '", op.groupName, "'");
+static std::string bufferText(const void *buffer) {
+  return buffer == MPI_IN_PLACE ? "MPI_IN_PLACE" : pointerText(buffer);
 }
 
-Status CpuBackend::allReduce(const CollectiveOp &op, MPI_Comm group) {
+/// The sum left in `sum` (f32 or f64) becomes an average if asked, then is
+/// rounded into the op's result if it is a 16-bit copy.
+static std::function<Status()> finishReduction(const CollectiveOp &op,
+                                               const Tensor &sum) {
+  return [op, sum] {
+    if (op.reduction == DDPRT_REDUCTION_AVG)
+      host::average(sum, op.groupSize);
+    if (sum.data != op.result)
+      host::cast(sum, op.dtype, op.result);
+    return Status::ok();
+  };
+}
+
+static Status prepareAllReduce(const CollectiveOp &op,
+                               PreparedCollective &prepared) {
   DDPRT_RETURN_IF_ERROR(checkCount(op, op.numel));
-  int count = int(op.numel);
-  bool average = op.reduction == DDPRT_REDUCTION_AVG;
+  prepared.count = int(op.numel);
   if (is16Bit(op.dtype)) {
-    std::vector<float> sum(size_t(op.numel));
+    std::vector<float> &sum = prepared.scratch->wideResult;
+    sum.resize(size_t(op.numel));
     host::cast({const_cast<void *>(op.input), op.dtype, op.numel}, DType::F32,
                sum.data());
-    DDPRT_RETURN_IF_ERROR(checkMpi(
-        MPI_Allreduce(MPI_IN_PLACE, sum.data(), count, MPI_FLOAT, MPI_SUM,
-                      group),
-        concat("MPI_Allreduce(sendbuf=MPI_IN_PLACE, recvbuf=",
-               pointerText(sum.data()), " (f32 copy of ", dtypeName(op.dtype),
-               " input), count=", count, ", datatype=MPI_FLOAT, op=MPI_SUM, ",
-               groupText(op), ")")));
-    Tensor sumTensor{sum.data(), DType::F32, op.numel};
-    if (average)
-      host::average(sumTensor, op.groupSize);
-    host::cast(sumTensor, op.dtype, op.result);
+    prepared.send = MPI_IN_PLACE;
+    prepared.receive = sum.data();
+    prepared.finish = finishReduction(op, {sum.data(), DType::F32, op.numel});
     return Status::ok();
   }
   int64_t bytes = op.numel * elementSize(op.dtype);
-  const void *send = op.input;
-  std::vector<char> copyOfInput;
+  prepared.type = mpiType(op.dtype);
+  prepared.typeName = mpiTypeName(op.dtype);
+  prepared.send = op.input;
+  prepared.receive = op.result;
   if (op.input == op.result) {
-    send = MPI_IN_PLACE;
+    prepared.send = MPI_IN_PLACE;
   } else if (overlaps(op.input, bytes, op.result, bytes)) {
-    copyOfInput.assign(static_cast<const char *>(op.input),
-                       static_cast<const char *>(op.input) + bytes);
-    send = copyOfInput.data();
+    std::vector<char> &copy = prepared.scratch->bytes;
+    copy.assign(static_cast<const char *>(op.input),
+                static_cast<const char *>(op.input) + bytes);
+    prepared.send = copy.data();
   }
-  DDPRT_RETURN_IF_ERROR(checkMpi(
-      MPI_Allreduce(send, op.result, count, mpiType(op.dtype), MPI_SUM, group),
-      concat("MPI_Allreduce(sendbuf=",
-             send == MPI_IN_PLACE ? "MPI_IN_PLACE" : pointerText(send),
-             ", recvbuf=", pointerText(op.result), ", count=", count,
-             ", datatype=", mpiTypeName(op.dtype), ", op=MPI_SUM, ",
-             groupText(op), ")")));
-  if (average)
-    host::average({op.result, op.dtype, op.numel}, op.groupSize);
+  prepared.finish = finishReduction(op, {op.result, op.dtype, op.numel});
   return Status::ok();
 }
 
-Status CpuBackend::reduceScatter(const CollectiveOp &op, MPI_Comm group) {
+static Status prepareReduceScatter(const CollectiveOp &op,
+                                   PreparedCollective &prepared) {
   int64_t inputNumel = op.numel * op.groupSize;
   DDPRT_RETURN_IF_ERROR(checkCount(op, inputNumel));
-  int count = int(op.numel);
-  bool average = op.reduction == DDPRT_REDUCTION_AVG;
+  prepared.count = int(op.numel);
   if (is16Bit(op.dtype)) {
-    std::vector<float> input(static_cast<size_t>(inputNumel));
-    std::vector<float> slice(static_cast<size_t>(op.numel));
+    std::vector<float> &input = prepared.scratch->wideInput;
+    std::vector<float> &slice = prepared.scratch->wideResult;
+    input.resize(size_t(inputNumel));
+    slice.resize(size_t(op.numel));
     host::cast({const_cast<void *>(op.input), op.dtype, inputNumel},
                DType::F32, input.data());
-    DDPRT_RETURN_IF_ERROR(checkMpi(
-        MPI_Reduce_scatter_block(input.data(), slice.data(), count, MPI_FLOAT,
-                                 MPI_SUM, group),
-        concat("MPI_Reduce_scatter_block(sendbuf=", pointerText(input.data()),
-               " (f32 copy of ", dtypeName(op.dtype), " input), recvbuf=",
-               pointerText(slice.data()), ", recvcount=", count,
-               ", datatype=MPI_FLOAT, op=MPI_SUM, ", groupText(op), ")")));
-    Tensor sliceTensor{slice.data(), DType::F32, op.numel};
-    if (average)
-      host::average(sliceTensor, op.groupSize);
-    host::cast(sliceTensor, op.dtype, op.result);
+    prepared.send = input.data();
+    prepared.receive = slice.data();
+    prepared.finish =
+        finishReduction(op, {slice.data(), DType::F32, op.numel});
     return Status::ok();
   }
   int64_t elementBytes = elementSize(op.dtype);
+  prepared.type = mpiType(op.dtype);
+  prepared.typeName = mpiTypeName(op.dtype);
+  prepared.send = op.input;
+  prepared.receive = op.result;
+  Tensor sum{op.result, op.dtype, op.numel};
   // MPI forbids aliasing the buffers; the result is often a view into the
   // input (this rank's slice of the bucket), so reduce into a scratch then.
-  std::vector<char> scratch;
-  void *receive = op.result;
   if (overlaps(op.input, inputNumel * elementBytes, op.result,
                op.numel * elementBytes)) {
+    std::vector<char> &scratch = prepared.scratch->bytes;
     scratch.resize(size_t(op.numel * elementBytes));
-    receive = scratch.data();
+    prepared.receive = scratch.data();
+    std::function<Status()> reduce = finishReduction(op, sum);
+    prepared.finish = [op, scratch = prepared.scratch, reduce] {
+      std::memcpy(op.result, scratch->bytes.data(), scratch->bytes.size());
+      return reduce();
+    };
+    return Status::ok();
   }
-  DDPRT_RETURN_IF_ERROR(checkMpi(
-      MPI_Reduce_scatter_block(op.input, receive, count, mpiType(op.dtype),
-                               MPI_SUM, group),
-      concat("MPI_Reduce_scatter_block(sendbuf=", pointerText(op.input),
-             ", recvbuf=", pointerText(receive), ", recvcount=", count,
-             ", datatype=", mpiTypeName(op.dtype), ", op=MPI_SUM, ",
-             groupText(op), ")")));
-  if (!scratch.empty())
-    std::memcpy(op.result, scratch.data(), scratch.size());
-  if (average)
-    host::average({op.result, op.dtype, op.numel}, op.groupSize);
+  prepared.finish = finishReduction(op, sum);
   return Status::ok();
 }
 
-Status CpuBackend::allGather(const CollectiveOp &op, MPI_Comm group) {
+static Status prepareAllGather(const CollectiveOp &op,
+                               PreparedCollective &prepared) {
   DDPRT_RETURN_IF_ERROR(checkCount(op, op.numel * op.groupSize));
-  int count = int(op.numel);
+  prepared.count = int(op.numel);
+  prepared.type = mpiType(op.dtype);
+  prepared.typeName = mpiTypeName(op.dtype);
   int64_t bytes = op.numel * elementSize(op.dtype);
-  const void *send = op.input;
-  std::vector<char> copyOfInput;
+  prepared.send = op.input;
+  prepared.receive = op.result;
   const char *ownSlot = static_cast<const char *>(op.result) +
                         op.groupRank * bytes;
   if (op.input == ownSlot) {
-    send = MPI_IN_PLACE;
+    prepared.send = MPI_IN_PLACE;
   } else if (overlaps(op.input, bytes, op.result, bytes * op.groupSize)) {
-    copyOfInput.assign(static_cast<const char *>(op.input),
-                       static_cast<const char *>(op.input) + bytes);
-    send = copyOfInput.data();
+    std::vector<char> &copy = prepared.scratch->bytes;
+    copy.assign(static_cast<const char *>(op.input),
+                static_cast<const char *>(op.input) + bytes);
+    prepared.send = copy.data();
   }
-  return checkMpi(
-      MPI_Allgather(send, count, mpiType(op.dtype), op.result, count,
-                    mpiType(op.dtype), group),
-      concat("MPI_Allgather(sendbuf=",
-             send == MPI_IN_PLACE ? "MPI_IN_PLACE" : pointerText(send),
-             ", sendcount=", count, ", recvbuf=", pointerText(op.result),
-             ", recvcount=", count, ", datatype=", mpiTypeName(op.dtype), ", ",
-             groupText(op), ")"));
+  return Status::ok();
 }
 
-Status CpuBackend::postPointToPoint(const CollectiveOp &op, MPI_Comm group,
-                                    MPI_Request *request) {
-  DDPRT_RETURN_IF_ERROR(checkCount(op, op.numel));
-  int count = int(op.numel);
+/// Issues the op on `group`: blocking when `request` is null, else posted.
+static Status issueOnCommThread(const CollectiveOp &op, MPI_Comm group,
+                                PreparedCollective &prepared,
+                                MPI_Request *request) {
+  const PreparedCollective &p = prepared;
+  std::string comm = concat("comm=group '", op.groupName, "'");
   int peer = int(op.peer);
-  if (op.kind == CollectiveKind::Send)
-    return checkMpi(MPI_Isend(op.input, count, mpiType(op.dtype), peer, 0,
-                              group, request),
+  switch (op.kind) {
+  case CollectiveKind::AllReduce:
+    return checkMpi(
+        request ? MPI_Iallreduce(p.send, p.receive, p.count, p.type, MPI_SUM,
+                                 group, request)
+                : MPI_Allreduce(p.send, p.receive, p.count, p.type, MPI_SUM,
+                                group),
+        concat(request ? "MPI_Iallreduce" : "MPI_Allreduce", "(sendbuf=",
+               bufferText(p.send), ", recvbuf=", pointerText(p.receive),
+               ", count=", p.count, ", datatype=", p.typeName,
+               ", op=MPI_SUM, ", comm, ")"));
+  case CollectiveKind::ReduceScatter:
+    return checkMpi(
+        request ? MPI_Ireduce_scatter_block(p.send, p.receive, p.count,
+                                            p.type, MPI_SUM, group, request)
+                : MPI_Reduce_scatter_block(p.send, p.receive, p.count, p.type,
+                                           MPI_SUM, group),
+        concat(request ? "MPI_Ireduce_scatter_block"
+                       : "MPI_Reduce_scatter_block",
+               "(sendbuf=", bufferText(p.send), ", recvbuf=",
+               pointerText(p.receive), ", recvcount=", p.count,
+               ", datatype=", p.typeName, ", op=MPI_SUM, ", comm, ")"));
+  case CollectiveKind::AllGather:
+    return checkMpi(
+        request ? MPI_Iallgather(p.send, p.count, p.type, p.receive, p.count,
+                                 p.type, group, request)
+                : MPI_Allgather(p.send, p.count, p.type, p.receive, p.count,
+                                p.type, group),
+        concat(request ? "MPI_Iallgather" : "MPI_Allgather", "(sendbuf=",
+               bufferText(p.send), ", sendcount=", p.count, ", recvbuf=",
+               pointerText(p.receive), ", recvcount=", p.count,
+               ", datatype=", p.typeName, ", ", comm, ")"));
+  case CollectiveKind::Send:
+    return checkMpi(MPI_Isend(op.input, p.count, p.type, peer, 0, group,
+                              request),
                     concat("MPI_Isend(buf=", pointerText(op.input),
-                           ", count=", count, ", datatype=",
-                           mpiTypeName(op.dtype), ", dest=", peer, ", tag=0, ",
-                           groupText(op), ")"));
-  return checkMpi(MPI_Irecv(op.result, count, mpiType(op.dtype), peer, 0,
-                            group, request),
-                  concat("MPI_Irecv(buf=", pointerText(op.result),
-                         ", count=", count, ", datatype=",
-                         mpiTypeName(op.dtype), ", source=", peer,
-                         ", tag=0, ", groupText(op), ")"));
+                           ", count=", p.count, ", datatype=", p.typeName,
+                           ", dest=", peer, ", tag=0, ", comm, ")"));
+  case CollectiveKind::Recv:
+    return checkMpi(MPI_Irecv(op.result, p.count, p.type, peer, 0, group,
+                              request),
+                    concat("MPI_Irecv(buf=", pointerText(op.result),
+                           ", count=", p.count, ", datatype=", p.typeName,
+                           ", source=", peer, ", tag=0, ", comm, ")"));
+  }
+  return makeError(DDPRT_ERROR_INTERNAL, "unknown collective");
 }
 
 Status CpuBackend::collective(const CollectiveOp &op,
@@ -532,33 +575,51 @@ Status CpuBackend::collective(const CollectiveOp &op,
       args.add("peer", op.peer);
     task.traceArgs = args.str();
   }
+  // Synchronous collectives block the communication thread (the compute
+  // thread waits anyway). Asynchronous ones are posted and polled, so the
+  // communication thread does not spin on a core the GEMMs need; sends and
+  // receives are always posted, so that a ring exchange cannot deadlock.
+  bool pointToPoint =
+      op.kind == CollectiveKind::Send || op.kind == CollectiveKind::Recv;
+  bool post = async != nullptr || pointToPoint;
+  auto prepared = std::make_shared<PreparedCollective>();
   int32_t groupIndex = op.group;
-  task.start = [this, op, groupIndex](MPI_Request *request) -> Status {
-    MPI_Comm group = groups[size_t(groupIndex)];
+  task.start = [this, op, groupIndex, prepared,
+                post](MPI_Request *request) -> Status {
     switch (op.kind) {
     case CollectiveKind::AllReduce:
-      return allReduce(op, group);
+      DDPRT_RETURN_IF_ERROR(prepareAllReduce(op, *prepared));
+      break;
     case CollectiveKind::ReduceScatter:
-      return reduceScatter(op, group);
+      DDPRT_RETURN_IF_ERROR(prepareReduceScatter(op, *prepared));
+      break;
     case CollectiveKind::AllGather:
-      return allGather(op, group);
+      DDPRT_RETURN_IF_ERROR(prepareAllGather(op, *prepared));
+      break;
     case CollectiveKind::Send:
     case CollectiveKind::Recv:
-      return postPointToPoint(op, group, request);
+      DDPRT_RETURN_IF_ERROR(checkCount(op, op.numel));
+      prepared->count = int(op.numel);
+      prepared->type = mpiType(op.dtype);
+      prepared->typeName = mpiTypeName(op.dtype);
+      break;
     }
-    return makeError(DDPRT_ERROR_INTERNAL, "unknown collective");
+    MPI_Comm group = groups[size_t(groupIndex)];
+    DDPRT_RETURN_IF_ERROR(
+        issueOnCommThread(op, group, *prepared, post ? request : nullptr));
+    return post ? Status::ok() : prepared->finish();
   };
-  if (op.kind == CollectiveKind::Recv) {
-    task.finish = [op](const MPI_Status &status) -> Status {
+  task.finish = [op, prepared](const MPI_Status &status) -> Status {
+    if (op.kind == CollectiveKind::Recv) {
       int received = 0;
       MPI_Get_count(&status, mpiType(op.dtype), &received);
       if (received != op.numel)
         return makeError(DDPRT_ERROR_MPI, op.describe(), ": received ",
                          received, " elements, expected ", op.numel,
                          " (the peer sent a different size)");
-      return Status::ok();
-    };
-  }
+    }
+    return prepared->finish();
+  };
   std::shared_ptr<Completion> completion = comm.submit(std::move(task));
   if (async) {
     *async = std::make_unique<CpuAsyncOp>(std::move(completion), env.trace);
