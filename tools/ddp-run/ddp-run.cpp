@@ -1,6 +1,7 @@
 //===- ddp-run.cpp - Run a step on the runtime, verify a schedule ---------===//
 //
 //   mpirun -np 2 ddp-run step.mlir [--steps=3] [--backend=cpu]
+//   mpirun -np 2 ddp-run step.mlir --verify --schedule='policy=megatron'
 //   mpirun -np 2 ddp-run step.mlir --verify --pass-pipeline='builtin.module(...)'
 //   mpirun -np 2 ddp-run step.mlir --verify --scheduled=hand-edited.mlir
 //   mpirun -np 2 ddp-run step.mlir --predict --hw=cpu-mpi-2core
@@ -19,6 +20,8 @@
 #include "ddp/Conversion/Passes.h"
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/Transforms/Passes.h"
+#include "ddp/Pipelines/SchedulePipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -77,6 +80,11 @@ static cl::opt<bool>
                     "the same inputs and compare every parameter bitwise "
                     "after every step, and every rank with its replicas"),
            cl::cat(runCategory));
+static cl::opt<std::string> scheduleOptions(
+    "schedule",
+    cl::desc("Schedule the input with the ddp-schedule pipeline and these "
+             "options, e.g. 'policy=megatron bucket-size=4096'"),
+    cl::value_desc("options"), cl::ValueOptional, cl::cat(runCategory));
 static cl::opt<std::string>
     passPipeline("pass-pipeline",
                  cl::desc("Schedule the input with this pass pipeline, e.g. "
@@ -188,6 +196,8 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   registerDDPConversionPasses();
+  registerDDPPasses();
+  registerDDPSchedulePipeline();
   cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -196,8 +206,9 @@ int main(int argc, char **argv) {
 
   if (numSteps < 1)
     fail("--steps must be at least 1");
-  if (!passPipeline.empty() && !scheduledFile.empty())
-    fail("give a pass pipeline or a scheduled file, not both");
+  bool wantsSchedule = scheduleOptions.getNumOccurrences() > 0;
+  if (wantsSchedule + !passPipeline.empty() + !scheduledFile.empty() > 1)
+    fail("give one of --schedule, --pass-pipeline and --scheduled");
   if (!objectFile.empty() && (verify || !paramDumpFile.empty()))
     fail("--emit-object writes the program without running it; it takes "
          "no --verify or --dump-params");
@@ -214,15 +225,22 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> scheduled;
   if (!scheduledFile.empty()) {
     scheduled = parseFile(scheduledFile, context);
-  } else if (!passPipeline.empty()) {
+  } else if (wantsSchedule || !passPipeline.empty()) {
     scheduled = input->clone();
     PassManager pm(&context);
-    std::string pipelineError;
-    llvm::raw_string_ostream errorStream(pipelineError);
-    if (failed(parsePassPipeline(passPipeline, pm, errorStream)))
-      fail("bad --pass-pipeline: " + pipelineError);
+    if (wantsSchedule) {
+      auto options = SchedulePipelineOptions::createFromString(scheduleOptions);
+      if (!options)
+        fail("bad --schedule options '" + scheduleOptions + "'");
+      populateDDPSchedulePipeline(pm, *options);
+    } else {
+      std::string pipelineError;
+      llvm::raw_string_ostream errorStream(pipelineError);
+      if (failed(parsePassPipeline(passPipeline, pm, errorStream)))
+        fail("bad --pass-pipeline: " + pipelineError);
+    }
     if (failed(pm.run(*scheduled)))
-      fail("the pass pipeline failed on '" + inputFile + "'");
+      fail("scheduling '" + inputFile + "' failed");
   }
 
   // Without --verify only the scheduled program runs (or the input when

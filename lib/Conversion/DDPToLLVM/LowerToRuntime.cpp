@@ -610,6 +610,25 @@ void ProgramEmitter::emitOp(EntryPointBuilder &entry, Operation *op) {
                {context, slice, ptr(grad), i64(getBytes(grad))});
         }
       })
+      .Case([&](CheckFiniteOp check) {
+        // The runtime names the first bad element; the extents let the
+        // message say whose gradient it is in.
+        std::string extents;
+        for (auto [param, offset] :
+             llvm::zip_equal(check.getParams().getAsRange<FlatSymbolRefAttr>(),
+                             check.getOffsets())) {
+          int64_t numel = plan.params[plan.getParamIndex(param)].numel;
+          extents += (extents.empty() ? "" : ", ") + param.getValue().str() +
+                     " [" + std::to_string(offset) + ", " +
+                     std::to_string(offset + numel) + ")";
+        }
+        Value bucket = check.getBucket();
+        call(RuntimeFunction::CheckFinite,
+             {context, i32(getDType(bucket)),
+              i64(getNumElements(bucket.getType())), ptr(bucket),
+              str("bucket " + std::to_string(check.getIndex())),
+              str(extents)});
+      })
       .Case([&](SGDOp sgd) {
         call(RuntimeFunction::Sgd,
              {context, getParamId(entry, loc, sgd.getParamAttr()),

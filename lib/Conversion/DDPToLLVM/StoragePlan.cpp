@@ -124,8 +124,8 @@ LogicalResult StepAnalysis::verifyLowerable() {
     bool known =
         isa<GetParamOp, GemmOp, ComputeOp, AccumulateOp, ScaleOp, CastOp,
             GradReadyOp, AllReduceOp, ReduceScatterOp, AllGatherOp, SendOp,
-            RecvOp, WaitOp, JoinOp, BucketPackOp, BucketUnpackOp, SGDOp,
-            AdamOp>(op);
+            RecvOp, WaitOp, JoinOp, BucketPackOp, BucketUnpackOp,
+            CheckFiniteOp, SGDOp, AdamOp>(op);
     if (!known)
       return op.emitError("'")
              << op.getName()

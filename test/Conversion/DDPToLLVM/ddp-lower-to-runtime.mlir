@@ -235,3 +235,31 @@ func.func @step(%x: tensor<2x3xbf16>, %y: tensor<3x2xbf16>) {
   ddp.adam @w, %r lr 0.001 betas(0.9, 0.999) eps 1.0e-08 : tensor<2x3xf32>
   return
 }
+
+// -----
+
+// A NaN/Inf check names the bucket and where each parameter's gradient lies
+// in it, so that the runtime's message (which gives the first bad element)
+// says whose gradient is not finite.
+
+// CHECK-DAG: llvm.mlir.global internal constant @[[BUCKETNAME:.*]]("bucket 3\00")
+// CHECK-DAG: llvm.mlir.global internal constant @[[EXTENTS:.*]]("b [0, 6), a [8, 12)\00")
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK: %[[NAME:.*]] = llvm.mlir.addressof @[[BUCKETNAME]]
+// CHECK: %[[PARAMS:.*]] = llvm.mlir.addressof @[[EXTENTS]]
+// CHECK: llvm.call @ddprt_check_finite(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NAME]], %[[PARAMS]])
+// CHECK: llvm.call @ddprt_all_reduce(
+
+ddp.mesh @world(dp = 2)
+ddp.param @a : tensor<2x2xf32>
+ddp.param @b : tensor<6xf32>
+
+func.func @step(%ga: tensor<2x2xf32>, %gb: tensor<6xf32>) {
+  %pack = ddp.bucket_pack %gb, %ga offsets [0, 8] : tensor<6xf32>, tensor<2x2xf32> -> tensor<12xf32>
+  ddp.check_finite %pack bucket 3 params [@b, @a] offsets [0, 8] : tensor<12xf32>
+  %r = ddp.all_reduce avg %pack over @world[dp] : tensor<12xf32>
+  %rb, %ra = ddp.bucket_unpack %r offsets [0, 8] : tensor<12xf32> -> tensor<6xf32>, tensor<2x2xf32>
+  ddp.sgd @a, %ra lr 1.0 : tensor<2x2xf32>
+  ddp.sgd @b, %rb lr 1.0 : tensor<6xf32>
+  return
+}
