@@ -161,6 +161,26 @@ static int64_t findFirstDifference(const uint8_t *lhs, const uint8_t *rhs,
   return -1;
 }
 
+/// The first element of `data` whose exponent bits are all ones (a NaN or
+/// an Inf), or -1.
+static int64_t findNonFinite(const uint8_t *data, int64_t numel,
+                             Type elementType) {
+  unsigned bits = elementType.getIntOrFloatBitWidth();
+  const llvm::fltSemantics &semantics =
+      cast<FloatType>(elementType).getFloatSemantics();
+  unsigned exponentBits = llvm::APFloat::semanticsSizeInBits(semantics) -
+                          llvm::APFloat::semanticsPrecision(semantics);
+  uint64_t exponentMask = ((uint64_t(1) << exponentBits) - 1)
+                          << (llvm::APFloat::semanticsPrecision(semantics) - 1);
+  for (int64_t i = 0; i < numel; ++i) {
+    uint64_t raw = 0;
+    std::memcpy(&raw, data + i * (bits / 8), bits / 8);
+    if ((raw & exponentMask) == exponentMask)
+      return i;
+  }
+  return -1;
+}
+
 std::optional<std::string> StepVerifier::compare(int step) {
   int numRanks = session.getNumRanks();
   for (const Checked &entry : checked) {
@@ -176,6 +196,16 @@ std::optional<std::string> StepVerifier::compare(int step) {
     std::string prefix =
         "after step " + std::to_string(step) + ", parameter '" + param.name +
         "' ";
+    if (!nonFiniteNote) {
+      int64_t element =
+          findNonFinite(reference.data(), entry.numel, param.elementType);
+      if (element >= 0)
+        nonFiniteNote = prefix + "holds " +
+                        formatElement(reference.data() +
+                                          element * elementBytes,
+                                      param.elementType) +
+                        " at " + formatIndex(element, param.shape);
+    }
 
     if (entry.candidate) {
       for (int rank = 0; rank < numRanks; ++rank) {

@@ -54,6 +54,13 @@ public:
   /// first difference, the same on every rank, or none.
   std::optional<std::string> compare(int step);
 
+  /// The first parameter that held a NaN or an Inf after some step, once
+  /// compare() saw one: values grew beyond exact arithmetic, so equality no
+  /// longer shows that the schedule computes the same sums.
+  const std::optional<std::string> &getNonFiniteNote() const {
+    return nonFiniteNote;
+  }
+
 private:
   struct Checked {
     ParamDescription description;
@@ -70,6 +77,7 @@ private:
   RuntimeSession &session;
   MeshDescription mesh;
   llvm::SmallVector<Checked> checked;
+  std::optional<std::string> nonFiniteNote;
 };
 
 } // namespace ddp

@@ -4,7 +4,8 @@
 //   mpirun -np 2 ddp-run step.mlir --verify --schedule='policy=megatron'
 //   mpirun -np 2 ddp-run step.mlir --verify --pass-pipeline='builtin.module(...)'
 //   mpirun -np 2 ddp-run step.mlir --verify --scheduled=hand-edited.mlir
-//   mpirun -np 2 ddp-run step.mlir --predict --hw=cpu-mpi-2core
+//   mpirun -np 2 ddp-run step.mlir --predict --hw=cpu-mpi-2core \
+//       --trace=measured.json --predicted-trace=predicted.json
 //   ddp-run step.mlir --emit-object=step.o
 //
 // One process per rank. The step is lowered with ddp-lower-to-runtime and
@@ -22,6 +23,8 @@
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
+#include "ddp/Sim/SimOutput.h"
+#include "ddp/Sim/Simulator.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -105,6 +108,21 @@ static cl::opt<std::string>
                   cl::desc("After the last step, rank 0 writes every "
                            "parameter here (name, dtype, numel, bytes in hex)"),
                   cl::value_desc("file"), cl::cat(runCategory));
+static cl::opt<bool>
+    predict("predict",
+            cl::desc("Print the simulator's predicted step time next to the "
+                     "measured one"),
+            cl::cat(runCategory));
+static cl::opt<std::string>
+    hardwareProfile("hw",
+                    cl::desc("Hardware profile of the prediction: a built-in "
+                             "name or a JSON file"),
+                    cl::init("cpu-mpi-2core"), cl::cat(runCategory));
+static cl::opt<std::string> predictedTracePath(
+    "predicted-trace",
+    cl::desc("Write the simulator's Chrome trace of the (scheduled) program "
+             "here, to lay beside --trace"),
+    cl::value_desc("file"), cl::cat(runCategory));
 static cl::opt<int> abiVersion(
     "abi-version",
     cl::desc("Pass this ABI version to ddprt_init instead of the compiler's "
@@ -180,7 +198,29 @@ struct RunProgram {
   ModuleOp module;
   std::unique_ptr<JitProgram> jit;
   std::vector<double> stepSeconds; // the slowest rank's, per step
+  std::optional<sim::SimResult> prediction;
 };
+
+/// Simulates `program` on `model`; writes its trace when `tracePath` is set.
+static sim::SimResult predictStep(ModuleOp program, const sim::CostModel &model,
+                                  StringRef tracePath) {
+  FailureOr<func::FuncOp> step = sim::findStep(program, "");
+  if (failed(step))
+    fail("cannot find the step to simulate");
+  FailureOr<sim::SimResult> result = sim::simulateStep(*step, model);
+  if (failed(result))
+    fail("the simulator cannot price the step");
+  if (!tracePath.empty()) {
+    std::string error;
+    std::unique_ptr<llvm::ToolOutputFile> output =
+        openOutputFile(tracePath, &error);
+    if (!output)
+      fail(error);
+    sim::writeChromeTrace(*result, output->os());
+    output->keep();
+  }
+  return *result;
+}
 
 /// The median of the step times, leaving out the first step (which pays
 /// for first-touch allocation and communicator setup) when there are more.
@@ -299,6 +339,21 @@ int main(int argc, char **argv) {
            "'");
   }
 
+  // Predictions come first: a profile that does not load should stop the
+  // run before any rank starts the runtime.
+  if (predict || !predictedTracePath.empty()) {
+    llvm::Expected<sim::HardwareProfile> profile =
+        sim::lookupHardwareProfile(hardwareProfile);
+    if (!profile)
+      fail(llvm::toString(profile.takeError()));
+    sim::CostModel model(*profile);
+    for (RunProgram &program : programs)
+      program.prediction =
+          predictStep(program.module, model,
+                      &program == &programs.back() ? predictedTracePath
+                                                   : StringRef());
+  }
+
   if (!objectFile.empty()) {
     if (llvm::Error error = writeObjectFile(*lowered.back(), objectFile))
       fail(llvm::toString(std::move(error)));
@@ -374,12 +429,23 @@ int main(int argc, char **argv) {
                  << programs.front().stepSeconds.size() << " step"
                  << (programs.front().stepSeconds.size() == 1 ? "" : "s")
                  << "\n";
-    for (RunProgram &program : programs)
-      llvm::outs() << llvm::formatv(
-          "  {0,-12} measured step time {1,8:f3} ms  (slowest rank, median "
-          "of steps{2})\n",
-          program.role, getTypicalStepTime(program.stepSeconds) * 1e3,
-          program.stepSeconds.size() > 1 ? " after the first" : "");
+    llvm::outs() << "  step time: the slowest rank's, median of the steps"
+                 << (programs.front().stepSeconds.size() > 1
+                         ? " after the first"
+                         : "")
+                 << "\n";
+    for (RunProgram &program : programs) {
+      double measured = getTypicalStepTime(program.stepSeconds);
+      llvm::outs() << llvm::formatv("  {0,-12} measured {1,9:f3} ms",
+                                    program.role, measured * 1e3);
+      if (program.prediction)
+        llvm::outs() << llvm::formatv(
+            "   predicted {0,9:f3} ms ({1})   measured/predicted {2:f2}",
+            program.prediction->stepTime * 1e3,
+            program.prediction->hardwareName,
+            measured / program.prediction->stepTime);
+      llvm::outs() << "\n";
+    }
   }
 
   if (!paramDumpFile.empty() && !difference && isLeader) {
@@ -404,6 +470,12 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (verify && isLeader) {
+    if (const std::optional<std::string> &note = verifier->getNonFiniteNote())
+      llvm::WithColor::warning(llvm::errs(), "ddp-run")
+          << "verify: " << *note
+          << "; the values outgrew exact arithmetic, so bitwise equality "
+             "from here on says less (run fewer steps or use a smaller "
+             "learning rate)\n";
     if (programs.size() == 2)
       llvm::outs() << "verify: ok: after every step the scheduled program's "
                       "parameters equal the unscheduled program's bitwise on "
