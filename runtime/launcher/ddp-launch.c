@@ -1,0 +1,174 @@
+/*===- ddp-launch.c - main() for a step compiled ahead of time ------------===*
+ *
+ * Runs a step that `ddp-run --emit-object` compiled, on a machine that has
+ * libddprt (with CUDA and NCCL, or MPI only) but no MLIR:
+ *
+ *   ddp-run step.mlir --emit-object=step.o              # where MLIR is
+ *   cc -o step step.o ddp-launch.c -I<ddp>/include \
+ *      -L<libddprt dir> -lddprt -Wl,-rpath,<libddprt dir> # where it runs
+ *   mpirun -np 2 ./step --backend=cuda --steps=3 --dump-params=params.txt
+ *
+ * Options: --backend=cpu|cuda|auto (default cpu), --steps=N (default 3),
+ * --seed=S (default 1), --trace=FILE, --timeout=SECONDS,
+ * --dump-params=FILE (every parameter after the last step, in the format of
+ * `ddp-run --dump-params`, so that the two compare with cmp).
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "ddp/Conversion/DDPToLLVM/ddp_program.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int rank = 0;
+
+/* Prints the runtime's message and ends this rank; mpirun then ends the
+ * others. */
+static void check(ddprt_context *context, ddprt_status status,
+                  const char *what) {
+  if (status == DDPRT_OK)
+    return;
+  fprintf(stderr, "ddp-launch: error: rank %d: %s failed: %s\n", rank, what,
+          ddprt_last_error(context));
+  exit(1);
+}
+
+static void usage(const char *program, const char *bad) {
+  fprintf(stderr,
+          "ddp-launch: error: unknown argument '%s'\n"
+          "usage: %s [--backend=cpu|cuda|auto] [--steps=N] [--seed=S] "
+          "[--trace=FILE] [--timeout=SECONDS] [--dump-params=FILE]\n",
+          bad, program);
+  exit(2);
+}
+
+/* The value of `--name=value` in `arg`, or NULL. */
+static const char *option(const char *arg, const char *name) {
+  size_t length = strlen(name);
+  if (strncmp(arg, name, length) == 0 && arg[length] == '=')
+    return arg + length + 1;
+  return NULL;
+}
+
+static const char *dtypeName(int32_t dtype) {
+  switch (dtype) {
+  case DDPRT_DTYPE_F16:
+    return "f16";
+  case DDPRT_DTYPE_BF16:
+    return "bf16";
+  case DDPRT_DTYPE_F32:
+    return "f32";
+  default:
+    return "f64";
+  }
+}
+
+static int64_t elementBytes(int32_t dtype) {
+  return dtype == DDPRT_DTYPE_F16 || dtype == DDPRT_DTYPE_BF16 ? 2
+         : dtype == DDPRT_DTYPE_F32                             ? 4
+                                                                : 8;
+}
+
+static void dumpParams(ddprt_context *context, const char *path) {
+  FILE *file = fopen(path, "w");
+  if (!file) {
+    fprintf(stderr, "ddp-launch: error: cannot write '%s'\n", path);
+    exit(1);
+  }
+  int32_t count = 0;
+  check(context, ddprt_param_count(context, &count), "ddprt_param_count");
+  for (int32_t param = 0; param < count; ++param) {
+    const char *name = NULL;
+    int32_t dtype = 0;
+    int64_t numel = 0;
+    check(context, ddprt_param_info(context, param, &name, &dtype, &numel),
+          "ddprt_param_info");
+    int64_t bytes = numel * elementBytes(dtype);
+    unsigned char *host = malloc(bytes ? bytes : 1);
+    check(context, ddprt_param_read(context, param, host, bytes),
+          "ddprt_param_read");
+    fprintf(file, "%s %s %lld ", name, dtypeName(dtype), (long long)numel);
+    for (int64_t i = 0; i < bytes; ++i)
+      fprintf(file, "%02x", host[i]);
+    fputc('\n', file);
+    free(host);
+  }
+  fclose(file);
+}
+
+static double now(void) {
+  struct timespec time;
+  clock_gettime(CLOCK_MONOTONIC, &time);
+  return time.tv_sec + time.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv) {
+  int32_t backend = DDPRT_BACKEND_CPU;
+  long steps = 3;
+  unsigned long long seed = 1;
+  long timeoutSeconds = 0;
+  const char *tracePath = NULL;
+  const char *dumpPath = NULL;
+  for (int i = 1; i < argc; ++i) {
+    const char *value;
+    if ((value = option(argv[i], "--backend"))) {
+      if (strcmp(value, "cpu") == 0)
+        backend = DDPRT_BACKEND_CPU;
+      else if (strcmp(value, "cuda") == 0)
+        backend = DDPRT_BACKEND_CUDA;
+      else if (strcmp(value, "auto") == 0)
+        backend = DDPRT_BACKEND_AUTO;
+      else
+        usage(argv[0], argv[i]);
+    } else if ((value = option(argv[i], "--steps"))) {
+      steps = strtol(value, NULL, 10);
+      if (steps < 1)
+        usage(argv[0], argv[i]);
+    } else if ((value = option(argv[i], "--seed"))) {
+      seed = strtoull(value, NULL, 10);
+    } else if ((value = option(argv[i], "--timeout"))) {
+      timeoutSeconds = strtol(value, NULL, 10);
+    } else if ((value = option(argv[i], "--trace"))) {
+      tracePath = value;
+    } else if ((value = option(argv[i], "--dump-params"))) {
+      dumpPath = value;
+    } else {
+      usage(argv[0], argv[i]);
+    }
+  }
+
+  ddprt_context *context = NULL;
+  if (ddp_program_init(backend, DDPRT_FLAG_RETURN_ERRORS,
+                       (int32_t)(timeoutSeconds * 1000), tracePath,
+                       &context) != DDPRT_OK) {
+    fprintf(stderr, "ddp-launch: error: cannot start the runtime: %s\n",
+            ddprt_last_error(NULL));
+    return 1;
+  }
+  int32_t worldRank = 0, worldSize = 1, chosen = 0;
+  check(context, ddprt_get_rank(context, &worldRank, &worldSize),
+        "ddprt_get_rank");
+  rank = worldRank;
+  check(context, ddprt_get_backend(context, &chosen), "ddprt_get_backend");
+  check(context, ddp_program_setup(context, seed), "setting up the program");
+
+  for (long step = 1; step <= steps; ++step) {
+    double start = now();
+    check(context, ddp_program_step(context), "a step");
+    check(context, ddprt_synchronize(context), "ddprt_synchronize");
+    if (rank == 0)
+      printf("ddp-launch: step %ld: %.3f ms on rank 0 (%d ranks, %s "
+             "backend)\n",
+             step, (now() - start) * 1e3, worldSize,
+             chosen == DDPRT_BACKEND_CUDA ? "cuda" : "cpu");
+  }
+
+  if (dumpPath && rank == 0)
+    dumpParams(context, dumpPath);
+  check(context, ddp_program_teardown(context), "tearing down the program");
+  ddprt_status status = ddprt_finalize(context);
+  check(NULL, status, "ddprt_finalize");
+  return 0;
+}
