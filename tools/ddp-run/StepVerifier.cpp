@@ -62,23 +62,23 @@ SmallVector<ParamDescription> ddp::describeParams(ModuleOp reference) {
 StepVerifier::StepVerifier(RuntimeSession &session,
                            ArrayRef<ParamDescription> params,
                            MeshDescription mesh,
-                           std::optional<std::string> candidatePrefix)
-    : session(session), mesh(std::move(mesh)) {
+                           ArrayRef<Candidate> candidates)
+    : session(session), mesh(std::move(mesh)), candidates(candidates) {
   ddprt_context *context = session.getContext();
   for (const ParamDescription &param : params) {
-    Checked entry{param, 0, 0, 0, std::nullopt};
+    Checked entry{param, 0, 0, 0, {}};
     session.check(ddprt_param_lookup(context, param.name.c_str(),
                                      &entry.reference),
                   "looking up parameter '" + param.name + "'");
     session.check(ddprt_param_info(context, entry.reference, nullptr,
                                    &entry.dtype, &entry.numel),
                   "ddprt_param_info");
-    if (candidatePrefix) {
-      std::string name = *candidatePrefix + param.name;
-      int32_t candidate = 0;
-      session.check(ddprt_param_lookup(context, name.c_str(), &candidate),
+    for (const Candidate &candidate : candidates) {
+      std::string name = candidate.paramPrefix + param.name;
+      int32_t id = 0;
+      session.check(ddprt_param_lookup(context, name.c_str(), &id),
                     "looking up parameter '" + name + "'");
-      entry.candidate = candidate;
+      entry.candidates.push_back(id);
     }
     checked.push_back(entry);
   }
@@ -92,15 +92,13 @@ void *StepVerifier::getParamData(int32_t param) const {
 }
 
 void StepVerifier::copyInitialValues() {
-  for (const Checked &entry : checked) {
-    if (!entry.candidate)
-      continue;
-    session.check(ddprt_copy(session.getContext(),
-                             getParamData(*entry.candidate),
-                             getParamData(entry.reference),
-                             entry.numel * getRuntimeElementBytes(entry.dtype)),
-                  "copying the initial parameters");
-  }
+  for (const Checked &entry : checked)
+    for (int32_t candidate : entry.candidates)
+      session.check(
+          ddprt_copy(session.getContext(), getParamData(candidate),
+                     getParamData(entry.reference),
+                     entry.numel * getRuntimeElementBytes(entry.dtype)),
+          "copying the initial parameters");
   session.check(ddprt_synchronize(session.getContext()), "ddprt_synchronize");
 }
 
@@ -189,10 +187,6 @@ std::optional<std::string> StepVerifier::compare(int step) {
     int64_t bytes = entry.numel * elementBytes;
     std::vector<uint8_t> reference = session.gatherFromAllRanks(
         getParamData(entry.reference), entry.dtype, entry.numel);
-    std::vector<uint8_t> candidate;
-    if (entry.candidate)
-      candidate = session.gatherFromAllRanks(getParamData(*entry.candidate),
-                                             entry.dtype, entry.numel);
     std::string prefix =
         "after step " + std::to_string(step) + ", parameter '" + param.name +
         "' ";
@@ -207,19 +201,22 @@ std::optional<std::string> StepVerifier::compare(int step) {
                         " at " + formatIndex(element, param.shape);
     }
 
-    if (entry.candidate) {
+    std::vector<std::vector<uint8_t>> scheduled;
+    for (auto [candidate, id] : llvm::zip_equal(candidates, entry.candidates)) {
+      scheduled.push_back(session.gatherFromAllRanks(
+          getParamData(id), entry.dtype, entry.numel));
       for (int rank = 0; rank < numRanks; ++rank) {
         const uint8_t *expected = reference.data() + rank * bytes;
-        const uint8_t *actual = candidate.data() + rank * bytes;
+        const uint8_t *actual = scheduled.back().data() + rank * bytes;
         int64_t element =
             findFirstDifference(expected, actual, entry.numel, elementBytes);
         if (element < 0)
           continue;
         int64_t offset = element * elementBytes;
-        return prefix + "differs on rank " + std::to_string(rank) + " at " +
-               formatIndex(element, param.shape) + ": scheduled " +
-               formatElement(actual + offset, param.elementType) +
-               ", unscheduled " +
+        return prefix + "of " + candidate.label + " differs from the "
+               "unscheduled program's on rank " + std::to_string(rank) +
+               " at " + formatIndex(element, param.shape) + ": " +
+               formatElement(actual + offset, param.elementType) + " vs " +
                formatElement(expected + offset, param.elementType);
       }
     }
@@ -238,8 +235,7 @@ std::optional<std::string> StepVerifier::compare(int step) {
         if (element < 0)
           continue;
         int64_t offset = element * elementBytes;
-        return prefix + "of the " + program.str() + " program differs "
-               "between rank " + std::to_string(leader) + " and rank " +
+        return prefix + "of " + program.str() + " differs between rank " + std::to_string(leader) + " and rank " +
                std::to_string(rank) + " (replicas over " + replicas + ") at " +
                formatIndex(element, param.shape) + ": " +
                formatElement(expected + offset, param.elementType) + " vs " +
@@ -249,10 +245,11 @@ std::optional<std::string> StepVerifier::compare(int step) {
     };
     if (param.replicaAxes.empty())
       continue;
-    if (auto difference = checkReplicas(reference, "unscheduled"))
+    if (auto difference =
+            checkReplicas(reference, "the unscheduled program"))
       return difference;
-    if (entry.candidate)
-      if (auto difference = checkReplicas(candidate, "scheduled"))
+    for (auto [candidate, values] : llvm::zip_equal(candidates, scheduled))
+      if (auto difference = checkReplicas(values, candidate.label))
         return difference;
   }
   return std::nullopt;

@@ -38,15 +38,23 @@ struct MeshDescription {
 /// replicas span.
 llvm::SmallVector<ParamDescription> describeParams(mlir::ModuleOp reference);
 
+/// A scheduled program compared with the unscheduled one.
+struct Candidate {
+  /// Its parameters are registered as `paramPrefix` + name.
+  std::string paramPrefix;
+  /// How messages name it: "the scheduled program", "schedule 'policy=...'".
+  std::string label;
+};
+
 class StepVerifier {
 public:
   /// Compares the parameters `params` registered by the reference program
-  /// under their names and by the candidate under `candidatePrefix` + name;
-  /// without a candidate only the replicas are compared.
+  /// under their names with those of every candidate; without candidates
+  /// only the replicas are compared.
   StepVerifier(RuntimeSession &session, llvm::ArrayRef<ParamDescription> params,
-               MeshDescription mesh, std::optional<std::string> candidatePrefix);
+               MeshDescription mesh, llvm::ArrayRef<Candidate> candidates);
 
-  /// Gives the candidate's parameters the reference's initial values: their
+  /// Gives the candidates' parameters the reference's initial values: their
   /// names differ, and the runtime seeds a parameter from its name.
   void copyInitialValues();
 
@@ -67,7 +75,8 @@ private:
     int32_t dtype;
     int64_t numel;
     int32_t reference;
-    std::optional<int32_t> candidate;
+    /// The parameter of each candidate.
+    llvm::SmallVector<int32_t> candidates;
   };
 
   /// The lowest rank with the same coordinates as `rank` outside `axes`.
@@ -76,6 +85,7 @@ private:
 
   RuntimeSession &session;
   MeshDescription mesh;
+  llvm::SmallVector<Candidate> candidates;
   llvm::SmallVector<Checked> checked;
   std::optional<std::string> nonFiniteNote;
 };

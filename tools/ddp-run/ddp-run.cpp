@@ -83,11 +83,13 @@ static cl::opt<bool>
                     "the same inputs and compare every parameter bitwise "
                     "after every step, and every rank with its replicas"),
            cl::cat(runCategory));
-static cl::opt<std::string> scheduleOptions(
+static cl::list<std::string> scheduleOptions(
     "schedule",
     cl::desc("Schedule the input with the ddp-schedule pipeline and these "
-             "options, e.g. 'policy=megatron bucket-size=4096'"),
-    cl::value_desc("options"), cl::ValueOptional, cl::cat(runCategory));
+             "options, e.g. 'policy=megatron bucket-size=4096'; repeatable, "
+             "and {a,b} runs every alternative (with --verify, all are "
+             "compared with the input)"),
+    cl::value_desc("options"), cl::cat(runCategory));
 static cl::opt<std::string>
     passPipeline("pass-pipeline",
                  cl::desc("Schedule the input with this pass pipeline, e.g. "
@@ -194,12 +196,38 @@ static int32_t parseBackend(StringRef name) {
 
 /// One program as ddp-run runs it.
 struct RunProgram {
-  std::string role; // "unscheduled", "scheduled" or "program"
-  ModuleOp module;
+  /// Its name in the summary: "unscheduled", "scheduled", "schedule 3".
+  std::string role;
+  /// How verify messages name it.
+  std::string label;
+  /// The schedule options it came from, if any.
+  std::string options;
+  /// Its parameters' names in the runtime are this + the IR's names.
+  std::string paramPrefix;
+  OwningOpRef<ModuleOp> module;
   std::unique_ptr<JitProgram> jit;
   std::vector<double> stepSeconds; // the slowest rank's, per step
   std::optional<sim::SimResult> prediction;
 };
+
+/// Expands every `{a,b,...}` in `text` into each of its alternatives: the
+/// cartesian product, leftmost group varying slowest.
+static SmallVector<std::string> expandAlternatives(StringRef text) {
+  size_t open = text.find('{');
+  if (open == StringRef::npos)
+    return {text.str()};
+  size_t close = text.find('}', open);
+  if (close == StringRef::npos)
+    fail("unbalanced '{' in --schedule '" + text + "'");
+  SmallVector<StringRef> alternatives;
+  text.slice(open + 1, close).split(alternatives, ',');
+  SmallVector<std::string> tails = expandAlternatives(text.drop_front(close + 1));
+  SmallVector<std::string> expanded;
+  for (StringRef alternative : alternatives)
+    for (const std::string &tail : tails)
+      expanded.push_back((text.take_front(open) + alternative.trim() + tail).str());
+  return expanded;
+}
 
 /// Simulates `program` on `model`; writes its trace when `tracePath` is set.
 static sim::SimResult predictStep(ModuleOp program, const sim::CostModel &model,
@@ -262,81 +290,113 @@ int main(int argc, char **argv) {
   context.loadAllAvailableDialects();
 
   OwningOpRef<ModuleOp> input = parseFile(inputFile, context);
-  OwningOpRef<ModuleOp> scheduled;
-  if (!scheduledFile.empty()) {
-    scheduled = parseFile(scheduledFile, context);
-  } else if (wantsSchedule || !passPipeline.empty()) {
-    scheduled = input->clone();
+
+  // The scheduled programs: a file, the input after a pass pipeline, or the
+  // input after ddp-schedule with each set of options.
+  std::vector<RunProgram> schedules;
+  auto runPipeline = [&](RunProgram &program,
+                         llvm::function_ref<void(PassManager &)> populate) {
+    program.module = input->clone();
     PassManager pm(&context);
-    if (wantsSchedule) {
-      auto options = SchedulePipelineOptions::createFromString(scheduleOptions);
-      if (!options)
-        fail("bad --schedule options '" + scheduleOptions + "'");
-      populateDDPSchedulePipeline(pm, *options);
-    } else {
-      std::string pipelineError;
-      llvm::raw_string_ostream errorStream(pipelineError);
+    populate(pm);
+    if (failed(pm.run(*program.module)))
+      fail("scheduling '" + inputFile + "' failed" +
+           (program.options.empty() ? ""
+                                    : " with '" + program.options + "'"));
+  };
+  if (!scheduledFile.empty()) {
+    RunProgram &program = schedules.emplace_back();
+    program.label = "the scheduled program ('" + scheduledFile + "')";
+    program.module = parseFile(scheduledFile, context);
+  } else if (!passPipeline.empty()) {
+    RunProgram &program = schedules.emplace_back();
+    program.label = "the scheduled program";
+    runPipeline(program, [&](PassManager &pm) {
+      std::string error;
+      llvm::raw_string_ostream errorStream(error);
       if (failed(parsePassPipeline(passPipeline, pm, errorStream)))
-        fail("bad --pass-pipeline: " + pipelineError);
+        fail("bad --pass-pipeline: " + error);
+    });
+  } else {
+    for (const std::string &option : scheduleOptions) {
+      for (std::string &expanded : expandAlternatives(option)) {
+        RunProgram &program = schedules.emplace_back();
+        program.options = expanded;
+        program.label = "schedule '" + expanded + "'";
+        runPipeline(program, [&](PassManager &pm) {
+          auto options = SchedulePipelineOptions::createFromString(expanded);
+          if (!options)
+            fail("bad --schedule options '" + expanded + "'");
+          populateDDPSchedulePipeline(pm, *options);
+        });
+      }
     }
-    if (failed(pm.run(*scheduled)))
-      fail("scheduling '" + inputFile + "' failed");
+  }
+  if (schedules.size() > 1 && !verify)
+    fail("several schedules run together only to be compared: add --verify");
+  for (auto [index, program] : llvm::enumerate(schedules)) {
+    program.role = schedules.size() == 1
+                       ? "scheduled"
+                       : "schedule " + std::to_string(index + 1);
+    if (schedules.size() == 1 && !program.options.empty())
+      program.label = "the scheduled program";
+    if (verify)
+      program.paramPrefix = "schedule" + std::to_string(index + 1) + ":";
   }
 
   // Without --verify only the scheduled program runs (or the input when
   // there is no schedule).
   std::vector<RunProgram> programs;
-  if (verify || !scheduled)
-    programs.push_back(
-        {scheduled || verify ? "unscheduled" : "program", *input, nullptr, {}});
-  if (scheduled)
-    programs.push_back({"scheduled", *scheduled, nullptr, {}});
-  if (programs.size() == 2 && !verify)
-    programs.erase(programs.begin());
-
-  MeshOp mesh = getMesh(programs.front().module);
-  for (RunProgram &program : programs) {
-    MeshOp other = getMesh(program.module);
-    if (mesh && other &&
-        (mesh.getAxisNames() != other.getAxisNames() ||
-         mesh.getShape() != other.getShape()))
-      fail("the scheduled program's mesh " + formatMesh(other) +
-           " differs from the unscheduled one's " + formatMesh(mesh));
+  if (verify || schedules.empty()) {
+    RunProgram &reference = programs.emplace_back();
+    reference.role = verify ? "unscheduled" : "program";
+    reference.label = "the unscheduled program";
+    reference.module = input->clone();
   }
+  for (RunProgram &program : schedules)
+    programs.push_back(std::move(program));
 
-  // The comparison is parameter by parameter: a schedule keeps them all.
-  if (verify && programs.size() == 2) {
-    SmallVector<ParamDescription> expected = describeParams(*input);
-    SmallVector<ParamDescription> actual = describeParams(*scheduled);
-    for (const ParamDescription &param : expected) {
+  MeshOp mesh = getMesh(*input);
+  if (!mesh)
+    fail("'" + inputFile + "' has no ddp.mesh: the runtime needs one to "
+         "start");
+  SmallVector<ParamDescription> params = describeParams(*input);
+  for (RunProgram &program : programs) {
+    MeshOp other = getMesh(*program.module);
+    if (other && (mesh.getAxisNames() != other.getAxisNames() ||
+                  mesh.getShape() != other.getShape()))
+      fail("the mesh " + formatMesh(other) + " of " + program.label +
+           " differs from the input's " + formatMesh(mesh));
+    // The comparison is parameter by parameter: a schedule keeps them all.
+    if (!verify)
+      continue;
+    SmallVector<ParamDescription> actual = describeParams(*program.module);
+    for (const ParamDescription &param : params) {
       auto same = llvm::find_if(actual, [&](const ParamDescription &other) {
         return other.name == param.name && other.shape == param.shape &&
                other.elementType == param.elementType;
       });
       if (same == actual.end())
-        fail("the scheduled program has no parameter @" + param.name +
+        fail(program.label + " has no parameter @" + param.name +
              " of the unscheduled program's shape and type; a schedule "
              "keeps every parameter");
     }
-    if (actual.size() != expected.size())
-      fail("the scheduled program has " + llvm::Twine(actual.size()) +
-           " parameters, the unscheduled one " +
-           llvm::Twine(expected.size()));
+    if (actual.size() != params.size())
+      fail(program.label + " has " + llvm::Twine(actual.size()) +
+           " parameters, the unscheduled program " +
+           llvm::Twine(params.size()));
   }
 
-  // Lower every program; in verify mode the scheduled one registers its
-  // parameters under a prefix, so that both share one runtime.
-  const std::string candidatePrefix = "scheduled:";
+  // Lower every program; in verify mode the scheduled ones register their
+  // parameters under a prefix, so that all share one runtime.
   std::vector<OwningOpRef<ModuleOp>> lowered;
   for (RunProgram &program : programs) {
     LowerDDPToRuntimeOptions options;
     options.abiVersion = abiVersion;
-    if (verify && program.role == "scheduled")
-      options.paramPrefix = candidatePrefix;
-    lowered.push_back(lowerToRuntime(program.module, options));
+    options.paramPrefix = program.paramPrefix;
+    lowered.push_back(lowerToRuntime(*program.module, options));
     if (!lowered.back())
-      fail("cannot lower the " + program.role + " program of '" + inputFile +
-           "'");
+      fail("cannot lower " + program.label + " of '" + inputFile + "'");
   }
 
   // Predictions come first: a profile that does not load should stop the
@@ -349,7 +409,7 @@ int main(int argc, char **argv) {
     sim::CostModel model(*profile);
     for (RunProgram &program : programs)
       program.prediction =
-          predictStep(program.module, model,
+          predictStep(*program.module, model,
                       &program == &programs.back() ? predictedTracePath
                                                    : StringRef());
   }
@@ -371,7 +431,7 @@ int main(int argc, char **argv) {
   for (auto [program, module] : llvm::zip_equal(programs, lowered)) {
     llvm::Expected<std::unique_ptr<JitProgram>> jit = JitProgram::create(*module);
     if (!jit)
-      fail("cannot JIT-compile the " + program.role + " program: " +
+      fail("cannot JIT-compile " + program.label + ": " +
            llvm::toString(jit.takeError()));
     program.jit = std::move(*jit);
   }
@@ -391,15 +451,14 @@ int main(int argc, char **argv) {
   bool isLeader = session.getRank() == 0;
   for (RunProgram &program : programs)
     session.check(program.jit->getEntryPoints().setup(runtimeContext, seed),
-                  "setting up the " + program.role + " program");
+                  "setting up " + program.label);
 
   std::optional<StepVerifier> verifier;
   if (verify) {
-    std::optional<std::string> prefix;
-    if (programs.size() == 2)
-      prefix = candidatePrefix;
-    verifier.emplace(session, describeParams(*input), describeMesh(mesh),
-                     prefix);
+    SmallVector<Candidate> candidates;
+    for (RunProgram &program : llvm::drop_begin(programs))
+      candidates.push_back({program.paramPrefix, program.label});
+    verifier.emplace(session, params, describeMesh(mesh), candidates);
     verifier->copyInitialValues();
   }
 
@@ -408,8 +467,8 @@ int main(int argc, char **argv) {
     for (RunProgram &program : programs) {
       auto start = std::chrono::steady_clock::now();
       session.check(program.jit->getEntryPoints().step(runtimeContext),
-                    "step " + std::to_string(step) + " of the " +
-                        program.role + " program");
+                    "step " + std::to_string(step) + " of " +
+                        program.label);
       session.check(ddprt_synchronize(runtimeContext), "ddprt_synchronize");
       double seconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)
@@ -434,16 +493,21 @@ int main(int argc, char **argv) {
                          ? " after the first"
                          : "")
                  << "\n";
+    size_t roleWidth = 0;
+    for (RunProgram &program : programs)
+      roleWidth = std::max(roleWidth, program.role.size());
     for (RunProgram &program : programs) {
       double measured = getTypicalStepTime(program.stepSeconds);
-      llvm::outs() << llvm::formatv("  {0,-12} measured {1,9:f3} ms",
-                                    program.role, measured * 1e3);
+      llvm::outs() << "  " << llvm::left_justify(program.role, roleWidth)
+                   << llvm::formatv("  measured {0,9:f3} ms", measured * 1e3);
       if (program.prediction)
         llvm::outs() << llvm::formatv(
             "   predicted {0,9:f3} ms ({1})   measured/predicted {2:f2}",
             program.prediction->stepTime * 1e3,
             program.prediction->hardwareName,
             measured / program.prediction->stepTime);
+      if (programs.size() > 2 && !program.options.empty())
+        llvm::outs() << "   " << program.options;
       llvm::outs() << "\n";
     }
   }
@@ -460,7 +524,7 @@ int main(int argc, char **argv) {
 
   for (RunProgram &program : programs)
     session.check(program.jit->getEntryPoints().teardown(runtimeContext),
-                  "tearing down the " + program.role + " program");
+                  "tearing down " + program.label);
   session.finalize();
 
   if (difference) {
@@ -479,6 +543,12 @@ int main(int argc, char **argv) {
     if (programs.size() == 2)
       llvm::outs() << "verify: ok: after every step the scheduled program's "
                       "parameters equal the unscheduled program's bitwise on "
+                      "every rank, and every rank holds what its replicas "
+                      "hold\n";
+    else if (programs.size() > 2)
+      llvm::outs() << "verify: ok: after every step the parameters of all "
+                   << programs.size() - 1
+                   << " schedules equal the unscheduled program's bitwise on "
                       "every rank, and every rank holds what its replicas "
                       "hold\n";
     else
