@@ -58,17 +58,22 @@ void RuntimeSession::check(ddprt_status status, llvm::StringRef what) const {
   std::exit(1);
 }
 
-std::vector<double> RuntimeSession::gatherFromAllRanks(double value) {
-  std::vector<uint8_t> bytes(sizeof(double));
+std::vector<uint64_t>
+RuntimeSession::gatherFromAllRanks(llvm::ArrayRef<uint64_t> words) {
+  if (words.empty())
+    return {};
+  // Eight-byte elements; the collective moves them without arithmetic.
   void *buffer = nullptr;
-  check(ddprt_alloc(context, DDPRT_DTYPE_F64, 1, &buffer), "ddprt_alloc");
-  check(ddprt_write(context, buffer, &value, sizeof(double)), "ddprt_write");
+  check(ddprt_alloc(context, DDPRT_DTYPE_F64, words.size(), &buffer),
+        "ddprt_alloc");
+  check(ddprt_write(context, buffer, words.data(), words.size() * 8),
+        "ddprt_write");
   std::vector<uint8_t> gathered =
-      gatherFromAllRanks(buffer, DDPRT_DTYPE_F64, 1);
+      gatherFromAllRanks(buffer, DDPRT_DTYPE_F64, words.size());
   check(ddprt_free(context, buffer), "ddprt_free");
-  std::vector<double> values(numRanks);
-  std::memcpy(values.data(), gathered.data(), gathered.size());
-  return values;
+  std::vector<uint64_t> all(words.size() * numRanks);
+  std::memcpy(all.data(), gathered.data(), gathered.size());
+  return all;
 }
 
 std::vector<uint8_t> RuntimeSession::gatherFromAllRanks(const void *data,

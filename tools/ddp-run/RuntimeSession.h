@@ -40,8 +40,9 @@ public:
   /// with `what` failed; mpirun then ends the other ranks.
   void check(ddprt_status status, llvm::StringRef what) const;
 
-  /// Every rank's `value`, in rank order.
-  std::vector<double> gatherFromAllRanks(double value);
+  /// Every rank's `words` (the same count on every rank), concatenated in
+  /// rank order.
+  std::vector<uint64_t> gatherFromAllRanks(llvm::ArrayRef<uint64_t> words);
 
   /// Every rank's `bytes` bytes at `data` (a runtime buffer of `numel`
   /// elements of `dtype`), concatenated in rank order, in host memory.

@@ -179,78 +179,124 @@ static int64_t findNonFinite(const uint8_t *data, int64_t numel,
   return -1;
 }
 
+/// FNV-1a over the bytes: what ranks exchange to compare their replicas.
+static uint64_t hashBytes(ArrayRef<uint8_t> bytes) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (uint8_t byte : bytes) {
+    hash ^= byte;
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
 std::optional<std::string> StepVerifier::compare(int step) {
-  int numRanks = session.getNumRanks();
+  // Every rank summarizes what it holds in one message, so that a step costs
+  // one collective: for each parameter, the hash of each program's value and
+  // whether each candidate differs from the reference on this rank (compared
+  // exactly). The details of a difference are gathered only when there is
+  // one.
+  size_t numCandidates = candidates.size();
+  size_t wordsPerParam = 1 + 2 * numCandidates;
+  std::vector<uint64_t> summary;
+  summary.reserve(checked.size() * wordsPerParam);
   for (const Checked &entry : checked) {
-    const ParamDescription &param = entry.description;
-    int64_t elementBytes = getRuntimeElementBytes(entry.dtype);
-    int64_t bytes = entry.numel * elementBytes;
-    std::vector<uint8_t> reference = session.gatherFromAllRanks(
-        getParamData(entry.reference), entry.dtype, entry.numel);
-    std::string prefix =
-        "after step " + std::to_string(step) + ", parameter '" + param.name +
-        "' ";
+    int64_t bytes = entry.numel * getRuntimeElementBytes(entry.dtype);
+    std::vector<uint8_t> reference = session.readParam(entry.reference, bytes);
+    summary.push_back(hashBytes(reference));
     if (!nonFiniteNote) {
-      int64_t element =
-          findNonFinite(reference.data(), entry.numel, param.elementType);
+      int64_t element = findNonFinite(reference.data(), entry.numel,
+                                      entry.description.elementType);
       if (element >= 0)
-        nonFiniteNote = prefix + "holds " +
-                        formatElement(reference.data() +
-                                          element * elementBytes,
-                                      param.elementType) +
-                        " at " + formatIndex(element, param.shape);
+        nonFiniteNote =
+            "after step " + std::to_string(step) + " (on rank " +
+            std::to_string(session.getRank()) + "), parameter '" +
+            entry.description.name + "' holds " +
+            formatElement(reference.data() +
+                              element * getRuntimeElementBytes(entry.dtype),
+                          entry.description.elementType) +
+            " at " + formatIndex(element, entry.description.shape);
     }
-
-    std::vector<std::vector<uint8_t>> scheduled;
-    for (auto [candidate, id] : llvm::zip_equal(candidates, entry.candidates)) {
-      scheduled.push_back(session.gatherFromAllRanks(
-          getParamData(id), entry.dtype, entry.numel));
-      for (int rank = 0; rank < numRanks; ++rank) {
-        const uint8_t *expected = reference.data() + rank * bytes;
-        const uint8_t *actual = scheduled.back().data() + rank * bytes;
-        int64_t element =
-            findFirstDifference(expected, actual, entry.numel, elementBytes);
-        if (element < 0)
-          continue;
-        int64_t offset = element * elementBytes;
-        return prefix + "of " + candidate.label + " differs from the "
-               "unscheduled program's on rank " + std::to_string(rank) +
-               " at " + formatIndex(element, param.shape) + ": " +
-               formatElement(actual + offset, param.elementType) + " vs " +
-               formatElement(expected + offset, param.elementType);
-      }
+    for (int32_t candidate : entry.candidates) {
+      std::vector<uint8_t> value = session.readParam(candidate, bytes);
+      summary.push_back(hashBytes(value));
+      summary.push_back(value != reference);
     }
+  }
+  std::vector<uint64_t> all = session.gatherFromAllRanks(summary);
+  auto word = [&](int rank, size_t param, size_t index) {
+    return all[rank * summary.size() + param * wordsPerParam + index];
+  };
 
-    std::string replicas = "[" + llvm::join(param.replicaAxes, ", ") + "]";
-    auto checkReplicas = [&](const std::vector<uint8_t> &values,
-                             StringRef program) -> std::optional<std::string> {
-      for (int rank = 0; rank < numRanks; ++rank) {
-        int leader = getReplicaLeader(rank, param.replicaAxes);
-        if (leader == rank)
-          continue;
-        const uint8_t *expected = values.data() + leader * bytes;
-        const uint8_t *actual = values.data() + rank * bytes;
-        int64_t element =
-            findFirstDifference(expected, actual, entry.numel, elementBytes);
-        if (element < 0)
-          continue;
-        int64_t offset = element * elementBytes;
-        return prefix + "of " + program.str() + " differs between rank " + std::to_string(leader) + " and rank " +
-               std::to_string(rank) + " (replicas over " + replicas + ") at " +
-               formatIndex(element, param.shape) + ": " +
-               formatElement(expected + offset, param.elementType) + " vs " +
-               formatElement(actual + offset, param.elementType);
-      }
-      return std::nullopt;
-    };
-    if (param.replicaAxes.empty())
+  int numRanks = session.getNumRanks();
+  for (auto [index, entry] : llvm::enumerate(checked)) {
+    for (size_t candidate = 0; candidate < numCandidates; ++candidate)
+      for (int rank = 0; rank < numRanks; ++rank)
+        if (word(rank, index, 2 + 2 * candidate))
+          return describeDifference(step, entry, candidate, rank);
+    if (entry.description.replicaAxes.empty())
       continue;
-    if (auto difference =
-            checkReplicas(reference, "the unscheduled program"))
-      return difference;
-    for (auto [candidate, values] : llvm::zip_equal(candidates, scheduled))
-      if (auto difference = checkReplicas(values, candidate.label))
-        return difference;
+    for (size_t program = 0; program <= numCandidates; ++program) {
+      size_t hashIndex = program == 0 ? 0 : 1 + 2 * (program - 1);
+      for (int rank = 0; rank < numRanks; ++rank) {
+        int leader = getReplicaLeader(rank, entry.description.replicaAxes);
+        if (word(rank, index, hashIndex) != word(leader, index, hashIndex))
+          return describeReplicaDifference(step, entry, program, leader, rank);
+      }
+    }
   }
   return std::nullopt;
+}
+
+/// "after step 2, parameter 'w' ".
+static std::string describeParam(int step, StringRef name) {
+  return "after step " + std::to_string(step) + ", parameter '" + name.str() +
+         "' ";
+}
+
+std::string StepVerifier::describeDifference(int step, const Checked &entry,
+                                              size_t candidate, int rank) {
+  const ParamDescription &param = entry.description;
+  int64_t elementBytes = getRuntimeElementBytes(entry.dtype);
+  int64_t offset = rank * entry.numel * elementBytes;
+  std::vector<uint8_t> reference = session.gatherFromAllRanks(
+      getParamData(entry.reference), entry.dtype, entry.numel);
+  std::vector<uint8_t> scheduled = session.gatherFromAllRanks(
+      getParamData(entry.candidates[candidate]), entry.dtype, entry.numel);
+  const uint8_t *expected = reference.data() + offset;
+  const uint8_t *actual = scheduled.data() + offset;
+  int64_t element =
+      findFirstDifference(expected, actual, entry.numel, elementBytes);
+  int64_t at = element * elementBytes;
+  return describeParam(step, param.name) + "of " +
+         candidates[candidate].label +
+         " differs from the unscheduled program's on rank " +
+         std::to_string(rank) + " at " + formatIndex(element, param.shape) +
+         ": " + formatElement(actual + at, param.elementType) + " vs " +
+         formatElement(expected + at, param.elementType);
+}
+
+std::string StepVerifier::describeReplicaDifference(int step,
+                                                    const Checked &entry,
+                                                    size_t program, int leader,
+                                                    int rank) {
+  const ParamDescription &param = entry.description;
+  int64_t elementBytes = getRuntimeElementBytes(entry.dtype);
+  int64_t bytes = entry.numel * elementBytes;
+  int32_t id = program == 0 ? entry.reference : entry.candidates[program - 1];
+  std::vector<uint8_t> values =
+      session.gatherFromAllRanks(getParamData(id), entry.dtype, entry.numel);
+  const uint8_t *expected = values.data() + leader * bytes;
+  const uint8_t *actual = values.data() + rank * bytes;
+  int64_t element =
+      findFirstDifference(expected, actual, entry.numel, elementBytes);
+  int64_t at = element * elementBytes;
+  std::string label = program == 0 ? std::string("the unscheduled program")
+                                   : candidates[program - 1].label;
+  return describeParam(step, param.name) + "of " + label +
+         " differs between rank " + std::to_string(leader) + " and rank " +
+         std::to_string(rank) + " (replicas over [" +
+         llvm::join(param.replicaAxes, ", ") + "]) at " +
+         formatIndex(element, param.shape) + ": " +
+         formatElement(expected + at, param.elementType) + " vs " +
+         formatElement(actual + at, param.elementType);
 }

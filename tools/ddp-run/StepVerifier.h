@@ -59,7 +59,9 @@ public:
   void copyInitialValues();
 
   /// Compares the parameters after step `step` (counted from 1); returns the
-  /// first difference, the same on every rank, or none.
+  /// first difference, the same on every rank, or none. A candidate is
+  /// compared with the reference exactly; replicas on different ranks by a
+  /// 64-bit hash of the parameter (then exactly, to name the element).
   std::optional<std::string> compare(int step);
 
   /// The first parameter that held a NaN or an Inf after some step, once
@@ -78,6 +80,14 @@ private:
     /// The parameter of each candidate.
     llvm::SmallVector<int32_t> candidates;
   };
+
+  /// The message for a candidate that differs from the reference on `rank`.
+  std::string describeDifference(int step, const Checked &entry,
+                                 size_t candidate, int rank);
+  /// The message for a program (0: the reference, then the candidates) whose
+  /// parameter differs between two replicas.
+  std::string describeReplicaDifference(int step, const Checked &entry,
+                                        size_t program, int leader, int rank);
 
   /// The lowest rank with the same coordinates as `rank` outside `axes`.
   int getReplicaLeader(int rank, llvm::ArrayRef<std::string> axes) const;

@@ -36,6 +36,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/bit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
@@ -464,6 +465,7 @@ int main(int argc, char **argv) {
 
   std::optional<std::string> difference;
   for (int step = 1; step <= numSteps && !difference; ++step) {
+    std::vector<uint64_t> times;
     for (RunProgram &program : programs) {
       auto start = std::chrono::steady_clock::now();
       session.check(program.jit->getEntryPoints().step(runtimeContext),
@@ -473,9 +475,16 @@ int main(int argc, char **argv) {
       double seconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)
                            .count();
-      std::vector<double> perRank = session.gatherFromAllRanks(seconds);
-      program.stepSeconds.push_back(
-          *std::max_element(perRank.begin(), perRank.end()));
+      times.push_back(llvm::bit_cast<uint64_t>(seconds));
+    }
+    // The step time of a program is its slowest rank's.
+    std::vector<uint64_t> allTimes = session.gatherFromAllRanks(times);
+    for (auto [index, program] : llvm::enumerate(programs)) {
+      double slowest = 0;
+      for (int rank = 0; rank < session.getNumRanks(); ++rank)
+        slowest = std::max(slowest, llvm::bit_cast<double>(
+                                        allTimes[rank * times.size() + index]));
+      program.stepSeconds.push_back(slowest);
     }
     if (verifier)
       difference = verifier->compare(step);

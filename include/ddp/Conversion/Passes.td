@@ -44,9 +44,12 @@ def LowerDDPToRuntime : Pass<"ddp-lower-to-runtime", "mlir::ModuleOp"> {
 
     Tokens become runtime handles (`ddprt_handle`) in stack slots.
 
+    Values the step returns (the importer returns the losses) are computed
+    and stay in their buffers.
+
     The pass validates the whole module before changing anything: a step
-    with control flow, a foreign op, a missing mesh or a step that returns
-    values get an error at their location and leave the IR untouched.
+    with control flow, a foreign op, an input that is not a tensor or a
+    missing mesh get an error at their location and leave the IR untouched.
 
     ```
     ddp-opt examples/mlp-2layer.mlir --ddp-lower-to-runtime

@@ -644,6 +644,7 @@ void ProgramEmitter::emitOp(EntryPointBuilder &entry, Operation *op) {
               f64(adam.getBeta2().convertToDouble()),
               f64(adam.getEps().convertToDouble())});
       })
+      // Returned values stay in their buffers.
       .Case([&](func::ReturnOp) { entry.returnOk(loc); })
       // Views and aliases: the storage plan already made them share memory.
       .Case<GradReadyOp, BucketUnpackOp>([](Operation *) {});

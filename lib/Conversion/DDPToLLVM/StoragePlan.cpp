@@ -115,17 +115,13 @@ LogicalResult StepAnalysis::verifyLowerable() {
              << "; step inputs must be statically shaped tensors of f16, "
                 "bf16, f32 or f64";
   for (Operation &op : body.front()) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      if (ret.getNumOperands() != 0)
-        return ret.emitError("cannot lower a step that returns values; its "
-                             "effect is the parameters' update");
-      continue;
-    }
+    // What a step returns (the importer returns the losses) is computed
+    // and left in its buffers; the step's effect is the parameters' update.
     bool known =
         isa<GetParamOp, GemmOp, ComputeOp, AccumulateOp, ScaleOp, CastOp,
             GradReadyOp, AllReduceOp, ReduceScatterOp, AllGatherOp, SendOp,
             RecvOp, WaitOp, JoinOp, BucketPackOp, BucketUnpackOp,
-            CheckFiniteOp, SGDOp, AdamOp>(op);
+            CheckFiniteOp, SGDOp, AdamOp, func::ReturnOp>(op);
     if (!known)
       return op.emitError("'")
              << op.getName()

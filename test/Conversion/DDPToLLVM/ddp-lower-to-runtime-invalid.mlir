@@ -67,15 +67,6 @@ func.func @step(%x: tensor<4xf32>, %n: i32) {
 
 ddp.mesh @world(dp = 2)
 
-func.func @step(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @below {{cannot lower a step that returns values; its effect is the parameters' update}}
-  return %x : tensor<4xf32>
-}
-
-// -----
-
-ddp.mesh @world(dp = 2)
-
 func.func @step(%x: tensor<4xf32>) {
   // expected-error @below {{'test.unknown' cannot be lowered to the runtime; a step holds ddp ops only}}
   %y = "test.unknown"(%x) : (tensor<4xf32>) -> tensor<4xf32>

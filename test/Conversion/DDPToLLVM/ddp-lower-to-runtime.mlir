@@ -263,3 +263,21 @@ func.func @step(%ga: tensor<2x2xf32>, %gb: tensor<6xf32>) {
   ddp.sgd @b, %rb lr 1.0 : tensor<6xf32>
   return
 }
+
+// -----
+
+// What the step returns (the importer returns the losses) is computed into
+// its buffer; the step returns success.
+
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK: llvm.call @ddprt_compute(
+// CHECK: ^bb1:
+// CHECK-NEXT: %[[OK:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT: llvm.return %[[OK]] : i32
+
+ddp.mesh @world(dp = 1)
+
+func.func @step(%x: tensor<4xf32>) -> tensor<1xf32> {
+  %loss = ddp.compute "loss"(%x) flops 4.0 bytes 20.0 : (tensor<4xf32>) -> tensor<1xf32>
+  return %loss : tensor<1xf32>
+}
