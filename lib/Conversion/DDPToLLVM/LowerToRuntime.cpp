@@ -60,9 +60,10 @@ static std::string getMeshSpec(MeshOp mesh) {
 namespace {
 
 /// Builds the body of one entry point: a chain of runtime calls, each
-/// followed by a check of its status that returns the status on failure.
-/// Values defined earlier in the chain dominate everything after them, so
-/// the loads of globals are cached.
+/// followed by a check of its status that returns the status on failure,
+/// and loops over tables. Constants live in the entry block, and values
+/// defined earlier in the chain (outside loops) dominate everything after
+/// them, so both are made once.
 class EntryPointBuilder {
 public:
   EntryPointBuilder(LLVM::LLVMFuncOp func, RuntimeFunctionBuilder &runtime)
@@ -77,16 +78,13 @@ public:
   Type getPtrType() { return LLVM::LLVMPointerType::get(builder.getContext()); }
 
   Value i32(Location loc, int64_t value) {
-    return LLVM::ConstantOp::create(builder, loc, builder.getI32Type(),
-                                    builder.getI32IntegerAttr(value));
+    return constant(loc, builder.getI32IntegerAttr(value));
   }
   Value i64(Location loc, int64_t value) {
-    return LLVM::ConstantOp::create(builder, loc, builder.getI64Type(),
-                                    builder.getI64IntegerAttr(value));
+    return constant(loc, builder.getI64IntegerAttr(value));
   }
   Value f64(Location loc, double value) {
-    return LLVM::ConstantOp::create(builder, loc, builder.getF64Type(),
-                                    builder.getF64FloatAttr(value));
+    return constant(loc, builder.getF64FloatAttr(value));
   }
   Value null(Location loc) {
     return LLVM::ZeroOp::create(builder, loc, getPtrType());
@@ -99,6 +97,19 @@ public:
     return LLVM::GEPOp::create(builder, loc, getPtrType(),
                                array.getGlobalType(), addressOf(loc, array),
                                ArrayRef<LLVM::GEPArg>{0, int32_t(index)});
+  }
+  /// The address of element `index` (an i64 value) of the array global
+  /// `array`.
+  Value elementAddress(Location loc, LLVM::GlobalOp array, Value index) {
+    return LLVM::GEPOp::create(builder, loc, getPtrType(),
+                               array.getGlobalType(), addressOf(loc, array),
+                               ArrayRef<LLVM::GEPArg>{0, index});
+  }
+  /// Element `index` (an i64 value) of the array global `array`.
+  Value loadElement(Location loc, LLVM::GlobalOp array, Value index,
+                    Type elementType) {
+    return LLVM::LoadOp::create(builder, loc, elementType,
+                                elementAddress(loc, array, index));
   }
   /// Element `index` of the array global `array`, loaded once per function.
   Value loadElement(Location loc, LLVM::GlobalOp array, int64_t index,
@@ -122,9 +133,9 @@ public:
   /// A stack slot for `count` values of `type`, allocated at the function's
   /// entry so that it is one frame slot however often the step runs.
   Value allocaAtEntry(Location loc, Type type, int64_t count) {
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToStart(&func.getBody().front());
     Value size = i64(loc, count);
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointAfterValue(size);
     return LLVM::AllocaOp::create(builder, loc, getPtrType(), type, size);
   }
 
@@ -145,6 +156,32 @@ public:
     ++numCalls;
   }
 
+  /// Emits `for (i = 0; i < count; ++i) body(i)` with an i64 `i`; the
+  /// builder continues after the loop.
+  void forEach(Location loc, int64_t count,
+               llvm::function_ref<void(Value)> body) {
+    Block *header = new Block();
+    Block *exit = new Block();
+    Region::iterator after = std::next(builder.getInsertionBlock()->getIterator());
+    func.getBody().getBlocks().insert(after, header);
+    func.getBody().getBlocks().insert(std::next(header->getIterator()), exit);
+    Value index = header->addArgument(builder.getI64Type(), loc);
+    LLVM::BrOp::create(builder, loc, ValueRange(i64(loc, 0)), header);
+
+    builder.setInsertionPointToStart(header);
+    Value done = LLVM::ICmpOp::create(builder, loc, LLVM::ICmpPredicate::sge,
+                                      index, i64(loc, count));
+    Block *bodyBlock = new Block();
+    func.getBody().getBlocks().insert(exit->getIterator(), bodyBlock);
+    LLVM::CondBrOp::create(builder, loc, done, exit, bodyBlock);
+
+    builder.setInsertionPointToStart(bodyBlock);
+    body(index);
+    Value next = LLVM::AddOp::create(builder, loc, index, i64(loc, 1));
+    LLVM::BrOp::create(builder, loc, ValueRange(next), header);
+    builder.setInsertionPointToStart(exit);
+  }
+
   void returnStatus(Location loc, Value status) {
     LLVM::ReturnOp::create(builder, loc, status);
   }
@@ -153,6 +190,16 @@ public:
   int64_t getNumCalls() const { return numCalls; }
 
 private:
+  Value constant(Location loc, TypedAttr value) {
+    Value &cached = constants[value];
+    if (!cached) {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(&func.getBody().front());
+      cached = LLVM::ConstantOp::create(builder, loc, value.getType(), value);
+    }
+    return cached;
+  }
+
   /// The block that returns a failed status, made on first use.
   Block *getFailureBlock() {
     if (failureBlock)
@@ -171,6 +218,7 @@ private:
   RuntimeFunctionBuilder &runtime;
   Block *failureBlock = nullptr;
   llvm::DenseMap<std::pair<Operation *, int64_t>, Value> loadedElements;
+  llvm::DenseMap<Attribute, Value> constants;
   int64_t numCalls = 0;
 };
 
@@ -192,6 +240,13 @@ private:
   LLVM::GlobalOp createArrayGlobal(Location loc, StringRef name,
                                    Type elementType, int64_t size);
   LLVM::GlobalOp getString(Location loc, StringRef text);
+  /// A constant array global holding `values` (i32 or i64).
+  template <typename T>
+  LLVM::GlobalOp createTable(Location loc, StringRef name,
+                             ArrayRef<T> values);
+  /// A constant array global of the addresses of `globals`.
+  LLVM::GlobalOp createPointerTable(Location loc, StringRef name,
+                                    ArrayRef<LLVM::GlobalOp> globals);
   LLVM::LLVMFuncOp createEntryPoint(Location loc, StringRef name,
                                     LLVM::LLVMFunctionType type);
 
@@ -247,6 +302,38 @@ LLVM::GlobalOp ProgramEmitter::createArrayGlobal(Location loc, StringRef name,
   Value zero = LLVM::ZeroOp::create(initializer, loc, type);
   LLVM::ReturnOp::create(initializer, loc, zero);
   return global;
+}
+
+template <typename T>
+LLVM::GlobalOp ProgramEmitter::createTable(Location loc, StringRef name,
+                                           ArrayRef<T> values) {
+  Type elementType = builder.getIntegerType(8 * sizeof(T));
+  auto type = LLVM::LLVMArrayType::get(elementType, values.size());
+  auto tensorType =
+      RankedTensorType::get({int64_t(values.size())}, elementType);
+  return LLVM::GlobalOp::create(builder, loc, type, /*isConstant=*/true,
+                                LLVM::Linkage::Internal, name,
+                                DenseElementsAttr::get(tensorType, values));
+}
+
+LLVM::GlobalOp
+ProgramEmitter::createPointerTable(Location loc, StringRef name,
+                                   ArrayRef<LLVM::GlobalOp> globals) {
+  auto type = LLVM::LLVMArrayType::get(
+      LLVM::LLVMPointerType::get(builder.getContext()), globals.size());
+  auto table = LLVM::GlobalOp::create(builder, loc, type, /*isConstant=*/true,
+                                      LLVM::Linkage::Internal, name,
+                                      Attribute());
+  OpBuilder initializer(table.getContext());
+  initializer.createBlock(&table.getInitializerRegion());
+  Value array = LLVM::UndefOp::create(initializer, loc, type);
+  for (auto [index, global] : llvm::enumerate(globals)) {
+    Value address = LLVM::AddressOfOp::create(initializer, loc, global);
+    array = LLVM::InsertValueOp::create(initializer, loc, array, address,
+                                        ArrayRef<int64_t>{int64_t(index)});
+  }
+  LLVM::ReturnOp::create(initializer, loc, array);
+  return table;
 }
 
 LLVM::GlobalOp ProgramEmitter::getString(Location loc, StringRef text) {
@@ -321,6 +408,9 @@ void ProgramEmitter::emitSetup() {
   EntryPointBuilder entry(func, runtime);
   Value context = entry.getArgument(0);
   Value seed = entry.getArgument(1);
+  Type i32 = entry.getI32Type();
+  Type i64 = entry.getBuilder().getI64Type();
+  Type ptr = entry.getPtrType();
 
   for (auto [index, axes] : llvm::enumerate(plan.groups)) {
     Value name = entry.addressOf(loc, getString(loc, axes));
@@ -328,31 +418,60 @@ void ProgramEmitter::emitSetup() {
                       {context, name,
                        entry.elementAddress(loc, groupsGlobal, index)});
   }
-  for (auto [index, param] : llvm::enumerate(plan.params)) {
-    Location paramLoc = param.op.getLoc();
-    Value name = entry.addressOf(
-        paramLoc,
-        getString(paramLoc, (paramPrefix + param.op.getSymName()).str()));
-    entry.callChecked(
-        paramLoc, RuntimeFunction::ParamRegister,
-        {context, name, entry.i32(paramLoc, param.dtype),
-         entry.i64(paramLoc, param.numel), seed,
-         entry.elementAddress(paramLoc, paramIdsGlobal, index)});
-    Value id = entry.loadElement(paramLoc, paramIdsGlobal, index,
-                                 entry.getI32Type());
-    entry.callChecked(
-        paramLoc, RuntimeFunction::ParamData,
-        {context, id, entry.elementAddress(paramLoc, paramDataGlobal, index)});
+
+  // Parameters and buffers are set up by loops over constant tables, so
+  // that the code stays small however many there are.
+  if (!plan.params.empty()) {
+    SmallVector<LLVM::GlobalOp> names;
+    SmallVector<int32_t> dtypes;
+    SmallVector<int64_t> numels;
+    for (PlannedParam &param : plan.params) {
+      names.push_back(getString(param.op.getLoc(),
+                                (paramPrefix + param.op.getSymName()).str()));
+      dtypes.push_back(param.dtype);
+      numels.push_back(param.numel);
+    }
+    LLVM::GlobalOp nameTable =
+        createPointerTable(loc, "__ddp_param_names", names);
+    LLVM::GlobalOp dtypeTable =
+        createTable<int32_t>(loc, "__ddp_param_dtypes", dtypes);
+    LLVM::GlobalOp numelTable =
+        createTable<int64_t>(loc, "__ddp_param_numels", numels);
+    entry.forEach(loc, plan.params.size(), [&](Value index) {
+      entry.callChecked(
+          loc, RuntimeFunction::ParamRegister,
+          {context, entry.loadElement(loc, nameTable, index, ptr),
+           entry.loadElement(loc, dtypeTable, index, i32),
+           entry.loadElement(loc, numelTable, index, i64), seed,
+           entry.elementAddress(loc, paramIdsGlobal, index)});
+      entry.callChecked(
+          loc, RuntimeFunction::ParamData,
+          {context, entry.loadElement(loc, paramIdsGlobal, index, i32),
+           entry.elementAddress(loc, paramDataGlobal, index)});
+    });
   }
-  for (auto [index, buffer] : llvm::enumerate(plan.buffers))
-    entry.callChecked(loc, RuntimeFunction::Alloc,
-                      {context, entry.i32(loc, buffer.dtype),
-                       entry.i64(loc, buffer.numel),
-                       entry.elementAddress(loc, buffersGlobal, index)});
+  if (!plan.buffers.empty()) {
+    SmallVector<int32_t> dtypes;
+    SmallVector<int64_t> numels;
+    for (const PlannedBuffer &buffer : plan.buffers) {
+      dtypes.push_back(buffer.dtype);
+      numels.push_back(buffer.numel);
+    }
+    LLVM::GlobalOp dtypeTable =
+        createTable<int32_t>(loc, "__ddp_buffer_dtypes", dtypes);
+    LLVM::GlobalOp numelTable =
+        createTable<int64_t>(loc, "__ddp_buffer_numels", numels);
+    entry.forEach(loc, plan.buffers.size(), [&](Value index) {
+      entry.callChecked(
+          loc, RuntimeFunction::Alloc,
+          {context, entry.loadElement(loc, dtypeTable, index, i32),
+           entry.loadElement(loc, numelTable, index, i64),
+           entry.elementAddress(loc, buffersGlobal, index)});
+    });
+  }
   for (unsigned bufferIndex : plan.inputBuffers) {
     const PlannedBuffer &buffer = plan.buffers[bufferIndex];
-    Value data = entry.loadElement(loc, buffersGlobal, bufferIndex,
-                                   entry.getPtrType());
+    Value data = entry.loadElement(loc, buffersGlobal, bufferIndex, ptr);
     entry.callChecked(loc, RuntimeFunction::FillInput,
                       {context, data, entry.i32(loc, buffer.dtype),
                        entry.i64(loc, buffer.numel), seed});
@@ -368,13 +487,15 @@ void ProgramEmitter::emitTeardown() {
           target.getContext()));
   EntryPointBuilder entry(func, runtime);
   Value context = entry.getArgument(0);
-  for (unsigned index = 0; index < plan.buffers.size(); ++index) {
-    Value data =
-        entry.loadElement(loc, buffersGlobal, index, entry.getPtrType());
-    entry.callChecked(loc, RuntimeFunction::Free, {context, data});
-    // A second teardown must not free the buffer again.
-    LLVM::StoreOp::create(entry.getBuilder(), loc, entry.null(loc),
-                          entry.elementAddress(loc, buffersGlobal, index));
+  if (!plan.buffers.empty()) {
+    entry.forEach(loc, plan.buffers.size(), [&](Value index) {
+      Value data =
+          entry.loadElement(loc, buffersGlobal, index, entry.getPtrType());
+      entry.callChecked(loc, RuntimeFunction::Free, {context, data});
+      // A second teardown must not free the buffer again.
+      LLVM::StoreOp::create(entry.getBuilder(), loc, entry.null(loc),
+                            entry.elementAddress(loc, buffersGlobal, index));
+    });
   }
   entry.returnOk(loc);
 }

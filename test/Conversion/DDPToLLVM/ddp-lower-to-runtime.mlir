@@ -1,15 +1,21 @@
 // RUN: ddp-opt %s -split-input-file --ddp-lower-to-runtime | FileCheck %s
 // RUN: ddp-opt %s -split-input-file --ddp-lower-to-runtime="abi-version=7 param-prefix=scheduled:" | FileCheck %s --check-prefix=OPTIONS
 
-// The program interface: init passes the ABI version of ddprt.h and the mesh,
-// setup creates the groups, registers the parameters, allocates a buffer per
-// stored tensor and fills the inputs; teardown frees the buffers.
+// The program interface: init passes the ABI version of ddprt.h and the mesh;
+// setup creates the groups, then registers the parameters and allocates a
+// buffer per stored tensor in loops over constant tables, and fills the
+// inputs; teardown frees the buffers.
 
+// CHECK-DAG: llvm.mlir.global internal @__ddp_buffers() {{.*}} : !llvm.array<4 x ptr>
+// CHECK-DAG: llvm.mlir.global internal @__ddp_groups() {{.*}} : !llvm.array<1 x i32>
 // CHECK-DAG: llvm.mlir.global internal constant @[[MESH:.*]]("dp=2,tp=2\00")
 // CHECK-DAG: llvm.mlir.global internal constant @[[DP:.*]]("dp\00")
 // CHECK-DAG: llvm.mlir.global internal constant @[[W:.*]]("w\00")
-// CHECK-DAG: llvm.mlir.global internal @__ddp_buffers() {{.*}} : !llvm.array<4 x ptr>
-// CHECK-DAG: llvm.mlir.global internal @__ddp_groups() {{.*}} : !llvm.array<1 x i32>
+// CHECK-DAG: %[[WADDR:.*]] = llvm.mlir.addressof @[[W]]
+// CHECK-DAG: llvm.insertvalue %[[WADDR]], %{{.*}}[0] : !llvm.array<1 x ptr>
+// CHECK-DAG: llvm.mlir.global internal constant @__ddp_param_dtypes(dense<3> : tensor<1xi32>)
+// CHECK-DAG: llvm.mlir.global internal constant @__ddp_param_numels(dense<8> : tensor<1xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @__ddp_buffer_numels(dense<[12, 6, 8, 8]> : tensor<4xi64>)
 
 // CHECK-LABEL: llvm.func @ddp_program_init
 // CHECK-SAME: (%[[BACKEND:.*]]: i32, %[[FLAGS:.*]]: i32, %[[TIMEOUT:.*]]: i32, %[[TRACE:.*]]: !llvm.ptr, %[[OUT:.*]]: !llvm.ptr) -> i32
@@ -29,12 +35,16 @@
 // CHECK: %[[GROUP0:.*]] = llvm.getelementptr %[[GROUPS]][0, 0]
 // CHECK: llvm.call @ddprt_group_create(%[[CTX]], %{{.*}}, %[[GROUP0]])
 // CHECK: llvm.cond_br %{{.*}}, ^{{.*}}, ^[[FAIL:bb[0-9]+]](
-// CHECK: %[[NAME:.*]] = llvm.mlir.addressof @[[W]]
-// CHECK-DAG: %[[F32:.*]] = llvm.mlir.constant(3 : i32)
-// CHECK-DAG: %[[NUMEL:.*]] = llvm.mlir.constant(8 : i64)
-// CHECK: llvm.call @ddprt_param_register(%[[CTX]], %[[NAME]], %[[F32]], %[[NUMEL]], %[[SEED]], %{{.*}})
+// CHECK: ^[[HEADER:bb[0-9]+]](%[[I:.*]]: i64):
+// CHECK: %[[NAMES:.*]] = llvm.mlir.addressof @__ddp_param_names
+// CHECK: %[[NAMESLOT:.*]] = llvm.getelementptr %[[NAMES]][0, %[[I]]]
+// CHECK: %[[NAME:.*]] = llvm.load %[[NAMESLOT]] : !llvm.ptr -> !llvm.ptr
+// CHECK: llvm.call @ddprt_param_register(%[[CTX]], %[[NAME]], %{{.*}}, %{{.*}}, %[[SEED]], %{{.*}})
 // CHECK: llvm.call @ddprt_param_data(
-// CHECK-COUNT-4: llvm.call @ddprt_alloc(
+// CHECK: %[[NEXT:.*]] = llvm.add %[[I]], %{{.*}} : i64
+// CHECK: llvm.br ^[[HEADER]](%[[NEXT]] : i64)
+// CHECK: llvm.call @ddprt_alloc(
+// CHECK-NOT: llvm.call @ddprt_alloc(
 // CHECK: llvm.call @ddprt_fill_input(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}}, %[[SEED]])
 // CHECK: ^[[FAIL]](%[[FAILED:.*]]: i32):
 // CHECK-NEXT: llvm.return %[[FAILED]]
@@ -54,7 +64,8 @@
 // CHECK-NOT: llvm.call
 
 // CHECK-LABEL: llvm.func @ddp_program_teardown
-// CHECK-COUNT-4: llvm.call @ddprt_free(
+// CHECK: llvm.call @ddprt_free(
+// CHECK: llvm.store %{{.*}}, %{{.*}} : !llvm.ptr, !llvm.ptr
 // CHECK-NOT: llvm.call
 
 // Each runtime function is declared once.
@@ -122,12 +133,12 @@ func.func @step(%x: tensor<3x4xf32>, %dy: tensor<3x2xf32>) {
 // produced in its bucket: it is copied into its slice at the pack.
 
 // CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK-DAG: %[[BYTES:.*]] = llvm.mlir.constant(16 : i64)
 // CHECK: %[[BUCKETSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.array<3 x ptr>
 // CHECK: %[[BUCKET:.*]] = llvm.load %[[BUCKETSLOT]]
 // CHECK: %[[SLICE:.*]] = llvm.getelementptr %[[BUCKET]][8] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK: %[[INPUTSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 0]
 // CHECK: %[[INPUT:.*]] = llvm.load %[[INPUTSLOT]]
-// CHECK: %[[BYTES:.*]] = llvm.mlir.constant(16 : i64)
 // CHECK: llvm.call @ddprt_copy(%{{.*}}, %[[SLICE]], %[[INPUT]], %[[BYTES]])
 // CHECK: llvm.call @ddprt_all_reduce
 
@@ -201,14 +212,14 @@ func.func @step(%x: tensor<4xf32>) {
 // array per kind for the whole step; joins pass an array of handles.
 
 // CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK-DAG: %[[NUMEL:.*]] = llvm.mlir.constant(6 : i64)
+// CHECK-DAG: %[[NIN:.*]] = llvm.mlir.constant(2 : i32)
+// CHECK-DAG: %[[NOUT:.*]] = llvm.mlir.constant(1 : i32)
 // CHECK-DAG: %[[RESULTS:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(ptr, i64, i32, i32)>
 // CHECK-DAG: %[[INPUTS:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(ptr, i64, i32, i32)>
 // CHECK: %[[FIELD:.*]] = llvm.getelementptr %[[INPUTS]][1, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, i64, i32, i32)>
-// CHECK: %[[NUMEL:.*]] = llvm.mlir.constant(6 : i64)
 // CHECK: llvm.store %[[NUMEL]], %[[FIELD]]
 // CHECK: %[[KIND:.*]] = llvm.mlir.addressof @__ddp_str_{{[0-9]+}} : !llvm.ptr
-// CHECK-DAG: %[[NIN:.*]] = llvm.mlir.constant(2 : i32)
-// CHECK-DAG: %[[NOUT:.*]] = llvm.mlir.constant(1 : i32)
 // CHECK: llvm.call @ddprt_compute(%{{.*}}, %[[KIND]], %[[INPUTS]], %[[NIN]], %[[RESULTS]], %[[NOUT]])
 // CHECK: llvm.call @ddprt_cast(
 // CHECK: llvm.call @ddprt_accumulate(
@@ -270,9 +281,9 @@ func.func @step(%ga: tensor<2x2xf32>, %gb: tensor<6xf32>) {
 // its buffer; the step returns success.
 
 // CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK-DAG: %[[OK:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK: llvm.call @ddprt_compute(
 // CHECK: ^bb1:
-// CHECK-NEXT: %[[OK:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT: llvm.return %[[OK]] : i32
 
 ddp.mesh @world(dp = 1)
