@@ -335,6 +335,19 @@ int main(int argc, char **argv) {
   }
   if (schedules.size() > 1 && !verify)
     fail("several schedules run together only to be compared: add --verify");
+  // Options that change nothing for this step (grad-reduce-in-fp32 on f32
+  // gradients, say) give the same program: it runs once.
+  llvm::StringMap<size_t> distinct;
+  std::vector<std::string> sameAs;
+  for (auto [index, program] : llvm::enumerate(schedules)) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    program.module->print(os);
+    auto [first, inserted] = distinct.try_emplace(text, index);
+    sameAs.push_back(inserted ? ""
+                              : "schedule " +
+                                    std::to_string(first->second + 1));
+  }
   for (auto [index, program] : llvm::enumerate(schedules)) {
     program.role = schedules.size() == 1
                        ? "scheduled"
@@ -354,8 +367,17 @@ int main(int argc, char **argv) {
     reference.label = "the unscheduled program";
     reference.module = input->clone();
   }
-  for (RunProgram &program : schedules)
-    programs.push_back(std::move(program));
+  struct Duplicate {
+    std::string role, sameAs, options;
+  };
+  std::vector<Duplicate> duplicates;
+  size_t numSchedules = schedules.size();
+  for (auto [program, same] : llvm::zip_equal(schedules, sameAs)) {
+    if (same.empty())
+      programs.push_back(std::move(program));
+    else
+      duplicates.push_back({program.role, same, program.options});
+  }
 
   MeshOp mesh = getMesh(*input);
   if (!mesh)
@@ -515,10 +537,14 @@ int main(int argc, char **argv) {
             program.prediction->stepTime * 1e3,
             program.prediction->hardwareName,
             measured / program.prediction->stepTime);
-      if (programs.size() > 2 && !program.options.empty())
+      if (numSchedules > 1 && !program.options.empty())
         llvm::outs() << "   " << program.options;
       llvm::outs() << "\n";
     }
+    for (const Duplicate &duplicate : duplicates)
+      llvm::outs() << "  " << llvm::left_justify(duplicate.role, roleWidth)
+                   << "  the same program as " << duplicate.sameAs << "   "
+                   << duplicate.options << "\n";
   }
 
   if (!paramDumpFile.empty() && !difference && isLeader) {
@@ -549,17 +575,17 @@ int main(int argc, char **argv) {
           << "; the values outgrew exact arithmetic, so bitwise equality "
              "from here on says less (run fewer steps or use a smaller "
              "learning rate)\n";
-    if (programs.size() == 2)
+    if (numSchedules == 1)
       llvm::outs() << "verify: ok: after every step the scheduled program's "
                       "parameters equal the unscheduled program's bitwise on "
                       "every rank, and every rank holds what its replicas "
                       "hold\n";
-    else if (programs.size() > 2)
+    else if (numSchedules > 1)
       llvm::outs() << "verify: ok: after every step the parameters of all "
-                   << programs.size() - 1
-                   << " schedules equal the unscheduled program's bitwise on "
-                      "every rank, and every rank holds what its replicas "
-                      "hold\n";
+                   << numSchedules << " schedules (" << programs.size() - 1
+                   << " distinct programs) equal the unscheduled program's "
+                      "bitwise on every rank, and every rank holds what its "
+                      "replicas hold\n";
     else
       llvm::outs() << "verify: ok (no schedule given, so only the replicas "
                       "were compared): after every step every rank holds "
