@@ -562,6 +562,9 @@ int main(int argc, char **argv) {
                   "tearing down " + program.label);
   session.finalize();
 
+  // The summary first, then what went wrong, in that order on a terminal
+  // and in a pipe alike.
+  llvm::outs().flush();
   if (difference) {
     if (isLeader)
       llvm::WithColor::error(llvm::errs(), "ddp-run")
