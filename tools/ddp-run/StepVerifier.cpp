@@ -3,6 +3,7 @@
 #include "StepVerifier.h"
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Sim/Simulator.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/APFloat.h"
@@ -48,13 +49,23 @@ SmallVector<ParamDescription> ddp::describeParams(ModuleOp reference) {
     else if (auto adam = dyn_cast<AdamOp>(op))
       replicaAxes[adam.getParam()] = findReductionAxes(adam.getGrad());
   });
+  // A dense parameter whose update no reduction feeds (a broken step) must
+  // still agree across the data-parallel axes; an expert one is replicated
+  // over an axis the mesh does not name apart, so it is left alone.
+  SmallVector<std::string> dataParallelAxes;
+  for (auto mesh : reference.getOps<MeshOp>())
+    for (StringRef axis : mesh.getAxisNames().getAsValueRange<StringAttr>())
+      if (!llvm::is_contained(sim::getModelParallelAxisNames(), axis))
+        dataParallelAxes.push_back(axis.str());
   SmallVector<ParamDescription> params;
   for (auto param : reference.getOps<ParamOp>()) {
     RankedTensorType type = param.getTensorType();
+    SmallVector<std::string> axes = replicaAxes.lookup(param.getSymName());
+    if (axes.empty() && !param.getExpert())
+      axes = dataParallelAxes;
     params.push_back({param.getSymName().str(),
                       SmallVector<int64_t>(type.getShape()),
-                      type.getElementType(),
-                      replicaAxes.lookup(param.getSymName())});
+                      type.getElementType(), axes});
   }
   return params;
 }

@@ -25,7 +25,8 @@ struct ParamDescription {
   mlir::Type elementType;
   /// The mesh axes over which the reference program reduces the parameter's
   /// gradient: ranks that differ only in these coordinates hold the same
-  /// parameter. Empty when no reduction feeds its update.
+  /// parameter. When no reduction feeds its update: the data-parallel axes
+  /// for a dense parameter, none for an expert one.
   llvm::SmallVector<std::string> replicaAxes;
 };
 

@@ -28,6 +28,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -289,6 +290,11 @@ int main(int argc, char **argv) {
   registerLLVMDialectTranslation(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Diagnostics quote the line they point at (the handler reads the file
+  // named by the location) and leave the op out.
+  llvm::SourceMgr diagnosticSources;
+  SourceMgrDiagnosticHandler diagnostics(diagnosticSources, &context);
+  context.printOpOnDiagnostic(false);
 
   OwningOpRef<ModuleOp> input = parseFile(inputFile, context);
 
@@ -486,8 +492,11 @@ int main(int argc, char **argv) {
   }
 
   std::optional<std::string> difference;
-  for (int step = 1; step <= numSteps && !difference; ++step) {
-    std::vector<uint64_t> times;
+  // Per step and program, this rank's seconds; gathered after the last step
+  // so that a trace shows the steps and nothing of the measuring.
+  std::vector<uint64_t> times;
+  int stepsRun = 0;
+  for (int step = 1; step <= numSteps && !difference; ++step, ++stepsRun) {
     for (RunProgram &program : programs) {
       auto start = std::chrono::steady_clock::now();
       session.check(program.jit->getEntryPoints().step(runtimeContext),
@@ -499,17 +508,22 @@ int main(int argc, char **argv) {
                            .count();
       times.push_back(llvm::bit_cast<uint64_t>(seconds));
     }
-    // The step time of a program is its slowest rank's.
-    std::vector<uint64_t> allTimes = session.gatherFromAllRanks(times);
+    if (verifier)
+      difference = verifier->compare(step);
+  }
+
+  // The step time of a program is its slowest rank's.
+  std::vector<uint64_t> allTimes = session.gatherFromAllRanks(times);
+  for (int step = 0; step < stepsRun; ++step) {
     for (auto [index, program] : llvm::enumerate(programs)) {
       double slowest = 0;
       for (int rank = 0; rank < session.getNumRanks(); ++rank)
-        slowest = std::max(slowest, llvm::bit_cast<double>(
-                                        allTimes[rank * times.size() + index]));
+        slowest = std::max(
+            slowest,
+            llvm::bit_cast<double>(allTimes[rank * times.size() +
+                                            step * programs.size() + index]));
       program.stepSeconds.push_back(slowest);
     }
-    if (verifier)
-      difference = verifier->compare(step);
   }
 
   if (isLeader) {
