@@ -85,6 +85,9 @@ llvm::Error ddp::writeObjectFile(ModuleOp lowered, llvm::StringRef path) {
   llvm::orc::JITTargetMachineBuilder targetBuilder(
       llvm::Triple(llvm::sys::getDefaultTargetTriple()));
   targetBuilder.setRelocationModel(llvm::Reloc::PIC_);
+  // As in the JIT: a chain of calls has nothing to optimize, and the
+  // optimizing code generator is superlinear on a step of 40k calls.
+  targetBuilder.setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
   llvm::Expected<std::unique_ptr<llvm::TargetMachine>> target =
       targetBuilder.createTargetMachine();
   if (!target)
