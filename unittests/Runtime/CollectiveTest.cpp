@@ -68,8 +68,9 @@ TEST_P(AllReduceTest, MatchesTheHandComputedReduction) {
   ExpectedGroup expected = expectedGroup(axes);
   void *input = upload(dtype, contributions(ddprt::test::worldRank(), numel));
   void *result = input;
-  if (placement == Placement::Separate)
+  if (placement == Placement::Separate) {
     DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, numel, &result));
+  }
   ddprt_handle handle = 0;
   DDPRT_EXPECT_OK(context, ddprt_all_reduce(context, groupOf(axes), reduction,
                                             dtype, numel, input, result,
@@ -125,8 +126,9 @@ TEST_P(ReduceScatterTest, KeepsThisRanksSliceOfTheReduction) {
                   ddprt_reduce_scatter(context, groupOf(axes), reduction,
                                        dtype, numel, input, result,
                                        async ? &handle : nullptr));
-  if (async)
+  if (async) {
     DDPRT_EXPECT_OK(context, ddprt_wait(context, handle));
+  }
   std::vector<double> full = reduced(expected, total, reduction);
   std::vector<double> slice(full.begin() + expected.rank * numel,
                             full.begin() + (expected.rank + 1) * numel);
@@ -186,16 +188,18 @@ TEST_P(AllGatherTest, ConcatenatesInGroupOrder) {
   DDPRT_EXPECT_OK(context, ddprt_all_gather(context, groupOf(axes), dtype,
                                             numel, input, result,
                                             async ? &handle : nullptr));
-  if (async)
+  if (async) {
     DDPRT_EXPECT_OK(context, ddprt_wait(context, handle));
+  }
   std::vector<double> gathered;
   for (int member : expected.members) {
     std::vector<double> part = contributions(member, numel);
     gathered.insert(gathered.end(), part.begin(), part.end());
   }
   EXPECT_EQ(download(dtype, result, numel * groupSize), gathered);
-  if (placement == Placement::Separate)
+  if (placement == Placement::Separate) {
     DDPRT_EXPECT_OK(context, ddprt_free(context, input));
+  }
   DDPRT_EXPECT_OK(context, ddprt_free(context, result));
 }
 

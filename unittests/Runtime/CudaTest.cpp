@@ -34,10 +34,12 @@ protected:
   }
 
   void TearDown() override {
-    if (gpu)
+    if (gpu) {
       EXPECT_EQ(ddprt_finalize(gpu), DDPRT_OK) << ddprt_last_error(nullptr);
-    if (cpu)
+    }
+    if (cpu) {
       EXPECT_EQ(ddprt_finalize(cpu), DDPRT_OK) << ddprt_last_error(nullptr);
+    }
   }
 
   static void *put(ddprt_context *context, int32_t dtype,

@@ -139,9 +139,10 @@ protected:
   }
 
   static void TearDownTestSuite() {
-    if (context)
+    if (context) {
       EXPECT_EQ(ddprt_finalize(context), DDPRT_OK)
           << ddprt_last_error(nullptr);
+    }
     context = nullptr;
     groups().clear();
   }
