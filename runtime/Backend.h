@@ -108,8 +108,7 @@ public:
   virtual Status accumulate(const Tensor &lhs, const void *rhs,
                             void *result) = 0;
   virtual Status scale(const Tensor &input, double factor, void *result) = 0;
-  virtual Status cast(const Tensor &input, DType resultType,
-                      void *result) = 0;
+  virtual Status cast(const Tensor &input, DType resultType, void *result) = 0;
   /// The index of the first NaN or Inf and its value, or -1.
   virtual Status findNonFinite(const Tensor &tensor, int64_t &index,
                                double &value) = 0;

@@ -15,8 +15,8 @@ Status ddprt::checkMpi(int returnCode, const std::string &call) {
   int length = 0;
   if (MPI_Error_string(returnCode, text, &length) != MPI_SUCCESS)
     length = std::snprintf(text, sizeof(text), "MPI error %d", returnCode);
-  return makeError(DDPRT_ERROR_MPI, call, " failed: ",
-                   std::string(text, length));
+  return makeError(DDPRT_ERROR_MPI, call,
+                   " failed: ", std::string(text, length));
 }
 
 const char *ddprt::mpiThreadLevelName(int level) {
@@ -96,10 +96,9 @@ Status MpiSession::gatherStrings(const std::string &mine,
                      " bytes is over 2 GiB");
   int length = int(mine.size());
   std::vector<int> lengths(rank == 0 ? size : 0);
-  DDPRT_RETURN_IF_ERROR(
-      checkMpi(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0,
-                          world),
-               concat("MPI_Gather(count=1, datatype=MPI_INT, root=0)")));
+  DDPRT_RETURN_IF_ERROR(checkMpi(
+      MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, world),
+      concat("MPI_Gather(count=1, datatype=MPI_INT, root=0)")));
   std::vector<int> displacements(lengths.size());
   int64_t total = 0;
   for (size_t i = 0; i < lengths.size(); ++i) {
@@ -107,13 +106,14 @@ Status MpiSession::gatherStrings(const std::string &mine,
     total += lengths[i];
   }
   if (total > INT_MAX)
-    return makeError(DDPRT_ERROR_INTERNAL,
-                     "merged trace of ", total, " bytes is over 2 GiB");
+    return makeError(DDPRT_ERROR_INTERNAL, "merged trace of ", total,
+                     " bytes is over 2 GiB");
   std::vector<char> buffer(rank == 0 ? size_t(total) : 0);
   DDPRT_RETURN_IF_ERROR(checkMpi(
       MPI_Gatherv(mine.data(), length, MPI_CHAR, buffer.data(), lengths.data(),
                   displacements.data(), MPI_CHAR, 0, world),
-      concat("MPI_Gatherv(sendcount=", length, ", datatype=MPI_CHAR, root=0)")));
+      concat("MPI_Gatherv(sendcount=", length,
+             ", datatype=MPI_CHAR, root=0)")));
   all.clear();
   for (size_t i = 0; i < lengths.size(); ++i)
     all.emplace_back(buffer.data() + displacements[i], lengths[i]);

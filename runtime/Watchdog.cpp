@@ -80,8 +80,8 @@ void Watchdog::loop() {
       std::string message = pollNow();
       lock.lock();
       if (!message.empty())
-        abortJob(concat("ddprt: rank ", rank, ": ", message,
-                        "; ending all ranks"));
+        abortJob(
+            concat("ddprt: rank ", rank, ": ", message, "; ending all ranks"));
     }
     Clock::time_point now = Clock::now();
     for (const auto &[ticket, op] : inFlight) {

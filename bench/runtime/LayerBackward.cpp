@@ -78,8 +78,8 @@ Shape makeShape(int hidden, int tokens) {
            {"qkv", hidden, 3 * hidden}}};
 }
 
-std::vector<LayerBuffers> allocateDirect(const Shape &shape,
-                                         std::vector<std::vector<float>> &keep) {
+std::vector<LayerBuffers>
+allocateDirect(const Shape &shape, std::vector<std::vector<float>> &keep) {
   std::vector<LayerBuffers> layers;
   for (const Linear &linear : shape.linears) {
     auto buffer = [&](size_t numel, float value) {
@@ -104,8 +104,8 @@ std::vector<LayerBuffers> allocateRuntime(ddprt_context *context,
       void *data = nullptr;
       CHECK(context, ddprt_alloc(context, DDPRT_DTYPE_F32, numel, &data));
       if (fill)
-        CHECK(context, ddprt_fill_input(context, data, DDPRT_DTYPE_F32, numel,
-                                        seed++));
+        CHECK(context,
+              ddprt_fill_input(context, data, DDPRT_DTYPE_F32, numel, seed++));
       return static_cast<float *>(data);
     };
     int64_t t = shape.tokens;
@@ -153,24 +153,24 @@ void runRuntime(ddprt_context *context, int32_t group, const Shape &shape,
   for (size_t i = 0; i < layers.size(); ++i) {
     const Linear &linear = shape.linears[i];
     const LayerBuffers &b = layers[i];
-    CHECK(context, ddprt_gemm(context, DDPRT_DTYPE_F32, 0, 1, shape.tokens,
-                              linear.in, linear.out, b.outputGrad, b.weight,
-                              b.inputGrad, "dgrad"));
+    CHECK(context,
+          ddprt_gemm(context, DDPRT_DTYPE_F32, 0, 1, shape.tokens, linear.in,
+                     linear.out, b.outputGrad, b.weight, b.inputGrad, "dgrad"));
     CHECK(context, ddprt_gemm(context, DDPRT_DTYPE_F32, 1, 0, linear.in,
                               linear.out, shape.tokens, b.input, b.outputGrad,
                               b.weightGrad, "wgrad"));
     int64_t count = int64_t(linear.in) * linear.out;
     handles.push_back(0);
-    CHECK(context, ddprt_all_reduce(context, group, DDPRT_REDUCTION_SUM,
-                                    DDPRT_DTYPE_F32, count, b.weightGrad,
-                                    b.weightGrad,
-                                    async ? &handles.back() : nullptr));
+    CHECK(context,
+          ddprt_all_reduce(context, group, DDPRT_REDUCTION_SUM, DDPRT_DTYPE_F32,
+                           count, b.weightGrad, b.weightGrad,
+                           async ? &handles.back() : nullptr));
   }
   if (!async)
     return;
   ddprt_handle all = 0;
-  CHECK(context, ddprt_join(context, handles.data(), int32_t(handles.size()),
-                            &all));
+  CHECK(context,
+        ddprt_join(context, handles.data(), int32_t(handles.size()), &all));
   CHECK(context, ddprt_wait(context, all));
 }
 
@@ -249,8 +249,7 @@ int main(int argc, char **argv) {
     start = now();
     for (int i = 0; i < repeats; ++i)
       CHECK(context, ddprt_all_reduce(context, group, DDPRT_REDUCTION_SUM,
-                                      DDPRT_DTYPE_F32, 1, tiny, tiny,
-                                      nullptr));
+                                      DDPRT_DTYPE_F32, 1, tiny, tiny, nullptr));
     runtimeAllReduce = jobTime(now() - start) / repeats;
     start = now();
     for (int i = 0; i < repeats; ++i)

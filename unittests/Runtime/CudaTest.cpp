@@ -73,16 +73,16 @@ std::vector<double> integers(int64_t numel, int salt) {
   return values;
 }
 
-const int32_t allDTypes[] = {DDPRT_DTYPE_F16, DDPRT_DTYPE_BF16,
-                             DDPRT_DTYPE_F32, DDPRT_DTYPE_F64};
+const int32_t allDTypes[] = {DDPRT_DTYPE_F16, DDPRT_DTYPE_BF16, DDPRT_DTYPE_F32,
+                             DDPRT_DTYPE_F64};
 
 TEST_F(CudaTest, GemmsEqualTheCpuResult) {
   const int64_t m = 67, n = 45, k = 129;
   for (int32_t dtype : allDTypes) {
     for (int transposeLhs = 0; transposeLhs < 2; ++transposeLhs) {
       for (int transposeRhs = 0; transposeRhs < 2; ++transposeRhs) {
-        SCOPED_TRACE(std::string(dtypeLabel(dtype)) + " lhsT=" +
-                     std::to_string(transposeLhs) +
+        SCOPED_TRACE(std::string(dtypeLabel(dtype)) +
+                     " lhsT=" + std::to_string(transposeLhs) +
                      " rhsT=" + std::to_string(transposeRhs));
         std::vector<char> results[2];
         ddprt_context *contexts[2] = {cpu, gpu};
@@ -93,9 +93,8 @@ TEST_F(CudaTest, GemmsEqualTheCpuResult) {
           void *out = nullptr;
           DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, m * n, &out));
           DDPRT_EXPECT_OK(context,
-                          ddprt_gemm(context, dtype, transposeLhs,
-                                     transposeRhs, m, n, k, lhs, rhs, out,
-                                     nullptr));
+                          ddprt_gemm(context, dtype, transposeLhs, transposeRhs,
+                                     m, n, k, lhs, rhs, out, nullptr));
           results[which] = get(context, out, m * n * dtypeSize(dtype));
           for (void *buffer : {lhs, rhs, out})
             DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
@@ -136,8 +135,8 @@ TEST_F(CudaTest, ElementwiseOpsAndOptimizersEqualTheCpuResult) {
                                                     dtype, numel, 42, &param));
       DDPRT_EXPECT_OK(context, ddprt_sgd(context, param, dtype, a, 0.01));
       for (int step = 0; step < 3; ++step)
-        DDPRT_EXPECT_OK(context, ddprt_adam(context, param, DDPRT_DTYPE_F16,
-                                            c, 1e-3, 0.9, 0.999, 1e-8));
+        DDPRT_EXPECT_OK(context, ddprt_adam(context, param, DDPRT_DTYPE_F16, c,
+                                            1e-3, 0.9, 0.999, 1e-8));
       std::vector<char> bytes = get(context, r, numel * dtypeSize(dtype));
       std::vector<char> half = get(context, c, numel * 2);
       std::vector<char> weights(size_t(numel * dtypeSize(dtype)));
@@ -166,11 +165,11 @@ TEST_F(CudaTest, SingleRankNcclCollectives) {
                                             4097, in, out, &handle));
       DDPRT_EXPECT_OK(gpu, ddprt_wait(gpu, handle));
       EXPECT_EQ(decode(dtype, get(gpu, out, 4097 * dtypeSize(dtype))), values);
-      DDPRT_EXPECT_OK(gpu, ddprt_reduce_scatter(gpu, gpuGroup, reduction,
-                                                dtype, 4097, in, in, nullptr));
+      DDPRT_EXPECT_OK(gpu, ddprt_reduce_scatter(gpu, gpuGroup, reduction, dtype,
+                                                4097, in, in, nullptr));
       EXPECT_EQ(decode(dtype, get(gpu, in, 4097 * dtypeSize(dtype))), values);
-      DDPRT_EXPECT_OK(gpu, ddprt_all_gather(gpu, gpuGroup, dtype, 4097, in,
-                                            out, nullptr));
+      DDPRT_EXPECT_OK(
+          gpu, ddprt_all_gather(gpu, gpuGroup, dtype, 4097, in, out, nullptr));
       EXPECT_EQ(decode(dtype, get(gpu, out, 4097 * dtypeSize(dtype))), values);
       DDPRT_EXPECT_OK(gpu, ddprt_free(gpu, in));
       DDPRT_EXPECT_OK(gpu, ddprt_free(gpu, out));
@@ -194,19 +193,19 @@ TEST_F(CudaTest, EventsOrderTheStreams) {
                                     size, lhs, rhs, product, nullptr));
     ddprt_handle handle = 0;
     DDPRT_EXPECT_OK(gpu, ddprt_all_reduce(gpu, gpuGroup, DDPRT_REDUCTION_SUM,
-                                          DDPRT_DTYPE_F32, size * size,
-                                          product, reduced, &handle));
+                                          DDPRT_DTYPE_F32, size * size, product,
+                                          reduced, &handle));
     DDPRT_EXPECT_OK(gpu, ddprt_wait(gpu, handle));
-    DDPRT_EXPECT_OK(gpu, ddprt_scale(gpu, DDPRT_DTYPE_F32, size * size,
-                                     reduced, 2.0, reduced));
+    DDPRT_EXPECT_OK(gpu, ddprt_scale(gpu, DDPRT_DTYPE_F32, size * size, reduced,
+                                     2.0, reduced));
     std::vector<char> expected = get(gpu, product, size * size * 4);
     std::vector<double> twice = decode(DDPRT_DTYPE_F32, expected);
     for (double &value : twice)
       value *= 2;
     EXPECT_EQ(decode(DDPRT_DTYPE_F32, get(gpu, reduced, size * size * 4)),
               twice);
-    DDPRT_EXPECT_OK(gpu, ddprt_scale(gpu, DDPRT_DTYPE_F32, size * size,
-                                     reduced, 0.0, reduced));
+    DDPRT_EXPECT_OK(gpu, ddprt_scale(gpu, DDPRT_DTYPE_F32, size * size, reduced,
+                                     0.0, reduced));
   }
   for (void *buffer : {lhs, rhs, product, reduced})
     DDPRT_EXPECT_OK(gpu, ddprt_free(gpu, buffer));
