@@ -1,8 +1,9 @@
 /*===- ddprt.h - The C ABI of the ddp runtime (libddprt) ----------*- C -*-===*
  *
  * The only header shared by the compiler (the ddp-to-LLVM lowering) and the
- * runtime. Plain C99 with no dependency: the lowering reads the symbol names
- * and constants below, the runtime implements the functions.
+ * runtime. Plain C (C11, for _Static_assert) with no dependency: the
+ * lowering reads the symbol names and constants below, the runtime
+ * implements the functions.
  *
  * Conventions (docs/Runtime.md has the full semantics):
  *  - Every entry point but ddprt_init takes the context first and returns a
