@@ -37,7 +37,8 @@ public:
 
   /// Polled by the watchdog thread between checks (the CUDA backend tracks
   /// its events and NCCL's asynchronous errors there). A non-empty result
-  /// ends the job with that message.
+  /// ends the job with that message. Returns only once no earlier poll is
+  /// running, so that a backend can clear it and then be destroyed.
   void setPoll(std::function<std::string()> poll);
   /// Runs before the job is ended (to abort NCCL communicators).
   void setBeforeAbort(std::function<void()> hook);
@@ -49,6 +50,9 @@ private:
   double timeoutSeconds;
   int rank;
   std::mutex mutex;
+  /// Held while the poll runs (without `mutex`, which the poll's begin/end
+  /// calls take).
+  std::mutex pollMutex;
   std::condition_variable wakeUp;
   bool stopping = false;
   uint64_t nextTicket = 1;

@@ -314,6 +314,10 @@ CudaBackend::~CudaBackend() {
     cudaEventDestroy(event.start);
     cudaEventDestroy(event.end);
   }
+  for (InFlight &op : inFlight)
+    cudaEventDestroy(op.done);
+  for (auto &[op, done] : heldPointToPoint)
+    cudaEventDestroy(done);
   if (traceBase)
     cudaEventDestroy(traceBase);
   if (cublas)
@@ -418,8 +422,11 @@ Status CudaBackend::allocate(int64_t bytes, void **data) {
   size_t size = bytes > 0 ? size_t(bytes) : 1;
   DDPRT_RETURN_IF_ERROR(
       checkCuda(cudaMalloc(data, size), concat("cudaMalloc(", size, ")")));
-  return checkCuda(cudaMemset(*data, 0, size),
-                   concat("cudaMemset(", *data, ", 0, ", size, ")"));
+  // On the compute stream: a plain cudaMemset runs on the legacy stream,
+  // which the (non-blocking) compute stream does not wait for.
+  return checkCuda(
+      cudaMemsetAsync(*data, 0, size, computeStream),
+      concat("cudaMemsetAsync(", *data, ", 0, ", size, ", compute)"));
 }
 
 Status CudaBackend::copy(void *dst, const void *src, int64_t bytes) {
