@@ -54,6 +54,15 @@ Status MpiSession::start() {
         MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided),
         "MPI_Init_thread(required=MPI_THREAD_MULTIPLE)"));
     initializedHere = true;
+    // MPI cannot be initialised twice in a process; finalizing it at exit
+    // instead of in ddprt_finalize lets a program (ddp-run --verify) create
+    // one context after another.
+    std::atexit([] {
+      int finalized = 0;
+      MPI_Finalized(&finalized);
+      if (!finalized)
+        MPI_Finalize();
+    });
   } else {
     DDPRT_RETURN_IF_ERROR(
         checkMpi(MPI_Query_thread(&provided), "MPI_Query_thread()"));
@@ -83,10 +92,6 @@ Status MpiSession::start() {
 void MpiSession::stop() {
   if (world != MPI_COMM_NULL)
     MPI_Comm_free(&world);
-  if (initializedHere) {
-    MPI_Finalize();
-    initializedHere = false;
-  }
 }
 
 Status MpiSession::gatherStrings(const std::string &mine,

@@ -26,10 +26,10 @@ const char *mpiThreadLevelName(int level);
 class MpiSession {
 public:
   /// Initialises MPI with MPI_THREAD_MULTIPLE unless the program already has
-  /// (then checks that level), and duplicates the world communicator with
-  /// errors returned instead of aborting.
+  /// (then checks that level; else MPI is finalized at exit), and duplicates
+  /// the world communicator with errors returned instead of aborting.
   Status start();
-  /// Frees the communicator and finalizes MPI if start() initialised it.
+  /// Frees the communicator.
   void stop();
 
   MPI_Comm getWorld() const { return world; }

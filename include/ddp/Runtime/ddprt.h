@@ -177,8 +177,9 @@ DDPRT_EXPORT ddprt_status ddprt_init(int32_t abi_version, const char *mesh,
 
 /* Waits for all outstanding work, writes the trace, frees every buffer and
  * parameter, and destroys the context. A handle never consumed is an error
- * (reported after the work is drained). MPI is finalized only if ddprt_init
- * initialised it. Collective: every rank must call it. */
+ * (reported after the work is drained). Collective: every rank must call
+ * it. If ddprt_init initialised MPI, MPI is finalized at process exit, so a
+ * program may create one context after another. */
 DDPRT_EXPORT ddprt_status ddprt_finalize(ddprt_context *context);
 
 /* The message of the last error on this context, or "" if none. With a NULL
