@@ -158,6 +158,14 @@ static Status checkCount(const char *entry, const char *what, int64_t count) {
   return Status::ok();
 }
 
+/// `a * b` elements, which must not overflow nor pass checkCount's bound.
+static Status checkProduct(const char *entry, const char *what, int64_t a,
+                           int64_t b, int64_t &product) {
+  if (__builtin_mul_overflow(a, b, &product))
+    return invalid(entry, concat(what, " = ", a, " x ", b, " overflows"));
+  return checkCount(entry, what, product);
+}
+
 static Status checkOutput(const char *entry, const char *what,
                           const void *pointer) {
   if (!pointer)
@@ -672,14 +680,23 @@ extern "C" ddprt_status ddprt_gemm(ddprt_context *context, int32_t dtype,
     return context->report(
         invalid(__func__, "transpose_lhs and transpose_rhs must be 0 or 1"));
   int64_t size = elementSize(DType(dtype));
+  int64_t lhsNumel = 0, rhsNumel = 0, resultNumel = 0;
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkProduct(__func__, "m x k", m, k, lhsNumel));
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkProduct(__func__, "k x n", k, n, rhsNumel));
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkProduct(__func__, "m x n", m, n, resultNumel));
+  int64_t lhsBytes = lhsNumel * size, rhsBytes = rhsNumel * size,
+          resultBytes = resultNumel * size;
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkBuffer(context, __func__, "lhs", lhs, lhsBytes));
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkBuffer(context, __func__, "rhs", rhs, rhsBytes));
   DDPRT_REPORT_IF_ERROR(
-      context, checkBuffer(context, __func__, "lhs", lhs, m * k * size));
-  DDPRT_REPORT_IF_ERROR(
-      context, checkBuffer(context, __func__, "rhs", rhs, k * n * size));
-  DDPRT_REPORT_IF_ERROR(
-      context, checkBuffer(context, __func__, "result", result, m * n * size));
-  if (rangesOverlap(result, m * n * size, lhs, m * k * size) ||
-      rangesOverlap(result, m * n * size, rhs, k * n * size))
+      context, checkBuffer(context, __func__, "result", result, resultBytes));
+  if (rangesOverlap(result, resultBytes, lhs, lhsBytes) ||
+      rangesOverlap(result, resultBytes, rhs, rhsBytes))
     return context->report(invalid(__func__, "result overlaps an operand"));
   GemmOp op{
       DType(dtype), transposeLhs == 1,     transposeRhs == 1, m, n, k, lhs, rhs,
@@ -834,7 +851,9 @@ static Status prepareCollective(const ddprt_context *context, const char *entry,
   op.groupRank = group.layout.rank;
   op.dtype = DType(dtype);
   op.numel = numel;
-  return Status::ok();
+  // What reduce-scatter reads and all-gather writes.
+  int64_t total = 0;
+  return checkProduct(entry, "numel x group size", numel, op.groupSize, total);
 }
 
 static Status checkReduction(const char *entry, int32_t reduction) {

@@ -328,10 +328,6 @@ Status CpuBackend::scale(const Tensor &input, double factor, void *result) {
 Status CpuBackend::cast(const Tensor &input, DType resultType, void *result) {
   TraceSpan span(env.trace, "cast", TraceCategory::Compute, 0);
   addTensorArgs(span, input);
-  if (input.data == result &&
-      elementSize(input.dtype) != elementSize(resultType))
-    return makeError(DDPRT_ERROR_INVALID_ARGUMENT,
-                     "cast in place needs equal element sizes");
   host::cast(input, resultType, result);
   return Status::ok();
 }

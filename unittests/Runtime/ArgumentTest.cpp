@@ -51,6 +51,11 @@ TEST_F(ArgumentTest, BadDTypesCountsAndPointers) {
   expectError(ddprt_gemm(context, DDPRT_DTYPE_F32, 2, 0, 2, 2, 2, data, data,
                          data, nullptr),
               DDPRT_ERROR_INVALID_ARGUMENT, "must be 0 or 1");
+  expectError(ddprt_gemm(context, DDPRT_DTYPE_F32, 0, 0, int64_t(1) << 40, 2,
+                         int64_t(1) << 40, data, data, data, nullptr),
+              DDPRT_ERROR_INVALID_ARGUMENT,
+              "m x k = 1099511627776 x "
+              "1099511627776 overflows");
   expectError(ddprt_gemm(context, DDPRT_DTYPE_F32, 0, 0, 2, 2, 2, data,
                          static_cast<float *>(data) + 4, data, nullptr),
               DDPRT_ERROR_INVALID_ARGUMENT, "result overlaps an operand");
