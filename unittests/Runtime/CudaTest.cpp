@@ -6,9 +6,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "JsonReader.h"
 #include "RuntimeTestSupport.h"
 
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 using namespace ddprt::test;
 
@@ -209,6 +213,61 @@ TEST_F(CudaTest, EventsOrderTheStreams) {
   }
   for (void *buffer : {lhs, rhs, product, reduced})
     DDPRT_EXPECT_OK(gpu, ddprt_free(gpu, buffer));
+}
+
+/// GPU ops are traced from CUDA events: a GEMM on the compute stream (tid 0)
+/// and the all-reduce on the communication stream (tid 1), after it.
+TEST_F(CudaTest, TraceHasBothStreams) {
+  std::string path = "ddprt-cuda-trace.json";
+  ddprt_context *traced = nullptr;
+  ASSERT_EQ(ddprt_init(DDPRT_ABI_VERSION, "dp=1", DDPRT_BACKEND_CUDA,
+                       DDPRT_FLAG_RETURN_ERRORS, 20000, path.c_str(), &traced),
+            DDPRT_OK)
+      << ddprt_last_error(nullptr);
+  int32_t group = -1;
+  DDPRT_ASSERT_OK(traced, ddprt_group_create(traced, "dp", &group));
+  const int64_t size = 1024;
+  void *lhs = put(traced, DDPRT_DTYPE_F32, integers(size * size, 1));
+  void *out = nullptr;
+  DDPRT_ASSERT_OK(traced,
+                  ddprt_alloc(traced, DDPRT_DTYPE_F32, size * size, &out));
+  DDPRT_EXPECT_OK(traced, ddprt_gemm(traced, DDPRT_DTYPE_F32, 0, 0, size, size,
+                                     size, lhs, lhs, out, "wgrad"));
+  ddprt_handle handle = 0;
+  DDPRT_EXPECT_OK(traced, ddprt_all_reduce(traced, group, DDPRT_REDUCTION_SUM,
+                                           DDPRT_DTYPE_F32, size * size, out,
+                                           out, &handle));
+  DDPRT_EXPECT_OK(traced, ddprt_wait(traced, handle));
+  ASSERT_EQ(ddprt_finalize(traced), DDPRT_OK) << ddprt_last_error(nullptr);
+
+  std::ifstream file(path);
+  ASSERT_TRUE(file) << "no trace at " << path;
+  std::stringstream text;
+  text << file.rdbuf();
+  JsonValue trace;
+  std::string error;
+  ASSERT_TRUE(ddprt::test::parseJson(text.str(), trace, error)) << error;
+  double gemmEnd = -1, reduceStart = -1;
+  for (const JsonValue &event : trace.at("traceEvents").array) {
+    if (event.at("ph").string != "X")
+      continue;
+    EXPECT_GE(event.at("dur").number, 0);
+    if (event.at("name").string == "wgrad") {
+      EXPECT_EQ(event.at("tid").number, 0);
+      gemmEnd = event.at("ts").number + event.at("dur").number;
+    }
+    if (event.at("name").string == "all_reduce") {
+      EXPECT_EQ(event.at("tid").number, 1);
+      EXPECT_EQ(event.at("cat").string, "comm");
+      reduceStart = event.at("ts").number;
+    }
+  }
+  ASSERT_GE(gemmEnd, 0) << "no GEMM event";
+  ASSERT_GE(reduceStart, 0) << "no all_reduce event";
+  // The all-reduce waited for the GEMM that produced its input (1 us of
+  // slack for the events' resolution).
+  EXPECT_GE(reduceStart + 1.0, gemmEnd);
+  std::remove(path.c_str());
 }
 
 } // namespace
