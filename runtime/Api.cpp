@@ -880,7 +880,8 @@ extern "C" ddprt_status ddprt_all_reduce(ddprt_context *context, int32_t group,
                                          int64_t numel, const void *input,
                                          void *result, ddprt_handle *handle) {
   DDPRT_CHECK_CONTEXT(context);
-  CollectiveOp op{CollectiveKind::AllReduce};
+  CollectiveOp op;
+  op.kind = CollectiveKind::AllReduce;
   op.group = group;
   op.reduction = reduction;
   op.input = input;
@@ -902,7 +903,8 @@ extern "C" ddprt_status ddprt_reduce_scatter(ddprt_context *context,
                                              const void *input, void *result,
                                              ddprt_handle *handle) {
   DDPRT_CHECK_CONTEXT(context);
-  CollectiveOp op{CollectiveKind::ReduceScatter};
+  CollectiveOp op;
+  op.kind = CollectiveKind::ReduceScatter;
   op.group = group;
   op.reduction = reduction;
   op.input = input;
@@ -923,7 +925,8 @@ extern "C" ddprt_status ddprt_all_gather(ddprt_context *context, int32_t group,
                                          const void *input, void *result,
                                          ddprt_handle *handle) {
   DDPRT_CHECK_CONTEXT(context);
-  CollectiveOp op{CollectiveKind::AllGather};
+  CollectiveOp op;
+  op.kind = CollectiveKind::AllGather;
   op.group = group;
   op.input = input;
   op.result = result;
@@ -952,7 +955,8 @@ extern "C" ddprt_status ddprt_send(ddprt_context *context, int32_t group,
                                    int64_t offset, int32_t dtype, int64_t numel,
                                    const void *input, ddprt_handle *handle) {
   DDPRT_CHECK_CONTEXT(context);
-  CollectiveOp op{CollectiveKind::Send};
+  CollectiveOp op;
+  op.kind = CollectiveKind::Send;
   op.group = group;
   op.input = input;
   op.result = nullptr;
@@ -968,7 +972,8 @@ extern "C" ddprt_status ddprt_recv(ddprt_context *context, int32_t group,
                                    int64_t offset, int32_t dtype, int64_t numel,
                                    void *result, ddprt_handle *handle) {
   DDPRT_CHECK_CONTEXT(context);
-  CollectiveOp op{CollectiveKind::Recv};
+  CollectiveOp op;
+  op.kind = CollectiveKind::Recv;
   op.group = group;
   op.input = nullptr;
   op.result = result;
