@@ -255,7 +255,9 @@ static bool rangesOverlap(const void *a, int64_t aBytes, const void *b,
 static Status initialize(ddprt_context &context, const char *mesh,
                          int32_t backend, double timeoutSeconds,
                          const char *tracePath) {
-  DDPRT_RETURN_IF_ERROR(context.mpi.start());
+  // The watchdog comes first: MPI_Comm_dup of the world is collective too.
+  context.watchdog = std::make_unique<Watchdog>(timeoutSeconds);
+  DDPRT_RETURN_IF_ERROR(context.mpi.start(*context.watchdog));
   if (context.mesh.getNumRanks() != context.mpi.getSize())
     return invalid("ddprt_init",
                    concat("mesh '", mesh, "' has ", context.mesh.getNumRanks(),
@@ -267,17 +269,18 @@ static Status initialize(ddprt_context &context, const char *mesh,
     context.tracePath = path;
     context.trace.enable();
   }
-  context.watchdog =
-      std::make_unique<Watchdog>(timeoutSeconds, context.mpi.getRank());
-
   BackendEnv env{context.mpi, context.trace, *context.watchdog};
   std::string noDevice;
   bool useCuda =
       backend == DDPRT_BACKEND_CUDA ||
       (backend == DDPRT_BACKEND_AUTO && isCudaDeviceAvailable(noDevice));
   Status status;
+  // Both backends start with collectives (a barrier, NCCL's bootstrap).
+  uint64_t ticket = context.watchdog->begin(concat(
+      "starting the ", useCuda ? "CUDA" : "CPU", " backend in ddprt_init"));
   context.backend =
       useCuda ? createCudaBackend(env, status) : createCpuBackend(env, status);
+  context.watchdog->end(ticket);
   if (!status.isOk())
     return makeError(status.getCode(), "ddprt_init: ", status.getMessage());
   return Status::ok();

@@ -1,6 +1,7 @@
 //===- Mpi.cpp - The MPI job under both backends --------------------------===//
 
 #include "Mpi.h"
+#include "Watchdog.h"
 
 #include <climits>
 #include <cstdio>
@@ -44,7 +45,7 @@ void ddprt::fatalError(const std::string &message) {
   std::abort();
 }
 
-Status MpiSession::start() {
+Status MpiSession::start(Watchdog &watchdog) {
   int initialized = 0;
   DDPRT_RETURN_IF_ERROR(
       checkMpi(MPI_Initialized(&initialized), "MPI_Initialized()"));
@@ -77,8 +78,15 @@ Status MpiSession::start() {
                                      : " (the program initialised MPI itself; "
                                        "call MPI_Init_thread with "
                                        "MPI_THREAD_MULTIPLE)");
-  DDPRT_RETURN_IF_ERROR(checkMpi(MPI_Comm_dup(MPI_COMM_WORLD, &world),
-                                 "MPI_Comm_dup(MPI_COMM_WORLD)"));
+  int worldRank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
+  watchdog.setRank(worldRank);
+  uint64_t ticket =
+      watchdog.begin("MPI_Comm_dup(MPI_COMM_WORLD) in ddprt_init");
+  Status duplicated = checkMpi(MPI_Comm_dup(MPI_COMM_WORLD, &world),
+                               "MPI_Comm_dup(MPI_COMM_WORLD)");
+  watchdog.end(ticket);
+  DDPRT_RETURN_IF_ERROR(duplicated);
   DDPRT_RETURN_IF_ERROR(
       checkMpi(MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN),
                "MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN)"));

@@ -18,6 +18,8 @@
 
 namespace ddprt {
 
+class Watchdog;
+
 /// `MPI_Xxx(args) failed: <MPI's error string>` as a status.
 Status checkMpi(int returnCode, const std::string &call);
 
@@ -26,9 +28,10 @@ const char *mpiThreadLevelName(int level);
 class MpiSession {
 public:
   /// Initialises MPI with MPI_THREAD_MULTIPLE unless the program already has
-  /// (then checks that level; else MPI is finalized at exit), and duplicates
-  /// the world communicator with errors returned instead of aborting.
-  Status start();
+  /// (then checks that level; else MPI is finalized at exit), tells the
+  /// watchdog this rank, and duplicates the world communicator (under the
+  /// watchdog) with errors returned instead of aborting.
+  Status start(Watchdog &watchdog);
   /// Frees the communicator.
   void stop();
 

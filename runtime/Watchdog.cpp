@@ -25,8 +25,7 @@ double ddprt::resolveTimeoutSeconds(int32_t timeoutMs, std::string &error) {
   return 60.0;
 }
 
-Watchdog::Watchdog(double timeoutSeconds, int rank)
-    : timeoutSeconds(timeoutSeconds), rank(rank) {
+Watchdog::Watchdog(double timeoutSeconds) : timeoutSeconds(timeoutSeconds) {
   thread = std::thread([this] { loop(); });
 }
 
@@ -37,6 +36,11 @@ Watchdog::~Watchdog() {
   }
   wakeUp.notify_all();
   thread.join();
+}
+
+void Watchdog::setRank(int worldRank) {
+  std::lock_guard<std::mutex> lock(mutex);
+  rank = worldRank;
 }
 
 uint64_t Watchdog::begin(std::string description) {

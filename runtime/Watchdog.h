@@ -24,12 +24,13 @@ class Watchdog {
 public:
   using Clock = std::chrono::steady_clock;
 
-  Watchdog(double timeoutSeconds, int rank);
+  explicit Watchdog(double timeoutSeconds);
   ~Watchdog();
   Watchdog(const Watchdog &) = delete;
   Watchdog &operator=(const Watchdog &) = delete;
 
-  double getTimeoutSeconds() const { return timeoutSeconds; }
+  /// The rank its messages name, once MPI is up.
+  void setRank(int worldRank);
 
   /// An op is in flight from begin() to end(ticket).
   uint64_t begin(std::string description);
@@ -48,7 +49,7 @@ private:
   [[noreturn]] void abortJob(const std::string &message);
 
   double timeoutSeconds;
-  int rank;
+  int rank = -1;
   std::mutex mutex;
   /// Held while the poll runs (without `mutex`, which the poll's begin/end
   /// calls take).
