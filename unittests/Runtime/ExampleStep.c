@@ -2,8 +2,9 @@
  *
  * What the lowering generates for a two-layer step with one gradient bucket
  * (docs/Runtime.md, "Example"): the weight gradients are computed straight
- * into their views of the bucket, whose average over dp runs asynchronously
- * beside the dgrad GEMM, then SGD. Every rank must end with the same
+ * into their views of the bucket (no copy packs it), whose average over dp
+ * is issued asynchronously and waited for before SGD. Every rank must end
+ * with the same
  * parameters; the exit status says whether they did. Run under mpirun -np 2.
  *
  *===----------------------------------------------------------------------===*/
