@@ -4,8 +4,8 @@
  * (docs/Runtime.md, "Example"): the weight gradients are computed straight
  * into their views of the bucket (no copy packs it), whose average over dp
  * is issued asynchronously and waited for before SGD. Every rank must end
- * with the same
- * parameters; the exit status says whether they did. Run under mpirun -np 2.
+ * with the same parameters; the exit status says whether they did. Run
+ * under mpirun -np 2.
  *
  *===----------------------------------------------------------------------===*/
 
