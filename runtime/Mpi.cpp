@@ -68,6 +68,10 @@ Status MpiSession::start(Watchdog &watchdog) {
     DDPRT_RETURN_IF_ERROR(
         checkMpi(MPI_Query_thread(&provided), "MPI_Query_thread()"));
   }
+  // Messages name the rank from here on, the thread-level error included.
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  watchdog.setRank(rank);
   // The communication thread issues MPI calls while the watchdog may call
   // MPI_Abort and the program may use MPI itself.
   if (provided < MPI_THREAD_MULTIPLE)
@@ -78,23 +82,14 @@ Status MpiSession::start(Watchdog &watchdog) {
                                      : " (the program initialised MPI itself; "
                                        "call MPI_Init_thread with "
                                        "MPI_THREAD_MULTIPLE)");
-  int worldRank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
-  watchdog.setRank(worldRank);
   uint64_t ticket =
       watchdog.begin("MPI_Comm_dup(MPI_COMM_WORLD) in ddprt_init");
   Status duplicated = checkMpi(MPI_Comm_dup(MPI_COMM_WORLD, &world),
                                "MPI_Comm_dup(MPI_COMM_WORLD)");
   watchdog.end(ticket);
   DDPRT_RETURN_IF_ERROR(duplicated);
-  DDPRT_RETURN_IF_ERROR(
-      checkMpi(MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN),
-               "MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN)"));
-  DDPRT_RETURN_IF_ERROR(
-      checkMpi(MPI_Comm_rank(world, &rank), "MPI_Comm_rank(world)"));
-  DDPRT_RETURN_IF_ERROR(
-      checkMpi(MPI_Comm_size(world, &size), "MPI_Comm_size(world)"));
-  return Status::ok();
+  return checkMpi(MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN),
+                  "MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN)");
 }
 
 void MpiSession::stop() {

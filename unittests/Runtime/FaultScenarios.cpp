@@ -11,6 +11,7 @@
 //   bad-argument    rank 0 passes a bad dtype (errors end the job by default)
 //   size-mismatch   rank 0 sends 100 elements, rank 1 expects 50
 //   late-init       rank 1 sleeps before ddprt_init (MPI itself is up)
+//   thread-level    the program initialised MPI without MPI_THREAD_MULTIPLE
 //
 //===----------------------------------------------------------------------===//
 
@@ -112,6 +113,15 @@ int lateInitScenario() {
   return 0;
 }
 
+int threadLevelScenario() {
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided);
+  start(2000);
+  std::fprintf(stderr, "ddprt_init accepted MPI_THREAD_SINGLE\n");
+  MPI_Finalize();
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -129,6 +139,8 @@ int main(int argc, char **argv) {
     return sizeMismatchScenario();
   if (scenario == "late-init")
     return lateInitScenario();
+  if (scenario == "thread-level")
+    return threadLevelScenario();
   std::fprintf(stderr, "unknown scenario '%s'\n", scenario.c_str());
   return 2;
 }
