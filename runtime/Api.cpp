@@ -88,8 +88,8 @@ struct ddprt_context {
   ddprt_status report(const Status &status) {
     if (status.isOk())
       return DDPRT_OK;
-    lastError = concat("ddprt: rank ", mpi.getRank(), ": ",
-                       status.getMessage());
+    lastError =
+        concat("ddprt: rank ", mpi.getRank(), ": ", status.getMessage());
     if (!(flags & DDPRT_FLAG_RETURN_ERRORS))
       fatalError(lastError);
     return status.getCode();
@@ -158,6 +158,14 @@ static Status checkCount(const char *entry, const char *what, int64_t count) {
   return Status::ok();
 }
 
+/// `a * b` elements, which must not overflow nor pass checkCount's bound.
+static Status checkProduct(const char *entry, const char *what, int64_t a,
+                           int64_t b, int64_t &product) {
+  if (__builtin_mul_overflow(a, b, &product))
+    return invalid(entry, concat(what, " = ", a, " x ", b, " overflows"));
+  return checkCount(entry, what, product);
+}
+
 static Status checkOutput(const char *entry, const char *what,
                           const void *pointer) {
   if (!pointer)
@@ -196,8 +204,8 @@ static Status checkBuffer(const ddprt_context *context, const char *entry,
                                  "ddprt_alloc or a parameter"));
   if (address + uintptr_t(bytes) > end)
     return invalid(entry,
-                   concat("'", what, "' (", data, ", ", bytes,
-                          " bytes) runs ", address + uintptr_t(bytes) - end,
+                   concat("'", what, "' (", data, ", ", bytes, " bytes) runs ",
+                          address + uintptr_t(bytes) - end,
                           " bytes past the end of its buffer (",
                           reinterpret_cast<void *>(buffer->first), ", ",
                           buffer->second, " bytes)"));
@@ -207,8 +215,8 @@ static Status checkBuffer(const ddprt_context *context, const char *entry,
 static Status checkTensor(const ddprt_context *context, const char *entry,
                           const char *what, const void *data, int32_t dtype,
                           int64_t numel) {
-  DDPRT_RETURN_IF_ERROR(checkDType(entry, concat(what, "'s dtype").c_str(),
-                                   dtype));
+  DDPRT_RETURN_IF_ERROR(
+      checkDType(entry, concat(what, "'s dtype").c_str(), dtype));
   DDPRT_RETURN_IF_ERROR(
       checkCount(entry, concat(what, "'s numel").c_str(), numel));
   return checkBuffer(context, entry, what, data,
@@ -247,12 +255,13 @@ static bool rangesOverlap(const void *a, int64_t aBytes, const void *b,
 static Status initialize(ddprt_context &context, const char *mesh,
                          int32_t backend, double timeoutSeconds,
                          const char *tracePath) {
-  DDPRT_RETURN_IF_ERROR(context.mpi.start());
+  // The watchdog comes first: MPI_Comm_dup of the world is collective too.
+  context.watchdog = std::make_unique<Watchdog>(timeoutSeconds);
+  DDPRT_RETURN_IF_ERROR(context.mpi.start(*context.watchdog));
   if (context.mesh.getNumRanks() != context.mpi.getSize())
     return invalid("ddprt_init",
-                   concat("mesh '", mesh, "' has ",
-                          context.mesh.getNumRanks(), " ranks but the job has ",
-                          context.mpi.getSize(),
+                   concat("mesh '", mesh, "' has ", context.mesh.getNumRanks(),
+                          " ranks but the job has ", context.mpi.getSize(),
                           " (MPI_COMM_WORLD); launch with mpirun -np ",
                           context.mesh.getNumRanks()));
   const char *path = tracePath ? tracePath : std::getenv("DDPRT_TRACE");
@@ -260,17 +269,18 @@ static Status initialize(ddprt_context &context, const char *mesh,
     context.tracePath = path;
     context.trace.enable();
   }
-  context.watchdog =
-      std::make_unique<Watchdog>(timeoutSeconds, context.mpi.getRank());
-
   BackendEnv env{context.mpi, context.trace, *context.watchdog};
   std::string noDevice;
-  bool useCuda = backend == DDPRT_BACKEND_CUDA ||
-                 (backend == DDPRT_BACKEND_AUTO &&
-                  isCudaDeviceAvailable(noDevice));
+  bool useCuda =
+      backend == DDPRT_BACKEND_CUDA ||
+      (backend == DDPRT_BACKEND_AUTO && isCudaDeviceAvailable(noDevice));
   Status status;
+  // Both backends start with collectives (a barrier, NCCL's bootstrap).
+  uint64_t ticket = context.watchdog->begin(concat(
+      "starting the ", useCuda ? "CUDA" : "CPU", " backend in ddprt_init"));
   context.backend =
       useCuda ? createCudaBackend(env, status) : createCpuBackend(env, status);
+  context.watchdog->end(ticket);
   if (!status.isOk())
     return makeError(status.getCode(), "ddprt_init: ", status.getMessage());
   return Status::ok();
@@ -291,14 +301,17 @@ extern "C" ddprt_status ddprt_init(int32_t abiVersion, const char *mesh,
     return fail(invalid("ddprt_init", "output pointer 'context' is NULL"));
   *context = nullptr;
   if (abiVersion != DDPRT_ABI_VERSION)
-    return fail(makeError(
-        DDPRT_ERROR_ABI_MISMATCH, "ddprt_init: the caller was built for ABI "
-        "version ", abiVersion, " but this libddprt implements version ",
-        DDPRT_ABI_VERSION, "; rebuild the program (or the compiler that "
-        "generated it) against this library's ddprt.h"));
+    return fail(makeError(DDPRT_ERROR_ABI_MISMATCH,
+                          "ddprt_init: the caller was built for ABI "
+                          "version ",
+                          abiVersion, " but this libddprt implements version ",
+                          DDPRT_ABI_VERSION,
+                          "; rebuild the program (or the compiler that "
+                          "generated it) against this library's ddprt.h"));
   if (flags & ~DDPRT_FLAG_RETURN_ERRORS)
-    return fail(invalid("ddprt_init", concat("unknown flags 0x", std::hex,
-                                             flags & ~DDPRT_FLAG_RETURN_ERRORS)));
+    return fail(
+        invalid("ddprt_init", concat("unknown flags 0x", std::hex,
+                                     flags & ~DDPRT_FLAG_RETURN_ERRORS)));
   if (backend < DDPRT_BACKEND_AUTO || backend > DDPRT_BACKEND_CUDA)
     return fail(invalid("ddprt_init",
                         concat("backend ", backend,
@@ -314,8 +327,8 @@ extern "C" ddprt_status ddprt_init(int32_t abiVersion, const char *mesh,
   created->flags = flags;
   Status status = Mesh::parse(mesh, created->mesh);
   if (!status.isOk())
-    return fail(makeError(status.getCode(), "ddprt_init: ",
-                          status.getMessage()));
+    return fail(
+        makeError(status.getCode(), "ddprt_init: ", status.getMessage()));
   std::string timeoutError;
   double timeoutSeconds = resolveTimeoutSeconds(timeoutMs, timeoutError);
   if (!timeoutError.empty())
@@ -460,9 +473,8 @@ extern "C" ddprt_status ddprt_group_create(ddprt_context *context,
   return DDPRT_OK;
 }
 
-extern "C" ddprt_status ddprt_group_info(ddprt_context *context,
-                                         int32_t group, int32_t *rank,
-                                         int32_t *size) {
+extern "C" ddprt_status ddprt_group_info(ddprt_context *context, int32_t group,
+                                         int32_t *rank, int32_t *size) {
   DDPRT_CHECK_CONTEXT(context);
   DDPRT_REPORT_IF_ERROR(context, checkGroup(context, __func__, group));
   DDPRT_REPORT_IF_ERROR(context, checkOutput(__func__, "rank", rank));
@@ -581,10 +593,9 @@ extern "C" ddprt_status ddprt_param_register(ddprt_context *context,
                         context->backend->allocate(bytes, &entry.data));
   context->buffers.emplace(reinterpret_cast<uintptr_t>(entry.data), bytes);
   if (numel > 0)
-    DDPRT_REPORT_IF_ERROR(
-        context, context->backend->fillSeeded(
-                     {entry.data, entry.dtype, numel},
-                     seedKey(seed, paramStream(name))));
+    DDPRT_REPORT_IF_ERROR(context, context->backend->fillSeeded(
+                                       {entry.data, entry.dtype, numel},
+                                       seedKey(seed, paramStream(name))));
   *param = int32_t(context->params.size());
   context->paramByName.emplace(name, *param);
   context->params.push_back(std::move(entry));
@@ -612,9 +623,9 @@ extern "C" ddprt_status ddprt_param_count(ddprt_context *context,
   return DDPRT_OK;
 }
 
-extern "C" ddprt_status ddprt_param_info(ddprt_context *context,
-                                         int32_t param, const char **name,
-                                         int32_t *dtype, int64_t *numel) {
+extern "C" ddprt_status ddprt_param_info(ddprt_context *context, int32_t param,
+                                         const char **name, int32_t *dtype,
+                                         int64_t *numel) {
   DDPRT_CHECK_CONTEXT(context);
   DDPRT_REPORT_IF_ERROR(context, checkParam(context, __func__, param));
   const Param &entry = context->params[size_t(param)];
@@ -627,8 +638,8 @@ extern "C" ddprt_status ddprt_param_info(ddprt_context *context,
   return DDPRT_OK;
 }
 
-extern "C" ddprt_status ddprt_param_data(ddprt_context *context,
-                                         int32_t param, void **data) {
+extern "C" ddprt_status ddprt_param_data(ddprt_context *context, int32_t param,
+                                         void **data) {
   DDPRT_CHECK_CONTEXT(context);
   DDPRT_REPORT_IF_ERROR(context, checkParam(context, __func__, param));
   DDPRT_REPORT_IF_ERROR(context, checkOutput(__func__, "data", data));
@@ -636,9 +647,8 @@ extern "C" ddprt_status ddprt_param_data(ddprt_context *context,
   return DDPRT_OK;
 }
 
-extern "C" ddprt_status ddprt_param_read(ddprt_context *context,
-                                         int32_t param, void *hostDst,
-                                         int64_t bytes) {
+extern "C" ddprt_status ddprt_param_read(ddprt_context *context, int32_t param,
+                                         void *hostDst, int64_t bytes) {
   DDPRT_CHECK_CONTEXT(context);
   DDPRT_REPORT_IF_ERROR(context, checkParam(context, __func__, param));
   const Param &entry = context->params[size_t(param)];
@@ -673,24 +683,31 @@ extern "C" ddprt_status ddprt_gemm(ddprt_context *context, int32_t dtype,
     return context->report(
         invalid(__func__, "transpose_lhs and transpose_rhs must be 0 or 1"));
   int64_t size = elementSize(DType(dtype));
+  int64_t lhsNumel = 0, rhsNumel = 0, resultNumel = 0;
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkProduct(__func__, "m x k", m, k, lhsNumel));
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkProduct(__func__, "k x n", k, n, rhsNumel));
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkProduct(__func__, "m x n", m, n, resultNumel));
+  int64_t lhsBytes = lhsNumel * size, rhsBytes = rhsNumel * size,
+          resultBytes = resultNumel * size;
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkBuffer(context, __func__, "lhs", lhs, lhsBytes));
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkBuffer(context, __func__, "rhs", rhs, rhsBytes));
   DDPRT_REPORT_IF_ERROR(
-      context, checkBuffer(context, __func__, "lhs", lhs, m * k * size));
-  DDPRT_REPORT_IF_ERROR(
-      context, checkBuffer(context, __func__, "rhs", rhs, k * n * size));
-  DDPRT_REPORT_IF_ERROR(context, checkBuffer(context, __func__, "result",
-                                             result, m * n * size));
-  if (rangesOverlap(result, m * n * size, lhs, m * k * size) ||
-      rangesOverlap(result, m * n * size, rhs, k * n * size))
-    return context->report(
-        invalid(__func__, "result overlaps an operand"));
-  GemmOp op{DType(dtype), transposeLhs == 1, transposeRhs == 1, m, n, k,
-            lhs,          rhs,               result,            label ? label
-                                                                      : "gemm"};
+      context, checkBuffer(context, __func__, "result", result, resultBytes));
+  if (rangesOverlap(result, resultBytes, lhs, lhsBytes) ||
+      rangesOverlap(result, resultBytes, rhs, rhsBytes))
+    return context->report(invalid(__func__, "result overlaps an operand"));
+  GemmOp op{
+      DType(dtype), transposeLhs == 1,     transposeRhs == 1, m, n, k, lhs, rhs,
+      result,       label ? label : "gemm"};
   return context->report(context->backend->gemm(op));
 }
 
-extern "C" ddprt_status ddprt_compute(ddprt_context *context,
-                                      const char *kind,
+extern "C" ddprt_status ddprt_compute(ddprt_context *context, const char *kind,
                                       const ddprt_tensor *inputs,
                                       int32_t numInputs,
                                       const ddprt_tensor *results,
@@ -734,10 +751,9 @@ extern "C" ddprt_status ddprt_compute(ddprt_context *context,
       context->backend->compute(kind, inputTensors, resultTensors));
 }
 
-extern "C" ddprt_status ddprt_accumulate(ddprt_context *context,
-                                         int32_t dtype, int64_t numel,
-                                         const void *lhs, const void *rhs,
-                                         void *result) {
+extern "C" ddprt_status ddprt_accumulate(ddprt_context *context, int32_t dtype,
+                                         int64_t numel, const void *lhs,
+                                         const void *rhs, void *result) {
   DDPRT_CHECK_CONTEXT(context);
   DDPRT_REPORT_IF_ERROR(
       context, checkTensor(context, __func__, "lhs", lhs, dtype, numel));
@@ -772,8 +788,8 @@ extern "C" ddprt_status ddprt_cast(ddprt_context *context, int32_t srcDtype,
                                    const void *input, int32_t dstDtype,
                                    void *result, int64_t numel) {
   DDPRT_CHECK_CONTEXT(context);
-  DDPRT_REPORT_IF_ERROR(context, checkTensor(context, __func__, "input", input,
-                                             srcDtype, numel));
+  DDPRT_REPORT_IF_ERROR(
+      context, checkTensor(context, __func__, "input", input, srcDtype, numel));
   DDPRT_REPORT_IF_ERROR(context, checkTensor(context, __func__, "result",
                                              result, dstDtype, numel));
   if (input != result &&
@@ -781,10 +797,10 @@ extern "C" ddprt_status ddprt_cast(ddprt_context *context, int32_t srcDtype,
                     numel * elementSize(DType(dstDtype))))
     return context->report(
         invalid(__func__, "result overlaps input without being it"));
-  if (input == result && elementSize(DType(srcDtype)) !=
-                             elementSize(DType(dstDtype)))
-    return context->report(invalid(
-        __func__, "a cast in place needs types of the same size"));
+  if (input == result &&
+      elementSize(DType(srcDtype)) != elementSize(DType(dstDtype)))
+    return context->report(
+        invalid(__func__, "a cast in place needs types of the same size"));
   if (numel == 0)
     return DDPRT_OK;
   return context->report(context->backend->cast(
@@ -807,18 +823,18 @@ extern "C" ddprt_status ddprt_check_finite(ddprt_context *context,
   int64_t index = -1;
   double value = 0;
   DDPRT_REPORT_IF_ERROR(
-      context, context->backend->findNonFinite(
-                   {const_cast<void *>(data), DType(dtype), numel}, index,
-                   value));
+      context,
+      context->backend->findNonFinite(
+          {const_cast<void *>(data), DType(dtype), numel}, index, value));
   if (index < 0)
     return DDPRT_OK;
   std::string params = paramNames && *paramNames
                            ? concat("; parameters: ", paramNames)
                            : std::string();
-  return context->report(makeError(
-      DDPRT_ERROR_NONFINITE, "non-finite value ", value, " at element ", index,
-      " of buffer '", bufferName, "' (", numel, " x ",
-      dtypeName(DType(dtype)), params, ")"));
+  return context->report(makeError(DDPRT_ERROR_NONFINITE, "non-finite value ",
+                                   value, " at element ", index, " of buffer '",
+                                   bufferName, "' (", numel, " x ",
+                                   dtypeName(DType(dtype)), params, ")"));
 }
 
 //===----------------------------------------------------------------------===//
@@ -826,9 +842,9 @@ extern "C" ddprt_status ddprt_check_finite(ddprt_context *context,
 //===----------------------------------------------------------------------===//
 
 /// Checks what every collective shares and fills in the op's group fields.
-static Status prepareCollective(const ddprt_context *context,
-                                const char *entry, CollectiveOp &op,
-                                int32_t dtype, int64_t numel) {
+static Status prepareCollective(const ddprt_context *context, const char *entry,
+                                CollectiveOp &op, int32_t dtype,
+                                int64_t numel) {
   DDPRT_RETURN_IF_ERROR(checkGroup(context, entry, op.group));
   DDPRT_RETURN_IF_ERROR(checkDType(entry, "dtype", dtype));
   DDPRT_RETURN_IF_ERROR(checkCount(entry, "numel", numel));
@@ -838,7 +854,9 @@ static Status prepareCollective(const ddprt_context *context,
   op.groupRank = group.layout.rank;
   op.dtype = DType(dtype);
   op.numel = numel;
-  return Status::ok();
+  // What reduce-scatter reads and all-gather writes.
+  int64_t total = 0;
+  return checkProduct(entry, "numel x group size", numel, op.groupSize, total);
 }
 
 static Status checkReduction(const char *entry, int32_t reduction) {
@@ -860,13 +878,13 @@ static ddprt_status issueCollective(ddprt_context *context,
   return DDPRT_OK;
 }
 
-extern "C" ddprt_status ddprt_all_reduce(ddprt_context *context,
-                                         int32_t group, int32_t reduction,
-                                         int32_t dtype, int64_t numel,
-                                         const void *input, void *result,
-                                         ddprt_handle *handle) {
+extern "C" ddprt_status ddprt_all_reduce(ddprt_context *context, int32_t group,
+                                         int32_t reduction, int32_t dtype,
+                                         int64_t numel, const void *input,
+                                         void *result, ddprt_handle *handle) {
   DDPRT_CHECK_CONTEXT(context);
-  CollectiveOp op{CollectiveKind::AllReduce};
+  CollectiveOp op;
+  op.kind = CollectiveKind::AllReduce;
   op.group = group;
   op.reduction = reduction;
   op.input = input;
@@ -888,7 +906,8 @@ extern "C" ddprt_status ddprt_reduce_scatter(ddprt_context *context,
                                              const void *input, void *result,
                                              ddprt_handle *handle) {
   DDPRT_CHECK_CONTEXT(context);
-  CollectiveOp op{CollectiveKind::ReduceScatter};
+  CollectiveOp op;
+  op.kind = CollectiveKind::ReduceScatter;
   op.group = group;
   op.reduction = reduction;
   op.input = input;
@@ -904,12 +923,13 @@ extern "C" ddprt_status ddprt_reduce_scatter(ddprt_context *context,
   return issueCollective(context, op, handle);
 }
 
-extern "C" ddprt_status ddprt_all_gather(ddprt_context *context,
-                                         int32_t group, int32_t dtype,
-                                         int64_t numel, const void *input,
-                                         void *result, ddprt_handle *handle) {
+extern "C" ddprt_status ddprt_all_gather(ddprt_context *context, int32_t group,
+                                         int32_t dtype, int64_t numel,
+                                         const void *input, void *result,
+                                         ddprt_handle *handle) {
   DDPRT_CHECK_CONTEXT(context);
-  CollectiveOp op{CollectiveKind::AllGather};
+  CollectiveOp op;
+  op.kind = CollectiveKind::AllGather;
   op.group = group;
   op.input = input;
   op.result = result;
@@ -924,8 +944,7 @@ extern "C" ddprt_status ddprt_all_gather(ddprt_context *context,
 }
 
 /// The group rank `offset` places from this one; it must be another rank.
-static Status resolvePeer(const char *entry, CollectiveOp &op,
-                          int64_t offset) {
+static Status resolvePeer(const char *entry, CollectiveOp &op, int64_t offset) {
   int64_t size = op.groupSize;
   if (size < 2 || offset % size == 0)
     return invalid(entry, concat("offset ", offset,
@@ -936,29 +955,28 @@ static Status resolvePeer(const char *entry, CollectiveOp &op,
 }
 
 extern "C" ddprt_status ddprt_send(ddprt_context *context, int32_t group,
-                                   int64_t offset, int32_t dtype,
-                                   int64_t numel, const void *input,
-                                   ddprt_handle *handle) {
+                                   int64_t offset, int32_t dtype, int64_t numel,
+                                   const void *input, ddprt_handle *handle) {
   DDPRT_CHECK_CONTEXT(context);
-  CollectiveOp op{CollectiveKind::Send};
+  CollectiveOp op;
+  op.kind = CollectiveKind::Send;
   op.group = group;
   op.input = input;
   op.result = nullptr;
   DDPRT_REPORT_IF_ERROR(context,
                         prepareCollective(context, __func__, op, dtype, numel));
   DDPRT_REPORT_IF_ERROR(context, resolvePeer(__func__, op, offset));
-  DDPRT_REPORT_IF_ERROR(context,
-                        checkBuffer(context, __func__, "input", input,
-                                    numel * elementSize(op.dtype)));
+  DDPRT_REPORT_IF_ERROR(context, checkBuffer(context, __func__, "input", input,
+                                             numel * elementSize(op.dtype)));
   return issueCollective(context, op, handle);
 }
 
 extern "C" ddprt_status ddprt_recv(ddprt_context *context, int32_t group,
-                                   int64_t offset, int32_t dtype,
-                                   int64_t numel, void *result,
-                                   ddprt_handle *handle) {
+                                   int64_t offset, int32_t dtype, int64_t numel,
+                                   void *result, ddprt_handle *handle) {
   DDPRT_CHECK_CONTEXT(context);
-  CollectiveOp op{CollectiveKind::Recv};
+  CollectiveOp op;
+  op.kind = CollectiveKind::Recv;
   op.group = group;
   op.input = nullptr;
   op.result = result;
@@ -1009,14 +1027,15 @@ extern "C" ddprt_status ddprt_join(ddprt_context *context,
           ") is not outstanding (never issued, or waited or joined already)"));
     for (int32_t j = 0; j < i; ++j)
       if (handles[j] == handles[i])
-        return context->report(makeError(
-            DDPRT_ERROR_BAD_HANDLE, __func__, ": handle ", handles[i],
-            " is joined twice (#", j, " and #", i, ")"));
+        return context->report(
+            makeError(DDPRT_ERROR_BAD_HANDLE, __func__, ": handle ", handles[i],
+                      " is joined twice (#", j, " and #", i, ")"));
   }
   std::vector<std::unique_ptr<AsyncOp>> ops;
   for (int32_t i = 0; i < count; ++i) {
     std::unique_ptr<AsyncOp> op;
-    DDPRT_REPORT_IF_ERROR(context, takeHandle(context, __func__, handles[i], op));
+    DDPRT_REPORT_IF_ERROR(context,
+                          takeHandle(context, __func__, handles[i], op));
     ops.push_back(std::move(op));
   }
   *joined = context->addHandle(std::make_unique<JoinedOp>(std::move(ops)));
@@ -1064,9 +1083,9 @@ extern "C" ddprt_status ddprt_adam(ddprt_context *context, int32_t param,
     return context->report(
         invalid(__func__, concat("lr ", lr, " is not finite")));
   if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1))
-    return context->report(invalid(
-        __func__, concat("betas (", beta1, ", ", beta2,
-                         ") must lie in [0, 1)")));
+    return context->report(
+        invalid(__func__,
+                concat("betas (", beta1, ", ", beta2, ") must lie in [0, 1)")));
   if (!(eps > 0) || !std::isfinite(eps))
     return context->report(
         invalid(__func__, concat("eps ", eps, " must be positive")));
@@ -1074,9 +1093,9 @@ extern "C" ddprt_status ddprt_adam(ddprt_context *context, int32_t param,
     return DDPRT_OK;
   if (!entry.moments) {
     void *moments = nullptr;
-    DDPRT_REPORT_IF_ERROR(context, context->backend->allocate(
-                                       2 * entry.numel * int64_t(sizeof(float)),
-                                       &moments));
+    DDPRT_REPORT_IF_ERROR(
+        context, context->backend->allocate(
+                     2 * entry.numel * int64_t(sizeof(float)), &moments));
     entry.moments = static_cast<float *>(moments);
   }
   double step = double(++entry.adamSteps);
@@ -1090,6 +1109,6 @@ extern "C" ddprt_status ddprt_adam(ddprt_context *context, int32_t param,
   scalars.eps = float(eps);
   return context->report(context->backend->adam(
       {entry.data, entry.dtype, entry.numel},
-      {const_cast<void *>(grad), DType(gradDtype), entry.numel},
-      entry.moments, scalars));
+      {const_cast<void *>(grad), DType(gradDtype), entry.numel}, entry.moments,
+      scalars));
 }

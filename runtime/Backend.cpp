@@ -30,6 +30,5 @@ std::string CollectiveOp::describe() const {
     what += concat(" to group rank ", peer);
   if (kind == CollectiveKind::Recv)
     what += concat(" from group rank ", peer);
-  return what + concat(", group '", groupName, "' of ", groupSize,
-                       " ranks)");
+  return what + concat(", group '", groupName, "' of ", groupSize, " ranks)");
 }

@@ -46,19 +46,19 @@ enum class CollectiveKind { AllReduce, ReduceScatter, AllGather, Send, Recv };
 const char *collectiveName(CollectiveKind kind);
 
 struct CollectiveOp {
-  CollectiveKind kind;
-  int32_t group;
+  CollectiveKind kind = CollectiveKind::AllReduce;
+  int32_t group = 0;
   std::string groupName; // its axes, for messages and the trace
-  int64_t groupSize;
-  int64_t groupRank;
-  int32_t reduction; // DDPRT_REDUCTION_*; all-reduce and reduce-scatter
-  DType dtype;
+  int64_t groupSize = 1;
+  int64_t groupRank = 0;
+  int32_t reduction = DDPRT_REDUCTION_SUM; // all-reduce and reduce-scatter
+  DType dtype = DType::F32;
   /// As the entry points define it: the result's count for reduce-scatter,
   /// the input's for all-gather.
-  int64_t numel;
-  const void *input;
-  void *result;
-  int64_t peer; // group rank of the peer of a send or recv
+  int64_t numel = 0;
+  const void *input = nullptr;
+  void *result = nullptr;
+  int64_t peer = 0; // group rank of the peer of a send or recv
 
   /// "all_reduce(sum, 1024 x f32, group 'dp')", for messages.
   std::string describe() const;
@@ -108,8 +108,7 @@ public:
   virtual Status accumulate(const Tensor &lhs, const void *rhs,
                             void *result) = 0;
   virtual Status scale(const Tensor &input, double factor, void *result) = 0;
-  virtual Status cast(const Tensor &input, DType resultType,
-                      void *result) = 0;
+  virtual Status cast(const Tensor &input, DType resultType, void *result) = 0;
   /// The index of the first NaN or Inf and its value, or -1.
   virtual Status findNonFinite(const Tensor &tensor, int64_t &index,
                                double &value) = 0;

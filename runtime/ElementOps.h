@@ -49,8 +49,8 @@ DDPRT_HOST_DEVICE inline P sgdElement(P param, G grad, double lr) {
 struct AdamScalars {
   float beta1, oneMinusBeta1;
   float beta2, oneMinusBeta2;
-  float stepSize;              // lr / (1 - beta1^t)
-  float biasCorrection2Sqrt;   // sqrt(1 - beta2^t)
+  float stepSize;            // lr / (1 - beta1^t)
+  float biasCorrection2Sqrt; // sqrt(1 - beta2^t)
   float eps;
 };
 

@@ -29,8 +29,8 @@ static std::vector<std::string> splitOnCommas(const std::string &text) {
 }
 
 static bool isIdentifier(const std::string &name) {
-  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) ||
-                        name[0] == '_'))
+  if (name.empty() ||
+      !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_'))
     return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
@@ -59,8 +59,9 @@ Status Mesh::parse(const std::string &text, Mesh &mesh) {
         return bad("axis '" + name + "' appears twice");
     if (sizeText.empty() ||
         !std::all_of(sizeText.begin(), sizeText.end(),
-                     [](char c) { return std::isdigit(
-                                      static_cast<unsigned char>(c)); }) ||
+                     [](char c) {
+                       return std::isdigit(static_cast<unsigned char>(c));
+                     }) ||
         sizeText.size() > 9)
       return bad("size '" + sizeText + "' of axis '" + name +
                  "' is not a positive integer");

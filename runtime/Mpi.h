@@ -18,6 +18,8 @@
 
 namespace ddprt {
 
+class Watchdog;
+
 /// `MPI_Xxx(args) failed: <MPI's error string>` as a status.
 Status checkMpi(int returnCode, const std::string &call);
 
@@ -26,10 +28,11 @@ const char *mpiThreadLevelName(int level);
 class MpiSession {
 public:
   /// Initialises MPI with MPI_THREAD_MULTIPLE unless the program already has
-  /// (then checks that level), and duplicates the world communicator with
-  /// errors returned instead of aborting.
-  Status start();
-  /// Frees the communicator and finalizes MPI if start() initialised it.
+  /// (then checks that level; else MPI is finalized at exit), tells the
+  /// watchdog this rank, and duplicates the world communicator (under the
+  /// watchdog) with errors returned instead of aborting.
+  Status start(Watchdog &watchdog);
+  /// Frees the communicator.
   void stop();
 
   MPI_Comm getWorld() const { return world; }

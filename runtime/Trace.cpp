@@ -89,8 +89,8 @@ static const char *categoryName(TraceCategory category) {
   return "compute";
 }
 
-static void appendMetadata(std::string &out, const char *what, int pid,
-                           int tid, const std::string &name) {
+static void appendMetadata(std::string &out, const char *what, int pid, int tid,
+                           const std::string &name) {
   out += "{\"name\": \"";
   out += what;
   out += "\", \"ph\": \"M\", \"pid\": " + std::to_string(pid);

@@ -25,8 +25,7 @@ double ddprt::resolveTimeoutSeconds(int32_t timeoutMs, std::string &error) {
   return 60.0;
 }
 
-Watchdog::Watchdog(double timeoutSeconds, int rank)
-    : timeoutSeconds(timeoutSeconds), rank(rank) {
+Watchdog::Watchdog(double timeoutSeconds) : timeoutSeconds(timeoutSeconds) {
   thread = std::thread([this] { loop(); });
 }
 
@@ -37,6 +36,11 @@ Watchdog::~Watchdog() {
   }
   wakeUp.notify_all();
   thread.join();
+}
+
+void Watchdog::setRank(int worldRank) {
+  std::lock_guard<std::mutex> lock(mutex);
+  rank = worldRank;
 }
 
 uint64_t Watchdog::begin(std::string description) {
@@ -52,7 +56,7 @@ void Watchdog::end(uint64_t ticket) {
 }
 
 void Watchdog::setPoll(std::function<std::string()> newPoll) {
-  std::lock_guard<std::mutex> lock(mutex);
+  std::lock_guard<std::mutex> pollLock(pollMutex);
   poll = std::move(newPoll);
 }
 
@@ -74,15 +78,17 @@ void Watchdog::loop() {
       std::chrono::duration<double>(std::min(0.1, timeoutSeconds / 10)));
   std::unique_lock<std::mutex> lock(mutex);
   while (!wakeUp.wait_for(lock, period, [this] { return stopping; })) {
-    if (poll) {
-      std::function<std::string()> pollNow = poll;
-      lock.unlock();
-      std::string message = pollNow();
-      lock.lock();
-      if (!message.empty())
-        abortJob(concat("ddprt: rank ", rank, ": ", message,
-                        "; ending all ranks"));
+    lock.unlock();
+    std::string message;
+    {
+      std::lock_guard<std::mutex> pollLock(pollMutex);
+      if (poll)
+        message = poll();
     }
+    lock.lock();
+    if (!message.empty())
+      abortJob(
+          concat("ddprt: rank ", rank, ": ", message, "; ending all ranks"));
     Clock::time_point now = Clock::now();
     for (const auto &[ticket, op] : inFlight) {
       double seconds = std::chrono::duration<double>(now - op.start).count();

@@ -24,12 +24,13 @@ class Watchdog {
 public:
   using Clock = std::chrono::steady_clock;
 
-  Watchdog(double timeoutSeconds, int rank);
+  explicit Watchdog(double timeoutSeconds);
   ~Watchdog();
   Watchdog(const Watchdog &) = delete;
   Watchdog &operator=(const Watchdog &) = delete;
 
-  double getTimeoutSeconds() const { return timeoutSeconds; }
+  /// The rank its messages name, once MPI is up.
+  void setRank(int worldRank);
 
   /// An op is in flight from begin() to end(ticket).
   uint64_t begin(std::string description);
@@ -37,7 +38,8 @@ public:
 
   /// Polled by the watchdog thread between checks (the CUDA backend tracks
   /// its events and NCCL's asynchronous errors there). A non-empty result
-  /// ends the job with that message.
+  /// ends the job with that message. Returns only once no earlier poll is
+  /// running, so that a backend can clear it and then be destroyed.
   void setPoll(std::function<std::string()> poll);
   /// Runs before the job is ended (to abort NCCL communicators).
   void setBeforeAbort(std::function<void()> hook);
@@ -47,8 +49,11 @@ private:
   [[noreturn]] void abortJob(const std::string &message);
 
   double timeoutSeconds;
-  int rank;
+  int rank = -1;
   std::mutex mutex;
+  /// Held while the poll runs (without `mutex`, which the poll's begin/end
+  /// calls take).
+  std::mutex pollMutex;
   std::condition_variable wakeUp;
   bool stopping = false;
   uint64_t nextTicket = 1;

@@ -135,8 +135,8 @@ bool CommThread::pollPosted() {
                         indices.data(), statuses.data());
   if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
     // The requests are in an unknown state: nothing can complete them.
-    Status failure = checkMpi(rc, concat("MPI_Testsome(count=",
-                                         requests.size(), ")"));
+    Status failure =
+        checkMpi(rc, concat("MPI_Testsome(count=", requests.size(), ")"));
     for (Posted &entry : posted)
       finishTask(entry.task, entry.startUs, entry.ticket, failure);
     posted.clear();

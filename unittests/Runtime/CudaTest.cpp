@@ -6,9 +6,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "JsonReader.h"
 #include "RuntimeTestSupport.h"
 
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 using namespace ddprt::test;
 
@@ -34,10 +38,12 @@ protected:
   }
 
   void TearDown() override {
-    if (gpu)
+    if (gpu) {
       EXPECT_EQ(ddprt_finalize(gpu), DDPRT_OK) << ddprt_last_error(nullptr);
-    if (cpu)
+    }
+    if (cpu) {
       EXPECT_EQ(ddprt_finalize(cpu), DDPRT_OK) << ddprt_last_error(nullptr);
+    }
   }
 
   static void *put(ddprt_context *context, int32_t dtype,
@@ -71,16 +77,16 @@ std::vector<double> integers(int64_t numel, int salt) {
   return values;
 }
 
-const int32_t allDTypes[] = {DDPRT_DTYPE_F16, DDPRT_DTYPE_BF16,
-                             DDPRT_DTYPE_F32, DDPRT_DTYPE_F64};
+const int32_t allDTypes[] = {DDPRT_DTYPE_F16, DDPRT_DTYPE_BF16, DDPRT_DTYPE_F32,
+                             DDPRT_DTYPE_F64};
 
 TEST_F(CudaTest, GemmsEqualTheCpuResult) {
   const int64_t m = 67, n = 45, k = 129;
   for (int32_t dtype : allDTypes) {
     for (int transposeLhs = 0; transposeLhs < 2; ++transposeLhs) {
       for (int transposeRhs = 0; transposeRhs < 2; ++transposeRhs) {
-        SCOPED_TRACE(std::string(dtypeLabel(dtype)) + " lhsT=" +
-                     std::to_string(transposeLhs) +
+        SCOPED_TRACE(std::string(dtypeLabel(dtype)) +
+                     " lhsT=" + std::to_string(transposeLhs) +
                      " rhsT=" + std::to_string(transposeRhs));
         std::vector<char> results[2];
         ddprt_context *contexts[2] = {cpu, gpu};
@@ -91,9 +97,8 @@ TEST_F(CudaTest, GemmsEqualTheCpuResult) {
           void *out = nullptr;
           DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, m * n, &out));
           DDPRT_EXPECT_OK(context,
-                          ddprt_gemm(context, dtype, transposeLhs,
-                                     transposeRhs, m, n, k, lhs, rhs, out,
-                                     nullptr));
+                          ddprt_gemm(context, dtype, transposeLhs, transposeRhs,
+                                     m, n, k, lhs, rhs, out, nullptr));
           results[which] = get(context, out, m * n * dtypeSize(dtype));
           for (void *buffer : {lhs, rhs, out})
             DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
@@ -134,8 +139,8 @@ TEST_F(CudaTest, ElementwiseOpsAndOptimizersEqualTheCpuResult) {
                                                     dtype, numel, 42, &param));
       DDPRT_EXPECT_OK(context, ddprt_sgd(context, param, dtype, a, 0.01));
       for (int step = 0; step < 3; ++step)
-        DDPRT_EXPECT_OK(context, ddprt_adam(context, param, DDPRT_DTYPE_F16,
-                                            c, 1e-3, 0.9, 0.999, 1e-8));
+        DDPRT_EXPECT_OK(context, ddprt_adam(context, param, DDPRT_DTYPE_F16, c,
+                                            1e-3, 0.9, 0.999, 1e-8));
       std::vector<char> bytes = get(context, r, numel * dtypeSize(dtype));
       std::vector<char> half = get(context, c, numel * 2);
       std::vector<char> weights(size_t(numel * dtypeSize(dtype)));
@@ -164,11 +169,11 @@ TEST_F(CudaTest, SingleRankNcclCollectives) {
                                             4097, in, out, &handle));
       DDPRT_EXPECT_OK(gpu, ddprt_wait(gpu, handle));
       EXPECT_EQ(decode(dtype, get(gpu, out, 4097 * dtypeSize(dtype))), values);
-      DDPRT_EXPECT_OK(gpu, ddprt_reduce_scatter(gpu, gpuGroup, reduction,
-                                                dtype, 4097, in, in, nullptr));
+      DDPRT_EXPECT_OK(gpu, ddprt_reduce_scatter(gpu, gpuGroup, reduction, dtype,
+                                                4097, in, in, nullptr));
       EXPECT_EQ(decode(dtype, get(gpu, in, 4097 * dtypeSize(dtype))), values);
-      DDPRT_EXPECT_OK(gpu, ddprt_all_gather(gpu, gpuGroup, dtype, 4097, in,
-                                            out, nullptr));
+      DDPRT_EXPECT_OK(
+          gpu, ddprt_all_gather(gpu, gpuGroup, dtype, 4097, in, out, nullptr));
       EXPECT_EQ(decode(dtype, get(gpu, out, 4097 * dtypeSize(dtype))), values);
       DDPRT_EXPECT_OK(gpu, ddprt_free(gpu, in));
       DDPRT_EXPECT_OK(gpu, ddprt_free(gpu, out));
@@ -192,22 +197,77 @@ TEST_F(CudaTest, EventsOrderTheStreams) {
                                     size, lhs, rhs, product, nullptr));
     ddprt_handle handle = 0;
     DDPRT_EXPECT_OK(gpu, ddprt_all_reduce(gpu, gpuGroup, DDPRT_REDUCTION_SUM,
-                                          DDPRT_DTYPE_F32, size * size,
-                                          product, reduced, &handle));
+                                          DDPRT_DTYPE_F32, size * size, product,
+                                          reduced, &handle));
     DDPRT_EXPECT_OK(gpu, ddprt_wait(gpu, handle));
-    DDPRT_EXPECT_OK(gpu, ddprt_scale(gpu, DDPRT_DTYPE_F32, size * size,
-                                     reduced, 2.0, reduced));
+    DDPRT_EXPECT_OK(gpu, ddprt_scale(gpu, DDPRT_DTYPE_F32, size * size, reduced,
+                                     2.0, reduced));
     std::vector<char> expected = get(gpu, product, size * size * 4);
     std::vector<double> twice = decode(DDPRT_DTYPE_F32, expected);
     for (double &value : twice)
       value *= 2;
     EXPECT_EQ(decode(DDPRT_DTYPE_F32, get(gpu, reduced, size * size * 4)),
               twice);
-    DDPRT_EXPECT_OK(gpu, ddprt_scale(gpu, DDPRT_DTYPE_F32, size * size,
-                                     reduced, 0.0, reduced));
+    DDPRT_EXPECT_OK(gpu, ddprt_scale(gpu, DDPRT_DTYPE_F32, size * size, reduced,
+                                     0.0, reduced));
   }
   for (void *buffer : {lhs, rhs, product, reduced})
     DDPRT_EXPECT_OK(gpu, ddprt_free(gpu, buffer));
+}
+
+/// GPU ops are traced from CUDA events: a GEMM on the compute stream (tid 0)
+/// and the all-reduce on the communication stream (tid 1), after it.
+TEST_F(CudaTest, TraceHasBothStreams) {
+  std::string path = "ddprt-cuda-trace.json";
+  ddprt_context *traced = nullptr;
+  ASSERT_EQ(ddprt_init(DDPRT_ABI_VERSION, "dp=1", DDPRT_BACKEND_CUDA,
+                       DDPRT_FLAG_RETURN_ERRORS, 20000, path.c_str(), &traced),
+            DDPRT_OK)
+      << ddprt_last_error(nullptr);
+  int32_t group = -1;
+  DDPRT_ASSERT_OK(traced, ddprt_group_create(traced, "dp", &group));
+  const int64_t size = 1024;
+  void *lhs = put(traced, DDPRT_DTYPE_F32, integers(size * size, 1));
+  void *out = nullptr;
+  DDPRT_ASSERT_OK(traced,
+                  ddprt_alloc(traced, DDPRT_DTYPE_F32, size * size, &out));
+  DDPRT_EXPECT_OK(traced, ddprt_gemm(traced, DDPRT_DTYPE_F32, 0, 0, size, size,
+                                     size, lhs, lhs, out, "wgrad"));
+  ddprt_handle handle = 0;
+  DDPRT_EXPECT_OK(traced, ddprt_all_reduce(traced, group, DDPRT_REDUCTION_SUM,
+                                           DDPRT_DTYPE_F32, size * size, out,
+                                           out, &handle));
+  DDPRT_EXPECT_OK(traced, ddprt_wait(traced, handle));
+  ASSERT_EQ(ddprt_finalize(traced), DDPRT_OK) << ddprt_last_error(nullptr);
+
+  std::ifstream file(path);
+  ASSERT_TRUE(file) << "no trace at " << path;
+  std::stringstream text;
+  text << file.rdbuf();
+  JsonValue trace;
+  std::string error;
+  ASSERT_TRUE(ddprt::test::parseJson(text.str(), trace, error)) << error;
+  double gemmEnd = -1, reduceStart = -1;
+  for (const JsonValue &event : trace.at("traceEvents").array) {
+    if (event.at("ph").string != "X")
+      continue;
+    EXPECT_GE(event.at("dur").number, 0);
+    if (event.at("name").string == "wgrad") {
+      EXPECT_EQ(event.at("tid").number, 0);
+      gemmEnd = event.at("ts").number + event.at("dur").number;
+    }
+    if (event.at("name").string == "all_reduce") {
+      EXPECT_EQ(event.at("tid").number, 1);
+      EXPECT_EQ(event.at("cat").string, "comm");
+      reduceStart = event.at("ts").number;
+    }
+  }
+  ASSERT_GE(gemmEnd, 0) << "no GEMM event";
+  ASSERT_GE(reduceStart, 0) << "no all_reduce event";
+  // The all-reduce waited for the GEMM that produced its input (1 us of
+  // slack for the events' resolution).
+  EXPECT_GE(reduceStart + 1.0, gemmEnd);
+  std::remove(path.c_str());
 }
 
 } // namespace

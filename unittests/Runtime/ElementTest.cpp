@@ -18,22 +18,19 @@ namespace {
 double referenceHalfValue(uint16_t bits) {
   int exponent = (bits >> 10) & 0x1f;
   int mantissa = bits & 0x3ff;
-  double magnitude = exponent == 0
-                         ? std::ldexp(mantissa, -24)
-                         : std::ldexp(1024 + mantissa, exponent - 25);
+  double magnitude = exponent == 0 ? std::ldexp(mantissa, -24)
+                                   : std::ldexp(1024 + mantissa, exponent - 25);
   return (bits & 0x8000) ? -magnitude : magnitude;
 }
 
 /// Rounds `value` to the nearest of the sorted finite values of a 16-bit
 /// type by exhaustive search, ties to the even bit pattern; returns the bit
 /// pattern. Overflow is checked separately.
-uint16_t nearestBits(double value, const std::vector<std::pair<double, uint16_t>>
-                                       &sorted) {
-  auto above = std::lower_bound(
-      sorted.begin(), sorted.end(), value,
-      [](const std::pair<double, uint16_t> &entry, double v) {
-        return entry.first < v;
-      });
+uint16_t nearestBits(double value,
+                     const std::vector<std::pair<double, uint16_t>> &sorted) {
+  auto above = std::lower_bound(sorted.begin(), sorted.end(), value,
+                                [](const std::pair<double, uint16_t> &entry,
+                                   double v) { return entry.first < v; });
   if (above == sorted.begin())
     return above->second;
   auto below = std::prev(above);
@@ -58,8 +55,7 @@ std::vector<std::pair<double, uint16_t>> positiveHalfValues() {
 std::vector<std::pair<double, uint16_t>> positiveBFloat16Values() {
   std::vector<std::pair<double, uint16_t>> values;
   for (uint32_t bits = 0; bits < 0x7f80; ++bits)
-    values.push_back(
-        {double(bitCast<float>(bits << 16)), uint16_t(bits)});
+    values.push_back({double(bitCast<float>(bits << 16)), uint16_t(bits)});
   return values;
 }
 
@@ -148,8 +144,7 @@ TEST(ElementTest, DoubleToSixteenBitRoundsOnce) {
               halfTable[i + 1].second)
         << above;
     double below = middle - std::ldexp(middle, -40);
-    EXPECT_EQ(ElementTraits<Half>::fromDouble(below).bits,
-              halfTable[i].second);
+    EXPECT_EQ(ElementTraits<Half>::fromDouble(below).bits, halfTable[i].second);
   }
   for (size_t i = 0; i + 1 < bfloatTable.size(); i += 89) {
     double middle = (bfloatTable[i].first + bfloatTable[i + 1].first) / 2;
@@ -208,8 +203,9 @@ TEST(ElementTest, ArithmeticRoundsOnceInTheAccumulationType) {
 
 TEST(ElementTest, AdamFirstStepMovesByTheLearningRate) {
   // At t = 1 the bias-corrected m / sqrt(v) is g / |g|.
-  AdamScalars s{0.9f, 0.1f, 0.999f, 0.001f, float(0.01 / 0.1),
-                float(std::sqrt(0.001)), 1e-8f};
+  AdamScalars s{
+      0.9f, 0.1f, 0.999f, 0.001f, float(0.01 / 0.1), float(std::sqrt(0.001)),
+      1e-8f};
   float m = 0, v = 0;
   float param = adamElement(1.0f, 2.0f, m, v, s);
   EXPECT_NEAR(param, 1.0f - 0.01f, 1e-6f);

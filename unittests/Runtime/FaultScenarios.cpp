@@ -10,6 +10,8 @@
 //   env-timeout     hung-peer with the timeout from DDPRT_TIMEOUT
 //   bad-argument    rank 0 passes a bad dtype (errors end the job by default)
 //   size-mismatch   rank 0 sends 100 elements, rank 1 expects 50
+//   late-init       rank 1 sleeps before ddprt_init (MPI itself is up)
+//   thread-level    the program initialised MPI without MPI_THREAD_MULTIPLE
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,6 +99,29 @@ int sizeMismatchScenario() {
   return 0;
 }
 
+int lateInitScenario() {
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 1)
+    std::this_thread::sleep_for(std::chrono::seconds(60));
+  ddprt_context *context = start(2000);
+  std::fprintf(stderr, "rank %d: ddprt_init returned alone\n", rank);
+  ddprt_finalize(context);
+  MPI_Finalize();
+  return 0;
+}
+
+int threadLevelScenario() {
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided);
+  start(2000);
+  std::fprintf(stderr, "ddprt_init accepted MPI_THREAD_SINGLE\n");
+  MPI_Finalize();
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -112,6 +137,10 @@ int main(int argc, char **argv) {
     return badArgumentScenario();
   if (scenario == "size-mismatch")
     return sizeMismatchScenario();
+  if (scenario == "late-init")
+    return lateInitScenario();
+  if (scenario == "thread-level")
+    return threadLevelScenario();
   std::fprintf(stderr, "unknown scenario '%s'\n", scenario.c_str());
   return 2;
 }

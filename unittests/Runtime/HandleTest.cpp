@@ -13,17 +13,16 @@ protected:
     buffer = upload(DDPRT_DTYPE_F32, std::vector<double>(size_t(numel), 1.0));
     ddprt_handle handle = 0;
     EXPECT_EQ(ddprt_all_reduce(context, groupOf("dp,tp"), DDPRT_REDUCTION_SUM,
-                               DDPRT_DTYPE_F32, numel, buffer, buffer,
-                               &handle),
+                               DDPRT_DTYPE_F32, numel, buffer, buffer, &handle),
               DDPRT_OK)
         << ddprt_last_error(context);
     return handle;
   }
 
   void expectSummed(void *buffer, int64_t numel = 256) {
-    EXPECT_EQ(download(DDPRT_DTYPE_F32, buffer, numel),
-              std::vector<double>(size_t(numel),
-                                  double(ddprt::test::worldSize())));
+    EXPECT_EQ(
+        download(DDPRT_DTYPE_F32, buffer, numel),
+        std::vector<double>(size_t(numel), double(ddprt::test::worldSize())));
   }
 };
 
@@ -112,8 +111,8 @@ TEST(HandleLifetimeTest, FinalizeReportsHandlesNeverWaited) {
   DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_F64, 64, &buffer));
   ddprt_handle handle = 0;
   DDPRT_EXPECT_OK(context, ddprt_all_reduce(context, world, DDPRT_REDUCTION_AVG,
-                                            DDPRT_DTYPE_F64, 64, buffer,
-                                            buffer, &handle));
+                                            DDPRT_DTYPE_F64, 64, buffer, buffer,
+                                            &handle));
   // The op is drained (no rank hangs) and the leak is reported.
   EXPECT_EQ(ddprt_finalize(context), DDPRT_ERROR_BAD_HANDLE);
   std::string message = ddprt_last_error(nullptr);

@@ -16,8 +16,14 @@
 namespace ddprt::test {
 
 struct JsonValue {
-  enum class Kind { Null, Bool, Number, String, Array, Object } kind =
-      Kind::Null;
+  enum class Kind {
+    Null,
+    Bool,
+    Number,
+    String,
+    Array,
+    Object
+  } kind = Kind::Null;
   bool boolean = false;
   double number = 0;
   std::string string;

@@ -10,9 +10,9 @@
 #include "RuntimeTestSupport.h"
 
 #include <cstdio>
-#include <unistd.h>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 using namespace ddprt::test;
 
@@ -48,21 +48,20 @@ TEST(OverlapTest, CollectiveRunsWhileTheGemmRuns) {
   DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_F32, m * k, &lhs));
   DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_F32, k * n, &rhs));
   DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_F32, m * n, &out));
-  DDPRT_EXPECT_OK(context, ddprt_fill_input(context, gradients,
-                                            DDPRT_DTYPE_F32, bucket, 1));
+  DDPRT_EXPECT_OK(context, ddprt_fill_input(context, gradients, DDPRT_DTYPE_F32,
+                                            bucket, 1));
   DDPRT_EXPECT_OK(context,
                   ddprt_fill_input(context, lhs, DDPRT_DTYPE_F32, m * k, 2));
   DDPRT_EXPECT_OK(context,
                   ddprt_fill_input(context, rhs, DDPRT_DTYPE_F32, k * n, 3));
 
   ddprt_handle handle = 0;
-  DDPRT_EXPECT_OK(context, ddprt_all_reduce(context, world,
-                                            DDPRT_REDUCTION_SUM,
+  DDPRT_EXPECT_OK(context, ddprt_all_reduce(context, world, DDPRT_REDUCTION_SUM,
                                             DDPRT_DTYPE_F32, bucket, gradients,
                                             gradients, &handle));
   for (int i = 0; i < 3; ++i)
-    DDPRT_EXPECT_OK(context, ddprt_gemm(context, DDPRT_DTYPE_F32, 0, 0, m, n,
-                                        k, lhs, rhs, out, "wgrad"));
+    DDPRT_EXPECT_OK(context, ddprt_gemm(context, DDPRT_DTYPE_F32, 0, 0, m, n, k,
+                                        lhs, rhs, out, "wgrad"));
   DDPRT_EXPECT_OK(context, ddprt_wait(context, handle));
   ASSERT_EQ(ddprt_finalize(context), DDPRT_OK) << ddprt_last_error(nullptr);
 
@@ -93,8 +92,8 @@ TEST(OverlapTest, CollectiveRunsWhileTheGemmRuns) {
           ++processNames[size_t(pid)];
         } else {
           EXPECT_EQ(name, "thread_name");
-          std::string expected = event.at("tid").number == 0 ? "compute"
-                                                              : "comm0";
+          std::string expected =
+              event.at("tid").number == 0 ? "compute" : "comm0";
           EXPECT_EQ(event.at("args").at("name").string, expected);
           ++threadNames[size_t(pid)];
         }

@@ -80,9 +80,7 @@ inline ExpectedGroup expectedGroup(const std::string &axes) {
   return group;
 }
 
-inline int64_t dtypeSize(int32_t dtype) {
-  return elementSize(DType(dtype));
-}
+inline int64_t dtypeSize(int32_t dtype) { return elementSize(DType(dtype)); }
 
 inline const char *dtypeLabel(int32_t dtype) { return dtypeName(DType(dtype)); }
 
@@ -139,9 +137,9 @@ protected:
   }
 
   static void TearDownTestSuite() {
-    if (context)
-      EXPECT_EQ(ddprt_finalize(context), DDPRT_OK)
-          << ddprt_last_error(nullptr);
+    if (context) {
+      EXPECT_EQ(ddprt_finalize(context), DDPRT_OK) << ddprt_last_error(nullptr);
+    }
     context = nullptr;
     groups().clear();
   }

@@ -1,7 +1,7 @@
 //===- TraceTest.cpp - The Chrome trace writer ----------------------------===//
 
-#include "JsonReader.h"
 #include "Trace.h"
+#include "JsonReader.h"
 
 #include "gtest/gtest.h"
 
@@ -78,7 +78,8 @@ TEST(TraceTest, ReaderRejectsMalformedJson) {
   EXPECT_FALSE(ddprt::test::parseJson("{\"a\": 1} x", value, error));
   EXPECT_FALSE(ddprt::test::parseJson("[1, 2", value, error));
   EXPECT_FALSE(ddprt::test::parseJson("{\"a\": 1, \"a\": 2}", value, error));
-  EXPECT_TRUE(ddprt::test::parseJson("[true, false, null, -1e3]", value, error));
+  EXPECT_TRUE(
+      ddprt::test::parseJson("[true, false, null, -1e3]", value, error));
 }
 
 } // namespace

@@ -1,8 +1,9 @@
 /*===- ddprt.h - The C ABI of the ddp runtime (libddprt) ----------*- C -*-===*
  *
  * The only header shared by the compiler (the ddp-to-LLVM lowering) and the
- * runtime. Plain C99 with no dependency: the lowering reads the symbol names
- * and constants below, the runtime implements the functions.
+ * runtime. Plain C (C11, for _Static_assert) with no dependency: the
+ * lowering reads the symbol names and constants below, the runtime
+ * implements the functions.
  *
  * Conventions (docs/Runtime.md has the full semantics):
  *  - Every entry point but ddprt_init takes the context first and returns a
@@ -56,11 +57,11 @@ typedef int32_t ddprt_status;
 #define DDPRT_ERROR_INVALID_ARGUMENT 1 /* a bad argument to an entry point */
 #define DDPRT_ERROR_ABI_MISMATCH 2     /* ddprt_init got another ABI version */
 #define DDPRT_ERROR_MPI 3              /* an MPI call failed */
-#define DDPRT_ERROR_CUDA 4             /* a CUDA runtime or cuBLAS call failed */
-#define DDPRT_ERROR_NCCL 5             /* an NCCL call failed */
-#define DDPRT_ERROR_NONFINITE 6        /* ddprt_check_finite found NaN or Inf */
-#define DDPRT_ERROR_UNAVAILABLE 7      /* backend not built or no device */
-#define DDPRT_ERROR_BAD_HANDLE 8       /* unknown, already consumed handle */
+#define DDPRT_ERROR_CUDA 4        /* a CUDA runtime or cuBLAS call failed */
+#define DDPRT_ERROR_NCCL 5        /* an NCCL call failed */
+#define DDPRT_ERROR_NONFINITE 6   /* ddprt_check_finite found NaN or Inf */
+#define DDPRT_ERROR_UNAVAILABLE 7 /* backend not built or no device */
+#define DDPRT_ERROR_BAD_HANDLE 8  /* unknown, already consumed handle */
 #define DDPRT_ERROR_INTERNAL 9
 
 /* Element types. Zero is no type, so that an uninitialised value is caught. */
@@ -171,14 +172,14 @@ DDPRT_STATIC_ASSERT(sizeof(ddprt_status) == 4, "statuses are 32-bit");
  * On failure *context is NULL and ddprt_last_error(NULL) gives the message. */
 DDPRT_EXPORT ddprt_status ddprt_init(int32_t abi_version, const char *mesh,
                                      int32_t backend, int32_t flags,
-                                     int32_t timeout_ms,
-                                     const char *trace_path,
+                                     int32_t timeout_ms, const char *trace_path,
                                      ddprt_context **context);
 
 /* Waits for all outstanding work, writes the trace, frees every buffer and
  * parameter, and destroys the context. A handle never consumed is an error
- * (reported after the work is drained). MPI is finalized only if ddprt_init
- * initialised it. Collective: every rank must call it. */
+ * (reported after the work is drained). Collective: every rank must call
+ * it. If ddprt_init initialised MPI, MPI is finalized at process exit, so a
+ * program may create one context after another. */
 DDPRT_EXPORT ddprt_status ddprt_finalize(ddprt_context *context);
 
 /* The message of the last error on this context, or "" if none. With a NULL
@@ -187,8 +188,8 @@ DDPRT_EXPORT ddprt_status ddprt_finalize(ddprt_context *context);
 DDPRT_EXPORT const char *ddprt_last_error(ddprt_context *context);
 
 /* World rank and size. */
-DDPRT_EXPORT ddprt_status ddprt_get_rank(ddprt_context *context,
-                                         int32_t *rank, int32_t *size);
+DDPRT_EXPORT ddprt_status ddprt_get_rank(ddprt_context *context, int32_t *rank,
+                                         int32_t *size);
 
 /* The backend chosen (DDPRT_BACKEND_CPU or DDPRT_BACKEND_CUDA). */
 DDPRT_EXPORT ddprt_status ddprt_get_backend(ddprt_context *context,
@@ -209,8 +210,7 @@ DDPRT_EXPORT ddprt_status ddprt_synchronize(ddprt_context *context);
  * second call with the same axes returns the same group. Collective over the
  * whole world: every rank must create the same groups in the same order. */
 DDPRT_EXPORT ddprt_status ddprt_group_create(ddprt_context *context,
-                                             const char *axes,
-                                             int32_t *group);
+                                             const char *axes, int32_t *group);
 
 /* This rank's index in `group` and the group's size. */
 DDPRT_EXPORT ddprt_status ddprt_group_info(ddprt_context *context,
@@ -242,9 +242,9 @@ DDPRT_EXPORT ddprt_status ddprt_write(ddprt_context *context, void *dst,
 
 /* Fills a step input with small integers in [-2, 2] from `seed` and this
  * rank's world rank (so ranks get different data, reproducibly). */
-DDPRT_EXPORT ddprt_status ddprt_fill_input(ddprt_context *context,
-                                           void *data, int32_t dtype,
-                                           int64_t numel, uint64_t seed);
+DDPRT_EXPORT ddprt_status ddprt_fill_input(ddprt_context *context, void *data,
+                                           int32_t dtype, int64_t numel,
+                                           uint64_t seed);
 
 /*===----------------------------------------------------------------------===*
  * Parameters
@@ -254,14 +254,13 @@ DDPRT_EXPORT ddprt_status ddprt_fill_input(ddprt_context *context,
  * integers in [-2, 2] from `seed` and `name`, identical on every rank.
  * Parameters are numbered 0, 1, ... in registration order. */
 DDPRT_EXPORT ddprt_status ddprt_param_register(ddprt_context *context,
-                                               const char *name,
-                                               int32_t dtype, int64_t numel,
-                                               uint64_t seed, int32_t *param);
+                                               const char *name, int32_t dtype,
+                                               int64_t numel, uint64_t seed,
+                                               int32_t *param);
 
 /* The number of a parameter registered under `name`. */
 DDPRT_EXPORT ddprt_status ddprt_param_lookup(ddprt_context *context,
-                                             const char *name,
-                                             int32_t *param);
+                                             const char *name, int32_t *param);
 
 DDPRT_EXPORT ddprt_status ddprt_param_count(ddprt_context *context,
                                             int32_t *count);
@@ -302,12 +301,9 @@ DDPRT_EXPORT ddprt_status ddprt_gemm(ddprt_context *context, int32_t dtype,
  * converted to the result's accumulation type (f64 for f64, else f32),
  * summed in input order and rounded once; zero inputs give zeros. `kind`
  * names it in the trace. */
-DDPRT_EXPORT ddprt_status ddprt_compute(ddprt_context *context,
-                                        const char *kind,
-                                        const ddprt_tensor *inputs,
-                                        int32_t num_inputs,
-                                        const ddprt_tensor *results,
-                                        int32_t num_results);
+DDPRT_EXPORT ddprt_status ddprt_compute(
+    ddprt_context *context, const char *kind, const ddprt_tensor *inputs,
+    int32_t num_inputs, const ddprt_tensor *results, int32_t num_results);
 
 /* result = lhs + rhs, elementwise, computed in f32 (f64 for f64). */
 DDPRT_EXPORT ddprt_status ddprt_accumulate(ddprt_context *context,
@@ -322,10 +318,9 @@ DDPRT_EXPORT ddprt_status ddprt_scale(ddprt_context *context, int32_t dtype,
                                       double factor, void *result);
 
 /* Converts `numel` elements, rounding to nearest even. */
-DDPRT_EXPORT ddprt_status ddprt_cast(ddprt_context *context,
-                                     int32_t src_dtype, const void *input,
-                                     int32_t dst_dtype, void *result,
-                                     int64_t numel);
+DDPRT_EXPORT ddprt_status ddprt_cast(ddprt_context *context, int32_t src_dtype,
+                                     const void *input, int32_t dst_dtype,
+                                     void *result, int64_t numel);
 
 /* DDPRT_ERROR_NONFINITE, with a message naming `buffer_name`, the first bad
  * element and `param_names` (may be NULL), if any element is NaN or Inf. */
@@ -353,11 +348,9 @@ DDPRT_EXPORT ddprt_status ddprt_all_reduce(ddprt_context *context,
 /* result[numel] = slice `group rank` of the reduction of
  * input[numel * group size]. */
 DDPRT_EXPORT ddprt_status ddprt_reduce_scatter(ddprt_context *context,
-                                               int32_t group,
-                                               int32_t reduction,
+                                               int32_t group, int32_t reduction,
                                                int32_t dtype, int64_t numel,
-                                               const void *input,
-                                               void *result,
+                                               const void *input, void *result,
                                                ddprt_handle *handle);
 
 /* result[numel * group size] = the inputs[numel] of the group concatenated
@@ -365,8 +358,7 @@ DDPRT_EXPORT ddprt_status ddprt_reduce_scatter(ddprt_context *context,
 DDPRT_EXPORT ddprt_status ddprt_all_gather(ddprt_context *context,
                                            int32_t group, int32_t dtype,
                                            int64_t numel, const void *input,
-                                           void *result,
-                                           ddprt_handle *handle);
+                                           void *result, ddprt_handle *handle);
 
 /* Group rank i sends input[numel] to group rank (i + offset) mod n. */
 DDPRT_EXPORT ddprt_status ddprt_send(ddprt_context *context, int32_t group,
@@ -386,8 +378,8 @@ DDPRT_EXPORT ddprt_status ddprt_wait(ddprt_context *context,
 
 /* Consumes `count` handles and writes one that completes when all have. */
 DDPRT_EXPORT ddprt_status ddprt_join(ddprt_context *context,
-                                     const ddprt_handle *handles,
-                                     int32_t count, ddprt_handle *joined);
+                                     const ddprt_handle *handles, int32_t count,
+                                     ddprt_handle *joined);
 
 /*===----------------------------------------------------------------------===*
  * Optimizer (on the compute stream)
