@@ -243,6 +243,9 @@ def VerifyCollectiveOrder : Pass<"ddp-verify-collective-order", "mlir::ModuleOp"
   let statistics = [
     Statistic<"numCollectivesChecked", "collectives", "Collectives checked">,
     Statistic<"numTokensChecked", "tokens", "Tokens checked">,
+  ];
+}
+
 def DDPStepStats : Pass<"ddp-step-stats", "mlir::ModuleOp"> {
   let summary = "Print the parameter count, FLOPs and op counts of a step";
   let description = [{
