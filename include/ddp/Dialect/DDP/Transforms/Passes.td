@@ -1,6 +1,8 @@
 //===- Passes.td - Passes of the ddp dialect ---------------*- tablegen -*-===//
 //
-// Every pass of the ddp dialect, one def each.
+// Every pass of the dialect is declared here, with its options and
+// statistics; each is implemented in its own file under
+// lib/Dialect/DDP/Transforms with GEN_PASS_DEF_<NAME>.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,7 +11,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def DDPStepStats : Pass<"ddp-step-stats", "mlir::ModuleOp"> {
+def StepStats : Pass<"ddp-step-stats", "mlir::ModuleOp"> {
   let summary = "Print the parameter count, FLOPs and op counts of a step";
   let description = [{
     An analysis that prints what the step holds and computes, read from the
@@ -39,7 +41,6 @@ def DDPStepStats : Pass<"ddp-step-stats", "mlir::ModuleOp"> {
     Option<"output", "output", "std::string", /*default=*/"\"-\"",
            "File to print the statistics to ('-' for standard output)">,
   ];
-  let dependentDialects = ["::ddp::DDPDialect", "::mlir::func::FuncDialect"];
   let statistics = [
     Statistic<"numParams", "num-params", "Number of ddp.param ops">,
     Statistic<"numOps", "num-ops", "Number of ops in the step's functions">,
