@@ -1,0 +1,143 @@
+//===- CostModel.h - Time of compute and collectives ------------*- C++ -*-===//
+//
+// Pure functions of a hardware profile: the time of a GEMM, of a costed
+// compute kernel, of a memory-bound kernel and of a collective over a process
+// group placed on nodes. The simulator, the `auto` bucketing policy and the
+// benchmarks all price work through this class, so they agree.
+//
+// Collective times follow NCCL's own alpha-beta model (src/graph/tuning.cc):
+// a ring moves `bytes * busFactor` over the bus bandwidth and pays one hop
+// latency per step; a tree all-reduce moves `2 * bytes` at a fraction of the
+// bus bandwidth and pays hops along the chain inside nodes and the tree
+// between them. Bus factors are those of nccl-tests (doc/PERFORMANCE.md):
+// all-reduce 2(n-1)/n, reduce-scatter and all-gather (n-1)/n, send/recv 1.
+// The formulas are written out in docs/CostModel.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_SIM_COSTMODEL_H
+#define DDP_SIM_COSTMODEL_H
+
+#include "ddp/Sim/HardwareProfile.h"
+
+#include <cstdint>
+
+namespace ddp {
+namespace sim {
+
+enum class CollectiveKind { AllReduce, ReduceScatter, AllGather, SendRecv };
+llvm::StringRef stringifyCollectiveKind(CollectiveKind kind);
+
+/// Ring and tree are NCCL's two algorithms; `Auto` takes whichever the model
+/// says is faster, as NCCL's tuner does. Only all-reduce has a tree.
+enum class CollectiveAlgorithm { Ring, Tree, Auto };
+llvm::StringRef stringifyCollectiveAlgorithm(CollectiveAlgorithm algorithm);
+std::optional<CollectiveAlgorithm>
+parseCollectiveAlgorithm(llvm::StringRef name);
+
+/// Where the ranks of one process group sit: `ranks` in all, spread over
+/// `nodes` nodes with at most `ranksPerNode` on any one of them.
+struct GroupPlacement {
+  int64_t ranks = 1;
+  int64_t nodes = 1;
+  int64_t ranksPerNode = 1;
+
+  bool spansNodes() const { return nodes > 1; }
+  /// A group of `ranks` consecutive ranks starting on a node boundary.
+  static GroupPlacement consecutive(int64_t ranks, int64_t gpusPerNode);
+  /// `ranks` ranks, one on each of `ranks` nodes (a data-parallel group
+  /// across nodes when tensor parallelism fills each node).
+  static GroupPlacement onePerNode(int64_t ranks);
+};
+
+/// The time of one collective, split into its parts.
+struct CollectiveCost {
+  /// Launch plus per-hop latency (seconds).
+  double latency = 0;
+  /// Time to move the data at the bus bandwidth (seconds).
+  double transfer = 0;
+  /// The algorithm priced (Ring or Tree, never Auto).
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+  /// The bus bandwidth used (bytes/s).
+  double busBandwidth = 0;
+
+  double total() const { return latency + transfer; }
+};
+
+class CostModel {
+public:
+  explicit CostModel(HardwareProfile profile,
+                     CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto)
+      : hardware(std::move(profile)), algorithm(algorithm) {}
+
+  const HardwareProfile &getProfile() const { return hardware; }
+  CollectiveAlgorithm getAlgorithm() const { return algorithm; }
+
+  //===--- Compute --------------------------------------------------------===//
+
+  /// Fraction of peak a GEMM of this shape reaches (tile and wave
+  /// quantization, short K); in (0, maxEfficiency].
+  double gemmEfficiency(int64_t m, int64_t n, int64_t k) const;
+
+  /// Time of `C[m,n] = A[m,k] * B[k,n]`: the slower of 2mnk flops at the
+  /// shape's efficiency and of reading A and B and writing C, plus the kernel
+  /// overhead.
+  double gemmTime(int64_t m, int64_t n, int64_t k, ElementType type) const;
+
+  /// Time of a kernel doing `flops` flops and moving `bytes` bytes (roofline:
+  /// flops at the asymptotic GEMM efficiency, bytes at the streaming memory
+  /// bandwidth), plus the kernel overhead.
+  double computeTime(double flops, double bytes, ElementType type) const;
+
+  /// Time of a memory-bound kernel moving `bytes` bytes (elementwise ops,
+  /// casts, optimizer updates), plus the kernel overhead.
+  double memoryTime(double bytes) const;
+
+  /// Compute kernels run this many times longer while a collective runs.
+  double getCommComputeSlowdown() const { return hardware.commComputeSlowdown; }
+
+  //===--- Communication --------------------------------------------------===//
+
+  /// The nccl-tests bus bandwidth a group placed so reaches: the intra-node
+  /// bus bandwidth inside one node; across nodes, the NICs the group's ranks
+  /// on one node can use (at most one per rank), capped by the intra-node
+  /// bandwidth those ranks share.
+  double busBandwidth(const GroupPlacement &group) const;
+
+  /// The cost of one collective. `bytes` is the size nccl-tests reports for
+  /// it: the buffer of an all-reduce, the whole (unscattered) input of a
+  /// reduce-scatter, the whole (gathered) output of an all-gather, the
+  /// message of a send/recv. Cheap: a handful of flops, no allocation.
+  CollectiveCost collectiveCost(CollectiveKind kind, double bytes,
+                                const GroupPlacement &group) const;
+  CollectiveCost collectiveCost(CollectiveKind kind, double bytes,
+                                const GroupPlacement &group,
+                                CollectiveAlgorithm algorithm) const;
+
+  double collectiveTime(CollectiveKind kind, double bytes,
+                        const GroupPlacement &group) const {
+    return collectiveCost(kind, bytes, group).total();
+  }
+
+  /// The time of the collective's data movement alone, at full bus bandwidth
+  /// with no latency and the best algorithm: what the lower bound charges.
+  double collectiveTransferBound(CollectiveKind kind, double bytes,
+                                 const GroupPlacement &group) const;
+
+private:
+  CollectiveCost ringCost(CollectiveKind kind, double bytes,
+                          const GroupPlacement &group) const;
+  CollectiveCost treeCost(double bytes, const GroupPlacement &group) const;
+
+  HardwareProfile hardware;
+  CollectiveAlgorithm algorithm;
+};
+
+/// nccl-tests' factor from algorithm bandwidth to bus bandwidth for a group
+/// of `ranks`: 2(n-1)/n, (n-1)/n, or 1.
+double getBusFactor(CollectiveKind kind, int64_t ranks);
+
+} // namespace sim
+} // namespace ddp
+
+#endif // DDP_SIM_COSTMODEL_H

@@ -1,0 +1,44 @@
+//===- SimOutput.h - What users read of a simulation ------------*- C++ -*-===//
+//
+// The text summary, the JSON report (schema in docs/schemas/), the Chrome
+// trace (the Trace Event Format shared with the runtime's traces) and an SVG
+// timeline drawn without a browser.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_SIM_SIMOUTPUT_H
+#define DDP_SIM_SIMOUTPUT_H
+
+#include "ddp/Sim/Simulator.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace ddp {
+namespace sim {
+
+/// The version of the JSON report, written as `"schema_version"`.
+constexpr int64_t kSimReportSchemaVersion = 1;
+
+/// A human-readable summary: step time, compute, communication, exposed
+/// communication, overlap, lower bound and the streams.
+void printTextSummary(const SimResult &result, const CostModel &model,
+                      llvm::raw_ostream &os);
+
+/// The machine-readable report (docs/schemas/sim-report.schema.json).
+llvm::json::Value buildJsonReport(const SimResult &result,
+                                  const CostModel &model);
+
+/// The Chrome trace: one `X` event per recorded interval, `pid` 0 named
+/// "simulated", `tid` 0 the compute stream and 1... the communication
+/// streams, each named by a `thread_name` metadata event.
+void writeChromeTrace(const SimResult &result, llvm::raw_ostream &os);
+
+/// An SVG picture of the timeline: one lane per stream, intervals colored by
+/// category, an axis in milliseconds.
+void writeTimelineSvg(const SimResult &result, llvm::raw_ostream &os);
+
+} // namespace sim
+} // namespace ddp
+
+#endif // DDP_SIM_SIMOUTPUT_H

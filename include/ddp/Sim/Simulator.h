@@ -1,0 +1,193 @@
+//===- Simulator.h - Step-time simulation of a ddp step ---------*- C++ -*-===//
+//
+// Executes a step (scheduled or not) against the cost model: one compute
+// stream that runs the ops in block order, one communication stream per
+// process group for asynchronous collectives, tokens and waits as
+// dependencies. The semantics are written out in docs/CostModel.md
+// ("Simulation").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_SIM_SIMULATOR_H
+#define DDP_SIM_SIMULATOR_H
+
+#include "ddp/Sim/CostModel.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddp {
+namespace sim {
+
+enum class EventCategory { Compute, Comm, Wait };
+llvm::StringRef stringifyEventCategory(EventCategory category);
+
+/// What the simulator priced for a collective.
+struct CollectiveRecord {
+  CollectiveKind kind = CollectiveKind::AllReduce;
+  /// nccl-tests size of the collective (see CostModel::collectiveCost).
+  double bytes = 0;
+  CollectiveCost cost;
+  bool async = false;
+};
+
+/// One interval of one stream. Times in seconds from the start of the step.
+struct TimelineEvent {
+  std::string name;
+  EventCategory category = EventCategory::Compute;
+  /// 0 is the compute stream, 1... the communication streams.
+  unsigned stream = 0;
+  double start = 0;
+  double duration = 0;
+  /// The op it comes from (a wait event: the op that blocked).
+  mlir::Operation *op = nullptr;
+  /// Set for collectives.
+  std::optional<CollectiveRecord> collective;
+
+  double end() const { return start + duration; }
+};
+
+struct StreamInfo {
+  /// "compute", or "comm0", "comm1", ... in order of first use.
+  std::string name;
+  /// The mesh axes of the process group (empty for the compute stream).
+  llvm::SmallVector<std::string> axes;
+  GroupPlacement placement;
+  /// Seconds the stream is busy, and how many ops ran on it.
+  double busyTime = 0;
+  int64_t numOps = 0;
+};
+
+/// When a gradient became final on the compute stream.
+struct GradReadyTime {
+  std::string param;
+  double time = 0;
+  int64_t numElements = 0;
+  ElementType elementType = ElementType::F32;
+  mlir::Operation *op = nullptr;
+};
+
+/// A lower bound on the step time of this graph on this hardware, whatever
+/// the schedule; the step time is at least each term.
+struct LowerBound {
+  /// All compute at full speed (no slowdown, no waiting).
+  double compute = 0;
+  /// For the busiest process group: all its collectives' data at full bus
+  /// bandwidth with no latency.
+  double communication = 0;
+  /// Compute up to the last `grad_ready`, then the smallest collective that
+  /// can carry that gradient (its bytes alone, latency included), then its
+  /// optimizer update.
+  double tail = 0;
+
+  double value() const { return std::max({compute, communication, tail}); }
+  /// The name of the largest term.
+  llvm::StringRef binding() const;
+};
+
+struct MeshAxisInfo {
+  std::string name;
+  int64_t size = 0;
+  /// The size written in the IR, before the `dp` option rescaled it.
+  int64_t sizeInIR = 0;
+};
+
+struct SimOptions {
+  /// When positive, the data-parallel size to simulate instead of the one in
+  /// the IR (see rescaleDataParallelAxes).
+  int64_t dataParallelSize = 0;
+  /// Keep every op's interval (needed for traces and pictures; the totals
+  /// and the lower bound do not need it).
+  bool recordEvents = true;
+};
+
+struct SimResult {
+  std::string stepName;
+  std::string hardwareName;
+  std::string meshName;
+  llvm::SmallVector<MeshAxisInfo> meshAxes;
+  int64_t numRanks = 1;
+  int64_t numNodes = 1;
+  int64_t dataParallelSize = 1;
+
+  /// When the last stream goes idle.
+  double stepTime = 0;
+  /// Time compute kernels ran, with the slowdown while a collective ran.
+  double computeTime = 0;
+  /// The same kernels without any slowdown.
+  double idealComputeTime = 0;
+  /// Flops of the GEMMs and costed compute ops (what model-FLOPs
+  /// throughput counts).
+  double flops = 0;
+  /// Sum of the durations of all collectives.
+  double commTime = 0;
+  /// Time the compute stream stood still for communication: waits that
+  /// blocked, synchronous collectives (and the queue before them), and any
+  /// communication still running when compute ended.
+  double exposedCommTime = 0;
+  LowerBound lowerBound;
+
+  int64_t numOps = 0;
+  int64_t numComputeOps = 0;
+  int64_t numCollectives = 0;
+  int64_t numWaits = 0;
+  /// Names of ops the model does not know, charged nothing (each once).
+  llvm::SmallVector<std::string> unmodeledOps;
+
+  llvm::SmallVector<StreamInfo> streams;
+  std::vector<TimelineEvent> events;
+  /// In op order.
+  std::vector<GradReadyTime> gradReady;
+
+  /// The fraction of communication hidden behind compute:
+  /// 1 - exposed / total; none when there is no communication.
+  std::optional<double> overlapFraction() const;
+  double stepOverLowerBound() const;
+  /// Flops per second of compute time; 0 without compute.
+  double computeFlopRate() const {
+    return computeTime > 0 ? flops / computeTime : 0;
+  }
+};
+
+/// Axis names that are model-parallel; every other axis of a mesh is
+/// data-parallel (dense data parallelism, and expert parallelism carved out
+/// of it as Megatron does).
+llvm::ArrayRef<llvm::StringRef> getModelParallelAxisNames();
+
+/// The axis sizes a mesh has when its data-parallel size becomes
+/// `dataParallelSize`: the first (slowest) data-parallel axis absorbs the
+/// change, the others keep their size. Fails with a message when the mesh
+/// has no data-parallel axis or the size is not a multiple of the other
+/// data-parallel axes.
+llvm::Expected<llvm::SmallVector<int64_t>>
+rescaleDataParallelAxes(llvm::ArrayRef<llvm::StringRef> axisNames,
+                        llvm::ArrayRef<int64_t> sizes,
+                        int64_t dataParallelSize);
+
+/// Where the group spanned by `groupAxes` (indices into `meshShape`) sits,
+/// with ranks numbered row-major (first axis slowest) and `gpusPerNode`
+/// consecutive ranks per node. Describes the group holding rank 0.
+GroupPlacement placeGroup(llvm::ArrayRef<int64_t> meshShape,
+                          llvm::ArrayRef<unsigned> groupAxes,
+                          int64_t gpusPerNode);
+
+/// The step of a module: the function named `name`, or when `name` is empty
+/// the only function with a body. Emits an error and fails otherwise.
+mlir::FailureOr<mlir::func::FuncOp> findStep(mlir::ModuleOp module,
+                                             llvm::StringRef name);
+
+/// Simulates one step. Emits an error at the offending op and fails on IR it
+/// cannot price (a group whose mesh cannot be rescaled).
+mlir::FailureOr<SimResult> simulateStep(mlir::func::FuncOp step,
+                                        const CostModel &model,
+                                        const SimOptions &options = {});
+
+} // namespace sim
+} // namespace ddp
+
+#endif // DDP_SIM_SIMULATOR_H

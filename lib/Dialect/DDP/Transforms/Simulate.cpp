@@ -1,0 +1,117 @@
+//===- Simulate.cpp - The ddp-simulate pass -------------------------------===//
+//
+// An analysis pass: prices the step with the DDPSim library and writes what
+// the user asked for. The IR is never changed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Dialect/DDP/Transforms/Passes.h"
+
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Sim/SimOutput.h"
+
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <cmath>
+
+namespace ddp {
+#define GEN_PASS_DEF_SIMULATE
+#include "ddp/Dialect/DDP/Transforms/Passes.h.inc"
+} // namespace ddp
+
+using namespace mlir;
+using namespace ddp;
+using namespace ddp::sim;
+
+namespace {
+struct SimulatePass : public ddp::impl::SimulateBase<SimulatePass> {
+  using SimulateBase::SimulateBase;
+
+  void runOnOperation() override;
+
+private:
+  /// Writes `write`'s output to `path` ('-' is stdout); reports failures at
+  /// the module.
+  LogicalResult writeFile(StringRef path, StringRef what,
+                          llvm::function_ref<void(raw_ostream &)> write);
+};
+} // namespace
+
+LogicalResult
+SimulatePass::writeFile(StringRef path, StringRef what,
+                        llvm::function_ref<void(raw_ostream &)> write) {
+  if (path == "-") {
+    write(llvm::outs());
+    llvm::outs().flush();
+    return success();
+  }
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(path, &error);
+  if (!file)
+    return emitError(getOperation().getLoc(), "ddp-simulate: cannot write the ")
+           << what << " to '" << path << "': " << error;
+  write(file->os());
+  file->keep();
+  return success();
+}
+
+void SimulatePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  markAllAnalysesPreserved();
+
+  // Validate every option before doing any work.
+  llvm::Expected<HardwareProfile> profile = lookupHardwareProfile(hardware);
+  if (!profile) {
+    emitError(module.getLoc(), "ddp-simulate: ")
+        << llvm::toString(profile.takeError());
+    return signalPassFailure();
+  }
+  std::optional<CollectiveAlgorithm> algo = parseCollectiveAlgorithm(algorithm);
+  if (!algo) {
+    emitError(module.getLoc(), "ddp-simulate: unknown algorithm '")
+        << algorithm << "'; expected ring, tree or auto";
+    return signalPassFailure();
+  }
+  if (dataParallelSize < 0) {
+    emitError(module.getLoc(), "ddp-simulate: dp must be positive, got ")
+        << dataParallelSize;
+    return signalPassFailure();
+  }
+  FailureOr<func::FuncOp> step = findStep(module, stepName);
+  if (failed(step))
+    return signalPassFailure();
+
+  CostModel model(std::move(*profile), *algo);
+  SimOptions options;
+  options.dataParallelSize = dataParallelSize;
+  options.recordEvents =
+      !reportPath.empty() || !tracePath.empty() || !timelinePath.empty();
+  FailureOr<SimResult> result = simulateStep(*step, model, options);
+  if (failed(result))
+    return signalPassFailure();
+
+  numSimulatedOps = result->numOps;
+  numSimulatedCollectives = result->numCollectives;
+  stepTimeMicros = static_cast<uint64_t>(std::llround(result->stepTime * 1e6));
+
+  bool ok = true;
+  if (!outputPath.empty())
+    ok &= succeeded(writeFile(outputPath, "summary", [&](raw_ostream &os) {
+      printTextSummary(*result, model, os);
+    }));
+  if (!reportPath.empty())
+    ok &= succeeded(writeFile(reportPath, "report", [&](raw_ostream &os) {
+      os << llvm::formatv("{0:2}", buildJsonReport(*result, model)) << "\n";
+    }));
+  if (!tracePath.empty())
+    ok &= succeeded(writeFile(tracePath, "trace", [&](raw_ostream &os) {
+      writeChromeTrace(*result, os);
+    }));
+  if (!timelinePath.empty())
+    ok &= succeeded(writeFile(timelinePath, "timeline", [&](raw_ostream &os) {
+      writeTimelineSvg(*result, os);
+    }));
+  if (!ok)
+    signalPassFailure();
+}

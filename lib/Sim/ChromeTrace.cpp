@@ -1,0 +1,93 @@
+//===- ChromeTrace.cpp - The simulated timeline as a Chrome trace ---------===//
+//
+// The Trace Event Format shared with the runtime (docs/CostModel.md,
+// "Chrome trace"): complete events in microseconds, one track per stream.
+// Streamed with json::OStream so a 100k-op step never builds a DOM.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Sim/SimOutput.h"
+
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace llvm;
+using namespace ddp;
+using namespace ddp::sim;
+
+/// Everything a reader of the trace wants to know about an op beyond its
+/// name and interval.
+static void writeArgs(json::OStream &json, const TimelineEvent &event) {
+  json.attributeObject("args", [&] {
+    if (!event.op)
+      return;
+    json.attribute("op", event.op->getName().getStringRef());
+    if (auto layer = event.op->getAttrOfType<mlir::IntegerAttr>("layer"))
+      json.attribute("layer", layer.getInt());
+    if (auto param = event.op->getAttrOfType<mlir::FlatSymbolRefAttr>("param"))
+      json.attribute("param", param.getValue());
+    if (auto gemm = dyn_cast<GemmOp>(event.op)) {
+      json.attribute("m", gemm.getM());
+      json.attribute("n", gemm.getN());
+      json.attribute("k", gemm.getK());
+      json.attribute("flops", gemm.getFlops());
+    } else if (auto compute = dyn_cast<ComputeOp>(event.op)) {
+      json.attribute("flops", compute.getFlops().convertToDouble());
+      json.attribute("bytes", compute.getBytes().convertToDouble());
+    }
+    if (auto collective = dyn_cast<CollectiveOpInterface>(event.op)) {
+      SmallVector<StringRef> axes;
+      for (mlir::Attribute axis : collective.getAxesAttr())
+        axes.push_back(cast<mlir::StringAttr>(axis).getValue());
+      json.attribute("group", join(axes, ","));
+    }
+    if (const std::optional<CollectiveRecord> &record = event.collective) {
+      json.attribute("bytes", record->bytes);
+      json.attribute("async", record->async);
+      json.attribute("algorithm",
+                     stringifyCollectiveAlgorithm(record->cost.algorithm));
+      json.attribute("bus_bandwidth_gbps", record->cost.busBandwidth / 1e9);
+    }
+  });
+}
+
+void ddp::sim::writeChromeTrace(const SimResult &result, raw_ostream &os) {
+  constexpr int64_t kPid = 0;
+  json::OStream json(os);
+  json.object([&] {
+    json.attribute("displayTimeUnit", "ms");
+    json.attributeArray("traceEvents", [&] {
+      json.object([&] {
+        json.attribute("name", "process_name");
+        json.attribute("ph", "M");
+        json.attribute("pid", kPid);
+        json.attributeObject("args",
+                             [&] { json.attribute("name", "simulated"); });
+      });
+      for (auto [tid, stream] : enumerate(result.streams)) {
+        json.object([&] {
+          json.attribute("name", "thread_name");
+          json.attribute("ph", "M");
+          json.attribute("pid", kPid);
+          json.attribute("tid", static_cast<int64_t>(tid));
+          json.attributeObject("args",
+                               [&] { json.attribute("name", stream.name); });
+        });
+      }
+      for (const TimelineEvent &event : result.events) {
+        json.object([&] {
+          json.attribute("name", event.name);
+          json.attribute("cat", stringifyEventCategory(event.category));
+          json.attribute("ph", "X");
+          json.attribute("ts", event.start * 1e6);
+          json.attribute("dur", event.duration * 1e6);
+          json.attribute("pid", kPid);
+          json.attribute("tid", static_cast<int64_t>(event.stream));
+          writeArgs(json, event);
+        });
+      }
+    });
+  });
+  os << "\n";
+}

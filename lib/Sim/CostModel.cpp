@@ -1,0 +1,208 @@
+//===- CostModel.cpp - Time of compute and collectives --------------------===//
+
+#include "ddp/Sim/CostModel.h"
+
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace llvm;
+using namespace ddp::sim;
+
+StringRef ddp::sim::stringifyCollectiveKind(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    return "all_reduce";
+  case CollectiveKind::ReduceScatter:
+    return "reduce_scatter";
+  case CollectiveKind::AllGather:
+    return "all_gather";
+  case CollectiveKind::SendRecv:
+    return "send_recv";
+  }
+  llvm_unreachable("unknown collective kind");
+}
+
+StringRef ddp::sim::stringifyCollectiveAlgorithm(CollectiveAlgorithm algo) {
+  switch (algo) {
+  case CollectiveAlgorithm::Ring:
+    return "ring";
+  case CollectiveAlgorithm::Tree:
+    return "tree";
+  case CollectiveAlgorithm::Auto:
+    return "auto";
+  }
+  llvm_unreachable("unknown collective algorithm");
+}
+
+std::optional<CollectiveAlgorithm>
+ddp::sim::parseCollectiveAlgorithm(StringRef name) {
+  return StringSwitch<std::optional<CollectiveAlgorithm>>(name)
+      .Case("ring", CollectiveAlgorithm::Ring)
+      .Case("tree", CollectiveAlgorithm::Tree)
+      .Case("auto", CollectiveAlgorithm::Auto)
+      .Default(std::nullopt);
+}
+
+GroupPlacement GroupPlacement::consecutive(int64_t ranks, int64_t gpusPerNode) {
+  int64_t perNode = std::min(ranks, gpusPerNode);
+  return {ranks, static_cast<int64_t>(divideCeil(ranks, perNode)), perNode};
+}
+
+GroupPlacement GroupPlacement::onePerNode(int64_t ranks) {
+  return {ranks, ranks, 1};
+}
+
+double ddp::sim::getBusFactor(CollectiveKind kind, int64_t ranks) {
+  double n = static_cast<double>(ranks);
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    return 2 * (n - 1) / n;
+  case CollectiveKind::ReduceScatter:
+  case CollectiveKind::AllGather:
+    return (n - 1) / n;
+  case CollectiveKind::SendRecv:
+    return 1;
+  }
+  llvm_unreachable("unknown collective kind");
+}
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+double CostModel::gemmEfficiency(int64_t m, int64_t n, int64_t k) const {
+  const GemmEfficiencyModel &model = hardware.gemm;
+  // Each unit computes whole tiles; a GEMM takes as many tile-times as it
+  // has waves, whatever fraction of the last wave and of each edge tile is
+  // useful work.
+  int64_t tiles = static_cast<int64_t>(divideCeil(m, model.tileM)) *
+                  static_cast<int64_t>(divideCeil(n, model.tileN));
+  int64_t waves =
+      static_cast<int64_t>(divideCeil(tiles, model.numComputeUnits));
+  double paddedOutput = static_cast<double>(waves) * model.numComputeUnits *
+                        model.tileM * model.tileN;
+  double outputFraction = static_cast<double>(m) * n / paddedOutput;
+  double depthFraction = k / (k + model.kHalf);
+  return model.maxEfficiency * outputFraction * depthFraction;
+}
+
+double CostModel::gemmTime(int64_t m, int64_t n, int64_t k,
+                           ElementType type) const {
+  double flops = 2.0 * m * n * k;
+  double bytes = (static_cast<double>(m) * k + static_cast<double>(k) * n +
+                  static_cast<double>(m) * n) *
+                 getElementBytes(type);
+  double mathTime =
+      flops / (hardware.getPeakFlops(type) * gemmEfficiency(m, n, k));
+  double memoryTime =
+      bytes / (hardware.memoryBandwidth * hardware.memoryEfficiency);
+  return std::max(mathTime, memoryTime) + hardware.kernelOverhead;
+}
+
+double CostModel::computeTime(double flops, double bytes,
+                              ElementType type) const {
+  double mathTime =
+      flops / (hardware.getPeakFlops(type) * hardware.gemm.maxEfficiency);
+  double memoryTime =
+      bytes / (hardware.memoryBandwidth * hardware.memoryEfficiency);
+  return std::max(mathTime, memoryTime) + hardware.kernelOverhead;
+}
+
+double CostModel::memoryTime(double bytes) const {
+  return bytes / (hardware.memoryBandwidth * hardware.memoryEfficiency) +
+         hardware.kernelOverhead;
+}
+
+//===----------------------------------------------------------------------===//
+// Communication
+//===----------------------------------------------------------------------===//
+
+double CostModel::busBandwidth(const GroupPlacement &group) const {
+  if (!group.spansNodes())
+    return hardware.intraNodeBusBandwidth;
+  // Rail-optimized fabrics give each GPU its own NIC: the ranks of the group
+  // on one node cross the network through at most that many NICs.
+  int64_t nics = std::min(group.ranksPerNode, hardware.nicsPerNode);
+  double network = static_cast<double>(nics) * hardware.nicBusBandwidth;
+  if (group.ranksPerNode > 1)
+    return std::min(network, hardware.intraNodeBusBandwidth);
+  return network;
+}
+
+CollectiveCost CostModel::ringCost(CollectiveKind kind, double bytes,
+                                   const GroupPlacement &group) const {
+  CollectiveCost cost;
+  cost.algorithm = CollectiveAlgorithm::Ring;
+  cost.busBandwidth = busBandwidth(group);
+  cost.transfer = bytes * getBusFactor(kind, group.ranks) / cost.busBandwidth;
+  // One hop per ring step; the steps that cross a node boundary pay the
+  // network's latency (NCCL: nsteps and nInterSteps).
+  int64_t steps, interSteps;
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    steps = 2 * (group.ranks - 1);
+    interSteps = 2 * (group.nodes - 1);
+    break;
+  case CollectiveKind::ReduceScatter:
+  case CollectiveKind::AllGather:
+    steps = group.ranks - 1;
+    interSteps = group.nodes - 1;
+    break;
+  case CollectiveKind::SendRecv:
+    steps = 1;
+    interSteps = group.spansNodes() ? 1 : 0;
+    break;
+  }
+  cost.latency = hardware.collectiveBaseLatency +
+                 (steps - interSteps) * hardware.intraNodeHopLatency +
+                 interSteps * hardware.interNodeHopLatency;
+  return cost;
+}
+
+CollectiveCost CostModel::treeCost(double bytes,
+                                   const GroupPlacement &group) const {
+  CollectiveCost cost;
+  cost.algorithm = CollectiveAlgorithm::Tree;
+  cost.busBandwidth = busBandwidth(group) * hardware.treeBandwidthFraction;
+  // Reduce up and broadcast down a pipelined (double binary) tree: every
+  // rank moves the whole buffer twice.
+  cost.transfer = 2 * bytes / cost.busBandwidth;
+  // A chain inside each node, a tree of depth floor(log2(nodes)) between
+  // them, traversed up and down (NCCL's tree latency).
+  int64_t depth = group.nodes > 1 ? Log2_64(group.nodes) : 0;
+  cost.latency = hardware.collectiveBaseLatency +
+                 2 * ((group.ranksPerNode - 1) * hardware.intraNodeHopLatency +
+                      depth * hardware.interNodeHopLatency);
+  return cost;
+}
+
+CollectiveCost CostModel::collectiveCost(CollectiveKind kind, double bytes,
+                                         const GroupPlacement &group) const {
+  return collectiveCost(kind, bytes, group, algorithm);
+}
+
+CollectiveCost CostModel::collectiveCost(CollectiveKind kind, double bytes,
+                                         const GroupPlacement &group,
+                                         CollectiveAlgorithm algo) const {
+  // A group of one rank has nothing to exchange (NCCL returns at once).
+  if (group.ranks <= 1)
+    return CollectiveCost{0, 0, CollectiveAlgorithm::Ring, 0};
+  if (kind != CollectiveKind::AllReduce || algo == CollectiveAlgorithm::Ring)
+    return ringCost(kind, bytes, group);
+  if (algo == CollectiveAlgorithm::Tree)
+    return treeCost(bytes, group);
+  CollectiveCost ring = ringCost(kind, bytes, group);
+  CollectiveCost tree = treeCost(bytes, group);
+  return tree.total() < ring.total() ? tree : ring;
+}
+
+double CostModel::collectiveTransferBound(CollectiveKind kind, double bytes,
+                                          const GroupPlacement &group) const {
+  if (group.ranks <= 1)
+    return 0;
+  // The ring's data movement is never above the tree's (2(n-1)/n <= 2/f).
+  return ringCost(kind, bytes, group).transfer;
+}

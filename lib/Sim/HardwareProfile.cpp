@@ -1,0 +1,520 @@
+//===- HardwareProfile.cpp - Built-in and JSON hardware profiles ----------===//
+//
+// Every built-in number is cited in docs/CostModel.md ("Built-in profiles");
+// keep the two in step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Sim/HardwareProfile.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cmath>
+
+using namespace llvm;
+using namespace ddp::sim;
+
+//===----------------------------------------------------------------------===//
+// Element types
+//===----------------------------------------------------------------------===//
+
+StringRef ddp::sim::stringifyElementType(ElementType type) {
+  switch (type) {
+  case ElementType::F16:
+    return "f16";
+  case ElementType::BF16:
+    return "bf16";
+  case ElementType::F32:
+    return "f32";
+  case ElementType::F64:
+    return "f64";
+  }
+  llvm_unreachable("unknown element type");
+}
+
+std::optional<ElementType> ddp::sim::parseElementType(StringRef name) {
+  for (unsigned i = 0; i < kNumElementTypes; ++i)
+    if (stringifyElementType(static_cast<ElementType>(i)) == name)
+      return static_cast<ElementType>(i);
+  return std::nullopt;
+}
+
+unsigned ddp::sim::getElementBytes(ElementType type) {
+  switch (type) {
+  case ElementType::F16:
+  case ElementType::BF16:
+    return 2;
+  case ElementType::F32:
+    return 4;
+  case ElementType::F64:
+    return 8;
+  }
+  llvm_unreachable("unknown element type");
+}
+
+//===----------------------------------------------------------------------===//
+// Built-in profiles
+//===----------------------------------------------------------------------===//
+
+namespace {
+constexpr double kTera = 1e12;
+constexpr double kGiga = 1e9;
+constexpr double kMicro = 1e-6;
+
+/// NCCL's ring latency model (src/graph/tuning.cc: baseLat and hwLat for the
+/// Simple protocol), shared by the GPU profiles.
+constexpr double kNcclBaseLatencyUs = 8.4;
+constexpr double kNcclNvlinkHopUs = 3.4;
+constexpr double kNcclNetHopUs = 9.6;
+constexpr double kNcclTreeBandwidthFraction = 0.9;
+
+/// A Hopper GPU (H100 SXM5 and H200 SXM share the GH100 die and clocks).
+HardwareProfile makeHopper(StringRef name, StringRef description,
+                           double hbmTBps, int64_t nicsPerNode,
+                           double nicGBps) {
+  HardwareProfile p;
+  p.name = name.str();
+  p.description = description.str();
+  p.gpusPerNode = 8;
+  p.peakFlops = {989.4 * kTera, 989.4 * kTera, 67 * kTera, 67 * kTera};
+  p.gemm = {/*maxEfficiency=*/0.75, /*tileM=*/128, /*tileN=*/128,
+            /*numComputeUnits=*/132, /*kHalf=*/64};
+  p.memoryBandwidth = hbmTBps * kTera;
+  p.memoryEfficiency = 0.85;
+  p.kernelOverhead = 2 * kMicro;
+  p.intraNodeBusBandwidth = 370 * kGiga;
+  p.intraNodeHopLatency = kNcclNvlinkHopUs * kMicro;
+  p.nicBusBandwidth = nicGBps * kGiga;
+  p.nicsPerNode = nicsPerNode;
+  p.interNodeHopLatency = kNcclNetHopUs * kMicro;
+  p.collectiveBaseLatency = kNcclBaseLatencyUs * kMicro;
+  p.treeBandwidthFraction = kNcclTreeBandwidthFraction;
+  p.commComputeSlowdown = 1.1;
+  return p;
+}
+
+HardwareProfile makeA100() {
+  HardwareProfile p;
+  p.name = "a100-sxm-ib200";
+  p.description = "DGX A100: 8 A100-SXM4-80GB per node (NVLink 3, NVSwitch), "
+                  "8x 200 Gb/s HDR InfiniBand per node";
+  p.gpusPerNode = 8;
+  p.peakFlops = {312 * kTera, 312 * kTera, 19.5 * kTera, 19.5 * kTera};
+  p.gemm = {/*maxEfficiency=*/0.85, /*tileM=*/128, /*tileN=*/128,
+            /*numComputeUnits=*/108, /*kHalf=*/64};
+  p.memoryBandwidth = 2.039 * kTera;
+  p.memoryEfficiency = 0.85;
+  p.kernelOverhead = 2 * kMicro;
+  p.intraNodeBusBandwidth = 230 * kGiga;
+  p.intraNodeHopLatency = kNcclNvlinkHopUs * kMicro;
+  p.nicBusBandwidth = 24 * kGiga;
+  p.nicsPerNode = 8;
+  p.interNodeHopLatency = kNcclNetHopUs * kMicro;
+  p.collectiveBaseLatency = kNcclBaseLatencyUs * kMicro;
+  p.treeBandwidthFraction = kNcclTreeBandwidthFraction;
+  p.commComputeSlowdown = 1.1;
+  return p;
+}
+
+/// This project's CI machine: 2 cores, one rank per core, OpenBLAS GEMMs and
+/// Open MPI over shared memory. Measured with bench/sim/measure_cpu_profile.cpp
+/// (both ranks busy, the machine shared with other jobs, so +-30%); 16-bit
+/// rates are estimates (OpenBLAS converts through f32). docs/CostModel.md
+/// has the raw numbers.
+HardwareProfile makeCpu() {
+  HardwareProfile p;
+  p.name = "cpu-mpi-2core";
+  p.description = "2-core x86 VM, one rank per core, OpenBLAS GEMMs, "
+                  "Open MPI over shared memory";
+  p.gpusPerNode = 2;
+  p.peakFlops = {25 * kGiga, 25 * kGiga, 55 * kGiga, 20 * kGiga};
+  p.gemm = {/*maxEfficiency=*/1.0, /*tileM=*/16, /*tileN=*/4,
+            /*numComputeUnits=*/1, /*kHalf=*/16};
+  p.memoryBandwidth = 4.4 * kGiga;
+  p.memoryEfficiency = 1.0;
+  p.kernelOverhead = 1 * kMicro;
+  p.intraNodeBusBandwidth = 0.6 * kGiga;
+  p.intraNodeHopLatency = 1 * kMicro;
+  p.nicBusBandwidth = 0.1 * kGiga;
+  p.nicsPerNode = 1;
+  p.interNodeHopLatency = 50 * kMicro;
+  p.collectiveBaseLatency = 2 * kMicro;
+  p.treeBandwidthFraction = 1.0;
+  p.commComputeSlowdown = 1.5;
+  return p;
+}
+
+struct BuiltinProfiles {
+  SmallVector<HardwareProfile> profiles;
+  SmallVector<StringRef> names;
+  BuiltinProfiles() {
+    profiles.push_back(makeHopper(
+        "h100-sxm-nvlink",
+        "one HGX H100 node: 8 H100-SXM5-80GB on NVLink 4 (NVSwitch); a group "
+        "that leaves the node crosses a single 400 Gb/s NIC per node",
+        /*hbmTBps=*/3.35, /*nicsPerNode=*/1, /*nicGBps=*/46));
+    profiles.push_back(makeHopper(
+        "h100-sxm-ib400",
+        "DGX H100: 8 H100-SXM5-80GB per node (NVLink 4, NVSwitch), 8x 400 Gb/s "
+        "NDR InfiniBand per node, rail-optimized",
+        /*hbmTBps=*/3.35, /*nicsPerNode=*/8, /*nicGBps=*/46));
+    profiles.push_back(makeA100());
+    profiles.push_back(makeHopper(
+        "h200-sxm-ib400",
+        "HGX H200: 8 H200-SXM-141GB per node (NVLink 4, NVSwitch), 8x 400 Gb/s "
+        "NDR InfiniBand per node, rail-optimized",
+        /*hbmTBps=*/4.8, /*nicsPerNode=*/8, /*nicGBps=*/46));
+    profiles.push_back(makeCpu());
+    for (const HardwareProfile &profile : profiles)
+      names.push_back(profile.name);
+  }
+};
+
+const BuiltinProfiles &getBuiltins() {
+  static const BuiltinProfiles builtins;
+  return builtins;
+}
+} // namespace
+
+ArrayRef<StringRef> ddp::sim::getBuiltinHardwareProfileNames() {
+  return getBuiltins().names;
+}
+
+Expected<HardwareProfile> ddp::sim::getBuiltinHardwareProfile(StringRef name) {
+  for (const HardwareProfile &profile : getBuiltins().profiles)
+    if (profile.name == name)
+      return profile;
+  return createStringError(
+      inconvertibleErrorCode(),
+      formatv("unknown hardware profile '{0}'; built-in profiles are: {1}",
+              name, join(getBuiltinHardwareProfileNames(), ", ")));
+}
+
+//===----------------------------------------------------------------------===//
+// JSON
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Numbers in messages as the user wrote them (`-370`, `0.5`), not `%.2f`.
+std::string formatNumber(double value) {
+  std::string text;
+  raw_string_ostream(text) << format("%g", value);
+  return text;
+}
+
+/// Reads the fields of a profile object, reporting the first problem with
+/// the dotted name of the field it concerns. With a base profile, absent
+/// fields keep the base's value; without one they are errors.
+class ProfileReader {
+public:
+  ProfileReader(StringRef source, bool fieldsOptional)
+      : source(source), fieldsOptional(fieldsOptional) {}
+
+  /// A positive number (or >= `minimum` when given) read into `out` after
+  /// multiplying by `scale`.
+  void readNumber(const json::Object &object, StringRef prefix, StringRef key,
+                  double scale, double &out, double minimum = 0,
+                  bool allowEqualMinimum = false) {
+    if (error)
+      return;
+    std::string field = fieldName(prefix, key);
+    const json::Value *value = object.get(key);
+    if (!value) {
+      if (!fieldsOptional)
+        fail(formatv("missing field '{0}'", field));
+      return;
+    }
+    std::optional<double> number = value->getAsNumber();
+    if (!number || !std::isfinite(*number)) {
+      fail(formatv("field '{0}' must be a number", field));
+      return;
+    }
+    bool ok = allowEqualMinimum ? *number >= minimum : *number > minimum;
+    if (!ok) {
+      fail(formatv("field '{0}' must be {1} {2}, got {3}", field,
+                   allowEqualMinimum ? "at least" : "greater than",
+                   formatNumber(minimum), formatNumber(*number)));
+      return;
+    }
+    out = *number * scale;
+  }
+
+  void readInteger(const json::Object &object, StringRef prefix, StringRef key,
+                   int64_t &out) {
+    if (error)
+      return;
+    std::string field = fieldName(prefix, key);
+    const json::Value *value = object.get(key);
+    if (!value) {
+      if (!fieldsOptional)
+        fail(formatv("missing field '{0}'", field));
+      return;
+    }
+    std::optional<int64_t> number = value->getAsInteger();
+    if (!number) {
+      fail(formatv("field '{0}' must be an integer", field));
+      return;
+    }
+    if (*number <= 0) {
+      fail(formatv("field '{0}' must be greater than 0, got {1}", field,
+                   *number));
+      return;
+    }
+    out = *number;
+  }
+
+  /// The nested object `key`, or null (after reporting when required).
+  const json::Object *readObject(const json::Object &object, StringRef key) {
+    if (error)
+      return nullptr;
+    const json::Value *value = object.get(key);
+    if (!value) {
+      if (!fieldsOptional)
+        fail(formatv("missing field '{0}'", key));
+      return nullptr;
+    }
+    const json::Object *nested = value->getAsObject();
+    if (!nested)
+      fail(formatv("field '{0}' must be an object", key));
+    return nested;
+  }
+
+  void checkKnownKeys(const json::Object &object, StringRef prefix,
+                      ArrayRef<StringRef> known) {
+    if (error)
+      return;
+    for (const auto &entry : object) {
+      StringRef key = entry.first;
+      if (!is_contained(known, key)) {
+        fail(formatv("unknown field '{0}' (expected one of: {1})",
+                     fieldName(prefix, key), join(known, ", ")));
+        return;
+      }
+    }
+  }
+
+  void fail(const Twine &message) {
+    if (!error)
+      error = ("hardware profile '" + source + "': " + message).str();
+  }
+
+  std::optional<std::string> error;
+
+private:
+  static std::string fieldName(StringRef prefix, StringRef key) {
+    return prefix.empty() ? key.str() : (prefix + "." + key).str();
+  }
+
+  StringRef source;
+  bool fieldsOptional;
+};
+} // namespace
+
+Expected<HardwareProfile>
+ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
+  auto makeError = [](const Twine &message) {
+    return createStringError(inconvertibleErrorCode(), message);
+  };
+  const json::Object *root = json.getAsObject();
+  if (!root)
+    return makeError("hardware profile '" + source +
+                     "': the top level must be a JSON object");
+
+  HardwareProfile profile;
+  bool hasBase = false;
+  if (const json::Value *base = root->get("base")) {
+    std::optional<StringRef> baseName = base->getAsString();
+    if (!baseName)
+      return makeError("hardware profile '" + source +
+                       "': field 'base' must be a string");
+    Expected<HardwareProfile> baseProfile =
+        getBuiltinHardwareProfile(*baseName);
+    if (!baseProfile)
+      return makeError("hardware profile '" + source +
+                       "': field 'base': " + toString(baseProfile.takeError()));
+    profile = std::move(*baseProfile);
+    hasBase = true;
+  }
+
+  ProfileReader reader(source, /*fieldsOptional=*/hasBase);
+  reader.checkKnownKeys(*root, "",
+                        {"schema_version", "name", "description", "base",
+                         "gpus_per_node", "peak_tflops", "gemm", "memory",
+                         "kernel_overhead_us", "intra_node", "inter_node",
+                         "collective", "comm_compute_slowdown"});
+
+  if (const json::Value *version = root->get("schema_version")) {
+    if (version->getAsInteger() != kHardwareProfileSchemaVersion)
+      reader.fail(formatv("field 'schema_version' must be {0}",
+                          kHardwareProfileSchemaVersion));
+  }
+
+  if (const json::Value *name = root->get("name")) {
+    if (std::optional<StringRef> str = name->getAsString())
+      profile.name = str->str();
+    else
+      reader.fail("field 'name' must be a string");
+  } else if (!hasBase) {
+    reader.fail("missing field 'name'");
+  }
+  if (const json::Value *description = root->get("description")) {
+    if (std::optional<StringRef> str = description->getAsString())
+      profile.description = str->str();
+    else
+      reader.fail("field 'description' must be a string");
+  }
+
+  reader.readInteger(*root, "", "gpus_per_node", profile.gpusPerNode);
+
+  if (const json::Object *peak = reader.readObject(*root, "peak_tflops")) {
+    SmallVector<StringRef> dtypes;
+    for (unsigned i = 0; i < kNumElementTypes; ++i)
+      dtypes.push_back(stringifyElementType(static_cast<ElementType>(i)));
+    reader.checkKnownKeys(*peak, "peak_tflops", dtypes);
+    for (unsigned i = 0; i < kNumElementTypes; ++i)
+      reader.readNumber(*peak, "peak_tflops", dtypes[i], kTera,
+                        profile.peakFlops[i]);
+  }
+
+  if (const json::Object *gemm = reader.readObject(*root, "gemm")) {
+    reader.checkKnownKeys(
+        *gemm, "gemm",
+        {"max_efficiency", "tile_m", "tile_n", "compute_units", "k_half"});
+    reader.readNumber(*gemm, "gemm", "max_efficiency", 1,
+                      profile.gemm.maxEfficiency);
+    reader.readInteger(*gemm, "gemm", "tile_m", profile.gemm.tileM);
+    reader.readInteger(*gemm, "gemm", "tile_n", profile.gemm.tileN);
+    reader.readInteger(*gemm, "gemm", "compute_units",
+                       profile.gemm.numComputeUnits);
+    reader.readNumber(*gemm, "gemm", "k_half", 1, profile.gemm.kHalf, 0,
+                      /*allowEqualMinimum=*/true);
+    if (!reader.error && profile.gemm.maxEfficiency > 1)
+      reader.fail(formatv("field 'gemm.max_efficiency' must be at most 1, got "
+                          "{0}",
+                          formatNumber(profile.gemm.maxEfficiency)));
+  }
+
+  if (const json::Object *memory = reader.readObject(*root, "memory")) {
+    reader.checkKnownKeys(*memory, "memory", {"bandwidth_gbps", "efficiency"});
+    reader.readNumber(*memory, "memory", "bandwidth_gbps", kGiga,
+                      profile.memoryBandwidth);
+    reader.readNumber(*memory, "memory", "efficiency", 1,
+                      profile.memoryEfficiency);
+    if (!reader.error && profile.memoryEfficiency > 1)
+      reader.fail(formatv("field 'memory.efficiency' must be at most 1, got "
+                          "{0}",
+                          formatNumber(profile.memoryEfficiency)));
+  }
+
+  reader.readNumber(*root, "", "kernel_overhead_us", kMicro,
+                    profile.kernelOverhead, 0, /*allowEqualMinimum=*/true);
+
+  if (const json::Object *intra = reader.readObject(*root, "intra_node")) {
+    reader.checkKnownKeys(*intra, "intra_node",
+                          {"bus_bandwidth_gbps", "latency_us"});
+    reader.readNumber(*intra, "intra_node", "bus_bandwidth_gbps", kGiga,
+                      profile.intraNodeBusBandwidth);
+    reader.readNumber(*intra, "intra_node", "latency_us", kMicro,
+                      profile.intraNodeHopLatency, 0,
+                      /*allowEqualMinimum=*/true);
+  }
+
+  if (const json::Object *inter = reader.readObject(*root, "inter_node")) {
+    reader.checkKnownKeys(
+        *inter, "inter_node",
+        {"nic_bus_bandwidth_gbps", "nics_per_node", "latency_us"});
+    reader.readNumber(*inter, "inter_node", "nic_bus_bandwidth_gbps", kGiga,
+                      profile.nicBusBandwidth);
+    reader.readInteger(*inter, "inter_node", "nics_per_node",
+                       profile.nicsPerNode);
+    reader.readNumber(*inter, "inter_node", "latency_us", kMicro,
+                      profile.interNodeHopLatency, 0,
+                      /*allowEqualMinimum=*/true);
+  }
+
+  if (const json::Object *collective = reader.readObject(*root, "collective")) {
+    reader.checkKnownKeys(*collective, "collective",
+                          {"base_latency_us", "tree_bandwidth_fraction"});
+    reader.readNumber(*collective, "collective", "base_latency_us", kMicro,
+                      profile.collectiveBaseLatency, 0,
+                      /*allowEqualMinimum=*/true);
+    reader.readNumber(*collective, "collective", "tree_bandwidth_fraction", 1,
+                      profile.treeBandwidthFraction);
+    if (!reader.error && profile.treeBandwidthFraction > 1)
+      reader.fail(formatv("field 'collective.tree_bandwidth_fraction' must be "
+                          "at most 1, got {0}",
+                          formatNumber(profile.treeBandwidthFraction)));
+  }
+
+  reader.readNumber(*root, "", "comm_compute_slowdown", 1,
+                    profile.commComputeSlowdown, 1,
+                    /*allowEqualMinimum=*/true);
+
+  if (reader.error)
+    return makeError(*reader.error);
+  return profile;
+}
+
+Expected<HardwareProfile> ddp::sim::loadHardwareProfile(StringRef path) {
+  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
+      MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return createStringError(buffer.getError(),
+                             "cannot read hardware profile '" + path +
+                                 "': " + buffer.getError().message());
+  Expected<json::Value> json = json::parse((*buffer)->getBuffer());
+  if (!json)
+    return createStringError(
+        inconvertibleErrorCode(),
+        "hardware profile '" + path +
+            "' is not valid JSON: " + toString(json.takeError()));
+  return parseHardwareProfile(*json, path);
+}
+
+Expected<HardwareProfile>
+ddp::sim::lookupHardwareProfile(StringRef nameOrPath) {
+  if (is_contained(getBuiltinHardwareProfileNames(), nameOrPath))
+    return getBuiltinHardwareProfile(nameOrPath);
+  // Anything that looks like a file is read as one; a bare word is a
+  // misspelled built-in name and gets the list of names.
+  if (nameOrPath.ends_with(".json") || nameOrPath.contains('/'))
+    return loadHardwareProfile(nameOrPath);
+  return getBuiltinHardwareProfile(nameOrPath);
+}
+
+json::Value ddp::sim::toJSON(const HardwareProfile &p) {
+  json::Object peak;
+  for (unsigned i = 0; i < kNumElementTypes; ++i)
+    peak[stringifyElementType(static_cast<ElementType>(i))] =
+        p.peakFlops[i] / kTera;
+  return json::Object{
+      {"schema_version", kHardwareProfileSchemaVersion},
+      {"name", p.name},
+      {"description", p.description},
+      {"gpus_per_node", p.gpusPerNode},
+      {"peak_tflops", std::move(peak)},
+      {"gemm", json::Object{{"max_efficiency", p.gemm.maxEfficiency},
+                            {"tile_m", p.gemm.tileM},
+                            {"tile_n", p.gemm.tileN},
+                            {"compute_units", p.gemm.numComputeUnits},
+                            {"k_half", p.gemm.kHalf}}},
+      {"memory", json::Object{{"bandwidth_gbps", p.memoryBandwidth / kGiga},
+                              {"efficiency", p.memoryEfficiency}}},
+      {"kernel_overhead_us", p.kernelOverhead / kMicro},
+      {"intra_node",
+       json::Object{{"bus_bandwidth_gbps", p.intraNodeBusBandwidth / kGiga},
+                    {"latency_us", p.intraNodeHopLatency / kMicro}}},
+      {"inter_node",
+       json::Object{{"nic_bus_bandwidth_gbps", p.nicBusBandwidth / kGiga},
+                    {"nics_per_node", p.nicsPerNode},
+                    {"latency_us", p.interNodeHopLatency / kMicro}}},
+      {"collective",
+       json::Object{{"base_latency_us", p.collectiveBaseLatency / kMicro},
+                    {"tree_bandwidth_fraction", p.treeBandwidthFraction}}},
+      {"comm_compute_slowdown", p.commComputeSlowdown},
+  };
+}

@@ -1,0 +1,183 @@
+//===- SimReport.cpp - Text summary and JSON report of a simulation -------===//
+
+#include "ddp/Sim/SimOutput.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace llvm;
+using namespace ddp::sim;
+
+static double toMs(double seconds) { return seconds * 1e3; }
+
+static std::string describeMesh(const SimResult &result) {
+  std::string text = "@" + result.meshName + "(";
+  for (auto [index, axis] : enumerate(result.meshAxes)) {
+    if (index)
+      text += ", ";
+    text += formatv("{0} = {1}", axis.name, axis.size).str();
+    if (axis.size != axis.sizeInIR)
+      text += formatv(" ({0} in the IR)", axis.sizeInIR).str();
+  }
+  return text + ")";
+}
+
+static std::string describeGroup(const StreamInfo &stream) {
+  return formatv("[{0}] {1} ranks on {2} node{3}", join(stream.axes, ", "),
+                 stream.placement.ranks, stream.placement.nodes,
+                 stream.placement.nodes == 1 ? "" : "s")
+      .str();
+}
+
+void ddp::sim::printTextSummary(const SimResult &result, const CostModel &model,
+                                raw_ostream &os) {
+  auto line = [&](StringRef label, double ms) {
+    os << "  " << left_justify(label, 20) << format("%12.3f ms", ms);
+  };
+  os << "simulated step @" << result.stepName << " on " << result.hardwareName
+     << " (" << stringifyCollectiveAlgorithm(model.getAlgorithm())
+     << " collectives)\n";
+  if (!result.meshName.empty())
+    os << "  mesh " << describeMesh(result) << ": " << result.numRanks
+       << " ranks on " << result.numNodes << " node"
+       << (result.numNodes == 1 ? "" : "s") << ", data-parallel size "
+       << result.dataParallelSize << "\n";
+  line("step time", toMs(result.stepTime));
+  os << "\n";
+  line("compute", toMs(result.computeTime));
+  os << format("   (%.3f ms without slowdown, %lld kernels)\n",
+               toMs(result.idealComputeTime),
+               static_cast<long long>(result.numComputeOps));
+  os << "  " << left_justify("compute rate", 20)
+     << format("%12.1f TFLOP/s (%.4g TFLOP of GEMMs and costed kernels)\n",
+               result.computeFlopRate() / 1e12, result.flops / 1e12);
+  line("communication", toMs(result.commTime));
+  os << format("   (%lld collectives)\n",
+               static_cast<long long>(result.numCollectives));
+  line("exposed comm", toMs(result.exposedCommTime));
+  os << "\n";
+  os << "  " << left_justify("overlap", 20);
+  if (std::optional<double> overlap = result.overlapFraction())
+    os << format("%12.1f %%", *overlap * 100) << "\n";
+  else
+    os << format("%12s", "n/a") << "   (no communication)\n";
+  line("lower bound", toMs(result.lowerBound.value()));
+  os << format("   (compute %.3f, communication %.3f, tail %.3f ms; bound by ",
+               toMs(result.lowerBound.compute),
+               toMs(result.lowerBound.communication),
+               toMs(result.lowerBound.tail))
+     << result.lowerBound.binding() << ")\n";
+  os << "  " << left_justify("step / lower bound", 20)
+     << format("%12.3f", result.stepOverLowerBound()) << "\n";
+  os << "  streams:\n";
+  for (const StreamInfo &stream : result.streams) {
+    os << "    " << left_justify(stream.name, 8)
+       << format("busy %12.3f ms  %8lld ops", toMs(stream.busyTime),
+                 static_cast<long long>(stream.numOps));
+    if (!stream.axes.empty())
+      os << "  " << describeGroup(stream);
+    os << "\n";
+  }
+  if (!result.unmodeledOps.empty())
+    os << "  not modeled (charged nothing): " << join(result.unmodeledOps, ", ")
+       << "\n";
+}
+
+json::Value ddp::sim::buildJsonReport(const SimResult &result,
+                                      const CostModel &model) {
+  json::Array axes;
+  for (const MeshAxisInfo &axis : result.meshAxes)
+    axes.push_back(json::Object{{"name", axis.name},
+                                {"size", axis.size},
+                                {"size_in_ir", axis.sizeInIR}});
+
+  json::Array streams;
+  for (auto [tid, stream] : enumerate(result.streams)) {
+    json::Array groupAxes;
+    for (const std::string &axis : stream.axes)
+      groupAxes.push_back(axis);
+    streams.push_back(json::Object{
+        {"tid", static_cast<int64_t>(tid)},
+        {"name", stream.name},
+        {"axes", std::move(groupAxes)},
+        {"ranks", stream.placement.ranks},
+        {"nodes", stream.placement.nodes},
+        {"ranks_per_node", stream.placement.ranksPerNode},
+        {"busy_ms", toMs(stream.busyTime)},
+        {"ops", stream.numOps},
+    });
+  }
+
+  json::Array collectives;
+  for (const TimelineEvent &event : result.events) {
+    if (!event.collective)
+      continue;
+    const CollectiveRecord &record = *event.collective;
+    collectives.push_back(json::Object{
+        {"op", event.name},
+        {"kind", stringifyCollectiveKind(record.kind)},
+        {"tid", static_cast<int64_t>(event.stream)},
+        {"async", record.async},
+        {"bytes", record.bytes},
+        {"algorithm", stringifyCollectiveAlgorithm(record.cost.algorithm)},
+        {"bus_bandwidth_gbps", record.cost.busBandwidth / 1e9},
+        {"start_ms", toMs(event.start)},
+        {"end_ms", toMs(event.end())},
+        {"latency_ms", toMs(record.cost.latency)},
+        {"transfer_ms", toMs(record.cost.transfer)},
+    });
+  }
+
+  json::Array gradReady;
+  for (const GradReadyTime &ready : result.gradReady)
+    gradReady.push_back(json::Object{
+        {"param", ready.param},
+        {"time_ms", toMs(ready.time)},
+        {"numel", ready.numElements},
+        {"dtype", stringifyElementType(ready.elementType)},
+    });
+
+  json::Array unmodeled;
+  for (const std::string &name : result.unmodeledOps)
+    unmodeled.push_back(name);
+
+  std::optional<double> overlap = result.overlapFraction();
+  return json::Object{
+      {"schema_version", kSimReportSchemaVersion},
+      {"step", result.stepName},
+      {"hardware", toJSON(model.getProfile())},
+      {"collective_algorithm",
+       stringifyCollectiveAlgorithm(model.getAlgorithm())},
+      {"mesh", json::Object{{"name", result.meshName},
+                            {"axes", std::move(axes)},
+                            {"ranks", result.numRanks},
+                            {"nodes", result.numNodes},
+                            {"data_parallel_size", result.dataParallelSize}}},
+      {"times_ms",
+       json::Object{{"step", toMs(result.stepTime)},
+                    {"compute", toMs(result.computeTime)},
+                    {"compute_ideal", toMs(result.idealComputeTime)},
+                    {"communication", toMs(result.commTime)},
+                    {"exposed_communication", toMs(result.exposedCommTime)}}},
+      {"overlap_fraction",
+       overlap ? json::Value(*overlap) : json::Value(nullptr)},
+      {"lower_bound_ms",
+       json::Object{{"value", toMs(result.lowerBound.value())},
+                    {"compute", toMs(result.lowerBound.compute)},
+                    {"communication", toMs(result.lowerBound.communication)},
+                    {"tail", toMs(result.lowerBound.tail)},
+                    {"binding", result.lowerBound.binding()}}},
+      {"step_over_lower_bound", result.stepOverLowerBound()},
+      {"flops", result.flops},
+      {"compute_tflops_per_s", result.computeFlopRate() / 1e12},
+      {"counts", json::Object{{"ops", result.numOps},
+                              {"compute_ops", result.numComputeOps},
+                              {"collectives", result.numCollectives},
+                              {"waits", result.numWaits}}},
+      {"unmodeled_ops", std::move(unmodeled)},
+      {"streams", std::move(streams)},
+      {"collectives", std::move(collectives)},
+      {"grad_ready", std::move(gradReady)},
+  };
+}

@@ -1,0 +1,600 @@
+//===- Simulator.cpp - Step-time simulation of a ddp step -----------------===//
+//
+// One pass over the step's block: O(number of ops), plus O(group size) once
+// per distinct process group to place it on nodes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Sim/Simulator.h"
+
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
+
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace ddp;
+using namespace ddp::sim;
+
+StringRef ddp::sim::stringifyEventCategory(EventCategory category) {
+  switch (category) {
+  case EventCategory::Compute:
+    return "compute";
+  case EventCategory::Comm:
+    return "comm";
+  case EventCategory::Wait:
+    return "wait";
+  }
+  llvm_unreachable("unknown event category");
+}
+
+StringRef LowerBound::binding() const {
+  double bound = value();
+  if (bound == compute)
+    return "compute";
+  if (bound == communication)
+    return "communication";
+  return "tail";
+}
+
+std::optional<double> SimResult::overlapFraction() const {
+  if (commTime <= 0)
+    return std::nullopt;
+  return std::clamp(1 - exposedCommTime / commTime, 0.0, 1.0);
+}
+
+double SimResult::stepOverLowerBound() const {
+  double bound = lowerBound.value();
+  return bound > 0 ? stepTime / bound : 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Meshes and groups
+//===----------------------------------------------------------------------===//
+
+ArrayRef<StringRef> ddp::sim::getModelParallelAxisNames() {
+  static const StringRef names[] = {"tp", "cp", "pp", "etp"};
+  return names;
+}
+
+static bool isModelParallelAxis(StringRef name) {
+  return llvm::is_contained(getModelParallelAxisNames(), name);
+}
+
+llvm::Expected<SmallVector<int64_t>>
+ddp::sim::rescaleDataParallelAxes(ArrayRef<StringRef> axisNames,
+                                  ArrayRef<int64_t> sizes,
+                                  int64_t dataParallelSize) {
+  SmallVector<int64_t> result(sizes);
+  std::optional<unsigned> scaledAxis;
+  int64_t otherDataParallel = 1;
+  for (auto [index, name] : llvm::enumerate(axisNames)) {
+    if (isModelParallelAxis(name))
+      continue;
+    if (!scaledAxis)
+      scaledAxis = index;
+    else
+      otherDataParallel *= sizes[index];
+  }
+  if (!scaledAxis)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        llvm::formatv("cannot simulate dp={0}: the mesh has only "
+                      "model-parallel axes ({1})",
+                      dataParallelSize, llvm::join(axisNames, ", ")));
+  if (dataParallelSize % otherDataParallel != 0)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        llvm::formatv("cannot simulate dp={0}: it must be a multiple of {1}, "
+                      "the size of the data-parallel axes after '{2}'",
+                      dataParallelSize, otherDataParallel,
+                      axisNames[*scaledAxis]));
+  result[*scaledAxis] = dataParallelSize / otherDataParallel;
+  return result;
+}
+
+GroupPlacement ddp::sim::placeGroup(ArrayRef<int64_t> meshShape,
+                                    ArrayRef<unsigned> groupAxes,
+                                    int64_t gpusPerNode) {
+  SmallVector<int64_t> strides(meshShape.size(), 1);
+  for (int i = static_cast<int>(meshShape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * meshShape[i + 1];
+
+  // Walk the members of rank 0's group (an odometer over the group's axes)
+  // and count them per node.
+  llvm::DenseMap<int64_t, int64_t> perNode;
+  SmallVector<int64_t> coords(groupAxes.size(), 0);
+  int64_t ranks = 0;
+  while (true) {
+    int64_t rank = 0;
+    for (auto [axis, coord] : llvm::zip(groupAxes, coords))
+      rank += coord * strides[axis];
+    ++perNode[rank / gpusPerNode];
+    ++ranks;
+    int i = static_cast<int>(coords.size()) - 1;
+    for (; i >= 0; --i) {
+      if (++coords[i] < meshShape[groupAxes[i]])
+        break;
+      coords[i] = 0;
+    }
+    if (i < 0)
+      break;
+  }
+  int64_t maxPerNode = 0;
+  for (auto &entry : perNode)
+    maxPerNode = std::max(maxPerNode, entry.second);
+  return {ranks, static_cast<int64_t>(perNode.size()), maxPerNode};
+}
+
+FailureOr<func::FuncOp> ddp::sim::findStep(ModuleOp module, StringRef name) {
+  if (!name.empty()) {
+    auto step = module.lookupSymbol<func::FuncOp>(name);
+    if (!step || step.isExternal())
+      return emitError(module.getLoc(), "no function named '")
+             << name << "' with a body to simulate";
+    return step;
+  }
+  SmallVector<func::FuncOp> candidates;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.isExternal())
+      candidates.push_back(func);
+  if (candidates.size() == 1)
+    return candidates.front();
+  return emitError(module.getLoc(),
+                   "expected exactly one function with a body to "
+                   "simulate, found ")
+         << candidates.size() << "; name the step with the 'step' option";
+}
+
+//===----------------------------------------------------------------------===//
+// The simulation
+//===----------------------------------------------------------------------===//
+
+static ElementType getElementTypeOf(Type type) {
+  Type element = getElementTypeOrSelf(type);
+  if (element.isF16())
+    return ElementType::F16;
+  if (element.isBF16())
+    return ElementType::BF16;
+  if (element.isF64())
+    return ElementType::F64;
+  return ElementType::F32;
+}
+
+static double getTensorBytes(Type type) {
+  return static_cast<double>(getNumElements(type)) *
+         getElementBytes(getElementTypeOf(type));
+}
+
+namespace {
+/// A mesh as simulated: its axis sizes after the `dp` option.
+struct SimMesh {
+  MeshOp op;
+  SmallVector<int64_t> shape;
+};
+
+/// A process group as simulated: its stream and where its ranks sit.
+struct SimGroup {
+  unsigned stream = 0;
+  GroupPlacement placement;
+};
+
+class StepSimulator {
+public:
+  StepSimulator(func::FuncOp step, const CostModel &model,
+                const SimOptions &options)
+      : step(step), model(model), options(options),
+        slowdown(model.getCommComputeSlowdown()) {}
+
+  FailureOr<SimResult> run();
+
+private:
+  LogicalResult prepareMeshes(ModuleOp module);
+  FailureOr<SimGroup *> getGroup(CollectiveOpInterface op);
+
+  LogicalResult simulate(Operation *op);
+  void runCompute(Operation *op, StringRef name, double baseTime);
+  LogicalResult runCollective(CollectiveOpInterface op, CollectiveKind kind,
+                              double bytes);
+  void blockComputeUntil(Operation *op, double time, StringRef name);
+  void addEvent(Operation *op, StringRef name, EventCategory category,
+                unsigned stream, double start, double duration,
+                std::optional<CollectiveRecord> collective = std::nullopt);
+  void computeLowerBound();
+
+  func::FuncOp step;
+  const CostModel &model;
+  const SimOptions &options;
+  double slowdown;
+
+  SimResult result;
+  /// Compute-stream time; issue time of the next op.
+  double now = 0;
+  /// The latest time any communication stream is busy until. Every stream's
+  /// work after `now` is contiguous (it was all issued by `now`), so
+  /// communication runs throughout [now, commBusyUntil).
+  double commBusyUntil = 0;
+  SmallVector<double> streamFree{0.0};
+  /// Per communication stream, the bandwidth-only time of its collectives.
+  SmallVector<double> streamTransferBound{0.0};
+  llvm::DenseMap<Value, double> tokenDone;
+
+  llvm::DenseMap<Attribute, SimMesh> meshes;
+  llvm::DenseMap<std::pair<Attribute, Attribute>, SimGroup *> groupsByAttr;
+  llvm::StringMap<SimGroup> groupsByKey;
+  llvm::StringMap<Type> paramTypes;
+  llvm::StringMap<double> optimizerTime;
+  llvm::StringSet<> unmodeled;
+  /// Ideal compute before each grad_ready, in the order of result.gradReady.
+  SmallVector<double> idealComputeAtReady;
+};
+} // namespace
+
+LogicalResult StepSimulator::prepareMeshes(ModuleOp module) {
+  bool first = true;
+  for (MeshOp mesh : module.getOps<MeshOp>()) {
+    SmallVector<StringRef> names;
+    for (Attribute name : mesh.getAxisNames())
+      names.push_back(cast<StringAttr>(name).getValue());
+    SimMesh simMesh{mesh, SmallVector<int64_t>(mesh.getShape())};
+    if (options.dataParallelSize > 0) {
+      auto rescaled = rescaleDataParallelAxes(names, mesh.getShape(),
+                                              options.dataParallelSize);
+      if (!rescaled)
+        return mesh.emitError(llvm::toString(rescaled.takeError()));
+      simMesh.shape = std::move(*rescaled);
+    }
+    if (first) {
+      // The first mesh describes the job in the report.
+      first = false;
+      result.meshName = mesh.getSymName().str();
+      result.numRanks = 1;
+      result.dataParallelSize = 1;
+      for (auto [name, size, irSize] :
+           llvm::zip(names, simMesh.shape, mesh.getShape())) {
+        result.meshAxes.push_back({name.str(), size, irSize});
+        result.numRanks *= size;
+        if (!isModelParallelAxis(name))
+          result.dataParallelSize *= size;
+      }
+      int64_t perNode = model.getProfile().gpusPerNode;
+      result.numNodes = (result.numRanks + perNode - 1) / perNode;
+    }
+    meshes[FlatSymbolRefAttr::get(mesh.getSymNameAttr())] = std::move(simMesh);
+  }
+  return success();
+}
+
+FailureOr<SimGroup *> StepSimulator::getGroup(CollectiveOpInterface op) {
+  auto attrKey =
+      std::make_pair<Attribute, Attribute>(op.getMeshAttr(), op.getAxesAttr());
+  auto cached = groupsByAttr.find(attrKey);
+  if (cached != groupsByAttr.end())
+    return cached->second;
+
+  auto meshIt = meshes.find(op.getMeshAttr());
+  if (meshIt == meshes.end())
+    return op->emitError("refers to ")
+           << op.getMeshAttr() << ", which is not a ddp.mesh of the module";
+  SimMesh &mesh = meshIt->second;
+  SmallVector<unsigned> axes;
+  for (Attribute axis : op.getAxesAttr()) {
+    StringRef name = cast<StringAttr>(axis).getValue();
+    auto names = mesh.op.getAxisNames();
+    auto it = llvm::find_if(names, [&](Attribute candidate) {
+      return cast<StringAttr>(candidate).getValue() == name;
+    });
+    if (it == names.end())
+      return op->emitError("uses axis '")
+             << name << "', which mesh " << op.getMeshAttr()
+             << " does not have";
+    axes.push_back(static_cast<unsigned>(std::distance(names.begin(), it)));
+  }
+  // The same axes in another order are the same group, and so the same
+  // stream.
+  llvm::sort(axes);
+  std::string key = mesh.op.getSymName().str();
+  for (unsigned axis : axes)
+    key += "/" + std::to_string(axis);
+  auto [it, inserted] = groupsByKey.try_emplace(key);
+  SimGroup &group = it->second;
+  if (inserted) {
+    group.placement =
+        placeGroup(mesh.shape, axes, model.getProfile().gpusPerNode);
+    group.stream = result.streams.size();
+    StreamInfo stream;
+    stream.name = "comm" + std::to_string(group.stream - 1);
+    for (unsigned axis : axes)
+      stream.axes.push_back(
+          cast<StringAttr>(mesh.op.getAxisNames()[axis]).getValue().str());
+    stream.placement = group.placement;
+    result.streams.push_back(std::move(stream));
+    streamFree.push_back(0);
+    streamTransferBound.push_back(0);
+  }
+  groupsByAttr[attrKey] = &group;
+  return &group;
+}
+
+void StepSimulator::addEvent(Operation *op, StringRef name,
+                             EventCategory category, unsigned stream,
+                             double start, double duration,
+                             std::optional<CollectiveRecord> collective) {
+  if (!options.recordEvents)
+    return;
+  result.events.push_back(TimelineEvent{name.str(), category, stream, start,
+                                        duration, op, std::move(collective)});
+}
+
+void StepSimulator::runCompute(Operation *op, StringRef name, double baseTime) {
+  // Kernels progress 1/slowdown as fast while communication is in flight.
+  double duration = baseTime;
+  if (commBusyUntil > now && slowdown > 1) {
+    double window = commBusyUntil - now;
+    duration = baseTime * slowdown <= window
+                   ? baseTime * slowdown
+                   : window + (baseTime - window / slowdown);
+  }
+  addEvent(op, name, EventCategory::Compute, 0, now, duration);
+  now += duration;
+  result.computeTime += duration;
+  result.idealComputeTime += baseTime;
+  result.streams[0].busyTime += duration;
+  ++result.streams[0].numOps;
+  ++result.numComputeOps;
+}
+
+void StepSimulator::blockComputeUntil(Operation *op, double time,
+                                      StringRef name) {
+  if (time <= now)
+    return;
+  addEvent(op, name, EventCategory::Wait, 0, now, time - now);
+  result.exposedCommTime += time - now;
+  now = time;
+}
+
+LogicalResult StepSimulator::runCollective(CollectiveOpInterface op,
+                                           CollectiveKind kind, double bytes) {
+  FailureOr<SimGroup *> group = getGroup(op);
+  if (failed(group))
+    return failure();
+  unsigned stream = (*group)->stream;
+  CollectiveRecord record;
+  record.kind = kind;
+  record.bytes = bytes;
+  record.cost = model.collectiveCost(kind, bytes, (*group)->placement);
+  Value token = cast<AsyncOpInterface>(op.getOperation()).getAsyncToken();
+  record.async = token != nullptr;
+  double duration = record.cost.total();
+
+  // Collectives of one group run in issue order on the group's stream, sync
+  // or async alike (NCCL serializes the operations of a communicator).
+  double start = std::max(now, streamFree[stream]);
+  double end = start + duration;
+  streamFree[stream] = end;
+  commBusyUntil = std::max(commBusyUntil, end);
+  streamTransferBound[stream] +=
+      model.collectiveTransferBound(kind, bytes, (*group)->placement);
+  result.streams[stream].busyTime += duration;
+  ++result.streams[stream].numOps;
+  result.commTime += duration;
+  ++result.numCollectives;
+
+  StringRef name = op->getName().stripDialect();
+  addEvent(op, name, EventCategory::Comm, stream, start, duration, record);
+  if (token) {
+    tokenDone[token] = end;
+    return success();
+  }
+  // A synchronous collective holds the compute stream until it is done.
+  blockComputeUntil(op, end, name);
+  return success();
+}
+
+LogicalResult StepSimulator::simulate(Operation *op) {
+  ++result.numOps;
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](GemmOp gemm) {
+        double time = model.gemmTime(gemm.getM(), gemm.getN(), gemm.getK(),
+                                     getElementTypeOf(gemm.getLhs().getType()));
+        result.flops += gemm.getFlops();
+        runCompute(op, "gemm " + stringifyEnum(gemm.getPhase()).str(), time);
+        return success();
+      })
+      .Case([&](ComputeOp compute) {
+        Type typed = !compute.getInputs().empty()
+                         ? compute.getInputs().front().getType()
+                         : (!compute.getResults().empty()
+                                ? compute.getResults().front().getType()
+                                : Type());
+        ElementType type = typed ? getElementTypeOf(typed) : ElementType::F32;
+        result.flops += compute.getFlops().convertToDouble();
+        runCompute(op, compute.getKind(),
+                   model.computeTime(compute.getFlops().convertToDouble(),
+                                     compute.getBytes().convertToDouble(),
+                                     type));
+        return success();
+      })
+      .Case([&](AccumulateOp accumulate) {
+        // Two reads and one write.
+        runCompute(op, "accumulate",
+                   model.memoryTime(3 * getTensorBytes(accumulate.getType())));
+        return success();
+      })
+      .Case([&](ScaleOp scale) {
+        runCompute(op, "scale",
+                   model.memoryTime(2 * getTensorBytes(scale.getType())));
+        return success();
+      })
+      .Case([&](CastOp cast) {
+        runCompute(op, "cast",
+                   model.memoryTime(getTensorBytes(cast.getInput().getType()) +
+                                    getTensorBytes(cast.getType())));
+        return success();
+      })
+      .Case([&](SGDOp sgd) {
+        // Read the parameter and the gradient, write the parameter.
+        double paramBytes = getTensorBytes(paramTypes.lookup(sgd.getParam()));
+        double time = model.memoryTime(2 * paramBytes +
+                                       getTensorBytes(sgd.getGrad().getType()));
+        optimizerTime[sgd.getParam()] = time;
+        runCompute(op, "sgd", time);
+        return success();
+      })
+      .Case([&](AdamOp adam) {
+        // Also read and write the two fp32 moments.
+        double numel = getNumElements(adam.getGrad().getType());
+        double paramBytes = getTensorBytes(paramTypes.lookup(adam.getParam()));
+        double time = model.memoryTime(
+            2 * paramBytes + getTensorBytes(adam.getGrad().getType()) +
+            16 * numel);
+        optimizerTime[adam.getParam()] = time;
+        runCompute(op, "adam", time);
+        return success();
+      })
+      .Case([&](GradReadyOp ready) {
+        result.gradReady.push_back({ready.getParam().str(), now,
+                                    getNumElements(ready.getType()),
+                                    getElementTypeOf(ready.getType()), op});
+        idealComputeAtReady.push_back(result.idealComputeTime);
+        return success();
+      })
+      .Case([&](AllReduceOp allReduce) {
+        return runCollective(allReduce, CollectiveKind::AllReduce,
+                             getTensorBytes(allReduce.getInput().getType()));
+      })
+      .Case([&](ReduceScatterOp reduceScatter) {
+        return runCollective(
+            reduceScatter, CollectiveKind::ReduceScatter,
+            getTensorBytes(reduceScatter.getInput().getType()));
+      })
+      .Case([&](AllGatherOp allGather) {
+        return runCollective(allGather, CollectiveKind::AllGather,
+                             getTensorBytes(allGather.getResult().getType()));
+      })
+      .Case([&](SendOp send) {
+        return runCollective(send, CollectiveKind::SendRecv,
+                             getTensorBytes(send.getInput().getType()));
+      })
+      .Case([&](RecvOp recv) {
+        return runCollective(recv, CollectiveKind::SendRecv,
+                             getTensorBytes(recv.getResult().getType()));
+      })
+      .Case([&](JoinOp join) {
+        double done = 0;
+        for (Value token : join.getTokens())
+          done = std::max(done, tokenDone.lookup(token));
+        tokenDone[join.getResult()] = done;
+        return success();
+      })
+      .Case([&](WaitOp wait) {
+        ++result.numWaits;
+        blockComputeUntil(op, tokenDone.lookup(wait.getToken()), "wait");
+        return success();
+      })
+      // Views and markers: gradients are computed in place in their bucket,
+      // so packing and unpacking move nothing.
+      .Case<GetParamOp, BucketPackOp, BucketUnpackOp, func::ReturnOp>(
+          [](Operation *) { return success(); })
+      .Default([&](Operation *other) {
+        if (unmodeled.insert(other->getName().getStringRef()).second)
+          result.unmodeledOps.push_back(other->getName().getStringRef().str());
+        return success();
+      });
+}
+
+/// The collective that reduces `gradient`, looking through the ops that
+/// only move or convert it on the way (bucket packing, casts, scaling).
+static CollectiveOpInterface findReducingCollective(Value gradient) {
+  SmallVector<Value> worklist{gradient};
+  llvm::DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    for (Operation *user : value.getUsers()) {
+      if (auto collective = dyn_cast<CollectiveOpInterface>(user))
+        return collective;
+      if (isa<BucketPackOp, CastOp, ScaleOp>(user))
+        worklist.push_back(user->getResult(0));
+    }
+  }
+  return nullptr;
+}
+
+void StepSimulator::computeLowerBound() {
+  LowerBound &bound = result.lowerBound;
+  bound.compute = result.idealComputeTime;
+  for (double transfer : streamTransferBound)
+    bound.communication = std::max(bound.communication, transfer);
+  if (result.gradReady.empty())
+    return;
+  const GradReadyTime &last = result.gradReady.back();
+  bound.tail = idealComputeAtReady.back() + optimizerTime.lookup(last.param);
+  CollectiveOpInterface collective =
+      findReducingCollective(last.op->getResult(0));
+  if (!collective)
+    return;
+  FailureOr<SimGroup *> group = getGroup(collective);
+  if (failed(group))
+    return;
+  CollectiveKind kind = CollectiveKind::AllReduce;
+  if (isa<ReduceScatterOp>(collective.getOperation()))
+    kind = CollectiveKind::ReduceScatter;
+  else if (isa<AllGatherOp>(collective.getOperation()))
+    kind = CollectiveKind::AllGather;
+  else if (isa<SendOp, RecvOp>(collective.getOperation()))
+    kind = CollectiveKind::SendRecv;
+  // The gradient alone, in the element type it is reduced in.
+  double bytes =
+      static_cast<double>(last.numElements) *
+      getElementBytes(getElementTypeOf(collective.getPayload().getType()));
+  bound.tail += model.collectiveTime(kind, bytes, (*group)->placement);
+}
+
+FailureOr<SimResult> StepSimulator::run() {
+  auto module = step->getParentOfType<ModuleOp>();
+  if (!module)
+    return step.emitError("the step to simulate must be inside a module");
+  result.stepName = step.getSymName().str();
+  result.hardwareName = model.getProfile().name;
+  if (failed(prepareMeshes(module)))
+    return failure();
+  for (ParamOp param : module.getOps<ParamOp>())
+    paramTypes[param.getSymName()] = param.getType();
+
+  StreamInfo compute;
+  compute.name = "compute";
+  result.streams.push_back(std::move(compute));
+  if (options.recordEvents)
+    result.events.reserve(step.getBody().front().getOperations().size());
+
+  if (!step.getBody().hasOneBlock())
+    return step.emitError("the step to simulate must have a single block");
+  for (Operation &op : step.getBody().front())
+    if (failed(simulate(&op)))
+      return failure();
+
+  double lastComm = *std::max_element(streamFree.begin(), streamFree.end());
+  // Communication that outlives compute (never waited) is exposed too.
+  if (lastComm > now)
+    result.exposedCommTime += lastComm - now;
+  result.stepTime = std::max(now, lastComm);
+  computeLowerBound();
+  return std::move(result);
+}
+
+FailureOr<SimResult> ddp::sim::simulateStep(func::FuncOp step,
+                                            const CostModel &model,
+                                            const SimOptions &options) {
+  return StepSimulator(step, model, options).run();
+}

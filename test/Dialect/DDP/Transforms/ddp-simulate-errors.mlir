@@ -1,0 +1,24 @@
+// Bad options and bad hardware profiles: a clear error naming what is wrong.
+// RUN: not ddp-opt %s --ddp-simulate="hw=%S/Inputs/missing-field.json" 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not ddp-opt %s --ddp-simulate="hw=%S/Inputs/negative-bandwidth.json" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not ddp-opt %s --ddp-simulate="hw=h100-sxm-infiniband" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: not ddp-opt %s --ddp-simulate="hw=%S/Inputs/does-not-exist.json" 2>&1 | FileCheck %s --check-prefix=NOFILE
+// RUN: not ddp-opt %s --ddp-simulate="algorithm=butterfly" 2>&1 | FileCheck %s --check-prefix=ALGO
+// RUN: not ddp-opt %s --ddp-simulate="dp=6" 2>&1 | FileCheck %s --check-prefix=DP
+// RUN: not ddp-opt %s --ddp-simulate="step=nope" 2>&1 | FileCheck %s --check-prefix=STEP
+// RUN: not ddp-opt %s --ddp-simulate="report=/nonexistent-dir/r.json" 2>&1 | FileCheck %s --check-prefix=WRITE
+
+// MISSING: error: ddp-simulate: hardware profile '{{.*}}missing-field.json': missing field 'inter_node.latency_us'
+// NEGATIVE: error: ddp-simulate: hardware profile '{{.*}}negative-bandwidth.json': field 'intra_node.bus_bandwidth_gbps' must be greater than 0, got -5
+// UNKNOWN: error: ddp-simulate: unknown hardware profile 'h100-sxm-infiniband'; built-in profiles are: h100-sxm-nvlink, h100-sxm-ib400, a100-sxm-ib200, h200-sxm-ib400, cpu-mpi-2core
+// NOFILE: error: ddp-simulate: cannot read hardware profile '{{.*}}does-not-exist.json'
+// ALGO: error: ddp-simulate: unknown algorithm 'butterfly'; expected ring, tree or auto
+// DP: [[@LINE+4]]:1: error: cannot simulate dp=6: it must be a multiple of 4, the size of the data-parallel axes after 'edp'
+// STEP: error: no function named 'nope' with a body to simulate
+// WRITE: error: ddp-simulate: cannot write the report to '/nonexistent-dir/r.json'
+
+ddp.mesh @world(edp = 2, ep = 4, tp = 2)
+func.func @step(%x: tensor<8xf32>) {
+  %a = ddp.all_reduce sum %x over @world[edp, ep] : tensor<8xf32>
+  return
+}

@@ -1,0 +1,107 @@
+// The text summary of a two-layer step on a profile with round numbers
+// (Inputs/unit-profile.json: 1 TFLOP/s, 1 TB/s, 1 GB/s links, no latency).
+// RUN: ddp-opt %s -o %t.mlir --ddp-simulate="hw=%S/Inputs/unit-profile.json report=%t.report.json trace=%t.trace.json timeline=%t.svg" | FileCheck %s
+// RUN: FileCheck %s --check-prefix=REPORT < %t.report.json
+// RUN: FileCheck %s --check-prefix=TRACE < %t.trace.json
+// RUN: FileCheck %s --check-prefix=SVG < %t.svg
+
+// The pass is an analysis: the IR comes out unchanged.
+// RUN: ddp-opt %s --ddp-simulate="hw=%S/Inputs/unit-profile.json output=%t.txt" | FileCheck %s --check-prefix=IR
+// RUN: FileCheck %s < %t.txt
+
+// dp=8 rescales the mesh: all-reduces of 1 MB over 8 ranks move
+// 2*7/8 MB each (1.75 ms): 1.5-3.25 and 3.25-5 ms, then the two SGDs.
+// RUN: ddp-opt %s -o /dev/null --ddp-simulate="hw=%S/Inputs/unit-profile.json dp=8" | FileCheck %s --check-prefix=DP8
+
+// Timeline (ms): fwd 0-0.5, 0.5-1; wgrad w1 1-1.5; all-reduce w1 1.5-2.5 on
+// comm0 beside dgrad 1.5-2 and wgrad w0 2-2.5; all-reduce w0 queued behind it
+// 2.5-3.5; the second wait blocks 2.5-3.5; two SGDs (3 MB each: 3 us).
+// Lower bound: tail = 2.5 ms of compute + 1 ms for w0's all-reduce + 3 us.
+
+// CHECK:      simulated step @step on lit-unit (auto collectives)
+// CHECK-NEXT:   mesh @world(dp = 2): 2 ranks on 1 node, data-parallel size 2
+// CHECK-NEXT:   step time                  3.506 ms
+// CHECK-NEXT:   compute                    2.506 ms   (2.506 ms without slowdown, 7 kernels)
+// CHECK-NEXT:   compute rate                1.0 TFLOP/s (0.0025 TFLOP of GEMMs and costed kernels)
+// CHECK-NEXT:   communication              2.000 ms   (2 collectives)
+// CHECK-NEXT:   exposed comm               1.000 ms
+// CHECK-NEXT:   overlap                     50.0 %
+// CHECK-NEXT:   lower bound                3.503 ms   (compute 2.506, communication 2.000, tail 3.503 ms; bound by tail)
+// CHECK-NEXT:   step / lower bound         1.001
+// CHECK-NEXT:   streams:
+// CHECK-NEXT:     compute busy        2.506 ms         7 ops
+// CHECK-NEXT:     comm0   busy        2.000 ms         2 ops  [dp] 2 ranks on 1 node
+
+// Keys come out sorted.
+// REPORT:      "collectives": [
+// REPORT:          "algorithm": "ring",
+// REPORT-NEXT:     "async": true,
+// REPORT-NEXT:     "bus_bandwidth_gbps": 1,
+// REPORT-NEXT:     "bytes": 1000000,
+// REPORT-NEXT:     "end_ms": 2.5
+// REPORT:          "start_ms": 1.5
+// REPORT:      "compute_tflops_per_s": 0.99
+// REPORT:      "flops": 2500000000,
+// REPORT:      "grad_ready": [
+// REPORT-NEXT:   {
+// REPORT-NEXT:     "dtype": "f32",
+// REPORT-NEXT:     "numel": 250000,
+// REPORT-NEXT:     "param": "w1",
+// REPORT-NEXT:     "time_ms": 1.5
+// REPORT:          "param": "w0",
+// REPORT-NEXT:     "time_ms": 2.5
+// REPORT:      "lower_bound_ms": {
+// REPORT-NEXT:   "binding": "tail",
+// REPORT:      "overlap_fraction": 0.5,
+// REPORT:      "schema_version": 1
+// REPORT:      "step_over_lower_bound": 1.000
+// REPORT:      "times_ms": {
+// REPORT-NEXT:   "communication": 2,
+// REPORT-NEXT:   "compute": 2.50{{[0-9]+}},
+// REPORT:        "exposed_communication": 1,
+
+// TRACE:      {"displayTimeUnit":"ms","traceEvents":[
+// TRACE-SAME: {"name":"process_name","ph":"M","pid":0,"args":{"name":"simulated"}}
+// TRACE-SAME: {"name":"thread_name","ph":"M","pid":0,"tid":0,"args":{"name":"compute"}}
+// TRACE-SAME: {"name":"thread_name","ph":"M","pid":0,"tid":1,"args":{"name":"comm0"}}
+// TRACE-SAME: {"name":"gemm fwd","cat":"compute","ph":"X","ts":0,"dur":500,"pid":0,"tid":0,"args":{"op":"ddp.gemm","layer":0,"m":1000,"n":500,"k":500,"flops":500000000}}
+// TRACE-SAME: {"name":"all_reduce","cat":"comm","ph":"X","ts":1500,"dur":1000,"pid":0,"tid":1,"args":{"op":"ddp.all_reduce","group":"dp","bytes":1000000,"async":true,"algorithm":"ring","bus_bandwidth_gbps":1}}
+// TRACE-SAME: {"name":"wait","cat":"wait","ph":"X","ts":2500,"dur":1000,"pid":0,"tid":0,"args":{"op":"ddp.wait"}}
+
+// SVG:      <svg xmlns="http://www.w3.org/2000/svg"
+// SVG:      @step on lit-unit: step 3.506 ms, exposed communication 1.000 ms</text>
+// SVG:      >compute</text>
+// SVG:      >comm0 [dp]</text>
+// SVG:      time (ms)</text>
+// SVG:      </svg>
+
+// IR-LABEL: func.func @step
+// IR:         ddp.gemm fwd
+// IR:         ddp.all_reduce avg %{{.*}} over @world[dp] async
+// IR:         ddp.sgd @w0
+
+// DP8:      mesh @world(dp = 8 (2 in the IR)): 8 ranks on 1 node, data-parallel size 8
+// DP8-NEXT: step time                  5.006 ms
+// DP8:      comm0   busy        3.500 ms         2 ops  [dp] 8 ranks on 1 node
+
+ddp.mesh @world(dp = 2)
+ddp.param @w0 layer 0 : tensor<500x500xf32>
+ddp.param @w1 layer 1 : tensor<500x500xf32>
+func.func @step(%x: tensor<1000x500xf32>, %dy: tensor<1000x500xf32>) {
+  %w0 = ddp.get_param @w0 : tensor<500x500xf32>
+  %w1 = ddp.get_param @w1 : tensor<500x500xf32>
+  %h = ddp.gemm fwd %x, %w0 layer 0 : tensor<1000x500xf32>, tensor<500x500xf32> -> tensor<1000x500xf32>
+  %y = ddp.gemm fwd %h, %w1 layer 1 : tensor<1000x500xf32>, tensor<500x500xf32> -> tensor<1000x500xf32>
+  %dw1 = ddp.gemm wgrad %h transposed, %dy layer 1 : tensor<1000x500xf32>, tensor<1000x500xf32> -> tensor<500x500xf32>
+  %g1 = ddp.grad_ready @w1, %dw1 : tensor<500x500xf32>
+  %r1, %t1 = ddp.all_reduce avg %g1 over @world[dp] async : tensor<500x500xf32>
+  %dh = ddp.gemm dgrad %dy, %w1 transposed layer 1 : tensor<1000x500xf32>, tensor<500x500xf32> -> tensor<1000x500xf32>
+  %dw0 = ddp.gemm wgrad %x transposed, %dh layer 0 : tensor<1000x500xf32>, tensor<1000x500xf32> -> tensor<500x500xf32>
+  %g0 = ddp.grad_ready @w0, %dw0 : tensor<500x500xf32>
+  %r0, %t0 = ddp.all_reduce avg %g0 over @world[dp] async : tensor<500x500xf32>
+  ddp.wait %t1
+  ddp.wait %t0
+  ddp.sgd @w1, %r1 lr 1.0e-2 : tensor<500x500xf32>
+  ddp.sgd @w0, %r0 lr 1.0e-2 : tensor<500x500xf32>
+  return
+}
