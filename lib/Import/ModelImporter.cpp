@@ -144,6 +144,14 @@ private:
                            std::optional<int64_t> layer);
   Value add(Value lhs, Value rhs, std::optional<int64_t> layer);
 
+  /// Q K^T and P V over the full sequence for this rank's heads (the formula
+  /// of Narayanan et al. 2021 counts no causal saving), plus the softmax at 5
+  /// FLOPs per score. The backward costs twice as much.
+  double getAttentionFlops() const {
+    double scores = double(config.microBatchSize) * config.numAttentionHeads /
+                    tp * config.seqLength * config.seqLength;
+    return scores * (4.0 * config.getKvChannels() + 5.0);
+  }
   RankedTensorType actType(int64_t rows, int64_t cols) const {
     return RankedTensorType::get({rows, cols}, elementType);
   }
@@ -557,16 +565,10 @@ Value ModelImporter::attentionForward(const LayerParams &params,
   }
   acts.qkv = qkv;
 
-  // Q K^T and P V over the full sequence for this rank's heads (the
-  // formula of Narayanan et al. 2021 counts no causal saving), plus the
-  // softmax at 5 FLOPs per score; fused, so HBM sees only Q, K, V and O.
-  double heads = config.numAttentionHeads / tp;
-  double scores = config.microBatchSize * heads * config.seqLength *
-                  double(config.seqLength);
-  double flops = scores * (4.0 * config.getKvChannels() + 5.0);
-  acts.context =
-      sb.compute1("attention", qkv, actType(tokens, contextWidth), flops,
-                  bytes(tokens * double(qkvWidth + contextWidth)), layer);
+  // Fused (flash) attention: HBM sees only Q, K, V and the output.
+  acts.context = sb.compute1(
+      "attention", qkv, actType(tokens, contextWidth), getAttentionFlops(),
+      bytes(tokens * double(qkvWidth + contextWidth)), layer);
   Value projected = rowParallelForward(acts.context, params.proj.weight, layer);
   return biasDropoutAdd(projected, params.proj.bias, acts.input, layer);
 }
@@ -798,13 +800,10 @@ Value ModelImporter::layerBackward(const LayerParams &params,
       biasDropoutAddBackward(gradAttnResidual, params.proj.bias, layer);
   Value gradContext =
       rowParallelBackward(gradBranch, acts.context, params.proj.weight, layer);
-  double heads = config.numAttentionHeads / tp;
-  double scores = config.microBatchSize * heads * config.seqLength *
-                  double(config.seqLength);
-  Value gradQkv = sb.compute1(
-      "attention_grad", {gradContext, acts.qkv, acts.context},
-      acts.qkv.getType(), 2 * scores * (4.0 * config.getKvChannels() + 5.0),
-      bytes(2 * tokens * double(qkvWidth + contextWidth)), layer);
+  Value gradQkv =
+      sb.compute1("attention_grad", {gradContext, acts.qkv, acts.context},
+                  acts.qkv.getType(), 2 * getAttentionFlops(),
+                  bytes(2 * tokens * double(qkvWidth + contextWidth)), layer);
   Value gradNormOut = columnParallelBackward(gradQkv, acts.inputNormOut,
                                              params.qkv.weight, layer);
   if (params.qkv.bias) {

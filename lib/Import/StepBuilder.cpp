@@ -38,11 +38,11 @@ StepBuilder::StepBuilder(MLIRContext &context,
     tensorParallelGroup = getGroup({"tp"});
 }
 
-Group StepBuilder::getGroup(ArrayRef<StringRef> axes) const {
+Group StepBuilder::getGroup(ArrayRef<StringRef> axes) {
   Group group;
   SmallVector<Attribute> names;
   for (StringRef axis : axes) {
-    int64_t size = const_cast<MeshOp &>(mesh).getAxisSize(axis);
+    int64_t size = mesh.getAxisSize(axis);
     assert(size > 0 && "group axis is not in the mesh");
     names.push_back(StringAttr::get(&context, axis));
     group.size *= size;
@@ -123,8 +123,8 @@ Value StepBuilder::allReduceSum(Value input, const Group &group) {
       .getResult();
 }
 
-/// `type` with dimension 0 multiplied by `factor` (a fraction when the
-/// factor's numerator is 1 and `divide` is set).
+/// `type` with dimension 0 multiplied (all-gather) or divided (reduce-scatter)
+/// by `factor`.
 static RankedTensorType scaleDim0(RankedTensorType type, int64_t factor,
                                   bool divide) {
   SmallVector<int64_t> shape(type.getShape());

@@ -58,7 +58,7 @@ public:
               llvm::ArrayRef<llvm::StringRef> expertGroupAxes,
               const OptimizerConfig &optimizer, int64_t numMicrobatches);
 
-  Group getGroup(llvm::ArrayRef<llvm::StringRef> axes) const;
+  Group getGroup(llvm::ArrayRef<llvm::StringRef> axes);
 
   mlir::RankedTensorType getTensorType(llvm::ArrayRef<int64_t> shape,
                                        mlir::Type elementType) const {
