@@ -67,8 +67,8 @@ static const char *dtypeName(int32_t dtype) {
 
 static int64_t elementBytes(int32_t dtype) {
   return dtype == DDPRT_DTYPE_F16 || dtype == DDPRT_DTYPE_BF16 ? 2
-         : dtype == DDPRT_DTYPE_F32                             ? 4
-                                                                : 8;
+         : dtype == DDPRT_DTYPE_F32                            ? 4
+                                                               : 8;
 }
 
 static void dumpParams(ddprt_context *context, const char *path) {

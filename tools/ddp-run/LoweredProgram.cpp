@@ -34,8 +34,9 @@ static llvm::orc::SymbolMap
 getRuntimeSymbols(llvm::orc::MangleAndInterner interner) {
   llvm::orc::SymbolMap symbols;
 #define DDPRT_ENTRY_POINT(Enumerator, SymbolName, Function)                    \
-  symbols[interner(SymbolName)] = {llvm::orc::ExecutorAddr::fromPtr(&Function), \
-                                   llvm::JITSymbolFlags::Exported};
+  symbols[interner(SymbolName)] = {                                            \
+      llvm::orc::ExecutorAddr::fromPtr(&Function),                             \
+      llvm::JITSymbolFlags::Exported};
 #include "ddp/Conversion/DDPToLLVM/RuntimeFunctions.def"
   return symbols;
 }
@@ -66,15 +67,13 @@ JitProgram::create(ModuleOp lowered) {
   program->engine = std::move(*engine);
   ProgramEntryPoints &entry = program->entryPoints;
   ExecutionEngine &jit = *program->engine;
-  if (llvm::Error error =
+  if (llvm::Error error = llvm::joinErrors(
           llvm::joinErrors(
-              llvm::joinErrors(
-                  lookupEntryPoint(jit, DDP_PROGRAM_SYM_INIT, entry.init),
-                  lookupEntryPoint(jit, DDP_PROGRAM_SYM_SETUP, entry.setup)),
-              llvm::joinErrors(
-                  lookupEntryPoint(jit, DDP_PROGRAM_SYM_STEP, entry.step),
-                  lookupEntryPoint(jit, DDP_PROGRAM_SYM_TEARDOWN,
-                                   entry.teardown))))
+              lookupEntryPoint(jit, DDP_PROGRAM_SYM_INIT, entry.init),
+              lookupEntryPoint(jit, DDP_PROGRAM_SYM_SETUP, entry.setup)),
+          llvm::joinErrors(
+              lookupEntryPoint(jit, DDP_PROGRAM_SYM_STEP, entry.step),
+              lookupEntryPoint(jit, DDP_PROGRAM_SYM_TEARDOWN, entry.teardown))))
     return std::move(error);
   return program;
 }

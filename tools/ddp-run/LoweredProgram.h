@@ -33,8 +33,7 @@ struct ProgramEntryPoints {
 /// A copy of `module` lowered with ddp-lower-to-runtime; null after the
 /// pass reported its error through the context's diagnostics.
 mlir::OwningOpRef<mlir::ModuleOp>
-lowerToRuntime(mlir::ModuleOp module,
-               const LowerDDPToRuntimeOptions &options);
+lowerToRuntime(mlir::ModuleOp module, const LowerDDPToRuntimeOptions &options);
 
 /// A lowered program compiled in this process.
 class JitProgram {

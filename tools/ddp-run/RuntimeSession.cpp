@@ -36,8 +36,7 @@ llvm::StringRef ddp::getRuntimeDTypeName(int32_t dtype) {
   }
 }
 
-RuntimeSession::RuntimeSession(ddprt_context *context,
-                               llvm::StringRef meshAxes)
+RuntimeSession::RuntimeSession(ddprt_context *context, llvm::StringRef meshAxes)
     : context(context) {
   int32_t worldRank = 0, worldSize = 1;
   check(ddprt_get_rank(context, &worldRank, &worldSize), "ddprt_get_rank");
@@ -51,8 +50,8 @@ void RuntimeSession::check(ddprt_status status, llvm::StringRef what) const {
   if (status == DDPRT_OK)
     return;
   llvm::WithColor::error(llvm::errs(), "ddp-run")
-      << "rank " << rank << ": " << what << " failed: "
-      << ddprt_last_error(context) << "\n";
+      << "rank " << rank << ": " << what
+      << " failed: " << ddprt_last_error(context) << "\n";
   // Without MPI_Finalize, mpirun takes the exit as the job's end and stops
   // the other ranks instead of leaving them waiting in a collective.
   std::exit(1);

@@ -72,15 +72,14 @@ SmallVector<ParamDescription> ddp::describeParams(ModuleOp reference) {
 
 StepVerifier::StepVerifier(RuntimeSession &session,
                            ArrayRef<ParamDescription> params,
-                           MeshDescription mesh,
-                           ArrayRef<Candidate> candidates)
+                           MeshDescription mesh, ArrayRef<Candidate> candidates)
     : session(session), mesh(std::move(mesh)), candidates(candidates) {
   ddprt_context *context = session.getContext();
   for (const ParamDescription &param : params) {
     Checked entry{param, 0, 0, 0, {}};
-    session.check(ddprt_param_lookup(context, param.name.c_str(),
-                                     &entry.reference),
-                  "looking up parameter '" + param.name + "'");
+    session.check(
+        ddprt_param_lookup(context, param.name.c_str(), &entry.reference),
+        "looking up parameter '" + param.name + "'");
     session.check(ddprt_param_info(context, entry.reference, nullptr,
                                    &entry.dtype, &entry.numel),
                   "ddprt_param_info");
@@ -265,7 +264,7 @@ static std::string describeParam(int step, StringRef name) {
 }
 
 std::string StepVerifier::describeDifference(int step, const Checked &entry,
-                                              size_t candidate, int rank) {
+                                             size_t candidate, int rank) {
   const ParamDescription &param = entry.description;
   int64_t elementBytes = getRuntimeElementBytes(entry.dtype);
   int64_t offset = rank * entry.numel * elementBytes;
@@ -278,8 +277,7 @@ std::string StepVerifier::describeDifference(int step, const Checked &entry,
   int64_t element =
       findFirstDifference(expected, actual, entry.numel, elementBytes);
   int64_t at = element * elementBytes;
-  return describeParam(step, param.name) + "of " +
-         candidates[candidate].label +
+  return describeParam(step, param.name) + "of " + candidates[candidate].label +
          " differs from the unscheduled program's on rank " +
          std::to_string(rank) + " at " + formatIndex(element, param.shape) +
          ": " + formatElement(actual + at, param.elementType) + " vs " +

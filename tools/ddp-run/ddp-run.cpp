@@ -2,8 +2,9 @@
 //
 //   mpirun -np 2 ddp-run step.mlir [--steps=3] [--backend=cpu]
 //   mpirun -np 2 ddp-run step.mlir --verify --schedule='policy=megatron'
-//   mpirun -np 2 ddp-run step.mlir --verify --pass-pipeline='builtin.module(...)'
-//   mpirun -np 2 ddp-run step.mlir --verify --scheduled=hand-edited.mlir
+//   mpirun -np 2 ddp-run step.mlir --verify
+//   --pass-pipeline='builtin.module(...)' mpirun -np 2 ddp-run step.mlir
+//   --verify --scheduled=hand-edited.mlir
 //   mpirun -np 2 ddp-run step.mlir --predict --hw=cpu-mpi-2core \
 //       --trace=measured.json --predicted-trace=predicted.json
 //   ddp-run step.mlir --emit-object=step.o
@@ -55,9 +56,8 @@ namespace cl = llvm::cl;
 
 static cl::OptionCategory runCategory("ddp-run options");
 
-static cl::opt<std::string> inputFile(cl::Positional,
-                                      cl::desc("<step.mlir>"), cl::init("-"),
-                                      cl::cat(runCategory));
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<step.mlir>"),
+                                      cl::init("-"), cl::cat(runCategory));
 static cl::opt<std::string>
     backendName("backend",
                 cl::desc("Runtime backend: cpu, cuda, or auto (cuda when a "
@@ -169,8 +169,8 @@ static MeshDescription describeMesh(MeshOp mesh) {
 /// "@world(dp = 2, tp = 2)", as the IR writes it.
 static std::string formatMesh(MeshOp mesh) {
   std::string text = "@" + mesh.getSymName().str() + "(";
-  for (auto [index, axis] : llvm::enumerate(
-           mesh.getAxisNames().getAsValueRange<StringAttr>()))
+  for (auto [index, axis] :
+       llvm::enumerate(mesh.getAxisNames().getAsValueRange<StringAttr>()))
     text += (index ? ", " : "") + axis.str() + " = " +
             std::to_string(mesh.getShape()[index]);
   return text + ")";
@@ -223,11 +223,13 @@ static SmallVector<std::string> expandAlternatives(StringRef text) {
     fail("unbalanced '{' in --schedule '" + text + "'");
   SmallVector<StringRef> alternatives;
   text.slice(open + 1, close).split(alternatives, ',');
-  SmallVector<std::string> tails = expandAlternatives(text.drop_front(close + 1));
+  SmallVector<std::string> tails =
+      expandAlternatives(text.drop_front(close + 1));
   SmallVector<std::string> expanded;
   for (StringRef alternative : alternatives)
     for (const std::string &tail : tails)
-      expanded.push_back((text.take_front(open) + alternative.trim() + tail).str());
+      expanded.push_back(
+          (text.take_front(open) + alternative.trim() + tail).str());
   return expanded;
 }
 
@@ -308,8 +310,7 @@ int main(int argc, char **argv) {
     populate(pm);
     if (failed(pm.run(*program.module)))
       fail("scheduling '" + inputFile + "' failed" +
-           (program.options.empty() ? ""
-                                    : " with '" + program.options + "'"));
+           (program.options.empty() ? "" : " with '" + program.options + "'"));
   };
   if (!scheduledFile.empty()) {
     RunProgram &program = schedules.emplace_back();
@@ -350,9 +351,8 @@ int main(int argc, char **argv) {
     llvm::raw_string_ostream os(text);
     program.module->print(os);
     auto [first, inserted] = distinct.try_emplace(text, index);
-    sameAs.push_back(inserted ? ""
-                              : "schedule " +
-                                    std::to_string(first->second + 1));
+    sameAs.push_back(
+        inserted ? "" : "schedule " + std::to_string(first->second + 1));
   }
   for (auto [index, program] : llvm::enumerate(schedules)) {
     program.role = schedules.size() == 1
@@ -387,7 +387,8 @@ int main(int argc, char **argv) {
 
   MeshOp mesh = getMesh(*input);
   if (!mesh)
-    fail("'" + inputFile + "' has no ddp.mesh: the runtime needs one to "
+    fail("'" + inputFile +
+         "' has no ddp.mesh: the runtime needs one to "
          "start");
   SmallVector<ParamDescription> params = describeParams(*input);
   for (RunProgram &program : programs) {
@@ -437,10 +438,9 @@ int main(int argc, char **argv) {
       fail(llvm::toString(profile.takeError()));
     sim::CostModel model(*profile);
     for (RunProgram &program : programs)
-      program.prediction =
-          predictStep(*program.module, model,
-                      &program == &programs.back() ? predictedTracePath
-                                                   : StringRef());
+      program.prediction = predictStep(
+          *program.module, model,
+          &program == &programs.back() ? predictedTracePath : StringRef());
   }
 
   if (!objectFile.empty()) {
@@ -458,7 +458,8 @@ int main(int argc, char **argv) {
          llvm::Twine(meshRanks) + " ddp-run ...`");
 
   for (auto [program, module] : llvm::zip_equal(programs, lowered)) {
-    llvm::Expected<std::unique_ptr<JitProgram>> jit = JitProgram::create(*module);
+    llvm::Expected<std::unique_ptr<JitProgram>> jit =
+        JitProgram::create(*module);
     if (!jit)
       fail("cannot JIT-compile " + program.label + ": " +
            llvm::toString(jit.takeError()));
@@ -475,9 +476,12 @@ int main(int argc, char **argv) {
     fail(llvm::Twine("cannot start the runtime for mesh ") + formatMesh(mesh) +
          ": " + ddprt_last_error(nullptr));
 
-  RuntimeSession session(
-      runtimeContext, llvm::join(describeMesh(mesh).axes, ","));
+  RuntimeSession session(runtimeContext,
+                         llvm::join(describeMesh(mesh).axes, ","));
   bool isLeader = session.getRank() == 0;
+  int32_t chosenBackend = 0;
+  session.check(ddprt_get_backend(runtimeContext, &chosenBackend),
+                "ddprt_get_backend");
   for (RunProgram &program : programs)
     session.check(program.jit->getEntryPoints().setup(runtimeContext, seed),
                   "setting up " + program.label);
@@ -500,8 +504,7 @@ int main(int argc, char **argv) {
     for (RunProgram &program : programs) {
       auto start = std::chrono::steady_clock::now();
       session.check(program.jit->getEntryPoints().step(runtimeContext),
-                    "step " + std::to_string(step) + " of " +
-                        program.label);
+                    "step " + std::to_string(step) + " of " + program.label);
       session.check(ddprt_synchronize(runtimeContext), "ddprt_synchronize");
       double seconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)
@@ -529,8 +532,10 @@ int main(int argc, char **argv) {
   if (isLeader) {
     llvm::outs() << "ddp-run: " << session.getNumRanks() << " rank"
                  << (session.getNumRanks() == 1 ? "" : "s") << ", mesh "
-                 << formatMesh(mesh) << ", " << backendName << " backend, "
-                 << programs.front().stepSeconds.size() << " step"
+                 << formatMesh(mesh) << ", "
+                 << (chosenBackend == DDPRT_BACKEND_CUDA ? "cuda" : "cpu")
+                 << " backend, " << programs.front().stepSeconds.size()
+                 << " step"
                  << (programs.front().stepSeconds.size() == 1 ? "" : "s")
                  << "\n";
     llvm::outs() << "  step time: the slowest rank's, median of the steps"

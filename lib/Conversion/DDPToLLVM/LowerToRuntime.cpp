@@ -162,7 +162,8 @@ public:
                llvm::function_ref<void(Value)> body) {
     Block *header = new Block();
     Block *exit = new Block();
-    Region::iterator after = std::next(builder.getInsertionBlock()->getIterator());
+    Region::iterator after =
+        std::next(builder.getInsertionBlock()->getIterator());
     func.getBody().getBlocks().insert(after, header);
     func.getBody().getBlocks().insert(std::next(header->getIterator()), exit);
     Value index = header->addArgument(builder.getI64Type(), loc);
@@ -226,8 +227,8 @@ private:
 /// step into an empty module.
 class ProgramEmitter {
 public:
-  ProgramEmitter(ModuleOp target, StoragePlan &plan,
-                 StringRef paramPrefix, int32_t abiVersion)
+  ProgramEmitter(ModuleOp target, StoragePlan &plan, StringRef paramPrefix,
+                 int32_t abiVersion)
       : target(target), plan(plan), paramPrefix(paramPrefix),
         abiVersion(abiVersion), runtime(target),
         builder(OpBuilder::atBlockEnd(target.getBody())) {}
@@ -242,8 +243,7 @@ private:
   LLVM::GlobalOp getString(Location loc, StringRef text);
   /// A constant array global holding `values` (i32 or i64).
   template <typename T>
-  LLVM::GlobalOp createTable(Location loc, StringRef name,
-                             ArrayRef<T> values);
+  LLVM::GlobalOp createTable(Location loc, StringRef name, ArrayRef<T> values);
   /// A constant array global of the addresses of `globals`.
   LLVM::GlobalOp createPointerTable(Location loc, StringRef name,
                                     ArrayRef<LLVM::GlobalOp> globals);
@@ -293,10 +293,9 @@ LLVM::GlobalOp ProgramEmitter::createArrayGlobal(Location loc, StringRef name,
                                                  Type elementType,
                                                  int64_t size) {
   auto type = LLVM::LLVMArrayType::get(elementType, size);
-  auto global = LLVM::GlobalOp::create(builder, loc, type,
-                                       /*isConstant=*/false,
-                                       LLVM::Linkage::Internal, name,
-                                       Attribute());
+  auto global = LLVM::GlobalOp::create(
+      builder, loc, type,
+      /*isConstant=*/false, LLVM::Linkage::Internal, name, Attribute());
   OpBuilder initializer(global.getContext());
   initializer.createBlock(&global.getInitializerRegion());
   Value zero = LLVM::ZeroOp::create(initializer, loc, type);
@@ -321,9 +320,9 @@ ProgramEmitter::createPointerTable(Location loc, StringRef name,
                                    ArrayRef<LLVM::GlobalOp> globals) {
   auto type = LLVM::LLVMArrayType::get(
       LLVM::LLVMPointerType::get(builder.getContext()), globals.size());
-  auto table = LLVM::GlobalOp::create(builder, loc, type, /*isConstant=*/true,
-                                      LLVM::Linkage::Internal, name,
-                                      Attribute());
+  auto table =
+      LLVM::GlobalOp::create(builder, loc, type, /*isConstant=*/true,
+                             LLVM::Linkage::Internal, name, Attribute());
   OpBuilder initializer(table.getContext());
   initializer.createBlock(&table.getInitializerRegion());
   Value array = LLVM::UndefOp::create(initializer, loc, type);
@@ -342,8 +341,7 @@ LLVM::GlobalOp ProgramEmitter::getString(Location loc, StringRef text) {
     return global;
   std::string value = text.str();
   value.push_back('\0');
-  auto type =
-      LLVM::LLVMArrayType::get(builder.getI8Type(), value.size());
+  auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), value.size());
   global = LLVM::GlobalOp::create(
       builder, loc, type, /*isConstant=*/true, LLVM::Linkage::Internal,
       "__ddp_str_" + std::to_string(strings.size() - 1),
@@ -381,7 +379,8 @@ void ProgramEmitter::emit() {
   // Globals first, in creation order, so that the module reads top-down.
   Operation *firstFunction =
       (*target.getOps<LLVM::LLVMFuncOp>().begin()).getOperation();
-  for (auto global : llvm::make_early_inc_range(target.getOps<LLVM::GlobalOp>()))
+  for (auto global :
+       llvm::make_early_inc_range(target.getOps<LLVM::GlobalOp>()))
     global->moveBefore(firstFunction);
 }
 
@@ -392,11 +391,11 @@ void ProgramEmitter::emitInit() {
       getLLVMFunctionType<decltype(ddp_program_init)>(target.getContext()));
   EntryPointBuilder entry(func, runtime);
   Value mesh = entry.addressOf(loc, getString(loc, getMeshSpec(plan.mesh)));
-  Value status = runtime.call(
-      entry.getBuilder(), loc, RuntimeFunction::Init,
-      {entry.i32(loc, abiVersion), mesh, entry.getArgument(0),
-       entry.getArgument(1), entry.getArgument(2), entry.getArgument(3),
-       entry.getArgument(4)});
+  Value status =
+      runtime.call(entry.getBuilder(), loc, RuntimeFunction::Init,
+                   {entry.i32(loc, abiVersion), mesh, entry.getArgument(0),
+                    entry.getArgument(1), entry.getArgument(2),
+                    entry.getArgument(3), entry.getArgument(4)});
   entry.returnStatus(loc, status);
 }
 
@@ -414,9 +413,9 @@ void ProgramEmitter::emitSetup() {
 
   for (auto [index, axes] : llvm::enumerate(plan.groups)) {
     Value name = entry.addressOf(loc, getString(loc, axes));
-    entry.callChecked(loc, RuntimeFunction::GroupCreate,
-                      {context, name,
-                       entry.elementAddress(loc, groupsGlobal, index)});
+    entry.callChecked(
+        loc, RuntimeFunction::GroupCreate,
+        {context, name, entry.elementAddress(loc, groupsGlobal, index)});
   }
 
   // Parameters and buffers are set up by loops over constant tables, so
@@ -438,16 +437,15 @@ void ProgramEmitter::emitSetup() {
     LLVM::GlobalOp numelTable =
         createTable<int64_t>(loc, "__ddp_param_numels", numels);
     entry.forEach(loc, plan.params.size(), [&](Value index) {
-      entry.callChecked(
-          loc, RuntimeFunction::ParamRegister,
-          {context, entry.loadElement(loc, nameTable, index, ptr),
-           entry.loadElement(loc, dtypeTable, index, i32),
-           entry.loadElement(loc, numelTable, index, i64), seed,
-           entry.elementAddress(loc, paramIdsGlobal, index)});
-      entry.callChecked(
-          loc, RuntimeFunction::ParamData,
-          {context, entry.loadElement(loc, paramIdsGlobal, index, i32),
-           entry.elementAddress(loc, paramDataGlobal, index)});
+      entry.callChecked(loc, RuntimeFunction::ParamRegister,
+                        {context, entry.loadElement(loc, nameTable, index, ptr),
+                         entry.loadElement(loc, dtypeTable, index, i32),
+                         entry.loadElement(loc, numelTable, index, i64), seed,
+                         entry.elementAddress(loc, paramIdsGlobal, index)});
+      entry.callChecked(loc, RuntimeFunction::ParamData,
+                        {context,
+                         entry.loadElement(loc, paramIdsGlobal, index, i32),
+                         entry.elementAddress(loc, paramDataGlobal, index)});
     });
   }
   if (!plan.buffers.empty()) {
@@ -462,11 +460,11 @@ void ProgramEmitter::emitSetup() {
     LLVM::GlobalOp numelTable =
         createTable<int64_t>(loc, "__ddp_buffer_numels", numels);
     entry.forEach(loc, plan.buffers.size(), [&](Value index) {
-      entry.callChecked(
-          loc, RuntimeFunction::Alloc,
-          {context, entry.loadElement(loc, dtypeTable, index, i32),
-           entry.loadElement(loc, numelTable, index, i64),
-           entry.elementAddress(loc, buffersGlobal, index)});
+      entry.callChecked(loc, RuntimeFunction::Alloc,
+                        {context,
+                         entry.loadElement(loc, dtypeTable, index, i32),
+                         entry.loadElement(loc, numelTable, index, i64),
+                         entry.elementAddress(loc, buffersGlobal, index)});
     });
   }
   for (unsigned bufferIndex : plan.inputBuffers) {
@@ -483,8 +481,7 @@ void ProgramEmitter::emitTeardown() {
   Location loc = plan.step.getLoc();
   auto func = createEntryPoint(
       loc, DDP_PROGRAM_SYM_TEARDOWN,
-      getLLVMFunctionType<decltype(ddp_program_teardown)>(
-          target.getContext()));
+      getLLVMFunctionType<decltype(ddp_program_teardown)>(target.getContext()));
   EntryPointBuilder entry(func, runtime);
   Value context = entry.getArgument(0);
   if (!plan.buffers.empty()) {
@@ -522,8 +519,8 @@ void ProgramEmitter::emitStep() {
   if (maxResults)
     resultArray = entry.allocaAtEntry(loc, tensorType, maxResults);
   if (maxJoined)
-    joinArray = entry.allocaAtEntry(loc, entry.getBuilder().getI64Type(),
-                                    maxJoined);
+    joinArray =
+        entry.allocaAtEntry(loc, entry.getBuilder().getI64Type(), maxJoined);
   for (Operation &op : body)
     emitOp(entry, &op);
   numStepCalls = entry.getNumCalls();
@@ -532,12 +529,11 @@ void ProgramEmitter::emitStep() {
 Value ProgramEmitter::getPointer(EntryPointBuilder &entry, Location loc,
                                  Value tensor) {
   Storage storage = plan.storage.lookup(tensor);
-  Value base =
-      storage.kind == Storage::Kind::Param
-          ? entry.loadElement(loc, paramDataGlobal, storage.index,
-                              entry.getPtrType())
-          : entry.loadElement(loc, buffersGlobal, storage.index,
-                              entry.getPtrType());
+  Value base = storage.kind == Storage::Kind::Param
+                   ? entry.loadElement(loc, paramDataGlobal, storage.index,
+                                       entry.getPtrType())
+                   : entry.loadElement(loc, buffersGlobal, storage.index,
+                                       entry.getPtrType());
   return entry.offsetPointer(loc, base, storage.byteOffset);
 }
 
@@ -549,9 +545,9 @@ Value ProgramEmitter::getParamId(EntryPointBuilder &entry, Location loc,
 
 Value ProgramEmitter::getGroup(EntryPointBuilder &entry, Location loc,
                                Operation *op) {
-  return entry.loadElement(
-      loc, groupsGlobal,
-      plan.getGroupIndex(cast<CollectiveOpInterface>(op)), entry.getI32Type());
+  return entry.loadElement(loc, groupsGlobal,
+                           plan.getGroupIndex(cast<CollectiveOpInterface>(op)),
+                           entry.getI32Type());
 }
 
 Value ProgramEmitter::getHandleSlot(EntryPointBuilder &entry, Location loc,
@@ -581,8 +577,8 @@ Value ProgramEmitter::fillTensorArray(EntryPointBuilder &entry, Location loc,
           ArrayRef<LLVM::GEPArg>{int32_t(index), position});
     };
     LLVM::StoreOp::create(b, loc, getPointer(entry, loc, tensor), field(0));
-    LLVM::StoreOp::create(b, loc, entry.i64(loc, getNumElements(tensor.getType())),
-                          field(1));
+    LLVM::StoreOp::create(
+        b, loc, entry.i64(loc, getNumElements(tensor.getType())), field(1));
     LLVM::StoreOp::create(b, loc, entry.i32(loc, getDType(tensor)), field(2));
     LLVM::StoreOp::create(b, loc, entry.i32(loc, 0), field(3));
   }
@@ -610,8 +606,8 @@ void ProgramEmitter::emitOp(EntryPointBuilder &entry, Operation *op) {
         Value source = entry.loadElement(
             loc, paramDataGlobal, plan.getParamIndex(getParam.getParamAttr()),
             entry.getPtrType());
-        call(RuntimeFunction::Copy, {context, ptr(getParam.getResult()),
-                                     source, i64(getBytes(getParam.getResult()))});
+        call(RuntimeFunction::Copy, {context, ptr(getParam.getResult()), source,
+                                     i64(getBytes(getParam.getResult()))});
       })
       .Case([&](GemmOp gemm) {
         std::string label = "gemm " + stringifyGemmPhase(gemm.getPhase()).str();
@@ -747,8 +743,7 @@ void ProgramEmitter::emitOp(EntryPointBuilder &entry, Operation *op) {
         call(RuntimeFunction::CheckFinite,
              {context, i32(getDType(bucket)),
               i64(getNumElements(bucket.getType())), ptr(bucket),
-              str("bucket " + std::to_string(check.getIndex())),
-              str(extents)});
+              str("bucket " + std::to_string(check.getIndex())), str(extents)});
       })
       .Case([&](SGDOp sgd) {
         call(RuntimeFunction::Sgd,
@@ -798,8 +793,8 @@ struct LowerDDPToRuntimePass
       copies += entry.second.size();
     numPackCopies = copies;
     numParamCopies = plan->copiedParams.size();
-    int64_t getParams = llvm::range_size(
-        plan->step.getBody().front().getOps<GetParamOp>());
+    int64_t getParams =
+        llvm::range_size(plan->step.getBody().front().getOps<GetParamOp>());
     numParamAliases = getParams - plan->copiedParams.size();
 
     // The plan holds pointers into the old body: drop them before it goes.

@@ -120,8 +120,8 @@ LogicalResult StepAnalysis::verifyLowerable() {
     bool known =
         isa<GetParamOp, GemmOp, ComputeOp, AccumulateOp, ScaleOp, CastOp,
             GradReadyOp, AllReduceOp, ReduceScatterOp, AllGatherOp, SendOp,
-            RecvOp, WaitOp, JoinOp, BucketPackOp, BucketUnpackOp,
-            CheckFiniteOp, SGDOp, AdamOp, func::ReturnOp>(op);
+            RecvOp, WaitOp, JoinOp, BucketPackOp, BucketUnpackOp, CheckFiniteOp,
+            SGDOp, AdamOp, func::ReturnOp>(op);
     if (!known)
       return op.emitError("'")
              << op.getName()
@@ -231,8 +231,7 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
     auto tensor = cast<RankedTensorType>(type);
     plan.buffers.push_back(
         {getRuntimeDType(tensor.getElementType()), tensor.getNumElements()});
-    return Storage{Storage::Kind::Buffer, unsigned(plan.buffers.size() - 1),
-                   0};
+    return Storage{Storage::Kind::Buffer, unsigned(plan.buffers.size() - 1), 0};
   };
 
   for (BlockArgument argument : body.getArguments()) {

@@ -292,3 +292,35 @@ func.func @step(%x: tensor<4xf32>) -> tensor<1xf32> {
   %loss = ddp.compute "loss"(%x) flops 4.0 bytes 20.0 : (tensor<4xf32>) -> tensor<1xf32>
   return %loss : tensor<1xf32>
 }
+
+// -----
+
+// grad-reduce-in-fp32: the cast of a bf16 gradient to f32 and the
+// accumulation over microbatches write straight into the f32 bucket.
+
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK: %[[BUCKETSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 3] : (!llvm.ptr) -> !llvm.ptr, !llvm.array<6 x ptr>
+// CHECK: %[[BUCKET:.*]] = llvm.load %[[BUCKETSLOT]]
+// CHECK: llvm.call @ddprt_accumulate(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[BUCKET]])
+// CHECK: %[[SLICE:.*]] = llvm.getelementptr %[[BUCKET]][16] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: llvm.call @ddprt_cast(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[SLICE]], %{{.*}})
+// CHECK-NOT: llvm.call @ddprt_copy
+// CHECK: llvm.call @ddprt_all_reduce(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[BUCKET]],
+
+ddp.mesh @world(dp = 2)
+ddp.param @a : tensor<4xf32>
+ddp.param @b : tensor<2x2xbf16>
+
+func.func @step(%a0: tensor<4xf32>, %a1: tensor<4xf32>, %b: tensor<2x2xbf16>) {
+  %acc = ddp.accumulate %a0, %a1 : tensor<4xf32>
+  %ga = ddp.grad_ready @a, %acc : tensor<4xf32>
+  %gb = ddp.grad_ready @b, %b : tensor<2x2xbf16>
+  %cb = ddp.cast %gb : tensor<2x2xbf16> to tensor<2x2xf32>
+  %pack = ddp.bucket_pack %ga, %cb offsets [0, 4] : tensor<4xf32>, tensor<2x2xf32> -> tensor<8xf32>
+  %r = ddp.all_reduce avg %pack over @world[dp] : tensor<8xf32>
+  %ra, %rb = ddp.bucket_unpack %r offsets [0, 4] : tensor<8xf32> -> tensor<4xf32>, tensor<2x2xf32>
+  %rb16 = ddp.cast %rb : tensor<2x2xf32> to tensor<2x2xbf16>
+  ddp.sgd @a, %ra lr 1.0 : tensor<4xf32>
+  ddp.sgd @b, %rb16 lr 1.0 : tensor<2x2xbf16>
+  return
+}

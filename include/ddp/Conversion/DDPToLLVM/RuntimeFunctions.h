@@ -1,4 +1,4 @@
-//===- RuntimeFunctions.h - The runtime's entry points in LLVM IR -*- C++ -*-===//
+//===- RuntimeFunctions.h - Runtime entry points in LLVM IR -----*- C++ -*-===//
 //
 // Names and LLVM types of the entry points of libddprt, both taken from the
 // ABI header: the name from its DDPRT_SYM_* constant, the type derived from
