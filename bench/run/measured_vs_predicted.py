@@ -5,7 +5,8 @@ For each case, runs `mpirun -np N ddp-run STEP --verify --schedule=... --predict
 (the unscheduled step and the schedule, verified bitwise on the way) --repeat
 times and prints a Markdown table: the median over the repeats of ddp-run's
 measured step time (the slowest rank's, median of the steps after the first),
-the simulator's prediction for the same hardware profile, and their ratio.
+the simulator's prediction for the same hardware profile, and their ratio,
+with the machine's load average before the first run.
 
     bench/run/measured_vs_predicted.py [--build build] [--repeat 3] [--steps 10]
                                        [--hw cpu-mpi-2core]
@@ -27,9 +28,11 @@ import tempfile
 CASES = [
     ("mlp-2layer", ["examples/mlp-2layer.mlir"], 2,
      "policy=size bucket-size=300"),
-    ("tiny, tp=1 dp=2", ["--preset=tiny", "--set", "tensor_model_parallel_size=1"],
-     2, "policy=auto hw=cpu-mpi-2core"),
-    ("tiny (tp=2 dp=2)", ["--preset=tiny"], 4, "policy=auto hw=cpu-mpi-2core"),
+    ("tiny (tp=1, dp=2)",
+     ["--preset=tiny", "--set", "tensor_model_parallel_size=1"], 2,
+     "policy=auto hw=cpu-mpi-2core"),
+    ("tiny (tp=2, dp=2)", ["--preset=tiny"], 4,
+     "policy=auto hw=cpu-mpi-2core"),
     ("gpt-block", ["examples/gpt-block.mlir"], 4,
      "policy=pytorch first-bucket-bytes=8192 bucket-cap-bytes=20000"),
 ]
@@ -38,11 +41,15 @@ LINE = re.compile(r"^\s+(unscheduled|scheduled)\s+measured\s+([0-9.]+) ms\s+"
                   r"predicted\s+([0-9.]+) ms")
 
 
-def mpirun():
+def mpirun(ranks):
     command = ["mpirun"]
     if os.geteuid() == 0:
         command.append("--allow-run-as-root")
-    return command + ["--oversubscribe"]
+    # Open MPI binds each rank to a core unless there are more ranks than
+    # cores; oversubscribed ranks yield to each other while they wait.
+    if ranks > os.cpu_count():
+        command.append("--oversubscribe")
+    return command
 
 
 def step_file(build, source, directory):
@@ -57,7 +64,7 @@ def step_file(build, source, directory):
 
 def run_once(build, step, ranks, schedule, steps, hw):
     out = subprocess.run(
-        [*mpirun(), "-np", str(ranks), os.path.join(build, "bin", "ddp-run"),
+        [*mpirun(ranks), "-np", str(ranks), os.path.join(build, "bin", "ddp-run"),
          step, "--verify", f"--schedule={schedule}", "--predict", f"--hw={hw}",
          f"--steps={steps}"],
         check=True, capture_output=True, text=True).stdout
@@ -80,6 +87,8 @@ def main():
     parser.add_argument("--hw", default="cpu-mpi-2core")
     args = parser.parse_args()
 
+    print(f"load average before: {os.getloadavg()[0]:.2f} "
+          f"({os.cpu_count()} cores)\n")
     print(f"| step | ranks | program | measured ms | predicted ms ({args.hw}) "
           "| measured / predicted |")
     print("|---|---|---|---|---|---|")
