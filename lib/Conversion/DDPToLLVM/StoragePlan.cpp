@@ -90,14 +90,17 @@ public:
   /// the values that alias it through ddp.grad_ready.
   unsigned getLastUse(Value value) const;
 
-  /// The position of the first optimizer update of each parameter.
-  llvm::DenseMap<StringAttr, unsigned> firstUpdate;
+  /// The position of the first update of `param` after `position`, if any.
+  std::optional<unsigned> getNextUpdate(StringAttr param,
+                                        unsigned position) const;
 
 private:
   unsigned getCompletion(Value token) const;
 
   func::FuncOp step;
   llvm::DenseMap<Operation *, unsigned> position;
+  /// The positions of each parameter's optimizer updates, in order.
+  llvm::DenseMap<StringAttr, SmallVector<unsigned>> updates;
 };
 } // namespace
 
@@ -140,8 +143,19 @@ void StepAnalysis::numberOps() {
     else if (auto adam = dyn_cast<AdamOp>(op))
       param = adam.getParamAttr().getAttr();
     if (param)
-      firstUpdate.try_emplace(param, index);
+      updates[param].push_back(index);
   }
+}
+
+std::optional<unsigned> StepAnalysis::getNextUpdate(StringAttr param,
+                                                    unsigned position) const {
+  auto found = updates.find(param);
+  if (found == updates.end())
+    return std::nullopt;
+  const unsigned *next = llvm::upper_bound(found->second, position);
+  if (next == found->second.end())
+    return std::nullopt;
+  return *next;
 }
 
 unsigned StepAnalysis::getCompletion(Value token) const {
@@ -277,13 +291,13 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
     llvm::TypeSwitch<Operation *>(&op)
         .Case([&](GetParamOp getParam) {
           // Aliasing the parameter is right only while nothing reads the
-          // value after the optimizer has overwritten the parameter.
+          // value after the optimizer next overwrites the parameter.
           unsigned index = plan.getParamIndex(getParam.getParamAttr());
-          auto update =
-              analysis.firstUpdate.find(getParam.getParamAttr().getAttr());
+          std::optional<unsigned> update =
+              analysis.getNextUpdate(getParam.getParamAttr().getAttr(),
+                                     analysis.getPosition(getParam));
           bool readAfterUpdate =
-              update != analysis.firstUpdate.end() &&
-              analysis.getLastUse(getParam.getResult()) > update->second;
+              update && analysis.getLastUse(getParam.getResult()) > *update;
           if (readAfterUpdate) {
             plan.copiedParams.insert(getParam);
             assignFresh(getParam.getResult());

@@ -186,6 +186,26 @@ func.func @step(%x: tensor<2x2xf32>) {
 
 // -----
 
+// A ddp.get_param after its parameter's update reads the updated value in
+// place: only the updates after it matter.
+
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK: llvm.call @ddprt_sgd(
+// CHECK-NOT: llvm.call @ddprt_copy
+// CHECK: llvm.call @ddprt_gemm(
+
+ddp.mesh @world(dp = 2)
+ddp.param @a : tensor<2x2xf32>
+
+func.func @step(%x: tensor<2x2xf32>) {
+  ddp.sgd @a, %x lr 1.0 : tensor<2x2xf32>
+  %a = ddp.get_param @a : tensor<2x2xf32>
+  %y = ddp.gemm fwd %a, %x : tensor<2x2xf32>, tensor<2x2xf32> -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
 // An asynchronous collective reads its input until its wait: a parameter it
 // reads must be copied when the wait comes after the parameter's update.
 
