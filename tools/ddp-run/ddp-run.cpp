@@ -263,6 +263,257 @@ static double getTypicalStepTime(std::vector<double> times) {
   return times[times.size() / 2];
 }
 
+/// What runs: the unscheduled program (under --verify, or when there is no
+/// schedule) and the distinct scheduled programs, in that order.
+struct RunPlan {
+  std::vector<RunProgram> programs;
+  /// Schedules that gave the same program as an earlier one: its role, the
+  /// earlier one's, its options.
+  struct Duplicate {
+    std::string role, sameAs, options;
+  };
+  std::vector<Duplicate> duplicates;
+  size_t numSchedules = 0;
+};
+
+/// The scheduled programs: a file, the input after a pass pipeline, or the
+/// input after ddp-schedule with each set of options.
+static std::vector<RunProgram> buildSchedules(ModuleOp input,
+                                              MLIRContext &context) {
+  std::vector<RunProgram> schedules;
+  auto runPipeline = [&](RunProgram &program,
+                         llvm::function_ref<void(PassManager &)> populate) {
+    program.module = input.clone();
+    PassManager pm(&context);
+    populate(pm);
+    if (failed(pm.run(*program.module)))
+      fail("scheduling '" + inputFile + "' failed" +
+           (program.options.empty() ? "" : " with '" + program.options + "'"));
+  };
+  if (!scheduledFile.empty()) {
+    RunProgram &program = schedules.emplace_back();
+    program.label = "the scheduled program ('" + scheduledFile + "')";
+    program.module = parseFile(scheduledFile, context);
+  } else if (!passPipeline.empty()) {
+    RunProgram &program = schedules.emplace_back();
+    program.label = "the scheduled program";
+    runPipeline(program, [&](PassManager &pm) {
+      std::string error;
+      llvm::raw_string_ostream errorStream(error);
+      if (failed(parsePassPipeline(passPipeline, pm, errorStream)))
+        fail("bad --pass-pipeline: " + error);
+    });
+  } else {
+    for (const std::string &option : scheduleOptions) {
+      for (std::string &expanded : expandAlternatives(option)) {
+        RunProgram &program = schedules.emplace_back();
+        program.options = expanded;
+        program.label = "schedule '" + expanded + "'";
+        runPipeline(program, [&](PassManager &pm) {
+          auto options = SchedulePipelineOptions::createFromString(expanded);
+          if (!options)
+            fail("bad --schedule options '" + expanded + "'");
+          populateDDPSchedulePipeline(pm, *options);
+        });
+      }
+    }
+  }
+  for (auto [index, program] : llvm::enumerate(schedules)) {
+    program.role = schedules.size() == 1
+                       ? "scheduled"
+                       : "schedule " + std::to_string(index + 1);
+    if (schedules.size() == 1 && !program.options.empty())
+      program.label = "the scheduled program";
+    if (verify)
+      program.paramPrefix = "schedule" + std::to_string(index + 1) + ":";
+  }
+  return schedules;
+}
+
+static RunPlan planRun(ModuleOp input, std::vector<RunProgram> schedules) {
+  RunPlan plan;
+  plan.numSchedules = schedules.size();
+  if (verify || schedules.empty()) {
+    RunProgram &reference = plan.programs.emplace_back();
+    reference.role = verify ? "unscheduled" : "program";
+    reference.label = "the unscheduled program";
+    reference.module = input.clone();
+  }
+  // Options that change nothing for this step (grad-reduce-in-fp32 on f32
+  // gradients, say) give the same program: it runs once.
+  llvm::StringMap<std::string> distinct;
+  for (RunProgram &program : schedules) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    program.module->print(os);
+    auto [first, inserted] = distinct.try_emplace(text, program.role);
+    if (inserted)
+      plan.programs.push_back(std::move(program));
+    else
+      plan.duplicates.push_back({program.role, first->second, program.options});
+  }
+  return plan;
+}
+
+/// Fails unless every scheduled program can be compared with the input: the
+/// same mesh and, under --verify, the same parameters.
+static void checkComparable(MeshOp mesh, ArrayRef<ParamDescription> params,
+                            ArrayRef<RunProgram> programs) {
+  for (const RunProgram &program : programs) {
+    MeshOp other = getMesh(*program.module);
+    if (other && (mesh.getAxisNames() != other.getAxisNames() ||
+                  mesh.getShape() != other.getShape()))
+      fail("the mesh " + formatMesh(other) + " of " + program.label +
+           " differs from the input's " + formatMesh(mesh));
+    if (!verify)
+      continue;
+    SmallVector<ParamDescription> actual = describeParams(*program.module);
+    for (const ParamDescription &param : params) {
+      auto same = llvm::find_if(actual, [&](const ParamDescription &other) {
+        return other.name == param.name && other.shape == param.shape &&
+               other.elementType == param.elementType;
+      });
+      if (same == actual.end())
+        fail(program.label + " has no parameter @" + param.name +
+             " of the unscheduled program's shape and type; a schedule "
+             "keeps every parameter");
+    }
+    if (actual.size() != params.size())
+      fail(program.label + " has " + llvm::Twine(actual.size()) +
+           " parameters, the unscheduled program " +
+           llvm::Twine(params.size()));
+  }
+}
+
+/// Every program lowered; in verify mode the scheduled ones register their
+/// parameters under a prefix, so that all share one runtime.
+static std::vector<OwningOpRef<ModuleOp>>
+lowerPrograms(ArrayRef<RunProgram> programs) {
+  std::vector<OwningOpRef<ModuleOp>> lowered;
+  for (const RunProgram &program : programs) {
+    LowerDDPToRuntimeOptions options;
+    options.abiVersion = abiVersion;
+    options.paramPrefix = program.paramPrefix;
+    lowered.push_back(lowerToRuntime(*program.module, options));
+    if (!lowered.back())
+      fail("cannot lower " + program.label + " of '" + inputFile + "'");
+  }
+  return lowered;
+}
+
+/// The simulator's prediction of every program; the last one's trace goes
+/// to --predicted-trace.
+static void predictPrograms(std::vector<RunProgram> &programs) {
+  llvm::Expected<sim::HardwareProfile> profile =
+      sim::lookupHardwareProfile(hardwareProfile);
+  if (!profile)
+    fail(llvm::toString(profile.takeError()));
+  sim::CostModel model(*profile);
+  for (RunProgram &program : programs)
+    program.prediction = predictStep(
+        *program.module, model,
+        &program == &programs.back() ? predictedTracePath : StringRef());
+}
+
+/// Runs up to --steps steps of every program, each timed on this rank, and
+/// compares after each step under --verify; returns the first difference.
+/// Fills each program's stepSeconds with the slowest rank's times.
+static std::optional<std::string> runSteps(RuntimeSession &session,
+                                           std::vector<RunProgram> &programs,
+                                           StepVerifier *verifier) {
+  ddprt_context *context = session.getContext();
+  std::optional<std::string> difference;
+  // Per step and program, this rank's seconds; gathered after the last step
+  // so that a trace shows the steps and nothing of the measuring.
+  std::vector<uint64_t> times;
+  int stepsRun = 0;
+  for (int step = 1; step <= numSteps && !difference; ++step, ++stepsRun) {
+    for (RunProgram &program : programs) {
+      auto start = std::chrono::steady_clock::now();
+      session.check(program.jit->getEntryPoints().step(context),
+                    "step " + std::to_string(step) + " of " + program.label);
+      session.check(ddprt_synchronize(context), "ddprt_synchronize");
+      double seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+      times.push_back(llvm::bit_cast<uint64_t>(seconds));
+    }
+    if (verifier)
+      difference = verifier->compare(step);
+  }
+
+  std::vector<uint64_t> allTimes = session.gatherFromAllRanks(times);
+  for (int step = 0; step < stepsRun; ++step) {
+    for (auto [index, program] : llvm::enumerate(programs)) {
+      double slowest = 0;
+      for (int rank = 0; rank < session.getNumRanks(); ++rank)
+        slowest = std::max(
+            slowest,
+            llvm::bit_cast<double>(allTimes[rank * times.size() +
+                                            step * programs.size() + index]));
+      program.stepSeconds.push_back(slowest);
+    }
+  }
+  return difference;
+}
+
+static void printSummary(const RunPlan &plan, MeshOp mesh, int numRanks,
+                         int32_t backend) {
+  size_t stepsRun = plan.programs.front().stepSeconds.size();
+  llvm::outs() << "ddp-run: " << numRanks << " rank"
+               << (numRanks == 1 ? "" : "s") << ", mesh " << formatMesh(mesh)
+               << ", " << (backend == DDPRT_BACKEND_CUDA ? "cuda" : "cpu")
+               << " backend, " << stepsRun << " step"
+               << (stepsRun == 1 ? "" : "s") << "\n";
+  llvm::outs() << "  step time: the slowest rank's, median of the steps"
+               << (stepsRun > 1 ? " after the first" : "") << "\n";
+  size_t roleWidth = 0;
+  for (const RunProgram &program : plan.programs)
+    roleWidth = std::max(roleWidth, program.role.size());
+  for (const RunProgram &program : plan.programs) {
+    double measured = getTypicalStepTime(program.stepSeconds);
+    llvm::outs() << "  " << llvm::left_justify(program.role, roleWidth)
+                 << llvm::formatv("  measured {0,9:f3} ms", measured * 1e3);
+    if (program.prediction)
+      llvm::outs() << llvm::formatv(
+          "   predicted {0,9:f3} ms ({1})   measured/predicted {2:f2}",
+          program.prediction->stepTime * 1e3, program.prediction->hardwareName,
+          measured / program.prediction->stepTime);
+    if (plan.numSchedules > 1 && !program.options.empty())
+      llvm::outs() << "   " << program.options;
+    llvm::outs() << "\n";
+  }
+  for (const RunPlan::Duplicate &duplicate : plan.duplicates)
+    llvm::outs() << "  " << llvm::left_justify(duplicate.role, roleWidth)
+                 << "  the same program as " << duplicate.sameAs << "   "
+                 << duplicate.options << "\n";
+}
+
+static void printVerified(const RunPlan &plan, const StepVerifier &verifier) {
+  if (const std::optional<std::string> &note = verifier.getNonFiniteNote())
+    llvm::WithColor::warning(llvm::errs(), "ddp-run")
+        << "verify: " << *note
+        << "; the values outgrew exact arithmetic, so bitwise equality from "
+           "here on says less (run fewer steps or use a smaller learning "
+           "rate)\n";
+  if (plan.numSchedules == 1)
+    llvm::outs() << "verify: ok: after every step the scheduled program's "
+                    "parameters equal the unscheduled program's bitwise on "
+                    "every rank, and every rank holds what its replicas "
+                    "hold\n";
+  else if (plan.numSchedules > 1)
+    llvm::outs() << "verify: ok: after every step the parameters of all "
+                 << plan.numSchedules << " schedules ("
+                 << plan.programs.size() - 1
+                 << " distinct programs) equal the unscheduled program's "
+                    "bitwise on every rank, and every rank holds what its "
+                    "replicas hold\n";
+  else
+    llvm::outs() << "verify: ok (no schedule given, so only the replicas "
+                    "were compared): after every step every rank holds what "
+                    "its replicas hold\n";
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   llvm::InitializeNativeTarget();
@@ -299,149 +550,22 @@ int main(int argc, char **argv) {
   context.printOpOnDiagnostic(false);
 
   OwningOpRef<ModuleOp> input = parseFile(inputFile, context);
-
-  // The scheduled programs: a file, the input after a pass pipeline, or the
-  // input after ddp-schedule with each set of options.
-  std::vector<RunProgram> schedules;
-  auto runPipeline = [&](RunProgram &program,
-                         llvm::function_ref<void(PassManager &)> populate) {
-    program.module = input->clone();
-    PassManager pm(&context);
-    populate(pm);
-    if (failed(pm.run(*program.module)))
-      fail("scheduling '" + inputFile + "' failed" +
-           (program.options.empty() ? "" : " with '" + program.options + "'"));
-  };
-  if (!scheduledFile.empty()) {
-    RunProgram &program = schedules.emplace_back();
-    program.label = "the scheduled program ('" + scheduledFile + "')";
-    program.module = parseFile(scheduledFile, context);
-  } else if (!passPipeline.empty()) {
-    RunProgram &program = schedules.emplace_back();
-    program.label = "the scheduled program";
-    runPipeline(program, [&](PassManager &pm) {
-      std::string error;
-      llvm::raw_string_ostream errorStream(error);
-      if (failed(parsePassPipeline(passPipeline, pm, errorStream)))
-        fail("bad --pass-pipeline: " + error);
-    });
-  } else {
-    for (const std::string &option : scheduleOptions) {
-      for (std::string &expanded : expandAlternatives(option)) {
-        RunProgram &program = schedules.emplace_back();
-        program.options = expanded;
-        program.label = "schedule '" + expanded + "'";
-        runPipeline(program, [&](PassManager &pm) {
-          auto options = SchedulePipelineOptions::createFromString(expanded);
-          if (!options)
-            fail("bad --schedule options '" + expanded + "'");
-          populateDDPSchedulePipeline(pm, *options);
-        });
-      }
-    }
-  }
-  if (schedules.size() > 1 && !verify)
-    fail("several schedules run together only to be compared: add --verify");
-  // Options that change nothing for this step (grad-reduce-in-fp32 on f32
-  // gradients, say) give the same program: it runs once.
-  llvm::StringMap<size_t> distinct;
-  std::vector<std::string> sameAs;
-  for (auto [index, program] : llvm::enumerate(schedules)) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    program.module->print(os);
-    auto [first, inserted] = distinct.try_emplace(text, index);
-    sameAs.push_back(
-        inserted ? "" : "schedule " + std::to_string(first->second + 1));
-  }
-  for (auto [index, program] : llvm::enumerate(schedules)) {
-    program.role = schedules.size() == 1
-                       ? "scheduled"
-                       : "schedule " + std::to_string(index + 1);
-    if (schedules.size() == 1 && !program.options.empty())
-      program.label = "the scheduled program";
-    if (verify)
-      program.paramPrefix = "schedule" + std::to_string(index + 1) + ":";
-  }
-
-  // Without --verify only the scheduled program runs (or the input when
-  // there is no schedule).
-  std::vector<RunProgram> programs;
-  if (verify || schedules.empty()) {
-    RunProgram &reference = programs.emplace_back();
-    reference.role = verify ? "unscheduled" : "program";
-    reference.label = "the unscheduled program";
-    reference.module = input->clone();
-  }
-  struct Duplicate {
-    std::string role, sameAs, options;
-  };
-  std::vector<Duplicate> duplicates;
-  size_t numSchedules = schedules.size();
-  for (auto [program, same] : llvm::zip_equal(schedules, sameAs)) {
-    if (same.empty())
-      programs.push_back(std::move(program));
-    else
-      duplicates.push_back({program.role, same, program.options});
-  }
-
   MeshOp mesh = getMesh(*input);
   if (!mesh)
-    fail("'" + inputFile +
-         "' has no ddp.mesh: the runtime needs one to "
-         "start");
+    fail("'" + inputFile + "' has no ddp.mesh: the runtime needs one");
+  std::vector<RunProgram> schedules = buildSchedules(*input, context);
+  if (schedules.size() > 1 && !verify)
+    fail("several schedules run together only to be compared: add --verify");
+  RunPlan plan = planRun(*input, std::move(schedules));
+  std::vector<RunProgram> &programs = plan.programs;
   SmallVector<ParamDescription> params = describeParams(*input);
-  for (RunProgram &program : programs) {
-    MeshOp other = getMesh(*program.module);
-    if (other && (mesh.getAxisNames() != other.getAxisNames() ||
-                  mesh.getShape() != other.getShape()))
-      fail("the mesh " + formatMesh(other) + " of " + program.label +
-           " differs from the input's " + formatMesh(mesh));
-    // The comparison is parameter by parameter: a schedule keeps them all.
-    if (!verify)
-      continue;
-    SmallVector<ParamDescription> actual = describeParams(*program.module);
-    for (const ParamDescription &param : params) {
-      auto same = llvm::find_if(actual, [&](const ParamDescription &other) {
-        return other.name == param.name && other.shape == param.shape &&
-               other.elementType == param.elementType;
-      });
-      if (same == actual.end())
-        fail(program.label + " has no parameter @" + param.name +
-             " of the unscheduled program's shape and type; a schedule "
-             "keeps every parameter");
-    }
-    if (actual.size() != params.size())
-      fail(program.label + " has " + llvm::Twine(actual.size()) +
-           " parameters, the unscheduled program " +
-           llvm::Twine(params.size()));
-  }
-
-  // Lower every program; in verify mode the scheduled ones register their
-  // parameters under a prefix, so that all share one runtime.
-  std::vector<OwningOpRef<ModuleOp>> lowered;
-  for (RunProgram &program : programs) {
-    LowerDDPToRuntimeOptions options;
-    options.abiVersion = abiVersion;
-    options.paramPrefix = program.paramPrefix;
-    lowered.push_back(lowerToRuntime(*program.module, options));
-    if (!lowered.back())
-      fail("cannot lower " + program.label + " of '" + inputFile + "'");
-  }
+  checkComparable(mesh, params, programs);
+  std::vector<OwningOpRef<ModuleOp>> lowered = lowerPrograms(programs);
 
   // Predictions come first: a profile that does not load should stop the
   // run before any rank starts the runtime.
-  if (predict || !predictedTracePath.empty()) {
-    llvm::Expected<sim::HardwareProfile> profile =
-        sim::lookupHardwareProfile(hardwareProfile);
-    if (!profile)
-      fail(llvm::toString(profile.takeError()));
-    sim::CostModel model(*profile);
-    for (RunProgram &program : programs)
-      program.prediction = predictStep(
-          *program.module, model,
-          &program == &programs.back() ? predictedTracePath : StringRef());
-  }
+  if (predict || !predictedTracePath.empty())
+    predictPrograms(programs);
 
   if (!objectFile.empty()) {
     if (llvm::Error error = writeObjectFile(*lowered.back(), objectFile))
@@ -495,76 +619,10 @@ int main(int argc, char **argv) {
     verifier->copyInitialValues();
   }
 
-  std::optional<std::string> difference;
-  // Per step and program, this rank's seconds; gathered after the last step
-  // so that a trace shows the steps and nothing of the measuring.
-  std::vector<uint64_t> times;
-  int stepsRun = 0;
-  for (int step = 1; step <= numSteps && !difference; ++step, ++stepsRun) {
-    for (RunProgram &program : programs) {
-      auto start = std::chrono::steady_clock::now();
-      session.check(program.jit->getEntryPoints().step(runtimeContext),
-                    "step " + std::to_string(step) + " of " + program.label);
-      session.check(ddprt_synchronize(runtimeContext), "ddprt_synchronize");
-      double seconds = std::chrono::duration<double>(
-                           std::chrono::steady_clock::now() - start)
-                           .count();
-      times.push_back(llvm::bit_cast<uint64_t>(seconds));
-    }
-    if (verifier)
-      difference = verifier->compare(step);
-  }
-
-  // The step time of a program is its slowest rank's.
-  std::vector<uint64_t> allTimes = session.gatherFromAllRanks(times);
-  for (int step = 0; step < stepsRun; ++step) {
-    for (auto [index, program] : llvm::enumerate(programs)) {
-      double slowest = 0;
-      for (int rank = 0; rank < session.getNumRanks(); ++rank)
-        slowest = std::max(
-            slowest,
-            llvm::bit_cast<double>(allTimes[rank * times.size() +
-                                            step * programs.size() + index]));
-      program.stepSeconds.push_back(slowest);
-    }
-  }
-
-  if (isLeader) {
-    llvm::outs() << "ddp-run: " << session.getNumRanks() << " rank"
-                 << (session.getNumRanks() == 1 ? "" : "s") << ", mesh "
-                 << formatMesh(mesh) << ", "
-                 << (chosenBackend == DDPRT_BACKEND_CUDA ? "cuda" : "cpu")
-                 << " backend, " << programs.front().stepSeconds.size()
-                 << " step"
-                 << (programs.front().stepSeconds.size() == 1 ? "" : "s")
-                 << "\n";
-    llvm::outs() << "  step time: the slowest rank's, median of the steps"
-                 << (programs.front().stepSeconds.size() > 1
-                         ? " after the first"
-                         : "")
-                 << "\n";
-    size_t roleWidth = 0;
-    for (RunProgram &program : programs)
-      roleWidth = std::max(roleWidth, program.role.size());
-    for (RunProgram &program : programs) {
-      double measured = getTypicalStepTime(program.stepSeconds);
-      llvm::outs() << "  " << llvm::left_justify(program.role, roleWidth)
-                   << llvm::formatv("  measured {0,9:f3} ms", measured * 1e3);
-      if (program.prediction)
-        llvm::outs() << llvm::formatv(
-            "   predicted {0,9:f3} ms ({1})   measured/predicted {2:f2}",
-            program.prediction->stepTime * 1e3,
-            program.prediction->hardwareName,
-            measured / program.prediction->stepTime);
-      if (numSchedules > 1 && !program.options.empty())
-        llvm::outs() << "   " << program.options;
-      llvm::outs() << "\n";
-    }
-    for (const Duplicate &duplicate : duplicates)
-      llvm::outs() << "  " << llvm::left_justify(duplicate.role, roleWidth)
-                   << "  the same program as " << duplicate.sameAs << "   "
-                   << duplicate.options << "\n";
-  }
+  std::optional<std::string> difference =
+      runSteps(session, programs, verifier ? &*verifier : nullptr);
+  if (isLeader)
+    printSummary(plan, mesh, session.getNumRanks(), chosenBackend);
 
   if (!paramDumpFile.empty() && !difference && isLeader) {
     std::string error;
@@ -590,28 +648,7 @@ int main(int argc, char **argv) {
           << "verify failed: " << *difference << "\n";
     return 1;
   }
-  if (verify && isLeader) {
-    if (const std::optional<std::string> &note = verifier->getNonFiniteNote())
-      llvm::WithColor::warning(llvm::errs(), "ddp-run")
-          << "verify: " << *note
-          << "; the values outgrew exact arithmetic, so bitwise equality "
-             "from here on says less (run fewer steps or use a smaller "
-             "learning rate)\n";
-    if (numSchedules == 1)
-      llvm::outs() << "verify: ok: after every step the scheduled program's "
-                      "parameters equal the unscheduled program's bitwise on "
-                      "every rank, and every rank holds what its replicas "
-                      "hold\n";
-    else if (numSchedules > 1)
-      llvm::outs() << "verify: ok: after every step the parameters of all "
-                   << numSchedules << " schedules (" << programs.size() - 1
-                   << " distinct programs) equal the unscheduled program's "
-                      "bitwise on every rank, and every rank holds what its "
-                      "replicas hold\n";
-    else
-      llvm::outs() << "verify: ok (no schedule given, so only the replicas "
-                      "were compared): after every step every rank holds "
-                      "what its replicas hold\n";
-  }
+  if (verifier && isLeader)
+    printVerified(plan, *verifier);
   return 0;
 }
