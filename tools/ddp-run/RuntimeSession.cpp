@@ -11,6 +11,23 @@
 
 using namespace ddp;
 
+static void printDiagnostic(llvm::HighlightColor kind, llvm::StringRef prefix,
+                            const llvm::Twine &message) {
+  std::string line;
+  llvm::raw_string_ostream os(line);
+  llvm::WithColor(os, kind) << "ddp-run: " << prefix << ": ";
+  os << message << "\n";
+  llvm::errs() << line;
+}
+
+void ddp::printError(const llvm::Twine &message) {
+  printDiagnostic(llvm::HighlightColor::Error, "error", message);
+}
+
+void ddp::printWarning(const llvm::Twine &message) {
+  printDiagnostic(llvm::HighlightColor::Warning, "warning", message);
+}
+
 int64_t ddp::getRuntimeElementBytes(int32_t dtype) {
   switch (dtype) {
   case DDPRT_DTYPE_F16:
@@ -49,9 +66,8 @@ RuntimeSession::RuntimeSession(ddprt_context *context, llvm::StringRef meshAxes)
 void RuntimeSession::check(ddprt_status status, llvm::StringRef what) const {
   if (status == DDPRT_OK)
     return;
-  llvm::WithColor::error(llvm::errs(), "ddp-run")
-      << "rank " << rank << ": " << what
-      << " failed: " << ddprt_last_error(context) << "\n";
+  printError("rank " + llvm::Twine(rank) + ": " + what +
+             " failed: " + ddprt_last_error(context));
   // Without MPI_Finalize, mpirun takes the exit as the job's end and stops
   // the other ranks instead of leaving them waiting in a collective.
   std::exit(1);

@@ -12,6 +12,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
@@ -19,6 +20,12 @@
 #include <vector>
 
 namespace ddp {
+
+/// Writes "ddp-run: error: <message>" (or warning) and a newline to stderr
+/// in one write, so that the lines of ranks printing at once under mpirun
+/// do not interleave.
+void printError(const llvm::Twine &message);
+void printWarning(const llvm::Twine &message);
 
 /// Bytes of one element of a DDPRT_DTYPE_*.
 int64_t getRuntimeElementBytes(int32_t dtype);

@@ -44,7 +44,6 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
-#include "llvm/Support/WithColor.h"
 
 #include <algorithm>
 #include <chrono>
@@ -135,7 +134,7 @@ static cl::opt<int> abiVersion(
 
 /// Prints an error and ends this process.
 [[noreturn]] static void fail(const llvm::Twine &message) {
-  llvm::WithColor::error(llvm::errs(), "ddp-run") << message << "\n";
+  printError(message);
   std::exit(1);
 }
 
@@ -491,11 +490,10 @@ static void printSummary(const RunPlan &plan, MeshOp mesh, int numRanks,
 
 static void printVerified(const RunPlan &plan, const StepVerifier &verifier) {
   if (const std::optional<std::string> &note = verifier.getNonFiniteNote())
-    llvm::WithColor::warning(llvm::errs(), "ddp-run")
-        << "verify: " << *note
-        << "; the values outgrew exact arithmetic, so bitwise equality from "
-           "here on says less (run fewer steps or use a smaller learning "
-           "rate)\n";
+    printWarning("verify: " + *note +
+                 "; the values outgrew exact arithmetic, so bitwise equality "
+                 "from here on says less (run fewer steps or use a smaller "
+                 "learning rate)");
   if (plan.numSchedules == 1)
     llvm::outs() << "verify: ok: after every step the scheduled program's "
                     "parameters equal the unscheduled program's bitwise on "
@@ -644,8 +642,7 @@ int main(int argc, char **argv) {
   llvm::outs().flush();
   if (difference) {
     if (isLeader)
-      llvm::WithColor::error(llvm::errs(), "ddp-run")
-          << "verify failed: " << *difference << "\n";
+      printError("verify failed: " + *difference);
     return 1;
   }
   if (verifier && isLeader)
