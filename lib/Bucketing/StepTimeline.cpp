@@ -133,6 +133,15 @@ TimelineReplay::TimelineReplay(const StepTimeline &timeline,
                             (isCompute ? 0 : item.seconds));
   }
   segmentBegin.push_back(itemIsCompute.size());
+  backwardSuffix.assign(events.size() + 1, 0.0);
+  for (size_t event = events.size() + 1; event-- > 0;) {
+    size_t begin = segmentBegin[event], end = segmentBegin[event + 1];
+    backwardSuffix[event] = computePrefix[end] - computePrefix[begin] +
+                            blockedPrefix[end] - blockedPrefix[begin];
+    if (event < events.size())
+      backwardSuffix[event] +=
+          events[event].seconds + backwardSuffix[event + 1];
+  }
 
   // The tail as the overlap pass leaves it: before the first kernel that
   // uses a reduced gradient, its unpack kernel (the cast back); the bucket's
@@ -267,6 +276,18 @@ double TimelineReplay::finish(const State &state) const {
   };
   double warped = std::max(warp(state.now) + tailSuffix.front(), state.tailBound);
   return std::max(unwarp(warped), last);
+}
+
+void TimelineReplay::canonicalize(State &state, size_t nextEvent) const {
+  for (double &free : state.streamFree)
+    free = std::max(free, state.now);
+  // finish() takes max(h(start of tail) + all tail work, tailBound), where
+  // the tail starts no earlier than now + the backward left at full speed,
+  // and h(t) >= t / slowdown whatever the end of communication.
+  state.tailBound = std::max(state.tailBound,
+                             (state.now + backwardSuffix[nextEvent]) /
+                                     slowdown +
+                                 tailSuffix.front());
 }
 
 double TimelineReplay::getIssueTime(const Bucket &bucket) const {

@@ -98,11 +98,12 @@ double bruteForce(const RandomStep &step, const TimelineReplay &replay,
   return best;
 }
 
-class ExactSearch : public ::testing::TestWithParam<std::tuple<unsigned, double>> {};
+class ExactSearch : public ::testing::TestWithParam<unsigned> {};
 
+// Without slowdown (the overlap model) the search is exact.
 TEST_P(ExactSearch, MatchesExhaustiveSearch) {
-  auto [seed, slowdown] = GetParam();
-  RandomStep step(seed, 10, slowdown);
+  unsigned seed = GetParam();
+  RandomStep step(seed, 10, /*slowdown=*/1);
   TimelineReplay replay(step.timeline, step.costs);
   OptimalLayoutOptions options;
   options.padding.distributedOptimizer = seed % 2;
@@ -112,13 +113,42 @@ TEST_P(ExactSearch, MatchesExhaustiveSearch) {
   EXPECT_DOUBLE_EQ(result->stepTime, replay.evaluate(result->layout));
   EXPECT_DOUBLE_EQ(result->stepTime,
                    bruteForce(step, replay, options.padding));
+  EXPECT_DOUBLE_EQ(result->searchStepTime, result->stepTime);
   EXPECT_FALSE(result->startingLayoutWon);
+  EXPECT_EQ(result->refinements, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(RandomSteps, ExactSearch, ::testing::Range(0u, 48u));
+
+class SearchWithSlowdown
+    : public ::testing::TestWithParam<std::tuple<unsigned, double>> {};
+
+// With a slowdown the search is exact on the overlap model, and the result is
+// then compared and refined on the full replay. On these small steps, where
+// communication outweighs compute and compute is slowed by up to 3x, it
+// stays within 2% of the exhaustive optimum at the GPUs' slowdown of 1.1 and
+// within 8% at 1.5 and 3 (docs/Bucketing.md reports the distribution).
+TEST_P(SearchWithSlowdown, ExactOnTheOverlapModelAndCloseOnTheFullOne) {
+  auto [seed, slowdown] = GetParam();
+  RandomStep step(seed, 10, slowdown);
+  TimelineReplay replay(step.timeline, step.costs);
+  OptimalLayoutOptions options;
+  llvm::Expected<OptimalLayoutResult> result =
+      computeOptimalLayout(step.gradients, replay, options);
+  ASSERT_TRUE(bool(result)) << llvm::toString(result.takeError());
+  TimelineReplay overlapModel = replay.withoutSlowdown();
+  EXPECT_DOUBLE_EQ(result->searchStepTime,
+                   bruteForce(step, overlapModel, options.padding));
+  EXPECT_DOUBLE_EQ(result->stepTime, replay.evaluate(result->layout));
+  double optimum = bruteForce(step, replay, options.padding);
+  EXPECT_GE(result->stepTime, optimum);
+  EXPECT_LE(result->stepTime, optimum * (slowdown < 1.2 ? 1.02 : 1.08));
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    RandomSteps, ExactSearch,
+    RandomSteps, SearchWithSlowdown,
     ::testing::Combine(::testing::Range(0u, 12u),
-                       ::testing::Values(1.0, 1.1, 1.5, 3.0)));
+                       ::testing::Values(1.1, 1.5, 3.0)));
 
 TEST(OptimalLayout, NeverSlowerThanTheStartingLayouts) {
   for (unsigned seed = 0; seed < 8; ++seed) {
