@@ -47,8 +47,7 @@ void insertIntoFront(std::vector<Node> &front, Node node) {
 /// other stream fixed.
 class StreamSearch {
 public:
-  StreamSearch(llvm::ArrayRef<Gradient> gradients,
-               const TimelineReplay &replay,
+  StreamSearch(llvm::ArrayRef<Gradient> gradients, const TimelineReplay &replay,
                const OptimalLayoutOptions &options,
                llvm::ArrayRef<size_t> members,
                llvm::ArrayRef<Bucket> fixedBuckets)
@@ -58,8 +57,7 @@ public:
     // Fixed buckets keep their issue order; each goes after its last
     // gradient, as in a layout sorted by completion.
     for (auto [index, bucket] : llvm::enumerate(fixedBuckets))
-      fixedAt[replay.getReadyEvent(getLastReadyIndex(bucket))].push_back(
-          index);
+      fixedAt[replay.getReadyEvent(getLastReadyIndex(bucket))].push_back(index);
   }
 
   /// The buckets of this stream, and the replayed step time with them;
@@ -67,8 +65,7 @@ public:
   /// step time below `upperBound` are dropped; when nothing beats it the
   /// result is empty.
   std::pair<std::vector<Bucket>, double>
-  run(size_t span, double upperBound, size_t &largestFront,
-      size_t stride = 1);
+  run(size_t span, double upperBound, size_t &largestFront, size_t stride = 1);
 
 private:
   /// Runs events [from, to), issuing the fixed buckets that follow them.
@@ -102,9 +99,10 @@ private:
   std::vector<std::vector<size_t>> fixedAt;
 };
 
-std::pair<std::vector<Bucket>, double>
-StreamSearch::run(size_t span, double upperBound, size_t &largestFront,
-                  size_t stride) {
+std::pair<std::vector<Bucket>, double> StreamSearch::run(size_t span,
+                                                         double upperBound,
+                                                         size_t &largestFront,
+                                                         size_t stride) {
   const BucketCosts &costs = replay.getCosts();
   size_t count = members.size();
   const Gradient &first = gradients[members.front()];
@@ -184,8 +182,8 @@ StreamSearch::run(size_t span, double upperBound, size_t &largestFront,
     size_t firstUse = SIZE_MAX;
     for (size_t end = split + 1; end <= last; ++end) {
       size_t gradient = members[end - 1];
-      cursor = padGradientStart(options.padding, cursor) +
-               gradients[gradient].numel;
+      cursor =
+          padGradientStart(options.padding, cursor) + gradients[gradient].numel;
       packSeconds += costs.packTime[gradient];
       firstUse = std::min(firstUse, replay.getFirstUse(gradient));
       int64_t padded = alignTo(cursor, endDivisor);
@@ -295,8 +293,8 @@ BucketLayout searchStreams(llvm::ArrayRef<Gradient> gradients,
         bound = std::min(bound, time);
       }
       // Ties must survive: the bound may be the optimum.
-      auto [buckets, time] = search.run(
-          span, bound * (1 + 1e-12), result.largestFront);
+      auto [buckets, time] =
+          search.run(span, bound * (1 + 1e-12), result.largestFront);
       // Strict improvement keeps the loop finite.
       if (time < currentTime) {
         BucketLayout next;
@@ -329,14 +327,14 @@ unsigned refine(llvm::ArrayRef<Gradient> gradients,
   for (unsigned sweep = 0; sweep < options.maxRefinementSweeps; ++sweep) {
     bool improved = false;
     for (size_t index = 0; index + 1 < layout.buckets.size(); ++index) {
-      StreamKey key =
-          getStreamKey(gradients[layout.buckets[index].entries.front().gradient]);
+      StreamKey key = getStreamKey(
+          gradients[layout.buckets[index].entries.front().gradient]);
       // The next bucket of the same stream.
       size_t next = index + 1;
       while (next < layout.buckets.size() &&
-             getStreamKey(gradients[layout.buckets[next]
-                                        .entries.front()
-                                        .gradient]) != key)
+             getStreamKey(
+                 gradients[layout.buckets[next].entries.front().gradient]) !=
+                 key)
         ++next;
       if (next == layout.buckets.size())
         continue;
@@ -466,7 +464,7 @@ llvm::Expected<OptimalLayoutResult> ddp::bucketing::computeOptimalLayout(
   }
   if (replay.getSlowdown() > 1 &&
       isContiguousPerStream(gradients, result.layout))
-    result.refinements = refine(gradients, replay, options, result.layout,
-                                result.stepTime);
+    result.refinements =
+        refine(gradients, replay, options, result.layout, result.stepTime);
   return result;
 }

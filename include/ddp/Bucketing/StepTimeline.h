@@ -54,8 +54,8 @@ struct BucketCosts {
 class StepTimeline {
 public:
   StepTimeline(size_t numGradients, unsigned numStreams, double slowdown)
-      : numGradients(numGradients), numStreams(numStreams),
-        slowdown(slowdown) {}
+      : numGradients(numGradients), numStreams(numStreams), slowdown(slowdown) {
+  }
 
   /// Kernels on the compute stream taking `seconds` when nothing runs beside
   /// them.
@@ -145,9 +145,7 @@ public:
   size_t getFirstUse(size_t gradient) const { return firstUse[gradient]; }
   /// Tail work (kernels, unpacks included) from tail position `position` to
   /// the end.
-  double getTailWorkFrom(size_t position) const {
-    return tailSuffix[position];
-  }
+  double getTailWorkFrom(size_t position) const { return tailSuffix[position]; }
 
   State initialState() const;
   /// Runs the kernels and non-shared synchronous collectives between event

@@ -178,8 +178,8 @@ LogicalResult AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
   if (!step.getBody().hasOneBlock())
     return step.emitError("bucketing needs a step with a single block");
   for (GradientReduction reduction : reductions)
-    for (Operation *op : {reduction.ready.getOperation(),
-                          reduction.allReduce.getOperation()})
+    for (Operation *op :
+         {reduction.ready.getOperation(), reduction.allReduce.getOperation()})
       if (op->getParentOp() != step)
         return op->emitError("bucketing needs the gradients and their "
                              "reductions at the top level of the step");
@@ -212,14 +212,12 @@ LogicalResult AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
         earlier.allReduce.getReduction() != allReduce.getReduction())
       return allReduce.emitError("reduces with '")
              << stringifyEnum(allReduce.getReduction()) << "' where "
-             << earlier.ready.getParamAttr() << " in the same group ["
-             << group << "] uses '"
-             << stringifyEnum(earlier.allReduce.getReduction())
+             << earlier.ready.getParamAttr() << " in the same group [" << group
+             << "] uses '" << stringifyEnum(earlier.allReduce.getReduction())
              << "'; a bucket has one reduction";
 
-    FailureOr<int64_t> groupSize =
-        getGroupSize(mesh, allReduce.getAxesAttr(), dataParallelSize,
-                     allReduce);
+    FailureOr<int64_t> groupSize = getGroupSize(mesh, allReduce.getAxesAttr(),
+                                                dataParallelSize, allReduce);
     if (failed(groupSize))
       return failure();
     RankedTensorType gradType = reduction.ready.getType();
@@ -253,7 +251,8 @@ LogicalResult AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
   llvm::Expected<bk::BucketLayout> layout(bk::BucketLayout{});
   double predictedStepTime = -1;
   if (policy == Policy::Megatron || singleBucketPerBuffer) {
-    layout = bk::computeMegatronLayout(gradients, getMegatronOptions(gradients));
+    layout =
+        bk::computeMegatronLayout(gradients, getMegatronOptions(gradients));
   } else if (policy == Policy::PyTorch) {
     layout = bk::computePyTorchLayout(gradients, getPyTorchOptions());
   } else if (policy == Policy::Size) {
@@ -298,8 +297,7 @@ LogicalResult AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
     spec.numel = bucket.numel;
     spec.paddedNumel = bucket.paddedNumel;
     spec.averageInCollective =
-        averageInCollective ||
-        first.allReduce.getReduction() != Reduction::Avg;
+        averageInCollective || first.allReduce.getReduction() != Reduction::Avg;
     spec.checkFinite = checkForNanInGrad;
     buckets.push_back(getBucketSpecAttr(context, spec));
     for (const bk::BucketEntry &entry : bucket.entries) {
@@ -316,9 +314,9 @@ LogicalResult AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
   if (policy == Policy::Auto && predictedStepTime >= 0) {
     policyInfo.push_back(
         builder.getNamedAttr("hw", builder.getStringAttr(hardware)));
-    policyInfo.push_back(builder.getNamedAttr(
-        "predicted_step_time_us",
-        builder.getF64FloatAttr(predictedStepTime * 1e6)));
+    policyInfo.push_back(
+        builder.getNamedAttr("predicted_step_time_us",
+                             builder.getF64FloatAttr(predictedStepTime * 1e6)));
     predictedStepTimeMicros = static_cast<uint64_t>(predictedStepTime * 1e6);
   }
   step->setAttr(kBucketPolicyAttrName, builder.getDictionaryAttr(policyInfo));
@@ -362,8 +360,7 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
 
   size_t count = gradients.size();
   unsigned numStreams = simulated->streams.size() - 1;
-  bk::StepTimeline timeline(count, numStreams,
-                            model.getCommComputeSlowdown());
+  bk::StepTimeline timeline(count, numStreams, model.getCommComputeSlowdown());
   bk::BucketCosts costs;
   costs.stream.assign(count, 0);
   costs.packTime.assign(count, 0);
@@ -374,20 +371,19 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
     auto reduction = reductionIndex.find(&op);
     if (reduction != reductionIndex.end()) {
       size_t index = reduction->second;
-      auto comm = llvm::find_if(eventsOf.lookup(&op),
-                                [](const sim::TimelineEvent *event) {
-                                  return event->category ==
-                                         sim::EventCategory::Comm;
-                                });
+      auto comm = llvm::find_if(
+          eventsOf.lookup(&op), [](const sim::TimelineEvent *event) {
+            return event->category == sim::EventCategory::Comm;
+          });
       if (comm == eventsOf.lookup(&op).end())
         return op.emitError("was not simulated; the auto policy cannot "
                             "price its bucket");
       unsigned stream = (*comm)->stream - 1;
       costs.stream[index] = stream;
       GradientReduction reduced = reductions[index];
-      prescaled[stream] = !averageInCollective &&
-                          reduced.allReduce.getReduction() ==
-                              ddp::Reduction::Avg;
+      prescaled[stream] =
+          !averageInCollective &&
+          reduced.allReduce.getReduction() == ddp::Reduction::Avg;
       const bk::Gradient &gradient = gradients[index];
       Type gradType = reduced.ready.getType().getElementType();
       if (gradient.reduceType != *getBucketingType(gradType)) {

@@ -84,8 +84,8 @@ LogicalResult OverlapGradReducePass::overlapStep(func::FuncOp step) {
   for (auto &[index, bucket] : buckets)
     if (!bucket.collective)
       return step.emitError("bucket ")
-             << index << ": no ddp.all_reduce carries its '"
-             << kBucketAttrName << "'";
+             << index << ": no ddp.all_reduce carries its '" << kBucketAttrName
+             << "'";
   if (buckets.empty())
     return success();
   if (!step.getBody().hasOneBlock())
