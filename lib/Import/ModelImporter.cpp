@@ -427,7 +427,7 @@ Value ModelImporter::columnParallelBackward(Value gradOut, Value localInput,
                             sb.getParam(weight), false, layer);
   if (tp > 1)
     gradInput = sequenceParallel ? sb.reduceScatter(gradInput, tpGroup)
-                                 : sb.allReduceSum(gradInput, tpGroup);
+                                 : sb.allReduce(gradInput, tpGroup);
   sb.addGradient(weight,
                  sb.gemm(GemmPhase::Wgrad, gradOut, true, input, false, layer));
   return gradInput;
@@ -440,7 +440,7 @@ Value ModelImporter::rowParallelForward(Value input, unsigned weight,
   if (tp == 1)
     return output;
   return sequenceParallel ? sb.reduceScatter(output, tpGroup)
-                          : sb.allReduceSum(output, tpGroup);
+                          : sb.allReduce(output, tpGroup);
 }
 
 Value ModelImporter::rowParallelBackward(Value localGradOut, Value input,
@@ -650,7 +650,7 @@ Value ModelImporter::forward(MicrobatchActivations &acts) {
                   bytes(2 * embeddingElements) + 4.0 * tokens, std::nullopt);
   if (tp > 1)
     x = sequenceParallel && !positionEmbedding ? sb.reduceScatter(x, tpGroup)
-                                               : sb.allReduceSum(x, tpGroup);
+                                               : sb.allReduce(x, tpGroup);
   if (positionEmbedding) {
     x = sb.compute1("position_embedding", {x, sb.getParam(*positionEmbedding)},
                     x.getType(), embeddingElements,
@@ -681,24 +681,22 @@ Value ModelImporter::forward(MicrobatchActivations &acts) {
       columnParallelForward(acts.finalNormOut, outputWeight, std::nullopt);
 
   // vocab_parallel_cross_entropy in fp32: the max logit and the two sums
-  // (target logit, sum of exponentials) are all-reduced over TP. Megatron
-  // takes the max with a MAX all-reduce; the dialect has sum and average, so
-  // the step carries a sum of the same size in its place.
+  // (target logit, sum of exponentials) are all-reduced over TP.
   double logitElements = tokens * double(localVocab);
   auto perToken = RankedTensorType::get({tokens}, f32);
   Value logitsMax =
       sb.compute1("cross_entropy_max", acts.logits, perToken, logitElements,
                   bytes(logitElements) + 4.0 * tokens, std::nullopt);
   if (tp > 1)
-    logitsMax = sb.allReduceSum(logitsMax, tpGroup);
+    logitsMax = sb.allReduce(logitsMax, tpGroup, Reduction::Max);
   ValueRange sums =
       sb.compute("cross_entropy_sums", {acts.logits, logitsMax, acts.labels},
                  {perToken, perToken}, 3 * logitElements + tokens,
                  bytes(logitElements) + 4.0 * 4 * tokens, std::nullopt);
   Value targetLogit = sums[0], sumExp = sums[1];
   if (tp > 1) {
-    targetLogit = sb.allReduceSum(targetLogit, tpGroup);
-    sumExp = sb.allReduceSum(sumExp, tpGroup);
+    targetLogit = sb.allReduce(targetLogit, tpGroup);
+    sumExp = sb.allReduce(sumExp, tpGroup);
   }
   acts.logitsMax = logitsMax;
   acts.sumExp = sumExp;

@@ -116,10 +116,11 @@ Value StepBuilder::castTo(Value input, Type elementType) {
   return CastOp::create(builder, loc, type.clone(elementType), input);
 }
 
-Value StepBuilder::allReduceSum(Value input, const Group &group) {
+Value StepBuilder::allReduce(Value input, const Group &group,
+                             Reduction reduction) {
   return AllReduceOp::create(builder, loc, input.getType(), /*token=*/Type(),
-                             ReductionAttr::get(&context, Reduction::Sum),
-                             input, meshRef, group.axes)
+                             ReductionAttr::get(&context, reduction), input,
+                             meshRef, group.axes)
       .getResult();
 }
 
@@ -172,7 +173,7 @@ void StepBuilder::addGradient(unsigned id, Value gradient) {
 void StepBuilder::markReady(unsigned id) {
   Value gradient = gradients[id];
   if (params[id].sumOverTensorParallel)
-    gradient = allReduceSum(gradient, tensorParallelGroup);
+    gradient = allReduce(gradient, tensorParallelGroup);
   Value final = GradReadyOp::create(builder, loc, paramRefs[id], gradient);
   ready.emplace_back(id, final);
 }

@@ -92,7 +92,8 @@ public:
   mlir::Value castTo(mlir::Value input, mlir::Type elementType);
 
   /// Synchronous collectives over `group`, inline on the compute stream.
-  mlir::Value allReduceSum(mlir::Value input, const Group &group);
+  mlir::Value allReduce(mlir::Value input, const Group &group,
+                        Reduction reduction = Reduction::Sum);
   mlir::Value allGather(mlir::Value input, const Group &group);
   mlir::Value reduceScatter(mlir::Value input, const Group &group);
 
