@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InterleavedRange.h"
 
 #include <algorithm>
 
@@ -252,6 +253,18 @@ LogicalResult StepSimulator::prepareMeshes(ModuleOp module) {
       if (!rescaled)
         return mesh.emitError(llvm::toString(rescaled.takeError()));
       simMesh.shape = std::move(*rescaled);
+    }
+    // Checked axis by axis, so that the product cannot overflow.
+    int64_t numRanks = 1;
+    for (int64_t size : simMesh.shape) {
+      if (size > kMaxSimulatedRanks / numRanks) {
+        std::string sizes;
+        llvm::raw_string_ostream(sizes) << llvm::interleaved(simMesh.shape);
+        return mesh.emitError("cannot simulate a mesh of sizes (")
+               << sizes << "): it has more than " << kMaxSimulatedRanks
+               << " ranks, the most the simulator places";
+      }
+      numRanks *= size;
     }
     if (first) {
       // The first mesh describes the job in the report.
