@@ -310,6 +310,17 @@ static Error checkDimensions(const ModelConfig &config, StringRef source) {
     if (Error error = checkDimension(source, dimension.field, dimension.what,
                                      dimension.size))
       return error;
+
+  // Every microbatch runs every layer, and an MoE layer each local expert.
+  double layerPasses =
+      double(config.numLayers) * config.numMicrobatches *
+      (1.0 + double(config.numExperts) / config.expertModelParallelSize);
+  if (layerPasses > double(kMaxLayerPasses))
+    return fieldError(source, "num_layers",
+                      formatv("num_layers x num_microbatches x (1 + local "
+                              "experts) is {0:F0}, more than {1}, the most "
+                              "layer passes the importer builds",
+                              layerPasses, kMaxLayerPasses));
   return Error::success();
 }
 

@@ -198,6 +198,15 @@ Expected<ParamInventory> ddp::parseParamInventory(const json::Value &json,
     inventory.params.push_back(std::move(*param));
   }
 
+  double paramPasses =
+      double(inventory.params.size()) * inventory.numMicrobatches;
+  if (paramPasses > double(kMaxParamPasses))
+    return fieldError(source, "num_microbatches",
+                      formatv("the number of params x num_microbatches is "
+                              "{0:F0}, more than {1}, the most the importer "
+                              "builds",
+                              paramPasses, kMaxParamPasses));
+
   if (const json::Value *readyOrder = (*object)->get("ready_order")) {
     Expected<std::vector<size_t>> order =
         parseReadyOrder(*readyOrder, source, inventory.params);
