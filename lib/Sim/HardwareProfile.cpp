@@ -72,47 +72,44 @@ constexpr double kNcclNvlinkHopUs = 3.4;
 constexpr double kNcclNetHopUs = 9.6;
 constexpr double kNcclTreeBandwidthFraction = 0.9;
 
-/// A Hopper GPU (H100 SXM5 and H200 SXM share the GH100 die and clocks).
-HardwareProfile makeHopper(StringRef name, StringRef description,
-                           double hbmTBps, int64_t nicsPerNode,
-                           double nicGBps) {
+/// What differs between the NVIDIA GPUs of the built-in profiles.
+struct NvidiaGpu {
+  /// Dense tensor-core peak for f16/bf16, and the f32/f64 peak.
+  double peak16Tflops, peak32Tflops;
+  double gemmMaxEfficiency;
+  int64_t numSMs;
+  double hbmTBps;
+  /// nccl-tests ring bus bandwidth inside an NVSwitch node.
+  double nvlinkBusGBps;
+};
+
+/// H100 SXM5 and H200 SXM share the GH100 die and clocks; H200 has faster
+/// HBM. Fields: f16/bf16 and f32/f64 TFLOP/s, GEMM efficiency, SMs, HBM TB/s,
+/// NVLink bus GB/s.
+constexpr NvidiaGpu kH100{989.4, 67, 0.75, 132, 3.35, 370};
+constexpr NvidiaGpu kH200{989.4, 67, 0.75, 132, 4.8, 370};
+constexpr NvidiaGpu kA100{312, 19.5, 0.85, 108, 2.039, 230};
+
+/// A node of 8 such GPUs on NVSwitch with `nicsPerNode` NICs, priced with
+/// NCCL's latency model.
+HardwareProfile makeNvidiaNode(StringRef name, StringRef description,
+                               const NvidiaGpu &gpu, int64_t nicsPerNode,
+                               double nicGBps) {
   HardwareProfile p;
   p.name = name.str();
   p.description = description.str();
   p.gpusPerNode = 8;
-  p.peakFlops = {989.4 * kTera, 989.4 * kTera, 67 * kTera, 67 * kTera};
-  p.gemm = {/*maxEfficiency=*/0.75, /*tileM=*/128, /*tileN=*/128,
-            /*numComputeUnits=*/132, /*kHalf=*/64};
-  p.memoryBandwidth = hbmTBps * kTera;
+  p.peakFlops = {gpu.peak16Tflops * kTera, gpu.peak16Tflops * kTera,
+                 gpu.peak32Tflops * kTera, gpu.peak32Tflops * kTera};
+  p.gemm = {gpu.gemmMaxEfficiency, /*tileM=*/128, /*tileN=*/128,
+            /*numComputeUnits=*/gpu.numSMs, /*kHalf=*/64};
+  p.memoryBandwidth = gpu.hbmTBps * kTera;
   p.memoryEfficiency = 0.85;
   p.kernelOverhead = 2 * kMicro;
-  p.intraNodeBusBandwidth = 370 * kGiga;
+  p.intraNodeBusBandwidth = gpu.nvlinkBusGBps * kGiga;
   p.intraNodeHopLatency = kNcclNvlinkHopUs * kMicro;
   p.nicBusBandwidth = nicGBps * kGiga;
   p.nicsPerNode = nicsPerNode;
-  p.interNodeHopLatency = kNcclNetHopUs * kMicro;
-  p.collectiveBaseLatency = kNcclBaseLatencyUs * kMicro;
-  p.treeBandwidthFraction = kNcclTreeBandwidthFraction;
-  p.commComputeSlowdown = 1.1;
-  return p;
-}
-
-HardwareProfile makeA100() {
-  HardwareProfile p;
-  p.name = "a100-sxm-ib200";
-  p.description = "DGX A100: 8 A100-SXM4-80GB per node (NVLink 3, NVSwitch), "
-                  "8x 200 Gb/s HDR InfiniBand per node";
-  p.gpusPerNode = 8;
-  p.peakFlops = {312 * kTera, 312 * kTera, 19.5 * kTera, 19.5 * kTera};
-  p.gemm = {/*maxEfficiency=*/0.85, /*tileM=*/128, /*tileN=*/128,
-            /*numComputeUnits=*/108, /*kHalf=*/64};
-  p.memoryBandwidth = 2.039 * kTera;
-  p.memoryEfficiency = 0.85;
-  p.kernelOverhead = 2 * kMicro;
-  p.intraNodeBusBandwidth = 230 * kGiga;
-  p.intraNodeHopLatency = kNcclNvlinkHopUs * kMicro;
-  p.nicBusBandwidth = 24 * kGiga;
-  p.nicsPerNode = 8;
   p.interNodeHopLatency = kNcclNetHopUs * kMicro;
   p.collectiveBaseLatency = kNcclBaseLatencyUs * kMicro;
   p.treeBandwidthFraction = kNcclTreeBandwidthFraction;
@@ -152,22 +149,26 @@ struct BuiltinProfiles {
   SmallVector<HardwareProfile> profiles;
   SmallVector<StringRef> names;
   BuiltinProfiles() {
-    profiles.push_back(makeHopper(
+    profiles.push_back(makeNvidiaNode(
         "h100-sxm-nvlink",
         "one HGX H100 node: 8 H100-SXM5-80GB on NVLink 4 (NVSwitch); a group "
         "that leaves the node crosses a single 400 Gb/s NIC per node",
-        /*hbmTBps=*/3.35, /*nicsPerNode=*/1, /*nicGBps=*/46));
-    profiles.push_back(makeHopper(
+        kH100, /*nicsPerNode=*/1, /*nicGBps=*/46));
+    profiles.push_back(makeNvidiaNode(
         "h100-sxm-ib400",
         "DGX H100: 8 H100-SXM5-80GB per node (NVLink 4, NVSwitch), 8x 400 Gb/s "
         "NDR InfiniBand per node, rail-optimized",
-        /*hbmTBps=*/3.35, /*nicsPerNode=*/8, /*nicGBps=*/46));
-    profiles.push_back(makeA100());
-    profiles.push_back(makeHopper(
+        kH100, /*nicsPerNode=*/8, /*nicGBps=*/46));
+    profiles.push_back(makeNvidiaNode(
+        "a100-sxm-ib200",
+        "DGX A100: 8 A100-SXM4-80GB per node (NVLink 3, NVSwitch), 8x 200 Gb/s "
+        "HDR InfiniBand per node",
+        kA100, /*nicsPerNode=*/8, /*nicGBps=*/24));
+    profiles.push_back(makeNvidiaNode(
         "h200-sxm-ib400",
         "HGX H200: 8 H200-SXM-141GB per node (NVLink 4, NVSwitch), 8x 400 Gb/s "
         "NDR InfiniBand per node, rail-optimized",
-        /*hbmTBps=*/4.8, /*nicsPerNode=*/8, /*nicGBps=*/46));
+        kH200, /*nicsPerNode=*/8, /*nicGBps=*/46));
     profiles.push_back(makeCpu());
     for (const HardwareProfile &profile : profiles)
       names.push_back(profile.name);
