@@ -102,7 +102,7 @@ Value StepBuilder::gemm(GemmPhase phase, Value lhs, bool transposeLhs,
   assert(lhsType.getDimSize(transposeLhs ? 0 : 1) ==
              rhsType.getDimSize(transposeRhs ? 1 : 0) &&
          "contraction sizes differ");
-  auto resultType = getTensorType({m, n}, lhsType.getElementType());
+  auto resultType = RankedTensorType::get({m, n}, lhsType.getElementType());
   return GemmOp::create(builder, loc, resultType, phase, lhs, transposeLhs, rhs,
                         transposeRhs, getLayerAttr(layer));
 }

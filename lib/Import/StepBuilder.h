@@ -68,14 +68,8 @@ public:
 
   Group getGroup(llvm::ArrayRef<llvm::StringRef> axes);
 
-  mlir::RankedTensorType getTensorType(llvm::ArrayRef<int64_t> shape,
-                                       mlir::Type elementType) const {
-    return mlir::RankedTensorType::get(shape, elementType);
-  }
-
   /// Declares a parameter; declaration order is registration order.
   unsigned addParam(ParamSpec spec);
-  const ParamSpec &getParamSpec(unsigned id) const { return params[id]; }
 
   /// Creates func.func @step with these arguments and returns them; the ops
   /// built next go into its body.
