@@ -14,6 +14,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace llvm;
 using namespace ddp::sim;
@@ -215,20 +216,16 @@ public:
   ProfileReader(StringRef source, bool fieldsOptional)
       : source(source), fieldsOptional(fieldsOptional) {}
 
-  /// A positive number (or >= `minimum` when given) read into `out` after
-  /// multiplying by `scale`.
+  /// A number above `minimum` (at least `minimum` with `allowEqualMinimum`)
+  /// and at most `maximum`, read into `out` after multiplying by `scale`.
   void readNumber(const json::Object &object, StringRef prefix, StringRef key,
                   double scale, double &out, double minimum = 0,
-                  bool allowEqualMinimum = false) {
-    if (error)
-      return;
+                  bool allowEqualMinimum = false,
+                  double maximum = std::numeric_limits<double>::infinity()) {
     std::string field = fieldName(prefix, key);
-    const json::Value *value = object.get(key);
-    if (!value) {
-      if (!fieldsOptional)
-        fail(formatv("missing field '{0}'", field));
+    const json::Value *value = getField(object, field, key);
+    if (!value)
       return;
-    }
     std::optional<double> number = value->getAsNumber();
     if (!number || !std::isfinite(*number)) {
       fail(formatv("field '{0}' must be a number", field));
@@ -241,20 +238,20 @@ public:
                    formatNumber(minimum), formatNumber(*number)));
       return;
     }
+    if (*number > maximum) {
+      fail(formatv("field '{0}' must be at most {1}, got {2}", field,
+                   formatNumber(maximum), formatNumber(*number)));
+      return;
+    }
     out = *number * scale;
   }
 
   void readInteger(const json::Object &object, StringRef prefix, StringRef key,
                    int64_t &out) {
-    if (error)
-      return;
     std::string field = fieldName(prefix, key);
-    const json::Value *value = object.get(key);
-    if (!value) {
-      if (!fieldsOptional)
-        fail(formatv("missing field '{0}'", field));
+    const json::Value *value = getField(object, field, key);
+    if (!value)
       return;
-    }
     std::optional<int64_t> number = value->getAsInteger();
     if (!number) {
       fail(formatv("field '{0}' must be an integer", field));
@@ -270,14 +267,9 @@ public:
 
   /// The nested object `key`, or null (after reporting when required).
   const json::Object *readObject(const json::Object &object, StringRef key) {
-    if (error)
+    const json::Value *value = getField(object, key, key);
+    if (!value)
       return nullptr;
-    const json::Value *value = object.get(key);
-    if (!value) {
-      if (!fieldsOptional)
-        fail(formatv("missing field '{0}'", key));
-      return nullptr;
-    }
     const json::Object *nested = value->getAsObject();
     if (!nested)
       fail(formatv("field '{0}' must be an object", key));
@@ -306,6 +298,18 @@ public:
   std::optional<std::string> error;
 
 private:
+  /// The value of `key` (called `field` in messages), or null when an earlier
+  /// field failed or it is absent (an error unless fields are optional).
+  const json::Value *getField(const json::Object &object, StringRef field,
+                              StringRef key) {
+    if (error)
+      return nullptr;
+    const json::Value *value = object.get(key);
+    if (!value && !fieldsOptional)
+      fail(formatv("missing field '{0}'", field));
+    return value;
+  }
+
   static std::string fieldName(StringRef prefix, StringRef key) {
     return prefix.empty() ? key.str() : (prefix + "." + key).str();
   }
@@ -386,17 +390,14 @@ ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
         *gemm, "gemm",
         {"max_efficiency", "tile_m", "tile_n", "compute_units", "k_half"});
     reader.readNumber(*gemm, "gemm", "max_efficiency", 1,
-                      profile.gemm.maxEfficiency);
+                      profile.gemm.maxEfficiency, 0,
+                      /*allowEqualMinimum=*/false, /*maximum=*/1);
     reader.readInteger(*gemm, "gemm", "tile_m", profile.gemm.tileM);
     reader.readInteger(*gemm, "gemm", "tile_n", profile.gemm.tileN);
     reader.readInteger(*gemm, "gemm", "compute_units",
                        profile.gemm.numComputeUnits);
     reader.readNumber(*gemm, "gemm", "k_half", 1, profile.gemm.kHalf, 0,
                       /*allowEqualMinimum=*/true);
-    if (!reader.error && profile.gemm.maxEfficiency > 1)
-      reader.fail(formatv("field 'gemm.max_efficiency' must be at most 1, got "
-                          "{0}",
-                          formatNumber(profile.gemm.maxEfficiency)));
   }
 
   if (const json::Object *memory = reader.readObject(*root, "memory")) {
@@ -404,11 +405,8 @@ ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
     reader.readNumber(*memory, "memory", "bandwidth_gbps", kGiga,
                       profile.memoryBandwidth);
     reader.readNumber(*memory, "memory", "efficiency", 1,
-                      profile.memoryEfficiency);
-    if (!reader.error && profile.memoryEfficiency > 1)
-      reader.fail(formatv("field 'memory.efficiency' must be at most 1, got "
-                          "{0}",
-                          formatNumber(profile.memoryEfficiency)));
+                      profile.memoryEfficiency, 0,
+                      /*allowEqualMinimum=*/false, /*maximum=*/1);
   }
 
   reader.readNumber(*root, "", "kernel_overhead_us", kMicro,
@@ -444,11 +442,8 @@ ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
                       profile.collectiveBaseLatency, 0,
                       /*allowEqualMinimum=*/true);
     reader.readNumber(*collective, "collective", "tree_bandwidth_fraction", 1,
-                      profile.treeBandwidthFraction);
-    if (!reader.error && profile.treeBandwidthFraction > 1)
-      reader.fail(formatv("field 'collective.tree_bandwidth_fraction' must be "
-                          "at most 1, got {0}",
-                          formatNumber(profile.treeBandwidthFraction)));
+                      profile.treeBandwidthFraction, 0,
+                      /*allowEqualMinimum=*/false, /*maximum=*/1);
   }
 
   reader.readNumber(*root, "", "comm_compute_slowdown", 1,
