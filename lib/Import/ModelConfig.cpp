@@ -274,9 +274,10 @@ static Error checkDivisible(StringRef source, StringRef numeratorName,
                             denominator));
 }
 
-/// The sizes that become tensor dimensions, computed in floating point
-/// because the config may be far too large for int64.
-static Error checkDimensions(const ModelConfig &config, StringRef source) {
+/// The sizes that become tensor dimensions, and the number of layers the
+/// step runs, computed in floating point because the config may be far too
+/// large for int64.
+static Error checkStepSize(const ModelConfig &config, StringRef source) {
   double tokens = double(config.microBatchSize) * double(config.seqLength);
   double padding =
       double(config.makeVocabSizeDivisibleBy) * config.tensorModelParallelSize;
@@ -291,8 +292,7 @@ static Error checkDimensions(const ModelConfig &config, StringRef source) {
        (double(config.numAttentionHeads) + 2.0 * config.getNumQueryGroups()) *
            config.getKvChannels()},
       {"ffn_hidden_size",
-       "the MLP's first layer (2 x ffn_hidden_size with "
-       "swiglu)",
+       "the MLP's first layer (2 x ffn_hidden_size with swiglu)",
        (config.swiglu ? 2.0 : 1.0) * config.getFfnHiddenSize()},
       {"vocab_size", "the padded vocabulary",
        std::ceil(config.vocabSize / padding) * padding},
@@ -368,7 +368,7 @@ Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
     if (config.expertModelParallelSize != 1)
       return fieldError(source, "expert_model_parallel_size",
                         "needs num_experts > 0");
-    return checkDimensions(config, source);
+    return checkStepSize(config, source);
   }
   int64_t ep = config.expertModelParallelSize;
   if (Error error = checkDivisible(source, "num_experts", config.numExperts,
@@ -392,7 +392,7 @@ Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
     return fieldError(source, "add_bias_linear",
                       "biases in expert layers are not supported; set "
                       "add_bias_linear to false");
-  return checkDimensions(config, source);
+  return checkStepSize(config, source);
 }
 
 //===----------------------------------------------------------------------===//
