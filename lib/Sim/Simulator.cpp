@@ -19,6 +19,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InterleavedRange.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 
@@ -290,17 +291,17 @@ LogicalResult StepSimulator::prepareMeshes(ModuleOp module) {
       // The first mesh describes the job in the report.
       first = false;
       result.meshName = mesh.getSymName().str();
-      result.numRanks = 1;
+      result.numRanks = numRanks;
       result.dataParallelSize = 1;
       for (auto [name, size, irSize] :
            llvm::zip(names, simMesh.shape, mesh.getShape())) {
         result.meshAxes.push_back({name.str(), size, irSize});
-        result.numRanks *= size;
         if (!isModelParallelAxis(name))
           result.dataParallelSize *= size;
       }
       int64_t perNode = model.getProfile().gpusPerNode;
-      result.numNodes = (result.numRanks + perNode - 1) / perNode;
+      result.numNodes =
+          static_cast<int64_t>(llvm::divideCeil(numRanks, perNode));
     }
     meshes[FlatSymbolRefAttr::get(mesh.getSymNameAttr())] = std::move(simMesh);
   }
