@@ -94,8 +94,7 @@ public:
   OwningOpRef<ModuleOp> run();
 
 private:
-  static SmallVector<std::pair<StringRef, int64_t>>
-  getMeshAxes(const ModelConfig &config);
+  static MeshLayout getMeshLayout(const ModelConfig &config);
 
   void declareParams();
   NormParams declareNorm(const std::string &prefix,
@@ -191,31 +190,20 @@ private:
 // Parameters
 //===----------------------------------------------------------------------===//
 
-SmallVector<std::pair<StringRef, int64_t>>
-ModelImporter::getMeshAxes(const ModelConfig &config) {
-  int64_t tp = config.tensorModelParallelSize;
-  if (!config.isMoE())
-    return {{"dp", config.dataParallelSize}, {"tp", tp}};
-  int64_t ep = config.expertModelParallelSize;
-  return {{"edp", config.dataParallelSize / ep}, {"ep", ep}, {"tp", tp}};
-}
-
-static SmallVector<StringRef> getDenseGroupAxes(const ModelConfig &config) {
-  if (config.isMoE())
-    return {"edp", "ep"};
-  return {"dp"};
-}
-
-static SmallVector<StringRef> getExpertGroupAxes(const ModelConfig &config) {
-  if (config.isMoE())
-    return {"edp"};
-  return {"dp"};
+/// A MoE model has the `ep` axis even when E = 1, a dense one never; `tp`
+/// is the fastest axis, so that a tensor-parallel group fills a node.
+MeshLayout ModelImporter::getMeshLayout(const ModelConfig &config) {
+  MeshLayout layout = MeshLayout::dataParallel(
+      config.dataParallelSize,
+      config.isMoE() ? std::optional<int64_t>(config.expertModelParallelSize)
+                     : std::nullopt);
+  layout.axes.push_back({"tp", config.tensorModelParallelSize});
+  return layout;
 }
 
 ModelImporter::ModelImporter(MLIRContext &context, const ModelConfig &config)
-    : config(config),
-      sb(context, getMeshAxes(config), getDenseGroupAxes(config),
-         getExpertGroupAxes(config), config.optimizer, config.numMicrobatches) {
+    : config(config), sb(context, getMeshLayout(config), config.optimizer,
+                         config.numMicrobatches) {
   elementType = getDTypeElementType(&context, config.paramsDtype);
   f32 = Float32Type::get(&context);
   elementBytes = getDTypeBytes(config.paramsDtype);
