@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# The main job, from a fresh clone: installs what is missing, builds, and
-# runs ddp on an example step and on an imported GPT-3 175B step.
+# The main job, from a fresh clone: installs what is missing, builds, imports
+# a small GPT preset and predicts its step on an H100 cluster.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 utils/setup.sh
+bin=build/bin
+out=build/demo
+mkdir -p "$out"
 set -x
-build/bin/ddp-opt examples/gpt-block.mlir
-# Import the GPT-3 175B step (TP 8, DP 16, 8 microbatches) and summarise it.
-build/bin/ddp-import --preset=gpt3-175b -o build/gpt3-175b.mlir
-build/bin/ddp-opt -ddp-step-stats build/gpt3-175b.mlir -o /dev/null
+"$bin/ddp-import" --preset=tiny -o "$out/tiny.mlir"
+"$bin/ddp-opt" "$out/tiny.mlir" \
+  --ddp-simulate="hw=h100-sxm-ib400 dp=64 trace=$out/tiny.trace.json timeline=$out/tiny.svg" \
+  -o /dev/null

@@ -94,8 +94,7 @@ public:
   OwningOpRef<ModuleOp> run();
 
 private:
-  static SmallVector<std::pair<StringRef, int64_t>>
-  getMeshAxes(const ModelConfig &config);
+  static MeshLayout getMeshLayout(const ModelConfig &config);
 
   void declareParams();
   NormParams declareNorm(const std::string &prefix,
@@ -144,6 +143,14 @@ private:
                            std::optional<int64_t> layer);
   Value add(Value lhs, Value rhs, std::optional<int64_t> layer);
 
+  /// Q K^T and P V over the full sequence for this rank's heads (the formula
+  /// of Narayanan et al. 2021 counts no causal saving), plus the softmax at 5
+  /// FLOPs per score. The backward costs twice as much.
+  double getAttentionFlops() const {
+    double scores = double(config.microBatchSize) * config.numAttentionHeads /
+                    tp * config.seqLength * config.seqLength;
+    return scores * (4.0 * config.getKvChannels() + 5.0);
+  }
   RankedTensorType actType(int64_t rows, int64_t cols) const {
     return RankedTensorType::get({rows, cols}, elementType);
   }
@@ -183,31 +190,20 @@ private:
 // Parameters
 //===----------------------------------------------------------------------===//
 
-SmallVector<std::pair<StringRef, int64_t>>
-ModelImporter::getMeshAxes(const ModelConfig &config) {
-  int64_t tp = config.tensorModelParallelSize;
-  if (!config.isMoE())
-    return {{"dp", config.dataParallelSize}, {"tp", tp}};
-  int64_t ep = config.expertModelParallelSize;
-  return {{"edp", config.dataParallelSize / ep}, {"ep", ep}, {"tp", tp}};
-}
-
-static SmallVector<StringRef> getDenseGroupAxes(const ModelConfig &config) {
-  if (config.isMoE())
-    return {"edp", "ep"};
-  return {"dp"};
-}
-
-static SmallVector<StringRef> getExpertGroupAxes(const ModelConfig &config) {
-  if (config.isMoE())
-    return {"edp"};
-  return {"dp"};
+/// A MoE model has the `ep` axis even when E = 1, a dense one never; `tp`
+/// is the fastest axis, so that a tensor-parallel group fills a node.
+MeshLayout ModelImporter::getMeshLayout(const ModelConfig &config) {
+  MeshLayout layout = MeshLayout::dataParallel(
+      config.dataParallelSize,
+      config.isMoE() ? std::optional<int64_t>(config.expertModelParallelSize)
+                     : std::nullopt);
+  layout.axes.push_back({"tp", config.tensorModelParallelSize});
+  return layout;
 }
 
 ModelImporter::ModelImporter(MLIRContext &context, const ModelConfig &config)
-    : config(config),
-      sb(context, getMeshAxes(config), getDenseGroupAxes(config),
-         getExpertGroupAxes(config), config.optimizer, config.numMicrobatches) {
+    : config(config), sb(context, getMeshLayout(config), config.optimizer,
+                         config.numMicrobatches) {
   elementType = getDTypeElementType(&context, config.paramsDtype);
   f32 = Float32Type::get(&context);
   elementBytes = getDTypeBytes(config.paramsDtype);
@@ -419,7 +415,7 @@ Value ModelImporter::columnParallelBackward(Value gradOut, Value localInput,
                             sb.getParam(weight), false, layer);
   if (tp > 1)
     gradInput = sequenceParallel ? sb.reduceScatter(gradInput, tpGroup)
-                                 : sb.allReduceSum(gradInput, tpGroup);
+                                 : sb.allReduce(gradInput, tpGroup);
   sb.addGradient(weight,
                  sb.gemm(GemmPhase::Wgrad, gradOut, true, input, false, layer));
   return gradInput;
@@ -432,7 +428,7 @@ Value ModelImporter::rowParallelForward(Value input, unsigned weight,
   if (tp == 1)
     return output;
   return sequenceParallel ? sb.reduceScatter(output, tpGroup)
-                          : sb.allReduceSum(output, tpGroup);
+                          : sb.allReduce(output, tpGroup);
 }
 
 Value ModelImporter::rowParallelBackward(Value localGradOut, Value input,
@@ -557,16 +553,10 @@ Value ModelImporter::attentionForward(const LayerParams &params,
   }
   acts.qkv = qkv;
 
-  // Q K^T and P V over the full sequence for this rank's heads (the
-  // formula of Narayanan et al. 2021 counts no causal saving), plus the
-  // softmax at 5 FLOPs per score; fused, so HBM sees only Q, K, V and O.
-  double heads = config.numAttentionHeads / tp;
-  double scores = config.microBatchSize * heads * config.seqLength *
-                  double(config.seqLength);
-  double flops = scores * (4.0 * config.getKvChannels() + 5.0);
-  acts.context =
-      sb.compute1("attention", qkv, actType(tokens, contextWidth), flops,
-                  bytes(tokens * double(qkvWidth + contextWidth)), layer);
+  // Fused (flash) attention: HBM sees only Q, K, V and the output.
+  acts.context = sb.compute1(
+      "attention", qkv, actType(tokens, contextWidth), getAttentionFlops(),
+      bytes(tokens * double(qkvWidth + contextWidth)), layer);
   Value projected = rowParallelForward(acts.context, params.proj.weight, layer);
   return biasDropoutAdd(projected, params.proj.bias, acts.input, layer);
 }
@@ -648,7 +638,7 @@ Value ModelImporter::forward(MicrobatchActivations &acts) {
                   bytes(2 * embeddingElements) + 4.0 * tokens, std::nullopt);
   if (tp > 1)
     x = sequenceParallel && !positionEmbedding ? sb.reduceScatter(x, tpGroup)
-                                               : sb.allReduceSum(x, tpGroup);
+                                               : sb.allReduce(x, tpGroup);
   if (positionEmbedding) {
     x = sb.compute1("position_embedding", {x, sb.getParam(*positionEmbedding)},
                     x.getType(), embeddingElements,
@@ -679,24 +669,22 @@ Value ModelImporter::forward(MicrobatchActivations &acts) {
       columnParallelForward(acts.finalNormOut, outputWeight, std::nullopt);
 
   // vocab_parallel_cross_entropy in fp32: the max logit and the two sums
-  // (target logit, sum of exponentials) are all-reduced over TP. Megatron
-  // takes the max with a MAX all-reduce; the dialect has sum and average, so
-  // the step carries a sum of the same size in its place.
+  // (target logit, sum of exponentials) are all-reduced over TP.
   double logitElements = tokens * double(localVocab);
   auto perToken = RankedTensorType::get({tokens}, f32);
   Value logitsMax =
       sb.compute1("cross_entropy_max", acts.logits, perToken, logitElements,
                   bytes(logitElements) + 4.0 * tokens, std::nullopt);
   if (tp > 1)
-    logitsMax = sb.allReduceSum(logitsMax, tpGroup);
+    logitsMax = sb.allReduce(logitsMax, tpGroup, Reduction::Max);
   ValueRange sums =
       sb.compute("cross_entropy_sums", {acts.logits, logitsMax, acts.labels},
                  {perToken, perToken}, 3 * logitElements + tokens,
                  bytes(logitElements) + 4.0 * 4 * tokens, std::nullopt);
   Value targetLogit = sums[0], sumExp = sums[1];
   if (tp > 1) {
-    targetLogit = sb.allReduceSum(targetLogit, tpGroup);
-    sumExp = sb.allReduceSum(sumExp, tpGroup);
+    targetLogit = sb.allReduce(targetLogit, tpGroup);
+    sumExp = sb.allReduce(sumExp, tpGroup);
   }
   acts.logitsMax = logitsMax;
   acts.sumExp = sumExp;
@@ -798,13 +786,10 @@ Value ModelImporter::layerBackward(const LayerParams &params,
       biasDropoutAddBackward(gradAttnResidual, params.proj.bias, layer);
   Value gradContext =
       rowParallelBackward(gradBranch, acts.context, params.proj.weight, layer);
-  double heads = config.numAttentionHeads / tp;
-  double scores = config.microBatchSize * heads * config.seqLength *
-                  double(config.seqLength);
-  Value gradQkv = sb.compute1(
-      "attention_grad", {gradContext, acts.qkv, acts.context},
-      acts.qkv.getType(), 2 * scores * (4.0 * config.getKvChannels() + 5.0),
-      bytes(2 * tokens * double(qkvWidth + contextWidth)), layer);
+  Value gradQkv =
+      sb.compute1("attention_grad", {gradContext, acts.qkv, acts.context},
+                  acts.qkv.getType(), 2 * getAttentionFlops(),
+                  bytes(2 * tokens * double(qkvWidth + contextWidth)), layer);
   Value gradNormOut = columnParallelBackward(gradQkv, acts.inputNormOut,
                                              params.qkv.weight, layer);
   if (params.qkv.bias) {

@@ -95,7 +95,10 @@ static void printNumber(llvm::raw_ostream &os, double value) {
 }
 
 void StepStats::print(llvm::raw_ostream &os) const {
-  os << "mesh: " << mesh << " (" << numRanks << " ranks)\n";
+  if (mesh.empty())
+    os << "mesh: none\n";
+  else
+    os << "mesh: " << mesh << " (" << numRanks << " ranks)\n";
   os << "parameters: " << modelParamElements << " in model, "
      << localParamElements << " on this rank in " << numParams << " tensors\n";
   os << "flops per rank: ";

@@ -7,15 +7,15 @@
 #include "llvm/Support/ToolOutputFile.h"
 
 namespace ddp {
-#define GEN_PASS_DEF_DDPSTEPSTATS
+#define GEN_PASS_DEF_STEPSTATS
 #include "ddp/Dialect/DDP/Transforms/Passes.h.inc"
 } // namespace ddp
 
 using namespace ddp;
 
 namespace {
-struct StepStatsPass : impl::DDPStepStatsBase<StepStatsPass> {
-  using DDPStepStatsBase::DDPStepStatsBase;
+struct StepStatsPass : impl::StepStatsBase<StepStatsPass> {
+  using StepStatsBase::StepStatsBase;
 
   void runOnOperation() override {
     std::string errorMessage;

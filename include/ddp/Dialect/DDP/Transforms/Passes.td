@@ -246,7 +246,7 @@ def VerifyCollectiveOrder : Pass<"ddp-verify-collective-order", "mlir::ModuleOp"
   ];
 }
 
-def DDPStepStats : Pass<"ddp-step-stats", "mlir::ModuleOp"> {
+def StepStats : Pass<"ddp-step-stats", "mlir::ModuleOp"> {
   let summary = "Print the parameter count, FLOPs and op counts of a step";
   let description = [{
     An analysis that prints what the step holds and computes, read from the
@@ -276,7 +276,6 @@ def DDPStepStats : Pass<"ddp-step-stats", "mlir::ModuleOp"> {
     Option<"output", "output", "std::string", /*default=*/"\"-\"",
            "File to print the statistics to ('-' for standard output)">,
   ];
-  let dependentDialects = ["::ddp::DDPDialect", "::mlir::func::FuncDialect"];
   let statistics = [
     Statistic<"numParams", "num-params", "Number of ddp.param ops">,
     Statistic<"numOps", "num-ops", "Number of ops in the step's functions">,

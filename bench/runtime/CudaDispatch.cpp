@@ -1,0 +1,182 @@
+//===- CudaDispatch.cpp - libddprt's per-op cost on a GPU vs raw calls ----===//
+//
+// On one GPU (one rank), issues many small ops through libddprt's CUDA
+// backend and the same work through cuBLAS, NCCL and CUDA events directly,
+// and prints the time per op of each: what the runtime adds to a call.
+//
+//   gemm 64x64x64 f32            ddprt_gemm            vs cublasGemmEx
+//   all_reduce 1024 f32, async   ddprt_all_reduce +    vs event, ncclAllReduce
+//                                ddprt_wait               on a second stream,
+//                                                         event, wait
+//
+// Run: mpirun -np 1 ddprt-bench-cuda-dispatch (or without mpirun).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Runtime/ddprt.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <mpi.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+[[noreturn]] void fail(const char *what, const char *detail) {
+  std::fprintf(stderr, "bench: %s failed: %s\n", what, detail);
+  std::exit(1);
+}
+
+#define CHECK_DDPRT(context, call)                                             \
+  do {                                                                         \
+    if ((call) != DDPRT_OK)                                                    \
+      fail(#call, ddprt_last_error(context));                                  \
+  } while (false)
+#define CHECK_CUDA(call)                                                       \
+  do {                                                                         \
+    cudaError_t error_ = (call);                                               \
+    if (error_ != cudaSuccess)                                                 \
+      fail(#call, cudaGetErrorString(error_));                                 \
+  } while (false)
+#define CHECK_NCCL(call)                                                       \
+  do {                                                                         \
+    ncclResult_t result_ = (call);                                             \
+    if (result_ != ncclSuccess)                                                \
+      fail(#call, ncclGetErrorString(result_));                                \
+  } while (false)
+#define CHECK_CUBLAS(call)                                                     \
+  do {                                                                         \
+    if ((call) != CUBLAS_STATUS_SUCCESS)                                       \
+      fail(#call, "cuBLAS error");                                             \
+  } while (false)
+
+double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+constexpr int repeats = 5000;
+constexpr int size = 64;
+constexpr int reduceCount = 1024;
+
+/// Microseconds per op of `issue`, run `repeats` times, then synchronized.
+template <typename Issue, typename Sync> double perOp(Issue issue, Sync sync) {
+  for (int i = 0; i < 100; ++i)
+    issue();
+  sync();
+  double start = now();
+  for (int i = 0; i < repeats; ++i)
+    issue();
+  sync();
+  return (now() - start) / repeats * 1e6;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+
+  ddprt_context *context = nullptr;
+  if (ddprt_init(DDPRT_ABI_VERSION, "dp=1", DDPRT_BACKEND_CUDA,
+                 DDPRT_FLAG_RETURN_ERRORS, 0, nullptr, &context) != DDPRT_OK) {
+    std::printf("no CUDA backend here: %s\n", ddprt_last_error(nullptr));
+    MPI_Finalize();
+    return 0;
+  }
+  int32_t group = -1;
+  CHECK_DDPRT(context, ddprt_group_create(context, "dp", &group));
+  void *a = nullptr, *c = nullptr, *grads = nullptr;
+  CHECK_DDPRT(context, ddprt_alloc(context, DDPRT_DTYPE_F32, size * size, &a));
+  CHECK_DDPRT(context, ddprt_alloc(context, DDPRT_DTYPE_F32, size * size, &c));
+  CHECK_DDPRT(context,
+              ddprt_alloc(context, DDPRT_DTYPE_F32, reduceCount, &grads));
+
+  double runtimeGemm = perOp(
+      [&] {
+        CHECK_DDPRT(context, ddprt_gemm(context, DDPRT_DTYPE_F32, 0, 0, size,
+                                        size, size, a, a, c, nullptr));
+      },
+      [&] { CHECK_DDPRT(context, ddprt_synchronize(context)); });
+  double runtimeReduce = perOp(
+      [&] {
+        ddprt_handle handle = 0;
+        CHECK_DDPRT(context,
+                    ddprt_all_reduce(context, group, DDPRT_REDUCTION_SUM,
+                                     DDPRT_DTYPE_F32, reduceCount, grads, grads,
+                                     &handle));
+        CHECK_DDPRT(context, ddprt_wait(context, handle));
+      },
+      [&] { CHECK_DDPRT(context, ddprt_synchronize(context)); });
+
+  // The same work, written directly.
+  cudaStream_t compute = nullptr, comm = nullptr;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking));
+  CHECK_CUDA(cudaStreamCreateWithFlags(&comm, cudaStreamNonBlocking));
+  cublasHandle_t cublas = nullptr;
+  CHECK_CUBLAS(cublasCreate(&cublas));
+  CHECK_CUBLAS(cublasSetStream(cublas, compute));
+  ncclUniqueId id;
+  CHECK_NCCL(ncclGetUniqueId(&id));
+  ncclComm_t nccl = nullptr;
+  CHECK_NCCL(ncclCommInitRank(&nccl, 1, id, 0));
+  float *da = nullptr, *dc = nullptr, *dgrads = nullptr;
+  CHECK_CUDA(cudaMalloc(&da, size * size * sizeof(float)));
+  CHECK_CUDA(cudaMalloc(&dc, size * size * sizeof(float)));
+  CHECK_CUDA(cudaMalloc(&dgrads, reduceCount * sizeof(float)));
+  CHECK_CUDA(cudaMemset(da, 0, size * size * sizeof(float)));
+  CHECK_CUDA(cudaMemset(dgrads, 0, reduceCount * sizeof(float)));
+  float one = 1, zero = 0;
+  double directGemm = perOp(
+      [&] {
+        CHECK_CUBLAS(cublasGemmEx(
+            cublas, CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, &one, da,
+            CUDA_R_32F, size, da, CUDA_R_32F, size, &zero, dc, CUDA_R_32F, size,
+            CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT));
+      },
+      [&] { CHECK_CUDA(cudaStreamSynchronize(compute)); });
+  cudaEvent_t ready = nullptr, done = nullptr;
+  CHECK_CUDA(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
+  CHECK_CUDA(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+  double directReduce = perOp(
+      [&] {
+        CHECK_CUDA(cudaEventRecord(ready, compute));
+        CHECK_CUDA(cudaStreamWaitEvent(comm, ready, 0));
+        CHECK_NCCL(ncclAllReduce(dgrads, dgrads, reduceCount, ncclFloat32,
+                                 ncclSum, nccl, comm));
+        CHECK_CUDA(cudaEventRecord(done, comm));
+        CHECK_CUDA(cudaStreamWaitEvent(compute, done, 0));
+      },
+      [&] { CHECK_CUDA(cudaStreamSynchronize(compute)); });
+
+  cudaDeviceProp properties;
+  CHECK_CUDA(cudaGetDeviceProperties(&properties, 0));
+  std::printf("ddprt CUDA backend vs raw cuBLAS/NCCL/CUDA calls on %s, one "
+              "rank, mean of %d ops (issue and execution)\n\n",
+              properties.name, repeats);
+  std::printf("%-40s %12s %12s %12s\n", "op", "direct us", "ddprt us",
+              "overhead us");
+  std::printf("%-40s %12.2f %12.2f %12.2f\n", "gemm 64x64x64 f32", directGemm,
+              runtimeGemm, runtimeGemm - directGemm);
+  std::printf("%-40s %12.2f %12.2f %12.2f\n",
+              "all_reduce 1024 f32 async + wait", directReduce, runtimeReduce,
+              runtimeReduce - directReduce);
+
+  cudaEventDestroy(ready);
+  cudaEventDestroy(done);
+  cudaFree(da);
+  cudaFree(dc);
+  cudaFree(dgrads);
+  ncclCommDestroy(nccl);
+  cublasDestroy(cublas);
+  cudaStreamDestroy(compute);
+  cudaStreamDestroy(comm);
+  CHECK_DDPRT(context, ddprt_finalize(context));
+  MPI_Finalize();
+  return 0;
+}

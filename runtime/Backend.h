@@ -1,0 +1,145 @@
+//===- Backend.h - What a backend (CPU or CUDA) implements ------*- C++ -*-===//
+//
+// The C entry points (Api.cpp) validate their arguments and keep the state
+// both backends share (groups, parameters, buffers, handles); a Backend only
+// executes. Arguments reaching a Backend are valid: pointers are non-null
+// and inside buffers of the right size, dtypes and groups exist.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDPRT_BACKEND_H
+#define DDPRT_BACKEND_H
+
+#include "Element.h"
+#include "ElementOps.h"
+#include "Mesh.h"
+#include "Status.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ddprt {
+
+class MpiSession;
+class TraceRecorder;
+class Watchdog;
+
+struct Tensor {
+  void *data;
+  DType dtype;
+  int64_t numel;
+  int64_t bytes() const { return numel * elementSize(dtype); }
+};
+
+struct GemmOp {
+  DType dtype;
+  bool transposeLhs, transposeRhs;
+  int64_t m, n, k;
+  const void *lhs, *rhs;
+  void *result;
+  std::string label;
+};
+
+enum class CollectiveKind { AllReduce, ReduceScatter, AllGather, Send, Recv };
+
+const char *collectiveName(CollectiveKind kind);
+/// "sum", "avg" or "max" for a DDPRT_REDUCTION_*.
+const char *reductionName(int32_t reduction);
+
+struct CollectiveOp {
+  CollectiveKind kind = CollectiveKind::AllReduce;
+  int32_t group = 0;
+  std::string groupName; // its axes, for messages and the trace
+  int64_t groupSize = 1;
+  int64_t groupRank = 0;
+  int32_t reduction = DDPRT_REDUCTION_SUM; // all-reduce and reduce-scatter
+  DType dtype = DType::F32;
+  /// As the entry points define it: the result's count for reduce-scatter,
+  /// the input's for all-gather.
+  int64_t numel = 0;
+  const void *input = nullptr;
+  void *result = nullptr;
+  int64_t peer = 0; // group rank of the peer of a send or recv
+
+  /// "all_reduce(sum, 1024 x f32, group 'dp')", for messages.
+  std::string describe() const;
+};
+
+/// An asynchronous op in flight, behind a ddprt_handle.
+class AsyncOp {
+public:
+  virtual ~AsyncOp() = default;
+  /// Orders the compute stream after the op (on the CPU: blocks until it has
+  /// finished) and returns how it went.
+  virtual Status wait() = 0;
+};
+
+/// Shared by both backends: the job and where its events go.
+struct BackendEnv {
+  MpiSession &mpi;
+  TraceRecorder &trace;
+  Watchdog &watchdog;
+};
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+
+  /// DDPRT_BACKEND_CPU or DDPRT_BACKEND_CUDA.
+  virtual int32_t getKind() const = 0;
+  virtual int getNumCommStreams() const = 0;
+
+  /// Creates the next group's communicator (groups are numbered in creation
+  /// order). Collective over the world.
+  virtual Status createGroup(const GroupLayout &layout,
+                             const std::string &name) = 0;
+
+  virtual Status allocate(int64_t bytes, void **data) = 0;
+  virtual void deallocate(void *data) = 0;
+  virtual Status copy(void *dst, const void *src, int64_t bytes) = 0;
+  virtual Status read(void *hostDst, const void *src, int64_t bytes) = 0;
+  virtual Status write(void *dst, const void *hostSrc, int64_t bytes) = 0;
+
+  /// Fills `tensor` with seededValue(key, i) (Seed.h).
+  virtual Status fillSeeded(const Tensor &tensor, uint64_t key) = 0;
+  virtual Status gemm(const GemmOp &op) = 0;
+  virtual Status compute(const std::string &kind,
+                         const std::vector<Tensor> &inputs,
+                         const std::vector<Tensor> &results) = 0;
+  virtual Status accumulate(const Tensor &lhs, const void *rhs,
+                            void *result) = 0;
+  virtual Status scale(const Tensor &input, double factor, void *result) = 0;
+  virtual Status cast(const Tensor &input, DType resultType, void *result) = 0;
+  /// The index of the first NaN or Inf and its value, or -1.
+  virtual Status findNonFinite(const Tensor &tensor, int64_t &index,
+                               double &value) = 0;
+  virtual Status sgd(const Tensor &param, const Tensor &grad, double lr) = 0;
+  /// `moments` holds m then v, 2 * param.numel floats.
+  virtual Status adam(const Tensor &param, const Tensor &grad, float *moments,
+                      const AdamScalars &scalars) = 0;
+
+  /// Issues a collective; synchronous when `async` is null, else it stores
+  /// the op in flight there.
+  virtual Status collective(const CollectiveOp &op,
+                            std::unique_ptr<AsyncOp> *async) = 0;
+
+  /// Waits for everything issued on the compute stream.
+  virtual Status synchronize() = 0;
+
+  /// Drains all work and stops the backend's threads; records the last
+  /// trace events. The communicators stay until destruction.
+  virtual Status shutdown() = 0;
+};
+
+std::unique_ptr<Backend> createCpuBackend(BackendEnv env, Status &status);
+
+/// Whether the CUDA backend was built into this library.
+bool isCudaBackendBuilt();
+/// Whether a CUDA device is visible (false when the backend is not built).
+bool isCudaDeviceAvailable(std::string &why);
+std::unique_ptr<Backend> createCudaBackend(BackendEnv env, Status &status);
+
+} // namespace ddprt
+
+#endif // DDPRT_BACKEND_H

@@ -1,0 +1,84 @@
+//===- ElementOps.h - The arithmetic of one element -------------*- C++ -*-===//
+//
+// The per-element math of the elementwise ops and the optimizers, shared by
+// the CPU loops (HostKernels.cpp) and the CUDA kernels (cuda/Kernels.cu) so
+// that both backends compute bitwise the same thing. The order of operations
+// written here is the definition; both are compiled without contracting a
+// multiply and an add into an FMA.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDPRT_ELEMENTOPS_H
+#define DDPRT_ELEMENTOPS_H
+
+#include "Element.h"
+
+#include <cmath>
+
+namespace ddprt {
+
+template <typename T>
+DDPRT_HOST_DEVICE inline T accumulateElement(T lhs, T rhs) {
+  using Acc = typename ElementTraits<T>::Acc;
+  return storeAs<T>(loadAs<Acc>(lhs) + loadAs<Acc>(rhs));
+}
+
+/// The factor is rounded to the accumulation type first (f32 but for f64),
+/// as PyTorch does for a Python scalar.
+template <typename T>
+DDPRT_HOST_DEVICE inline T scaleElement(T input, double factor) {
+  using Acc = typename ElementTraits<T>::Acc;
+  return storeAs<T>(loadAs<Acc>(input) * Acc(factor));
+}
+
+/// The average of a reduction: the sum divided by the group size.
+template <typename Acc>
+DDPRT_HOST_DEVICE inline Acc averageElement(Acc sum, int64_t groupSize) {
+  return sum / Acc(groupSize);
+}
+
+template <typename P, typename G>
+DDPRT_HOST_DEVICE inline P sgdElement(P param, G grad, double lr) {
+  using Acc = typename ElementTraits<P>::Acc;
+  Acc step = Acc(lr) * loadAs<Acc>(grad);
+  return storeAs<P>(loadAs<Acc>(param) - step);
+}
+
+/// The scalars of one Adam step, computed once on the host in f64 and
+/// rounded to f32.
+struct AdamScalars {
+  float beta1, oneMinusBeta1;
+  float beta2, oneMinusBeta2;
+  float stepSize;            // lr / (1 - beta1^t)
+  float biasCorrection2Sqrt; // sqrt(1 - beta2^t)
+  float eps;
+};
+
+DDPRT_HOST_DEVICE inline float squareRoot(float value) {
+#ifdef __CUDA_ARCH__
+  return __fsqrt_rn(value);
+#else
+  return std::sqrt(value);
+#endif
+}
+
+template <typename P, typename G>
+DDPRT_HOST_DEVICE inline P adamElement(P param, G grad, float &m, float &v,
+                                       const AdamScalars &s) {
+  float g = loadAs<float>(grad);
+  m = s.beta1 * m + s.oneMinusBeta1 * g;
+  v = s.beta2 * v + s.oneMinusBeta2 * (g * g);
+  float denominator = squareRoot(v) / s.biasCorrection2Sqrt + s.eps;
+  float update = s.stepSize * (m / denominator);
+  using Acc = typename ElementTraits<P>::Acc;
+  return storeAs<P>(loadAs<Acc>(param) - Acc(update));
+}
+
+template <typename T> DDPRT_HOST_DEVICE inline bool isFiniteElement(T value) {
+  double wide = ElementTraits<T>::toDouble(value);
+  return wide - wide == 0.0; // NaN and +-Inf give NaN.
+}
+
+} // namespace ddprt
+
+#endif // DDPRT_ELEMENTOPS_H

@@ -1,0 +1,142 @@
+//===- HostKernels.cpp - Elementwise ops on the CPU -----------------------===//
+
+#include "HostKernels.h"
+#include "Seed.h"
+
+using namespace ddprt;
+
+template <typename T> static T *typed(void *data) {
+  return static_cast<T *>(data);
+}
+template <typename T> static const T *typed(const void *data) {
+  return static_cast<const T *>(data);
+}
+
+void host::fillSeeded(const Tensor &tensor, uint64_t key) {
+  dispatchDType(tensor.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T *out = typed<T>(tensor.data);
+    for (int64_t i = 0; i < tensor.numel; ++i)
+      out[i] = storeAs<T>(float(seededValue(key, uint64_t(i))));
+  });
+}
+
+template <typename Acc>
+static void computeInto(const std::vector<Tensor> &inputs,
+                        const Tensor &result) {
+  std::vector<Acc> sum(size_t(result.numel), Acc(0));
+  for (size_t j = 0; j < inputs.size(); ++j) {
+    const Tensor &input = inputs[j];
+    dispatchDType(input.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      const T *in = typed<T>(input.data);
+      for (int64_t i = 0; i < result.numel; ++i) {
+        Acc value = loadAs<Acc>(in[i % input.numel]);
+        // The first input is taken as it is, so -0 stays -0.
+        sum[size_t(i)] = j == 0 ? value : sum[size_t(i)] + value;
+      }
+    });
+  }
+  dispatchDType(result.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T *out = typed<T>(result.data);
+    for (int64_t i = 0; i < result.numel; ++i)
+      out[i] = storeAs<T>(sum[size_t(i)]);
+  });
+}
+
+void host::compute(const std::vector<Tensor> &inputs, const Tensor &result) {
+  if (result.dtype == DType::F64)
+    computeInto<double>(inputs, result);
+  else
+    computeInto<float>(inputs, result);
+}
+
+void host::accumulate(const Tensor &lhs, const void *rhs, void *result) {
+  dispatchDType(lhs.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T *a = typed<T>(lhs.data);
+    const T *b = typed<T>(rhs);
+    T *out = typed<T>(result);
+    for (int64_t i = 0; i < lhs.numel; ++i)
+      out[i] = accumulateElement(a[i], b[i]);
+  });
+}
+
+void host::scale(const Tensor &input, double factor, void *result) {
+  dispatchDType(input.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T *in = typed<T>(input.data);
+    T *out = typed<T>(result);
+    for (int64_t i = 0; i < input.numel; ++i)
+      out[i] = scaleElement(in[i], factor);
+  });
+}
+
+void host::cast(const Tensor &input, DType resultType, void *result) {
+  dispatchDType(input.dtype, [&](auto fromTag) {
+    using From = decltype(fromTag);
+    dispatchDType(resultType, [&](auto toTag) {
+      using To = decltype(toTag);
+      const From *in = typed<From>(input.data);
+      To *out = typed<To>(result);
+      for (int64_t i = 0; i < input.numel; ++i)
+        out[i] = convertElement<To>(in[i]);
+    });
+  });
+}
+
+void host::average(const Tensor &tensor, int64_t divisor) {
+  if (tensor.dtype == DType::F64) {
+    double *data = typed<double>(tensor.data);
+    for (int64_t i = 0; i < tensor.numel; ++i)
+      data[i] = averageElement(data[i], divisor);
+    return;
+  }
+  float *data = typed<float>(tensor.data);
+  for (int64_t i = 0; i < tensor.numel; ++i)
+    data[i] = averageElement(data[i], divisor);
+}
+
+int64_t host::findNonFinite(const Tensor &tensor, double &value) {
+  return dispatchDType(tensor.dtype, [&](auto tag) -> int64_t {
+    using T = decltype(tag);
+    const T *data = typed<T>(tensor.data);
+    for (int64_t i = 0; i < tensor.numel; ++i) {
+      if (!isFiniteElement(data[i])) {
+        value = ElementTraits<T>::toDouble(data[i]);
+        return i;
+      }
+    }
+    return -1;
+  });
+}
+
+void host::sgd(const Tensor &param, const Tensor &grad, double lr) {
+  dispatchDType(param.dtype, [&](auto paramTag) {
+    using P = decltype(paramTag);
+    dispatchDType(grad.dtype, [&](auto gradTag) {
+      using G = decltype(gradTag);
+      P *p = typed<P>(param.data);
+      const G *g = typed<G>(grad.data);
+      for (int64_t i = 0; i < param.numel; ++i)
+        p[i] = sgdElement(p[i], g[i], lr);
+    });
+  });
+}
+
+void host::adam(const Tensor &param, const Tensor &grad, float *moments,
+                const AdamScalars &scalars) {
+  float *m = moments;
+  float *v = moments + param.numel;
+  dispatchDType(param.dtype, [&](auto paramTag) {
+    using P = decltype(paramTag);
+    dispatchDType(grad.dtype, [&](auto gradTag) {
+      using G = decltype(gradTag);
+      P *p = typed<P>(param.data);
+      const G *g = typed<G>(grad.data);
+      for (int64_t i = 0; i < param.numel; ++i)
+        p[i] = adamElement(p[i], g[i], m[i], v[i], scalars);
+    });
+  });
+}

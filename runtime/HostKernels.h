@@ -1,0 +1,31 @@
+//===- HostKernels.h - Elementwise ops on the CPU ---------------*- C++ -*-===//
+//
+// Loops over ElementOps.h, used by the CPU backend for its compute stream
+// and by its communication thread to reduce 16-bit types in f32.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDPRT_HOSTKERNELS_H
+#define DDPRT_HOSTKERNELS_H
+
+#include "Backend.h"
+
+#include <vector>
+
+namespace ddprt::host {
+
+void fillSeeded(const Tensor &tensor, uint64_t key);
+void compute(const std::vector<Tensor> &inputs, const Tensor &result);
+void accumulate(const Tensor &lhs, const void *rhs, void *result);
+void scale(const Tensor &input, double factor, void *result);
+void cast(const Tensor &input, DType resultType, void *result);
+/// Divides f32 or f64 data in place by `divisor` (an average).
+void average(const Tensor &tensor, int64_t divisor);
+int64_t findNonFinite(const Tensor &tensor, double &value);
+void sgd(const Tensor &param, const Tensor &grad, double lr);
+void adam(const Tensor &param, const Tensor &grad, float *moments,
+          const AdamScalars &scalars);
+
+} // namespace ddprt::host
+
+#endif // DDPRT_HOSTKERNELS_H

@@ -1,0 +1,57 @@
+//===- Seed.h - Deterministic integer-valued initial data -------*- C++ -*-===//
+//
+// Parameters and step inputs are filled with small integers so that every
+// GEMM and every sum of a step is exact in f32: a scheduled and an
+// unscheduled program then end with bitwise equal parameters whatever order
+// a collective adds in. The same code runs on the host and on CUDA devices.
+//
+// Element i of a stream is  splitmix64(key + i) mod 5 - 2,  with
+// key = splitmix64(seed ^ splitmix64(stream)). A parameter's stream is the
+// FNV-1a-64 hash of its name; a step input's is that of "rank <r>".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDPRT_SEED_H
+#define DDPRT_SEED_H
+
+#include "Element.h"
+
+#include <cstdint>
+#include <string>
+
+namespace ddprt {
+
+DDPRT_HOST_DEVICE inline uint64_t splitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+inline uint64_t fnv1a64(const std::string &text) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+inline uint64_t seedKey(uint64_t seed, uint64_t stream) {
+  return splitMix64(seed ^ splitMix64(stream));
+}
+
+inline uint64_t paramStream(const std::string &name) { return fnv1a64(name); }
+
+inline uint64_t inputStream(int rank) {
+  return fnv1a64("rank " + std::to_string(rank));
+}
+
+/// The value of element `index`, in [-2, 2].
+DDPRT_HOST_DEVICE inline int seededValue(uint64_t key, uint64_t index) {
+  return int(splitMix64(key + index) % 5) - 2;
+}
+
+} // namespace ddprt
+
+#endif // DDPRT_SEED_H

@@ -1,0 +1,374 @@
+//===- ComputeTest.cpp - GEMMs, elementwise ops, parameters, optimizers ---===//
+
+#include "RuntimeTestSupport.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace ddprt::test;
+
+namespace {
+
+const int32_t allDTypes[] = {DDPRT_DTYPE_F16, DDPRT_DTYPE_BF16, DDPRT_DTYPE_F32,
+                             DDPRT_DTYPE_F64};
+
+std::vector<double> smallIntegers(int64_t numel, int salt) {
+  std::vector<double> values(static_cast<size_t>(numel));
+  for (int64_t i = 0; i < numel; ++i)
+    values[size_t(i)] = double((i * 5 + salt) % 7) - 3.0;
+  return values;
+}
+
+using GemmParams = std::tuple<int32_t, bool, bool>;
+
+class GemmTest : public RuntimeSuite,
+                 public ::testing::WithParamInterface<GemmParams> {};
+
+TEST_P(GemmTest, MatchesTheNaiveProduct) {
+  auto [dtype, transposeLhs, transposeRhs] = GetParam();
+  const int64_t m = 19, n = 23, k = 37;
+  std::vector<double> lhs = smallIntegers(m * k, 1);
+  std::vector<double> rhs = smallIntegers(k * n, 2);
+  // Element (row, col) of op(X) where X is stored row-major.
+  auto lhsAt = [&](int64_t row, int64_t col) {
+    return transposeLhs ? lhs[size_t(col * m + row)]
+                        : lhs[size_t(row * k + col)];
+  };
+  auto rhsAt = [&](int64_t row, int64_t col) {
+    return transposeRhs ? rhs[size_t(col * k + row)]
+                        : rhs[size_t(row * n + col)];
+  };
+  std::vector<double> expected(size_t(m * n), 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p)
+        expected[size_t(i * n + j)] += lhsAt(i, p) * rhsAt(p, j);
+
+  void *lhsBuffer = upload(dtype, lhs);
+  void *rhsBuffer = upload(dtype, rhs);
+  void *result = nullptr;
+  DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, m * n, &result));
+  DDPRT_EXPECT_OK(context,
+                  ddprt_gemm(context, dtype, transposeLhs, transposeRhs, m, n,
+                             k, lhsBuffer, rhsBuffer, result, "test gemm"));
+  EXPECT_EQ(download(dtype, result, m * n), expected);
+  for (void *buffer : {lhsBuffer, rhsBuffer, result})
+    DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+}
+
+INSTANTIATE_TEST_SUITE_P(All, GemmTest,
+                         ::testing::Combine(::testing::ValuesIn(allDTypes),
+                                            ::testing::Bool(),
+                                            ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<GemmParams> &info) {
+                           int32_t dtype = std::get<0>(info.param);
+                           bool a = std::get<1>(info.param);
+                           bool b = std::get<2>(info.param);
+                           return std::string(dtypeLabel(dtype)) +
+                                  (a ? "_lhsT" : "_lhsN") +
+                                  (b ? "_rhsT" : "_rhsN");
+                         });
+
+class ComputeOpsTest : public RuntimeSuite {};
+
+TEST_F(ComputeOpsTest, SixteenBitGemmRoundsOnlyTheResult) {
+  // 1 x 3 times 3 x 1 in bf16: 256 + 1 + 1 = 258 in f32 (representable);
+  // rounded after each add it would stay 256.
+  void *lhs = upload(DDPRT_DTYPE_BF16, {256, 1, 1});
+  void *rhs = upload(DDPRT_DTYPE_BF16, {1, 1, 1});
+  void *result = nullptr;
+  DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_BF16, 1, &result));
+  DDPRT_EXPECT_OK(context, ddprt_gemm(context, DDPRT_DTYPE_BF16, 0, 0, 1, 1, 3,
+                                      lhs, rhs, result, nullptr));
+  EXPECT_EQ(download(DDPRT_DTYPE_BF16, result, 1), std::vector<double>{258});
+  for (void *buffer : {lhs, rhs, result})
+    DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+}
+
+TEST_F(ComputeOpsTest, GemmWithEmptyContractionIsZero) {
+  void *result = upload(DDPRT_DTYPE_F32, {7, 7, 7, 7});
+  DDPRT_EXPECT_OK(context, ddprt_gemm(context, DDPRT_DTYPE_F32, 0, 0, 2, 2, 0,
+                                      nullptr, nullptr, result, nullptr));
+  EXPECT_EQ(download(DDPRT_DTYPE_F32, result, 4),
+            (std::vector<double>{0, 0, 0, 0}));
+  DDPRT_EXPECT_OK(context, ddprt_free(context, result));
+}
+
+TEST_F(ComputeOpsTest, ComputeStandInSumsInputsModuloTheirSize) {
+  void *a = upload(DDPRT_DTYPE_F32, {1, 2, 3, 4, 5, 6});
+  void *b = upload(DDPRT_DTYPE_BF16, {10, 20});
+  void *c = upload(DDPRT_DTYPE_F64, {100, 200, 300});
+  void *r16 = nullptr, *r64 = nullptr;
+  DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_F16, 7, &r16));
+  DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_F64, 4, &r64));
+  ddprt_tensor inputs[] = {{a, 6, DDPRT_DTYPE_F32, 0},
+                           {b, 2, DDPRT_DTYPE_BF16, 0},
+                           {c, 3, DDPRT_DTYPE_F64, 0}};
+  ddprt_tensor results[] = {{r16, 7, DDPRT_DTYPE_F16, 0},
+                            {r64, 4, DDPRT_DTYPE_F64, 0}};
+  DDPRT_EXPECT_OK(context,
+                  ddprt_compute(context, "attention", inputs, 3, results, 2));
+  // i -> a[i % 6] + b[i % 2] + c[i % 3]
+  EXPECT_EQ(download(DDPRT_DTYPE_F16, r16, 7),
+            (std::vector<double>{111, 222, 313, 124, 215, 326, 111}));
+  EXPECT_EQ(download(DDPRT_DTYPE_F64, r64, 4),
+            (std::vector<double>{111, 222, 313, 124}));
+  // No inputs: zeros.
+  DDPRT_EXPECT_OK(context,
+                  ddprt_compute(context, "init", nullptr, 0, results, 1));
+  EXPECT_EQ(download(DDPRT_DTYPE_F16, r16, 7), std::vector<double>(7, 0.0));
+  for (void *buffer : {a, b, c, r16, r64})
+    DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+}
+
+TEST_F(ComputeOpsTest, AccumulateScaleAndCast) {
+  for (int32_t dtype : allDTypes) {
+    SCOPED_TRACE(dtypeLabel(dtype));
+    void *a = upload(dtype, {1, -2, 3.5, 100});
+    void *b = upload(dtype, {4, 2, -0.5, 28});
+    void *sum = nullptr;
+    DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, 4, &sum));
+    DDPRT_EXPECT_OK(context, ddprt_accumulate(context, dtype, 4, a, b, sum));
+    EXPECT_EQ(download(dtype, sum, 4), (std::vector<double>{5, 0, 3, 128}));
+    DDPRT_EXPECT_OK(context, ddprt_scale(context, dtype, 4, sum, 0.25, sum));
+    EXPECT_EQ(download(dtype, sum, 4),
+              (std::vector<double>{1.25, 0, 0.75, 32}));
+    for (void *buffer : {a, b, sum})
+      DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+  }
+  // A factor that is not exact: f32 multiplies by float(0.1).
+  void *x = upload(DDPRT_DTYPE_F32, {3});
+  DDPRT_EXPECT_OK(context, ddprt_scale(context, DDPRT_DTYPE_F32, 1, x, 0.1, x));
+  EXPECT_EQ(download(DDPRT_DTYPE_F32, x, 1)[0], double(3.0f * 0.1f));
+  // f32 -> bf16 rounds to nearest even; f64 -> f16 rounds once.
+  void *wide =
+      upload(DDPRT_DTYPE_F64,
+             {257, 259, 1 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40)});
+  void *narrow = nullptr;
+  DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_BF16, 3, &narrow));
+  DDPRT_EXPECT_OK(context, ddprt_cast(context, DDPRT_DTYPE_F64, wide,
+                                      DDPRT_DTYPE_BF16, narrow, 2));
+  EXPECT_EQ(download(DDPRT_DTYPE_BF16, narrow, 2),
+            (std::vector<double>{256, 260}));
+  void *half = nullptr;
+  DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_F16, 3, &half));
+  DDPRT_EXPECT_OK(context, ddprt_cast(context, DDPRT_DTYPE_F64, wide,
+                                      DDPRT_DTYPE_F16, half, 3));
+  // 1 + 2^-11 + 2^-40 is just above the f16 tie between 1 and 1 + 2^-10.
+  EXPECT_EQ(download(DDPRT_DTYPE_F16, half, 3)[2], 1 + std::ldexp(1.0, -10));
+  for (void *buffer : {x, wide, narrow, half})
+    DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+}
+
+TEST_F(ComputeOpsTest, CheckFiniteNamesTheBufferAndElement) {
+  void *clean = upload(DDPRT_DTYPE_F32, {1, 2, 3});
+  DDPRT_EXPECT_OK(context, ddprt_check_finite(context, DDPRT_DTYPE_F32, 3,
+                                              clean, "bucket0", nullptr));
+  for (int32_t dtype : allDTypes) {
+    double bad = dtype == DDPRT_DTYPE_F64
+                     ? std::numeric_limits<double>::quiet_NaN()
+                     : std::numeric_limits<double>::infinity();
+    void *buffer = upload(dtype, {1, 2, bad, 4});
+    EXPECT_EQ(ddprt_check_finite(context, dtype, 4, buffer, "bucket3",
+                                 "layers.0.fc1.weight,layers.0.fc1.bias"),
+              DDPRT_ERROR_NONFINITE);
+    std::string message = ddprt_last_error(context);
+    EXPECT_NE(message.find("at element 2 of buffer 'bucket3'"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("parameters: layers.0.fc1.weight,layers.0.fc1.bias"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("rank " + std::to_string(ddprt::test::worldRank())),
+              std::string::npos)
+        << message;
+    DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+  }
+  DDPRT_EXPECT_OK(context, ddprt_free(context, clean));
+}
+
+TEST_F(ComputeOpsTest, CopyAndFill) {
+  void *a = nullptr, *b = nullptr;
+  DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_F32, 64, &a));
+  DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_F32, 64, &b));
+  // Fresh buffers are zero.
+  EXPECT_EQ(download(DDPRT_DTYPE_F32, a, 64), std::vector<double>(64, 0.0));
+  DDPRT_EXPECT_OK(context,
+                  ddprt_fill_input(context, a, DDPRT_DTYPE_F32, 64, 9));
+  std::vector<double> first = download(DDPRT_DTYPE_F32, a, 64);
+  for (double value : first) {
+    EXPECT_EQ(value, std::floor(value));
+    EXPECT_GE(value, -2);
+    EXPECT_LE(value, 2);
+  }
+  DDPRT_EXPECT_OK(context, ddprt_copy(context, b, a, 64 * 4));
+  EXPECT_EQ(download(DDPRT_DTYPE_F32, b, 64), first);
+  // The same seed again gives the same data; another seed other data.
+  DDPRT_EXPECT_OK(context,
+                  ddprt_fill_input(context, a, DDPRT_DTYPE_F32, 64, 9));
+  EXPECT_EQ(download(DDPRT_DTYPE_F32, a, 64), first);
+  DDPRT_EXPECT_OK(context,
+                  ddprt_fill_input(context, a, DDPRT_DTYPE_F32, 64, 10));
+  EXPECT_NE(download(DDPRT_DTYPE_F32, a, 64), first);
+
+  // Step inputs differ between ranks: gather rank 0's and compare.
+  DDPRT_EXPECT_OK(context,
+                  ddprt_fill_input(context, a, DDPRT_DTYPE_F32, 64, 9));
+  void *gathered = nullptr;
+  int32_t world = groupOf("dp,tp");
+  int size = ddprt::test::worldSize();
+  DDPRT_ASSERT_OK(context,
+                  ddprt_alloc(context, DDPRT_DTYPE_F32, 64 * size, &gathered));
+  DDPRT_EXPECT_OK(context, ddprt_all_gather(context, world, DDPRT_DTYPE_F32, 64,
+                                            a, gathered, nullptr));
+  std::vector<double> all = download(DDPRT_DTYPE_F32, gathered, 64 * size);
+  for (int rank = 1; rank < size; ++rank)
+    EXPECT_NE(std::vector<double>(all.begin() + rank * 64,
+                                  all.begin() + (rank + 1) * 64),
+              std::vector<double>(all.begin(), all.begin() + 64));
+  for (void *buffer : {a, b, gathered})
+    DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+}
+
+class ParamTest : public RuntimeSuite {};
+
+TEST_F(ParamTest, RegisteredParametersAreIdenticalOnEveryRank) {
+  int32_t first = -1, second = -1;
+  DDPRT_ASSERT_OK(context,
+                  ddprt_param_register(context, "p.weight", DDPRT_DTYPE_BF16,
+                                       300, 1, &first));
+  DDPRT_ASSERT_OK(context,
+                  ddprt_param_register(context, "p.bias", DDPRT_DTYPE_F32, 300,
+                                       1, &second));
+  EXPECT_EQ(second, first + 1);
+  int32_t found = -1, count = 0;
+  DDPRT_EXPECT_OK(context, ddprt_param_lookup(context, "p.bias", &found));
+  EXPECT_EQ(found, second);
+  DDPRT_EXPECT_OK(context, ddprt_param_count(context, &count));
+  EXPECT_GE(count, 2);
+  const char *name = nullptr;
+  int32_t dtype = 0;
+  int64_t numel = 0;
+  DDPRT_EXPECT_OK(context,
+                  ddprt_param_info(context, first, &name, &dtype, &numel));
+  EXPECT_STREQ(name, "p.weight");
+  EXPECT_EQ(dtype, DDPRT_DTYPE_BF16);
+  EXPECT_EQ(numel, 300);
+
+  std::vector<char> weightBytes(600), biasBytes(1200);
+  DDPRT_EXPECT_OK(context,
+                  ddprt_param_read(context, first, weightBytes.data(), 600));
+  DDPRT_EXPECT_OK(context,
+                  ddprt_param_read(context, second, biasBytes.data(), 1200));
+  std::vector<double> weight = decode(DDPRT_DTYPE_BF16, weightBytes);
+  std::vector<double> bias = decode(DDPRT_DTYPE_F32, biasBytes);
+  for (double value : weight) {
+    EXPECT_EQ(value, std::floor(value));
+    EXPECT_GE(value, -2);
+    EXPECT_LE(value, 2);
+  }
+  EXPECT_NE(weight, bias); // The name takes part in the seed.
+
+  // Every rank holds the same values: all-gather them and compare.
+  void *data = nullptr;
+  DDPRT_EXPECT_OK(context, ddprt_param_data(context, second, &data));
+  int size = ddprt::test::worldSize();
+  void *gathered = nullptr;
+  DDPRT_ASSERT_OK(context,
+                  ddprt_alloc(context, DDPRT_DTYPE_F32, 300 * size, &gathered));
+  DDPRT_EXPECT_OK(context,
+                  ddprt_all_gather(context, groupOf("dp,tp"), DDPRT_DTYPE_F32,
+                                   300, data, gathered, nullptr));
+  std::vector<double> all = download(DDPRT_DTYPE_F32, gathered, 300 * size);
+  for (int rank = 0; rank < size; ++rank)
+    EXPECT_EQ(std::vector<double>(all.begin() + rank * 300,
+                                  all.begin() + (rank + 1) * 300),
+              bias);
+  DDPRT_EXPECT_OK(context, ddprt_free(context, gathered));
+
+  // Errors: a second registration, a wrong size, a parameter's storage freed.
+  int32_t again = -1;
+  EXPECT_EQ(
+      ddprt_param_register(context, "p.bias", DDPRT_DTYPE_F32, 1, 1, &again),
+      DDPRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ddprt_last_error(context)).find("registered already"),
+            std::string::npos);
+  EXPECT_EQ(ddprt_param_read(context, second, biasBytes.data(), 4),
+            DDPRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ddprt_last_error(context)).find("has 1200"),
+            std::string::npos);
+  EXPECT_EQ(ddprt_free(context, data), DDPRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(ddprt_param_lookup(context, "p.missing", &found),
+            DDPRT_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_F(ParamTest, SgdAndAdamUpdateEveryRankIdentically) {
+  int32_t sgdParam = -1, adamParam = -1;
+  DDPRT_ASSERT_OK(context,
+                  ddprt_param_register(context, "sgd.w", DDPRT_DTYPE_F32, 128,
+                                       5, &sgdParam));
+  DDPRT_ASSERT_OK(context,
+                  ddprt_param_register(context, "adam.w", DDPRT_DTYPE_BF16, 128,
+                                       5, &adamParam));
+  std::vector<double> gradient = smallIntegers(128, 3);
+  void *grad = upload(DDPRT_DTYPE_F32, gradient);
+  std::vector<char> before(512);
+  DDPRT_EXPECT_OK(context,
+                  ddprt_param_read(context, sgdParam, before.data(), 512));
+  DDPRT_EXPECT_OK(context,
+                  ddprt_sgd(context, sgdParam, DDPRT_DTYPE_F32, grad, 0.5));
+  std::vector<char> after(512);
+  DDPRT_EXPECT_OK(context,
+                  ddprt_param_read(context, sgdParam, after.data(), 512));
+  std::vector<double> p0 = decode(DDPRT_DTYPE_F32, before);
+  std::vector<double> p1 = decode(DDPRT_DTYPE_F32, after);
+  for (size_t i = 0; i < p0.size(); ++i)
+    EXPECT_EQ(p1[i], p0[i] - 0.5 * gradient[i]);
+
+  // Adam, two steps: the first moves each element by about lr against the
+  // gradient's sign (m / sqrt(v) = g / |g| after bias correction).
+  std::vector<char> adamBefore(256), adamAfter(256);
+  DDPRT_EXPECT_OK(context,
+                  ddprt_param_read(context, adamParam, adamBefore.data(), 256));
+  DDPRT_EXPECT_OK(context, ddprt_adam(context, adamParam, DDPRT_DTYPE_F32, grad,
+                                      0.25, 0.9, 0.999, 1e-8));
+  DDPRT_EXPECT_OK(context,
+                  ddprt_param_read(context, adamParam, adamAfter.data(), 256));
+  std::vector<double> a0 = decode(DDPRT_DTYPE_BF16, adamBefore);
+  std::vector<double> a1 = decode(DDPRT_DTYPE_BF16, adamAfter);
+  for (size_t i = 0; i < a0.size(); ++i) {
+    double sign = gradient[i] > 0 ? 1 : gradient[i] < 0 ? -1 : 0;
+    EXPECT_NEAR(a1[i], a0[i] - 0.25 * sign, 1e-6) << i;
+  }
+  DDPRT_EXPECT_OK(context, ddprt_adam(context, adamParam, DDPRT_DTYPE_F32, grad,
+                                      0.25, 0.9, 0.999, 1e-8));
+
+  // Bitwise the same on every rank.
+  for (int32_t param : {sgdParam, adamParam}) {
+    void *data = nullptr;
+    int32_t dtype = 0;
+    DDPRT_EXPECT_OK(context, ddprt_param_data(context, param, &data));
+    DDPRT_EXPECT_OK(context,
+                    ddprt_param_info(context, param, nullptr, &dtype, nullptr));
+    int size = ddprt::test::worldSize();
+    void *gathered = nullptr;
+    DDPRT_ASSERT_OK(context,
+                    ddprt_alloc(context, dtype, 128 * size, &gathered));
+    DDPRT_EXPECT_OK(context, ddprt_all_gather(context, groupOf("dp,tp"), dtype,
+                                              128, data, gathered, nullptr));
+    std::vector<char> bytes(size_t(128 * size * dtypeSize(dtype)));
+    DDPRT_EXPECT_OK(context, ddprt_read(context, bytes.data(), gathered,
+                                        int64_t(bytes.size())));
+    size_t slice = size_t(128 * dtypeSize(dtype));
+    for (int rank = 1; rank < size; ++rank)
+      EXPECT_EQ(std::memcmp(bytes.data(), bytes.data() + rank * slice, slice),
+                0);
+    DDPRT_EXPECT_OK(context, ddprt_free(context, gathered));
+  }
+  EXPECT_EQ(ddprt_adam(context, adamParam, DDPRT_DTYPE_F32, grad, 0.1, 1.0,
+                       0.999, 1e-8),
+            DDPRT_ERROR_INVALID_ARGUMENT);
+  DDPRT_EXPECT_OK(context, ddprt_free(context, grad));
+}
+
+} // namespace

@@ -1,0 +1,274 @@
+//===- CudaTest.cpp - The CUDA backend against the CPU backend ------------===//
+//
+// Runs as one rank. Every test is skipped, with the reason, where the CUDA
+// backend cannot start (no GPU, or a library built without it). Results are
+// compared bitwise with the CPU backend on the same integer-valued data.
+//
+//===----------------------------------------------------------------------===//
+
+#include "JsonReader.h"
+#include "RuntimeTestSupport.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+using namespace ddprt::test;
+
+namespace {
+
+class CudaTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ddprt_status status =
+        ddprt_init(DDPRT_ABI_VERSION, "dp=1", DDPRT_BACKEND_CUDA,
+                   DDPRT_FLAG_RETURN_ERRORS, 20000, nullptr, &gpu);
+    if (status == DDPRT_ERROR_UNAVAILABLE)
+      GTEST_SKIP() << "CUDA backend unavailable: " << ddprt_last_error(nullptr);
+    ASSERT_EQ(status, DDPRT_OK) << ddprt_last_error(nullptr);
+    ASSERT_EQ(ddprt_init(DDPRT_ABI_VERSION, "dp=1", DDPRT_BACKEND_CPU,
+                         DDPRT_FLAG_RETURN_ERRORS, 20000, nullptr, &cpu),
+              DDPRT_OK)
+        << ddprt_last_error(nullptr);
+    DDPRT_ASSERT_OK(gpu, ddprt_group_create(gpu, "dp", &gpuGroup));
+    int32_t backend = 0;
+    DDPRT_ASSERT_OK(gpu, ddprt_get_backend(gpu, &backend));
+    ASSERT_EQ(backend, DDPRT_BACKEND_CUDA);
+  }
+
+  void TearDown() override {
+    if (gpu) {
+      EXPECT_EQ(ddprt_finalize(gpu), DDPRT_OK) << ddprt_last_error(nullptr);
+    }
+    if (cpu) {
+      EXPECT_EQ(ddprt_finalize(cpu), DDPRT_OK) << ddprt_last_error(nullptr);
+    }
+  }
+
+  static void *put(ddprt_context *context, int32_t dtype,
+                   const std::vector<double> &values) {
+    void *data = nullptr;
+    EXPECT_EQ(ddprt_alloc(context, dtype, int64_t(values.size()), &data),
+              DDPRT_OK);
+    std::vector<char> bytes = encode(dtype, values);
+    EXPECT_EQ(ddprt_write(context, data, bytes.data(), int64_t(bytes.size())),
+              DDPRT_OK)
+        << ddprt_last_error(context);
+    return data;
+  }
+
+  static std::vector<char> get(ddprt_context *context, const void *data,
+                               int64_t bytes) {
+    std::vector<char> out(static_cast<size_t>(bytes));
+    EXPECT_EQ(ddprt_read(context, out.data(), data, bytes), DDPRT_OK)
+        << ddprt_last_error(context);
+    return out;
+  }
+
+  ddprt_context *gpu = nullptr, *cpu = nullptr;
+  int32_t gpuGroup = -1;
+};
+
+std::vector<double> integers(int64_t numel, int salt) {
+  std::vector<double> values(static_cast<size_t>(numel));
+  for (int64_t i = 0; i < numel; ++i)
+    values[size_t(i)] = double((i * 7 + salt) % 9) - 4.0;
+  return values;
+}
+
+const int32_t allDTypes[] = {DDPRT_DTYPE_F16, DDPRT_DTYPE_BF16, DDPRT_DTYPE_F32,
+                             DDPRT_DTYPE_F64};
+
+TEST_F(CudaTest, GemmsEqualTheCpuResult) {
+  const int64_t m = 67, n = 45, k = 129;
+  for (int32_t dtype : allDTypes) {
+    for (int transposeLhs = 0; transposeLhs < 2; ++transposeLhs) {
+      for (int transposeRhs = 0; transposeRhs < 2; ++transposeRhs) {
+        SCOPED_TRACE(std::string(dtypeLabel(dtype)) +
+                     " lhsT=" + std::to_string(transposeLhs) +
+                     " rhsT=" + std::to_string(transposeRhs));
+        std::vector<char> results[2];
+        ddprt_context *contexts[2] = {cpu, gpu};
+        for (int which = 0; which < 2; ++which) {
+          ddprt_context *context = contexts[which];
+          void *lhs = put(context, dtype, integers(m * k, 1));
+          void *rhs = put(context, dtype, integers(k * n, 2));
+          void *out = nullptr;
+          DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, m * n, &out));
+          DDPRT_EXPECT_OK(context,
+                          ddprt_gemm(context, dtype, transposeLhs, transposeRhs,
+                                     m, n, k, lhs, rhs, out, nullptr));
+          results[which] = get(context, out, m * n * dtypeSize(dtype));
+          for (void *buffer : {lhs, rhs, out})
+            DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+        }
+        EXPECT_EQ(results[0], results[1]);
+      }
+    }
+  }
+}
+
+TEST_F(CudaTest, ElementwiseOpsAndOptimizersEqualTheCpuResult) {
+  const int64_t numel = 1000;
+  for (int32_t dtype : allDTypes) {
+    SCOPED_TRACE(dtypeLabel(dtype));
+    std::vector<char> outputs[2];
+    ddprt_context *contexts[2] = {cpu, gpu};
+    for (int which = 0; which < 2; ++which) {
+      ddprt_context *context = contexts[which];
+      void *a = put(context, dtype, integers(numel, 3));
+      void *b = put(context, DDPRT_DTYPE_BF16, integers(77, 4));
+      void *r = nullptr, *c = nullptr;
+      DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, numel, &r));
+      DDPRT_ASSERT_OK(context,
+                      ddprt_alloc(context, DDPRT_DTYPE_F16, numel, &c));
+      ddprt_tensor inputs[] = {{a, numel, dtype, 0},
+                               {b, 77, DDPRT_DTYPE_BF16, 0}};
+      ddprt_tensor results[] = {{r, numel, dtype, 0}};
+      DDPRT_EXPECT_OK(context,
+                      ddprt_compute(context, "norm", inputs, 2, results, 1));
+      DDPRT_EXPECT_OK(context,
+                      ddprt_accumulate(context, dtype, numel, r, a, r));
+      DDPRT_EXPECT_OK(context, ddprt_scale(context, dtype, numel, r, 0.1, r));
+      DDPRT_EXPECT_OK(context,
+                      ddprt_cast(context, dtype, r, DDPRT_DTYPE_F16, c, numel));
+      int32_t param = -1;
+      std::string name = std::string("w.") + dtypeLabel(dtype);
+      DDPRT_EXPECT_OK(context, ddprt_param_register(context, name.c_str(),
+                                                    dtype, numel, 42, &param));
+      DDPRT_EXPECT_OK(context, ddprt_sgd(context, param, dtype, a, 0.01));
+      for (int step = 0; step < 3; ++step)
+        DDPRT_EXPECT_OK(context, ddprt_adam(context, param, DDPRT_DTYPE_F16, c,
+                                            1e-3, 0.9, 0.999, 1e-8));
+      std::vector<char> bytes = get(context, r, numel * dtypeSize(dtype));
+      std::vector<char> half = get(context, c, numel * 2);
+      std::vector<char> weights(size_t(numel * dtypeSize(dtype)));
+      DDPRT_EXPECT_OK(context, ddprt_param_read(context, param, weights.data(),
+                                                int64_t(weights.size())));
+      bytes.insert(bytes.end(), half.begin(), half.end());
+      bytes.insert(bytes.end(), weights.begin(), weights.end());
+      outputs[which] = bytes;
+      for (void *buffer : {a, b, r, c})
+        DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+    }
+    EXPECT_EQ(outputs[0], outputs[1]);
+  }
+}
+
+TEST_F(CudaTest, SingleRankNcclCollectives) {
+  for (int32_t dtype : allDTypes) {
+    SCOPED_TRACE(dtypeLabel(dtype));
+    std::vector<double> values = integers(4097, 5);
+    for (int32_t reduction :
+         {DDPRT_REDUCTION_SUM, DDPRT_REDUCTION_AVG, DDPRT_REDUCTION_MAX}) {
+      void *in = put(gpu, dtype, values);
+      void *out = nullptr;
+      DDPRT_ASSERT_OK(gpu, ddprt_alloc(gpu, dtype, 4097, &out));
+      ddprt_handle handle = 0;
+      DDPRT_EXPECT_OK(gpu, ddprt_all_reduce(gpu, gpuGroup, reduction, dtype,
+                                            4097, in, out, &handle));
+      DDPRT_EXPECT_OK(gpu, ddprt_wait(gpu, handle));
+      EXPECT_EQ(decode(dtype, get(gpu, out, 4097 * dtypeSize(dtype))), values);
+      DDPRT_EXPECT_OK(gpu, ddprt_reduce_scatter(gpu, gpuGroup, reduction, dtype,
+                                                4097, in, in, nullptr));
+      EXPECT_EQ(decode(dtype, get(gpu, in, 4097 * dtypeSize(dtype))), values);
+      DDPRT_EXPECT_OK(
+          gpu, ddprt_all_gather(gpu, gpuGroup, dtype, 4097, in, out, nullptr));
+      EXPECT_EQ(decode(dtype, get(gpu, out, 4097 * dtypeSize(dtype))), values);
+      DDPRT_EXPECT_OK(gpu, ddprt_free(gpu, in));
+      DDPRT_EXPECT_OK(gpu, ddprt_free(gpu, out));
+    }
+  }
+}
+
+/// The collective must wait for the GEMM that produces its input (an event
+/// orders the streams), and the scale after ddprt_wait for the collective.
+TEST_F(CudaTest, EventsOrderTheStreams) {
+  const int64_t size = 2048;
+  void *lhs = put(gpu, DDPRT_DTYPE_F32, integers(size * size, 6));
+  void *rhs = put(gpu, DDPRT_DTYPE_F32, integers(size * size, 7));
+  void *product = nullptr, *reduced = nullptr;
+  DDPRT_ASSERT_OK(gpu,
+                  ddprt_alloc(gpu, DDPRT_DTYPE_F32, size * size, &product));
+  DDPRT_ASSERT_OK(gpu,
+                  ddprt_alloc(gpu, DDPRT_DTYPE_F32, size * size, &reduced));
+  for (int round = 0; round < 3; ++round) {
+    DDPRT_EXPECT_OK(gpu, ddprt_gemm(gpu, DDPRT_DTYPE_F32, 0, 1, size, size,
+                                    size, lhs, rhs, product, nullptr));
+    ddprt_handle handle = 0;
+    DDPRT_EXPECT_OK(gpu, ddprt_all_reduce(gpu, gpuGroup, DDPRT_REDUCTION_SUM,
+                                          DDPRT_DTYPE_F32, size * size, product,
+                                          reduced, &handle));
+    DDPRT_EXPECT_OK(gpu, ddprt_wait(gpu, handle));
+    DDPRT_EXPECT_OK(gpu, ddprt_scale(gpu, DDPRT_DTYPE_F32, size * size, reduced,
+                                     2.0, reduced));
+    std::vector<char> expected = get(gpu, product, size * size * 4);
+    std::vector<double> twice = decode(DDPRT_DTYPE_F32, expected);
+    for (double &value : twice)
+      value *= 2;
+    EXPECT_EQ(decode(DDPRT_DTYPE_F32, get(gpu, reduced, size * size * 4)),
+              twice);
+    DDPRT_EXPECT_OK(gpu, ddprt_scale(gpu, DDPRT_DTYPE_F32, size * size, reduced,
+                                     0.0, reduced));
+  }
+  for (void *buffer : {lhs, rhs, product, reduced})
+    DDPRT_EXPECT_OK(gpu, ddprt_free(gpu, buffer));
+}
+
+/// GPU ops are traced from CUDA events: a GEMM on the compute stream (tid 0)
+/// and the all-reduce on the communication stream (tid 1), after it.
+TEST_F(CudaTest, TraceHasBothStreams) {
+  std::string path = "ddprt-cuda-trace.json";
+  ddprt_context *traced = nullptr;
+  ASSERT_EQ(ddprt_init(DDPRT_ABI_VERSION, "dp=1", DDPRT_BACKEND_CUDA,
+                       DDPRT_FLAG_RETURN_ERRORS, 20000, path.c_str(), &traced),
+            DDPRT_OK)
+      << ddprt_last_error(nullptr);
+  int32_t group = -1;
+  DDPRT_ASSERT_OK(traced, ddprt_group_create(traced, "dp", &group));
+  const int64_t size = 1024;
+  void *lhs = put(traced, DDPRT_DTYPE_F32, integers(size * size, 1));
+  void *out = nullptr;
+  DDPRT_ASSERT_OK(traced,
+                  ddprt_alloc(traced, DDPRT_DTYPE_F32, size * size, &out));
+  DDPRT_EXPECT_OK(traced, ddprt_gemm(traced, DDPRT_DTYPE_F32, 0, 0, size, size,
+                                     size, lhs, lhs, out, "wgrad"));
+  ddprt_handle handle = 0;
+  DDPRT_EXPECT_OK(traced, ddprt_all_reduce(traced, group, DDPRT_REDUCTION_SUM,
+                                           DDPRT_DTYPE_F32, size * size, out,
+                                           out, &handle));
+  DDPRT_EXPECT_OK(traced, ddprt_wait(traced, handle));
+  ASSERT_EQ(ddprt_finalize(traced), DDPRT_OK) << ddprt_last_error(nullptr);
+
+  std::ifstream file(path);
+  ASSERT_TRUE(file) << "no trace at " << path;
+  std::stringstream text;
+  text << file.rdbuf();
+  JsonValue trace;
+  std::string error;
+  ASSERT_TRUE(ddprt::test::parseJson(text.str(), trace, error)) << error;
+  double gemmEnd = -1, reduceStart = -1;
+  for (const JsonValue &event : trace.at("traceEvents").array) {
+    if (event.at("ph").string != "X")
+      continue;
+    EXPECT_GE(event.at("dur").number, 0);
+    if (event.at("name").string == "wgrad") {
+      EXPECT_EQ(event.at("tid").number, 0);
+      gemmEnd = event.at("ts").number + event.at("dur").number;
+    }
+    if (event.at("name").string == "all_reduce") {
+      EXPECT_EQ(event.at("tid").number, 1);
+      EXPECT_EQ(event.at("cat").string, "comm");
+      reduceStart = event.at("ts").number;
+    }
+  }
+  ASSERT_GE(gemmEnd, 0) << "no GEMM event";
+  ASSERT_GE(reduceStart, 0) << "no all_reduce event";
+  // The all-reduce waited for the GEMM that produced its input (1 us of
+  // slack for the events' resolution).
+  EXPECT_GE(reduceStart + 1.0, gemmEnd);
+  std::remove(path.c_str());
+}
+
+} // namespace
