@@ -121,10 +121,10 @@ std::pair<std::vector<Bucket>, double> StreamSearch::run(size_t span,
   // subadditive: a latency plus the cheaper of two affine algorithms), and
   // is waited no later than members[k]'s first use. restBound[split] is the
   // largest of these over k, less free / slowdown.
-  // restCollective[split] is the collective time of one bucket holding
-  // all of members[split..], which the stream's collectives from there on
-  // take at least: the step ends no earlier than that after the stream is
-  // free.
+  //
+  // restCollective[split] is the collective time of one bucket holding all
+  // of members[split..], which the stream's collectives from there on take
+  // at least: the step ends no earlier than that after the stream is free.
   std::vector<double> restBound(count + 1,
                                 -std::numeric_limits<double>::infinity());
   std::vector<double> restCollective(count + 1, 0.0);

@@ -70,9 +70,9 @@ private:
 /// The size of the group `axes` of `mesh` as the layout sees it: with the
 /// `dp` option the mesh's data-parallel axes are resized as the simulator
 /// resizes them.
-static FailureOr<int64_t> getGroupSize(MeshOp mesh, ArrayAttr axes,
-                                       int64_t dataParallelSize,
-                                       Operation *diagnosticOp) {
+static FailureOr<int64_t> getLaidOutGroupSize(MeshOp mesh, ArrayAttr axes,
+                                              int64_t dataParallelSize,
+                                              Operation *diagnosticOp) {
   SmallVector<StringRef> names;
   for (Attribute name : mesh.getAxisNames())
     names.push_back(cast<StringAttr>(name).getValue());
@@ -216,8 +216,8 @@ LogicalResult AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
              << "] uses '" << stringifyEnum(earlier.allReduce.getReduction())
              << "'; a bucket has one reduction";
 
-    FailureOr<int64_t> groupSize = getGroupSize(mesh, allReduce.getAxesAttr(),
-                                                dataParallelSize, allReduce);
+    FailureOr<int64_t> groupSize = getLaidOutGroupSize(
+        mesh, allReduce.getAxesAttr(), dataParallelSize, allReduce);
     if (failed(groupSize))
       return failure();
     RankedTensorType gradType = reduction.ready.getType();
@@ -349,6 +349,12 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
       eventsOf;
   for (const sim::TimelineEvent &event : simulated->events)
     eventsOf[event.op].push_back(&event);
+  auto getEvents = [&](Operation *op) -> ArrayRef<const sim::TimelineEvent *> {
+    auto it = eventsOf.find(op);
+    if (it == eventsOf.end())
+      return {};
+    return it->second;
+  };
   llvm::DenseMap<Operation *, size_t> readyIndex, reductionIndex;
   llvm::DenseMap<Value, size_t> reducedIndex;
   for (auto [index, entry] : llvm::enumerate(reductions)) {
@@ -371,11 +377,11 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
     auto reduction = reductionIndex.find(&op);
     if (reduction != reductionIndex.end()) {
       size_t index = reduction->second;
-      auto comm = llvm::find_if(
-          eventsOf.lookup(&op), [](const sim::TimelineEvent *event) {
-            return event->category == sim::EventCategory::Comm;
-          });
-      if (comm == eventsOf.lookup(&op).end())
+      ArrayRef<const sim::TimelineEvent *> events = getEvents(&op);
+      auto comm = llvm::find_if(events, [](const sim::TimelineEvent *event) {
+        return event->category == sim::EventCategory::Comm;
+      });
+      if (comm == events.end())
         return op.emitError("was not simulated; the auto policy cannot "
                             "price its bucket");
       unsigned stream = (*comm)->stream - 1;
@@ -415,7 +421,7 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
         uses.push_back(used->second);
     }
     bool priced = false;
-    for (const sim::TimelineEvent *event : eventsOf.lookup(&op)) {
+    for (const sim::TimelineEvent *event : getEvents(&op)) {
       if (event->category == sim::EventCategory::Wait)
         continue;
       if (event->category == sim::EventCategory::Compute) {
