@@ -196,10 +196,14 @@ LogicalResult BucketizePass::bucketizeStep(func::FuncOp step,
       }
   }
 
-  Operation *last = nullptr;
+  // Anchors no longer move backwards, so a bucket whose anchor is the
+  // previous bucket's goes after that bucket's ops, and any other after its
+  // anchor, which follows them. (Asking the block for its order after each
+  // insertion would renumber it every time.)
+  Operation *last = nullptr, *previousAnchor = nullptr;
   for (BucketPlan &plan : plans) {
-    Operation *insertAfter =
-        last && plan.anchor->isBeforeInBlock(last) ? last : plan.anchor;
+    Operation *insertAfter = plan.anchor == previousAnchor ? last : plan.anchor;
+    previousAnchor = plan.anchor;
     materialize(plan, insertAfter, last);
   }
   for (BucketPlan &plan : plans)
