@@ -41,6 +41,15 @@ struct GradientReduction {
   AllReduceOp allReduce;
 };
 
+/// A step's layout as the attributes that record it.
+struct StepDecision {
+  func::FuncOp step;
+  /// (grad_ready, bucket, offset)
+  SmallVector<std::tuple<GradReadyOp, int64_t, int64_t>> members;
+  ArrayAttr buckets;
+  DictionaryAttr policy;
+};
+
 class AssignBucketsPass
     : public ddp::impl::AssignBucketsBase<AssignBucketsPass> {
 public:
@@ -50,7 +59,8 @@ public:
 
 private:
   LogicalResult assignStep(func::FuncOp step, Policy policy,
-                           SymbolTableCollection &symbols);
+                           SymbolTableCollection &symbols,
+                           SmallVectorImpl<StepDecision> &decisions);
   FailureOr<bk::BucketLayout>
   computeAutoLayout(func::FuncOp step, ArrayRef<GradientReduction> reductions,
                     ArrayRef<bk::Gradient> gradients,
@@ -125,11 +135,23 @@ LogicalResult AssignBucketsPass::initialize(MLIRContext *context) {
 void AssignBucketsPass::runOnOperation() {
   ModuleOp module = getOperation();
   SymbolTableCollection symbols;
+  // Every step is laid out before any attribute is written, so that a
+  // failure leaves the module as it was.
+  SmallVector<StepDecision> decisions;
   for (auto step : module.getOps<func::FuncOp>()) {
     if (step.isExternal())
       continue;
-    if (failed(assignStep(step, *policyKind, symbols)))
+    if (failed(assignStep(step, *policyKind, symbols, decisions)))
       return signalPassFailure();
+  }
+  Builder builder(&getContext());
+  for (StepDecision &decision : decisions) {
+    for (auto [ready, bucket, offset] : decision.members) {
+      ready->setAttr(kBucketAttrName, builder.getI64IntegerAttr(bucket));
+      ready->setAttr(kBucketOffsetAttrName, builder.getI64IntegerAttr(offset));
+    }
+    decision.step->setAttr(kBucketsAttrName, decision.buckets);
+    decision.step->setAttr(kBucketPolicyAttrName, decision.policy);
   }
 }
 
@@ -159,8 +181,10 @@ bk::PyTorchOptions AssignBucketsPass::getPyTorchOptions() {
   return options;
 }
 
-LogicalResult AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
-                                            SymbolTableCollection &symbols) {
+LogicalResult
+AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
+                              SymbolTableCollection &symbols,
+                              SmallVectorImpl<StepDecision> &decisions) {
   // Gradients in ready order: the order of their grad_ready ops.
   SmallVector<GradientReduction> reductions;
   WalkResult walk = step.walk([&](GradReadyOp ready) {
@@ -284,7 +308,9 @@ LogicalResult AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
   if (!layout)
     return step.emitError(llvm::toString(layout.takeError()));
 
-  // Record the decisions.
+  // The decision, as attributes.
+  StepDecision decision;
+  decision.step = step;
   MLIRContext *context = &getContext();
   Builder builder(context);
   SmallVector<Attribute> buckets;
@@ -302,13 +328,10 @@ LogicalResult AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
     buckets.push_back(getBucketSpecAttr(context, spec));
     for (const bk::BucketEntry &entry : bucket.entries) {
       GradientReduction member = reductions[entry.gradient];
-      GradReadyOp ready = member.ready;
-      ready->setAttr(kBucketAttrName, builder.getI64IntegerAttr(index));
-      ready->setAttr(kBucketOffsetAttrName,
-                     builder.getI64IntegerAttr(entry.offset));
+      decision.members.emplace_back(member.ready, index, entry.offset);
     }
   }
-  step->setAttr(kBucketsAttrName, builder.getArrayAttr(buckets));
+  decision.buckets = builder.getArrayAttr(buckets);
   SmallVector<NamedAttribute> policyInfo = {
       builder.getNamedAttr("name", builder.getStringAttr(this->policy))};
   if (policy == Policy::Auto && predictedStepTime >= 0) {
@@ -319,7 +342,8 @@ LogicalResult AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
                              builder.getF64FloatAttr(predictedStepTime * 1e6)));
     predictedStepTimeMicros = static_cast<uint64_t>(predictedStepTime * 1e6);
   }
-  step->setAttr(kBucketPolicyAttrName, builder.getDictionaryAttr(policyInfo));
+  decision.policy = builder.getDictionaryAttr(policyInfo);
+  decisions.push_back(std::move(decision));
   numBucketsMade += layout->buckets.size();
   numGradientsBucketed += gradients.size();
   return success();
