@@ -860,9 +860,11 @@ static Status prepareCollective(const ddprt_context *context, const char *entry,
 }
 
 static Status checkReduction(const char *entry, int32_t reduction) {
-  if (reduction != DDPRT_REDUCTION_SUM && reduction != DDPRT_REDUCTION_AVG)
-    return invalid(entry, concat("reduction ", reduction,
-                                 " is not a DDPRT_REDUCTION_* (0 sum, 1 avg)"));
+  if (reduction != DDPRT_REDUCTION_SUM && reduction != DDPRT_REDUCTION_AVG &&
+      reduction != DDPRT_REDUCTION_MAX)
+    return invalid(entry,
+                   concat("reduction ", reduction,
+                          " is not a DDPRT_REDUCTION_* (0 sum, 1 avg, 2 max)"));
   return Status::ok();
 }
 

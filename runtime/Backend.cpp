@@ -20,11 +20,23 @@ const char *ddprt::collectiveName(CollectiveKind kind) {
   return "?";
 }
 
+const char *ddprt::reductionName(int32_t reduction) {
+  switch (reduction) {
+  case DDPRT_REDUCTION_SUM:
+    return "sum";
+  case DDPRT_REDUCTION_AVG:
+    return "avg";
+  case DDPRT_REDUCTION_MAX:
+    return "max";
+  }
+  return "?";
+}
+
 std::string CollectiveOp::describe() const {
   std::string what = concat(collectiveName(kind), "(");
   if (kind == CollectiveKind::AllReduce ||
       kind == CollectiveKind::ReduceScatter)
-    what += reduction == DDPRT_REDUCTION_AVG ? "avg, " : "sum, ";
+    what += concat(reductionName(reduction), ", ");
   what += concat(numel, " x ", dtypeName(dtype));
   if (kind == CollectiveKind::Send)
     what += concat(" to group rank ", peer);

@@ -44,6 +44,8 @@ struct GemmOp {
 enum class CollectiveKind { AllReduce, ReduceScatter, AllGather, Send, Recv };
 
 const char *collectiveName(CollectiveKind kind);
+/// "sum", "avg" or "max" for a DDPRT_REDUCTION_*.
+const char *reductionName(int32_t reduction);
 
 struct CollectiveOp {
   CollectiveKind kind = CollectiveKind::AllReduce;

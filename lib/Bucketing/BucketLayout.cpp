@@ -48,8 +48,8 @@ int64_t ddp::bucketing::getElementBytes(ElementType type) {
   llvm_unreachable("unknown element type");
 }
 
-llvm::Error ddp::bucketing::validateGradients(
-    llvm::ArrayRef<Gradient> gradients) {
+llvm::Error
+ddp::bucketing::validateGradients(llvm::ArrayRef<Gradient> gradients) {
   llvm::StringSet<> names;
   for (const Gradient &gradient : gradients) {
     if (gradient.numel < 1)
@@ -103,7 +103,8 @@ Bucket ddp::bucketing::layOutBucket(llvm::ArrayRef<Gradient> gradients,
   int64_t cursor = 0;
   for (size_t member : members) {
     const Gradient &gradient = gradients[member];
-    assert(gradient.reduceType == bucket.type && gradient.group == bucket.group &&
+    assert(gradient.reduceType == bucket.type &&
+           gradient.group == bucket.group &&
            "a bucket mixes element types or groups");
     cursor = padGradientStart(padding, cursor);
     bucket.entries.push_back({member, cursor});

@@ -73,8 +73,7 @@ ddp::bucketing::computeMegatronLayout(llvm::ArrayRef<Gradient> gradients,
   using BufferKey = std::tuple<ElementType, ElementType, bool, std::string>;
   // MapVector keeps first-appearance order; std::map because DenseMap has no
   // std::string keys.
-  llvm::MapVector<BufferKey, std::vector<size_t>,
-                  std::map<BufferKey, unsigned>>
+  llvm::MapVector<BufferKey, std::vector<size_t>, std::map<BufferKey, unsigned>>
       buffers;
   std::vector<size_t> byDeclaration(gradients.size());
   std::iota(byDeclaration.begin(), byDeclaration.end(), 0);

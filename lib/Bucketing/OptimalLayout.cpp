@@ -47,8 +47,7 @@ void insertIntoFront(std::vector<Node> &front, Node node) {
 /// other stream fixed.
 class StreamSearch {
 public:
-  StreamSearch(llvm::ArrayRef<Gradient> gradients,
-               const TimelineReplay &replay,
+  StreamSearch(llvm::ArrayRef<Gradient> gradients, const TimelineReplay &replay,
                const OptimalLayoutOptions &options,
                llvm::ArrayRef<size_t> members,
                llvm::ArrayRef<Bucket> fixedBuckets)
@@ -58,27 +57,38 @@ public:
     // Fixed buckets keep their issue order; each goes after its last
     // gradient, as in a layout sorted by completion.
     for (auto [index, bucket] : llvm::enumerate(fixedBuckets))
-      fixedAt[replay.getReadyEvent(getLastReadyIndex(bucket))].push_back(
-          index);
+      fixedAt[replay.getReadyEvent(getLastReadyIndex(bucket))].push_back(index);
   }
 
-  /// The buckets of this stream, and the replayed step time with them.
-  std::pair<std::vector<Bucket>, double> run(size_t &largestFront);
+  /// The buckets of this stream, and the replayed step time with them;
+  /// buckets hold at most `span` gradients. States that cannot lead to a
+  /// step time below `upperBound` are dropped; when nothing beats it the
+  /// result is empty.
+  std::pair<std::vector<Bucket>, double>
+  run(size_t span, double upperBound, size_t &largestFront, size_t stride = 1);
 
 private:
   /// Runs events [from, to), issuing the fixed buckets that follow them.
   void runEvents(size_t from, size_t to, State &state) const {
+    const BucketCosts &costs = replay.getCosts();
     for (size_t event = from; event < to; ++event) {
       replay.runSegmentBefore(event, state);
       replay.runEvent(event, state);
       for (size_t index : fixedAt[event]) {
         const Bucket &bucket = fixedBuckets[index];
         replay.issueBucket(state, replay.getIssueTime(bucket),
-                           replay.getCosts().stream[bucket.entries.front().gradient],
+                           costs.stream[bucket.entries.front().gradient],
                            replay.getCollectiveTime(bucket),
                            replay.getFirstUse(bucket));
       }
     }
+  }
+
+  /// The step time from a state right after the stream's last bucket.
+  double finishFrom(State state, size_t event) const {
+    runEvents(event, replay.getNumEvents(), state);
+    replay.runSegmentBefore(replay.getNumEvents(), state);
+    return replay.finish(state);
   }
 
   llvm::ArrayRef<Gradient> gradients;
@@ -89,83 +99,153 @@ private:
   std::vector<std::vector<size_t>> fixedAt;
 };
 
-std::pair<std::vector<Bucket>, double>
-StreamSearch::run(size_t &largestFront) {
+std::pair<std::vector<Bucket>, double> StreamSearch::run(size_t span,
+                                                         double upperBound,
+                                                         size_t &largestFront,
+                                                         size_t stride) {
   const BucketCosts &costs = replay.getCosts();
   size_t count = members.size();
   const Gradient &first = gradients[members.front()];
+  ElementType type = first.reduceType;
   unsigned stream = costs.stream[members.front()];
   int64_t endDivisor = getBucketEndDivisor(options.padding, first.groupSize);
-  size_t span = options.maxBucketGradients ? options.maxBucketGradients : count;
-
-  // fronts[s]: states right after the bucket ending with members[s - 1] is
-  // issued; fronts[0] holds the start of the step.
-  std::vector<std::vector<Node>> fronts(count + 1);
-  fronts[0].push_back({replay.initialState(), 0, 0});
+  double slowdown = replay.getSlowdown();
   auto resumeEvent = [&](size_t split) {
     return split == 0 ? 0 : replay.getReadyEvent(members[split - 1]) + 1;
   };
 
+  // What the rest of the stream adds to the tail bound at least, whatever
+  // its buckets: the bucket holding members[k] ends no earlier than the
+  // collective time of one bucket holding members[split..k] after the
+  // stream is free (a collective's time grows with its size and is
+  // subadditive: a latency plus the cheaper of two affine algorithms), and
+  // is waited no later than members[k]'s first use. restBound[split] is the
+  // largest of these over k, less free / slowdown.
+  //
+  // restCollective[split] is the collective time of one bucket holding all
+  // of members[split..], which the stream's collectives from there on take
+  // at least: the step ends no earlier than that after the stream is free.
+  std::vector<double> restBound(count + 1,
+                                -std::numeric_limits<double>::infinity());
+  std::vector<double> restCollective(count + 1, 0.0);
   for (size_t split = 0; split < count; ++split) {
+    int64_t cursor = 0;
+    for (size_t k = split; k < count; ++k) {
+      cursor = padGradientStart(options.padding, cursor) +
+               gradients[members[k]].numel;
+      if (k >= split + span && k + 1 < count)
+        continue;
+      double collective =
+          costs.collectiveTime(stream, type, alignTo(cursor, endDivisor));
+      if (k + 1 == count)
+        restCollective[split] = collective;
+      if (k < split + span)
+        restBound[split] = std::max(
+            restBound[split],
+            collective / slowdown +
+                replay.getTailWorkFrom(replay.getFirstUse(members[k])));
+    }
+  }
+  // A lower bound on the step time from a state right after a split: the
+  // tail bound (which canonicalize() and restBound raise to what the compute
+  // stream and the rest of the stream imply), and the stream's remaining
+  // collectives. Exact reasoning on the overlap model (slowdown 1), where
+  // the search runs.
+  auto lowerBound = [&](const State &state, size_t split) {
+    return std::max(state.tailBound * slowdown,
+                    state.streamFree[stream] + restCollective[split]);
+  };
+
+  // fronts[s]: states right after the bucket ending with members[s - 1] is
+  // issued; fronts[0] holds the start of the step. The last split point
+  // needs no front: each state there is finished at once and only the best
+  // is kept.
+  std::vector<std::vector<Node>> fronts(count);
+  fronts[0].push_back({replay.initialState(), 0, 0});
+  double best = std::numeric_limits<double>::infinity();
+  Node bestLast;
+  // What a bucket of members[split..end) costs, the same for every state of
+  // the split point's front.
+  struct Candidate {
+    double issueSeconds, collectiveSeconds;
+    size_t firstUse;
+  };
+  std::vector<Candidate> candidates;
+  for (size_t split = 0; split < count; ++split) {
+    if (fronts[split].empty())
+      continue;
     largestFront = std::max(largestFront, fronts[split].size());
+    size_t last = std::min(count, split + span);
+    candidates.clear();
+    int64_t cursor = 0;
+    double packSeconds = 0;
+    size_t firstUse = SIZE_MAX;
+    for (size_t end = split + 1; end <= last; ++end) {
+      size_t gradient = members[end - 1];
+      cursor =
+          padGradientStart(options.padding, cursor) + gradients[gradient].numel;
+      packSeconds += costs.packTime[gradient];
+      firstUse = std::min(firstUse, replay.getFirstUse(gradient));
+      int64_t padded = alignTo(cursor, endDivisor);
+      candidates.push_back(
+          {packSeconds + costs.bucketIssueTime(stream, type, padded),
+           costs.collectiveTime(stream, type, padded), firstUse});
+    }
+
     for (size_t node = 0; node < fronts[split].size(); ++node) {
       State state = fronts[split][node].state;
       size_t event = resumeEvent(split);
-      int64_t cursor = 0;
-      double packSeconds = 0;
-      size_t firstUse = SIZE_MAX;
-      size_t last = std::min(count, split + span);
       for (size_t end = split + 1; end <= last; ++end) {
-        size_t gradient = members[end - 1];
-        size_t ready = replay.getReadyEvent(gradient);
+        size_t ready = replay.getReadyEvent(members[end - 1]);
         runEvents(event, ready, state);
         replay.runSegmentBefore(ready, state);
+        replay.runEvent(ready, state);
         event = ready + 1;
 
-        cursor = padGradientStart(options.padding, cursor) +
-                 gradients[gradient].numel;
-        packSeconds += costs.packTime[gradient];
-        firstUse = std::min(firstUse, replay.getFirstUse(gradient));
-        int64_t padded = alignTo(cursor, endDivisor);
-
+        if (end % stride != 0 && end != count)
+          continue;
+        const Candidate &candidate = candidates[end - split - 1];
         Node next{state, split, node};
-        replay.issueBucket(
-            next.state,
-            packSeconds +
-                costs.bucketIssueTime(stream, first.reduceType, padded),
-            stream, costs.collectiveTime(stream, first.reduceType, padded),
-            firstUse);
+        replay.issueBucket(next.state, candidate.issueSeconds, stream,
+                           candidate.collectiveSeconds, candidate.firstUse);
+        // This bucket's own wait bounds the step, and grows with the
+        // bucket (it ends later and is needed earlier): past the bound no
+        // longer bucket from this state can do better.
+        if (next.state.tailBound * slowdown > upperBound)
+          break;
+        if (end == count) {
+          double time = finishFrom(next.state, event);
+          if (time < best) {
+            best = time;
+            bestLast = std::move(next);
+          }
+          continue;
+        }
+        // Components that cannot matter any more are raised to what the
+        // future implies anyway, so that more states compare.
+        replay.canonicalize(next.state, event);
+        next.state.tailBound =
+            std::max(next.state.tailBound,
+                     next.state.streamFree[stream] / slowdown + restBound[end]);
+        if (lowerBound(next.state, end) > upperBound)
+          continue;
         insertIntoFront(fronts[end], std::move(next));
       }
-    }
-    // The front of a split point is complete once every earlier split point
-    // has been extended; the earlier fronts are no longer needed but for
-    // the way back.
-  }
-  largestFront = std::max(largestFront, fronts[count].size());
-
-  double best = std::numeric_limits<double>::infinity();
-  size_t bestNode = 0;
-  for (auto [index, node] : llvm::enumerate(fronts[count])) {
-    State state = node.state;
-    runEvents(resumeEvent(count), replay.getNumEvents(), state);
-    replay.runSegmentBefore(replay.getNumEvents(), state);
-    double time = replay.finish(state);
-    if (time < best) {
-      best = time;
-      bestNode = index;
     }
   }
 
   std::vector<Bucket> buckets;
-  size_t split = count, node = bestNode;
+  if (best == std::numeric_limits<double>::infinity())
+    return {std::move(buckets), best};
+  size_t split = count;
+  const Node *reached = &bestLast;
   while (split > 0) {
-    const Node &reached = fronts[split][node];
-    std::vector<size_t> bucketMembers(members.begin() + reached.previousSplit,
+    std::vector<size_t> bucketMembers(members.begin() + reached->previousSplit,
                                       members.begin() + split);
     buckets.push_back(layOutBucket(gradients, bucketMembers, options.padding));
-    split = reached.previousSplit;
-    node = reached.previousNode;
+    split = reached->previousSplit;
+    if (split > 0)
+      reached = &fronts[split][reached->previousNode];
   }
   std::reverse(buckets.begin(), buckets.end());
   return {std::move(buckets), best};
@@ -173,8 +253,154 @@ StreamSearch::run(size_t &largestFront) {
 
 using StreamKey = std::pair<ElementType, std::string>;
 
+/// The first, bounding pass of a stream's search splits only after every
+/// this many gradients.
+constexpr size_t kBoundingStride = 8;
+
 StreamKey getStreamKey(const Gradient &gradient) {
   return {gradient.reduceType, gradient.group};
+}
+
+/// The stream-by-stream search on `replay`, from `current`.
+BucketLayout searchStreams(llvm::ArrayRef<Gradient> gradients,
+                           const TimelineReplay &replay,
+                           const OptimalLayoutOptions &options,
+                           const std::vector<StreamKey> &streamOrder,
+                           std::map<StreamKey, std::vector<size_t>> &members,
+                           BucketLayout current, OptimalLayoutResult &result) {
+  double currentTime = current.buckets.empty()
+                           ? std::numeric_limits<double>::infinity()
+                           : replay.evaluate(current);
+  for (unsigned round = 0; round < options.maxRounds; ++round) {
+    bool improved = false;
+    for (const StreamKey &key : streamOrder) {
+      std::vector<Bucket> fixed;
+      for (const Bucket &bucket : current.buckets)
+        if (getStreamKey(gradients[bucket.entries.front().gradient]) != key)
+          fixed.push_back(bucket);
+      StreamSearch search(gradients, replay, options, members[key], fixed);
+      // A first pass on a coarse grid of split points gives a step time that
+      // bounds the full search, which then drops every state that cannot
+      // beat it.
+      size_t count = members[key].size();
+      size_t span = options.maxBucketGradients
+                        ? std::min<size_t>(options.maxBucketGradients, count)
+                        : count;
+      double bound = currentTime;
+      if (count > kBoundingStride) {
+        auto [buckets, time] =
+            search.run(span, bound, result.largestFront, kBoundingStride);
+        bound = std::min(bound, time);
+      }
+      // Ties must survive: the bound may be the optimum.
+      auto [buckets, time] =
+          search.run(span, bound * (1 + 1e-12), result.largestFront);
+      // Strict improvement keeps the loop finite.
+      if (time < currentTime) {
+        BucketLayout next;
+        next.buckets = std::move(fixed);
+        llvm::append_range(next.buckets, buckets);
+        sortByCompletion(next.buckets);
+        current = std::move(next);
+        currentTime = replay.evaluate(current);
+        improved = true;
+      }
+    }
+    result.rounds = round + 1;
+    if (!improved || streamOrder.size() == 1)
+      break;
+  }
+  result.searchStepTime = currentTime;
+  return current;
+}
+
+/// How far refine() moves a boundary, in gradients.
+constexpr size_t kRefineReach = 16;
+
+/// Re-cuts each pair of consecutive buckets of one stream at the boundary
+/// (or merge) that shortens the replay most, while any does.
+unsigned refine(llvm::ArrayRef<Gradient> gradients,
+                const TimelineReplay &replay,
+                const OptimalLayoutOptions &options, BucketLayout &layout,
+                double &time) {
+  unsigned moves = 0;
+  for (unsigned sweep = 0; sweep < options.maxRefinementSweeps; ++sweep) {
+    bool improved = false;
+    for (size_t index = 0; index + 1 < layout.buckets.size(); ++index) {
+      StreamKey key = getStreamKey(
+          gradients[layout.buckets[index].entries.front().gradient]);
+      // The next bucket of the same stream.
+      size_t next = index + 1;
+      while (next < layout.buckets.size() &&
+             getStreamKey(
+                 gradients[layout.buckets[next].entries.front().gradient]) !=
+                 key)
+        ++next;
+      if (next == layout.buckets.size())
+        continue;
+      std::vector<size_t> joined;
+      for (size_t bucket : {index, next})
+        for (const BucketEntry &entry : layout.buckets[bucket].entries)
+          joined.push_back(entry.gradient);
+      // Cuts near the current one, and no cut at all (a merge).
+      BucketLayout best;
+      double bestTime = time;
+      size_t boundary = layout.buckets[index].entries.size();
+      for (size_t cut = boundary > kRefineReach ? boundary - kRefineReach : 1;
+           cut <= joined.size(); ++cut) {
+        if (cut == boundary ||
+            (cut > boundary + kRefineReach && cut != joined.size()))
+          continue;
+        BucketLayout candidate = layout;
+        candidate.buckets.erase(candidate.buckets.begin() + next);
+        std::vector<size_t> head(joined.begin(), joined.begin() + cut);
+        std::vector<size_t> tail(joined.begin() + cut, joined.end());
+        candidate.buckets[index] =
+            layOutBucket(gradients, head, options.padding);
+        if (!tail.empty())
+          candidate.buckets.insert(
+              candidate.buckets.begin() + index + 1,
+              layOutBucket(gradients, tail, options.padding));
+        sortByCompletion(candidate.buckets);
+        double candidateTime = replay.evaluate(candidate);
+        if (candidateTime < bestTime) {
+          bestTime = candidateTime;
+          best = std::move(candidate);
+        }
+      }
+      if (bestTime < time) {
+        time = bestTime;
+        layout = std::move(best);
+        ++moves;
+        improved = true;
+      }
+    }
+    if (!improved)
+      break;
+  }
+  return moves;
+}
+
+/// Buckets of each stream are contiguous runs of its ready order.
+bool isContiguousPerStream(llvm::ArrayRef<Gradient> gradients,
+                           const BucketLayout &layout) {
+  std::vector<const Bucket *> byFirst;
+  for (const Bucket &bucket : layout.buckets)
+    byFirst.push_back(&bucket);
+  llvm::sort(byFirst, [](const Bucket *a, const Bucket *b) {
+    return a->entries.front().gradient < b->entries.front().gradient;
+  });
+  std::map<StreamKey, std::vector<size_t>> order;
+  for (auto [index, gradient] : llvm::enumerate(gradients))
+    order[getStreamKey(gradient)].push_back(index);
+  std::map<StreamKey, size_t> position;
+  for (const Bucket *bucket : byFirst) {
+    StreamKey key = getStreamKey(gradients[bucket->entries.front().gradient]);
+    for (const BucketEntry &entry : bucket->entries)
+      if (order[key][position[key]++] != entry.gradient)
+        return false;
+  }
+  return true;
 }
 
 } // namespace
@@ -198,66 +424,47 @@ llvm::Expected<OptimalLayoutResult> ddp::bucketing::computeOptimalLayout(
     it->second.push_back(index);
   }
 
-  // With several streams, each is searched with the others fixed, starting
-  // from the best starting layout (issued by completion, so that every bucket
-  // goes right after its last gradient) or one bucket per stream.
-  BucketLayout current;
-  double currentTime = std::numeric_limits<double>::infinity();
+  // The search runs on the overlap model, where it is exact.
+  TimelineReplay search = replay.withoutSlowdown();
+  // With several streams each is searched with the others fixed, starting
+  // from the best starting layout (issued by completion, so that every
+  // bucket goes right after its last gradient) or one bucket per stream.
+  BucketLayout start;
   if (streamOrder.size() > 1) {
-    for (const BucketLayout &start : startingLayouts) {
-      BucketLayout byCompletion = start;
+    double startTime = std::numeric_limits<double>::infinity();
+    for (const BucketLayout &layout : startingLayouts) {
+      BucketLayout byCompletion = layout;
       sortByCompletion(byCompletion.buckets);
-      double time = replay.evaluate(byCompletion);
-      if (time < currentTime) {
-        currentTime = time;
-        current = std::move(byCompletion);
+      double time = search.evaluate(byCompletion);
+      if (time < startTime) {
+        startTime = time;
+        start = std::move(byCompletion);
       }
     }
-    if (current.buckets.empty()) {
+    if (start.buckets.empty()) {
       for (const StreamKey &key : streamOrder)
-        current.buckets.push_back(
+        start.buckets.push_back(
             layOutBucket(gradients, streamMembers[key], options.padding));
-      sortByCompletion(current.buckets);
-      currentTime = replay.evaluate(current);
+      sortByCompletion(start.buckets);
     }
   }
+  result.layout = searchStreams(gradients, search, options, streamOrder,
+                                streamMembers, std::move(start), result);
+  result.stepTime = replay.evaluate(result.layout);
 
-  for (unsigned round = 0; round < options.maxRounds; ++round) {
-    bool improved = false;
-    for (const StreamKey &key : streamOrder) {
-      std::vector<Bucket> fixed;
-      for (const Bucket &bucket : current.buckets)
-        if (getStreamKey(gradients[bucket.entries.front().gradient]) != key)
-          fixed.push_back(bucket);
-      StreamSearch search(gradients, replay, options, streamMembers[key],
-                          fixed);
-      auto [buckets, time] = search.run(result.largestFront);
-      // The search's time is that of the merged layout; strict improvement
-      // keeps the loop finite.
-      if (time < currentTime) {
-        BucketLayout next;
-        next.buckets = std::move(fixed);
-        llvm::append_range(next.buckets, buckets);
-        sortByCompletion(next.buckets);
-        current = std::move(next);
-        currentTime = replay.evaluate(current);
-        improved = true;
-      }
-    }
-    result.rounds = round + 1;
-    if (!improved || streamOrder.size() == 1)
-      break;
-  }
-
-  result.layout = std::move(current);
-  result.stepTime = currentTime;
-  for (const BucketLayout &start : startingLayouts) {
-    double time = replay.evaluate(start);
+  // On the full replay, a starting layout may be faster; boundary moves may
+  // recover some of what the slowdown changes.
+  for (const BucketLayout &layout : startingLayouts) {
+    double time = replay.evaluate(layout);
     if (time < result.stepTime) {
-      result.layout = start;
+      result.layout = layout;
       result.stepTime = time;
       result.startingLayoutWon = true;
     }
   }
+  if (replay.getSlowdown() > 1 &&
+      isContiguousPerStream(gradients, result.layout))
+    result.refinements =
+        refine(gradients, replay, options, result.layout, result.stepTime);
   return result;
 }

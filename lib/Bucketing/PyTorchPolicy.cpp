@@ -62,12 +62,13 @@ ddp::bucketing::computePyTorchLayout(llvm::ArrayRef<Gradient> gradients,
 
   // Sorted by smallest index: the reducer launches bucket i+1 only after
   // bucket i, so this is also the order of the collectives.
-  llvm::sort(assignment, [](const std::vector<size_t> &a,
-                            const std::vector<size_t> &b) {
-    return a.front() < b.front();
-  });
+  llvm::sort(assignment,
+             [](const std::vector<size_t> &a, const std::vector<size_t> &b) {
+               return a.front() < b.front();
+             });
   BucketLayout layout;
   for (const std::vector<size_t> &members : assignment)
-    layout.buckets.push_back(layOutBucket(gradients, members, PaddingOptions()));
+    layout.buckets.push_back(
+        layOutBucket(gradients, members, PaddingOptions()));
   return layout;
 }

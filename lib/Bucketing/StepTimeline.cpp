@@ -52,8 +52,8 @@ void StepTimeline::beginTail() { inTail = true; }
 
 void StepTimeline::addTailCompute(double seconds,
                                   llvm::ArrayRef<size_t> gradients) {
-  tail.push_back({seconds, std::vector<size_t>(gradients.begin(),
-                                               gradients.end())});
+  tail.push_back(
+      {seconds, std::vector<size_t>(gradients.begin(), gradients.end())});
 }
 
 llvm::Error StepTimeline::verify() const {
@@ -86,9 +86,8 @@ llvm::Error StepTimeline::verify() const {
   for (const TailItem &item : tail)
     for (size_t gradient : item.gradients)
       if (gradient >= numGradients)
-        return llvm::createStringError(
-            llvm::formatv("the tail uses gradient {0} of {1}", gradient,
-                          numGradients));
+        return llvm::createStringError(llvm::formatv(
+            "the tail uses gradient {0} of {1}", gradient, numGradients));
   return llvm::Error::success();
 }
 
@@ -107,9 +106,9 @@ TimelineReplay::TimelineReplay(const StepTimeline &timeline,
   readyEvent.assign(timeline.numGradients, 0);
   segmentBegin.push_back(0);
   for (const StepTimeline::Item &item : timeline.backward) {
-    bool isEvent =
-        item.kind == StepTimeline::Item::Ready ||
-        (item.kind == StepTimeline::Item::Blocking && bucketStream[item.stream]);
+    bool isEvent = item.kind == StepTimeline::Item::Ready ||
+                   (item.kind == StepTimeline::Item::Blocking &&
+                    bucketStream[item.stream]);
     if (isEvent) {
       Event event;
       if (item.kind == StepTimeline::Item::Ready) {
@@ -133,6 +132,15 @@ TimelineReplay::TimelineReplay(const StepTimeline &timeline,
                             (isCompute ? 0 : item.seconds));
   }
   segmentBegin.push_back(itemIsCompute.size());
+  backwardSuffix.assign(events.size() + 1, 0.0);
+  for (size_t event = events.size() + 1; event-- > 0;) {
+    size_t begin = segmentBegin[event], end = segmentBegin[event + 1];
+    backwardSuffix[event] = computePrefix[end] - computePrefix[begin] +
+                            blockedPrefix[end] - blockedPrefix[begin];
+    if (event < events.size())
+      backwardSuffix[event] +=
+          events[event].seconds + backwardSuffix[event + 1];
+  }
 
   // The tail as the overlap pass leaves it: before the first kernel that
   // uses a reduced gradient, its unpack kernel (the cast back); the bucket's
@@ -220,8 +228,8 @@ void TimelineReplay::runSegmentBefore(size_t index, State &state) const {
   if (itemIsCompute[p]) {
     double seconds = computePrefix[p + 1] - computePrefix[p];
     double window = busy - start;
-    afterItem = window > 0 ? busy + (seconds - window / slowdown)
-                           : start + seconds;
+    afterItem =
+        window > 0 ? busy + (seconds - window / slowdown) : start + seconds;
   } else {
     afterItem = start + (blockedPrefix[p + 1] - blockedPrefix[p]);
   }
@@ -265,8 +273,20 @@ double TimelineReplay::finish(const State &state) const {
   auto unwarp = [&](double v) {
     return v <= last / slowdown ? v * slowdown : last + (v - last / slowdown);
   };
-  double warped = std::max(warp(state.now) + tailSuffix.front(), state.tailBound);
+  double warped =
+      std::max(warp(state.now) + tailSuffix.front(), state.tailBound);
   return std::max(unwarp(warped), last);
+}
+
+void TimelineReplay::canonicalize(State &state, size_t nextEvent) const {
+  for (double &free : state.streamFree)
+    free = std::max(free, state.now);
+  // finish() takes max(h(start of tail) + all tail work, tailBound), where
+  // the tail starts no earlier than now + the backward left at full speed,
+  // and h(t) >= t / slowdown whatever the end of communication.
+  state.tailBound = std::max(
+      state.tailBound,
+      (state.now + backwardSuffix[nextEvent]) / slowdown + tailSuffix.front());
 }
 
 double TimelineReplay::getIssueTime(const Bucket &bucket) const {

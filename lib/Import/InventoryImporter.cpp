@@ -43,8 +43,7 @@ public:
   OwningOpRef<ModuleOp> run();
 
 private:
-  static SmallVector<std::pair<StringRef, int64_t>>
-  getMeshAxes(const ParamInventory &inventory);
+  static MeshLayout getMeshLayout(const ParamInventory &inventory);
 
   Value forward(Value input, std::vector<ParamActivations> &acts);
   void backward(Value gradOut, const std::vector<ParamActivations> &acts);
@@ -67,32 +66,17 @@ private:
 
 } // namespace
 
-SmallVector<std::pair<StringRef, int64_t>>
-InventoryImporter::getMeshAxes(const ParamInventory &inventory) {
+MeshLayout InventoryImporter::getMeshLayout(const ParamInventory &inventory) {
   int64_t ep = inventory.expertModelParallelSize;
-  if (ep == 1)
-    return {{"dp", inventory.dataParallelSize}};
-  return {{"edp", inventory.dataParallelSize / ep}, {"ep", ep}};
-}
-
-static SmallVector<StringRef> getDenseGroupAxes(const ParamInventory &inv) {
-  if (inv.expertModelParallelSize == 1)
-    return {"dp"};
-  return {"edp", "ep"};
-}
-
-static SmallVector<StringRef> getExpertGroupAxes(const ParamInventory &inv) {
-  if (inv.expertModelParallelSize == 1)
-    return {"dp"};
-  return {"edp"};
+  return MeshLayout::dataParallel(inventory.dataParallelSize,
+                                  ep == 1 ? std::nullopt
+                                          : std::optional<int64_t>(ep));
 }
 
 InventoryImporter::InventoryImporter(MLIRContext &context,
                                      const ParamInventory &inventory)
-    : inventory(inventory),
-      sb(context, getMeshAxes(inventory), getDenseGroupAxes(inventory),
-         getExpertGroupAxes(inventory), inventory.optimizer,
-         inventory.numMicrobatches) {
+    : inventory(inventory), sb(context, getMeshLayout(inventory),
+                               inventory.optimizer, inventory.numMicrobatches) {
   for (const InventoryParam &param : inventory.params) {
     Type elementType = getDTypeElementType(&context, param.dtype);
     ParamSpec spec;

@@ -119,6 +119,16 @@ void importer::writeOptimizerFields(const OptimizerConfig &optimizer,
   object["adam_eps"] = optimizer.eps;
 }
 
+Error importer::checkDimension(StringRef source, const Twine &field,
+                               StringRef what, double size) {
+  if (size <= double(kMaxDimension))
+    return Error::success();
+  return fieldError(source, field,
+                    formatv("{0} is {1:F0}, more than {2}, the largest tensor "
+                            "dimension the importer builds",
+                            what, size, kMaxDimension));
+}
+
 Error importer::unknownFieldError(StringRef source, StringRef key,
                                   ArrayRef<StringRef> knownFields) {
   std::string known;

@@ -48,6 +48,26 @@ llvm::Expected<bool> readOptimizerField(llvm::StringRef key,
 void writeOptimizerFields(const OptimizerConfig &optimizer,
                           llvm::json::Object &object);
 
+/// The largest size an importer turns into a tensor dimension (tokens per
+/// microbatch, hidden or vocabulary size, a parameter's extent). The steps'
+/// activations are 2-D over such sizes, so below 2^31 no element count
+/// overflows int64; no published model comes near it.
+constexpr int64_t kMaxDimension = int64_t(1) << 31;
+
+/// Bounds on the number of ops a step is built with: a step holds about 50
+/// ops per layer and microbatch (5 per inventory parameter and microbatch)
+/// and is built in memory and printed at a few microseconds per op, so these
+/// keep it to a few million ops. Published models need a few thousand layer
+/// passes.
+constexpr int64_t kMaxLayerPasses = int64_t(1) << 16;
+constexpr int64_t kMaxParamPasses = int64_t(1) << 20;
+
+/// An error naming `field` unless `size` is at most kMaxDimension. `size` is
+/// a double so that computing it (`what`, e.g. "micro_batch_size x
+/// seq_length") cannot overflow.
+llvm::Error checkDimension(llvm::StringRef source, const llvm::Twine &field,
+                           llvm::StringRef what, double size);
+
 /// A field that is not known: the message lists the known ones so that a
 /// typo is easy to spot.
 llvm::Error unknownFieldError(llvm::StringRef source, llvm::StringRef key,

@@ -8,6 +8,8 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
+
 using namespace llvm;
 using namespace ddp;
 using namespace ddp::importer;
@@ -272,6 +274,56 @@ static Error checkDivisible(StringRef source, StringRef numeratorName,
                             denominator));
 }
 
+/// The sizes that become tensor dimensions, and the number of layers the
+/// step runs, computed in floating point because the config may be far too
+/// large for int64.
+static Error checkStepSize(const ModelConfig &config, StringRef source) {
+  double tokens = double(config.microBatchSize) * double(config.seqLength);
+  double padding =
+      double(config.makeVocabSizeDivisibleBy) * config.tensorModelParallelSize;
+  struct Dimension {
+    StringLiteral field, what;
+    double size;
+  } dimensions[] = {
+      {"seq_length", "micro_batch_size x seq_length", tokens},
+      {"hidden_size", "hidden_size", double(config.hiddenSize)},
+      {"num_attention_heads",
+       "(num_attention_heads + 2 x num_query_groups) x kv_channels",
+       (double(config.numAttentionHeads) + 2.0 * config.getNumQueryGroups()) *
+           config.getKvChannels()},
+      {"ffn_hidden_size",
+       "the MLP's first layer (2 x ffn_hidden_size with swiglu)",
+       (config.swiglu ? 2.0 : 1.0) * config.getFfnHiddenSize()},
+      {"vocab_size", "the padded vocabulary",
+       std::ceil(config.vocabSize / padding) * padding},
+      {"max_position_embeddings", "max_position_embeddings",
+       config.positionEmbeddingType == PositionEmbedding::LearnedAbsolute
+           ? double(config.getMaxPositionEmbeddings())
+           : 0.0},
+      {"num_experts", "num_experts", double(config.numExperts)},
+      // MoE layers gather the tokens of the expert-parallel group.
+      {"expert_model_parallel_size",
+       "micro_batch_size x seq_length x expert_model_parallel_size",
+       config.isMoE() ? tokens * config.expertModelParallelSize : 0.0},
+  };
+  for (const Dimension &dimension : dimensions)
+    if (Error error = checkDimension(source, dimension.field, dimension.what,
+                                     dimension.size))
+      return error;
+
+  // Every microbatch runs every layer, and an MoE layer each local expert.
+  double layerPasses =
+      double(config.numLayers) * config.numMicrobatches *
+      (1.0 + double(config.numExperts) / config.expertModelParallelSize);
+  if (layerPasses > double(kMaxLayerPasses))
+    return fieldError(source, "num_layers",
+                      formatv("num_layers x num_microbatches x (1 + local "
+                              "experts) is {0:F0}, more than {1}, the most "
+                              "layer passes the importer builds",
+                              layerPasses, kMaxLayerPasses));
+  return Error::success();
+}
+
 Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
   int64_t tp = config.tensorModelParallelSize;
   if (config.kvChannels == 0)
@@ -316,7 +368,7 @@ Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
     if (config.expertModelParallelSize != 1)
       return fieldError(source, "expert_model_parallel_size",
                         "needs num_experts > 0");
-    return Error::success();
+    return checkStepSize(config, source);
   }
   int64_t ep = config.expertModelParallelSize;
   if (Error error = checkDivisible(source, "num_experts", config.numExperts,
@@ -340,7 +392,7 @@ Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
     return fieldError(source, "add_bias_linear",
                       "biases in expert layers are not supported; set "
                       "add_bias_linear to false");
-  return Error::success();
+  return checkStepSize(config, source);
 }
 
 //===----------------------------------------------------------------------===//

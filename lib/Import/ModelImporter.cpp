@@ -94,8 +94,7 @@ public:
   OwningOpRef<ModuleOp> run();
 
 private:
-  static SmallVector<std::pair<StringRef, int64_t>>
-  getMeshAxes(const ModelConfig &config);
+  static MeshLayout getMeshLayout(const ModelConfig &config);
 
   void declareParams();
   NormParams declareNorm(const std::string &prefix,
@@ -191,31 +190,20 @@ private:
 // Parameters
 //===----------------------------------------------------------------------===//
 
-SmallVector<std::pair<StringRef, int64_t>>
-ModelImporter::getMeshAxes(const ModelConfig &config) {
-  int64_t tp = config.tensorModelParallelSize;
-  if (!config.isMoE())
-    return {{"dp", config.dataParallelSize}, {"tp", tp}};
-  int64_t ep = config.expertModelParallelSize;
-  return {{"edp", config.dataParallelSize / ep}, {"ep", ep}, {"tp", tp}};
-}
-
-static SmallVector<StringRef> getDenseGroupAxes(const ModelConfig &config) {
-  if (config.isMoE())
-    return {"edp", "ep"};
-  return {"dp"};
-}
-
-static SmallVector<StringRef> getExpertGroupAxes(const ModelConfig &config) {
-  if (config.isMoE())
-    return {"edp"};
-  return {"dp"};
+/// A MoE model has the `ep` axis even when E = 1, a dense one never; `tp`
+/// is the fastest axis, so that a tensor-parallel group fills a node.
+MeshLayout ModelImporter::getMeshLayout(const ModelConfig &config) {
+  MeshLayout layout = MeshLayout::dataParallel(
+      config.dataParallelSize,
+      config.isMoE() ? std::optional<int64_t>(config.expertModelParallelSize)
+                     : std::nullopt);
+  layout.axes.push_back({"tp", config.tensorModelParallelSize});
+  return layout;
 }
 
 ModelImporter::ModelImporter(MLIRContext &context, const ModelConfig &config)
-    : config(config),
-      sb(context, getMeshAxes(config), getDenseGroupAxes(config),
-         getExpertGroupAxes(config), config.optimizer, config.numMicrobatches) {
+    : config(config), sb(context, getMeshLayout(config), config.optimizer,
+                         config.numMicrobatches) {
   elementType = getDTypeElementType(&context, config.paramsDtype);
   f32 = Float32Type::get(&context);
   elementBytes = getDTypeBytes(config.paramsDtype);
@@ -427,7 +415,7 @@ Value ModelImporter::columnParallelBackward(Value gradOut, Value localInput,
                             sb.getParam(weight), false, layer);
   if (tp > 1)
     gradInput = sequenceParallel ? sb.reduceScatter(gradInput, tpGroup)
-                                 : sb.allReduceSum(gradInput, tpGroup);
+                                 : sb.allReduce(gradInput, tpGroup);
   sb.addGradient(weight,
                  sb.gemm(GemmPhase::Wgrad, gradOut, true, input, false, layer));
   return gradInput;
@@ -440,7 +428,7 @@ Value ModelImporter::rowParallelForward(Value input, unsigned weight,
   if (tp == 1)
     return output;
   return sequenceParallel ? sb.reduceScatter(output, tpGroup)
-                          : sb.allReduceSum(output, tpGroup);
+                          : sb.allReduce(output, tpGroup);
 }
 
 Value ModelImporter::rowParallelBackward(Value localGradOut, Value input,
@@ -650,7 +638,7 @@ Value ModelImporter::forward(MicrobatchActivations &acts) {
                   bytes(2 * embeddingElements) + 4.0 * tokens, std::nullopt);
   if (tp > 1)
     x = sequenceParallel && !positionEmbedding ? sb.reduceScatter(x, tpGroup)
-                                               : sb.allReduceSum(x, tpGroup);
+                                               : sb.allReduce(x, tpGroup);
   if (positionEmbedding) {
     x = sb.compute1("position_embedding", {x, sb.getParam(*positionEmbedding)},
                     x.getType(), embeddingElements,
@@ -681,24 +669,22 @@ Value ModelImporter::forward(MicrobatchActivations &acts) {
       columnParallelForward(acts.finalNormOut, outputWeight, std::nullopt);
 
   // vocab_parallel_cross_entropy in fp32: the max logit and the two sums
-  // (target logit, sum of exponentials) are all-reduced over TP. Megatron
-  // takes the max with a MAX all-reduce; the dialect has sum and average, so
-  // the step carries a sum of the same size in its place.
+  // (target logit, sum of exponentials) are all-reduced over TP.
   double logitElements = tokens * double(localVocab);
   auto perToken = RankedTensorType::get({tokens}, f32);
   Value logitsMax =
       sb.compute1("cross_entropy_max", acts.logits, perToken, logitElements,
                   bytes(logitElements) + 4.0 * tokens, std::nullopt);
   if (tp > 1)
-    logitsMax = sb.allReduceSum(logitsMax, tpGroup);
+    logitsMax = sb.allReduce(logitsMax, tpGroup, Reduction::Max);
   ValueRange sums =
       sb.compute("cross_entropy_sums", {acts.logits, logitsMax, acts.labels},
                  {perToken, perToken}, 3 * logitElements + tokens,
                  bytes(logitElements) + 4.0 * 4 * tokens, std::nullopt);
   Value targetLogit = sums[0], sumExp = sums[1];
   if (tp > 1) {
-    targetLogit = sb.allReduceSum(targetLogit, tpGroup);
-    sumExp = sb.allReduceSum(sumExp, tpGroup);
+    targetLogit = sb.allReduce(targetLogit, tpGroup);
+    sumExp = sb.allReduce(sumExp, tpGroup);
   }
   acts.logitsMax = logitsMax;
   acts.sumExp = sumExp;

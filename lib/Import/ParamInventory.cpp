@@ -9,6 +9,8 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <limits>
+
 using namespace llvm;
 using namespace ddp;
 using namespace ddp::importer;
@@ -58,13 +60,22 @@ static Expected<InventoryParam> parseParam(const json::Value &json,
   if (!shape)
     return fieldError(source, prefix + ".shape",
                       "expected an array of positive integers");
+  double numElements = 1;
   for (auto [dim, extent] : enumerate(*shape)) {
-    Expected<int64_t> size = readInteger(
-        extent, source, formatv("{0}.shape[{1}]", prefix, dim).str(), 1);
+    std::string field = formatv("{0}.shape[{1}]", prefix, dim).str();
+    Expected<int64_t> size = readInteger(extent, source, field, 1);
     if (!size)
       return size.takeError();
+    // An extent of a 2-D parameter is the width of an activation.
+    if (Error error = checkDimension(source, field, "the extent", *size))
+      return std::move(error);
     param.shape.push_back(*size);
+    numElements *= *size;
   }
+  if (numElements >= double(std::numeric_limits<int64_t>::max()))
+    return fieldError(
+        source, prefix + ".shape",
+        formatv("{0:F0} elements do not fit in a 64-bit count", numElements));
 
   Expected<StringRef> dtype =
       readString(*(*object)->get("dtype"), source, prefix + ".dtype");
@@ -165,6 +176,10 @@ Expected<ParamInventory> ddp::parseParamInventory(const json::Value &json,
   for (StringRef required : {"tokens_per_microbatch", "params"})
     if (!(*object)->get(required))
       return fieldError(source, required, "missing required field");
+  if (Error error = checkDimension(source, "tokens_per_microbatch",
+                                   "tokens_per_microbatch",
+                                   inventory.tokensPerMicrobatch))
+    return std::move(error);
 
   const json::Array *params = (*object)->get("params")->getAsArray();
   if (!params || params->empty())
@@ -182,6 +197,15 @@ Expected<ParamInventory> ddp::parseParamInventory(const json::Value &json,
                                 param->name, it->second));
     inventory.params.push_back(std::move(*param));
   }
+
+  double paramPasses =
+      double(inventory.params.size()) * inventory.numMicrobatches;
+  if (paramPasses > double(kMaxParamPasses))
+    return fieldError(source, "num_microbatches",
+                      formatv("the number of params x num_microbatches is "
+                              "{0:F0}, more than {1}, the most the importer "
+                              "builds",
+                              paramPasses, kMaxParamPasses));
 
   if (const json::Value *readyOrder = (*object)->get("ready_order")) {
     Expected<std::vector<size_t>> order =

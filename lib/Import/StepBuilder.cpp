@@ -10,10 +10,17 @@ using namespace mlir;
 using namespace ddp;
 using namespace ddp::importer;
 
-StepBuilder::StepBuilder(MLIRContext &context,
-                         ArrayRef<std::pair<StringRef, int64_t>> meshAxes,
-                         ArrayRef<StringRef> denseGroupAxes,
-                         ArrayRef<StringRef> expertGroupAxes,
+MeshLayout MeshLayout::dataParallel(int64_t dataParallelSize,
+                                    std::optional<int64_t> expertParallelSize) {
+  if (!expertParallelSize)
+    return {{{"dp", dataParallelSize}}, {"dp"}, {"dp"}};
+  return {{{"edp", dataParallelSize / *expertParallelSize},
+           {"ep", *expertParallelSize}},
+          {"edp", "ep"},
+          {"edp"}};
+}
+
+StepBuilder::StepBuilder(MLIRContext &context, const MeshLayout &layout,
                          const OptimizerConfig &optimizer,
                          int64_t numMicrobatches)
     : context(context), builder(&context), loc(UnknownLoc::get(&context)),
@@ -25,15 +32,15 @@ StepBuilder::StepBuilder(MLIRContext &context,
 
   SmallVector<Attribute> names;
   SmallVector<int64_t> sizes;
-  for (auto [name, size] : meshAxes) {
+  for (auto [name, size] : layout.axes) {
     names.push_back(builder.getStringAttr(name));
     sizes.push_back(size);
   }
   mesh =
       MeshOp::create(builder, loc, "world", builder.getArrayAttr(names), sizes);
   meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
-  denseGroup = getGroup(denseGroupAxes);
-  expertGroup = getGroup(expertGroupAxes);
+  denseGroup = getGroup(layout.denseGroupAxes);
+  expertGroup = getGroup(layout.expertGroupAxes);
   if (mesh.getAxisSize("tp") > 0)
     tensorParallelGroup = getGroup({"tp"});
 }
@@ -95,7 +102,7 @@ Value StepBuilder::gemm(GemmPhase phase, Value lhs, bool transposeLhs,
   assert(lhsType.getDimSize(transposeLhs ? 0 : 1) ==
              rhsType.getDimSize(transposeRhs ? 1 : 0) &&
          "contraction sizes differ");
-  auto resultType = getTensorType({m, n}, lhsType.getElementType());
+  auto resultType = RankedTensorType::get({m, n}, lhsType.getElementType());
   return GemmOp::create(builder, loc, resultType, phase, lhs, transposeLhs, rhs,
                         transposeRhs, getLayerAttr(layer));
 }
@@ -116,10 +123,11 @@ Value StepBuilder::castTo(Value input, Type elementType) {
   return CastOp::create(builder, loc, type.clone(elementType), input);
 }
 
-Value StepBuilder::allReduceSum(Value input, const Group &group) {
+Value StepBuilder::allReduce(Value input, const Group &group,
+                             Reduction reduction) {
   return AllReduceOp::create(builder, loc, input.getType(), /*token=*/Type(),
-                             ReductionAttr::get(&context, Reduction::Sum),
-                             input, meshRef, group.axes)
+                             ReductionAttr::get(&context, reduction), input,
+                             meshRef, group.axes)
       .getResult();
 }
 
@@ -172,7 +180,7 @@ void StepBuilder::addGradient(unsigned id, Value gradient) {
 void StepBuilder::markReady(unsigned id) {
   Value gradient = gradients[id];
   if (params[id].sumOverTensorParallel)
-    gradient = allReduceSum(gradient, tensorParallelGroup);
+    gradient = allReduce(gradient, tensorParallelGroup);
   Value final = GradReadyOp::create(builder, loc, paramRefs[id], gradient);
   ready.emplace_back(id, final);
 }

@@ -47,27 +47,29 @@ struct ParamSpec {
   bool sumOverTensorParallel = false;
 };
 
+/// The step's mesh, as (name, size) pairs, and the axes the gradients of
+/// dense and of expert parameters are averaged over.
+struct MeshLayout {
+  llvm::SmallVector<std::pair<llvm::StringRef, int64_t>> axes;
+  llvm::SmallVector<llvm::StringRef> denseGroupAxes, expertGroupAxes;
+
+  /// Data parallelism over `(dp = D)`, every gradient averaged over [dp];
+  /// with expert parallelism over `(edp = D/E, ep = E)` as Megatron carves
+  /// it out: dense gradients averaged over [edp, ep], expert ones over the
+  /// ranks that hold the same experts, [edp].
+  static MeshLayout dataParallel(int64_t dataParallelSize,
+                                 std::optional<int64_t> expertParallelSize);
+};
+
 class StepBuilder {
 public:
-  /// `meshAxes` are the mesh's (name, size) pairs; gradients of dense and of
-  /// expert parameters are averaged over `denseGroupAxes` and
-  /// `expertGroupAxes`.
-  StepBuilder(mlir::MLIRContext &context,
-              llvm::ArrayRef<std::pair<llvm::StringRef, int64_t>> meshAxes,
-              llvm::ArrayRef<llvm::StringRef> denseGroupAxes,
-              llvm::ArrayRef<llvm::StringRef> expertGroupAxes,
+  StepBuilder(mlir::MLIRContext &context, const MeshLayout &layout,
               const OptimizerConfig &optimizer, int64_t numMicrobatches);
 
   Group getGroup(llvm::ArrayRef<llvm::StringRef> axes);
 
-  mlir::RankedTensorType getTensorType(llvm::ArrayRef<int64_t> shape,
-                                       mlir::Type elementType) const {
-    return mlir::RankedTensorType::get(shape, elementType);
-  }
-
   /// Declares a parameter; declaration order is registration order.
   unsigned addParam(ParamSpec spec);
-  const ParamSpec &getParamSpec(unsigned id) const { return params[id]; }
 
   /// Creates func.func @step with these arguments and returns them; the ops
   /// built next go into its body.
@@ -92,7 +94,8 @@ public:
   mlir::Value castTo(mlir::Value input, mlir::Type elementType);
 
   /// Synchronous collectives over `group`, inline on the compute stream.
-  mlir::Value allReduceSum(mlir::Value input, const Group &group);
+  mlir::Value allReduce(mlir::Value input, const Group &group,
+                        Reduction reduction = Reduction::Sum);
   mlir::Value allGather(mlir::Value input, const Group &group);
   mlir::Value reduceScatter(mlir::Value input, const Group &group);
 

@@ -14,6 +14,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace llvm;
 using namespace ddp::sim;
@@ -72,47 +73,44 @@ constexpr double kNcclNvlinkHopUs = 3.4;
 constexpr double kNcclNetHopUs = 9.6;
 constexpr double kNcclTreeBandwidthFraction = 0.9;
 
-/// A Hopper GPU (H100 SXM5 and H200 SXM share the GH100 die and clocks).
-HardwareProfile makeHopper(StringRef name, StringRef description,
-                           double hbmTBps, int64_t nicsPerNode,
-                           double nicGBps) {
+/// What differs between the NVIDIA GPUs of the built-in profiles.
+struct NvidiaGpu {
+  /// Dense tensor-core peak for f16/bf16, and the f32/f64 peak.
+  double peak16Tflops, peak32Tflops;
+  double gemmMaxEfficiency;
+  int64_t numSMs;
+  double hbmTBps;
+  /// nccl-tests ring bus bandwidth inside an NVSwitch node.
+  double nvlinkBusGBps;
+};
+
+/// H100 SXM5 and H200 SXM share the GH100 die and clocks; H200 has faster
+/// HBM. Fields: f16/bf16 and f32/f64 TFLOP/s, GEMM efficiency, SMs, HBM TB/s,
+/// NVLink bus GB/s.
+constexpr NvidiaGpu kH100{989.4, 67, 0.75, 132, 3.35, 370};
+constexpr NvidiaGpu kH200{989.4, 67, 0.75, 132, 4.8, 370};
+constexpr NvidiaGpu kA100{312, 19.5, 0.85, 108, 2.039, 230};
+
+/// A node of 8 such GPUs on NVSwitch with `nicsPerNode` NICs, priced with
+/// NCCL's latency model.
+HardwareProfile makeNvidiaNode(StringRef name, StringRef description,
+                               const NvidiaGpu &gpu, int64_t nicsPerNode,
+                               double nicGBps) {
   HardwareProfile p;
   p.name = name.str();
   p.description = description.str();
   p.gpusPerNode = 8;
-  p.peakFlops = {989.4 * kTera, 989.4 * kTera, 67 * kTera, 67 * kTera};
-  p.gemm = {/*maxEfficiency=*/0.75, /*tileM=*/128, /*tileN=*/128,
-            /*numComputeUnits=*/132, /*kHalf=*/64};
-  p.memoryBandwidth = hbmTBps * kTera;
+  p.peakFlops = {gpu.peak16Tflops * kTera, gpu.peak16Tflops * kTera,
+                 gpu.peak32Tflops * kTera, gpu.peak32Tflops * kTera};
+  p.gemm = {gpu.gemmMaxEfficiency, /*tileM=*/128, /*tileN=*/128,
+            /*numComputeUnits=*/gpu.numSMs, /*kHalf=*/64};
+  p.memoryBandwidth = gpu.hbmTBps * kTera;
   p.memoryEfficiency = 0.85;
   p.kernelOverhead = 2 * kMicro;
-  p.intraNodeBusBandwidth = 370 * kGiga;
+  p.intraNodeBusBandwidth = gpu.nvlinkBusGBps * kGiga;
   p.intraNodeHopLatency = kNcclNvlinkHopUs * kMicro;
   p.nicBusBandwidth = nicGBps * kGiga;
   p.nicsPerNode = nicsPerNode;
-  p.interNodeHopLatency = kNcclNetHopUs * kMicro;
-  p.collectiveBaseLatency = kNcclBaseLatencyUs * kMicro;
-  p.treeBandwidthFraction = kNcclTreeBandwidthFraction;
-  p.commComputeSlowdown = 1.1;
-  return p;
-}
-
-HardwareProfile makeA100() {
-  HardwareProfile p;
-  p.name = "a100-sxm-ib200";
-  p.description = "DGX A100: 8 A100-SXM4-80GB per node (NVLink 3, NVSwitch), "
-                  "8x 200 Gb/s HDR InfiniBand per node";
-  p.gpusPerNode = 8;
-  p.peakFlops = {312 * kTera, 312 * kTera, 19.5 * kTera, 19.5 * kTera};
-  p.gemm = {/*maxEfficiency=*/0.85, /*tileM=*/128, /*tileN=*/128,
-            /*numComputeUnits=*/108, /*kHalf=*/64};
-  p.memoryBandwidth = 2.039 * kTera;
-  p.memoryEfficiency = 0.85;
-  p.kernelOverhead = 2 * kMicro;
-  p.intraNodeBusBandwidth = 230 * kGiga;
-  p.intraNodeHopLatency = kNcclNvlinkHopUs * kMicro;
-  p.nicBusBandwidth = 24 * kGiga;
-  p.nicsPerNode = 8;
   p.interNodeHopLatency = kNcclNetHopUs * kMicro;
   p.collectiveBaseLatency = kNcclBaseLatencyUs * kMicro;
   p.treeBandwidthFraction = kNcclTreeBandwidthFraction;
@@ -152,22 +150,26 @@ struct BuiltinProfiles {
   SmallVector<HardwareProfile> profiles;
   SmallVector<StringRef> names;
   BuiltinProfiles() {
-    profiles.push_back(makeHopper(
+    profiles.push_back(makeNvidiaNode(
         "h100-sxm-nvlink",
         "one HGX H100 node: 8 H100-SXM5-80GB on NVLink 4 (NVSwitch); a group "
         "that leaves the node crosses a single 400 Gb/s NIC per node",
-        /*hbmTBps=*/3.35, /*nicsPerNode=*/1, /*nicGBps=*/46));
-    profiles.push_back(makeHopper(
+        kH100, /*nicsPerNode=*/1, /*nicGBps=*/46));
+    profiles.push_back(makeNvidiaNode(
         "h100-sxm-ib400",
         "DGX H100: 8 H100-SXM5-80GB per node (NVLink 4, NVSwitch), 8x 400 Gb/s "
         "NDR InfiniBand per node, rail-optimized",
-        /*hbmTBps=*/3.35, /*nicsPerNode=*/8, /*nicGBps=*/46));
-    profiles.push_back(makeA100());
-    profiles.push_back(makeHopper(
+        kH100, /*nicsPerNode=*/8, /*nicGBps=*/46));
+    profiles.push_back(makeNvidiaNode(
+        "a100-sxm-ib200",
+        "DGX A100: 8 A100-SXM4-80GB per node (NVLink 3, NVSwitch), 8x 200 Gb/s "
+        "HDR InfiniBand per node",
+        kA100, /*nicsPerNode=*/8, /*nicGBps=*/24));
+    profiles.push_back(makeNvidiaNode(
         "h200-sxm-ib400",
         "HGX H200: 8 H200-SXM-141GB per node (NVLink 4, NVSwitch), 8x 400 Gb/s "
         "NDR InfiniBand per node, rail-optimized",
-        /*hbmTBps=*/4.8, /*nicsPerNode=*/8, /*nicGBps=*/46));
+        kH200, /*nicsPerNode=*/8, /*nicGBps=*/46));
     profiles.push_back(makeCpu());
     for (const HardwareProfile &profile : profiles)
       names.push_back(profile.name);
@@ -214,20 +216,16 @@ public:
   ProfileReader(StringRef source, bool fieldsOptional)
       : source(source), fieldsOptional(fieldsOptional) {}
 
-  /// A positive number (or >= `minimum` when given) read into `out` after
-  /// multiplying by `scale`.
+  /// A number above `minimum` (at least `minimum` with `allowEqualMinimum`)
+  /// and at most `maximum`, read into `out` after multiplying by `scale`.
   void readNumber(const json::Object &object, StringRef prefix, StringRef key,
                   double scale, double &out, double minimum = 0,
-                  bool allowEqualMinimum = false) {
-    if (error)
-      return;
+                  bool allowEqualMinimum = false,
+                  double maximum = std::numeric_limits<double>::infinity()) {
     std::string field = fieldName(prefix, key);
-    const json::Value *value = object.get(key);
-    if (!value) {
-      if (!fieldsOptional)
-        fail(formatv("missing field '{0}'", field));
+    const json::Value *value = getField(object, field, key);
+    if (!value)
       return;
-    }
     std::optional<double> number = value->getAsNumber();
     if (!number || !std::isfinite(*number)) {
       fail(formatv("field '{0}' must be a number", field));
@@ -240,20 +238,20 @@ public:
                    formatNumber(minimum), formatNumber(*number)));
       return;
     }
+    if (*number > maximum) {
+      fail(formatv("field '{0}' must be at most {1}, got {2}", field,
+                   formatNumber(maximum), formatNumber(*number)));
+      return;
+    }
     out = *number * scale;
   }
 
   void readInteger(const json::Object &object, StringRef prefix, StringRef key,
                    int64_t &out) {
-    if (error)
-      return;
     std::string field = fieldName(prefix, key);
-    const json::Value *value = object.get(key);
-    if (!value) {
-      if (!fieldsOptional)
-        fail(formatv("missing field '{0}'", field));
+    const json::Value *value = getField(object, field, key);
+    if (!value)
       return;
-    }
     std::optional<int64_t> number = value->getAsInteger();
     if (!number) {
       fail(formatv("field '{0}' must be an integer", field));
@@ -269,14 +267,9 @@ public:
 
   /// The nested object `key`, or null (after reporting when required).
   const json::Object *readObject(const json::Object &object, StringRef key) {
-    if (error)
+    const json::Value *value = getField(object, key, key);
+    if (!value)
       return nullptr;
-    const json::Value *value = object.get(key);
-    if (!value) {
-      if (!fieldsOptional)
-        fail(formatv("missing field '{0}'", key));
-      return nullptr;
-    }
     const json::Object *nested = value->getAsObject();
     if (!nested)
       fail(formatv("field '{0}' must be an object", key));
@@ -305,6 +298,18 @@ public:
   std::optional<std::string> error;
 
 private:
+  /// The value of `key` (called `field` in messages), or null when an earlier
+  /// field failed or it is absent (an error unless fields are optional).
+  const json::Value *getField(const json::Object &object, StringRef field,
+                              StringRef key) {
+    if (error)
+      return nullptr;
+    const json::Value *value = object.get(key);
+    if (!value && !fieldsOptional)
+      fail(formatv("missing field '{0}'", field));
+    return value;
+  }
+
   static std::string fieldName(StringRef prefix, StringRef key) {
     return prefix.empty() ? key.str() : (prefix + "." + key).str();
   }
@@ -385,17 +390,14 @@ ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
         *gemm, "gemm",
         {"max_efficiency", "tile_m", "tile_n", "compute_units", "k_half"});
     reader.readNumber(*gemm, "gemm", "max_efficiency", 1,
-                      profile.gemm.maxEfficiency);
+                      profile.gemm.maxEfficiency, 0,
+                      /*allowEqualMinimum=*/false, /*maximum=*/1);
     reader.readInteger(*gemm, "gemm", "tile_m", profile.gemm.tileM);
     reader.readInteger(*gemm, "gemm", "tile_n", profile.gemm.tileN);
     reader.readInteger(*gemm, "gemm", "compute_units",
                        profile.gemm.numComputeUnits);
     reader.readNumber(*gemm, "gemm", "k_half", 1, profile.gemm.kHalf, 0,
                       /*allowEqualMinimum=*/true);
-    if (!reader.error && profile.gemm.maxEfficiency > 1)
-      reader.fail(formatv("field 'gemm.max_efficiency' must be at most 1, got "
-                          "{0}",
-                          formatNumber(profile.gemm.maxEfficiency)));
   }
 
   if (const json::Object *memory = reader.readObject(*root, "memory")) {
@@ -403,11 +405,8 @@ ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
     reader.readNumber(*memory, "memory", "bandwidth_gbps", kGiga,
                       profile.memoryBandwidth);
     reader.readNumber(*memory, "memory", "efficiency", 1,
-                      profile.memoryEfficiency);
-    if (!reader.error && profile.memoryEfficiency > 1)
-      reader.fail(formatv("field 'memory.efficiency' must be at most 1, got "
-                          "{0}",
-                          formatNumber(profile.memoryEfficiency)));
+                      profile.memoryEfficiency, 0,
+                      /*allowEqualMinimum=*/false, /*maximum=*/1);
   }
 
   reader.readNumber(*root, "", "kernel_overhead_us", kMicro,
@@ -443,11 +442,8 @@ ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
                       profile.collectiveBaseLatency, 0,
                       /*allowEqualMinimum=*/true);
     reader.readNumber(*collective, "collective", "tree_bandwidth_fraction", 1,
-                      profile.treeBandwidthFraction);
-    if (!reader.error && profile.treeBandwidthFraction > 1)
-      reader.fail(formatv("field 'collective.tree_bandwidth_fraction' must be "
-                          "at most 1, got {0}",
-                          formatNumber(profile.treeBandwidthFraction)));
+                      profile.treeBandwidthFraction, 0,
+                      /*allowEqualMinimum=*/false, /*maximum=*/1);
   }
 
   reader.readNumber(*root, "", "comm_compute_slowdown", 1,

@@ -18,6 +18,8 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InterleavedRange.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 
@@ -175,6 +177,27 @@ static double getTensorBytes(Type type) {
          getElementBytes(getElementTypeOf(type));
 }
 
+static CollectiveKind getCollectiveKind(CollectiveOpInterface op) {
+  return llvm::TypeSwitch<Operation *, CollectiveKind>(op.getOperation())
+      .Case([](AllReduceOp) { return CollectiveKind::AllReduce; })
+      .Case([](ReduceScatterOp) { return CollectiveKind::ReduceScatter; })
+      .Case([](AllGatherOp) { return CollectiveKind::AllGather; })
+      .Case<SendOp, RecvOp>(
+          [](Operation *) { return CollectiveKind::SendRecv; })
+      .Default([](Operation *) -> CollectiveKind {
+        llvm_unreachable("a collective the cost model does not know");
+      });
+}
+
+/// The size nccl-tests reports for the collective (see
+/// CostModel::collectiveCost): the gathered output of an all-gather, else
+/// what this rank contributes (or receives, for a recv).
+static double getCollectiveBytes(CollectiveOpInterface op) {
+  if (auto allGather = dyn_cast<AllGatherOp>(op.getOperation()))
+    return getTensorBytes(allGather.getResult().getType());
+  return getTensorBytes(op.getPayload().getType());
+}
+
 namespace {
 /// A mesh as simulated: its axis sizes after the `dp` option.
 struct SimMesh {
@@ -203,8 +226,7 @@ private:
 
   LogicalResult simulate(Operation *op);
   void runCompute(Operation *op, StringRef name, double baseTime);
-  LogicalResult runCollective(CollectiveOpInterface op, CollectiveKind kind,
-                              double bytes);
+  LogicalResult runCollective(CollectiveOpInterface op);
   void blockComputeUntil(Operation *op, double time, StringRef name);
   void addEvent(Operation *op, StringRef name, EventCategory category,
                 unsigned stream, double start, double duration,
@@ -253,21 +275,33 @@ LogicalResult StepSimulator::prepareMeshes(ModuleOp module) {
         return mesh.emitError(llvm::toString(rescaled.takeError()));
       simMesh.shape = std::move(*rescaled);
     }
+    // Checked axis by axis, so that the product cannot overflow.
+    int64_t numRanks = 1;
+    for (int64_t size : simMesh.shape) {
+      if (size > kMaxSimulatedRanks / numRanks) {
+        std::string sizes;
+        llvm::raw_string_ostream(sizes) << llvm::interleaved(simMesh.shape);
+        return mesh.emitError("cannot simulate a mesh of sizes (")
+               << sizes << "): it has more than " << kMaxSimulatedRanks
+               << " ranks, the most the simulator places";
+      }
+      numRanks *= size;
+    }
     if (first) {
       // The first mesh describes the job in the report.
       first = false;
       result.meshName = mesh.getSymName().str();
-      result.numRanks = 1;
+      result.numRanks = numRanks;
       result.dataParallelSize = 1;
       for (auto [name, size, irSize] :
            llvm::zip(names, simMesh.shape, mesh.getShape())) {
         result.meshAxes.push_back({name.str(), size, irSize});
-        result.numRanks *= size;
         if (!isModelParallelAxis(name))
           result.dataParallelSize *= size;
       }
       int64_t perNode = model.getProfile().gpusPerNode;
-      result.numNodes = (result.numRanks + perNode - 1) / perNode;
+      result.numNodes =
+          static_cast<int64_t>(llvm::divideCeil(numRanks, perNode));
     }
     meshes[FlatSymbolRefAttr::get(mesh.getSymNameAttr())] = std::move(simMesh);
   }
@@ -362,16 +396,16 @@ void StepSimulator::blockComputeUntil(Operation *op, double time,
   now = time;
 }
 
-LogicalResult StepSimulator::runCollective(CollectiveOpInterface op,
-                                           CollectiveKind kind, double bytes) {
+LogicalResult StepSimulator::runCollective(CollectiveOpInterface op) {
   FailureOr<SimGroup *> group = getGroup(op);
   if (failed(group))
     return failure();
   unsigned stream = (*group)->stream;
   CollectiveRecord record;
-  record.kind = kind;
-  record.bytes = bytes;
-  record.cost = model.collectiveCost(kind, bytes, (*group)->placement);
+  record.kind = getCollectiveKind(op);
+  record.bytes = getCollectiveBytes(op);
+  record.cost =
+      model.collectiveCost(record.kind, record.bytes, (*group)->placement);
   Value token = cast<AsyncOpInterface>(op.getOperation()).getAsyncToken();
   record.async = token != nullptr;
   double duration = record.cost.total();
@@ -382,8 +416,8 @@ LogicalResult StepSimulator::runCollective(CollectiveOpInterface op,
   double end = start + duration;
   streamFree[stream] = end;
   commBusyUntil = std::max(commBusyUntil, end);
-  streamTransferBound[stream] +=
-      model.collectiveTransferBound(kind, bytes, (*group)->placement);
+  streamTransferBound[stream] += model.collectiveTransferBound(
+      record.kind, record.bytes, (*group)->placement);
   result.streams[stream].busyTime += duration;
   ++result.streams[stream].numOps;
   result.commTime += duration;
@@ -468,26 +502,8 @@ LogicalResult StepSimulator::simulate(Operation *op) {
         idealComputeAtReady.push_back(result.idealComputeTime);
         return success();
       })
-      .Case([&](AllReduceOp allReduce) {
-        return runCollective(allReduce, CollectiveKind::AllReduce,
-                             getTensorBytes(allReduce.getInput().getType()));
-      })
-      .Case([&](ReduceScatterOp reduceScatter) {
-        return runCollective(
-            reduceScatter, CollectiveKind::ReduceScatter,
-            getTensorBytes(reduceScatter.getInput().getType()));
-      })
-      .Case([&](AllGatherOp allGather) {
-        return runCollective(allGather, CollectiveKind::AllGather,
-                             getTensorBytes(allGather.getResult().getType()));
-      })
-      .Case([&](SendOp send) {
-        return runCollective(send, CollectiveKind::SendRecv,
-                             getTensorBytes(send.getInput().getType()));
-      })
-      .Case([&](RecvOp recv) {
-        return runCollective(recv, CollectiveKind::SendRecv,
-                             getTensorBytes(recv.getResult().getType()));
+      .Case([&](CollectiveOpInterface collective) {
+        return runCollective(collective);
       })
       .Case([&](JoinOp join) {
         double done = 0;
@@ -547,18 +563,12 @@ void StepSimulator::computeLowerBound() {
   FailureOr<SimGroup *> group = getGroup(collective);
   if (failed(group))
     return;
-  CollectiveKind kind = CollectiveKind::AllReduce;
-  if (isa<ReduceScatterOp>(collective.getOperation()))
-    kind = CollectiveKind::ReduceScatter;
-  else if (isa<AllGatherOp>(collective.getOperation()))
-    kind = CollectiveKind::AllGather;
-  else if (isa<SendOp, RecvOp>(collective.getOperation()))
-    kind = CollectiveKind::SendRecv;
   // The gradient alone, in the element type it is reduced in.
   double bytes =
       static_cast<double>(last.numElements) *
       getElementBytes(getElementTypeOf(collective.getPayload().getType()));
-  bound.tail += model.collectiveTime(kind, bytes, (*group)->placement);
+  bound.tail += model.collectiveTime(getCollectiveKind(collective), bytes,
+                                     (*group)->placement);
 }
 
 FailureOr<SimResult> StepSimulator::run() {

@@ -505,28 +505,34 @@ static Status issueOnCommThread(const CollectiveOp &op, MPI_Comm group,
   const PreparedCollective &p = prepared;
   std::string comm = concat("comm=group '", op.groupName, "'");
   int peer = int(op.peer);
+  // avg is a sum divided afterwards (finishReduction).
+  MPI_Op reduce = op.reduction == DDPRT_REDUCTION_MAX ? MPI_MAX : MPI_SUM;
+  const char *reduceName =
+      op.reduction == DDPRT_REDUCTION_MAX ? "MPI_MAX" : "MPI_SUM";
   switch (op.kind) {
   case CollectiveKind::AllReduce:
     return checkMpi(
         request
-            ? MPI_Iallreduce(p.send, p.receive, p.count, p.type, MPI_SUM, group,
+            ? MPI_Iallreduce(p.send, p.receive, p.count, p.type, reduce, group,
                              request)
-            : MPI_Allreduce(p.send, p.receive, p.count, p.type, MPI_SUM, group),
+            : MPI_Allreduce(p.send, p.receive, p.count, p.type, reduce, group),
         concat(request ? "MPI_Iallreduce" : "MPI_Allreduce",
                "(sendbuf=", bufferText(p.send),
                ", recvbuf=", pointerText(p.receive), ", count=", p.count,
-               ", datatype=", p.typeName, ", op=MPI_SUM, ", comm, ")"));
+               ", datatype=", p.typeName, ", op=", reduceName, ", ", comm,
+               ")"));
   case CollectiveKind::ReduceScatter:
     return checkMpi(
         request ? MPI_Ireduce_scatter_block(p.send, p.receive, p.count, p.type,
-                                            MPI_SUM, group, request)
+                                            reduce, group, request)
                 : MPI_Reduce_scatter_block(p.send, p.receive, p.count, p.type,
-                                           MPI_SUM, group),
+                                           reduce, group),
         concat(request ? "MPI_Ireduce_scatter_block"
                        : "MPI_Reduce_scatter_block",
                "(sendbuf=", bufferText(p.send),
                ", recvbuf=", pointerText(p.receive), ", recvcount=", p.count,
-               ", datatype=", p.typeName, ", op=MPI_SUM, ", comm, ")"));
+               ", datatype=", p.typeName, ", op=", reduceName, ", ", comm,
+               ")"));
   case CollectiveKind::AllGather:
     return checkMpi(
         request ? MPI_Iallgather(p.send, p.count, p.type, p.receive, p.count,

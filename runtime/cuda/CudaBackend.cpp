@@ -85,6 +85,15 @@ const char *ncclTypeName(DType dtype) {
   return "ncclFloat64";
 }
 
+/// avg is a sum divided afterwards by the average kernel.
+ncclRedOp_t ncclReduceOp(int32_t reduction) {
+  return reduction == DDPRT_REDUCTION_MAX ? ncclMax : ncclSum;
+}
+
+const char *ncclReduceOpName(int32_t reduction) {
+  return reduction == DDPRT_REDUCTION_MAX ? "ncclMax" : "ncclSum";
+}
+
 bool is16Bit(DType dtype) {
   return dtype == DType::F16 || dtype == DType::BF16;
 }
@@ -771,10 +780,10 @@ Status CudaBackend::issueCollective(const CollectiveOp &op) {
     }
     DDPRT_RETURN_IF_ERROR(checkNccl(
         ncclAllReduce(send, buffer, size_t(op.numel), ncclType(reduceType),
-                      ncclSum, comm, commStream),
+                      ncclReduceOp(op.reduction), comm, commStream),
         concat("ncclAllReduce(sendbuff=", send, ", recvbuff=", buffer,
                ", count=", op.numel, ", datatype=", ncclTypeName(reduceType),
-               ", op=ncclSum", where),
+               ", op=", ncclReduceOpName(op.reduction), where),
         comm));
     if (op.reduction == DDPRT_REDUCTION_AVG)
       DDPRT_RETURN_IF_ERROR(checkCuda(
@@ -813,10 +822,11 @@ Status CudaBackend::issueCollective(const CollectiveOp &op) {
     }
     DDPRT_RETURN_IF_ERROR(checkNccl(
         ncclReduceScatter(send, receive, size_t(op.numel), ncclType(reduceType),
-                          ncclSum, comm, commStream),
+                          ncclReduceOp(op.reduction), comm, commStream),
         concat("ncclReduceScatter(sendbuff=", send, ", recvbuff=", receive,
                ", recvcount=", op.numel,
-               ", datatype=", ncclTypeName(reduceType), ", op=ncclSum", where),
+               ", datatype=", ncclTypeName(reduceType),
+               ", op=", ncclReduceOpName(op.reduction), where),
         comm));
     if (op.reduction == DDPRT_REDUCTION_AVG)
       DDPRT_RETURN_IF_ERROR(

@@ -1,4 +1,5 @@
-//===- MegatronPolicyTest.cpp - The megatron policy vs Megatron-Core's tests ===//
+//===- MegatronPolicyTest.cpp - The megatron policy vs Megatron-Core's tests
+//===//
 //
 // Each test names the Megatron-Core unit test it reproduces:
 // tests/unit_tests/distributed/test_param_and_grad_buffer.py and
@@ -168,8 +169,8 @@ INSTANTIATE_TEST_SUITE_P(TestParamAndGradBuffer, TestBucketSizes,
 /// computation itself is checked too: 95*95 = 9025-element weights and 95-
 /// element biases, walked from layers.9.
 TEST(TestBucketSizesExplicit, BiasWithDistributedOptimizer) {
-  BucketLayout layout = layOut(testModel(/*bias=*/true, false, 8),
-                               distributedOptimizer(8, 9050));
+  BucketLayout layout =
+      layOut(testModel(/*bias=*/true, false, 8), distributedOptimizer(8, 9050));
   // bias 95, weight at 128 ends at 9153 >= 9050: close; padded to 128s.
   ASSERT_EQ(layout.buckets.size(), 10u);
   EXPECT_EQ(layout.buckets[0].numel, 9153);
@@ -195,8 +196,8 @@ TEST(TestBucketSizesExplicit, SharedEmbeddingWithoutDistributedOptimizer) {
 TEST(TestParamAndGradBuffer, ParamToIndexAlignmentWithPadding) {
   // One Linear(4, 4) with bias: the 16-element weight pushes the bias start
   // from 4 to 64 (the bias comes first in reverse order).
-  std::vector<Gradient> gradients = readyInReverse(
-      {makeGradient("weight", 16), makeGradient("bias", 4)});
+  std::vector<Gradient> gradients =
+      readyInReverse({makeGradient("weight", 16), makeGradient("bias", 4)});
   BucketLayout layout = layOut(gradients, distributedOptimizer(8));
   ASSERT_EQ(layout.buckets.size(), 1u);
   EXPECT_EQ(bucketNames(layout, gradients),
@@ -212,9 +213,9 @@ TEST(TestParamAndGradBuffer, ParamToIndexAlignmentWithPadding) {
 //===----------------------------------------------------------------------===//
 
 TEST(TestGroupParamsForBuffers, MixedDtypes) {
-  std::vector<Gradient> gradients = readyInReverse(
-      {makeGradient("bf16", 100, ElementType::BF16),
-       makeGradient("fp32", 100, ElementType::F32)});
+  std::vector<Gradient> gradients =
+      readyInReverse({makeGradient("bf16", 100, ElementType::BF16),
+                      makeGradient("fp32", 100, ElementType::F32)});
   BucketLayout layout = layOut(gradients, MegatronOptions());
   EXPECT_EQ(bucketNames(layout, gradients),
             (std::vector<std::vector<std::string>>{{"fp32"}, {"bf16"}}));
@@ -261,9 +262,9 @@ TEST(TestDefaultParamLayout, SingleBucketNoPadding) {
 }
 
 TEST(TestDefaultParamLayout, MultipleBuckets) {
-  std::vector<Gradient> gradients = readyInReverse(
-      {makeGradient("p0", 10000), makeGradient("p1", 10000),
-       makeGradient("p2", 10000)});
+  std::vector<Gradient> gradients =
+      readyInReverse({makeGradient("p0", 10000), makeGradient("p1", 10000),
+                      makeGradient("p2", 10000)});
   MegatronOptions options;
   options.bucketSize = 15000;
   EXPECT_EQ(numels(layOut(gradients, options)),
@@ -334,9 +335,9 @@ TEST(TestDistOptParamLayout, SharedEmbeddingAsFirstReversedParamNoExtraBucket) {
 }
 
 TEST(TestDistOptParamLayout, MultipleBucketsWithBucketSize) {
-  std::vector<Gradient> gradients = readyInReverse(
-      {makeGradient("p0", 5000), makeGradient("p1", 5000),
-       makeGradient("p2", 5000)});
+  std::vector<Gradient> gradients =
+      readyInReverse({makeGradient("p0", 5000), makeGradient("p1", 5000),
+                      makeGradient("p2", 5000)});
   BucketLayout layout = layOut(gradients, distributedOptimizer(2, 8000));
   // p2 ends at 5000, p1 starts at 5056 and ends at 10056 >= 8000.
   EXPECT_EQ(bucketNames(layout, gradients),
@@ -354,9 +355,9 @@ TEST(TestDistOptParamLayout, NumelUnpaddedVsPadded) {
 TEST(TestDistOptParamLayout, SharedEmbeddingWithBucketSize) {
   Gradient shared = makeGradient("shared", 5000);
   shared.sharedEmbedding = true;
-  std::vector<Gradient> gradients = readyInReverse(
-      {makeGradient("r0", 5000), makeGradient("r1", 5000),
-       makeGradient("r2", 5000), shared});
+  std::vector<Gradient> gradients =
+      readyInReverse({makeGradient("r0", 5000), makeGradient("r1", 5000),
+                      makeGradient("r2", 5000), shared});
   BucketLayout layout = layOut(gradients, distributedOptimizer(2, 8000));
   EXPECT_EQ(bucketNames(layout, gradients),
             (std::vector<std::vector<std::string>>{
@@ -364,9 +365,9 @@ TEST(TestDistOptParamLayout, SharedEmbeddingWithBucketSize) {
 }
 
 TEST(TestDistOptParamLayout, LayoutMatchesDefaultWhenNoPaddingNeeded) {
-  std::vector<Gradient> gradients = readyInReverse(
-      {makeGradient("p0", 64 * 10), makeGradient("p1", 64 * 20),
-       makeGradient("p2", 64 * 15)});
+  std::vector<Gradient> gradients =
+      readyInReverse({makeGradient("p0", 64 * 10), makeGradient("p1", 64 * 20),
+                      makeGradient("p2", 64 * 15)});
   BucketLayout padded = layOut(gradients, distributedOptimizer(1));
   BucketLayout plain = layOut(gradients, MegatronOptions());
   EXPECT_EQ(bucketIndices(padded), bucketIndices(plain));
@@ -414,9 +415,9 @@ TEST(MegatronBucketSize, DefaultScalesWithDataParallelSize) {
 }
 
 TEST(MegatronBucketSize, NumBucketsDividesAllParameters) {
-  std::vector<Gradient> gradients = readyInReverse(
-      {makeGradient("p0", 300), makeGradient("p1", 300),
-       makeGradient("p2", 300), makeGradient("p3", 300)});
+  std::vector<Gradient> gradients =
+      readyInReverse({makeGradient("p0", 300), makeGradient("p1", 300),
+                      makeGradient("p2", 300), makeGradient("p3", 300)});
   MegatronOptions options;
   options.numBuckets = 3; // 1200 // 3 = 400 elements per bucket.
   EXPECT_EQ(numels(layOut(gradients, options)),
@@ -454,10 +455,9 @@ TEST(MegatronOrder, BucketsAreIssuedInCompletionOrder) {
   // A ready order that is not reverse registration. Megatron still forms
   // its buckets from the registration order, and each bucket is issued when
   // its last gradient is ready.
-  std::vector<Gradient> gradients = {makeGradient("p0", 10),
-                                     makeGradient("p3", 10),
-                                     makeGradient("p1", 10),
-                                     makeGradient("p2", 10)};
+  std::vector<Gradient> gradients = {
+      makeGradient("p0", 10), makeGradient("p3", 10), makeGradient("p1", 10),
+      makeGradient("p2", 10)};
   gradients[0].declarationIndex = 0;
   gradients[1].declarationIndex = 3;
   gradients[2].declarationIndex = 1;
@@ -467,9 +467,9 @@ TEST(MegatronOrder, BucketsAreIssuedInCompletionOrder) {
   BucketLayout layout = layOut(gradients, options);
   // Megatron buckets {p3, p2} and {p1, p0}; {p1, p0} completes at ready
   // index 2, {p3, p2} at 3.
-  EXPECT_EQ(bucketNames(layout, gradients),
-            (std::vector<std::vector<std::string>>{{"p1", "p0"},
-                                                   {"p3", "p2"}}));
+  EXPECT_EQ(
+      bucketNames(layout, gradients),
+      (std::vector<std::vector<std::string>>{{"p1", "p0"}, {"p3", "p2"}}));
 }
 
 } // namespace

@@ -35,9 +35,9 @@ struct RandomStep {
       return std::uniform_real_distribution<double>(low, high)(random);
     };
     for (size_t i = 0; i < count; ++i) {
-      Gradient gradient = makeGradient(
-          "g" + std::to_string(i),
-          std::uniform_int_distribution<int64_t>(1, 1000)(random));
+      Gradient gradient =
+          makeGradient("g" + std::to_string(i),
+                       std::uniform_int_distribution<int64_t>(1, 1000)(random));
       if (twoStreams && i % 3 == 1) {
         gradient.group = "edp";
         costs.stream.push_back(2);
@@ -89,7 +89,8 @@ double bruteForce(const RandomStep &step, const TimelineReplay &replay,
     for (size_t i = 0; i < count; ++i) {
       members.push_back(i);
       if (i + 1 == count || (splits >> i & 1)) {
-        layout.buckets.push_back(layOutBucket(step.gradients, members, padding));
+        layout.buckets.push_back(
+            layOutBucket(step.gradients, members, padding));
         members.clear();
       }
     }
@@ -98,11 +99,12 @@ double bruteForce(const RandomStep &step, const TimelineReplay &replay,
   return best;
 }
 
-class ExactSearch : public ::testing::TestWithParam<std::tuple<unsigned, double>> {};
+class ExactSearch : public ::testing::TestWithParam<unsigned> {};
 
+// Without slowdown (the overlap model) the search is exact.
 TEST_P(ExactSearch, MatchesExhaustiveSearch) {
-  auto [seed, slowdown] = GetParam();
-  RandomStep step(seed, 10, slowdown);
+  unsigned seed = GetParam();
+  RandomStep step(seed, 10, /*slowdown=*/1);
   TimelineReplay replay(step.timeline, step.costs);
   OptimalLayoutOptions options;
   options.padding.distributedOptimizer = seed % 2;
@@ -110,15 +112,42 @@ TEST_P(ExactSearch, MatchesExhaustiveSearch) {
       computeOptimalLayout(step.gradients, replay, options);
   ASSERT_TRUE(bool(result)) << llvm::toString(result.takeError());
   EXPECT_DOUBLE_EQ(result->stepTime, replay.evaluate(result->layout));
-  EXPECT_DOUBLE_EQ(result->stepTime,
-                   bruteForce(step, replay, options.padding));
+  EXPECT_DOUBLE_EQ(result->stepTime, bruteForce(step, replay, options.padding));
+  EXPECT_DOUBLE_EQ(result->searchStepTime, result->stepTime);
   EXPECT_FALSE(result->startingLayoutWon);
+  EXPECT_EQ(result->refinements, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    RandomSteps, ExactSearch,
-    ::testing::Combine(::testing::Range(0u, 12u),
-                       ::testing::Values(1.0, 1.1, 1.5, 3.0)));
+INSTANTIATE_TEST_SUITE_P(RandomSteps, ExactSearch, ::testing::Range(0u, 48u));
+
+class SearchWithSlowdown
+    : public ::testing::TestWithParam<std::tuple<unsigned, double>> {};
+
+// With a slowdown the search is exact on the overlap model, and the result is
+// then compared and refined on the full replay. On these small steps, where
+// communication outweighs compute and compute is slowed by up to 3x, it
+// stays within 2% of the exhaustive optimum at the GPUs' slowdown of 1.1 and
+// within 8% at 1.5 and 3 (docs/Bucketing.md reports the distribution).
+TEST_P(SearchWithSlowdown, ExactOnTheOverlapModelAndCloseOnTheFullOne) {
+  auto [seed, slowdown] = GetParam();
+  RandomStep step(seed, 10, slowdown);
+  TimelineReplay replay(step.timeline, step.costs);
+  OptimalLayoutOptions options;
+  llvm::Expected<OptimalLayoutResult> result =
+      computeOptimalLayout(step.gradients, replay, options);
+  ASSERT_TRUE(bool(result)) << llvm::toString(result.takeError());
+  TimelineReplay overlapModel = replay.withoutSlowdown();
+  EXPECT_DOUBLE_EQ(result->searchStepTime,
+                   bruteForce(step, overlapModel, options.padding));
+  EXPECT_DOUBLE_EQ(result->stepTime, replay.evaluate(result->layout));
+  double optimum = bruteForce(step, replay, options.padding);
+  EXPECT_GE(result->stepTime, optimum);
+  EXPECT_LE(result->stepTime, optimum * (slowdown < 1.2 ? 1.02 : 1.08));
+}
+
+INSTANTIATE_TEST_SUITE_P(RandomSteps, SearchWithSlowdown,
+                         ::testing::Combine(::testing::Range(0u, 12u),
+                                            ::testing::Values(1.1, 1.5, 3.0)));
 
 TEST(OptimalLayout, NeverSlowerThanTheStartingLayouts) {
   for (unsigned seed = 0; seed < 8; ++seed) {
@@ -132,9 +161,8 @@ TEST(OptimalLayout, NeverSlowerThanTheStartingLayouts) {
     std::vector<BucketLayout> starts = {
         *computeMegatronLayout(step.gradients, megatron),
         *computePyTorchLayout(step.gradients, pytorch)};
-    llvm::Expected<OptimalLayoutResult> result =
-        computeOptimalLayout(step.gradients, replay, OptimalLayoutOptions(),
-                             starts);
+    llvm::Expected<OptimalLayoutResult> result = computeOptimalLayout(
+        step.gradients, replay, OptimalLayoutOptions(), starts);
     ASSERT_TRUE(bool(result));
     for (const BucketLayout &start : starts)
       EXPECT_LE(result->stepTime, replay.evaluate(start));

@@ -18,8 +18,8 @@ using namespace ddp::bucketing::testing;
 
 namespace {
 
-std::vector<Gradient> tensors(
-    std::initializer_list<std::pair<int64_t, ElementType>> shapes) {
+std::vector<Gradient>
+tensors(std::initializer_list<std::pair<int64_t, ElementType>> shapes) {
   std::vector<Gradient> gradients;
   for (auto [numel, type] : shapes)
     gradients.push_back(
@@ -52,8 +52,12 @@ TEST(ComputeBucketAssignmentTest, SingleLimitSingleDtype) {
 }
 
 TEST(ComputeBucketAssignmentTest, SingleLimitMultiDtype) {
-  auto gradients = tensors({{50, kFloat}, {25, kDouble}, {50, kFloat},
-                            {25, kDouble}, {50, kFloat}, {25, kDouble}});
+  auto gradients = tensors({{50, kFloat},
+                            {25, kDouble},
+                            {50, kFloat},
+                            {25, kDouble},
+                            {50, kFloat},
+                            {25, kDouble}});
   EXPECT_EQ(assign(gradients, 400, 400),
             (std::vector<std::vector<size_t>>{{0, 2}, {1, 3}, {4}, {5}}));
 }
@@ -66,8 +70,12 @@ TEST(ComputeBucketAssignmentTest, MultiLimitSingleDtype) {
 }
 
 TEST(ComputeBucketAssignmentTest, MultiLimitMultiDtype) {
-  auto gradients = tensors({{50, kFloat}, {25, kDouble}, {50, kFloat},
-                            {25, kDouble}, {50, kFloat}, {25, kDouble}});
+  auto gradients = tensors({{50, kFloat},
+                            {25, kDouble},
+                            {50, kFloat},
+                            {25, kDouble},
+                            {50, kFloat},
+                            {25, kDouble}});
   EXPECT_EQ(assign(gradients, 200, 400),
             (std::vector<std::vector<size_t>>{{0}, {1}, {2, 4}, {3, 5}}));
 }

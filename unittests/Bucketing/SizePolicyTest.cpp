@@ -32,11 +32,10 @@ TEST(SizePolicy, ClosesAfterTheGradientThatReachesTheBudget) {
 }
 
 TEST(SizePolicy, StreamsAreSeparateAndIssuedByCompletion) {
-  std::vector<Gradient> gradients = {
-      makeGradient("a", 10, ElementType::BF16),
-      makeGradient("b", 10, ElementType::F32),
-      makeGradient("c", 10, ElementType::BF16),
-      makeGradient("d", 10, ElementType::F32)};
+  std::vector<Gradient> gradients = {makeGradient("a", 10, ElementType::BF16),
+                                     makeGradient("b", 10, ElementType::F32),
+                                     makeGradient("c", 10, ElementType::BF16),
+                                     makeGradient("d", 10, ElementType::F32)};
   SizeOptions options;
   options.budget = 20;
   options.unit = SizeOptions::Unit::Elements;

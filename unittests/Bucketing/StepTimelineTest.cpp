@@ -71,8 +71,8 @@ TEST(StepTimeline, ComputeSlowsDownBesideCommunication) {
 TEST(StepTimeline, SynchronousCollectiveQueuesBehindABucket) {
   // The 3 s synchronous collective on the buckets' stream starts when the
   // first bucket ends (15) and holds compute until 18.
-  EXPECT_DOUBLE_EQ(TwoGradients(1, /*sharedCollective=*/true).evaluate({{0}, {1}}),
-                   34);
+  EXPECT_DOUBLE_EQ(
+      TwoGradients(1, /*sharedCollective=*/true).evaluate({{0}, {1}}), 34);
 }
 
 TEST(StepTimeline, BucketsKeepTheLayoutsIssueOrder) {

@@ -45,7 +45,8 @@ bucketNames(const BucketLayout &layout, llvm::ArrayRef<Gradient> gradients) {
 }
 
 /// Ready indices of the gradients of each bucket, in offset order.
-inline std::vector<std::vector<size_t>> bucketIndices(const BucketLayout &layout) {
+inline std::vector<std::vector<size_t>>
+bucketIndices(const BucketLayout &layout) {
   std::vector<std::vector<size_t>> indices;
   for (const Bucket &bucket : layout.buckets) {
     indices.emplace_back();

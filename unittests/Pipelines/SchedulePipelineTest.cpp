@@ -6,11 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ddp/Pipelines/SchedulePipeline.h"
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 #include "ddp/Import/Import.h"
-#include "ddp/Pipelines/SchedulePipeline.h"
 #include "ddp/Sim/Simulator.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -78,9 +78,8 @@ protected:
     sim::SimOptions options;
     options.dataParallelSize = dp;
     options.recordEvents = false;
-    FailureOr<sim::SimResult> result =
-        sim::simulateStep(*module.getOps<func::FuncOp>().begin(), model,
-                          options);
+    FailureOr<sim::SimResult> result = sim::simulateStep(
+        *module.getOps<func::FuncOp>().begin(), model, options);
     EXPECT_TRUE(succeeded(result));
     return succeeded(result) ? result->stepTime : 0;
   }
@@ -92,9 +91,10 @@ protected:
   MLIRContext context;
 };
 
-TEST_F(SchedulePipelineTest, EveryPolicyAndOptionVerifiesAndPassesTheOrderCheck) {
-  const char *policies[] = {"megatron", "pytorch",
-                            "size bucket-bytes=20000", "auto"};
+TEST_F(SchedulePipelineTest,
+       EveryPolicyAndOptionVerifiesAndPassesTheOrderCheck) {
+  const char *policies[] = {"megatron", "pytorch", "size bucket-bytes=20000",
+                            "auto"};
   for (StringRef input : {"tiny", "tiny-moe", "mixed"}) {
     for (const char *policy : policies) {
       for (unsigned flags = 0; flags < 32; ++flags) {
@@ -149,21 +149,19 @@ TEST_F(SchedulePipelineTest, AutoPredictsTheSimulatedStepTime) {
           auto policy = getStep(*module)->getAttrOfType<DictionaryAttr>(
               kBucketPolicyAttrName);
           ASSERT_TRUE(policy);
-          double predicted =
-              policy.getAs<FloatAttr>("predicted_step_time_us")
-                  .getValueAsDouble() *
-              1e-6;
+          double predicted = policy.getAs<FloatAttr>("predicted_step_time_us")
+                                 .getValueAsDouble() *
+                             1e-6;
           double simulated = simulate(*module, hw, dp);
           EXPECT_NEAR(predicted, simulated, 1e-9 * simulated);
 
           // The defaults, scheduled the same way, are never faster.
           for (StringRef baseline : {"policy=megatron", "policy=pytorch"}) {
             OwningOpRef<ModuleOp> other =
-                input == "mixed" ? importMixedInventory()
-                                 : importPreset(input);
+                input == "mixed" ? importMixedInventory() : importPreset(input);
             ASSERT_TRUE(succeeded(schedule(
-                *other, (baseline + " dp=" + std::to_string(dp) + extra)
-                            .str())));
+                *other,
+                (baseline + " dp=" + std::to_string(dp) + extra).str())));
             EXPECT_LE(predicted, simulate(*other, hw, dp) * (1 + 1e-12))
                 << baseline.str();
           }

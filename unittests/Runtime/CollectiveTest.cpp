@@ -8,6 +8,7 @@
 
 #include "RuntimeTestSupport.h"
 
+#include <algorithm>
 #include <tuple>
 
 using namespace ddprt::test;
@@ -30,9 +31,16 @@ std::vector<double> contributions(int rank, int64_t numel) {
   return values;
 }
 
-/// Elementwise sum (or average) over the group's members.
+/// Elementwise sum (or average, or maximum) over the group's members.
 std::vector<double> reduced(const ExpectedGroup &group, int64_t numel,
                             int32_t reduction) {
+  if (reduction == DDPRT_REDUCTION_MAX) {
+    std::vector<double> max(static_cast<size_t>(numel), -1e300);
+    for (int member : group.members)
+      for (int64_t i = 0; i < numel; ++i)
+        max[size_t(i)] = std::max(max[size_t(i)], contribution(member, i));
+    return max;
+  }
   std::vector<double> sum(static_cast<size_t>(numel), 0.0);
   for (int member : group.members)
     for (int64_t i = 0; i < numel; ++i)
@@ -51,7 +59,9 @@ using ReduceParams =
 std::string reduceName(const ::testing::TestParamInfo<ReduceParams> &info) {
   auto [dtype, group, reduction, async, placement] = info.param;
   std::string name = std::string(dtypeLabel(dtype)) + "_" + group + "_" +
-                     (reduction == DDPRT_REDUCTION_SUM ? "sum" : "avg") +
+                     (reduction == DDPRT_REDUCTION_SUM   ? "sum"
+                      : reduction == DDPRT_REDUCTION_AVG ? "avg"
+                                                         : "max") +
                      (async ? "_async" : "_sync") +
                      (placement == Placement::InPlace ? "_inplace" : "");
   for (char &c : name)
@@ -95,7 +105,8 @@ INSTANTIATE_TEST_SUITE_P(
     All, AllReduceTest,
     ::testing::Combine(
         ::testing::ValuesIn(allDTypes), ::testing::ValuesIn(allGroups),
-        ::testing::Values(DDPRT_REDUCTION_SUM, DDPRT_REDUCTION_AVG),
+        ::testing::Values(DDPRT_REDUCTION_SUM, DDPRT_REDUCTION_AVG,
+                          DDPRT_REDUCTION_MAX),
         ::testing::Bool(),
         ::testing::Values(Placement::Separate, Placement::InPlace)),
     reduceName);
@@ -138,7 +149,8 @@ INSTANTIATE_TEST_SUITE_P(
     All, ReduceScatterTest,
     ::testing::Combine(
         ::testing::ValuesIn(allDTypes), ::testing::ValuesIn(allGroups),
-        ::testing::Values(DDPRT_REDUCTION_SUM, DDPRT_REDUCTION_AVG),
+        ::testing::Values(DDPRT_REDUCTION_SUM, DDPRT_REDUCTION_AVG,
+                          DDPRT_REDUCTION_MAX),
         ::testing::Bool(),
         ::testing::Values(Placement::Separate, Placement::InPlace)),
     reduceName);

@@ -160,7 +160,8 @@ TEST_F(CudaTest, SingleRankNcclCollectives) {
   for (int32_t dtype : allDTypes) {
     SCOPED_TRACE(dtypeLabel(dtype));
     std::vector<double> values = integers(4097, 5);
-    for (int32_t reduction : {DDPRT_REDUCTION_SUM, DDPRT_REDUCTION_AVG}) {
+    for (int32_t reduction :
+         {DDPRT_REDUCTION_SUM, DDPRT_REDUCTION_AVG, DDPRT_REDUCTION_MAX}) {
       void *in = put(gpu, dtype, values);
       void *out = nullptr;
       DDPRT_ASSERT_OK(gpu, ddprt_alloc(gpu, dtype, 4097, &out));

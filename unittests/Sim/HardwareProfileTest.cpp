@@ -130,6 +130,16 @@ TEST(HardwareProfile, OtherBadValuesAreNamed) {
   EXPECT_THAT(parseError(completeProfileWith("gemm.max_efficiency",
                                              llvm::json::Value(1.5))),
               HasSubstr("field 'gemm.max_efficiency' must be at most 1"));
+  EXPECT_EQ(
+      parseError(
+          completeProfileWith("memory.efficiency", llvm::json::Value(2))),
+      "hardware profile 'test.json': field 'memory.efficiency' must be at "
+      "most 1, got 2");
+  EXPECT_THAT(
+      parseError(completeProfileWith("collective.tree_bandwidth_fraction",
+                                     llvm::json::Value(1.25))),
+      HasSubstr("field 'collective.tree_bandwidth_fraction' must be at "
+                "most 1, got 1.25"));
   EXPECT_THAT(parseError(completeProfileWith("comm_compute_slowdown",
                                              llvm::json::Value(0.5))),
               HasSubstr("field 'comm_compute_slowdown' must be at least 1"));

@@ -1,4 +1,5 @@
-//===- BucketLayout.h - Gradients, buckets and the layout report -*- C++ -*-===//
+//===- BucketLayout.h - Gradients, buckets and the layout report -*- C++
+//-*-===//
 //
 // The vocabulary shared by every bucketing policy: the gradients to reduce (in
 // the order they become ready), the buckets a policy groups them into, and the
@@ -74,9 +75,7 @@ struct Bucket {
   /// The size including end padding; the collective reduces this many.
   int64_t paddedNumel = 0;
 
-  int64_t getPaddedBytes() const {
-    return paddedNumel * getElementBytes(type);
-  }
+  int64_t getPaddedBytes() const { return paddedNumel * getElementBytes(type); }
 };
 
 /// Buckets in the order their collectives are issued.

@@ -14,7 +14,13 @@
 // Pareto front), extends each by every possible next bucket, and the best
 // final state is the optimum over all contiguous layouts: exact, not a sweep
 // of sizes. Streams sharing a step are optimised one at a time with the
-// others fixed, until no stream improves. See docs/Bucketing.md.
+// others fixed, until no stream improves.
+//
+// The search runs on the overlap model: compute is not slowed down by
+// communication in flight. With a slowdown the fronts grow with the number
+// of distinct compute clocks, so the search's result, the starting layouts
+// and their single-boundary neighbours are compared on the full replay
+// instead. See docs/Bucketing.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,20 +41,27 @@ struct OptimalLayoutOptions {
   /// Rounds of stream-by-stream improvement when several streams share the
   /// step; a single stream needs one.
   unsigned maxRounds = 8;
+  /// Sweeps of single-boundary moves on the full replay after the search
+  /// (only useful with a slowdown).
+  unsigned maxRefinementSweeps = 4;
 };
 
 struct OptimalLayoutResult {
   BucketLayout layout;
-  /// The replayed step time of `layout`.
+  /// The replayed step time of `layout` (with the slowdown).
   double stepTime = 0;
+  /// The optimum of the search on the overlap model (no slowdown).
+  double searchStepTime = 0;
   /// Rounds the stream-by-stream search ran.
   unsigned rounds = 0;
   /// Largest Pareto front kept at a split point.
   size_t largestFront = 0;
   /// Set when a starting layout replayed faster than the search's result and
-  /// was returned instead (possible only with several streams, or starting
-  /// layouts that are not contiguous in ready order).
+  /// was returned instead (possible only with a slowdown, several streams,
+  /// or starting layouts that are not contiguous in ready order).
   bool startingLayoutWon = false;
+  /// Boundary moves that improved the result on the full replay.
+  unsigned refinements = 0;
 };
 
 /// Minimises the replayed step time over the bucket boundaries of every

@@ -1,4 +1,5 @@
-//===- Policies.h - Bucket layouts of Megatron-Core, PyTorch DDP, size -*- C++ -*-===//
+//===- Policies.h - Bucket layouts of Megatron-Core, PyTorch DDP, size -*- C++
+//-*-===//
 //
 // The rule-based bucketing policies. `megatron` and `pytorch` reproduce their
 // projects' layouts exactly (see docs/Bucketing.md for the sources and the

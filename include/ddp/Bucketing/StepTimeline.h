@@ -26,6 +26,8 @@
 
 #include "ddp/Bucketing/BucketLayout.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <functional>
 #include <limits>
 
@@ -52,8 +54,8 @@ struct BucketCosts {
 class StepTimeline {
 public:
   StepTimeline(size_t numGradients, unsigned numStreams, double slowdown)
-      : numGradients(numGradients), numStreams(numStreams),
-        slowdown(slowdown) {}
+      : numGradients(numGradients), numStreams(numStreams), slowdown(slowdown) {
+  }
 
   /// Kernels on the compute stream taking `seconds` when nothing runs beside
   /// them.
@@ -105,11 +107,19 @@ class TimelineReplay {
 public:
   TimelineReplay(const StepTimeline &timeline, const BucketCosts &costs);
 
+  /// The same timeline and costs with compute never slowed down by
+  /// communication in flight.
+  TimelineReplay withoutSlowdown() const {
+    TimelineReplay copy = *this;
+    copy.slowdown = 1;
+    return copy;
+  }
+
   /// The state of every stream at a point of the replay.
   struct State {
     double now = 0;
     /// When each communication stream becomes free.
-    std::vector<double> streamFree;
+    llvm::SmallVector<double, 4> streamFree;
     /// max over the buckets issued so far of
     /// end / slowdown + (tail work from the bucket's first use to the end):
     /// what the tail's waits add to the step (see finish()).
@@ -133,6 +143,9 @@ public:
   /// `gradient` goes (the first kernel that needs the reduced gradient); the
   /// end of the tail when nothing uses it.
   size_t getFirstUse(size_t gradient) const { return firstUse[gradient]; }
+  /// Tail work (kernels, unpacks included) from tail position `position` to
+  /// the end.
+  double getTailWorkFrom(size_t position) const { return tailSuffix[position]; }
 
   State initialState() const;
   /// Runs the kernels and non-shared synchronous collectives between event
@@ -146,6 +159,14 @@ public:
                    double collectiveSeconds, size_t firstUse) const;
   /// The step time, from the state where the tail begins.
   double finish(const State &state) const;
+
+  /// Replaces components of `state` that cannot affect the step time by the
+  /// values that make states easiest to compare, without changing any
+  /// future: a stream free before `now` is free at `now` (nothing can start
+  /// on it earlier), and the tail bound is at least what the compute stream
+  /// already implies: the backward left from event `nextEvent` on, at full
+  /// speed, then all the tail's kernels.
+  void canonicalize(State &state, size_t nextEvent) const;
 
   /// The step time with `layout`, whose buckets are issued in the given
   /// order, each after its last gradient and after the bucket before it.
@@ -176,6 +197,9 @@ private:
   std::vector<size_t> readyEvent;
   /// Tail work from each position to the end, unpack kernels included.
   std::vector<double> tailSuffix;
+  /// Compute-stream time of the backward from the segment before event i to
+  /// the tail, with nothing in flight beside it.
+  std::vector<double> backwardSuffix;
   std::vector<size_t> firstUse;
 };
 

@@ -33,7 +33,7 @@ extern "C" {
 
 /* Bumped on every change to a signature, a constant or a struct below; the
  * compiler passes the version it was built with to ddprt_init. */
-#define DDPRT_ABI_VERSION 1
+#define DDPRT_ABI_VERSION 2
 
 #if defined(__GNUC__)
 #define DDPRT_EXPORT __attribute__((visibility("default")))
@@ -73,6 +73,7 @@ typedef int32_t ddprt_status;
 /* Reductions; the values are those of the dialect's ddp::Reduction. */
 #define DDPRT_REDUCTION_SUM 0
 #define DDPRT_REDUCTION_AVG 1
+#define DDPRT_REDUCTION_MAX 2
 
 /* Backends for ddprt_init. AUTO picks CUDA when it is built and a device is
  * present, else CPU. */

@@ -97,6 +97,11 @@ struct MeshAxisInfo {
   int64_t sizeInIR = 0;
 };
 
+/// The most ranks a simulated mesh (after the `dp` option) may have. Placing
+/// a group walks its members, and larger products overflow; 2^20 ranks is
+/// several times the largest training job run so far.
+constexpr int64_t kMaxSimulatedRanks = int64_t(1) << 20;
+
 struct SimOptions {
   /// When positive, the data-parallel size to simulate instead of the one in
   /// the IR (see rescaleDataParallelAxes).

@@ -68,6 +68,8 @@ func.func @collectives(%g: tensor<64xf32>, %m: tensor<4x8xbf16>) {
   ddp.wait %t3
   // CHECK: ddp.all_reduce sum %{{.*}} over @moe[edp] : tensor<64xf32>
   %e = ddp.all_reduce sum %r over @moe[edp] : tensor<64xf32>
+  // CHECK: ddp.all_reduce max %{{.*}} over @world[tp] : tensor<64xf32>
+  %mx = ddp.all_reduce max %e over @world[tp] : tensor<64xf32>
   return
 }
 

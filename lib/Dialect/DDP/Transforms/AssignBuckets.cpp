@@ -41,6 +41,15 @@ struct GradientReduction {
   AllReduceOp allReduce;
 };
 
+/// A step's layout as the attributes that record it.
+struct StepDecision {
+  func::FuncOp step;
+  /// (grad_ready, bucket, offset)
+  SmallVector<std::tuple<GradReadyOp, int64_t, int64_t>> members;
+  ArrayAttr buckets;
+  DictionaryAttr policy;
+};
+
 class AssignBucketsPass
     : public ddp::impl::AssignBucketsBase<AssignBucketsPass> {
 public:
@@ -50,7 +59,8 @@ public:
 
 private:
   LogicalResult assignStep(func::FuncOp step, Policy policy,
-                           SymbolTableCollection &symbols);
+                           SymbolTableCollection &symbols,
+                           SmallVectorImpl<StepDecision> &decisions);
   FailureOr<bk::BucketLayout>
   computeAutoLayout(func::FuncOp step, ArrayRef<GradientReduction> reductions,
                     ArrayRef<bk::Gradient> gradients,
@@ -70,9 +80,9 @@ private:
 /// The size of the group `axes` of `mesh` as the layout sees it: with the
 /// `dp` option the mesh's data-parallel axes are resized as the simulator
 /// resizes them.
-static FailureOr<int64_t> getGroupSize(MeshOp mesh, ArrayAttr axes,
-                                       int64_t dataParallelSize,
-                                       Operation *diagnosticOp) {
+static FailureOr<int64_t> getLaidOutGroupSize(MeshOp mesh, ArrayAttr axes,
+                                              int64_t dataParallelSize,
+                                              Operation *diagnosticOp) {
   SmallVector<StringRef> names;
   for (Attribute name : mesh.getAxisNames())
     names.push_back(cast<StringAttr>(name).getValue());
@@ -125,11 +135,23 @@ LogicalResult AssignBucketsPass::initialize(MLIRContext *context) {
 void AssignBucketsPass::runOnOperation() {
   ModuleOp module = getOperation();
   SymbolTableCollection symbols;
+  // Every step is laid out before any attribute is written, so that a
+  // failure leaves the module as it was.
+  SmallVector<StepDecision> decisions;
   for (auto step : module.getOps<func::FuncOp>()) {
     if (step.isExternal())
       continue;
-    if (failed(assignStep(step, *policyKind, symbols)))
+    if (failed(assignStep(step, *policyKind, symbols, decisions)))
       return signalPassFailure();
+  }
+  Builder builder(&getContext());
+  for (StepDecision &decision : decisions) {
+    for (auto [ready, bucket, offset] : decision.members) {
+      ready->setAttr(kBucketAttrName, builder.getI64IntegerAttr(bucket));
+      ready->setAttr(kBucketOffsetAttrName, builder.getI64IntegerAttr(offset));
+    }
+    decision.step->setAttr(kBucketsAttrName, decision.buckets);
+    decision.step->setAttr(kBucketPolicyAttrName, decision.policy);
   }
 }
 
@@ -159,8 +181,10 @@ bk::PyTorchOptions AssignBucketsPass::getPyTorchOptions() {
   return options;
 }
 
-LogicalResult AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
-                                            SymbolTableCollection &symbols) {
+LogicalResult
+AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
+                              SymbolTableCollection &symbols,
+                              SmallVectorImpl<StepDecision> &decisions) {
   // Gradients in ready order: the order of their grad_ready ops.
   SmallVector<GradientReduction> reductions;
   WalkResult walk = step.walk([&](GradReadyOp ready) {
@@ -178,8 +202,8 @@ LogicalResult AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
   if (!step.getBody().hasOneBlock())
     return step.emitError("bucketing needs a step with a single block");
   for (GradientReduction reduction : reductions)
-    for (Operation *op : {reduction.ready.getOperation(),
-                          reduction.allReduce.getOperation()})
+    for (Operation *op :
+         {reduction.ready.getOperation(), reduction.allReduce.getOperation()})
       if (op->getParentOp() != step)
         return op->emitError("bucketing needs the gradients and their "
                              "reductions at the top level of the step");
@@ -212,14 +236,12 @@ LogicalResult AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
         earlier.allReduce.getReduction() != allReduce.getReduction())
       return allReduce.emitError("reduces with '")
              << stringifyEnum(allReduce.getReduction()) << "' where "
-             << earlier.ready.getParamAttr() << " in the same group ["
-             << group << "] uses '"
-             << stringifyEnum(earlier.allReduce.getReduction())
+             << earlier.ready.getParamAttr() << " in the same group [" << group
+             << "] uses '" << stringifyEnum(earlier.allReduce.getReduction())
              << "'; a bucket has one reduction";
 
-    FailureOr<int64_t> groupSize =
-        getGroupSize(mesh, allReduce.getAxesAttr(), dataParallelSize,
-                     allReduce);
+    FailureOr<int64_t> groupSize = getLaidOutGroupSize(
+        mesh, allReduce.getAxesAttr(), dataParallelSize, allReduce);
     if (failed(groupSize))
       return failure();
     RankedTensorType gradType = reduction.ready.getType();
@@ -253,7 +275,8 @@ LogicalResult AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
   llvm::Expected<bk::BucketLayout> layout(bk::BucketLayout{});
   double predictedStepTime = -1;
   if (policy == Policy::Megatron || singleBucketPerBuffer) {
-    layout = bk::computeMegatronLayout(gradients, getMegatronOptions(gradients));
+    layout =
+        bk::computeMegatronLayout(gradients, getMegatronOptions(gradients));
   } else if (policy == Policy::PyTorch) {
     layout = bk::computePyTorchLayout(gradients, getPyTorchOptions());
   } else if (policy == Policy::Size) {
@@ -285,7 +308,9 @@ LogicalResult AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
   if (!layout)
     return step.emitError(llvm::toString(layout.takeError()));
 
-  // Record the decisions.
+  // The decision, as attributes.
+  StepDecision decision;
+  decision.step = step;
   MLIRContext *context = &getContext();
   Builder builder(context);
   SmallVector<Attribute> buckets;
@@ -298,30 +323,27 @@ LogicalResult AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
     spec.numel = bucket.numel;
     spec.paddedNumel = bucket.paddedNumel;
     spec.averageInCollective =
-        averageInCollective ||
-        first.allReduce.getReduction() != Reduction::Avg;
+        averageInCollective || first.allReduce.getReduction() != Reduction::Avg;
     spec.checkFinite = checkForNanInGrad;
     buckets.push_back(getBucketSpecAttr(context, spec));
     for (const bk::BucketEntry &entry : bucket.entries) {
       GradientReduction member = reductions[entry.gradient];
-      GradReadyOp ready = member.ready;
-      ready->setAttr(kBucketAttrName, builder.getI64IntegerAttr(index));
-      ready->setAttr(kBucketOffsetAttrName,
-                     builder.getI64IntegerAttr(entry.offset));
+      decision.members.emplace_back(member.ready, index, entry.offset);
     }
   }
-  step->setAttr(kBucketsAttrName, builder.getArrayAttr(buckets));
+  decision.buckets = builder.getArrayAttr(buckets);
   SmallVector<NamedAttribute> policyInfo = {
       builder.getNamedAttr("name", builder.getStringAttr(this->policy))};
   if (policy == Policy::Auto && predictedStepTime >= 0) {
     policyInfo.push_back(
         builder.getNamedAttr("hw", builder.getStringAttr(hardware)));
-    policyInfo.push_back(builder.getNamedAttr(
-        "predicted_step_time_us",
-        builder.getF64FloatAttr(predictedStepTime * 1e6)));
+    policyInfo.push_back(
+        builder.getNamedAttr("predicted_step_time_us",
+                             builder.getF64FloatAttr(predictedStepTime * 1e6)));
     predictedStepTimeMicros = static_cast<uint64_t>(predictedStepTime * 1e6);
   }
-  step->setAttr(kBucketPolicyAttrName, builder.getDictionaryAttr(policyInfo));
+  decision.policy = builder.getDictionaryAttr(policyInfo);
+  decisions.push_back(std::move(decision));
   numBucketsMade += layout->buckets.size();
   numGradientsBucketed += gradients.size();
   return success();
@@ -351,6 +373,12 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
       eventsOf;
   for (const sim::TimelineEvent &event : simulated->events)
     eventsOf[event.op].push_back(&event);
+  auto getEvents = [&](Operation *op) -> ArrayRef<const sim::TimelineEvent *> {
+    auto it = eventsOf.find(op);
+    if (it == eventsOf.end())
+      return {};
+    return it->second;
+  };
   llvm::DenseMap<Operation *, size_t> readyIndex, reductionIndex;
   llvm::DenseMap<Value, size_t> reducedIndex;
   for (auto [index, entry] : llvm::enumerate(reductions)) {
@@ -362,8 +390,7 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
 
   size_t count = gradients.size();
   unsigned numStreams = simulated->streams.size() - 1;
-  bk::StepTimeline timeline(count, numStreams,
-                            model.getCommComputeSlowdown());
+  bk::StepTimeline timeline(count, numStreams, model.getCommComputeSlowdown());
   bk::BucketCosts costs;
   costs.stream.assign(count, 0);
   costs.packTime.assign(count, 0);
@@ -374,20 +401,19 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
     auto reduction = reductionIndex.find(&op);
     if (reduction != reductionIndex.end()) {
       size_t index = reduction->second;
-      auto comm = llvm::find_if(eventsOf.lookup(&op),
-                                [](const sim::TimelineEvent *event) {
-                                  return event->category ==
-                                         sim::EventCategory::Comm;
-                                });
-      if (comm == eventsOf.lookup(&op).end())
+      ArrayRef<const sim::TimelineEvent *> events = getEvents(&op);
+      auto comm = llvm::find_if(events, [](const sim::TimelineEvent *event) {
+        return event->category == sim::EventCategory::Comm;
+      });
+      if (comm == events.end())
         return op.emitError("was not simulated; the auto policy cannot "
                             "price its bucket");
       unsigned stream = (*comm)->stream - 1;
       costs.stream[index] = stream;
       GradientReduction reduced = reductions[index];
-      prescaled[stream] = !averageInCollective &&
-                          reduced.allReduce.getReduction() ==
-                              ddp::Reduction::Avg;
+      prescaled[stream] =
+          !averageInCollective &&
+          reduced.allReduce.getReduction() == ddp::Reduction::Avg;
       const bk::Gradient &gradient = gradients[index];
       Type gradType = reduced.ready.getType().getElementType();
       if (gradient.reduceType != *getBucketingType(gradType)) {
@@ -419,7 +445,7 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
         uses.push_back(used->second);
     }
     bool priced = false;
-    for (const sim::TimelineEvent *event : eventsOf.lookup(&op)) {
+    for (const sim::TimelineEvent *event : getEvents(&op)) {
       if (event->category == sim::EventCategory::Wait)
         continue;
       if (event->category == sim::EventCategory::Compute) {

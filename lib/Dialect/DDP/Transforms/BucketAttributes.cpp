@@ -53,9 +53,8 @@ FailureOr<SmallVector<BucketSpec>> ddp::readBucketSpecs(func::FuncOp step) {
       return fail("needs 'mesh', a symbol reference to a ddp.mesh");
     spec.axes = dict.getAs<ArrayAttr>("axes");
     if (!spec.axes || spec.axes.empty() ||
-        !llvm::all_of(spec.axes, [](Attribute axis) {
-          return isa<StringAttr>(axis);
-        }))
+        !llvm::all_of(spec.axes,
+                      [](Attribute axis) { return isa<StringAttr>(axis); }))
       return fail("needs 'axes', a non-empty array of mesh axis names");
     auto numel = dict.getAs<IntegerAttr>("numel");
     auto padded = dict.getAs<IntegerAttr>("padded_numel");
@@ -147,8 +146,7 @@ std::optional<bucketing::ElementType> ddp::getBucketingType(Type type) {
   return std::nullopt;
 }
 
-FloatType ddp::getFloatType(MLIRContext *context,
-                            bucketing::ElementType type) {
+FloatType ddp::getFloatType(MLIRContext *context, bucketing::ElementType type) {
   Builder builder(context);
   switch (type) {
   case bucketing::ElementType::F16:

@@ -43,8 +43,7 @@ public:
 private:
   LogicalResult bucketizeStep(func::FuncOp step,
                               SymbolTableCollection &symbols);
-  void materialize(BucketPlan &plan, Operation *insertAfter,
-                   Operation *&last);
+  void materialize(BucketPlan &plan, Operation *insertAfter, Operation *&last);
 };
 
 } // namespace
@@ -132,9 +131,9 @@ static LogicalResult planBucket(func::FuncOp step, size_t index,
       plan.anchor = allReduce;
   }
   if (end != spec.numel)
-    return bucketError(step) << "'numel' is " << spec.numel
-                             << " but its last gradient ends at element "
-                             << end;
+    return bucketError(step)
+           << "'numel' is " << spec.numel
+           << " but its last gradient ends at element " << end;
   auto mesh = symbols.lookupNearestSymbolFrom<MeshOp>(step, spec.mesh);
   if (!mesh)
     return bucketError(step) << spec.mesh << " is not a ddp.mesh";
@@ -148,8 +147,7 @@ static LogicalResult planBucket(func::FuncOp step, size_t index,
 void BucketizePass::runOnOperation() {
   SymbolTableCollection symbols;
   for (auto step : getOperation().getOps<func::FuncOp>())
-    if (step->hasAttr(kBucketsAttrName) &&
-        failed(bucketizeStep(step, symbols)))
+    if (step->hasAttr(kBucketsAttrName) && failed(bucketizeStep(step, symbols)))
       return signalPassFailure();
 }
 
@@ -189,20 +187,23 @@ LogicalResult BucketizePass::bucketizeStep(func::FuncOp step,
             inBlock != plan.anchor)
           continue;
         InFlightDiagnostic diag =
-            user->emitError() << "bucket " << plan.index
-                              << ": uses the reduced gradient of "
-                              << member.ready.getParamAttr()
-                              << " before the bucket is complete";
+            user->emitError()
+            << "bucket " << plan.index << ": uses the reduced gradient of "
+            << member.ready.getParamAttr() << " before the bucket is complete";
         diag.attachNote(plan.anchor->getLoc())
             << "the bucket's collective goes after this op";
         return diag;
       }
   }
 
-  Operation *last = nullptr;
+  // Anchors no longer move backwards, so a bucket whose anchor is the
+  // previous bucket's goes after that bucket's ops, and any other after its
+  // anchor, which follows them. (Asking the block for its order after each
+  // insertion would renumber it every time.)
+  Operation *last = nullptr, *previousAnchor = nullptr;
   for (BucketPlan &plan : plans) {
-    Operation *insertAfter =
-        last && plan.anchor->isBeforeInBlock(last) ? last : plan.anchor;
+    Operation *insertAfter = plan.anchor == previousAnchor ? last : plan.anchor;
+    previousAnchor = plan.anchor;
     materialize(plan, insertAfter, last);
   }
   for (BucketPlan &plan : plans)
@@ -234,8 +235,8 @@ void BucketizePass::materialize(BucketPlan &plan, Operation *insertAfter,
     auto inBucket = gradType.clone(bucketType);
     Value gradient = ready.getResult();
     if (inBucket != gradType)
-      gradient = mark(CastOp::create(builder, loc, inBucket, gradient))
-                     ->getResult(0);
+      gradient =
+          mark(CastOp::create(builder, loc, inBucket, gradient))->getResult(0);
     packed.push_back(gradient);
     unpackedTypes.push_back(inBucket);
     offsets.push_back(member.offset);
@@ -253,28 +254,27 @@ void BucketizePass::materialize(BucketPlan &plan, Operation *insertAfter,
   Reduction reduction = plan.reduction;
   if (reduction == Reduction::Avg && !plan.spec.averageInCollective) {
     // Megatron's default: scale by 1/n, then sum.
-    bucket = mark(ScaleOp::create(builder, loc, bucket,
-                                  builder.getF64FloatAttr(
-                                      1.0 / double(plan.groupSize))))
+    bucket = mark(ScaleOp::create(
+                      builder, loc, bucket,
+                      builder.getF64FloatAttr(1.0 / double(plan.groupSize))))
                  ->getResult(0);
     reduction = Reduction::Sum;
   }
-  Value reduced = mark(AllReduceOp::create(builder, loc, bucketTensor,
-                                           /*token=*/Type(),
-                                           ReductionAttr::get(
-                                               builder.getContext(), reduction),
-                                           bucket,
-                                           plan.spec.mesh, plan.spec.axes))
+  Value reduced = mark(AllReduceOp::create(
+                           builder, loc, bucketTensor,
+                           /*token=*/Type(),
+                           ReductionAttr::get(builder.getContext(), reduction),
+                           bucket, plan.spec.mesh, plan.spec.axes))
                       ->getResult(0);
-  Operation *unpack = mark(
-      BucketUnpackOp::create(builder, loc, unpackedTypes, reduced, offsetsAttr));
+  Operation *unpack = mark(BucketUnpackOp::create(builder, loc, unpackedTypes,
+                                                  reduced, offsetsAttr));
   for (auto [result, allReduce] :
        llvm::zip(unpack->getResults(), plan.reductions)) {
     Value gradient = result;
     auto gradType = cast<RankedTensorType>(allReduce.getResult().getType());
     if (gradType != result.getType())
-      gradient = mark(CastOp::create(builder, loc, gradType, gradient))
-                     ->getResult(0);
+      gradient =
+          mark(CastOp::create(builder, loc, gradType, gradient))->getResult(0);
     allReduce.getResult().replaceAllUsesWith(gradient);
   }
   ++numBucketsMaterialized;

@@ -33,6 +33,38 @@ struct BucketOps {
   SmallVector<Operation *> afterCollective;
 };
 
+/// The order of the block's ops as the pass moves them, kept here because
+/// asking the block after a move renumbers all its ops, which made the pass
+/// quadratic in the number of buckets. An op is ordered by the index it had
+/// when the pass started, or, once moved, right after (or before) another op,
+/// after whatever was moved there before it.
+class BlockOrder {
+public:
+  explicit BlockOrder(Block &block) {
+    int64_t index = 0;
+    for (Operation &op : block)
+      keys[&op] = {++index, 0};
+  }
+
+  bool isBefore(Operation *a, Operation *b) const {
+    return keys.lookup(a) < keys.lookup(b);
+  }
+  void movedAfter(Operation *op, Operation *anchor) {
+    keys[op] = {keys.lookup(anchor).first, ++sequence};
+  }
+  void movedBefore(Operation *op, Operation *anchor) {
+    keys[op] = {keys.lookup(anchor).first - 1, ++sequence};
+  }
+  void replaced(Operation *old, Operation *replacement) {
+    keys[replacement] = keys.lookup(old);
+    keys.erase(old);
+  }
+
+private:
+  llvm::DenseMap<Operation *, std::pair<int64_t, int64_t>> keys;
+  int64_t sequence = 0;
+};
+
 class OverlapGradReducePass
     : public ddp::impl::OverlapGradReduceBase<OverlapGradReducePass> {
 public:
@@ -41,7 +73,8 @@ public:
 
 private:
   LogicalResult overlapStep(func::FuncOp step);
-  void overlapBucket(Block &block, BucketOps &bucket, Operation *&lastIssued);
+  void overlapBucket(Block &block, BlockOrder &order, BucketOps &bucket,
+                     Operation *&lastIssued);
 };
 
 } // namespace
@@ -84,21 +117,23 @@ LogicalResult OverlapGradReducePass::overlapStep(func::FuncOp step) {
   for (auto &[index, bucket] : buckets)
     if (!bucket.collective)
       return step.emitError("bucket ")
-             << index << ": no ddp.all_reduce carries its '"
-             << kBucketAttrName << "'";
+             << index << ": no ddp.all_reduce carries its '" << kBucketAttrName
+             << "'";
   if (buckets.empty())
     return success();
   if (!step.getBody().hasOneBlock())
     return step.emitError("overlapping needs a step with a single block");
 
   Block &block = step.getBody().front();
+  BlockOrder order(block);
   Operation *lastIssued = nullptr;
   for (auto &[index, bucket] : buckets)
-    overlapBucket(block, bucket, lastIssued);
+    overlapBucket(block, order, bucket, lastIssued);
   return success();
 }
 
-void OverlapGradReducePass::overlapBucket(Block &block, BucketOps &bucket,
+void OverlapGradReducePass::overlapBucket(Block &block, BlockOrder &order,
+                                          BucketOps &bucket,
                                           Operation *&lastIssued) {
   AllReduceOp collective = bucket.collective;
   if (collective.getToken()) {
@@ -120,14 +155,17 @@ void OverlapGradReducePass::overlapBucket(Block &block, BucketOps &bucket,
       if (!def || inBucket.contains(def))
         continue;
       Operation *top = block.findAncestorOpInBlock(*def);
-      if (!point || point->isBeforeInBlock(top))
+      if (!point || order.isBefore(point, top))
         point = top;
     }
   for (Operation *op : issued) {
-    if (point)
+    if (point) {
       op->moveAfter(point);
-    else
+      order.movedAfter(op, point);
+    } else {
       op->moveBefore(&block, block.begin());
+      order.movedBefore(op, &block.front());
+    }
     point = op;
   }
 
@@ -139,33 +177,43 @@ void OverlapGradReducePass::overlapBucket(Block &block, BucketOps &bucket,
       collective.getAxesAttr());
   async->setDiscardableAttrs(collective->getDiscardableAttrDictionary());
   collective.getResult().replaceAllUsesWith(async.getResult());
+  order.replaced(collective, async);
   collective.erase();
   lastIssued = async;
   ++numCollectivesMadeAsync;
 
-  // Unpacking and casts back sink to their first use, latest first so that
-  // each finds its users already in place.
-  auto firstUser = [&](Operation *op) -> Operation * {
+  // Unpacking and casts back sink to right before their first use outside
+  // the bucket (an optimizer op); an op whose only users are the bucket's
+  // casts goes where the first of them goes, and what nobody reads goes to
+  // the end of the step. Moving them in block order keeps each before its
+  // users.
+  llvm::DenseMap<Operation *, Operation *> destination;
+  Operation *terminator = block.getTerminator();
+  for (Operation *op : llvm::reverse(bucket.afterCollective)) {
     Operation *first = nullptr;
     for (Operation *user : op->getUsers()) {
       Operation *top = block.findAncestorOpInBlock(*user);
-      if (top && (!first || top->isBeforeInBlock(first)))
+      if (!top)
+        continue;
+      if (Operation *sunk = destination.lookup(top))
+        top = sunk;
+      if (!first || order.isBefore(top, first))
         first = top;
     }
-    return first;
-  };
-  // What nobody reads goes to the end of the step.
-  for (Operation *op : llvm::reverse(bucket.afterCollective)) {
-    Operation *user = firstUser(op);
-    if (!user)
-      user = block.getTerminator();
-    if (op->isBeforeInBlock(user))
-      op->moveBefore(user);
+    destination[op] = first ? first : terminator;
   }
-  Operation *waitBefore = firstUser(async);
-  if (!waitBefore)
-    waitBefore = block.getTerminator();
-  builder.setInsertionPoint(waitBefore);
+  for (Operation *op : bucket.afterCollective) {
+    Operation *target = destination[op];
+    op->moveBefore(target);
+    order.movedBefore(op, target);
+  }
+  Operation *waitBefore = nullptr;
+  for (Operation *user : async.getResult().getUsers()) {
+    Operation *top = block.findAncestorOpInBlock(*user);
+    if (top && (!waitBefore || order.isBefore(top, waitBefore)))
+      waitBefore = top;
+  }
+  builder.setInsertionPoint(waitBefore ? waitBefore : terminator);
   WaitOp::create(builder, async.getLoc(), async.getToken())
       ->setAttr(kBucketAttrName, async->getAttr(kBucketAttrName));
 }

@@ -74,8 +74,10 @@ void SimulatePass::runOnOperation() {
     return signalPassFailure();
   }
   if (dataParallelSize < 0) {
-    emitError(module.getLoc(), "ddp-simulate: dp must be positive, got ")
-        << dataParallelSize;
+    // The option itself does not stream as a number into a diagnostic.
+    emitError(module.getLoc(),
+              "ddp-simulate: dp must be positive (or 0 to keep the mesh), got ")
+        << static_cast<int64_t>(dataParallelSize);
     return signalPassFailure();
   }
   FailureOr<func::FuncOp> step = findStep(module, stepName);

@@ -88,8 +88,9 @@ LogicalResult VerifyCollectiveOrderPass::checkToken(AsyncOpInterface op) {
   }
   if (waits.size() != 1) {
     InFlightDiagnostic diag = op->emitError("its token is waited ")
-                              << waits.size() << " times; it must be waited "
-                                                 "exactly once";
+                              << waits.size()
+                              << " times; it must be waited "
+                                 "exactly once";
     for (Operation *wait : waits)
       diag.attachNote(wait->getLoc()) << "waited here";
     return diag;
@@ -134,8 +135,8 @@ void VerifyCollectiveOrderPass::runOnOperation() {
   for (bool changed = true; changed;) {
     changed = false;
     module.walk([&](CallOpInterface call) {
-      auto callee = dyn_cast_or_null<func::FuncOp>(
-          call.resolveCallableInTable(&symbols));
+      auto callee =
+          dyn_cast_or_null<func::FuncOp>(call.resolveCallableInTable(&symbols));
       auto caller = call->getParentOfType<func::FuncOp>();
       if (callee && caller && issuing.contains(callee) &&
           issuing.insert(caller).second)
@@ -149,8 +150,8 @@ void VerifyCollectiveOrderPass::runOnOperation() {
       if (mlir::failed(checkUnconditional(op, "this collective")))
         failed = true;
     } else if (auto call = dyn_cast<CallOpInterface>(op)) {
-      auto callee = dyn_cast_or_null<func::FuncOp>(
-          call.resolveCallableInTable(&symbols));
+      auto callee =
+          dyn_cast_or_null<func::FuncOp>(call.resolveCallableInTable(&symbols));
       if (callee && issuing.contains(callee) &&
           mlir::failed(checkUnconditional(
               op, "this call of a function that issues collectives")))

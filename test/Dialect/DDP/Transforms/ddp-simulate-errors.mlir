@@ -5,6 +5,9 @@
 // RUN: not ddp-opt %s --ddp-simulate="hw=%S/Inputs/does-not-exist.json" 2>&1 | FileCheck %s --check-prefix=NOFILE
 // RUN: not ddp-opt %s --ddp-simulate="algorithm=butterfly" 2>&1 | FileCheck %s --check-prefix=ALGO
 // RUN: not ddp-opt %s --ddp-simulate="dp=6" 2>&1 | FileCheck %s --check-prefix=DP
+// RUN: not ddp-opt %s --ddp-simulate="dp=-4" 2>&1 | FileCheck %s --check-prefix=DP-NEGATIVE
+// RUN: not ddp-opt %s --ddp-simulate="dp=4194304" 2>&1 | FileCheck %s --check-prefix=DP-HUGE
+// RUN: not ddp-opt %s --ddp-simulate="dp=4611686018427387904" 2>&1 | FileCheck %s --check-prefix=DP-OVERFLOW
 // RUN: not ddp-opt %s --ddp-simulate="step=nope" 2>&1 | FileCheck %s --check-prefix=STEP
 // RUN: not ddp-opt %s --ddp-simulate="report=/nonexistent-dir/r.json" 2>&1 | FileCheck %s --check-prefix=WRITE
 
@@ -13,6 +16,9 @@
 // UNKNOWN: error: ddp-simulate: unknown hardware profile 'h100-sxm-infiniband'; built-in profiles are: h100-sxm-nvlink, h100-sxm-ib400, a100-sxm-ib200, h200-sxm-ib400, cpu-mpi-2core
 // NOFILE: error: ddp-simulate: cannot read hardware profile '{{.*}}does-not-exist.json'
 // ALGO: error: ddp-simulate: unknown algorithm 'butterfly'; expected ring, tree or auto
+// DP-NEGATIVE: error: ddp-simulate: dp must be positive (or 0 to keep the mesh), got -4{{$}}
+// DP-HUGE: ddp-simulate-errors.mlir:{{[0-9]+}}:1: error: cannot simulate a mesh of sizes (1048576, 4, 2): it has more than 1048576 ranks, the most the simulator places
+// DP-OVERFLOW: error: cannot simulate a mesh of sizes (1152921504606846976, 4, 2): it has more than 1048576 ranks
 // DP: [[@LINE+4]]:1: error: cannot simulate dp=6: it must be a multiple of 4, the size of the data-parallel axes after 'edp'
 // STEP: error: no function named 'nope' with a body to simulate
 // WRITE: error: ddp-simulate: cannot write the report to '/nonexistent-dir/r.json'

@@ -19,7 +19,8 @@ def DDP_GemmPhaseAttr : EnumAttr<DDP_Dialect, DDP_GemmPhase, "phase">;
 
 def DDP_Reduction : I32EnumAttr<"Reduction", "reduction of a collective", [
     I32EnumAttrCase<"Sum", 0, "sum">,
-    I32EnumAttrCase<"Avg", 1, "avg">]> {
+    I32EnumAttrCase<"Avg", 1, "avg">,
+    I32EnumAttrCase<"Max", 2, "max">]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::ddp";
 }

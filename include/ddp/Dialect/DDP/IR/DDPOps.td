@@ -250,8 +250,9 @@ def DDP_AllReduceOp : DDP_CollectiveOp<"all_reduce",
                                         [AllTypesMatch<["input", "result"]>]> {
   let summary = "reduce a tensor over a process group, result on every rank";
   let description = [{
-    Every rank of the group ends with the elementwise `sum` (or average,
-    `avg`) of the group's inputs. With `async` it also returns a token and
+    Every rank of the group ends with the elementwise `sum`, average (`avg`)
+    or maximum (`max`, e.g. the max logit of a vocabulary-parallel
+    cross-entropy) of the group's inputs. With `async` it also returns a token and
     runs on a communication stream.
 
     ```mlir
