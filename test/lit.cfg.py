@@ -22,3 +22,8 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.ddp_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(["ddp-opt"], [config.ddp_tools_dir])
 llvm_config.add_tool_substitutions(["ddp-import"], [config.ddp_tools_dir])
+
+# The ABI version of the runtime's header, which the lowering embeds.
+import re
+with open(os.path.join(config.ddp_src_root, "include", "ddp", "Runtime", "ddprt.h")) as header:
+    config.substitutions.append(("%ddprt_abi_version", re.search(r"#define DDPRT_ABI_VERSION (\d+)", header.read()).group(1)))

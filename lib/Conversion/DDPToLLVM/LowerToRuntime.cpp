@@ -34,6 +34,8 @@ static int32_t getRuntimeReduction(Reduction reduction) {
     return DDPRT_REDUCTION_SUM;
   case Reduction::Avg:
     return DDPRT_REDUCTION_AVG;
+  case Reduction::Max:
+    return DDPRT_REDUCTION_MAX;
   }
   llvm_unreachable("unknown reduction");
 }

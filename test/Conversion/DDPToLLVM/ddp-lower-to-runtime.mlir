@@ -1,4 +1,4 @@
-// RUN: ddp-opt %s -split-input-file --ddp-lower-to-runtime | FileCheck %s
+// RUN: ddp-opt %s -split-input-file --ddp-lower-to-runtime | FileCheck %s -DABI=%ddprt_abi_version
 // RUN: ddp-opt %s -split-input-file --ddp-lower-to-runtime="abi-version=7 param-prefix=scheduled:" | FileCheck %s --check-prefix=OPTIONS
 
 // The program interface: init passes the ABI version of ddprt.h and the mesh;
@@ -25,8 +25,8 @@
 // CHECK-LABEL: llvm.func @ddp_program_init
 // CHECK-SAME: (%[[BACKEND:.*]]: i32, %[[FLAGS:.*]]: i32, %[[TIMEOUT:.*]]: i32, %[[TRACE:.*]]: !llvm.ptr, %[[OUT:.*]]: !llvm.ptr) -> i32
 // CHECK-DAG: %[[MESHPTR:.*]] = llvm.mlir.addressof @[[MESH]]
-// CHECK-DAG: %[[ABI:.*]] = llvm.mlir.constant(1 : i32)
-// CHECK: %[[STATUS:.*]] = llvm.call @ddprt_init(%[[ABI]], %[[MESHPTR]], %[[BACKEND]], %[[FLAGS]], %[[TIMEOUT]], %[[TRACE]], %[[OUT]])
+// CHECK-DAG: %[[ABIVALUE:.*]] = llvm.mlir.constant([[ABI]] : i32)
+// CHECK: %[[STATUS:.*]] = llvm.call @ddprt_init(%[[ABIVALUE]], %[[MESHPTR]], %[[BACKEND]], %[[FLAGS]], %[[TIMEOUT]], %[[TRACE]], %[[OUT]])
 // CHECK: llvm.return %[[STATUS]]
 
 // OPTIONS-LABEL: llvm.func @ddp_program_init
@@ -229,22 +229,24 @@ func.func @step(%x: tensor<4xf32>) {
 // -----
 
 // Compute ops pass their operands as ddprt_tensor arrays on the stack, one
-// array per kind for the whole step; joins pass an array of handles.
+// array per kind for the whole step; joins pass an array of handles;
+// reductions are DDPRT_REDUCTION_SUM (0) and _MAX (2).
 
 // CHECK-LABEL: llvm.func @ddp_program_step
 // CHECK-DAG: %[[NUMEL:.*]] = llvm.mlir.constant(6 : i64)
-// CHECK-DAG: %[[NIN:.*]] = llvm.mlir.constant(2 : i32)
+// CHECK-DAG: %[[TWO:.*]] = llvm.mlir.constant(2 : i32)
 // CHECK-DAG: %[[NOUT:.*]] = llvm.mlir.constant(1 : i32)
+// CHECK-DAG: %[[SUM:.*]] = llvm.mlir.constant(0 : i32)
 // CHECK-DAG: %[[RESULTS:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(ptr, i64, i32, i32)>
 // CHECK-DAG: %[[INPUTS:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(ptr, i64, i32, i32)>
 // CHECK: %[[FIELD:.*]] = llvm.getelementptr %[[INPUTS]][1, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, i64, i32, i32)>
 // CHECK: llvm.store %[[NUMEL]], %[[FIELD]]
 // CHECK: %[[KIND:.*]] = llvm.mlir.addressof @__ddp_str_{{[0-9]+}} : !llvm.ptr
-// CHECK: llvm.call @ddprt_compute(%{{.*}}, %[[KIND]], %[[INPUTS]], %[[NIN]], %[[RESULTS]], %[[NOUT]])
+// CHECK: llvm.call @ddprt_compute(%{{.*}}, %[[KIND]], %[[INPUTS]], %[[TWO]], %[[RESULTS]], %[[NOUT]])
 // CHECK: llvm.call @ddprt_cast(
 // CHECK: llvm.call @ddprt_accumulate(
-// CHECK: llvm.call @ddprt_reduce_scatter(
-// CHECK: llvm.call @ddprt_all_reduce(
+// CHECK: llvm.call @ddprt_reduce_scatter(%{{.*}}, %{{.*}}, %[[SUM]],
+// CHECK: llvm.call @ddprt_all_reduce(%{{.*}}, %{{.*}}, %[[TWO]],
 // CHECK: %[[E1:.*]] = llvm.getelementptr %[[HANDLES:.*]][1] : (!llvm.ptr) -> !llvm.ptr, i64
 // CHECK: llvm.store %{{.*}}, %[[E1]] : i64, !llvm.ptr
 // CHECK: llvm.call @ddprt_join(%{{.*}}, %[[HANDLES]], %{{.*}}, %[[JOINED:[0-9]+]])
@@ -260,7 +262,7 @@ func.func @step(%x: tensor<2x3xbf16>, %y: tensor<3x2xbf16>) {
   %f = ddp.cast %z : tensor<2x3xbf16> to tensor<2x3xf32>
   %acc = ddp.accumulate %f, %f : tensor<2x3xf32>
   %s, %t0 = ddp.reduce_scatter sum %acc over @world[dp] async : tensor<2x3xf32> -> tensor<1x3xf32>
-  %r, %t1 = ddp.all_reduce sum %acc over @world[dp] async : tensor<2x3xf32>
+  %r, %t1 = ddp.all_reduce max %acc over @world[dp] async : tensor<2x3xf32>
   %t = ddp.join %t0, %t1
   ddp.wait %t
   ddp.adam @w, %r lr 0.001 betas(0.9, 0.999) eps 1.0e-08 : tensor<2x3xf32>
