@@ -44,7 +44,7 @@ config.substitutions.append(("%examples", os.path.join(config.ddp_src_root, "exa
 config.substitutions.append(("%ddp_runtime_dir", config.ddp_runtime_dir))
 config.substitutions.append(("%ddp_launch_lib", os.path.join(config.ddp_runtime_dir, "launcher", "libddp_launch.a")))
 config.substitutions.append(("%ddp_include", os.path.join(config.ddp_src_root, "include")))
-config.substitutions.append(("%cc", config.host_cc))
+config.substitutions.append(("%cc", " ".join(filter(None, [config.host_cc, config.aot_link_flags]))))
 config.substitutions.append(("%python", sys.executable))
 
 # A collective that hangs ends the job after this many seconds.
