@@ -253,7 +253,7 @@ static bool rangesOverlap(const void *a, int64_t aBytes, const void *b,
 //===----------------------------------------------------------------------===//
 
 static Status initialize(ddprt_context &context, const char *mesh,
-                         int32_t backend, double timeoutSeconds,
+                         int32_t backend, int32_t flags, double timeoutSeconds,
                          const char *tracePath) {
   // The watchdog comes first: MPI_Comm_dup of the world is collective too.
   context.watchdog = std::make_unique<Watchdog>(timeoutSeconds);
@@ -269,11 +269,15 @@ static Status initialize(ddprt_context &context, const char *mesh,
     context.tracePath = path;
     context.trace.enable();
   }
-  BackendEnv env{context.mpi, context.trace, *context.watchdog};
+  BackendEnv env{context.mpi, context.trace, *context.watchdog,
+                 (flags & DDPRT_FLAG_DETERMINISTIC_REDUCTIONS) != 0};
   std::string noDevice;
   bool useCuda =
       backend == DDPRT_BACKEND_CUDA ||
       (backend == DDPRT_BACKEND_AUTO && isCudaDeviceAvailable(noDevice));
+  if (useCuda && env.deterministicReductions)
+    return invalid("ddprt_init", "DDPRT_FLAG_DETERMINISTIC_REDUCTIONS is "
+                                 "implemented by the CPU backend only");
   Status status;
   // Both backends start with collectives (a barrier, NCCL's bootstrap).
   uint64_t ticket = context.watchdog->begin(concat(
@@ -308,10 +312,11 @@ extern "C" ddprt_status ddprt_init(int32_t abiVersion, const char *mesh,
                           DDPRT_ABI_VERSION,
                           "; rebuild the program (or the compiler that "
                           "generated it) against this library's ddprt.h"));
-  if (flags & ~DDPRT_FLAG_RETURN_ERRORS)
-    return fail(
-        invalid("ddprt_init", concat("unknown flags 0x", std::hex,
-                                     flags & ~DDPRT_FLAG_RETURN_ERRORS)));
+  const int32_t knownFlags =
+      DDPRT_FLAG_RETURN_ERRORS | DDPRT_FLAG_DETERMINISTIC_REDUCTIONS;
+  if (flags & ~knownFlags)
+    return fail(invalid("ddprt_init", concat("unknown flags 0x", std::hex,
+                                             flags & ~knownFlags)));
   if (backend < DDPRT_BACKEND_AUTO || backend > DDPRT_BACKEND_CUDA)
     return fail(invalid("ddprt_init",
                         concat("backend ", backend,
@@ -334,7 +339,7 @@ extern "C" ddprt_status ddprt_init(int32_t abiVersion, const char *mesh,
   if (!timeoutError.empty())
     return fail(invalid("ddprt_init", timeoutError));
 
-  status = initialize(*created, mesh, backend, timeoutSeconds, tracePath);
+  status = initialize(*created, mesh, backend, flags, timeoutSeconds, tracePath);
   if (!status.isOk()) {
     std::string message =
         concat("rank ", created->mpi.getRank(), ": ", status.getMessage());

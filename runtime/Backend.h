@@ -80,6 +80,8 @@ struct BackendEnv {
   MpiSession &mpi;
   TraceRecorder &trace;
   Watchdog &watchdog;
+  /// DDPRT_FLAG_DETERMINISTIC_REDUCTIONS.
+  bool deterministicReductions = false;
 };
 
 class Backend {

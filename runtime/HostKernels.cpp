@@ -3,6 +3,8 @@
 #include "HostKernels.h"
 #include "Seed.h"
 
+#include <algorithm>
+
 using namespace ddprt;
 
 template <typename T> static T *typed(void *data) {
@@ -84,6 +86,31 @@ void host::cast(const Tensor &input, DType resultType, void *result) {
         out[i] = convertElement<To>(in[i]);
     });
   });
+}
+
+template <typename Acc>
+static void reduceInRankOrderAs(const Acc *gathered, int64_t numel,
+                                int64_t ranks, bool max, Acc *out) {
+  for (int64_t i = 0; i < numel; ++i) {
+    Acc value = gathered[i];
+    for (int64_t r = 1; r < ranks; ++r) {
+      Acc next = gathered[r * numel + i];
+      value = max ? std::max(value, next) : value + next;
+    }
+    out[i] = value;
+  }
+}
+
+void host::reduceInRankOrder(const void *gathered, DType accType,
+                             int64_t numel, int64_t ranks, int32_t reduction,
+                             void *out) {
+  bool max = reduction == DDPRT_REDUCTION_MAX;
+  if (accType == DType::F64)
+    reduceInRankOrderAs(static_cast<const double *>(gathered), numel, ranks,
+                        max, static_cast<double *>(out));
+  else
+    reduceInRankOrderAs(static_cast<const float *>(gathered), numel, ranks,
+                        max, static_cast<float *>(out));
 }
 
 void host::average(const Tensor &tensor, int64_t divisor) {

@@ -19,6 +19,11 @@ void compute(const std::vector<Tensor> &inputs, const Tensor &result);
 void accumulate(const Tensor &lhs, const void *rhs, void *result);
 void scale(const Tensor &input, double factor, void *result);
 void cast(const Tensor &input, DType resultType, void *result);
+/// `out[i]` = the sum (or, for DDPRT_REDUCTION_MAX, the maximum) of
+/// `gathered[r * numel + i]` over r = 0, 1, ..., ranks - 1, folded in that
+/// order, in `accType` (f32 or f64). The order does not depend on numel.
+void reduceInRankOrder(const void *gathered, DType accType, int64_t numel,
+                       int64_t ranks, int32_t reduction, void *out);
 /// Divides f32 or f64 data in place by `divisor` (an average).
 void average(const Tensor &tensor, int64_t divisor);
 int64_t findNonFinite(const Tensor &tensor, double &value);

@@ -375,6 +375,9 @@ struct PreparedCollective {
   int count = 0;
   MPI_Datatype type = MPI_FLOAT;
   const char *typeName = "MPI_FLOAT";
+  /// DDPRT_FLAG_DETERMINISTIC_REDUCTIONS: MPI only moves the contributions
+  /// (all-gather, all-to-all) and `finish` reduces them in rank order.
+  bool gatherThenReduce = false;
   std::function<Status()> finish = [] { return Status::ok(); };
 };
 
@@ -476,6 +479,48 @@ static Status prepareReduceScatter(const CollectiveOp &op,
   return Status::ok();
 }
 
+/// An all-reduce or reduce-scatter under DDPRT_FLAG_DETERMINISTIC_REDUCTIONS:
+/// every rank's contribution (to the all-reduce; to this rank's slice, for
+/// reduce-scatter) arrives in the accumulation type, gathered in group-rank
+/// order, and is folded in that order, so the result does not depend on how
+/// MPI would have split the message.
+static Status prepareGatherThenReduce(const CollectiveOp &op,
+                                      PreparedCollective &prepared) {
+  int64_t ranks = op.groupSize;
+  int64_t inputNumel =
+      op.kind == CollectiveKind::ReduceScatter ? op.numel * ranks : op.numel;
+  // ddprt_all_reduce/reduce_scatter checked that this cannot overflow.
+  int64_t gatheredNumel = op.numel * ranks;
+  DDPRT_RETURN_IF_ERROR(checkCount(op, gatheredNumel));
+  DType accType = op.dtype == DType::F64 ? DType::F64 : DType::F32;
+  PreparedCollective::Scratch &scratch = *prepared.scratch;
+  const void *contribution = op.input;
+  if (accType != op.dtype) {
+    scratch.wideInput.resize(size_t(inputNumel));
+    host::cast({const_cast<void *>(op.input), op.dtype, inputNumel}, accType,
+               scratch.wideInput.data());
+    contribution = scratch.wideInput.data();
+  }
+  scratch.bytes.resize(size_t(gatheredNumel * elementSize(accType)));
+  prepared.gatherThenReduce = true;
+  prepared.count = int(op.numel);
+  prepared.type = mpiType(accType);
+  prepared.typeName = mpiTypeName(accType);
+  prepared.send = contribution;
+  prepared.receive = scratch.bytes.data();
+  prepared.finish = [op, accType, keep = prepared.scratch] {
+    void *folded = op.result;
+    if (accType != op.dtype) {
+      keep->wideResult.resize(size_t(op.numel));
+      folded = keep->wideResult.data();
+    }
+    host::reduceInRankOrder(keep->bytes.data(), accType, op.numel,
+                            op.groupSize, op.reduction, folded);
+    return finishReduction(op, {folded, accType, op.numel})();
+  };
+  return Status::ok();
+}
+
 static Status prepareAllGather(const CollectiveOp &op,
                                PreparedCollective &prepared) {
   DDPRT_RETURN_IF_ERROR(checkCount(op, op.numel * op.groupSize));
@@ -511,6 +556,17 @@ static Status issueOnCommThread(const CollectiveOp &op, MPI_Comm group,
       op.reduction == DDPRT_REDUCTION_MAX ? "MPI_MAX" : "MPI_SUM";
   switch (op.kind) {
   case CollectiveKind::AllReduce:
+    if (p.gatherThenReduce)
+      return checkMpi(
+          request ? MPI_Iallgather(p.send, p.count, p.type, p.receive, p.count,
+                                   p.type, group, request)
+                  : MPI_Allgather(p.send, p.count, p.type, p.receive, p.count,
+                                  p.type, group),
+          concat(request ? "MPI_Iallgather" : "MPI_Allgather",
+                 "(sendbuf=", pointerText(p.send), ", count=", p.count,
+                 ", recvbuf=", pointerText(p.receive),
+                 ", datatype=", p.typeName, ", ", comm,
+                 ") of a deterministic all_reduce"));
     return checkMpi(
         request
             ? MPI_Iallreduce(p.send, p.receive, p.count, p.type, reduce, group,
@@ -522,6 +578,17 @@ static Status issueOnCommThread(const CollectiveOp &op, MPI_Comm group,
                ", datatype=", p.typeName, ", op=", reduceName, ", ", comm,
                ")"));
   case CollectiveKind::ReduceScatter:
+    if (p.gatherThenReduce)
+      return checkMpi(
+          request ? MPI_Ialltoall(p.send, p.count, p.type, p.receive, p.count,
+                                  p.type, group, request)
+                  : MPI_Alltoall(p.send, p.count, p.type, p.receive, p.count,
+                                 p.type, group),
+          concat(request ? "MPI_Ialltoall" : "MPI_Alltoall",
+                 "(sendbuf=", pointerText(p.send), ", count=", p.count,
+                 ", recvbuf=", pointerText(p.receive),
+                 ", datatype=", p.typeName, ", ", comm,
+                 ") of a deterministic reduce_scatter"));
     return checkMpi(
         request ? MPI_Ireduce_scatter_block(p.send, p.receive, p.count, p.type,
                                             reduce, group, request)
@@ -588,10 +655,14 @@ Status CpuBackend::collective(const CollectiveOp &op,
                 post](MPI_Request *request) -> Status {
     switch (op.kind) {
     case CollectiveKind::AllReduce:
-      DDPRT_RETURN_IF_ERROR(prepareAllReduce(op, *prepared));
+      DDPRT_RETURN_IF_ERROR(env.deterministicReductions
+                                ? prepareGatherThenReduce(op, *prepared)
+                                : prepareAllReduce(op, *prepared));
       break;
     case CollectiveKind::ReduceScatter:
-      DDPRT_RETURN_IF_ERROR(prepareReduceScatter(op, *prepared));
+      DDPRT_RETURN_IF_ERROR(env.deterministicReductions
+                                ? prepareGatherThenReduce(op, *prepared)
+                                : prepareReduceScatter(op, *prepared));
       break;
     case CollectiveKind::AllGather:
       DDPRT_RETURN_IF_ERROR(prepareAllGather(op, *prepared));

@@ -122,10 +122,12 @@ inline std::vector<double> decode(int32_t dtype,
 /// tests of one suite, with its groups created.
 class RuntimeSuite : public ::testing::Test {
 protected:
-  static void SetUpTestSuite() {
+  static void SetUpTestSuite() { startContext(DDPRT_FLAG_RETURN_ERRORS); }
+
+  /// For suites whose context needs other ddprt_init flags.
+  static void startContext(int32_t flags) {
     ASSERT_EQ(ddprt_init(DDPRT_ABI_VERSION, meshForWorld().c_str(),
-                         DDPRT_BACKEND_CPU, DDPRT_FLAG_RETURN_ERRORS, 3000,
-                         nullptr, &context),
+                         DDPRT_BACKEND_CPU, flags, 3000, nullptr, &context),
               DDPRT_OK)
         << ddprt_last_error(nullptr);
     for (const char *axes : {"dp", "tp", "dp,tp", "tp,dp"}) {

@@ -86,6 +86,16 @@ typedef int32_t ddprt_status;
  * DDPRT_FLAG_RETURN_ERRORS, entry points return the status and keep the
  * message for ddprt_last_error. A collective timeout always ends all ranks. */
 #define DDPRT_FLAG_RETURN_ERRORS 0x1
+/* Reduce in group-rank order whatever the message size: all-reduce becomes
+ * an all-gather followed by a sum folded in rank order, reduce-scatter an
+ * all-to-all followed by the same. MPI (and NCCL) pick their reduction
+ * algorithm, and so the order in which floating-point values are added, by
+ * message size, so one gradient reduced alone and the same gradient
+ * reduced inside a bucket may differ in the last bit in groups of more
+ * than 2 ranks; with this flag they cannot. It moves n times the data of a
+ * ring, so it is for verification (ddp-run --verify), not speed. CPU
+ * backend only. */
+#define DDPRT_FLAG_DETERMINISTIC_REDUCTIONS 0x2
 
 /*===----------------------------------------------------------------------===*
  * Types crossing the boundary

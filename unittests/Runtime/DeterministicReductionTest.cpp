@@ -1,0 +1,149 @@
+//===- DeterministicReductionTest.cpp - Rank-ordered reductions -----------===//
+//
+// Under DDPRT_FLAG_DETERMINISTIC_REDUCTIONS every element of an all-reduce or
+// reduce-scatter is the left fold of the group's contributions in group-rank
+// order, in the accumulation type, whatever the message size. The values are
+// chosen so that the order shows: in f32, 1e8 + 1 is 1e8, so
+// ((1e8 + 1) + -1e8) + 1 is 1 while (1e8 + -1e8) + 1 + 1 is 2.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeTestSupport.h"
+
+#include <algorithm>
+#include <tuple>
+
+using namespace ddprt::test;
+
+namespace {
+
+double roundTo(int32_t dtype, double value) {
+  return decode(dtype, encode(dtype, {value}))[0];
+}
+
+/// What group rank `g` contributes at element i: a large value, a small
+/// one, the large one negated, a small one, ... so that any order but the
+/// rank order gives other bits.
+double contribution(int32_t dtype, int g, int64_t i) {
+  double large = dtype == DDPRT_DTYPE_F64 ? 1e17 : 1e8;
+  double small = 1.0 + double(i % 3);
+  switch (g % 4) {
+  case 0:
+    return large;
+  case 2:
+    return -large;
+  default:
+    return small;
+  }
+}
+
+/// The left fold in group-rank order, in the accumulation type, rounded
+/// once to `dtype` (by the caller's download, which reads `dtype`).
+template <typename Acc>
+double foldInRankOrder(int32_t dtype, int ranks, int64_t i, int32_t reduction) {
+  Acc value = Acc(roundTo(dtype, contribution(dtype, 0, i)));
+  for (int g = 1; g < ranks; ++g) {
+    Acc next = Acc(roundTo(dtype, contribution(dtype, g, i)));
+    value = reduction == DDPRT_REDUCTION_MAX ? std::max(value, next)
+                                             : value + next;
+  }
+  if (reduction == DDPRT_REDUCTION_AVG)
+    value /= Acc(ranks);
+  return roundTo(dtype, double(value));
+}
+
+double expectedElement(int32_t dtype, int ranks, int64_t i,
+                       int32_t reduction) {
+  return dtype == DDPRT_DTYPE_F64
+             ? foldInRankOrder<double>(dtype, ranks, i, reduction)
+             : foldInRankOrder<float>(dtype, ranks, i, reduction);
+}
+
+using Params = std::tuple<int32_t, const char *, int32_t, bool, int64_t>;
+
+class DeterministicReductionTest
+    : public RuntimeSuite,
+      public ::testing::WithParamInterface<Params> {
+protected:
+  static void SetUpTestSuite() {
+    startContext(DDPRT_FLAG_RETURN_ERRORS |
+                 DDPRT_FLAG_DETERMINISTIC_REDUCTIONS);
+  }
+};
+
+TEST_P(DeterministicReductionTest, AllReduceFoldsInGroupRankOrder) {
+  auto [dtype, axes, reduction, async, numel] = GetParam();
+  ExpectedGroup group = expectedGroup(axes);
+  int ranks = int(group.members.size());
+  std::vector<double> mine(static_cast<size_t>(numel)),
+      expected(static_cast<size_t>(numel));
+  for (int64_t i = 0; i < numel; ++i) {
+    mine[size_t(i)] = contribution(dtype, group.rank, i);
+    expected[size_t(i)] = expectedElement(dtype, ranks, i, reduction);
+  }
+  void *data = upload(dtype, mine);
+  ddprt_handle handle = 0;
+  DDPRT_EXPECT_OK(context, ddprt_all_reduce(context, groupOf(axes), reduction,
+                                            dtype, numel, data, data,
+                                            async ? &handle : nullptr));
+  if (async) {
+    DDPRT_EXPECT_OK(context, ddprt_wait(context, handle));
+  }
+  EXPECT_EQ(download(dtype, data, numel), expected);
+  DDPRT_EXPECT_OK(context, ddprt_free(context, data));
+}
+
+TEST_P(DeterministicReductionTest, ReduceScatterFoldsInGroupRankOrder) {
+  auto [dtype, axes, reduction, async, numel] = GetParam();
+  ExpectedGroup group = expectedGroup(axes);
+  int ranks = int(group.members.size());
+  int64_t total = numel * ranks;
+  std::vector<double> mine(static_cast<size_t>(total)),
+      expected(static_cast<size_t>(numel));
+  for (int64_t i = 0; i < total; ++i)
+    mine[size_t(i)] = contribution(dtype, group.rank, i);
+  for (int64_t i = 0; i < numel; ++i)
+    expected[size_t(i)] =
+        expectedElement(dtype, ranks, group.rank * numel + i, reduction);
+  void *input = upload(dtype, mine);
+  void *result = nullptr;
+  DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, numel, &result));
+  ddprt_handle handle = 0;
+  DDPRT_EXPECT_OK(context, ddprt_reduce_scatter(context, groupOf(axes),
+                                                reduction, dtype, numel, input,
+                                                result,
+                                                async ? &handle : nullptr));
+  if (async) {
+    DDPRT_EXPECT_OK(context, ddprt_wait(context, handle));
+  }
+  EXPECT_EQ(download(dtype, result, numel), expected);
+  DDPRT_EXPECT_OK(context, ddprt_free(context, result));
+  DDPRT_EXPECT_OK(context, ddprt_free(context, input));
+}
+
+std::string paramName(const ::testing::TestParamInfo<Params> &info) {
+  auto [dtype, axes, reduction, async, numel] = info.param;
+  std::string name = std::string(dtypeLabel(dtype)) + "_" + axes + "_" +
+                     (reduction == DDPRT_REDUCTION_SUM   ? "sum"
+                      : reduction == DDPRT_REDUCTION_AVG ? "avg"
+                                                         : "max") +
+                     (async ? "_async_" : "_sync_") + std::to_string(numel);
+  for (char &c : name)
+    if (c == ',')
+      c = '_';
+  return name;
+}
+
+// A message of 3 elements and one of 100003, large enough that MPI would
+// reduce it with another algorithm than the small one.
+INSTANTIATE_TEST_SUITE_P(
+    All, DeterministicReductionTest,
+    ::testing::Combine(
+        ::testing::Values(DDPRT_DTYPE_BF16, DDPRT_DTYPE_F32, DDPRT_DTYPE_F64),
+        ::testing::Values("dp", "dp,tp", "tp,dp"),
+        ::testing::Values(DDPRT_REDUCTION_SUM, DDPRT_REDUCTION_AVG,
+                          DDPRT_REDUCTION_MAX),
+        ::testing::Bool(), ::testing::Values(int64_t(3), int64_t(100003))),
+    paramName);
+
+} // namespace
