@@ -199,6 +199,23 @@ TEST(InitTest, RejectsABadTimeoutInTheEnvironment) {
             std::string::npos);
 }
 
+/// Rank-ordered reductions exist on the CPU backend only; asking for them
+/// with the CUDA backend says so whether or not a GPU is present.
+TEST(InitTest, DeterministicReductionsAreForTheCpuBackend) {
+  ddprt_context *context = nullptr;
+  EXPECT_EQ(ddprt_init(DDPRT_ABI_VERSION, meshForWorld().c_str(),
+                       DDPRT_BACKEND_CUDA,
+                       DDPRT_FLAG_RETURN_ERRORS |
+                           DDPRT_FLAG_DETERMINISTIC_REDUCTIONS,
+                       0, nullptr, &context),
+            DDPRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ddprt_last_error(nullptr))
+                .find("DDPRT_FLAG_DETERMINISTIC_REDUCTIONS is implemented by "
+                      "the CPU backend only"),
+            std::string::npos)
+      << ddprt_last_error(nullptr);
+}
+
 /// Asking for the CUDA backend where it cannot run is a clear error (the
 /// machines the CPU tests run on have no GPU).
 TEST(InitTest, CudaBackendWithoutADeviceIsUnavailable) {
