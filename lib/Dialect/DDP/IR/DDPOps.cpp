@@ -14,9 +14,9 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 
 using namespace mlir;
 using namespace ddp;
@@ -120,14 +120,27 @@ static void printReal(OpAsmPrinter &p, Operation *, FloatAttr attr) {
     p.printAttributeWithoutType(attr);
     return;
   }
-  char buffer[40];
-  for (int precision = 1; precision <= 17; ++precision) {
-    snprintf(buffer, sizeof(buffer), "%.*g", precision, value);
-    if (std::strtod(buffer, nullptr) == value)
+  // The fewest significant digits that read back to `value` (what a
+  // shortest round-trip to_chars writes), printed as printf's %g would:
+  // 0.0001 rather than to_chars' shorter 1e-04. to_chars is several times
+  // faster than a snprintf/strtod loop, which showed in printing large steps.
+  char buffer[64];
+  std::to_chars_result shortest = std::to_chars(
+      buffer, buffer + sizeof(buffer), value, std::chars_format::scientific);
+  int precision = 0;
+  for (const char *c = buffer; c != shortest.ptr && *c != 'e'; ++c)
+    precision += *c >= '0' && *c <= '9';
+  std::to_chars_result written;
+  for (;; ++precision) {
+    written = std::to_chars(buffer, buffer + sizeof(buffer), value,
+                            std::chars_format::general, precision);
+    double readBack = 0;
+    std::from_chars(buffer, written.ptr, readBack);
+    if (readBack == value || precision >= 17)
       break;
   }
   // MLIR's float literals need a decimal point: 1e-08 -> 1.0e-08.
-  std::string text = buffer;
+  std::string text(buffer, written.ptr);
   if (text.find('.') == std::string::npos) {
     size_t exponent = text.find('e');
     text.insert(exponent == std::string::npos ? text.size() : exponent, ".0");
