@@ -77,7 +77,7 @@ def main():
             path = os.path.join(tmp, f"synthetic-{size}.mlir")
             with open(path, "w") as out:
                 subprocess.run([sys.executable,
-                                os.path.join(HERE, "gen_synthetic_step.py"),
+                                os.path.join(os.path.dirname(HERE), "gen_synthetic_step.py"),
                                 str(size)], stdout=out, check=True)
             parse, simulate, ops = best_times(path, "h100-sxm-ib400")
             print(f"| {ops} | {parse:.4f} | {simulate:.4f} | "

@@ -7,6 +7,9 @@ simulator sees compute, collectives on a communication stream and waits that
 sometimes block: 9 ops per layer (get_param, gemm fwd, compute, gemm dgrad,
 gemm wgrad, grad_ready, all_reduce async, wait, sgd).
 
+Used by bench/dialect/bench_parse.py (parse, verify, print per op) and
+bench/sim/bench_sim.py (simulation per op).
+
 Usage: gen_synthetic_step.py N > step.mlir
 """
 
@@ -15,11 +18,8 @@ import sys
 OPS_PER_LAYER = 9
 
 
-def main():
-    if len(sys.argv) != 2 or not sys.argv[1].isdigit():
-        sys.exit("usage: gen_synthetic_step.py NUM_OPS")
-    layers = max(1, int(sys.argv[1]) // OPS_PER_LAYER)
-    out = sys.stdout
+def write_step(n, out):
+    layers = max(1, n // OPS_PER_LAYER)
     act = "tensor<2048x1024xbf16>"
     weight = "tensor<1024x1024xbf16>"
     out.write("ddp.mesh @world(dp = 64, tp = 8)\n")
@@ -43,6 +43,12 @@ def main():
     out.write(f"  ddp.wait %t{pending}\n")
     out.write(f"  ddp.sgd @w{pending}, %r{pending} lr 1.0e-2 : {weight}\n")
     out.write("  return\n}\n")
+
+
+def main():
+    if len(sys.argv) != 2 or not sys.argv[1].isdigit():
+        sys.exit("usage: gen_synthetic_step.py NUM_OPS")
+    write_step(int(sys.argv[1]), sys.stdout)
 
 
 if __name__ == "__main__":
