@@ -11,43 +11,6 @@
 
 using namespace ddp::bucketing;
 
-llvm::StringRef ddp::bucketing::getElementTypeName(ElementType type) {
-  switch (type) {
-  case ElementType::F16:
-    return "f16";
-  case ElementType::BF16:
-    return "bf16";
-  case ElementType::F32:
-    return "f32";
-  case ElementType::F64:
-    return "f64";
-  }
-  llvm_unreachable("unknown element type");
-}
-
-std::optional<ElementType>
-ddp::bucketing::parseElementType(llvm::StringRef name) {
-  return llvm::StringSwitch<std::optional<ElementType>>(name)
-      .Case("f16", ElementType::F16)
-      .Case("bf16", ElementType::BF16)
-      .Case("f32", ElementType::F32)
-      .Case("f64", ElementType::F64)
-      .Default(std::nullopt);
-}
-
-int64_t ddp::bucketing::getElementBytes(ElementType type) {
-  switch (type) {
-  case ElementType::F16:
-  case ElementType::BF16:
-    return 2;
-  case ElementType::F32:
-    return 4;
-  case ElementType::F64:
-    return 8;
-  }
-  llvm_unreachable("unknown element type");
-}
-
 llvm::Error
 ddp::bucketing::validateGradients(llvm::ArrayRef<Gradient> gradients) {
   llvm::StringSet<> names;
@@ -139,7 +102,7 @@ void ddp::bucketing::writeLayoutJSON(llvm::json::OStream &json,
       for (auto [index, bucket] : llvm::enumerate(layout.buckets)) {
         json.object([&] {
           json.attribute("index", int64_t(index));
-          json.attribute("dtype", getElementTypeName(bucket.type));
+          json.attribute("dtype", stringifyElementType(bucket.type));
           json.attribute("group", bucket.group);
           json.attributeArray("params", [&] {
             for (const BucketEntry &entry : bucket.entries) {

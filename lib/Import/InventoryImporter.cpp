@@ -78,7 +78,7 @@ InventoryImporter::InventoryImporter(MLIRContext &context,
     : inventory(inventory), sb(context, getMeshLayout(inventory),
                                inventory.optimizer, inventory.numMicrobatches) {
   for (const InventoryParam &param : inventory.params) {
-    Type elementType = getDTypeElementType(&context, param.dtype);
+    Type elementType = getFloatType(&context, param.dtype);
     ParamSpec spec;
     spec.name = param.name;
     spec.type = RankedTensorType::get(param.shape, elementType);

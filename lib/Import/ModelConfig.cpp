@@ -182,7 +182,7 @@ static Error readOtherField(StringRef key, const json::Value &value,
     return Error::success();
   }
   assert(key == "params_dtype" && "every other field is handled above");
-  std::optional<DType> dtype = parseDType(*name, /*acceptAliases=*/true);
+  std::optional<ElementType> dtype = parseConfigElementType(*name, /*acceptAliases=*/true);
   if (!dtype)
     return fieldError(source, key,
                       "unknown dtype '" + *name +
@@ -252,7 +252,7 @@ json::Object ddp::modelConfigToJSON(const ModelConfig &config) {
   object["normalization"] = getNormalizationName(config.normalization);
   object["position_embedding_type"] =
       getPositionEmbeddingName(config.positionEmbeddingType);
-  object["params_dtype"] = getDTypeName(config.paramsDtype);
+  object["params_dtype"] = stringifyElementType(config.paramsDtype);
   object["hidden_dropout"] = config.hiddenDropout;
   writeOptimizerFields(config.optimizer, object);
   return object;

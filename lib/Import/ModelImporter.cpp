@@ -204,9 +204,9 @@ MeshLayout ModelImporter::getMeshLayout(const ModelConfig &config) {
 ModelImporter::ModelImporter(MLIRContext &context, const ModelConfig &config)
     : config(config), sb(context, getMeshLayout(config), config.optimizer,
                          config.numMicrobatches) {
-  elementType = getDTypeElementType(&context, config.paramsDtype);
+  elementType = getFloatType(&context, config.paramsDtype);
   f32 = Float32Type::get(&context);
-  elementBytes = getDTypeBytes(config.paramsDtype);
+  elementBytes = getElementBytes(config.paramsDtype);
 
   tp = config.tensorModelParallelSize;
   sequenceParallel = config.usesSequenceParallel();

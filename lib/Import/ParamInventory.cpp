@@ -81,7 +81,7 @@ static Expected<InventoryParam> parseParam(const json::Value &json,
       readString(*(*object)->get("dtype"), source, prefix + ".dtype");
   if (!dtype)
     return dtype.takeError();
-  std::optional<DType> parsed = parseDType(*dtype, /*acceptAliases=*/false);
+  std::optional<ElementType> parsed = parseConfigElementType(*dtype, /*acceptAliases=*/false);
   if (!parsed)
     return fieldError(source, prefix + ".dtype",
                       "unknown dtype '" + *dtype +

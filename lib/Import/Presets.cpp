@@ -26,7 +26,7 @@ static ModelConfig gpt3_175b() {
   c.microBatchSize = 1;
   c.numMicrobatches = 8;
   c.vocabSize = 50257;
-  c.paramsDtype = DType::F16;
+  c.paramsDtype = ElementType::F16;
   c.tensorModelParallelSize = 8;
   c.dataParallelSize = 16;
   c.optimizer.lr = 6.0e-5;
@@ -47,7 +47,7 @@ static ModelConfig gpt_8_3b() {
   c.microBatchSize = 8;
   c.numMicrobatches = 1;
   c.vocabSize = 50257;
-  c.paramsDtype = DType::F16;
+  c.paramsDtype = ElementType::F16;
   c.tensorModelParallelSize = 8;
   c.dataParallelSize = 64;
   c.optimizer.lr = 1.5e-4;
@@ -67,7 +67,7 @@ static ModelConfig llamaBase() {
   c.positionEmbeddingType = PositionEmbedding::Rope;
   c.hiddenDropout = 0.0;
   c.makeVocabSizeDivisibleBy = 1;
-  c.paramsDtype = DType::BF16;
+  c.paramsDtype = ElementType::BF16;
   c.microBatchSize = 1;
   c.numMicrobatches = 8;
   c.dataParallelSize = 8;
@@ -164,7 +164,7 @@ static ModelConfig nemotron4_15b() {
   c.addBiasLinear = false;
   c.positionEmbeddingType = PositionEmbedding::Rope;
   c.hiddenDropout = 0.0;
-  c.paramsDtype = DType::BF16;
+  c.paramsDtype = ElementType::BF16;
   c.tensorModelParallelSize = 8;
   c.sequenceParallel = true;
   c.dataParallelSize = 384;
@@ -203,7 +203,7 @@ static ModelConfig tinyMoE() {
   c.numMicrobatches = 2;
   c.vocabSize = 1000;
   c.makeVocabSizeDivisibleBy = 128;
-  c.paramsDtype = DType::F32;
+  c.paramsDtype = ElementType::F32;
   c.tensorModelParallelSize = 2;
   c.sequenceParallel = true;
   c.dataParallelSize = 4;

@@ -20,44 +20,6 @@ using namespace llvm;
 using namespace ddp::sim;
 
 //===----------------------------------------------------------------------===//
-// Element types
-//===----------------------------------------------------------------------===//
-
-StringRef ddp::sim::stringifyElementType(ElementType type) {
-  switch (type) {
-  case ElementType::F16:
-    return "f16";
-  case ElementType::BF16:
-    return "bf16";
-  case ElementType::F32:
-    return "f32";
-  case ElementType::F64:
-    return "f64";
-  }
-  llvm_unreachable("unknown element type");
-}
-
-std::optional<ElementType> ddp::sim::parseElementType(StringRef name) {
-  for (unsigned i = 0; i < kNumElementTypes; ++i)
-    if (stringifyElementType(static_cast<ElementType>(i)) == name)
-      return static_cast<ElementType>(i);
-  return std::nullopt;
-}
-
-unsigned ddp::sim::getElementBytes(ElementType type) {
-  switch (type) {
-  case ElementType::F16:
-  case ElementType::BF16:
-    return 2;
-  case ElementType::F32:
-    return 4;
-  case ElementType::F64:
-    return 8;
-  }
-  llvm_unreachable("unknown element type");
-}
-
-//===----------------------------------------------------------------------===//
 // Built-in profiles
 //===----------------------------------------------------------------------===//
 

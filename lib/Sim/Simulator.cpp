@@ -161,20 +161,14 @@ FailureOr<func::FuncOp> ddp::sim::findStep(ModuleOp module, StringRef name) {
 // The simulation
 //===----------------------------------------------------------------------===//
 
-static ElementType getElementTypeOf(Type type) {
-  Type element = getElementTypeOrSelf(type);
-  if (element.isF16())
-    return ElementType::F16;
-  if (element.isBF16())
-    return ElementType::BF16;
-  if (element.isF64())
-    return ElementType::F64;
-  return ElementType::F32;
+/// The verifier admits only the four float types; f32 prices anything else.
+static ElementType getCostedElementType(Type type) {
+  return getElementTypeOf(type).value_or(ElementType::F32);
 }
 
 static double getTensorBytes(Type type) {
   return static_cast<double>(getNumElements(type)) *
-         getElementBytes(getElementTypeOf(type));
+         getElementBytes(getCostedElementType(type));
 }
 
 static CollectiveKind getCollectiveKind(CollectiveOpInterface op) {
@@ -439,7 +433,7 @@ LogicalResult StepSimulator::simulate(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](GemmOp gemm) {
         double time = model.gemmTime(gemm.getM(), gemm.getN(), gemm.getK(),
-                                     getElementTypeOf(gemm.getLhs().getType()));
+                                     getCostedElementType(gemm.getLhs().getType()));
         result.flops += gemm.getFlops();
         runCompute(op, "gemm " + stringifyEnum(gemm.getPhase()).str(), time);
         return success();
@@ -450,7 +444,7 @@ LogicalResult StepSimulator::simulate(Operation *op) {
                          : (!compute.getResults().empty()
                                 ? compute.getResults().front().getType()
                                 : Type());
-        ElementType type = typed ? getElementTypeOf(typed) : ElementType::F32;
+        ElementType type = typed ? getCostedElementType(typed) : ElementType::F32;
         result.flops += compute.getFlops().convertToDouble();
         runCompute(op, compute.getKind(),
                    model.computeTime(compute.getFlops().convertToDouble(),
@@ -498,7 +492,7 @@ LogicalResult StepSimulator::simulate(Operation *op) {
       .Case([&](GradReadyOp ready) {
         result.gradReady.push_back({ready.getParam().str(), now,
                                     getNumElements(ready.getType()),
-                                    getElementTypeOf(ready.getType()), op});
+                                    getCostedElementType(ready.getType()), op});
         idealComputeAtReady.push_back(result.idealComputeTime);
         return success();
       })
@@ -566,7 +560,7 @@ void StepSimulator::computeLowerBound() {
   // The gradient alone, in the element type it is reduced in.
   double bytes =
       static_cast<double>(last.numElements) *
-      getElementBytes(getElementTypeOf(collective.getPayload().getType()));
+      getElementBytes(getCostedElementType(collective.getPayload().getType()));
   bound.tail += model.collectiveTime(getCollectiveKind(collective), bytes,
                                      (*group)->placement);
 }

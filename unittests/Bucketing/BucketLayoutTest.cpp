@@ -13,15 +13,6 @@ using namespace ddp::bucketing::testing;
 
 namespace {
 
-TEST(ElementType, NamesAndSizes) {
-  for (ElementType type : {ElementType::F16, ElementType::BF16,
-                           ElementType::F32, ElementType::F64})
-    EXPECT_EQ(parseElementType(getElementTypeName(type)), type);
-  EXPECT_EQ(parseElementType("fp32"), std::nullopt);
-  EXPECT_EQ(getElementBytes(ElementType::BF16), 2);
-  EXPECT_EQ(getElementBytes(ElementType::F64), 8);
-}
-
 TEST(Padding, MegatronDivisors) {
   PaddingOptions none;
   EXPECT_EQ(getBucketEndDivisor(none, 8), 1);

@@ -11,6 +11,8 @@
 #ifndef DDP_BUCKETING_BUCKETLAYOUT_H
 #define DDP_BUCKETING_BUCKETLAYOUT_H
 
+#include "ddp/Support/ElementType.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -23,14 +25,9 @@
 
 namespace ddp::bucketing {
 
-/// The floating-point element types a gradient or a bucket may have.
-enum class ElementType { F16, BF16, F32, F64 };
-
-/// "f16", "bf16", "f32", "f64": the names the layout report and the
-/// inventories use.
-llvm::StringRef getElementTypeName(ElementType type);
-std::optional<ElementType> parseElementType(llvm::StringRef name);
-int64_t getElementBytes(ElementType type);
+/// The element type of a gradient or a bucket; its names ("f16", "bf16",
+/// "f32", "f64") are those the layout report uses.
+using ddp::ElementType;
 
 /// One gradient to reduce. Policies receive them in ready order: the order in
 /// which their `grad_ready` ops are issued.

@@ -47,7 +47,7 @@ struct ModelConfig {
   Normalization normalization = Normalization::LayerNorm;
   PositionEmbedding positionEmbeddingType = PositionEmbedding::LearnedAbsolute;
   double hiddenDropout = 0.1;
-  DType paramsDtype = DType::F32;
+  ElementType paramsDtype = ElementType::F32;
   int64_t tensorModelParallelSize = 1;
   bool sequenceParallel = false;
   int64_t dataParallelSize = 1;

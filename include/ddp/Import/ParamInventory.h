@@ -29,7 +29,7 @@ namespace ddp {
 struct InventoryParam {
   std::string name;
   llvm::SmallVector<int64_t, 4> shape;
-  DType dtype = DType::F32;
+  ElementType dtype = ElementType::F32;
   bool sharedEmbedding = false;
   bool expert = false;
 };

@@ -9,28 +9,19 @@
 #ifndef DDP_IMPORT_STEPOPTIONS_H
 #define DDP_IMPORT_STEPOPTIONS_H
 
+#include "ddp/Support/ElementType.h"
+
 #include "llvm/ADT/StringRef.h"
 
-#include <cstdint>
 #include <optional>
 
-namespace mlir {
-class MLIRContext;
-class Type;
-} // namespace mlir
-
 namespace ddp {
-
-/// Element type of a parameter or activation.
-enum class DType { F32, F16, BF16, F64 };
 
 /// Parses `f32 f16 bf16 f64`; model configs also accept Megatron's and
 /// PyTorch's spellings (`fp32`, `float16`, `bfloat16`, ...) when
 /// `acceptAliases` is set.
-std::optional<DType> parseDType(llvm::StringRef name, bool acceptAliases);
-llvm::StringRef getDTypeName(DType dtype);
-int64_t getDTypeBytes(DType dtype);
-mlir::Type getDTypeElementType(mlir::MLIRContext *context, DType dtype);
+std::optional<ElementType> parseConfigElementType(llvm::StringRef name,
+                                                  bool acceptAliases);
 
 enum class OptimizerKind { Adam, SGD };
 

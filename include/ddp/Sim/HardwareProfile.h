@@ -15,6 +15,8 @@
 #ifndef DDP_SIM_HARDWAREPROFILE_H
 #define DDP_SIM_HARDWAREPROFILE_H
 
+#include "ddp/Support/ElementType.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -28,13 +30,8 @@ namespace ddp {
 namespace sim {
 
 /// Element types the cost model distinguishes; they index per-dtype tables.
-enum class ElementType { F16 = 0, BF16 = 1, F32 = 2, F64 = 3 };
-constexpr unsigned kNumElementTypes = 4;
-
-llvm::StringRef stringifyElementType(ElementType type);
-std::optional<ElementType> parseElementType(llvm::StringRef name);
-/// Bytes of one element.
-unsigned getElementBytes(ElementType type);
+using ddp::ElementType;
+using ddp::kNumElementTypes;
 
 /// How close a GEMM of a given shape gets to peak: the output is cut into
 /// `tileM x tileN` tiles that run in waves over `numComputeUnits` units

@@ -9,6 +9,7 @@
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -226,6 +227,34 @@ static LogicalResult verifyParamShape(Operation *op, FlatSymbolRefAttr name,
                              << " but " << name << " has shape "
                              << formatShape(expected);
   return success();
+}
+
+std::optional<ElementType> ddp::getElementTypeOf(Type type) {
+  Type element = getElementTypeOrSelf(type);
+  if (element.isF16())
+    return ElementType::F16;
+  if (element.isBF16())
+    return ElementType::BF16;
+  if (element.isF32())
+    return ElementType::F32;
+  if (element.isF64())
+    return ElementType::F64;
+  return std::nullopt;
+}
+
+FloatType ddp::getFloatType(MLIRContext *context, ElementType type) {
+  Builder builder(context);
+  switch (type) {
+  case ElementType::F16:
+    return builder.getF16Type();
+  case ElementType::BF16:
+    return builder.getBF16Type();
+  case ElementType::F32:
+    return builder.getF32Type();
+  case ElementType::F64:
+    return builder.getF64Type();
+  }
+  llvm_unreachable("unknown element type");
 }
 
 int64_t ddp::getGroupSize(MeshOp mesh, ArrayAttr axes) {

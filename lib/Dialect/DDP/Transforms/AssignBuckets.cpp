@@ -246,9 +246,9 @@ AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
       return failure();
     RankedTensorType gradType = reduction.ready.getType();
     std::optional<bk::ElementType> gradElement =
-        getBucketingType(gradType.getElementType());
+        getElementTypeOf(gradType.getElementType());
     std::optional<bk::ElementType> paramElement =
-        getBucketingType(param.getTensorType().getElementType());
+        getElementTypeOf(param.getTensorType().getElementType());
     if (!gradElement || !paramElement)
       return reduction.ready.emitError("has no floating-point element type");
 
@@ -416,11 +416,11 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
           reduced.allReduce.getReduction() == ddp::Reduction::Avg;
       const bk::Gradient &gradient = gradients[index];
       Type gradType = reduced.ready.getType().getElementType();
-      if (gradient.reduceType != *getBucketingType(gradType)) {
+      if (gradient.reduceType != *getElementTypeOf(gradType)) {
         // Simulator: a cast reads its input and writes its result.
         double bytes = gradient.numel *
-                       double(bk::getElementBytes(gradient.reduceType) +
-                              bk::getElementBytes(*getBucketingType(gradType)));
+                       double(getElementBytes(gradient.reduceType) +
+                              getElementBytes(*getElementTypeOf(gradType)));
         costs.packTime[index] = model.memoryTime(bytes);
         costs.unpackTime[index] = model.memoryTime(bytes);
       }
@@ -479,13 +479,13 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
                               int64_t numel) {
     // Simulator: a scale reads and writes the bucket.
     return prescaled[stream]
-               ? model.memoryTime(2.0 * numel * bk::getElementBytes(type))
+               ? model.memoryTime(2.0 * numel * getElementBytes(type))
                : 0.0;
   };
   costs.collectiveTime = [&](unsigned stream, bk::ElementType type,
                              int64_t numel) {
     return model.collectiveTime(sim::CollectiveKind::AllReduce,
-                                double(numel) * bk::getElementBytes(type),
+                                double(numel) * getElementBytes(type),
                                 placements[stream]);
   };
 

@@ -45,7 +45,7 @@ FailureOr<SmallVector<BucketSpec>> ddp::readBucketSpecs(func::FuncOp step) {
     BucketSpec spec;
     auto dtype = dict.getAs<TypeAttr>("dtype");
     if (!dtype || !isa<FloatType>(dtype.getValue()) ||
-        !getBucketingType(dtype.getValue()))
+        !getElementTypeOf(dtype.getValue()))
       return fail("needs 'dtype', one of f16, bf16, f32, f64");
     spec.elementType = cast<FloatType>(dtype.getValue());
     spec.mesh = dict.getAs<FlatSymbolRefAttr>("mesh");
@@ -132,31 +132,4 @@ std::string ddp::getGroupName(ArrayAttr axes) {
                                       return cast<StringAttr>(axis).getValue();
                                     }),
                     ",");
-}
-
-std::optional<bucketing::ElementType> ddp::getBucketingType(Type type) {
-  if (type.isF16())
-    return bucketing::ElementType::F16;
-  if (type.isBF16())
-    return bucketing::ElementType::BF16;
-  if (type.isF32())
-    return bucketing::ElementType::F32;
-  if (type.isF64())
-    return bucketing::ElementType::F64;
-  return std::nullopt;
-}
-
-FloatType ddp::getFloatType(MLIRContext *context, bucketing::ElementType type) {
-  Builder builder(context);
-  switch (type) {
-  case bucketing::ElementType::F16:
-    return builder.getF16Type();
-  case bucketing::ElementType::BF16:
-    return builder.getBF16Type();
-  case bucketing::ElementType::F32:
-    return builder.getF32Type();
-  case bucketing::ElementType::F64:
-    return builder.getF64Type();
-  }
-  llvm_unreachable("unknown element type");
 }

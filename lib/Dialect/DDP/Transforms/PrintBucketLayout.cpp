@@ -39,7 +39,7 @@ static LogicalResult readLayout(func::FuncOp step,
     return failure();
   for (auto [spec, bucketMembers] : llvm::zip(*specs, *members)) {
     bk::Bucket bucket;
-    bucket.type = *getBucketingType(spec.elementType);
+    bucket.type = *getElementTypeOf(spec.elementType);
     bucket.group = getGroupName(spec.axes);
     bucket.numel = spec.numel;
     bucket.paddedNumel = spec.paddedNumel;

@@ -4,6 +4,7 @@
 #define DDP_DIALECT_DDP_IR_DDPOPS_H
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Support/ElementType.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OpDefinition.h"
@@ -21,6 +22,13 @@ namespace ddp {
 /// The number of ranks in the process group spanned by `axes` of `mesh`, or
 /// -1 when an axis is not in the mesh.
 int64_t getGroupSize(MeshOp mesh, mlir::ArrayAttr axes);
+
+/// The ElementType of a float type (or of a shaped type's elements); nullopt
+/// for element types the dialect does not carry (f8, integers).
+std::optional<ElementType> getElementTypeOf(mlir::Type type);
+
+/// The MLIR float type of `type`.
+mlir::FloatType getFloatType(mlir::MLIRContext *context, ElementType type);
 
 /// Element count of a statically shaped tensor type.
 inline int64_t getNumElements(mlir::Type type) {

@@ -76,11 +76,6 @@ mlir::FailureOr<AllReduceOp> getGradientReduction(GradReadyOp ready);
 /// "dp", "dp,cp": how the layout report names a group.
 std::string getGroupName(mlir::ArrayAttr axes);
 
-/// The bucketing library's name for a float type; none for other types.
-std::optional<bucketing::ElementType> getBucketingType(mlir::Type type);
-mlir::FloatType getFloatType(mlir::MLIRContext *context,
-                             bucketing::ElementType type);
-
 } // namespace ddp
 
 #endif // DDP_DIALECT_DDP_TRANSFORMS_BUCKETATTRIBUTES_H
