@@ -28,31 +28,6 @@ void ddp::printWarning(const llvm::Twine &message) {
   printDiagnostic(llvm::HighlightColor::Warning, "warning", message);
 }
 
-int64_t ddp::getRuntimeElementBytes(int32_t dtype) {
-  switch (dtype) {
-  case DDPRT_DTYPE_F16:
-  case DDPRT_DTYPE_BF16:
-    return 2;
-  case DDPRT_DTYPE_F32:
-    return 4;
-  default:
-    return 8;
-  }
-}
-
-llvm::StringRef ddp::getRuntimeDTypeName(int32_t dtype) {
-  switch (dtype) {
-  case DDPRT_DTYPE_F16:
-    return "f16";
-  case DDPRT_DTYPE_BF16:
-    return "bf16";
-  case DDPRT_DTYPE_F32:
-    return "f32";
-  default:
-    return "f64";
-  }
-}
-
 RuntimeSession::RuntimeSession(ddprt_context *context, llvm::StringRef meshAxes)
     : context(context) {
   int32_t worldRank = 0, worldSize = 1;
@@ -133,7 +108,7 @@ void RuntimeSession::dumpParams(llvm::raw_ostream &os) {
           "ddprt_param_info");
     std::vector<uint8_t> bytes =
         readParam(param, numel * getRuntimeElementBytes(dtype));
-    os << name << " " << getRuntimeDTypeName(dtype) << " " << numel << " ";
+    os << name << " " << stringifyElementType(getElementTypeOfRuntimeDType(dtype)) << " " << numel << " ";
     for (uint8_t byte : bytes)
       os << llvm::format_hex_no_prefix(byte, 2);
     os << "\n";

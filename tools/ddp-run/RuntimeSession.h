@@ -8,7 +8,7 @@
 #ifndef DDP_TOOLS_DDP_RUN_RUNTIMESESSION_H
 #define DDP_TOOLS_DDP_RUN_RUNTIMESESSION_H
 
-#include "ddp/Runtime/ddprt.h"
+#include "ddp/Conversion/DDPToLLVM/RuntimeFunctions.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -28,9 +28,9 @@ void printError(const llvm::Twine &message);
 void printWarning(const llvm::Twine &message);
 
 /// Bytes of one element of a DDPRT_DTYPE_*.
-int64_t getRuntimeElementBytes(int32_t dtype);
-/// "f16", "bf16", "f32" or "f64".
-llvm::StringRef getRuntimeDTypeName(int32_t dtype);
+inline int64_t getRuntimeElementBytes(int32_t dtype) {
+  return getElementBytes(getElementTypeOfRuntimeDType(dtype));
+}
 
 class RuntimeSession {
 public:

@@ -26,6 +26,34 @@ static_assert(offsetof(ddprt_tensor, data) == 0 &&
                   sizeof(ddprt_tensor) == 24,
               "ddprt_tensor is no longer {ptr, i64, i32, i32}");
 
+int32_t ddp::getRuntimeDType(ElementType type) {
+  switch (type) {
+  case ElementType::F16:
+    return DDPRT_DTYPE_F16;
+  case ElementType::BF16:
+    return DDPRT_DTYPE_BF16;
+  case ElementType::F32:
+    return DDPRT_DTYPE_F32;
+  case ElementType::F64:
+    return DDPRT_DTYPE_F64;
+  }
+  llvm_unreachable("unknown element type");
+}
+
+ElementType ddp::getElementTypeOfRuntimeDType(int32_t dtype) {
+  switch (dtype) {
+  case DDPRT_DTYPE_F16:
+    return ElementType::F16;
+  case DDPRT_DTYPE_BF16:
+    return ElementType::BF16;
+  case DDPRT_DTYPE_F32:
+    return ElementType::F32;
+  case DDPRT_DTYPE_F64:
+    return ElementType::F64;
+  }
+  llvm_unreachable("not a DDPRT_DTYPE_*");
+}
+
 StringRef ddp::getRuntimeFunctionName(RuntimeFunction function) {
   switch (function) {
 #define DDPRT_ENTRY_POINT(Enumerator, SymbolName, Function)                    \

@@ -2,7 +2,7 @@
 
 #include "StoragePlan.h"
 
-#include "ddp/Runtime/ddprt.h"
+#include "ddp/Conversion/DDPToLLVM/RuntimeFunctions.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
@@ -13,15 +13,8 @@ using namespace mlir;
 using namespace ddp;
 
 int32_t ddp::getRuntimeDType(Type elementType) {
-  if (elementType.isF16())
-    return DDPRT_DTYPE_F16;
-  if (elementType.isBF16())
-    return DDPRT_DTYPE_BF16;
-  if (elementType.isF32())
-    return DDPRT_DTYPE_F32;
-  if (elementType.isF64())
-    return DDPRT_DTYPE_F64;
-  return 0;
+  std::optional<ElementType> type = getElementTypeOf(elementType);
+  return type ? getRuntimeDType(*type) : 0;
 }
 
 int64_t ddp::getElementBytes(Type elementType) {
@@ -29,15 +22,7 @@ int64_t ddp::getElementBytes(Type elementType) {
 }
 
 int64_t PlannedBuffer::getBytes() const {
-  switch (dtype) {
-  case DDPRT_DTYPE_F16:
-  case DDPRT_DTYPE_BF16:
-    return 2 * numel;
-  case DDPRT_DTYPE_F32:
-    return 4 * numel;
-  default:
-    return 8 * numel;
-  }
+  return numel * getElementBytes(getElementTypeOfRuntimeDType(dtype));
 }
 
 unsigned StoragePlan::getParamIndex(FlatSymbolRefAttr name) const {

@@ -11,6 +11,7 @@
 #define DDP_CONVERSION_DDPTOLLVM_RUNTIMEFUNCTIONS_H
 
 #include "ddp/Runtime/ddprt.h"
+#include "ddp/Support/ElementType.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
@@ -26,6 +27,11 @@ enum class RuntimeFunction {
 #define DDPRT_ENTRY_POINT(Enumerator, SymbolName, Function) Enumerator,
 #include "ddp/Conversion/DDPToLLVM/RuntimeFunctions.def"
 };
+
+/// The DDPRT_DTYPE_* of an element type.
+int32_t getRuntimeDType(ElementType type);
+/// The element type of a DDPRT_DTYPE_* (the runtime reports only those).
+ElementType getElementTypeOfRuntimeDType(int32_t dtype);
 
 /// The symbol name of an entry point, as ddprt.h spells it.
 llvm::StringRef getRuntimeFunctionName(RuntimeFunction function);
