@@ -92,11 +92,17 @@ double CostModel::gemmEfficiency(int64_t m, int64_t n, int64_t k) const {
 double CostModel::gemmTime(int64_t m, int64_t n, int64_t k,
                            ElementType type) const {
   double flops = 2.0 * m * n * k;
-  double bytes = (static_cast<double>(m) * k + static_cast<double>(k) * n +
-                  static_cast<double>(m) * n) *
-                 getElementBytes(type);
-  double mathTime =
-      flops / (hardware.getPeakFlops(type) * gemmEfficiency(m, n, k));
+  double operandElements =
+      static_cast<double>(m) * k + static_cast<double>(k) * n;
+  double outputBytes = static_cast<double>(m) * n * getElementBytes(type);
+  double peak = hardware.getPeakFlops(type);
+  double bytes = operandElements * getElementBytes(type) + outputBytes;
+  bool is16Bit = type == ElementType::F16 || type == ElementType::BF16;
+  if (gemmPrecision == GemmPrecision::FP8 && is16Bit) {
+    peak = hardware.fp8PeakFlops;
+    bytes = operandElements + outputBytes;
+  }
+  double mathTime = flops / (peak * gemmEfficiency(m, n, k));
   double memoryTime =
       bytes / (hardware.memoryBandwidth * hardware.memoryEfficiency);
   return std::max(mathTime, memoryTime) + hardware.kernelOverhead;

@@ -39,6 +39,8 @@ constexpr double kNcclTreeBandwidthFraction = 0.9;
 struct NvidiaGpu {
   /// Dense tensor-core peak for f16/bf16, and the f32/f64 peak.
   double peak16Tflops, peak32Tflops;
+  /// Dense FP8 tensor-core peak; 0 without FP8 tensor cores.
+  double peak8Tflops;
   double gemmMaxEfficiency;
   int64_t numSMs;
   double hbmTBps;
@@ -47,11 +49,11 @@ struct NvidiaGpu {
 };
 
 /// H100 SXM5 and H200 SXM share the GH100 die and clocks; H200 has faster
-/// HBM. Fields: f16/bf16 and f32/f64 TFLOP/s, GEMM efficiency, SMs, HBM TB/s,
-/// NVLink bus GB/s.
-constexpr NvidiaGpu kH100{989.4, 67, 0.75, 132, 3.35, 370};
-constexpr NvidiaGpu kH200{989.4, 67, 0.75, 132, 4.8, 370};
-constexpr NvidiaGpu kA100{312, 19.5, 0.85, 108, 2.039, 230};
+/// HBM; A100 has no FP8. Fields: f16/bf16, f32/f64 and fp8 TFLOP/s, GEMM
+/// efficiency, SMs, HBM TB/s, NVLink bus GB/s.
+constexpr NvidiaGpu kH100{989.4, 67, 1978.9, 0.75, 132, 3.35, 370};
+constexpr NvidiaGpu kH200{989.4, 67, 1978.9, 0.75, 132, 4.8, 370};
+constexpr NvidiaGpu kA100{312, 19.5, 0, 0.85, 108, 2.039, 230};
 
 /// A node of 8 such GPUs on NVSwitch with `nicsPerNode` NICs, priced with
 /// NCCL's latency model.
@@ -64,6 +66,7 @@ HardwareProfile makeNvidiaNode(StringRef name, StringRef description,
   p.gpusPerNode = 8;
   p.peakFlops = {gpu.peak16Tflops * kTera, gpu.peak16Tflops * kTera,
                  gpu.peak32Tflops * kTera, gpu.peak32Tflops * kTera};
+  p.fp8PeakFlops = gpu.peak8Tflops * kTera;
   p.gemm = {gpu.gemmMaxEfficiency, /*tileM=*/128, /*tileN=*/128,
             /*numComputeUnits=*/gpu.numSMs, /*kHalf=*/64};
   p.memoryBandwidth = gpu.hbmTBps * kTera;
@@ -341,10 +344,17 @@ ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
     SmallVector<StringRef> dtypes;
     for (unsigned i = 0; i < kNumElementTypes; ++i)
       dtypes.push_back(stringifyElementType(static_cast<ElementType>(i)));
-    reader.checkKnownKeys(*peak, "peak_tflops", dtypes);
+    SmallVector<StringRef> known(dtypes);
+    known.push_back("fp8");
+    reader.checkKnownKeys(*peak, "peak_tflops", known);
     for (unsigned i = 0; i < kNumElementTypes; ++i)
       reader.readNumber(*peak, "peak_tflops", dtypes[i], kTera,
                         profile.peakFlops[i]);
+    // Optional even without a base: most GPUs have no FP8 tensor cores.
+    // Present, it must be a real peak; 0 is how a profile says "none".
+    if (peak->get("fp8"))
+      reader.readNumber(*peak, "peak_tflops", "fp8", kTera,
+                        profile.fp8PeakFlops, 0, /*allowEqualMinimum=*/true);
   }
 
   if (const json::Object *gemm = reader.readObject(*root, "gemm")) {
@@ -449,6 +459,8 @@ json::Value ddp::sim::toJSON(const HardwareProfile &p) {
   for (unsigned i = 0; i < kNumElementTypes; ++i)
     peak[stringifyElementType(static_cast<ElementType>(i))] =
         p.peakFlops[i] / kTera;
+  if (p.fp8PeakFlops > 0)
+    peak["fp8"] = p.fp8PeakFlops / kTera;
   return json::Object{
       {"schema_version", kHardwareProfileSchemaVersion},
       {"name", p.name},

@@ -37,7 +37,9 @@ void ddp::sim::printTextSummary(const SimResult &result, const CostModel &model,
   };
   os << "simulated step @" << result.stepName << " on " << result.hardwareName
      << " (" << stringifyCollectiveAlgorithm(model.getAlgorithm())
-     << " collectives)\n";
+     << " collectives"
+     << (model.getGemmPrecision() == GemmPrecision::FP8 ? ", FP8 GEMMs" : "")
+     << ")\n";
   if (!result.meshName.empty())
     os << "  mesh " << describeMesh(result) << ": " << result.numRanks
        << " ranks on " << result.numNodes << " node"
@@ -149,6 +151,7 @@ json::Value ddp::sim::buildJsonReport(const SimResult &result,
       {"hardware", toJSON(model.getProfile())},
       {"collective_algorithm",
        stringifyCollectiveAlgorithm(model.getAlgorithm())},
+      {"fp8_gemms", model.getGemmPrecision() == GemmPrecision::FP8},
       {"mesh", json::Object{{"name", result.meshName},
                             {"axes", std::move(axes)},
                             {"ranks", result.numRanks},

@@ -203,4 +203,37 @@ TEST(CostModel, PeakDependsOnDtype) {
   double bf16 = model.gemmTime(8192, 8192, 8192, ElementType::BF16);
   EXPECT_NEAR(f32 / bf16, 312 / 19.5, 0.01);
 }
+
+TEST(CostModel, Fp8GemmsRunAtTheFp8PeakWithOneByteOperands) {
+  HardwareProfile unit = makeUnitProfile();
+  unit.fp8PeakFlops = 2e12;
+  CostModel native(unit);
+  CostModel fp8(unit, CollectiveAlgorithm::Auto, GemmPrecision::FP8);
+  EXPECT_EQ(fp8.getGemmPrecision(), GemmPrecision::FP8);
+  // Compute-bound bf16: 2 * 4096^3 flops at 1 TFLOP/s, or at 2 with FP8.
+  double flops = 2.0 * 4096 * 4096 * 4096;
+  EXPECT_DOUBLE_EQ(native.gemmTime(4096, 4096, 4096, ElementType::BF16),
+                   flops / 1e12);
+  EXPECT_DOUBLE_EQ(fp8.gemmTime(4096, 4096, 4096, ElementType::F16),
+                   flops / 2e12);
+  // Memory-bound (K = 1): A and B are read as 1-byte FP8, C written in bf16.
+  EXPECT_DOUBLE_EQ(fp8.gemmTime(4096, 4096, 1, ElementType::BF16),
+                   (4096.0 + 4096 + 4096.0 * 4096 * 2) / 1e12);
+  // f32 and f64 GEMMs, and costed kernels such as attention, keep their
+  // precision.
+  EXPECT_DOUBLE_EQ(fp8.gemmTime(4096, 4096, 4096, ElementType::F32),
+                   native.gemmTime(4096, 4096, 4096, ElementType::F32));
+  EXPECT_DOUBLE_EQ(fp8.computeTime(1e9, 1e6, ElementType::BF16),
+                   native.computeTime(1e9, 1e6, ElementType::BF16));
+}
+
+TEST(CostModel, Fp8PeakOfTheBuiltinHopperProfiles) {
+  // H100/H200 SXM datasheets: 3,958 TFLOP/s FP8 with sparsity, half dense.
+  for (llvm::StringRef name :
+       {"h100-sxm-nvlink", "h100-sxm-ib400", "h200-sxm-ib400"})
+    EXPECT_DOUBLE_EQ(cantFail(getBuiltinHardwareProfile(name)).fp8PeakFlops,
+                     1978.9e12);
+  EXPECT_EQ(cantFail(getBuiltinHardwareProfile("a100-sxm-ib200")).fp8PeakFlops,
+            0);
+}
 } // namespace

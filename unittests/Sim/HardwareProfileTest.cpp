@@ -93,7 +93,25 @@ TEST(HardwareProfile, JsonRoundTrip) {
     EXPECT_NEAR(copy.interNodeHopLatency, original.interNodeHopLatency, 1e-15);
     EXPECT_EQ(copy.gemm.numComputeUnits, original.gemm.numComputeUnits);
     EXPECT_DOUBLE_EQ(copy.commComputeSlowdown, original.commComputeSlowdown);
+    EXPECT_NEAR(copy.fp8PeakFlops, original.fp8PeakFlops,
+                1e-9 * original.fp8PeakFlops);
   }
+}
+
+TEST(HardwareProfile, Fp8PeakIsOptionalAndChecked) {
+  // A complete profile without an FP8 peak parses and has none.
+  std::string withoutFp8 =
+      completeProfileWith("peak_tflops.fp8", std::nullopt);
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(withoutFp8);
+  ASSERT_TRUE(static_cast<bool>(json));
+  HardwareProfile parsed = cantFail(parseHardwareProfile(*json, "p.json"));
+  EXPECT_EQ(parsed.fp8PeakFlops, 0);
+  EXPECT_THAT(parseError(completeProfileWith("peak_tflops.fp8",
+                                             llvm::json::Value(-1))),
+              HasSubstr("field 'peak_tflops.fp8' must be at least 0, got -1"));
+  EXPECT_THAT(parseError(completeProfileWith("peak_tflops.fp8",
+                                             llvm::json::Value("fast"))),
+              HasSubstr("field 'peak_tflops.fp8' must be a number"));
 }
 
 TEST(HardwareProfile, CompleteProfileParses) {

@@ -35,6 +35,12 @@ llvm::StringRef stringifyCollectiveAlgorithm(CollectiveAlgorithm algorithm);
 std::optional<CollectiveAlgorithm>
 parseCollectiveAlgorithm(llvm::StringRef name);
 
+/// How GEMMs on 16-bit tensors run: at their own precision, or as Transformer
+/// Engine's FP8 recipe runs a linear layer (operands cast to FP8, FP8 tensor
+/// cores, 16-bit output). Attention and other costed kernels keep their
+/// precision either way, as Transformer Engine's default recipe does.
+enum class GemmPrecision { Native, FP8 };
+
 /// Where the ranks of one process group sit: `ranks` in all, spread over
 /// `nodes` nodes with at most `ranksPerNode` on any one of them.
 struct GroupPlacement {
@@ -66,12 +72,17 @@ struct CollectiveCost {
 
 class CostModel {
 public:
+  /// With `GemmPrecision::FP8` the profile must have an FP8 peak
+  /// (`fp8PeakFlops > 0`); callers check, as the simulate pass does.
   explicit CostModel(HardwareProfile profile,
-                     CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto)
-      : hardware(std::move(profile)), algorithm(algorithm) {}
+                     CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto,
+                     GemmPrecision gemmPrecision = GemmPrecision::Native)
+      : hardware(std::move(profile)), algorithm(algorithm),
+        gemmPrecision(gemmPrecision) {}
 
   const HardwareProfile &getProfile() const { return hardware; }
   CollectiveAlgorithm getAlgorithm() const { return algorithm; }
+  GemmPrecision getGemmPrecision() const { return gemmPrecision; }
 
   //===--- Compute --------------------------------------------------------===//
 
@@ -81,7 +92,8 @@ public:
 
   /// Time of `C[m,n] = A[m,k] * B[k,n]`: the slower of 2mnk flops at the
   /// shape's efficiency and of reading A and B and writing C, plus the kernel
-  /// overhead.
+  /// overhead. Under `GemmPrecision::FP8` a 16-bit GEMM runs at the FP8 peak
+  /// and reads 1-byte operands (the casts themselves are not priced).
   double gemmTime(int64_t m, int64_t n, int64_t k, ElementType type) const;
 
   /// Time of a kernel doing `flops` flops and moving `bytes` bytes (roofline:
@@ -131,6 +143,7 @@ private:
 
   HardwareProfile hardware;
   CollectiveAlgorithm algorithm;
+  GemmPrecision gemmPrecision;
 };
 
 /// nccl-tests' factor from algorithm bandwidth to bus bandwidth for a group

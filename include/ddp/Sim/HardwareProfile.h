@@ -56,6 +56,10 @@ struct HardwareProfile {
   int64_t gpusPerNode = 0;
   /// Peak dense throughput, indexed by ElementType.
   std::array<double, kNumElementTypes> peakFlops{};
+  /// Peak dense FP8 tensor-core throughput; 0 where the GPU has none. Only
+  /// GEMMs use it, and only when the cost model prices them as FP8 (see
+  /// CostModel's `fp8Gemms`).
+  double fp8PeakFlops = 0;
   GemmEfficiencyModel gemm;
   /// HBM (or DRAM) bandwidth and the fraction of it streaming kernels reach.
   double memoryBandwidth = 0;

@@ -73,6 +73,12 @@ void SimulatePass::runOnOperation() {
         << algorithm << "'; expected ring, tree or auto";
     return signalPassFailure();
   }
+  if (fp8Gemms && profile->fp8PeakFlops <= 0) {
+    emitError(module.getLoc(), "ddp-simulate: fp8-gemms needs an FP8 peak, "
+                               "but hardware profile '")
+        << profile->name << "' has no 'peak_tflops.fp8'";
+    return signalPassFailure();
+  }
   if (dataParallelSize < 0) {
     // The option itself does not stream as a number into a diagnostic.
     emitError(module.getLoc(),
@@ -84,7 +90,8 @@ void SimulatePass::runOnOperation() {
   if (failed(step))
     return signalPassFailure();
 
-  CostModel model(std::move(*profile), *algo);
+  CostModel model(std::move(*profile), *algo,
+                  fp8Gemms ? GemmPrecision::FP8 : GemmPrecision::Native);
   SimOptions options;
   options.dataParallelSize = dataParallelSize;
   options.recordEvents =

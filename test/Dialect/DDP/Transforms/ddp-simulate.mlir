@@ -13,6 +13,14 @@
 // 2*7/8 MB each (1.75 ms): 1.5-3.25 and 3.25-5 ms, then the two SGDs.
 // RUN: ddp-opt %s -o /dev/null --ddp-simulate="hw=%S/Inputs/unit-profile.json dp=8" | FileCheck %s --check-prefix=DP8
 
+// fp8-gemms prices only 16-bit GEMMs at the FP8 peak: this step's GEMMs are
+// f32, so its times do not move (CostModelTest checks the bf16 case).
+// RUN: ddp-opt %s -o /dev/null --ddp-simulate="hw=%S/Inputs/unit-profile-fp8.json fp8-gemms=true report=%t.fp8.json" | FileCheck %s --check-prefix=FP8
+// RUN: FileCheck %s --check-prefix=FP8-REPORT < %t.fp8.json
+// FP8:      simulated step @step on lit-unit-fp8 (auto collectives, FP8 GEMMs)
+// FP8:        step time                  3.506 ms
+// FP8-REPORT: "fp8_gemms": true
+
 // Timeline (ms): fwd 0-0.5, 0.5-1; wgrad w1 1-1.5; all-reduce w1 1.5-2.5 on
 // comm0 beside dgrad 1.5-2 and wgrad w0 2-2.5; all-reduce w0 queued behind it
 // 2.5-3.5; the second wait blocks 2.5-3.5; two SGDs (3 MB each: 3 us).

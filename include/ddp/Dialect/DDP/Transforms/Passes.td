@@ -43,6 +43,10 @@ def Simulate : Pass<"ddp-simulate", "mlir::ModuleOp"> {
     Option<"algorithm", "algorithm", "std::string", /*default=*/"\"auto\"",
            "All-reduce algorithm: ring, tree, or auto (the faster one per "
            "collective, as NCCL's tuner picks)">,
+    Option<"fp8Gemms", "fp8-gemms", "bool", /*default=*/"false",
+           "Price GEMMs on f16/bf16 tensors as Transformer Engine's FP8 "
+           "recipe runs them (FP8 tensor cores, 1-byte operands); needs a "
+           "profile with peak_tflops.fp8">,
     Option<"stepName", "step", "std::string", /*default=*/"\"\"",
            "The function to simulate (default: the only one with a body)">,
     Option<"outputPath", "output", "std::string", /*default=*/"\"-\"",
