@@ -85,12 +85,16 @@ def calibrate(tmp):
         published = mbs * 2048 * ga / tokens_per_s
         builtin = simulate(step, base, tmp)["times_ms"]["compute"] / 1e3
         fitted = fit_efficiency(step, base, published, tmp)
-        with open(os.path.join(HERE, base + "-calibrated.json")) as f:
+        with open(calibrated(base)) as f:
             committed = json.load(f)["gemm"]["max_efficiency"]
         print(f"| {base} | {published:.3f} | {builtin:.3f} | "
               f"{builtin / published:.3f} | {fitted:.3f} | {committed} |")
         ok &= abs(fitted - committed) < 0.005
     return ok
+
+
+def calibrated(base):
+    return os.path.join(HERE, base + "-calibrated.json")
 
 
 def validate(tmp):
@@ -108,15 +112,14 @@ def validate(tmp):
     # NeMo 24.09 performance summary: Llama-2-7B, 8 H100, TP 1, PP 1, FP8:
     # 16,934 tokens/s/GPU; the preset's step is 8 x 4096 tokens.
     nemo = ("NeMo 24.09 FP8: 16,934 tokens/s/GPU", lambda r: 8 * 4096 / 16934)
-    cal = lambda name: os.path.join(HERE, name + "-calibrated.json")
     cases = [
         ("gpt3-175b", gpt3, "a100-sxm-ib200", "dp=1", megatron),
-        ("gpt3-175b", gpt3, cal("a100-sxm-ib200"), "dp=1", megatron),
+        ("gpt3-175b", gpt3, calibrated("a100-sxm-ib200"), "dp=1", megatron),
         ("gpt3-175b", gpt3, "a100-sxm-ib200", "", narayanan),
-        ("gpt3-175b", gpt3, cal("a100-sxm-ib200"), "", narayanan),
+        ("gpt3-175b", gpt3, calibrated("a100-sxm-ib200"), "", narayanan),
         ("llama2-7b", llama, "h100-sxm-ib400", "fp8-gemms=true", nemo),
-        ("llama2-7b", llama, cal("h100-sxm-ib400"), "fp8-gemms=true", nemo),
-        ("llama2-7b", llama, cal("h100-sxm-ib400"), "", nemo),
+        ("llama2-7b", llama, calibrated("h100-sxm-ib400"), "fp8-gemms=true", nemo),
+        ("llama2-7b", llama, calibrated("h100-sxm-ib400"), "", nemo),
     ]
     print("| preset | profile | options | published | published time (s) "
           "| simulated compute (s) | compute / published "

@@ -92,16 +92,14 @@ double CostModel::gemmEfficiency(int64_t m, int64_t n, int64_t k) const {
 double CostModel::gemmTime(int64_t m, int64_t n, int64_t k,
                            ElementType type) const {
   double flops = 2.0 * m * n * k;
-  double operandElements =
-      static_cast<double>(m) * k + static_cast<double>(k) * n;
-  double outputBytes = static_cast<double>(m) * n * getElementBytes(type);
-  double peak = hardware.getPeakFlops(type);
-  double bytes = operandElements * getElementBytes(type) + outputBytes;
-  bool is16Bit = type == ElementType::F16 || type == ElementType::BF16;
-  if (gemmPrecision == GemmPrecision::FP8 && is16Bit) {
-    peak = hardware.fp8PeakFlops;
-    bytes = operandElements + outputBytes;
-  }
+  // Under FP8 a 16-bit GEMM reads 1-byte operands and writes 16-bit output.
+  bool fp8 = gemmPrecision == GemmPrecision::FP8 &&
+             (type == ElementType::F16 || type == ElementType::BF16);
+  double peak = fp8 ? hardware.fp8PeakFlops : hardware.getPeakFlops(type);
+  double operandBytes = fp8 ? 1.0 : getElementBytes(type);
+  double bytes = (static_cast<double>(m) * k + static_cast<double>(k) * n) *
+                     operandBytes +
+                 static_cast<double>(m) * n * getElementBytes(type);
   double mathTime = flops / (peak * gemmEfficiency(m, n, k));
   double memoryTime =
       bytes / (hardware.memoryBandwidth * hardware.memoryEfficiency);
