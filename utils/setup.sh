@@ -24,6 +24,7 @@ packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libopenmpi-dev openmpi-bin libopenblas-dev
   libgtest-dev
+  ccache
 )
 
 missing=()
@@ -55,6 +56,10 @@ else
   build=build
   config=(-DCMAKE_BUILD_TYPE=Release)
 fi
+
+# ccache lets a second build tree (the sanitizer build, a git worktree) reuse
+# the objects of the first instead of compiling MLIR-heavy files again.
+config+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
 if [[ ! -f $build/build.ninja ]]; then
   cmake -G Ninja -S . -B "$build" "${config[@]}" >"$build.configure.log" 2>&1 ||

@@ -98,7 +98,7 @@ public:
   Value elementAddress(Location loc, LLVM::GlobalOp array, int64_t index) {
     return LLVM::GEPOp::create(builder, loc, getPtrType(),
                                array.getGlobalType(), addressOf(loc, array),
-                               ArrayRef<LLVM::GEPArg>{0, int32_t(index)});
+                               ArrayRef<LLVM::GEPArg>{0, gepIndex(loc, index)});
   }
   /// The address of element `index` (an i64 value) of the array global
   /// `array`.
@@ -122,15 +122,21 @@ public:
                                     elementAddress(loc, array, index));
     return cached;
   }
+  /// A GEP index of `value`: a constant where GEPOp can hold it, else an
+  /// i64 value. GEPArg keeps constants in kGEPConstantBitWidth (29) signed
+  /// bits and silently wraps larger ones, which once placed gradients of a
+  /// full-width layer 2^29 bytes before their bucket slice.
+  LLVM::GEPArg gepIndex(Location loc, int64_t value) {
+    if (llvm::isInt<LLVM::kGEPConstantBitWidth>(value))
+      return LLVM::GEPArg(int32_t(value));
+    return LLVM::GEPArg(i64(loc, value));
+  }
   /// `base + bytes`.
   Value offsetPointer(Location loc, Value base, int64_t bytes) {
     if (bytes == 0)
       return base;
-    // Constant GEP indices are 32-bit; larger offsets go in a value.
-    LLVM::GEPArg index = bytes <= INT32_MAX ? LLVM::GEPArg(int32_t(bytes))
-                                            : LLVM::GEPArg(i64(loc, bytes));
     return LLVM::GEPOp::create(builder, loc, getPtrType(), builder.getI8Type(),
-                               base, ArrayRef<LLVM::GEPArg>{index});
+                               base, ArrayRef<LLVM::GEPArg>{gepIndex(loc, bytes)});
   }
   /// A stack slot for `count` values of `type`, allocated at the function's
   /// entry so that it is one frame slot however often the step runs.
@@ -576,7 +582,7 @@ Value ProgramEmitter::fillTensorArray(EntryPointBuilder &entry, Location loc,
     auto field = [&](int32_t position) {
       return LLVM::GEPOp::create(
           b, loc, entry.getPtrType(), tensorType, array,
-          ArrayRef<LLVM::GEPArg>{int32_t(index), position});
+          ArrayRef<LLVM::GEPArg>{entry.gepIndex(loc, index), position});
     };
     LLVM::StoreOp::create(b, loc, getPointer(entry, loc, tensor), field(0));
     LLVM::StoreOp::create(
@@ -705,7 +711,7 @@ void ProgramEmitter::emitOp(EntryPointBuilder &entry, Operation *op) {
                                               getHandleSlot(entry, loc, token));
           Value element =
               LLVM::GEPOp::create(b, loc, entry.getPtrType(), i64Type, handles,
-                                  ArrayRef<LLVM::GEPArg>{int32_t(index)});
+                                  ArrayRef<LLVM::GEPArg>{entry.gepIndex(loc, index)});
           LLVM::StoreOp::create(b, loc, handle, element);
         }
         call(RuntimeFunction::Join,
