@@ -60,6 +60,8 @@ fi
 # ccache lets a second build tree (the sanitizer build, a git worktree) reuse
 # the objects of the first instead of compiling MLIR-heavy files again.
 config+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# Both test builds check every storage plan the lowering makes.
+config+=(-DDDP_VALIDATE_STORAGE=ON)
 
 if [[ ! -f $build/build.ninja ]]; then
   cmake -G Ninja -S . -B "$build" "${config[@]}" >"$build.configure.log" 2>&1 ||

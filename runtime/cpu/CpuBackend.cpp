@@ -124,6 +124,11 @@ private:
   CommThread comm;
   /// Written by the communication thread (group creation), read by it only.
   std::vector<MPI_Comm> groups;
+  /// f32 copies of 16-bit GEMM operands and the f32 product, kept between
+  /// calls (compute thread only): fresh ones cost a page fault per 4 KiB,
+  /// which for a full-width vocabulary GEMM (half a GiB of f32) was most of
+  /// a step's time.
+  std::vector<float> gemmLhs, gemmRhs, gemmProduct;
 };
 
 } // namespace
@@ -285,15 +290,18 @@ Status CpuBackend::gemm(const GemmOp &op) {
     break;
   }
   // 16-bit: f32 products and sums, one rounding of the result.
-  std::vector<float> lhs(size_t(op.m * op.k)), rhs(size_t(op.k * op.n)),
-      product(size_t(op.m * op.n));
+  // resize() only grows them; every element used is written below.
+  gemmLhs.resize(std::max(gemmLhs.size(), size_t(op.m * op.k)));
+  gemmRhs.resize(std::max(gemmRhs.size(), size_t(op.k * op.n)));
+  gemmProduct.resize(std::max(gemmProduct.size(), size_t(op.m * op.n)));
   host::cast({const_cast<void *>(op.lhs), op.dtype, op.m * op.k}, DType::F32,
-             lhs.data());
+             gemmLhs.data());
   host::cast({const_cast<void *>(op.rhs), op.dtype, op.k * op.n}, DType::F32,
-             rhs.data());
-  cblas_sgemm(CblasRowMajor, transLhs, transRhs, m, n, k, 1.0f, lhs.data(), lda,
-              rhs.data(), ldb, 0.0f, product.data(), n);
-  host::cast({product.data(), DType::F32, op.m * op.n}, op.dtype, op.result);
+             gemmRhs.data());
+  cblas_sgemm(CblasRowMajor, transLhs, transRhs, m, n, k, 1.0f, gemmLhs.data(),
+              lda, gemmRhs.data(), ldb, 0.0f, gemmProduct.data(), n);
+  host::cast({gemmProduct.data(), DType::F32, op.m * op.n}, op.dtype,
+             op.result);
   return Status::ok();
 }
 

@@ -61,6 +61,13 @@ def LowerDDPToRuntime : Pass<"ddp-lower-to-runtime", "mlir::ModuleOp"> {
            "Prepended to every parameter name registered with the runtime, "
            "so that two programs can share one runtime context (ddp-run "
            "--verify runs the scheduled program under a prefix)">,
+    Option<"validateStorage", "validate-storage", "bool",
+           /*default=*/"DDP_VALIDATE_STORAGE_DEFAULT",
+           "Check the storage plan independently before lowering: every "
+           "value inside its buffer, every view inside its base, no two live "
+           "values sharing bytes (default: on in builds configured with "
+           "DDP_VALIDATE_STORAGE, as utils/setup.sh configures the test "
+           "builds)">,
     Option<"abiVersion", "abi-version", "int32_t",
            /*default=*/"DDPRT_ABI_VERSION",
            "The ABI version passed to ddprt_init (default: the version of the "

@@ -9,7 +9,7 @@
 
 #include "ddp/Conversion/Passes.h"
 
-#include "StoragePlan.h"
+#include "ddp/Conversion/DDPToLLVM/StoragePlan.h"
 #include "ddp/Conversion/DDPToLLVM/RuntimeFunctions.h"
 #include "ddp/Conversion/DDPToLLVM/ddp_program.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
@@ -782,7 +782,7 @@ struct LowerDDPToRuntimePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     FailureOr<StoragePlan> plan = StoragePlan::build(module);
-    if (failed(plan))
+    if (failed(plan) || (validateStorage && failed(verifyStoragePlan(*plan))))
       return signalPassFailure();
 
     OwningOpRef<ModuleOp> lowered = ModuleOp::create(module.getLoc());

@@ -1,6 +1,6 @@
 //===- StoragePlan.cpp - Where every tensor of a step lives ---------------===//
 
-#include "StoragePlan.h"
+#include "ddp/Conversion/DDPToLLVM/StoragePlan.h"
 
 #include "ddp/Conversion/DDPToLLVM/RuntimeFunctions.h"
 

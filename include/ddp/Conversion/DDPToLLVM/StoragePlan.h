@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DDP_LIB_CONVERSION_DDPTOLLVM_STORAGEPLAN_H
-#define DDP_LIB_CONVERSION_DDPTOLLVM_STORAGEPLAN_H
+#ifndef DDP_CONVERSION_DDPTOLLVM_STORAGEPLAN_H
+#define DDP_CONVERSION_DDPTOLLVM_STORAGEPLAN_H
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 
@@ -82,6 +82,13 @@ private:
   llvm::DenseMap<mlir::ArrayAttr, unsigned> groupIndex;
 };
 
+/// Checks, independently of the planner, that every tensor value's storage
+/// lies inside its buffer or parameter, that every view lies inside its base,
+/// that no two values that are live at the same time share bytes unless one
+/// is a view of the other, and that no value aliasing a parameter is read
+/// after the optimizer overwrites it. Emits an error at the offending op.
+mlir::LogicalResult verifyStoragePlan(const StoragePlan &plan);
+
 /// DDPRT_DTYPE_* of a float type the dialect allows.
 int32_t getRuntimeDType(mlir::Type elementType);
 /// Bytes of one element of a float type the dialect allows.
@@ -89,4 +96,4 @@ int64_t getElementBytes(mlir::Type elementType);
 
 } // namespace ddp
 
-#endif // DDP_LIB_CONVERSION_DDPTOLLVM_STORAGEPLAN_H
+#endif // DDP_CONVERSION_DDPTOLLVM_STORAGEPLAN_H

@@ -1,0 +1,283 @@
+//===- StorageValidation.cpp - Check a storage plan independently ---------===//
+//
+// The planner decides where every tensor lives; this file re-derives, from
+// the step alone, what must hold of those decisions and checks them, so that
+// a planner bug is a compile-time error at an op instead of a write past a
+// buffer at run time. It shares no liveness code with the planner on purpose.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Conversion/DDPToLLVM/StoragePlan.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace ddp;
+
+namespace {
+
+/// One tensor value as the plan stores it.
+struct PlacedValue {
+  Value value;
+  Storage storage;
+  int64_t bytes = 0;
+  /// First and last step position at which the memory holds this value:
+  /// from its definition to its last read (an asynchronous read ends at the
+  /// wait that completes it). Block arguments are defined at position 0.
+  unsigned defined = 0;
+  unsigned lastRead = 0;
+
+  int64_t begin() const { return storage.byteOffset; }
+  int64_t end() const { return storage.byteOffset + bytes; }
+};
+
+class StorageValidator {
+public:
+  explicit StorageValidator(const StoragePlan &plan) : plan(plan) {}
+  LogicalResult run();
+
+private:
+  void numberOps();
+  unsigned getCompletion(Value token) const;
+  unsigned getReadEnd(Operation *user) const;
+  void collectViews();
+  bool isViewOf(Value view, Value base) const;
+  InFlightDiagnostic emitError(Value value) const;
+  std::optional<int64_t> getCapacity(const Storage &storage) const;
+
+  LogicalResult checkInsideStorage(const PlacedValue &placed) const;
+  LogicalResult checkViewsInsideBases() const;
+  LogicalResult checkNoLiveOverlap() const;
+  LogicalResult checkParamReadsBeforeUpdates() const;
+
+  // FuncOp's accessors are not const; the validator only reads the step.
+  Block &getStepBlock() const {
+    return const_cast<func::FuncOp &>(plan.step).getBody().front();
+  }
+  Location getStepLoc() const { return plan.step->getLoc(); }
+
+  const StoragePlan &plan;
+  llvm::DenseMap<Operation *, unsigned> position;
+  /// A view's base: ddp.grad_ready's operand, ddp.bucket_unpack's bucket, or
+  /// for a gradient produced in its bucket slice, the packed bucket.
+  llvm::DenseMap<Value, Value> baseOf;
+  llvm::SmallVector<PlacedValue> placed;
+};
+
+} // namespace
+
+void StorageValidator::numberOps() {
+  for (auto [index, op] : llvm::enumerate(getStepBlock()))
+    position[&op] = index + 1;
+}
+
+unsigned StorageValidator::getCompletion(Value token) const {
+  unsigned last = 0;
+  for (Operation *user : token.getUsers()) {
+    if (auto join = dyn_cast<JoinOp>(user))
+      last = std::max(last, getCompletion(join.getResult()));
+    else
+      last = std::max(last, position.lookup(user));
+  }
+  return last;
+}
+
+unsigned StorageValidator::getReadEnd(Operation *user) const {
+  unsigned end = position.lookup(user);
+  if (auto async = dyn_cast<AsyncOpInterface>(user))
+    if (Value token = async.getAsyncToken())
+      end = std::max(end, getCompletion(token));
+  return end;
+}
+
+void StorageValidator::collectViews() {
+  for (Operation &op : getStepBlock()) {
+    if (auto gradReady = dyn_cast<GradReadyOp>(op)) {
+      baseOf[gradReady.getResult()] = gradReady.getGrad();
+    } else if (auto unpack = dyn_cast<BucketUnpackOp>(op)) {
+      for (Value grad : unpack.getGrads())
+        baseOf[grad] = unpack.getBucket();
+    } else if (auto pack = dyn_cast<BucketPackOp>(op)) {
+      // A gradient the plan produced in its slice is part of the bucket; one
+      // it copies at the pack is not.
+      llvm::SmallVector<unsigned> copied =
+          plan.packCopies.lookup(pack.getOperation());
+      for (auto [index, grad] : llvm::enumerate(pack.getGrads())) {
+        if (llvm::is_contained(copied, index))
+          continue;
+        Value holder = grad;
+        while (auto gradReady = holder.getDefiningOp<GradReadyOp>())
+          holder = gradReady.getGrad();
+        if (!baseOf.count(holder))
+          baseOf[holder] = pack.getBucket();
+      }
+    }
+  }
+}
+
+bool StorageValidator::isViewOf(Value view, Value base) const {
+  for (Value current = view; current; current = baseOf.lookup(current))
+    if (current == base)
+      return true;
+  return false;
+}
+
+InFlightDiagnostic StorageValidator::emitError(Value value) const {
+  Location loc = value.getDefiningOp() ? value.getDefiningOp()->getLoc()
+                                       : getStepLoc();
+  return mlir::emitError(loc, "internal error: the storage plan ");
+}
+
+std::optional<int64_t>
+StorageValidator::getCapacity(const Storage &storage) const {
+  if (storage.kind == Storage::Kind::Param) {
+    if (storage.index >= plan.params.size())
+      return std::nullopt;
+    const PlannedParam &param = plan.params[storage.index];
+    return PlannedBuffer{param.dtype, param.numel}.getBytes();
+  }
+  if (storage.index >= plan.buffers.size())
+    return std::nullopt;
+  return plan.buffers[storage.index].getBytes();
+}
+
+LogicalResult
+StorageValidator::checkInsideStorage(const PlacedValue &value) const {
+  std::optional<int64_t> capacity = getCapacity(value.storage);
+  const char *kind =
+      value.storage.kind == Storage::Kind::Param ? "parameter" : "buffer";
+  if (!capacity)
+    return emitError(value.value)
+           << "names " << kind << " #" << value.storage.index
+           << ", which does not exist";
+  if (value.begin() < 0 || value.end() > *capacity)
+    return emitError(value.value)
+           << "places a value of " << value.bytes << " bytes at byte "
+           << value.begin() << " of " << kind << " #" << value.storage.index
+           << ", which holds " << *capacity << " bytes";
+  return success();
+}
+
+LogicalResult StorageValidator::checkViewsInsideBases() const {
+  llvm::DenseMap<Value, const PlacedValue *> byValue;
+  for (const PlacedValue &value : placed)
+    byValue[value.value] = &value;
+  for (auto [view, base] : baseOf) {
+    const PlacedValue *inner = byValue.lookup(view);
+    const PlacedValue *outer = byValue.lookup(base);
+    if (!inner || !outer)
+      continue;
+    bool sameStorage = inner->storage.kind == outer->storage.kind &&
+                       inner->storage.index == outer->storage.index;
+    if (!sameStorage || inner->begin() < outer->begin() ||
+        inner->end() > outer->end())
+      return emitError(view)
+             << "places a view (bytes [" << inner->begin() << ", "
+             << inner->end() << ")) outside its base (bytes ["
+             << outer->begin() << ", " << outer->end() << ")"
+             << (sameStorage ? "" : " of another buffer") << ")";
+  }
+  return success();
+}
+
+LogicalResult StorageValidator::checkNoLiveOverlap() const {
+  // Per buffer, in order of their first byte: a sweep finds each pair whose
+  // bytes overlap; such a pair is right only if one is a view of the other
+  // or their lives do not meet.
+  llvm::DenseMap<unsigned, llvm::SmallVector<const PlacedValue *>> byBuffer;
+  for (const PlacedValue &value : placed)
+    if (value.storage.kind == Storage::Kind::Buffer && value.bytes > 0)
+      byBuffer[value.storage.index].push_back(&value);
+  for (auto &[buffer, values] : byBuffer) {
+    llvm::stable_sort(values, [](const PlacedValue *a, const PlacedValue *b) {
+      return a->begin() < b->begin();
+    });
+    for (auto [index, first] : llvm::enumerate(values)) {
+      for (const PlacedValue *second : llvm::drop_begin(values, index + 1)) {
+        if (second->begin() >= first->end())
+          break;
+        bool livesMeet = first->defined <= second->lastRead &&
+                         second->defined <= first->lastRead;
+        if (!livesMeet || isViewOf(first->value, second->value) ||
+            isViewOf(second->value, first->value))
+          continue;
+        InFlightDiagnostic diag = emitError(second->value)
+                                  << "gives this value bytes ["
+                                  << second->begin() << ", " << second->end()
+                                  << ") of buffer #" << buffer
+                                  << " while another value, live at the same "
+                                     "time, holds bytes ["
+                                  << first->begin() << ", " << first->end()
+                                  << ")";
+        Operation *other = first->value.getDefiningOp();
+        diag.attachNote(other ? other->getLoc() : getStepLoc())
+            << "the other value";
+        return diag;
+      }
+    }
+  }
+  return success();
+}
+
+LogicalResult StorageValidator::checkParamReadsBeforeUpdates() const {
+  llvm::DenseMap<unsigned, llvm::SmallVector<unsigned>> updates;
+  for (Operation &op : getStepBlock()) {
+    FlatSymbolRefAttr param;
+    if (auto sgd = dyn_cast<SGDOp>(op))
+      param = sgd.getParamAttr();
+    else if (auto adam = dyn_cast<AdamOp>(op))
+      param = adam.getParamAttr();
+    if (param)
+      updates[plan.getParamIndex(param)].push_back(position.lookup(&op));
+  }
+  for (const PlacedValue &value : placed) {
+    if (value.storage.kind != Storage::Kind::Param)
+      continue;
+    for (unsigned update : updates.lookup(value.storage.index))
+      if (value.defined < update && update < value.lastRead)
+        return emitError(value.value)
+               << "lets this value alias parameter @"
+               << const_cast<ParamOp &>(plan.params[value.storage.index].op).getSymName()
+               << ", which the optimizer overwrites before its last read";
+  }
+  return success();
+}
+
+LogicalResult StorageValidator::run() {
+  numberOps();
+  collectViews();
+  auto place = [&](Value value, unsigned defined) -> LogicalResult {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type)
+      return success();
+    auto found = plan.storage.find(value);
+    if (found == plan.storage.end())
+      return emitError(value) << "gives this value no storage";
+    PlacedValue entry{value, found->second,
+                      type.getNumElements() *
+                          getElementBytes(type.getElementType()),
+                      defined, defined};
+    for (Operation *user : value.getUsers())
+      entry.lastRead = std::max(entry.lastRead, getReadEnd(user));
+    if (failed(checkInsideStorage(entry)))
+      return failure();
+    placed.push_back(entry);
+    return success();
+  };
+  Block &body = getStepBlock();
+  for (BlockArgument argument : body.getArguments())
+    if (failed(place(argument, 0)))
+      return failure();
+  for (Operation &op : body)
+    for (Value result : op.getResults())
+      if (failed(place(result, position.lookup(&op))))
+        return failure();
+  return failure(failed(checkViewsInsideBases()) ||
+                 failed(checkNoLiveOverlap()) ||
+                 failed(checkParamReadsBeforeUpdates()));
+}
+
+LogicalResult ddp::verifyStoragePlan(const StoragePlan &plan) {
+  return StorageValidator(plan).run();
+}
