@@ -8,7 +8,7 @@ module {
   ddp.param @fc1.bias layer 0 : tensor<32xf32>
   ddp.param @fc2.weight layer 1 : tensor<32x8xf32>
   ddp.param @fc2.bias layer 1 : tensor<8xf32>
-  func.func @step(%arg0: tensor<8x16xf32>, %arg1: tensor<8x16xf32>) attributes {ddp.bucket_policy = {name = "size"}, ddp.buckets = [{average_in_collective = false, axes = ["dp"], check_finite = false, dtype = f32, mesh = @world, numel = 808 : i64, padded_numel = 808 : i64}]} {
+  func.func @step(%arg0: tensor<8x16xf32>, %arg1: tensor<8x16xf32>) attributes {ddp.bucket_policy = #ddp.bucket_policy<name = size>, ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 808, padded_numel = 808, average_in_collective = false, check_finite = false>]} {
     %0 = ddp.get_param @fc1.weight : tensor<16x32xf32>
     %1 = ddp.get_param @fc1.bias : tensor<32xf32>
     %2 = ddp.get_param @fc2.weight : tensor<32x8xf32>

@@ -35,15 +35,16 @@ void ddp::populateDDPSchedulePipeline(OpPassManager &pm,
   assign.firstBucketBytes = options.firstBucketBytes;
   assign.bucketCapBytes = options.bucketCapBytes;
   assign.maxBucketGradients = options.maxBucketGradients;
-  pm.addPass(createAssignBuckets(assign));
+  pm.addNestedPass<func::FuncOp>(createAssignBuckets(assign));
   if (!options.printBucketLayout.empty()) {
     PrintBucketLayoutOptions print;
     print.outputPath = options.printBucketLayout;
     pm.addPass(createPrintBucketLayout(print));
   }
-  pm.addPass(createBucketize());
+  OpPassManager &steps = pm.nest<func::FuncOp>();
+  steps.addPass(createBucketize());
   if (options.overlapGradReduce)
-    pm.addPass(createOverlapGradReduce());
+    steps.addPass(createOverlapGradReduce());
   pm.addPass(createVerifyCollectiveOrder());
 }
 

@@ -37,15 +37,6 @@ StringRef ddp::sim::stringifyCollectiveAlgorithm(CollectiveAlgorithm algo) {
   llvm_unreachable("unknown collective algorithm");
 }
 
-std::optional<CollectiveAlgorithm>
-ddp::sim::parseCollectiveAlgorithm(StringRef name) {
-  return StringSwitch<std::optional<CollectiveAlgorithm>>(name)
-      .Case("ring", CollectiveAlgorithm::Ring)
-      .Case("tree", CollectiveAlgorithm::Tree)
-      .Case("auto", CollectiveAlgorithm::Auto)
-      .Default(std::nullopt);
-}
-
 GroupPlacement GroupPlacement::consecutive(int64_t ranks, int64_t gpusPerNode) {
   int64_t perNode = std::min(ranks, gpusPerNode);
   return {ranks, static_cast<int64_t>(divideCeil(ranks, perNode)), perNode};

@@ -9,7 +9,7 @@
 // issued after its last gradient and waited before the optimizer needs it;
 // the order check passes.
 // CHECK-LABEL: func.func @step
-// CHECK-SAME: ddp.bucket_policy = {name = "megatron"}
+// CHECK-SAME: ddp.bucket_policy = #ddp.bucket_policy<name = megatron>
 // CHECK:      ddp.grad_ready @fc1.bias
 // CHECK-NEXT: ddp.bucket_pack {{.*}}ddp.bucket = 0
 // CHECK-NEXT: ddp.check_finite {{.*}} bucket 0 params [@fc2.bias, @fc2.weight, @fc1.bias]
@@ -50,7 +50,7 @@
 
 // The auto policy records what it optimised for and predicted.
 // AUTO-LABEL: func.func @step
-// AUTO-SAME: ddp.bucket_policy = {hw = "a100-sxm-ib200", name = "auto", predicted_step_time_us = {{.*}} : f64}
+// AUTO-SAME: ddp.bucket_policy = #ddp.bucket_policy<name = auto, hw = "a100-sxm-ib200", predicted_step_time_us = {{[0-9.e+]+}}>
 // AUTO: ddp.all_reduce sum {{.*}} async
 // AUTO: ddp.wait
 

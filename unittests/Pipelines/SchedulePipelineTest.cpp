@@ -146,12 +146,12 @@ TEST_F(SchedulePipelineTest, AutoPredictsTheSimulatedStepTime) {
           OwningOpRef<ModuleOp> module =
               input == "mixed" ? importMixedInventory() : importPreset(input);
           ASSERT_TRUE(succeeded(schedule(*module, options)));
-          auto policy = getStep(*module)->getAttrOfType<DictionaryAttr>(
+          auto policy = getStep(*module)->getAttrOfType<BucketPolicyAttr>(
               kBucketPolicyAttrName);
           ASSERT_TRUE(policy);
-          double predicted = policy.getAs<FloatAttr>("predicted_step_time_us")
-                                 .getValueAsDouble() *
-                             1e-6;
+          ASSERT_TRUE(policy.getPredictedStepTimeUs());
+          double predicted =
+              policy.getPredictedStepTimeUs().getValueAsDouble() * 1e-6;
           double simulated = simulate(*module, hw, dp);
           EXPECT_NEAR(predicted, simulated, 1e-9 * simulated);
 

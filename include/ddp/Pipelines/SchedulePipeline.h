@@ -11,6 +11,8 @@
 #ifndef DDP_PIPELINES_SCHEDULEPIPELINE_H
 #define DDP_PIPELINES_SCHEDULEPIPELINE_H
 
+#include "ddp/Dialect/DDP/Transforms/Passes.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -18,10 +20,10 @@ namespace ddp {
 
 struct SchedulePipelineOptions
     : public mlir::PassPipelineOptions<SchedulePipelineOptions> {
-  Option<std::string> policy{
-      *this, "policy",
-      llvm::cl::desc("Bucketing policy: megatron, pytorch, size or auto"),
-      llvm::cl::init("megatron")};
+  Option<BucketPolicy> policy{*this, "policy",
+                              llvm::cl::desc("Bucketing policy"),
+                              llvm::cl::init(BucketPolicy::Megatron),
+                              getBucketPolicyOptionValues()};
   Option<std::string> hardware{
       *this, "hw",
       llvm::cl::desc("Hardware profile for the auto policy (built-in name or "
@@ -120,9 +122,10 @@ struct SchedulePipelineOptions
       llvm::cl::init(false)};
 };
 
-/// Adds to `pm` (on a module): ddp-assign-buckets, ddp-print-bucket-layout
-/// when asked, ddp-bucketize, ddp-overlap-grad-reduce unless
-/// overlap-grad-reduce=false, and ddp-verify-collective-order.
+/// Adds to `pm` (on a module): ddp-assign-buckets on each function,
+/// ddp-print-bucket-layout when asked, ddp-bucketize and, unless
+/// overlap-grad-reduce=false, ddp-overlap-grad-reduce on each function, and
+/// ddp-verify-collective-order.
 void populateDDPSchedulePipeline(mlir::OpPassManager &pm,
                                  const SchedulePipelineOptions &options);
 

@@ -32,8 +32,6 @@ llvm::StringRef stringifyCollectiveKind(CollectiveKind kind);
 /// says is faster, as NCCL's tuner does. Only all-reduce has a tree.
 enum class CollectiveAlgorithm { Ring, Tree, Auto };
 llvm::StringRef stringifyCollectiveAlgorithm(CollectiveAlgorithm algorithm);
-std::optional<CollectiveAlgorithm>
-parseCollectiveAlgorithm(llvm::StringRef name);
 
 /// How GEMMs on 16-bit tensors run: at their own precision, or as Transformer
 /// Engine's FP8 recipe runs a linear layer (operands cast to FP8, FP8 tensor

@@ -18,9 +18,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/StringSwitch.h"
 
 namespace ddp {
 #define GEN_PASS_DEF_ASSIGNBUCKETS
@@ -32,8 +30,6 @@ using namespace ddp;
 namespace bk = ddp::bucketing;
 
 namespace {
-
-enum class Policy { Megatron, PyTorch, Size, Auto };
 
 /// A gradient of the step and the reduction bucketing replaces.
 struct GradientReduction {
@@ -47,7 +43,7 @@ struct StepDecision {
   /// (grad_ready, bucket, offset)
   SmallVector<std::tuple<GradReadyOp, int64_t, int64_t>> members;
   ArrayAttr buckets;
-  DictionaryAttr policy;
+  BucketPolicyAttr policy;
 };
 
 class AssignBucketsPass
@@ -58,9 +54,7 @@ public:
   void runOnOperation() override;
 
 private:
-  LogicalResult assignStep(func::FuncOp step, Policy policy,
-                           SymbolTableCollection &symbols,
-                           SmallVectorImpl<StepDecision> &decisions);
+  FailureOr<StepDecision> assignStep(func::FuncOp step);
   FailureOr<bk::BucketLayout>
   computeAutoLayout(func::FuncOp step, ArrayRef<GradientReduction> reductions,
                     ArrayRef<bk::Gradient> gradients,
@@ -71,8 +65,6 @@ private:
   bk::PaddingOptions getPadding() {
     return {useDistributedOptimizer, padBucketsForHighNcclBusbw};
   }
-
-  std::optional<Policy> policyKind;
 };
 
 } // namespace
@@ -109,15 +101,6 @@ static FailureOr<int64_t> getLaidOutGroupSize(MeshOp mesh, ArrayAttr axes,
 /// Bad options are reported once, before any IR is looked at.
 LogicalResult AssignBucketsPass::initialize(MLIRContext *context) {
   Location loc = UnknownLoc::get(context);
-  policyKind = llvm::StringSwitch<std::optional<Policy>>(policy)
-                   .Case("megatron", Policy::Megatron)
-                   .Case("pytorch", Policy::PyTorch)
-                   .Case("size", Policy::Size)
-                   .Case("auto", Policy::Auto)
-                   .Default(std::nullopt);
-  if (!policyKind)
-    return emitError(loc) << "unknown bucketing policy '" << policy
-                          << "'; expected megatron, pytorch, size or auto";
   for (auto [name, value] :
        {std::pair<StringRef, int64_t>{"bucket-size", bucketSize},
         {"bucket-bytes", bucketBytes},
@@ -126,33 +109,30 @@ LogicalResult AssignBucketsPass::initialize(MLIRContext *context) {
         {"max-bucket-gradients", maxBucketGradients}})
     if (value < 0)
       return emitError(loc) << name << " must not be negative, got " << value;
-  if (*policyKind == Policy::Size && (bucketSize > 0) == (bucketBytes > 0))
+  if (policy == BucketPolicy::Size && (bucketSize > 0) == (bucketBytes > 0))
     return emitError(loc) << "the size policy needs exactly one of "
                              "bucket-size (elements) and bucket-bytes";
   return success();
 }
 
 void AssignBucketsPass::runOnOperation() {
-  ModuleOp module = getOperation();
-  SymbolTableCollection symbols;
-  // Every step is laid out before any attribute is written, so that a
-  // failure leaves the module as it was.
-  SmallVector<StepDecision> decisions;
-  for (auto step : module.getOps<func::FuncOp>()) {
-    if (step.isExternal())
-      continue;
-    if (failed(assignStep(step, *policyKind, symbols, decisions)))
-      return signalPassFailure();
-  }
+  func::FuncOp step = getOperation();
+  if (step.isExternal())
+    return;
+  // The step is laid out before any attribute is written, so that a failure
+  // leaves it as it was.
+  FailureOr<StepDecision> decision = assignStep(step);
+  if (failed(decision))
+    return signalPassFailure();
+  if (!decision->step)
+    return;
   Builder builder(&getContext());
-  for (StepDecision &decision : decisions) {
-    for (auto [ready, bucket, offset] : decision.members) {
-      ready->setAttr(kBucketAttrName, builder.getI64IntegerAttr(bucket));
-      ready->setAttr(kBucketOffsetAttrName, builder.getI64IntegerAttr(offset));
-    }
-    decision.step->setAttr(kBucketsAttrName, decision.buckets);
-    decision.step->setAttr(kBucketPolicyAttrName, decision.policy);
+  for (auto [ready, bucket, offset] : decision->members) {
+    ready->setAttr(kBucketAttrName, builder.getI64IntegerAttr(bucket));
+    ready->setAttr(kBucketOffsetAttrName, builder.getI64IntegerAttr(offset));
   }
+  step->setAttr(kBucketsAttrName, decision->buckets);
+  step->setAttr(kBucketPolicyAttrName, decision->policy);
 }
 
 bk::MegatronOptions
@@ -181,10 +161,9 @@ bk::PyTorchOptions AssignBucketsPass::getPyTorchOptions() {
   return options;
 }
 
-LogicalResult
-AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
-                              SymbolTableCollection &symbols,
-                              SmallVectorImpl<StepDecision> &decisions) {
+/// The layout of `step`; a decision without a step when it reduces no
+/// gradient.
+FailureOr<StepDecision> AssignBucketsPass::assignStep(func::FuncOp step) {
   // Gradients in ready order: the order of their grad_ready ops.
   SmallVector<GradientReduction> reductions;
   WalkResult walk = step.walk([&](GradReadyOp ready) {
@@ -198,7 +177,7 @@ AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
   if (walk.wasInterrupted())
     return failure();
   if (reductions.empty())
-    return success();
+    return StepDecision();
   if (!step.getBody().hasOneBlock())
     return step.emitError("bucketing needs a step with a single block");
   for (GradientReduction reduction : reductions)
@@ -208,10 +187,14 @@ AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
         return op->emitError("bucketing needs the gradients and their "
                              "reductions at the top level of the step");
 
-  ModuleOp module = getOperation();
-  llvm::DenseMap<StringAttr, size_t> declarationIndex;
+  // Sibling steps may be rewritten in parallel, so symbols are looked up
+  // among the module's ddp.param and ddp.mesh ops only (BucketAttributes.h).
+  auto module = step->getParentOfType<ModuleOp>();
+  if (!module)
+    return step.emitError("bucketing needs the step inside a module");
+  llvm::DenseMap<StringAttr, std::pair<ParamOp, size_t>> paramByName;
   for (auto [index, param] : llvm::enumerate(module.getOps<ParamOp>()))
-    declarationIndex[param.getSymNameAttr()] = index;
+    paramByName[param.getSymNameAttr()] = {param, index};
 
   SmallVector<bk::Gradient> gradients;
   FlatSymbolRefAttr meshRef = reductions.front().allReduce.getMeshAttr();
@@ -222,9 +205,9 @@ AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
       return allReduce.emitError("bucketing needs every gradient reduced "
                                  "over one mesh; this one uses ")
              << allReduce.getMeshAttr() << " and an earlier one " << meshRef;
-    auto param = symbols.lookupNearestSymbolFrom<ParamOp>(
-        reduction.ready, reduction.ready.getParamAttr());
-    auto mesh = symbols.lookupNearestSymbolFrom<MeshOp>(allReduce, meshRef);
+    auto [param, declarationIndex] =
+        paramByName.lookup(reduction.ready.getParamAttr().getAttr());
+    MeshOp mesh = lookupMesh(step, meshRef);
     if (!param || !mesh)
       return reduction.ready.emitError("names a parameter or mesh that does "
                                        "not exist; run the verifier first");
@@ -263,7 +246,7 @@ AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
     gradient.groupSize = *groupSize;
     gradient.expert = param.getExpert();
     gradient.sharedEmbedding = param.getSharedEmbedding();
-    gradient.declarationIndex = declarationIndex.lookup(param.getSymNameAttr());
+    gradient.declarationIndex = declarationIndex;
     gradients.push_back(std::move(gradient));
   }
 
@@ -271,15 +254,16 @@ AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
   // a collective's time is subadditive in its size (latency plus the
   // cheaper of two affine algorithms), so one bucket per stream is best: the
   // megatron layout without a bucket size.
-  bool singleBucketPerBuffer = !overlapGradReduce && policy == Policy::Auto;
+  bool singleBucketPerBuffer =
+      !overlapGradReduce && policy == BucketPolicy::Auto;
   llvm::Expected<bk::BucketLayout> layout(bk::BucketLayout{});
   double predictedStepTime = -1;
-  if (policy == Policy::Megatron || singleBucketPerBuffer) {
+  if (policy == BucketPolicy::Megatron || singleBucketPerBuffer) {
     layout =
         bk::computeMegatronLayout(gradients, getMegatronOptions(gradients));
-  } else if (policy == Policy::PyTorch) {
+  } else if (policy == BucketPolicy::PyTorch) {
     layout = bk::computePyTorchLayout(gradients, getPyTorchOptions());
-  } else if (policy == Policy::Size) {
+  } else if (policy == BucketPolicy::Size) {
     bk::SizeOptions options;
     options.budget = bucketSize > 0 ? bucketSize : bucketBytes;
     options.unit = bucketSize > 0 ? bk::SizeOptions::Unit::Elements
@@ -332,21 +316,17 @@ AssignBucketsPass::assignStep(func::FuncOp step, Policy policy,
     }
   }
   decision.buckets = builder.getArrayAttr(buckets);
-  SmallVector<NamedAttribute> policyInfo = {
-      builder.getNamedAttr("name", builder.getStringAttr(this->policy))};
-  if (policy == Policy::Auto && predictedStepTime >= 0) {
-    policyInfo.push_back(
-        builder.getNamedAttr("hw", builder.getStringAttr(hardware)));
-    policyInfo.push_back(
-        builder.getNamedAttr("predicted_step_time_us",
-                             builder.getF64FloatAttr(predictedStepTime * 1e6)));
+  decision.policy =
+      BucketPolicyAttr::get(context, policy, StringAttr(), FloatAttr());
+  if (policy == BucketPolicy::Auto && predictedStepTime >= 0) {
+    decision.policy = BucketPolicyAttr::get(
+        context, policy, builder.getStringAttr(hardware),
+        builder.getF64FloatAttr(predictedStepTime * 1e6));
     predictedStepTimeMicros = static_cast<uint64_t>(predictedStepTime * 1e6);
   }
-  decision.policy = builder.getDictionaryAttr(policyInfo);
-  decisions.push_back(std::move(decision));
   numBucketsMade += layout->buckets.size();
   numGradientsBucketed += gradients.size();
-  return success();
+  return decision;
 }
 
 FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(

@@ -2,27 +2,16 @@
 
 #include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 
-#include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace ddp;
 
-DictionaryAttr ddp::getBucketSpecAttr(MLIRContext *context,
-                                      const BucketSpec &spec) {
-  Builder builder(context);
-  return builder.getDictionaryAttr({
-      builder.getNamedAttr("dtype", TypeAttr::get(spec.elementType)),
-      builder.getNamedAttr("mesh", spec.mesh),
-      builder.getNamedAttr("axes", spec.axes),
-      builder.getNamedAttr("numel", builder.getI64IntegerAttr(spec.numel)),
-      builder.getNamedAttr("padded_numel",
-                           builder.getI64IntegerAttr(spec.paddedNumel)),
-      builder.getNamedAttr("average_in_collective",
-                           builder.getBoolAttr(spec.averageInCollective)),
-      builder.getNamedAttr("check_finite",
-                           builder.getBoolAttr(spec.checkFinite)),
-  });
+BucketAttr ddp::getBucketSpecAttr(MLIRContext *context,
+                                  const BucketSpec &spec) {
+  return BucketAttr::get(context, spec.elementType, spec.mesh, spec.axes,
+                         spec.numel, spec.paddedNumel,
+                         spec.averageInCollective, spec.checkFinite);
 }
 
 FailureOr<SmallVector<BucketSpec>> ddp::readBucketSpecs(func::FuncOp step) {
@@ -33,45 +22,21 @@ FailureOr<SmallVector<BucketSpec>> ddp::readBucketSpecs(func::FuncOp step) {
   auto list = dyn_cast<ArrayAttr>(attr);
   if (!list)
     return step.emitError() << "'" << kBucketsAttrName
-                            << "' must be an array of bucket dictionaries";
+                            << "' must be an array of #ddp.bucket attributes";
   for (auto [index, entry] : llvm::enumerate(list)) {
-    auto dict = dyn_cast<DictionaryAttr>(entry);
-    auto fail = [&, index = index](StringRef problem) {
-      return step.emitError() << "bucket " << index << " in '"
-                              << kBucketsAttrName << "' " << problem;
-    };
-    if (!dict)
-      return fail("is not a dictionary");
+    auto bucket = dyn_cast<BucketAttr>(entry);
+    if (!bucket)
+      return step.emitError()
+             << "bucket " << index << " in '" << kBucketsAttrName
+             << "' is not a #ddp.bucket: " << entry;
     BucketSpec spec;
-    auto dtype = dict.getAs<TypeAttr>("dtype");
-    if (!dtype || !isa<FloatType>(dtype.getValue()) ||
-        !getElementTypeOf(dtype.getValue()))
-      return fail("needs 'dtype', one of f16, bf16, f32, f64");
-    spec.elementType = cast<FloatType>(dtype.getValue());
-    spec.mesh = dict.getAs<FlatSymbolRefAttr>("mesh");
-    if (!spec.mesh)
-      return fail("needs 'mesh', a symbol reference to a ddp.mesh");
-    spec.axes = dict.getAs<ArrayAttr>("axes");
-    if (!spec.axes || spec.axes.empty() ||
-        !llvm::all_of(spec.axes,
-                      [](Attribute axis) { return isa<StringAttr>(axis); }))
-      return fail("needs 'axes', a non-empty array of mesh axis names");
-    auto numel = dict.getAs<IntegerAttr>("numel");
-    auto padded = dict.getAs<IntegerAttr>("padded_numel");
-    if (!numel || !padded)
-      return fail("needs integer 'numel' and 'padded_numel'");
-    spec.numel = numel.getInt();
-    spec.paddedNumel = padded.getInt();
-    if (spec.numel < 1 || spec.paddedNumel < spec.numel)
-      return fail("has numel ")
-             << spec.numel << " and padded_numel " << spec.paddedNumel
-             << "; it needs 1 <= numel <= padded_numel";
-    auto average = dict.getAs<BoolAttr>("average_in_collective");
-    auto check = dict.getAs<BoolAttr>("check_finite");
-    if (!average || !check)
-      return fail("needs boolean 'average_in_collective' and 'check_finite'");
-    spec.averageInCollective = average.getValue();
-    spec.checkFinite = check.getValue();
+    spec.elementType = bucket.getElementType();
+    spec.mesh = bucket.getMesh();
+    spec.axes = bucket.getAxes();
+    spec.numel = bucket.getNumel();
+    spec.paddedNumel = bucket.getPaddedNumel();
+    spec.averageInCollective = bucket.getAverageInCollective();
+    spec.checkFinite = bucket.getCheckFinite();
     specs.push_back(spec);
   }
   return specs;
@@ -124,6 +89,16 @@ FailureOr<AllReduceOp> ddp::getGradientReduction(GradReadyOp ready) {
     found = allReduce;
   }
   return found;
+}
+
+MeshOp ddp::lookupMesh(func::FuncOp step, FlatSymbolRefAttr name) {
+  auto module = step->getParentOfType<ModuleOp>();
+  if (!module)
+    return nullptr;
+  for (MeshOp mesh : module.getOps<MeshOp>())
+    if (mesh.getSymNameAttr() == name.getAttr())
+      return mesh;
+  return nullptr;
 }
 
 std::string ddp::getGroupName(ArrayAttr axes) {

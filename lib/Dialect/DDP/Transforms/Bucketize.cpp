@@ -9,7 +9,6 @@
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/SymbolTable.h"
 
 namespace ddp {
 #define GEN_PASS_DEF_BUCKETIZE
@@ -41,8 +40,7 @@ public:
   void runOnOperation() override;
 
 private:
-  LogicalResult bucketizeStep(func::FuncOp step,
-                              SymbolTableCollection &symbols);
+  LogicalResult bucketizeStep(func::FuncOp step);
   void materialize(BucketPlan &plan, Operation *insertAfter, Operation *&last);
 };
 
@@ -61,7 +59,6 @@ static bool isMaterialized(GradReadyOp ready, int64_t index) {
 static LogicalResult planBucket(func::FuncOp step, size_t index,
                                 const BucketSpec &spec,
                                 ArrayRef<BucketMember> members,
-                                SymbolTableCollection &symbols,
                                 BucketPlan &plan, bool &done) {
   auto bucketError = [&](Operation *op) {
     return op->emitError() << "bucket " << index << ": ";
@@ -134,7 +131,7 @@ static LogicalResult planBucket(func::FuncOp step, size_t index,
     return bucketError(step)
            << "'numel' is " << spec.numel
            << " but its last gradient ends at element " << end;
-  auto mesh = symbols.lookupNearestSymbolFrom<MeshOp>(step, spec.mesh);
+  MeshOp mesh = lookupMesh(step, spec.mesh);
   if (!mesh)
     return bucketError(step) << spec.mesh << " is not a ddp.mesh";
   plan.groupSize = getGroupSize(mesh, spec.axes);
@@ -145,14 +142,12 @@ static LogicalResult planBucket(func::FuncOp step, size_t index,
 }
 
 void BucketizePass::runOnOperation() {
-  SymbolTableCollection symbols;
-  for (auto step : getOperation().getOps<func::FuncOp>())
-    if (step->hasAttr(kBucketsAttrName) && failed(bucketizeStep(step, symbols)))
-      return signalPassFailure();
+  func::FuncOp step = getOperation();
+  if (step->hasAttr(kBucketsAttrName) && failed(bucketizeStep(step)))
+    return signalPassFailure();
 }
 
-LogicalResult BucketizePass::bucketizeStep(func::FuncOp step,
-                                           SymbolTableCollection &symbols) {
+LogicalResult BucketizePass::bucketizeStep(func::FuncOp step) {
   FailureOr<SmallVector<BucketSpec>> specs = readBucketSpecs(step);
   if (failed(specs))
     return failure();
@@ -165,8 +160,7 @@ LogicalResult BucketizePass::bucketizeStep(func::FuncOp step,
   for (auto [index, spec] : llvm::enumerate(*specs)) {
     BucketPlan plan;
     bool done = false;
-    if (failed(planBucket(step, index, spec, (*members)[index], symbols, plan,
-                          done)))
+    if (failed(planBucket(step, index, spec, (*members)[index], plan, done)))
       return failure();
     if (!done)
       plans.push_back(std::move(plan));

@@ -80,9 +80,9 @@ private:
 } // namespace
 
 void OverlapGradReducePass::runOnOperation() {
-  for (auto step : getOperation().getOps<func::FuncOp>())
-    if (!step.isExternal() && failed(overlapStep(step)))
-      return signalPassFailure();
+  func::FuncOp step = getOperation();
+  if (!step.isExternal() && failed(overlapStep(step)))
+    return signalPassFailure();
 }
 
 LogicalResult OverlapGradReducePass::overlapStep(func::FuncOp step) {

@@ -67,12 +67,6 @@ void SimulatePass::runOnOperation() {
         << llvm::toString(profile.takeError());
     return signalPassFailure();
   }
-  std::optional<CollectiveAlgorithm> algo = parseCollectiveAlgorithm(algorithm);
-  if (!algo) {
-    emitError(module.getLoc(), "ddp-simulate: unknown algorithm '")
-        << algorithm << "'; expected ring, tree or auto";
-    return signalPassFailure();
-  }
   if (fp8Gemms && profile->fp8PeakFlops <= 0) {
     emitError(module.getLoc(), "ddp-simulate: fp8-gemms needs an FP8 peak, "
                                "but hardware profile '")
@@ -90,7 +84,7 @@ void SimulatePass::runOnOperation() {
   if (failed(step))
     return signalPassFailure();
 
-  CostModel model(std::move(*profile), *algo,
+  CostModel model(std::move(*profile), algorithm,
                   fp8Gemms ? GemmPrecision::FP8 : GemmPrecision::Native);
   SimOptions options;
   options.dataParallelSize = dataParallelSize;

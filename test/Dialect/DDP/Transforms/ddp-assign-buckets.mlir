@@ -6,20 +6,28 @@
 // RUN: ddp-opt %s -split-input-file --ddp-assign-buckets="policy=size bucket-bytes=400 average-in-collective=true check-for-nan-in-grad=true" -verify-diagnostics | FileCheck %s --check-prefix=SIZE
 // RUN: ddp-opt %s -split-input-file --ddp-assign-buckets="policy=megatron use-distributed-optimizer=true grad-reduce-in-fp32=true" -verify-diagnostics | FileCheck %s --check-prefix=MIXED
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="policy=bogus" 2>&1 | FileCheck %s --check-prefix=BADPOLICY
+// RUN: ddp-opt --help | FileCheck %s --check-prefix=HELP
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="policy=size" 2>&1 | FileCheck %s --check-prefix=NOBUDGET
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="bucket-size=-5" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="bucket-size=10 num-buckets=2" 2>&1 | FileCheck %s --check-prefix=EXCLUSIVE
 
-// BADPOLICY: error: unknown bucketing policy 'bogus'; expected megatron, pytorch, size or auto
+// BADPOLICY: for the --policy option: Cannot find option named 'bogus'!
+
+// HELP-LABEL: --ddp-assign-buckets
+// HELP:       --policy=<value>
+// HELP-NEXT:    =megatron
+// HELP-NEXT:    =pytorch
+// HELP-NEXT:    =size
+// HELP-NEXT:    =auto
 // NOBUDGET: error: the size policy needs exactly one of bucket-size (elements) and bucket-bytes
 // NEGATIVE: error: bucket-size must not be negative, got -5
 // EXCLUSIVE: error: bucket-size and num-buckets are exclusive (Megatron: cannot specify both --ddp-num-buckets and --ddp-bucket-size)
 
 // Four f32 gradients ready in reverse registration order over a 4-rank group.
 // MEGATRON-LABEL: func.func @dense
-// MEGATRON-SAME: ddp.bucket_policy = {name = "megatron"}
-// MEGATRON-SAME: ddp.buckets = [{average_in_collective = false, axes = ["dp"], check_finite = false, dtype = f32, mesh = @world, numel = 250 : i64, padded_numel = 250 : i64},
-// MEGATRON-SAME: {average_in_collective = false, axes = ["dp"], check_finite = false, dtype = f32, mesh = @world, numel = 100 : i64, padded_numel = 100 : i64}]
+// MEGATRON-SAME: ddp.bucket_policy = #ddp.bucket_policy<name = megatron>
+// MEGATRON-SAME: ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 250, padded_numel = 250, average_in_collective = false, check_finite = false>,
+// MEGATRON-SAME: #ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 100, padded_numel = 100, average_in_collective = false, check_finite = false>]
 // MEGATRON: ddp.grad_ready @d, %{{.*}} {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64}
 // MEGATRON: ddp.grad_ready @c, %{{.*}} {ddp.bucket = 0 : i64, ddp.bucket_offset = 50 : i64}
 // MEGATRON: ddp.grad_ready @b, %{{.*}} {ddp.bucket = 0 : i64, ddp.bucket_offset = 150 : i64}
@@ -29,35 +37,35 @@
 
 // Starts padded to 64 elements, ends to lcm(4, 128): b ends at 292.
 // DISTOPT-LABEL: func.func @dense
-// DISTOPT-SAME: numel = 292 : i64, padded_numel = 384 : i64
-// DISTOPT-SAME: numel = 100 : i64, padded_numel = 128 : i64
+// DISTOPT-SAME: numel = 292, padded_numel = 384
+// DISTOPT-SAME: numel = 100, padded_numel = 128
 // DISTOPT: ddp.grad_ready @d, %{{.*}} {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64}
 // DISTOPT: ddp.grad_ready @c, %{{.*}} {ddp.bucket = 0 : i64, ddp.bucket_offset = 64 : i64}
 // DISTOPT: ddp.grad_ready @b, %{{.*}} {ddp.bucket = 0 : i64, ddp.bucket_offset = 192 : i64}
 
 // 350 elements / 2 = 175 per bucket.
 // NUMBUCKETS-LABEL: func.func @dense
-// NUMBUCKETS-SAME: numel = 250 : i64
-// NUMBUCKETS-SAME: numel = 100 : i64
+// NUMBUCKETS-SAME: numel = 250
+// NUMBUCKETS-SAME: numel = 100
 
 // Without overlap Megatron ignores the bucket size: one bucket.
 // NOOVERLAP-LABEL: func.func @dense
-// NOOVERLAP-SAME: ddp.buckets = [{{{[^}]*}}numel = 350 : i64, padded_numel = 350 : i64}]
+// NOOVERLAP-SAME: ddp.buckets = [#ddp.bucket<{{[^>]*}}numel = 350, padded_numel = 350, {{[^>]*}}>]
 
 // 4-byte elements: d + c reach the first 400 bytes, b + a the 800 after.
 // PYTORCH-LABEL: func.func @dense
-// PYTORCH-SAME: ddp.bucket_policy = {name = "pytorch"}
-// PYTORCH-SAME: numel = 150 : i64
-// PYTORCH-SAME: numel = 200 : i64
+// PYTORCH-SAME: ddp.bucket_policy = #ddp.bucket_policy<name = pytorch>
+// PYTORCH-SAME: numel = 150
+// PYTORCH-SAME: numel = 200
 // PYTORCH: ddp.grad_ready @d, %{{.*}} {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64}
 // PYTORCH: ddp.grad_ready @c, %{{.*}} {ddp.bucket = 0 : i64, ddp.bucket_offset = 50 : i64}
 // PYTORCH: ddp.grad_ready @b, %{{.*}} {ddp.bucket = 1 : i64, ddp.bucket_offset = 0 : i64}
 // PYTORCH: ddp.grad_ready @a, %{{.*}} {ddp.bucket = 1 : i64, ddp.bucket_offset = 100 : i64}
 
 // SIZE-LABEL: func.func @dense
-// SIZE-SAME: ddp.buckets = [{average_in_collective = true, axes = ["dp"], check_finite = true, dtype = f32, mesh = @world, numel = 150 : i64, padded_numel = 150 : i64},
-// SIZE-SAME: numel = 100 : i64
-// SIZE-SAME: numel = 100 : i64
+// SIZE-SAME: ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 150, padded_numel = 150, average_in_collective = true, check_finite = true>,
+// SIZE-SAME: numel = 100
+// SIZE-SAME: numel = 100
 ddp.mesh @world(dp = 4)
 ddp.param @a : tensor<10x10xf32>
 ddp.param @b : tensor<100xf32>
@@ -86,9 +94,9 @@ func.func @dense(%ga: tensor<10x10xf32>, %gb: tensor<100xf32>, %gc: tensor<4x25x
 // embedding; the expert never shares a bucket with dense gradients; buckets
 // are issued in the order they complete.
 // MIXED-LABEL: func.func @moe
-// MIXED-SAME: ddp.buckets = [{average_in_collective = false, axes = ["dp"], check_finite = false, dtype = f32, mesh = @world, numel = 32 : i64, padded_numel = 128 : i64},
-// MIXED-SAME: {average_in_collective = false, axes = ["dp", "ep"], check_finite = false, dtype = f32, mesh = @world, numel = 256 : i64, padded_numel = 256 : i64},
-// MIXED-SAME: {average_in_collective = false, axes = ["dp", "ep"], check_finite = false, dtype = f32, mesh = @world, numel = 64 : i64, padded_numel = 128 : i64}]
+// MIXED-SAME: ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 32, padded_numel = 128, average_in_collective = false, check_finite = false>,
+// MIXED-SAME: #ddp.bucket<dtype = f32, mesh = @world, axes = ["dp", "ep"], numel = 256, padded_numel = 256, average_in_collective = false, check_finite = false>,
+// MIXED-SAME: #ddp.bucket<dtype = f32, mesh = @world, axes = ["dp", "ep"], numel = 64, padded_numel = 128, average_in_collective = false, check_finite = false>]
 // MIXED: ddp.grad_ready @l1.w, %{{.*}} {ddp.bucket = 1 : i64, ddp.bucket_offset = 0 : i64}
 // MIXED: ddp.grad_ready @e0.w, %{{.*}} {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64}
 // MIXED: ddp.grad_ready @l0.w, %{{.*}} {ddp.bucket = 1 : i64, ddp.bucket_offset = 128 : i64}

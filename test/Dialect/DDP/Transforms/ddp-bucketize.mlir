@@ -34,10 +34,8 @@ ddp.param @c : tensor<4x25xf32>
 ddp.param @d : tensor<50xf32>
 func.func @two_buckets(%ga: tensor<10x10xf32>, %gb: tensor<100xf32>, %gc: tensor<4x25xf32>, %gd: tensor<50xf32>) attributes {
     ddp.buckets = [
-      {dtype = f32, mesh = @world, axes = ["dp"], numel = 150 : i64, padded_numel = 150 : i64,
-       average_in_collective = false, check_finite = false},
-      {dtype = f32, mesh = @world, axes = ["dp"], numel = 228 : i64, padded_numel = 256 : i64,
-       average_in_collective = true, check_finite = true}]} {
+      #ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 150, padded_numel = 150, average_in_collective = false, check_finite = false>,
+      #ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 228, padded_numel = 256, average_in_collective = true, check_finite = true>]} {
   %d = ddp.grad_ready @d, %gd {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64} : tensor<50xf32>
   %c = ddp.grad_ready @c, %gc {ddp.bucket = 0 : i64, ddp.bucket_offset = 50 : i64} : tensor<4x25xf32>
   %b = ddp.grad_ready @b, %gb {ddp.bucket = 1 : i64, ddp.bucket_offset = 0 : i64} : tensor<100xf32>
@@ -73,8 +71,7 @@ ddp.mesh @world(dp = 2)
 ddp.param @w : tensor<4x4xbf16>
 ddp.param @v : tensor<8xbf16>
 func.func @fp32_bucket(%gw: tensor<4x4xbf16>, %gv: tensor<8xbf16>) attributes {
-    ddp.buckets = [{dtype = f32, mesh = @world, axes = ["dp"], numel = 24 : i64, padded_numel = 24 : i64,
-                    average_in_collective = false, check_finite = false}]} {
+    ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 24, padded_numel = 24, average_in_collective = false, check_finite = false>]} {
   %w = ddp.grad_ready @w, %gw {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64} : tensor<4x4xbf16>
   %v = ddp.grad_ready @v, %gv {ddp.bucket = 0 : i64, ddp.bucket_offset = 16 : i64} : tensor<8xbf16>
   %rw = ddp.all_reduce sum %w over @world[dp] : tensor<4x4xbf16>
@@ -98,10 +95,8 @@ ddp.param @a : tensor<1xf32>
 ddp.param @b : tensor<1xf32>
 ddp.param @d : tensor<1xf32>
 func.func @issue_order(%ga: tensor<1xf32>, %gb: tensor<1xf32>, %gd: tensor<1xf32>) attributes {
-    ddp.buckets = [{dtype = f32, mesh = @world, axes = ["dp"], numel = 2 : i64, padded_numel = 2 : i64,
-                    average_in_collective = true, check_finite = false},
-                   {dtype = f32, mesh = @world, axes = ["dp"], numel = 1 : i64, padded_numel = 1 : i64,
-                    average_in_collective = true, check_finite = false}]} {
+    ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 2, padded_numel = 2, average_in_collective = true, check_finite = false>,
+                   #ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 1, padded_numel = 1, average_in_collective = true, check_finite = false>]} {
   %a = ddp.grad_ready @a, %ga {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64} : tensor<1xf32>
   %b = ddp.grad_ready @b, %gb {ddp.bucket = 1 : i64, ddp.bucket_offset = 0 : i64} : tensor<1xf32>
   %d = ddp.grad_ready @d, %gd {ddp.bucket = 0 : i64, ddp.bucket_offset = 1 : i64} : tensor<1xf32>
@@ -118,7 +113,7 @@ func.func @issue_order(%ga: tensor<1xf32>, %gb: tensor<1xf32>, %gd: tensor<1xf32
 
 ddp.mesh @world(dp = 2)
 ddp.param @a : tensor<4xf32>
-// expected-error @+1 {{'ddp.buckets' must be an array of bucket dictionaries}}
+// expected-error @+1 {{'ddp.buckets' must be an array of #ddp.bucket attributes}}
 func.func @not_an_array(%g: tensor<4xf32>) attributes {ddp.buckets = 3} {
   return
 }
@@ -126,24 +121,64 @@ func.func @not_an_array(%g: tensor<4xf32>) attributes {ddp.buckets = 3} {
 // -----
 
 ddp.mesh @world(dp = 2)
-// expected-error @+1 {{bucket 0 in 'ddp.buckets' needs 'dtype', one of f16, bf16, f32, f64}}
-func.func @no_dtype() attributes {ddp.buckets = [{dtype = i32, mesh = @world, axes = ["dp"], numel = 1 : i64, padded_numel = 1 : i64, average_in_collective = false, check_finite = false}]} {
+// expected-error @+1 {{#ddp.bucket needs 'dtype', one of f16, bf16, f32, f64, got 'i32'}}
+func.func @no_dtype() attributes {ddp.buckets = [#ddp.bucket<dtype = i32, mesh = @world, axes = ["dp"], numel = 1, padded_numel = 1, average_in_collective = false, check_finite = false>]} {
   return
 }
 
 // -----
 
 ddp.mesh @world(dp = 2)
-// expected-error @+1 {{bucket 0 in 'ddp.buckets' has numel 8 and padded_numel 4; it needs 1 <= numel <= padded_numel}}
-func.func @bad_sizes() attributes {ddp.buckets = [{dtype = f32, mesh = @world, axes = ["dp"], numel = 8 : i64, padded_numel = 4 : i64, average_in_collective = false, check_finite = false}]} {
+// expected-error @+1 {{#ddp.bucket has numel 8 and padded_numel 4; it needs 1 <= numel <= padded_numel}}
+func.func @bad_sizes() attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 8, padded_numel = 4, average_in_collective = false, check_finite = false>]} {
   return
 }
 
 // -----
 
 ddp.mesh @world(dp = 2)
-// expected-error @+1 {{bucket 0 in 'ddp.buckets' needs boolean 'average_in_collective' and 'check_finite'}}
-func.func @no_flags() attributes {ddp.buckets = [{dtype = f32, mesh = @world, axes = ["dp"], numel = 1 : i64, padded_numel = 1 : i64}]} {
+// expected-error @+2 {{expected 'true' or 'false'}}
+// expected-error @+1 {{failed to parse DDP_BucketAttr parameter 'average_in_collective' which is to be a `bool`}}
+func.func @bad_flag() attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 1, padded_numel = 1, average_in_collective = 0, check_finite = false>]} {
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+// expected-error @+1 {{#ddp.bucket needs 'axes', a non-empty array of mesh axis names}}
+func.func @no_axes() attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = [], numel = 1, padded_numel = 1, average_in_collective = false, check_finite = false>]} {
+  return
+}
+
+// -----
+
+// The dictionaries ddp.buckets held before #ddp.bucket are named as such.
+ddp.mesh @world(dp = 2)
+// expected-error @+1 {{bucket 0 in 'ddp.buckets' is not a #ddp.bucket: {average_in_collective = false}}}
+func.func @dictionary() attributes {ddp.buckets = [{average_in_collective = false}]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#ddp.bucket_policy: only the auto policy records 'hw' and 'predicted_step_time_us', not megatron}}
+func.func @policy_with_hw() attributes {ddp.bucket_policy = #ddp.bucket_policy<name = megatron, hw = "h100-sxm-ib400">} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#ddp.bucket_policy: 'predicted_step_time_us' must be finite and not negative, got -1.000000e+00}}
+func.func @negative_time() attributes {ddp.bucket_policy = #ddp.bucket_policy<name = auto, predicted_step_time_us = -1.0>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expected ::ddp::BucketPolicy to be one of: megatron, pytorch, size, auto}}
+// expected-error @+1 {{failed to parse DDP_BucketPolicyAttr parameter 'name' which is to be a `::ddp::BucketPolicy`}}
+func.func @unknown_policy() attributes {ddp.bucket_policy = #ddp.bucket_policy<name = bogus>} {
   return
 }
 
@@ -151,7 +186,7 @@ func.func @no_flags() attributes {ddp.buckets = [{dtype = f32, mesh = @world, ax
 
 ddp.mesh @world(dp = 2)
 ddp.param @a : tensor<4xf32>
-func.func @out_of_range(%g: tensor<4xf32>) attributes {ddp.buckets = [{dtype = f32, mesh = @world, axes = ["dp"], numel = 4 : i64, padded_numel = 4 : i64, average_in_collective = false, check_finite = false}]} {
+func.func @out_of_range(%g: tensor<4xf32>) attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 4, padded_numel = 4, average_in_collective = false, check_finite = false>]} {
   // expected-error @+1 {{is assigned to bucket 1, but 'ddp.buckets' of the step has 1 buckets}}
   %a = ddp.grad_ready @a, %g {ddp.bucket = 1 : i64, ddp.bucket_offset = 0 : i64} : tensor<4xf32>
   %r = ddp.all_reduce avg %a over @world[dp] : tensor<4xf32>
@@ -162,7 +197,7 @@ func.func @out_of_range(%g: tensor<4xf32>) attributes {ddp.buckets = [{dtype = f
 
 ddp.mesh @world(dp = 2)
 ddp.param @a : tensor<4xf32>
-func.func @no_offset(%g: tensor<4xf32>) attributes {ddp.buckets = [{dtype = f32, mesh = @world, axes = ["dp"], numel = 4 : i64, padded_numel = 4 : i64, average_in_collective = false, check_finite = false}]} {
+func.func @no_offset(%g: tensor<4xf32>) attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 4, padded_numel = 4, average_in_collective = false, check_finite = false>]} {
   // expected-error @+1 {{needs both 'ddp.bucket' and 'ddp.bucket_offset' as integers}}
   %a = ddp.grad_ready @a, %g {ddp.bucket = 0 : i64} : tensor<4xf32>
   %r = ddp.all_reduce avg %a over @world[dp] : tensor<4xf32>
@@ -173,7 +208,7 @@ func.func @no_offset(%g: tensor<4xf32>) attributes {ddp.buckets = [{dtype = f32,
 
 ddp.mesh @world(dp = 2)
 // expected-error @+1 {{bucket 0: no gradient is assigned to it}}
-func.func @empty() attributes {ddp.buckets = [{dtype = f32, mesh = @world, axes = ["dp"], numel = 4 : i64, padded_numel = 4 : i64, average_in_collective = false, check_finite = false}]} {
+func.func @empty() attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 4, padded_numel = 4, average_in_collective = false, check_finite = false>]} {
   return
 }
 
@@ -182,7 +217,7 @@ func.func @empty() attributes {ddp.buckets = [{dtype = f32, mesh = @world, axes 
 ddp.mesh @world(dp = 2)
 ddp.param @a : tensor<4xf32>
 ddp.param @b : tensor<4xf32>
-func.func @overlap(%ga: tensor<4xf32>, %gb: tensor<4xf32>) attributes {ddp.buckets = [{dtype = f32, mesh = @world, axes = ["dp"], numel = 6 : i64, padded_numel = 8 : i64, average_in_collective = false, check_finite = false}]} {
+func.func @overlap(%ga: tensor<4xf32>, %gb: tensor<4xf32>) attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 6, padded_numel = 8, average_in_collective = false, check_finite = false>]} {
   %a = ddp.grad_ready @a, %ga {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64} : tensor<4xf32>
   // expected-error @+1 {{bucket 0: the gradient of @b at offset 2 overlaps the gradient before it, which ends at element 4}}
   %b = ddp.grad_ready @b, %gb {ddp.bucket = 0 : i64, ddp.bucket_offset = 2 : i64} : tensor<4xf32>
@@ -195,7 +230,7 @@ func.func @overlap(%ga: tensor<4xf32>, %gb: tensor<4xf32>) attributes {ddp.bucke
 
 ddp.mesh @world(dp = 2)
 ddp.param @a : tensor<4xf32>
-func.func @past_the_end(%ga: tensor<4xf32>) attributes {ddp.buckets = [{dtype = f32, mesh = @world, axes = ["dp"], numel = 4 : i64, padded_numel = 4 : i64, average_in_collective = false, check_finite = false}]} {
+func.func @past_the_end(%ga: tensor<4xf32>) attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 4, padded_numel = 4, average_in_collective = false, check_finite = false>]} {
   // expected-error @+1 {{bucket 0: the gradient of @a ends at element 5, past the 4 elements of the bucket}}
   %a = ddp.grad_ready @a, %ga {ddp.bucket = 0 : i64, ddp.bucket_offset = 1 : i64} : tensor<4xf32>
   %ra = ddp.all_reduce avg %a over @world[dp] : tensor<4xf32>
@@ -207,7 +242,7 @@ func.func @past_the_end(%ga: tensor<4xf32>) attributes {ddp.buckets = [{dtype = 
 ddp.mesh @world(dp = 2)
 ddp.param @a : tensor<4xf32>
 // expected-error @+1 {{bucket 0: 'numel' is 3 but its last gradient ends at element 4}}
-func.func @wrong_numel(%ga: tensor<4xf32>) attributes {ddp.buckets = [{dtype = f32, mesh = @world, axes = ["dp"], numel = 3 : i64, padded_numel = 4 : i64, average_in_collective = false, check_finite = false}]} {
+func.func @wrong_numel(%ga: tensor<4xf32>) attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 3, padded_numel = 4, average_in_collective = false, check_finite = false>]} {
   %a = ddp.grad_ready @a, %ga {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64} : tensor<4xf32>
   %ra = ddp.all_reduce avg %a over @world[dp] : tensor<4xf32>
   return
@@ -217,7 +252,7 @@ func.func @wrong_numel(%ga: tensor<4xf32>) attributes {ddp.buckets = [{dtype = f
 
 ddp.mesh @world(dp = 2, tp = 2)
 ddp.param @a : tensor<4xf32>
-func.func @wrong_group(%ga: tensor<4xf32>) attributes {ddp.buckets = [{dtype = f32, mesh = @world, axes = ["dp"], numel = 4 : i64, padded_numel = 4 : i64, average_in_collective = false, check_finite = false}]} {
+func.func @wrong_group(%ga: tensor<4xf32>) attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 4, padded_numel = 4, average_in_collective = false, check_finite = false>]} {
   %a = ddp.grad_ready @a, %ga {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64} : tensor<4xf32>
   // expected-error @+1 {{bucket 0: the gradient of @a is reduced over @world[dp,tp] but the bucket over @world[dp]}}
   %ra = ddp.all_reduce avg %a over @world[dp, tp] : tensor<4xf32>
@@ -229,7 +264,7 @@ func.func @wrong_group(%ga: tensor<4xf32>) attributes {ddp.buckets = [{dtype = f
 ddp.mesh @world(dp = 2)
 ddp.param @a : tensor<4xf32>
 ddp.param @b : tensor<4xf32>
-func.func @mixed_reduction(%ga: tensor<4xf32>, %gb: tensor<4xf32>) attributes {ddp.buckets = [{dtype = f32, mesh = @world, axes = ["dp"], numel = 8 : i64, padded_numel = 8 : i64, average_in_collective = false, check_finite = false}]} {
+func.func @mixed_reduction(%ga: tensor<4xf32>, %gb: tensor<4xf32>) attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 8, padded_numel = 8, average_in_collective = false, check_finite = false>]} {
   %a = ddp.grad_ready @a, %ga {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64} : tensor<4xf32>
   %b = ddp.grad_ready @b, %gb {ddp.bucket = 0 : i64, ddp.bucket_offset = 4 : i64} : tensor<4xf32>
   %ra = ddp.all_reduce avg %a over @world[dp] : tensor<4xf32>
@@ -242,7 +277,7 @@ func.func @mixed_reduction(%ga: tensor<4xf32>, %gb: tensor<4xf32>) attributes {d
 
 ddp.mesh @world(dp = 2)
 ddp.param @a : tensor<4xf32>
-func.func @not_reduced(%ga: tensor<4xf32>) attributes {ddp.buckets = [{dtype = f32, mesh = @world, axes = ["dp"], numel = 4 : i64, padded_numel = 4 : i64, average_in_collective = false, check_finite = false}]} {
+func.func @not_reduced(%ga: tensor<4xf32>) attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 4, padded_numel = 4, average_in_collective = false, check_finite = false>]} {
   // expected-error @+1 {{bucket 0: the gradient of @a has no synchronous ddp.all_reduce to replace}}
   %a = ddp.grad_ready @a, %ga {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64} : tensor<4xf32>
   ddp.sgd @a, %a lr 0.1 : tensor<4xf32>
@@ -254,7 +289,7 @@ func.func @not_reduced(%ga: tensor<4xf32>) attributes {ddp.buckets = [{dtype = f
 ddp.mesh @world(dp = 2)
 ddp.param @a : tensor<4xf32>
 ddp.param @b : tensor<4xf32>
-func.func @used_too_early(%ga: tensor<4xf32>, %gb: tensor<4xf32>) attributes {ddp.buckets = [{dtype = f32, mesh = @world, axes = ["dp"], numel = 8 : i64, padded_numel = 8 : i64, average_in_collective = false, check_finite = false}]} {
+func.func @used_too_early(%ga: tensor<4xf32>, %gb: tensor<4xf32>) attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 8, padded_numel = 8, average_in_collective = false, check_finite = false>]} {
   %a = ddp.grad_ready @a, %ga {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64} : tensor<4xf32>
   %ra = ddp.all_reduce avg %a over @world[dp] : tensor<4xf32>
   // expected-error @+1 {{bucket 0: uses the reduced gradient of @a before the bucket is complete}}
@@ -272,7 +307,7 @@ ddp.mesh @world(dp = 2)
 ddp.param @a : tensor<4xf32>
 ddp.param @b : tensor<4xf32>
 // expected-error @+1 {{bucket 0: 1 of its 2 gradients are already in a materialised bucket; assign the others to a bucket of their own}}
-func.func @partly(%ga: tensor<4xf32>, %gb: tensor<4xf32>) attributes {ddp.buckets = [{dtype = f32, mesh = @world, axes = ["dp"], numel = 8 : i64, padded_numel = 8 : i64, average_in_collective = true, check_finite = false}]} {
+func.func @partly(%ga: tensor<4xf32>, %gb: tensor<4xf32>) attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 8, padded_numel = 8, average_in_collective = true, check_finite = false>]} {
   %a = ddp.grad_ready @a, %ga {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64} : tensor<4xf32>
   %b = ddp.grad_ready @b, %gb {ddp.bucket = 0 : i64, ddp.bucket_offset = 4 : i64} : tensor<4xf32>
   %p = ddp.bucket_pack %a offsets [0] {ddp.bucket = 0 : i64} : tensor<4xf32> -> tensor<8xf32>
@@ -290,8 +325,8 @@ ddp.mesh @world(dp = 2)
 ddp.param @a : tensor<4xf32>
 ddp.param @b : tensor<4xf32>
 func.func @untouched(%ga: tensor<4xf32>, %gb: tensor<4xf32>) attributes {ddp.buckets = [
-    {dtype = f32, mesh = @world, axes = ["dp"], numel = 4 : i64, padded_numel = 4 : i64, average_in_collective = false, check_finite = false},
-    {dtype = f32, mesh = @world, axes = ["dp"], numel = 4 : i64, padded_numel = 4 : i64, average_in_collective = false, check_finite = false}]} {
+    #ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 4, padded_numel = 4, average_in_collective = false, check_finite = false>,
+    #ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 4, padded_numel = 4, average_in_collective = false, check_finite = false>]} {
   %a = ddp.grad_ready @a, %ga {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64} : tensor<4xf32>
   // expected-error @+1 {{bucket 1: the gradient of @b ends at element 6, past the 4 elements of the bucket}}
   %b = ddp.grad_ready @b, %gb {ddp.bucket = 1 : i64, ddp.bucket_offset = 2 : i64} : tensor<4xf32>

@@ -51,10 +51,8 @@ ddp.param @layers.8.bias : tensor<95xbf16>
 ddp.param @layers.9.weight : tensor<95x95xbf16>
 func.func @step(%g9: tensor<95x95xbf16>, %b8: tensor<95xbf16>, %g8: tensor<95x95xbf16>) attributes {
     ddp.buckets = [
-      {dtype = bf16, mesh = @world, axes = ["dp"], numel = 9025 : i64, padded_numel = 9088 : i64,
-       average_in_collective = true, check_finite = false},
-      {dtype = f32, mesh = @world, axes = ["dp", "cp"], numel = 9153 : i64, padded_numel = 9216 : i64,
-       average_in_collective = false, check_finite = true}]} {
+      #ddp.bucket<dtype = bf16, mesh = @world, axes = ["dp"], numel = 9025, padded_numel = 9088, average_in_collective = true, check_finite = false>,
+      #ddp.bucket<dtype = f32, mesh = @world, axes = ["dp", "cp"], numel = 9153, padded_numel = 9216, average_in_collective = false, check_finite = true>]} {
   %w9 = ddp.grad_ready @layers.9.weight, %g9 {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64} : tensor<95x95xbf16>
   %w8b = ddp.grad_ready @layers.8.bias, %b8 {ddp.bucket = 1 : i64, ddp.bucket_offset = 0 : i64} : tensor<95xbf16>
   %w8 = ddp.grad_ready @layers.8.weight, %g8 {ddp.bucket = 1 : i64, ddp.bucket_offset = 128 : i64} : tensor<95x95xbf16>

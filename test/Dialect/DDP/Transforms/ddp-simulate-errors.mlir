@@ -16,7 +16,7 @@
 // NEGATIVE: error: ddp-simulate: hardware profile '{{.*}}negative-bandwidth.json': field 'intra_node.bus_bandwidth_gbps' must be greater than 0, got -5
 // UNKNOWN: error: ddp-simulate: unknown hardware profile 'h100-sxm-infiniband'; built-in profiles are: h100-sxm-nvlink, h100-sxm-ib400, a100-sxm-ib200, h200-sxm-ib400, cpu-mpi-2core
 // NOFILE: error: ddp-simulate: cannot read hardware profile '{{.*}}does-not-exist.json'
-// ALGO: error: ddp-simulate: unknown algorithm 'butterfly'; expected ring, tree or auto
+// ALGO: for the --algorithm option: Cannot find option named 'butterfly'!
 // DP-NEGATIVE: error: ddp-simulate: dp must be positive (or 0 to keep the mesh), got -4{{$}}
 // DP-HUGE: ddp-simulate-errors.mlir:{{[0-9]+}}:1: error: cannot simulate a mesh of sizes (1048576, 4, 2): it has more than 1048576 ranks, the most the simulator places
 // DP-OVERFLOW: error: cannot simulate a mesh of sizes (1152921504606846976, 4, 2): it has more than 1048576 ranks

@@ -3,6 +3,7 @@
 #ifndef DDP_TD
 #define DDP_TD
 
+include "ddp/Dialect/DDP/IR/DDPAttributes.td"
 include "ddp/Dialect/DDP/IR/DDPDialect.td"
 include "ddp/Dialect/DDP/IR/DDPEnums.td"
 include "ddp/Dialect/DDP/IR/DDPInterfaces.td"

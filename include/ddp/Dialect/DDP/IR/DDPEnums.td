@@ -26,4 +26,15 @@ def DDP_Reduction : I32EnumAttr<"Reduction", "reduction of a collective", [
 }
 def DDP_ReductionAttr : EnumAttr<DDP_Dialect, DDP_Reduction, "reduction">;
 
+// The `policy` option of ddp-assign-buckets and ddp-schedule, and the `name`
+// of the `#ddp.bucket_policy` that records which one laid the buckets out.
+def DDP_BucketPolicy : I32EnumAttr<"BucketPolicy", "bucket layout policy", [
+    I32EnumAttrCase<"Megatron", 0, "megatron">,
+    I32EnumAttrCase<"PyTorch", 1, "pytorch">,
+    I32EnumAttrCase<"Size", 2, "size">,
+    I32EnumAttrCase<"Auto", 3, "auto">]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::ddp";
+}
+
 #endif // DDP_ENUMS_TD

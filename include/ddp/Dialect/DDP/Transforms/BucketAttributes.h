@@ -6,12 +6,16 @@
 // attributes and reads them with located errors.
 //
 //   func.func @step(...) attributes {
-//     ddp.bucket_policy = {name = "megatron", ...},
-//     ddp.buckets = [{dtype = f32, mesh = @world, axes = ["dp"],
-//                     numel = 9183 : i64, padded_numel = 9216 : i64,
-//                     average_in_collective = false, check_finite = false}]}
+//     ddp.bucket_policy = #ddp.bucket_policy<name = megatron>,
+//     ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"],
+//                                numel = 9183, padded_numel = 9216,
+//                                average_in_collective = false,
+//                                check_finite = false>]}
 //   %g = ddp.grad_ready @w, %dw {ddp.bucket = 0 : i64,
 //                                ddp.bucket_offset = 9088 : i64} : ...
+//
+// `#ddp.bucket` and `#ddp.bucket_policy` verify themselves (DDPAttributes.td);
+// the per-gradient index and offset are plain integers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,12 +34,12 @@ namespace ddp {
 constexpr llvm::StringLiteral kBucketAttrName = "ddp.bucket";
 /// On a `ddp.grad_ready`: the gradient's first element in its bucket.
 constexpr llvm::StringLiteral kBucketOffsetAttrName = "ddp.bucket_offset";
-/// On the step: the buckets, in issue order.
+/// On the step: the buckets, in issue order, an array of `#ddp.bucket`.
 constexpr llvm::StringLiteral kBucketsAttrName = "ddp.buckets";
-/// On the step: the policy that laid the buckets out, and its inputs.
+/// On the step: the `#ddp.bucket_policy` that laid the buckets out.
 constexpr llvm::StringLiteral kBucketPolicyAttrName = "ddp.bucket_policy";
 
-/// One entry of `ddp.buckets`.
+/// One entry of `ddp.buckets`, read from its `#ddp.bucket`.
 struct BucketSpec {
   mlir::FloatType elementType;
   mlir::FlatSymbolRefAttr mesh;
@@ -48,11 +52,12 @@ struct BucketSpec {
   bool checkFinite = false;
 };
 
-mlir::DictionaryAttr getBucketSpecAttr(mlir::MLIRContext *context,
-                                       const BucketSpec &spec);
+BucketAttr getBucketSpecAttr(mlir::MLIRContext *context,
+                             const BucketSpec &spec);
 
 /// Reads `ddp.buckets` of `step` (none: an empty list). Emits an error on the
-/// step naming the bucket and the field that is wrong.
+/// step naming the bucket when it is not a `#ddp.bucket`; the attribute's
+/// verifier has checked its fields.
 mlir::FailureOr<llvm::SmallVector<BucketSpec>>
 readBucketSpecs(mlir::func::FuncOp step);
 
@@ -72,6 +77,12 @@ readBucketMembers(mlir::func::FuncOp step, size_t numBuckets);
 /// synchronous `ddp.all_reduce` of the `grad_ready` result. Null when there
 /// is none; an error on the op when there are several.
 mlir::FailureOr<AllReduceOp> getGradientReduction(GradReadyOp ready);
+
+/// The `ddp.mesh` named `name` in the module of `step`, or null. Only the
+/// module's ddp.mesh ops are read: the bucketing passes run on each step
+/// function, possibly in parallel, and a symbol table of the module would
+/// read the sibling steps that other threads are rewriting.
+MeshOp lookupMesh(mlir::func::FuncOp step, mlir::FlatSymbolRefAttr name);
 
 /// "dp", "dp,cp": how the layout report names a group.
 std::string getGroupName(mlir::ArrayAttr axes);

@@ -4,11 +4,26 @@
 #define DDP_DIALECT_DDP_TRANSFORMS_PASSES_H
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Sim/CostModel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace ddp {
+
+/// The values of the `policy` option of ddp-assign-buckets and ddp-schedule,
+/// as `--help` lists them.
+inline llvm::cl::ValuesClass getBucketPolicyOptionValues() {
+  return llvm::cl::values(
+      clEnumValN(BucketPolicy::Megatron, "megatron",
+                 "Megatron-Core's _ParamAndGradBuffer layout"),
+      clEnumValN(BucketPolicy::PyTorch, "pytorch",
+                 "PyTorch DDP's compute_bucket_assignment_by_size"),
+      clEnumValN(BucketPolicy::Size, "size",
+                 "close a bucket at bucket-size elements or bucket-bytes"),
+      clEnumValN(BucketPolicy::Auto, "auto",
+                 "the layout of least simulated step time on hw"));
+}
 
 #define GEN_PASS_DECL
 #include "ddp/Dialect/DDP/Transforms/Passes.h.inc"

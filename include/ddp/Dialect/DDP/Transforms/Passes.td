@@ -40,9 +40,16 @@ def Simulate : Pass<"ddp-simulate", "mlir::ModuleOp"> {
            "Simulate this data-parallel size instead of the mesh's: the first "
            "data-parallel mesh axis is resized so that the product of the "
            "data-parallel axes is dp (0 keeps the mesh)">,
-    Option<"algorithm", "algorithm", "std::string", /*default=*/"\"auto\"",
-           "All-reduce algorithm: ring, tree, or auto (the faster one per "
-           "collective, as NCCL's tuner picks)">,
+    Option<"algorithm", "algorithm", "::ddp::sim::CollectiveAlgorithm",
+           /*default=*/"::ddp::sim::CollectiveAlgorithm::Auto",
+           "All-reduce algorithm", [{::llvm::cl::values(
+             clEnumValN(::ddp::sim::CollectiveAlgorithm::Ring, "ring",
+                        "NCCL's ring"),
+             clEnumValN(::ddp::sim::CollectiveAlgorithm::Tree, "tree",
+                        "NCCL's tree (all-reduce only; others use the ring)"),
+             clEnumValN(::ddp::sim::CollectiveAlgorithm::Auto, "auto",
+                        "the faster one per collective, as NCCL's tuner "
+                        "picks"))}]>,
     Option<"fp8Gemms", "fp8-gemms", "bool", /*default=*/"false",
            "Price GEMMs on f16/bf16 tensors as Transformer Engine's FP8 "
            "recipe runs them (FP8 tensor cores, 1-byte operands); needs a "
@@ -67,7 +74,7 @@ def Simulate : Pass<"ddp-simulate", "mlir::ModuleOp"> {
   ];
 }
 
-def AssignBuckets : Pass<"ddp-assign-buckets", "mlir::ModuleOp"> {
+def AssignBuckets : Pass<"ddp-assign-buckets", "mlir::func::FuncOp"> {
   let summary = "decide the gradient bucket layout and record it as attributes";
   let description = [{
     Groups the data-parallel reductions of the unscheduled step (one
@@ -77,10 +84,14 @@ def AssignBuckets : Pass<"ddp-assign-buckets", "mlir::ModuleOp"> {
     - on each `ddp.grad_ready`: `ddp.bucket` (the bucket's index, which is
       its position in issue order) and `ddp.bucket_offset` (the gradient's
       first element in the bucket);
-    - on the step function: `ddp.buckets`, one dictionary per bucket with
+    - on the step function: `ddp.buckets`, one `#ddp.bucket` per bucket with
       its `dtype`, `mesh` and `axes` (the group), `numel`, `padded_numel`,
-      `average_in_collective` and `check_finite`; and `ddp.bucket_policy`,
-      the policy and what it was given.
+      `average_in_collective` and `check_finite`; and `ddp.bucket_policy`, a
+      `#ddp.bucket_policy` naming the policy (for `auto` also the hardware
+      profile and the predicted step time).
+
+    Runs on each step function; it reads the module's `ddp.param`s and
+    `ddp.mesh`, which no function pass changes.
 
     `ddp-bucketize` applies the attributes; edit them to override a decision.
     Policies (docs/Bucketing.md gives the sources):
@@ -99,8 +110,9 @@ def AssignBuckets : Pass<"ddp-assign-buckets", "mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"policy", "policy", "std::string", /*default=*/"\"megatron\"",
-           "Bucketing policy: megatron, pytorch, size or auto">,
+    Option<"policy", "policy", "::ddp::BucketPolicy",
+           /*default=*/"::ddp::BucketPolicy::Megatron", "Bucketing policy",
+           "::ddp::getBucketPolicyOptionValues()">,
     Option<"bucketSize", "bucket-size", "int64_t", /*default=*/"0",
            "Elements per bucket (Megatron's bucket_size / --ddp-bucket-size; "
            "the size policy's budget); 0: the policy's default">,
@@ -159,7 +171,7 @@ def AssignBuckets : Pass<"ddp-assign-buckets", "mlir::ModuleOp"> {
   ];
 }
 
-def Bucketize : Pass<"ddp-bucketize", "mlir::ModuleOp"> {
+def Bucketize : Pass<"ddp-bucketize", "mlir::func::FuncOp"> {
   let summary = "reduce gradients in the buckets their attributes assign";
   let description = [{
     Applies the layout recorded by `ddp-assign-buckets` (or written by hand):
@@ -189,7 +201,7 @@ def Bucketize : Pass<"ddp-bucketize", "mlir::ModuleOp"> {
   ];
 }
 
-def OverlapGradReduce : Pass<"ddp-overlap-grad-reduce", "mlir::ModuleOp"> {
+def OverlapGradReduce : Pass<"ddp-overlap-grad-reduce", "mlir::func::FuncOp"> {
   let summary = "issue bucket reductions asynchronously, overlapped with the backward pass";
   let description = [{
     Makes each bucket's collective (the ops `ddp-bucketize` marked with
