@@ -94,7 +94,8 @@ static cl::list<std::string> scheduleOptions(
 static cl::opt<std::string>
     passPipeline("pass-pipeline",
                  cl::desc("Schedule the input with this pass pipeline, e.g. "
-                          "'builtin.module(ddp-bucketize{policy=megatron})'"),
+                          "'builtin.module(func.func(ddp-assign-buckets{"
+                          "policy=megatron},ddp-bucketize))'"),
                  cl::cat(runCategory));
 static cl::opt<std::string>
     scheduledFile("scheduled",
