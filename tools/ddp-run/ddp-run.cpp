@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoweredProgram.h"
+#include "MemoryCheck.h"
 #include "RuntimeSession.h"
 #include "StepVerifier.h"
 
@@ -126,6 +127,12 @@ static cl::opt<std::string> predictedTracePath(
     cl::desc("Write the simulator's Chrome trace of the (scheduled) program "
              "here, to lay beside --trace"),
     cl::value_desc("file"), cl::cat(runCategory));
+static cl::opt<bool> memoryCheck(
+    "memory-check",
+    cl::desc("Refuse a run whose estimated memory (every program, every rank "
+             "on this machine) exceeds what the machine has available "
+             "(cpu backend)"),
+    cl::init(true), cl::cat(runCategory));
 static cl::opt<int> abiVersion(
     "abi-version",
     cl::desc("Pass this ABI version to ddprt_init instead of the compiler's "
@@ -384,6 +391,24 @@ static void checkComparable(MeshOp mesh, ArrayRef<ParamDescription> params,
   }
 }
 
+/// Ends the run before anything is allocated when every rank on this machine
+/// together would need more memory than it has available.
+static void checkMemory(ArrayRef<RunProgram> programs) {
+  SmallVector<ModuleOp> modules;
+  for (const RunProgram &program : programs)
+    modules.push_back(*program.module);
+  // Every program has been lowered, so every plan builds.
+  std::optional<int64_t> bytesPerRank = estimateRankBytes(modules);
+  if (!bytesPerRank)
+    fail("cannot plan the storage of '" + inputFile + "'");
+  std::optional<int64_t> available = getAvailableMemoryBytes();
+  if (!available)
+    return;
+  if (std::optional<std::string> error =
+          checkMemoryFits(*bytesPerRank, getRanksOnThisMachine(), *available))
+    fail(*error);
+}
+
 /// Every program lowered; in verify mode the scheduled ones register their
 /// parameters under a prefix, so that all share one runtime.
 static std::vector<OwningOpRef<ModuleOp>>
@@ -559,6 +584,10 @@ int main(int argc, char **argv) {
   SmallVector<ParamDescription> params = describeParams(*input);
   checkComparable(mesh, params, programs);
   std::vector<OwningOpRef<ModuleOp>> lowered = lowerPrograms(programs);
+  // Buffers of the CUDA backend live on the device, which this host cannot
+  // see before the runtime starts.
+  if (memoryCheck && objectFile.empty() && backend != DDPRT_BACKEND_CUDA)
+    checkMemory(programs);
 
   // Predictions come first: a profile that does not load should stop the
   // run before any rank starts the runtime.
