@@ -123,7 +123,9 @@ LogicalResult AssignBucketsPass::initialize(MLIRContext *context) {
         {"bucket-bytes", bucketBytes},
         {"num-buckets", numBuckets},
         {"dp", dataParallelSize},
-        {"max-bucket-gradients", maxBucketGradients}})
+        {"max-bucket-gradients", maxBucketGradients},
+        {"first-bucket-bytes", firstBucketBytes},
+        {"bucket-cap-bytes", bucketCapBytes}})
     if (value < 0)
       return emitError(loc) << name << " must not be negative, got " << value;
   if (*policyKind == Policy::Size && (bucketSize > 0) == (bucketBytes > 0))
@@ -176,8 +178,10 @@ AssignBucketsPass::getMegatronOptions(ArrayRef<bk::Gradient> gradients) {
 
 bk::PyTorchOptions AssignBucketsPass::getPyTorchOptions() {
   bk::PyTorchOptions options;
-  options.firstBucketBytes = firstBucketBytes;
-  options.bucketCapBytes = bucketCapBytes;
+  if (firstBucketBytes > 0)
+    options.firstBucketBytes = firstBucketBytes;
+  if (bucketCapBytes > 0)
+    options.bucketCapBytes = bucketCapBytes;
   return options;
 }
 
