@@ -102,7 +102,8 @@ def DDP_GetParamOp : DDP_ParamUserOp<"get_param",
     [MemoryEffects<[MemRead<DDP_ParamState>]>]> {
   let summary = "the current value of a parameter";
   let description = [{
-    Reads the parameter as it was before this step's optimizer update.
+    Reads the parameter's value at this point of the step: the value the
+    step started with, until an optimizer op of the step updates it.
 
     ```mlir
     %w = ddp.get_param @fc1.weight : tensor<64x32xf32>
