@@ -1,7 +1,8 @@
 //===- ddp-opt.cpp - The ddp optimizer driver ------------------------------===//
 //
-// MlirOptMain with the ddp dialect, its passes, and only the upstream dialects
-// a step is written in (builtin and func).
+// MlirOptMain with the ddp dialect, its passes, only the upstream dialects a
+// step is written in (builtin and func), and the generic cleanups an embedder
+// may run after a schedule, so that tests can show they keep it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -22,6 +24,10 @@ int main(int argc, char **argv) {
   registry.insert<mlir::LLVM::LLVMDialect>();
   ddp::registerDDPPasses();
   ddp::registerDDPSchedulePipeline();
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::registerSCCPPass();
+  mlir::registerSymbolDCEPass();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "ddp optimizer driver: schedules the communication of a "
                   "data-parallel training step\n",

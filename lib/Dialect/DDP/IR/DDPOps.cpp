@@ -519,6 +519,22 @@ LogicalResult CastOp::verify() {
   return success();
 }
 
+// Folding a stream op takes it off the stream; that is right for these two
+// because they would copy their input unchanged (x * 1.0 is x bit for bit),
+// and the lowering then reads the input's buffer instead of a copy.
+
+OpFoldResult ScaleOp::fold(FoldAdaptor) {
+  if (getFactor().convertToDouble() == 1.0)
+    return getInput();
+  return {};
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
 LogicalResult
 GradReadyOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyParamShape(*this, getParamAttr(), getGrad().getType(),
@@ -595,6 +611,13 @@ LogicalResult JoinOp::verify() {
   if (getTokens().empty())
     return emitOpError("needs at least one token");
   return verifyTokenUses(*this, getResult());
+}
+
+/// A join of one token completes when that token does.
+OpFoldResult JoinOp::fold(FoldAdaptor) {
+  if (getTokens().size() == 1)
+    return getTokens().front();
+  return {};
 }
 
 //===----------------------------------------------------------------------===//

@@ -14,6 +14,25 @@
 
 #include "ddp/Dialect/DDP/IR/DDPInterfaces.h.inc"
 
+namespace ddp {
+
+/// The compute stream. Ops issued on it read and write it, which keeps
+/// generic passes from merging, dropping or reordering them: block order is
+/// the schedule.
+struct ComputeStreamResource
+    : mlir::SideEffects::Resource::Base<ComputeStreamResource> {
+  llvm::StringRef getName() final { return "ddp::ComputeStream"; }
+};
+
+/// The values of the parameters: ddp.get_param reads them, the optimizer
+/// writes them, so reads on either side of an update stay distinct.
+struct ParamStateResource
+    : mlir::SideEffects::Resource::Base<ParamStateResource> {
+  llvm::StringRef getName() final { return "ddp::ParamState"; }
+};
+
+} // namespace ddp
+
 #define GET_OP_CLASSES
 #include "ddp/Dialect/DDP/IR/DDPOps.h.inc"
 
