@@ -101,28 +101,15 @@ static void reduceInRankOrderAs(const Acc *gathered, int64_t numel,
   }
 }
 
-void host::reduceInRankOrder(const void *gathered, DType accType,
-                             int64_t numel, int64_t ranks, int32_t reduction,
-                             void *out) {
+void host::reduceInRankOrder(const void *gathered, DType accType, int64_t numel,
+                             int64_t ranks, int32_t reduction, void *out) {
   bool max = reduction == DDPRT_REDUCTION_MAX;
   if (accType == DType::F64)
     reduceInRankOrderAs(static_cast<const double *>(gathered), numel, ranks,
                         max, static_cast<double *>(out));
   else
-    reduceInRankOrderAs(static_cast<const float *>(gathered), numel, ranks,
-                        max, static_cast<float *>(out));
-}
-
-void host::average(const Tensor &tensor, int64_t divisor) {
-  if (tensor.dtype == DType::F64) {
-    double *data = typed<double>(tensor.data);
-    for (int64_t i = 0; i < tensor.numel; ++i)
-      data[i] = averageElement(data[i], divisor);
-    return;
-  }
-  float *data = typed<float>(tensor.data);
-  for (int64_t i = 0; i < tensor.numel; ++i)
-    data[i] = averageElement(data[i], divisor);
+    reduceInRankOrderAs(static_cast<const float *>(gathered), numel, ranks, max,
+                        static_cast<float *>(out));
 }
 
 int64_t host::findNonFinite(const Tensor &tensor, double &value) {
