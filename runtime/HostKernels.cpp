@@ -101,15 +101,16 @@ static void reduceInRankOrderAs(const Acc *gathered, int64_t numel,
   }
 }
 
-void host::reduceInRankOrder(const void *gathered, DType accType, int64_t numel,
-                             int64_t ranks, int32_t reduction, void *out) {
+void host::reduceInRankOrder(const void *gathered, DType accType,
+                             int64_t numel, int64_t ranks, int32_t reduction,
+                             void *out) {
   bool max = reduction == DDPRT_REDUCTION_MAX;
   if (accType == DType::F64)
     reduceInRankOrderAs(static_cast<const double *>(gathered), numel, ranks,
                         max, static_cast<double *>(out));
   else
-    reduceInRankOrderAs(static_cast<const float *>(gathered), numel, ranks, max,
-                        static_cast<float *>(out));
+    reduceInRankOrderAs(static_cast<const float *>(gathered), numel, ranks,
+                        max, static_cast<float *>(out));
 }
 
 int64_t host::findNonFinite(const Tensor &tensor, double &value) {

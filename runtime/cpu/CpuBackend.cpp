@@ -531,8 +531,8 @@ static Status prepareGatherThenReduce(const CollectiveOp &op,
       keep->wideResult.resize(size_t(op.numel));
       folded = keep->wideResult.data();
     }
-    host::reduceInRankOrder(keep->bytes.data(), accType, op.numel, op.groupSize,
-                            op.reduction, folded);
+    host::reduceInRankOrder(keep->bytes.data(), accType, op.numel,
+                            op.groupSize, op.reduction, folded);
     return finishReduction(op, {folded, accType, op.numel})();
   };
   return Status::ok();
@@ -581,17 +581,19 @@ static Status issueOnCommThread(const CollectiveOp &op, MPI_Comm group,
                                   p.type, group),
           concat(request ? "MPI_Iallgather" : "MPI_Allgather",
                  "(sendbuf=", pointerText(p.send), ", count=", p.count,
-                 ", recvbuf=", pointerText(p.receive), ", datatype=",
-                 p.typeName, ", ", comm, ") of a deterministic all_reduce"));
-    return checkMpi(request ? MPI_Iallreduce(p.send, p.receive, p.count, p.type,
-                                             reduce, group, request)
-                            : MPI_Allreduce(p.send, p.receive, p.count, p.type,
-                                            reduce, group),
-                    concat(request ? "MPI_Iallreduce" : "MPI_Allreduce",
-                           "(sendbuf=", bufferText(p.send),
-                           ", recvbuf=", pointerText(p.receive),
-                           ", count=", p.count, ", datatype=", p.typeName,
-                           ", op=", reduceName, ", ", comm, ")"));
+                 ", recvbuf=", pointerText(p.receive),
+                 ", datatype=", p.typeName, ", ", comm,
+                 ") of a deterministic all_reduce"));
+    return checkMpi(
+        request
+            ? MPI_Iallreduce(p.send, p.receive, p.count, p.type, reduce, group,
+                             request)
+            : MPI_Allreduce(p.send, p.receive, p.count, p.type, reduce, group),
+        concat(request ? "MPI_Iallreduce" : "MPI_Allreduce",
+               "(sendbuf=", bufferText(p.send),
+               ", recvbuf=", pointerText(p.receive), ", count=", p.count,
+               ", datatype=", p.typeName, ", op=", reduceName, ", ", comm,
+               ")"));
   case CollectiveKind::ReduceScatter:
     if (p.gatherThenReduce)
       return checkMpi(
@@ -609,11 +611,12 @@ static Status issueOnCommThread(const CollectiveOp &op, MPI_Comm group,
                                             reduce, group, request)
                 : MPI_Reduce_scatter_block(p.send, p.receive, p.count, p.type,
                                            reduce, group),
-        concat(
-            request ? "MPI_Ireduce_scatter_block" : "MPI_Reduce_scatter_block",
-            "(sendbuf=", bufferText(p.send),
-            ", recvbuf=", pointerText(p.receive), ", recvcount=", p.count,
-            ", datatype=", p.typeName, ", op=", reduceName, ", ", comm, ")"));
+        concat(request ? "MPI_Ireduce_scatter_block"
+                       : "MPI_Reduce_scatter_block",
+               "(sendbuf=", bufferText(p.send),
+               ", recvbuf=", pointerText(p.receive), ", recvcount=", p.count,
+               ", datatype=", p.typeName, ", op=", reduceName, ", ", comm,
+               ")"));
   case CollectiveKind::AllGather:
     return checkMpi(
         request ? MPI_Iallgather(p.send, p.count, p.type, p.receive, p.count,

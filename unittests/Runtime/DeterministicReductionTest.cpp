@@ -58,8 +58,8 @@ double foldInRankOrder(int32_t dtype, int ranks, int64_t i, int32_t reduction) {
   Acc value = operand<Acc>(dtype, ranks, 0, i, reduction);
   for (int g = 1; g < ranks; ++g) {
     Acc next = operand<Acc>(dtype, ranks, g, i, reduction);
-    value =
-        reduction == DDPRT_REDUCTION_MAX ? std::max(value, next) : value + next;
+    value = reduction == DDPRT_REDUCTION_MAX ? std::max(value, next)
+                                             : value + next;
   }
   return roundTo(dtype, double(value));
 }
@@ -134,9 +134,10 @@ TEST_P(DeterministicReductionTest, ReduceScatterFoldsInGroupRankOrder) {
   void *result = nullptr;
   DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, numel, &result));
   ddprt_handle handle = 0;
-  DDPRT_EXPECT_OK(context, ddprt_reduce_scatter(
-                               context, groupOf(axes), reduction, dtype, numel,
-                               input, result, async ? &handle : nullptr));
+  DDPRT_EXPECT_OK(context, ddprt_reduce_scatter(context, groupOf(axes),
+                                                reduction, dtype, numel, input,
+                                                result,
+                                                async ? &handle : nullptr));
   if (async) {
     DDPRT_EXPECT_OK(context, ddprt_wait(context, handle));
   }
