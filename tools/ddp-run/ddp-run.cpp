@@ -282,6 +282,38 @@ struct RunPlan {
   size_t numSchedules = 0;
 };
 
+/// Under --verify, fails if `options` reduce 16-bit gradients in f32 where
+/// that cannot equal the input's average bitwise. The step's avg pre-scales
+/// each contribution by 1/n in the gradient's own type; grad-reduce-in-fp32
+/// scales in f32 and rounds to 16 bits only after the sum. The two agree
+/// when 1/n is a power of two and differ otherwise: the option then changes
+/// what the step computes (docs/RationaleDDP.md).
+static void checkFp32ReductionIsExact(ModuleOp input,
+                                      const SchedulePipelineOptions &options,
+                                      StringRef scheduleText) {
+  if (!verify || !(options.gradReduceInFp32 || options.megatronGradReduceInFp32))
+    return;
+  MeshOp mesh = getMesh(input);
+  input.walk([&](AllReduceOp reduce) {
+    auto type = cast<RankedTensorType>(reduce.getResult().getType());
+    int64_t groupSize = getGroupSize(mesh, reduce.getAxes());
+    if (reduce.getReduction() != Reduction::Avg ||
+        type.getElementType().getIntOrFloatBitWidth() >= 32 ||
+        llvm::isPowerOf2_64(uint64_t(groupSize)))
+      return WalkResult::advance();
+    std::string element;
+    llvm::raw_string_ostream os(element);
+    os << type.getElementType();
+    fail("schedule '" + scheduleText +
+         "' cannot be verified bitwise: grad-reduce-in-fp32 averages the " +
+         element + " gradients over " + llvm::Twine(groupSize) +
+         " ranks in f32, where the unscheduled step averages them in " +
+         element + ", and 1/" + llvm::Twine(groupSize) +
+         " rounds differently in the two (it changes what the step "
+         "computes); verify it with grad-reduce-in-fp32=false");
+  });
+}
+
 /// The scheduled programs: a file, the input after a pass pipeline, or the
 /// input after ddp-schedule with each set of options.
 static std::vector<RunProgram> buildSchedules(ModuleOp input,
@@ -319,6 +351,7 @@ static std::vector<RunProgram> buildSchedules(ModuleOp input,
           auto options = SchedulePipelineOptions::createFromString(expanded);
           if (!options)
             fail("bad --schedule options '" + expanded + "'");
+          checkFp32ReductionIsExact(input, *options, expanded);
           populateDDPSchedulePipeline(pm, *options);
         });
       }

@@ -276,6 +276,11 @@ def DDP_AllReduceOp : DDP_CollectiveOp<"all_reduce",
     cross-entropy) of the group's inputs. With `async` it also returns a token and
     runs on a communication stream.
 
+    `avg` over `n` ranks is a pre-multiplied sum, as NCCL's `ncclAvg` for
+    floating point: each input is first scaled by `1/n` exactly as
+    `ddp.scale` scales it, then the results are summed. So `avg` equals
+    `ddp.scale` by `1/n` followed by `sum`, bitwise, for every `n`.
+
     ```mlir
     %r = ddp.all_reduce sum %g over @world[dp] : tensor<4096xf32>
     %a, %t = ddp.all_reduce avg %b over @world[dp] async : tensor<8192xbf16>
@@ -295,7 +300,8 @@ def DDP_ReduceScatterOp : DDP_CollectiveOp<"reduce_scatter"> {
   let summary = "reduce over a group and keep this rank's slice of dim 0";
   let description = [{
     Rank `i` of an `n`-rank group ends with slice `i` of the reduced tensor
-    along dimension 0, which must be divisible by `n`.
+    along dimension 0, which must be divisible by `n`. `avg` is the
+    pre-multiplied sum of `ddp.all_reduce`.
 
     ```mlir
     %s = ddp.reduce_scatter sum %b over @world[dp] : tensor<8192xf32> -> tensor<1024xf32>
