@@ -259,7 +259,7 @@ FloatType ddp::getFloatType(MLIRContext *context, ElementType type) {
   llvm_unreachable("unknown element type");
 }
 
-std::optional<int64_t> ddp::getTensorBytes(Type type) {
+std::optional<int64_t> ddp::getTensorSizeInBytes(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   std::optional<ElementType> element = getElementTypeOf(type);
   if (!tensor || !tensor.hasStaticShape() || !element)

@@ -66,7 +66,7 @@ FailureOr<SmallVector<BucketSpec>> ddp::readBucketSpecs(func::FuncOp step) {
       return fail("has numel ")
              << spec.numel << " and padded_numel " << spec.paddedNumel
              << "; it needs 1 <= numel <= padded_numel";
-    if (!getTensorBytes(RankedTensorType::get({spec.paddedNumel},
+    if (!getTensorSizeInBytes(RankedTensorType::get({spec.paddedNumel},
                                               spec.elementType)))
       return fail("has padded_numel ")
              << spec.paddedNumel << "; its " << spec.elementType

@@ -36,7 +36,7 @@ mlir::FloatType getFloatType(mlir::MLIRContext *context, ElementType type);
 /// fit in int64. Operand, result and parameter types of the dialect must have
 /// one, so code after the verifier may multiply element counts by element
 /// sizes without checking.
-std::optional<int64_t> getTensorBytes(mlir::Type type);
+std::optional<int64_t> getTensorSizeInBytes(mlir::Type type);
 
 /// Element count of a statically shaped tensor type.
 inline int64_t getNumElements(mlir::Type type) {

@@ -29,7 +29,7 @@ def DDP_FloatElement : AnyTypeOf<[F16, BF16, F32, F64]>;
 /// (bucketing, simulator, lowering); a tensor whose size in bytes does not
 /// fit is rejected here so that none of them has to check.
 def DDP_FitsInt64BytesPred
-    : CPred<"::ddp::getTensorBytes($_self).has_value()">;
+    : CPred<"::ddp::getTensorSizeInBytes($_self).has_value()">;
 def DDP_Tensor : RankedTensorOf<[F16, BF16, F32, F64],
                                 [HasStaticShapePred, DDP_FitsInt64BytesPred],
                                 "statically shaped tensor of less than 2^63 "
