@@ -25,6 +25,8 @@ packages=(
   libopenmpi-dev openmpi-bin libopenblas-dev
   libgtest-dev
   ccache
+  # utils/fuzz.sh: libFuzzer needs clang and its runtime libraries.
+  clang-22 libclang-rt-22-dev
 )
 
 missing=()

@@ -90,8 +90,9 @@ struct PaddingOptions {
 };
 
 /// Checks what every policy assumes of its input: at least one element per
-/// gradient, a group of at least one rank, distinct names. Returns the first
-/// problem found.
+/// gradient, a group of 1 to 2^31 - 1 ranks, distinct names, and less than
+/// 2^62 bytes in all (with padding), so that no cursor, padded size or byte
+/// count of a layout overflows int64. Returns the first problem found.
 llvm::Error validateGradients(llvm::ArrayRef<Gradient> gradients);
 
 /// The multiple a bucket's end is padded to under `padding` for a group of

@@ -21,6 +21,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace ddp {
 #define GEN_PASS_DEF_ASSIGNBUCKETS
@@ -101,7 +102,11 @@ static FailureOr<int64_t> getLaidOutGroupSize(MeshOp mesh, ArrayAttr axes,
       return diagnosticOp->emitError("uses axis ")
              << axis << ", which mesh " << mesh.getSymName()
              << " does not have";
-    size *= shape[std::distance(names.begin(), it)];
+    if (llvm::MulOverflow(size, shape[std::distance(names.begin(), it)],
+                          size))
+      return diagnosticOp->emitError("with dp=")
+             << dataParallelSize << " the group " << axes << " of mesh "
+             << mesh.getSymName() << " has more ranks than fit in int64";
   }
   return size;
 }

@@ -66,6 +66,11 @@ FailureOr<SmallVector<BucketSpec>> ddp::readBucketSpecs(func::FuncOp step) {
       return fail("has numel ")
              << spec.numel << " and padded_numel " << spec.paddedNumel
              << "; it needs 1 <= numel <= padded_numel";
+    if (!getTensorSizeInBytes(RankedTensorType::get({spec.paddedNumel},
+                                              spec.elementType)))
+      return fail("has padded_numel ")
+             << spec.paddedNumel << "; its " << spec.elementType
+             << " buffer would take 2^63 bytes or more";
     auto average = dict.getAs<BoolAttr>("average_in_collective");
     auto check = dict.getAs<BoolAttr>("check_finite");
     if (!average || !check)

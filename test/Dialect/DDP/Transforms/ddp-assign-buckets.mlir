@@ -12,12 +12,18 @@
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="bucket-size=-5" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="bucket-size=10 num-buckets=2" 2>&1 | FileCheck %s --check-prefix=EXCLUSIVE
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="policy=pytorch bucket-cap-bytes=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVECAP
+// RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="dp=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGEDP
+// RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="dp=4611686018427387904" 2>&1 | FileCheck %s --check-prefix=HUGEGROUP
 
 // BADPOLICY: error: unknown bucketing policy 'bogus'; expected megatron, pytorch, size or auto
 // NOBUDGET: error: the size policy needs exactly one of bucket-size (elements) and bucket-bytes
 // NEGATIVE: error: bucket-size must not be negative, got -5
 // NEGATIVECAP: error: bucket-cap-bytes must not be negative, got -1
 // EXCLUSIVE: error: bucket-size and num-buckets are exclusive (Megatron: cannot specify both --ddp-num-buckets and --ddp-bucket-size)
+// Megatron's default bucket size, 1M elements x dp, would overflow int64; so
+// would the group [dp, tp] of @model_parallel with dp resized to 2^62.
+// HUGEDP: error: gradient of '{{.*}}' is reduced over a group of 9223372036854775807 ranks; bucketing supports at most 2147483647
+// HUGEGROUP: error: with dp=4611686018427387904 the group ["dp", "tp"] of mesh model_parallel has more ranks than fit in int64
 
 // Four f32 gradients ready in reverse registration order over a 4-rank group.
 // MEGATRON-LABEL: func.func @dense
@@ -165,6 +171,27 @@ func.func @norms(%gw0: tensor<200xbf16>, %gn0: tensor<4xf32>, %gw1: tensor<200xb
   ddp.sgd @w1, %rw1 lr 0.1 : tensor<200xbf16>
   ddp.sgd @n0, %rn0 lr 0.1 : tensor<4xf32>
   ddp.sgd @w0, %rw0 lr 0.1 : tensor<200xbf16>
+// 2^59 f32 elements are 2^61 bytes; two such gradients with their padding
+// take more than the 2^62 bytes that keep every layout's arithmetic in int64.
+ddp.mesh @world(dp = 4)
+ddp.param @a : tensor<576460752303423488xf32>
+ddp.param @b : tensor<576460752303423488xf32>
+// expected-error @+1 {{the gradients up to 'b' take more than 2^62 bytes; bucketing supports no more}}
+func.func @too_many_bytes(%ga: tensor<576460752303423488xf32>, %gb: tensor<576460752303423488xf32>) {
+  %a = ddp.grad_ready @a, %ga : tensor<576460752303423488xf32>
+  %ra = ddp.all_reduce avg %a over @world[dp] : tensor<576460752303423488xf32>
+  %b = ddp.grad_ready @b, %gb : tensor<576460752303423488xf32>
+  %rb = ddp.all_reduce avg %b over @world[dp] : tensor<576460752303423488xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @model_parallel(dp = 2, tp = 2)
+ddp.param @a : tensor<8xf32>
+func.func @two_axes(%g: tensor<8xf32>) {
+  %a = ddp.grad_ready @a, %g : tensor<8xf32>
+  %r = ddp.all_reduce avg %a over @model_parallel[dp, tp] : tensor<8xf32>
   return
 }
 

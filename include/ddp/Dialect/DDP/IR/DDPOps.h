@@ -39,7 +39,8 @@ struct ParamStateResource
 namespace ddp {
 
 /// The number of ranks in the process group spanned by `axes` of `mesh`, or
-/// -1 when an axis is not in the mesh.
+/// -1 when an axis is not in the mesh. A verified mesh's ranks fit in int64,
+/// so the product cannot overflow.
 int64_t getGroupSize(MeshOp mesh, mlir::ArrayAttr axes);
 
 /// The ElementType of a float type (or of a shaped type's elements); nullopt
@@ -48,6 +49,13 @@ std::optional<ElementType> getElementTypeOf(mlir::Type type);
 
 /// The MLIR float type of `type`.
 mlir::FloatType getFloatType(mlir::MLIRContext *context, ElementType type);
+
+/// The size in bytes of a statically shaped tensor of a ddp element type, or
+/// nullopt when it has another shape or element type or its size does not
+/// fit in int64. Operand, result and parameter types of the dialect must have
+/// one, so code after the verifier may multiply element counts by element
+/// sizes without checking.
+std::optional<int64_t> getTensorSizeInBytes(mlir::Type type);
 
 /// Element count of a statically shaped tensor type.
 inline int64_t getNumElements(mlir::Type type) {

@@ -1,0 +1,28 @@
+//===- ParseIRFuzzer.cpp - Fuzz the IR parser and verifier ----------------===//
+//
+// Input: MLIR text. Parses it with the ddp dialect (which runs the
+// verifiers) and prints what parses, so custom parsers, verifiers and
+// printers all see malformed input.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuzzSupport.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  StringRef text = ddp::fuzz::asText(data, size);
+  if (ddp::fuzz::crashesUpstreamParser(text))
+    return -1;
+  std::unique_ptr<MLIRContext> context = ddp::fuzz::createContext();
+  ddp::fuzz::SilenceDiagnostics silence(context.get());
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+      text, ParserConfig(context.get()));
+  if (module)
+    module->print(llvm::nulls());
+  return 0;
+}
