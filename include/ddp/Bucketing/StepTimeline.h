@@ -7,17 +7,10 @@
 // TimelineReplay prices layouts on it: each bucket's kernels and asynchronous
 // collective go right after its last gradient (and after the bucket issued
 // before it), a wait right before the first use of its result, exactly as the
-// overlap pass places them, with the rules of the simulator
-// (lib/Sim/Simulator.cpp):
-//   - compute kernels run in block order; while any collective is in flight
-//     they progress `slowdown` times slower;
-//   - each process group has a communication stream that runs its
-//     collectives in issue order; a synchronous collective holds the compute
-//     stream until it ends;
-//   - a wait holds the compute stream until its collective ends;
-//   - the step ends when the last stream goes idle.
-// The numbers (kernel and collective times) come from the caller, i.e. from
-// the simulator's cost model; nothing here depends on MLIR.
+// overlap pass places them. The replay runs on the simulator's StepClock
+// (ddp/Timing/StepClock.h), so it follows the simulator's timing rules by
+// construction. The numbers (kernel and collective times) come from the
+// caller, i.e. from the simulator's cost model; nothing here depends on MLIR.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +18,7 @@
 #define DDP_BUCKETING_STEPTIMELINE_H
 
 #include "ddp/Bucketing/BucketLayout.h"
+#include "ddp/Timing/StepClock.h"
 
 #include "llvm/ADT/SmallVector.h"
 
@@ -73,8 +67,6 @@ public:
   /// that the tail was begun, and that streams and times are valid.
   llvm::Error verify() const;
 
-  size_t getNumGradients() const { return numGradients; }
-  unsigned getNumStreams() const { return numStreams; }
   double getSlowdown() const { return slowdown; }
 
 private:
@@ -117,12 +109,10 @@ public:
 
   /// The state of every stream at a point of the replay.
   struct State {
-    double now = 0;
-    /// When each communication stream becomes free.
-    llvm::SmallVector<double, 4> streamFree;
-    /// max over the buckets issued so far of
-    /// end / slowdown + (tail work from the bucket's first use to the end):
-    /// what the tail's waits add to the step (see finish()).
+    sim::StepClock clock;
+    /// max over the buckets issued so far of the clock's getTailWaitBound
+    /// for the bucket (its end, the tail work from its first use to the
+    /// end): what the tail's waits add to the step (see finish()).
     double tailBound = -std::numeric_limits<double>::infinity();
   };
 
@@ -137,7 +127,6 @@ public:
   };
 
   size_t getNumEvents() const { return events.size(); }
-  const Event &getEvent(size_t index) const { return events[index]; }
   size_t getReadyEvent(size_t gradient) const { return readyEvent[gradient]; }
   /// Position in the tail before which the wait of a bucket holding
   /// `gradient` goes (the first kernel that needs the reduced gradient); the
@@ -181,16 +170,12 @@ public:
   double getSlowdown() const { return slowdown; }
 
 private:
-  void runCompute(State &state, double seconds) const;
-
   const BucketCosts &costs;
   unsigned numStreams;
   double slowdown;
-  /// The items between events, flattened, as prefix sums of kernel time and
-  /// of time blocked in synchronous collectives.
-  std::vector<double> computePrefix{0.0}, blockedPrefix{0.0};
-  /// Whether item i is a kernel (else a synchronous collective).
-  std::vector<bool> itemIsCompute;
+  /// The items between events, flattened: kernels and synchronous
+  /// collectives on streams that no bucket uses.
+  sim::ComputeStreamWork work;
   std::vector<Event> events;
   /// Items [segmentBegin[i], segmentBegin[i + 1]) run before event i.
   std::vector<size_t> segmentBegin;

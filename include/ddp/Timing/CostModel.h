@@ -15,10 +15,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DDP_SIM_COSTMODEL_H
-#define DDP_SIM_COSTMODEL_H
+#ifndef DDP_TIMING_COSTMODEL_H
+#define DDP_TIMING_COSTMODEL_H
 
-#include "ddp/Sim/HardwareProfile.h"
+#include "ddp/Timing/HardwareProfile.h"
 
 #include <cstdint>
 
@@ -153,4 +153,4 @@ double getBusFactor(CollectiveKind kind, int64_t ranks);
 } // namespace sim
 } // namespace ddp
 
-#endif // DDP_SIM_COSTMODEL_H
+#endif // DDP_TIMING_COSTMODEL_H

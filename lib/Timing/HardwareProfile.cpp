@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ddp/Sim/HardwareProfile.h"
+#include "ddp/Timing/HardwareProfile.h"
 #include "ddp/Support/BoundedJSON.h"
 
 #include "llvm/ADT/STLExtras.h"

@@ -1,6 +1,6 @@
 //===- CostModel.cpp - Time of compute and collectives --------------------===//
 
-#include "ddp/Sim/CostModel.h"
+#include "ddp/Timing/CostModel.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MathExtras.h"
