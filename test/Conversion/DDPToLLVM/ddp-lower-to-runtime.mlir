@@ -29,10 +29,12 @@
 // CHECK: %[[STATUS:.*]] = llvm.call @ddprt_init(%[[ABIVALUE]], %[[MESHPTR]], %[[BACKEND]], %[[FLAGS]], %[[TIMEOUT]], %[[TRACE]], %[[OUT]])
 // CHECK: llvm.return %[[STATUS]]
 
+// Globals print before the functions: the parameter's name is checked before
+// the label, where only this module's globals are.
+// OPTIONS: llvm.mlir.global internal constant @{{.*}}("scheduled:w\00")
 // OPTIONS-LABEL: llvm.func @ddp_program_init
 // OPTIONS: llvm.mlir.constant(7 : i32)
 // OPTIONS: llvm.call @ddprt_init
-// OPTIONS-DAG: llvm.mlir.global internal constant @{{.*}}("scheduled:w\00")
 
 // CHECK-LABEL: llvm.func @ddp_program_setup
 // CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr, %[[SEED:.*]]: i64) -> i32
@@ -134,11 +136,11 @@ func.func @step(%x: tensor<3x4xf32>, %dy: tensor<3x2xf32>) {
 
 // CHECK-LABEL: llvm.func @ddp_program_step
 // CHECK-DAG: %[[BYTES:.*]] = llvm.mlir.constant(16 : i64)
-// CHECK: %[[BUCKETSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.array<3 x ptr>
-// CHECK: %[[BUCKET:.*]] = llvm.load %[[BUCKETSLOT]]
-// CHECK: %[[SLICE:.*]] = llvm.getelementptr %[[BUCKET]][8] : (!llvm.ptr) -> !llvm.ptr, i8
-// CHECK: %[[INPUTSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 0]
-// CHECK: %[[INPUT:.*]] = llvm.load %[[INPUTSLOT]]
+// CHECK-DAG: %[[INPUTSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 0] : (!llvm.ptr) -> !llvm.ptr, !llvm.array<3 x ptr>
+// CHECK-DAG: %[[INPUT:.*]] = llvm.load %[[INPUTSLOT]]
+// CHECK-DAG: %[[BUCKETSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.array<3 x ptr>
+// CHECK-DAG: %[[BUCKET:.*]] = llvm.load %[[BUCKETSLOT]]
+// CHECK-DAG: %[[SLICE:.*]] = llvm.getelementptr %[[BUCKET]][8] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK: llvm.call @ddprt_copy(%{{.*}}, %[[SLICE]], %[[INPUT]], %[[BYTES]])
 // CHECK: llvm.call @ddprt_all_reduce
 
