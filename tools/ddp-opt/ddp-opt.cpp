@@ -1,7 +1,8 @@
 //===- ddp-opt.cpp - The ddp optimizer driver ------------------------------===//
 //
 // MlirOptMain with the ddp dialect, its passes, and only the upstream dialects
-// a step is written in (builtin and func).
+// a step is written in (builtin and func) or may hold besides ddp ops (arith,
+// lowered with it by ddp-lower-to-runtime).
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,7 @@
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -17,7 +19,8 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<ddp::DDPDialect, mlir::func::FuncDialect>();
+  registry.insert<ddp::DDPDialect, mlir::func::FuncDialect,
+                  mlir::arith::ArithDialect>();
   ddp::registerDDPConversionPasses();
   registry.insert<mlir::LLVM::LLVMDialect>();
   ddp::registerDDPPasses();

@@ -348,3 +348,38 @@ func.func @step(%a0: tensor<4xf32>, %a1: tensor<4xf32>, %b: tensor<2x2xbf16>) {
   ddp.sgd @b, %rb16 lr 1.0 : tensor<2x2xbf16>
   return
 }
+
+// -----
+
+// Composition: besides ddp ops a step may hold scalar arith and calls of
+// declared functions (here host hooks). The pass lowers them in the same
+// conversion with the upstream func and arith patterns, in place among the
+// runtime calls.
+
+// CHECK: llvm.func @host_clock() -> i64
+// CHECK: llvm.func @host_marker(i64)
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK: %[[T0:.*]] = llvm.call @host_clock() : () -> i64
+// CHECK: llvm.call @ddprt_all_reduce(
+// CHECK: %[[T1:.*]] = llvm.call @host_clock() : () -> i64
+// CHECK: %[[ELAPSED:.*]] = llvm.sub %[[T1]], %[[T0]] : i64
+// CHECK: llvm.call @host_marker(%[[ELAPSED]]) : (i64) -> ()
+// CHECK: llvm.call @ddprt_sgd(
+// CHECK-NOT: func.
+// CHECK-NOT: arith.
+
+ddp.mesh @world(dp = 2)
+ddp.param @w : tensor<4xf32>
+
+func.func private @host_clock() -> i64
+func.func private @host_marker(i64)
+
+func.func @step(%x: tensor<4xf32>) {
+  %t0 = func.call @host_clock() : () -> i64
+  %r = ddp.all_reduce avg %x over @world[dp] : tensor<4xf32>
+  %t1 = func.call @host_clock() : () -> i64
+  %elapsed = arith.subi %t1, %t0 : i64
+  func.call @host_marker(%elapsed) : (i64) -> ()
+  ddp.sgd @w, %r lr 1.0 : tensor<4xf32>
+  return
+}
