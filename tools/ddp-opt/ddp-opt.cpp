@@ -1,8 +1,9 @@
 //===- ddp-opt.cpp - The ddp optimizer driver ------------------------------===//
 //
 // MlirOptMain with the ddp dialect, its passes, only the upstream dialects a
-// step is written in (builtin and func), and the generic cleanups an embedder
-// may run after a schedule, so that tests can show they keep it.
+// step is written in (builtin and func) or may hold besides ddp ops (arith,
+// lowered with it by ddp-lower-to-runtime), and the generic cleanups an
+// embedder may run after a schedule, so that tests can show they keep it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -19,7 +21,8 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<ddp::DDPDialect, mlir::func::FuncDialect>();
+  registry.insert<ddp::DDPDialect, mlir::func::FuncDialect,
+                  mlir::arith::ArithDialect>();
   ddp::registerDDPConversionPasses();
   registry.insert<mlir::LLVM::LLVMDialect>();
   ddp::registerDDPPasses();
