@@ -18,10 +18,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   StringRef text = ddp::fuzz::asText(data, size);
   if (ddp::fuzz::crashesUpstreamParser(text))
     return -1;
-  std::unique_ptr<MLIRContext> context = ddp::fuzz::createContext();
-  ddp::fuzz::SilenceDiagnostics silence(context.get());
+  MLIRContext *context = &ddp::fuzz::getContext();
+  ddp::fuzz::SilenceDiagnostics silence(context);
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
-      text, ParserConfig(context.get()));
+      text, ParserConfig(context));
   if (module)
     module->print(llvm::nulls());
   return 0;
