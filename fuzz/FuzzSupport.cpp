@@ -8,14 +8,17 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/DialectRegistry.h"
 
-std::unique_ptr<mlir::MLIRContext> ddp::fuzz::createContext() {
-  mlir::DialectRegistry registry;
-  registry.insert<ddp::DDPDialect, mlir::func::FuncDialect,
-                  mlir::LLVM::LLVMDialect>();
-  auto context = std::make_unique<mlir::MLIRContext>(
-      registry, mlir::MLIRContext::Threading::DISABLED);
-  context->loadAllAvailableDialects();
-  return context;
+mlir::MLIRContext &ddp::fuzz::getContext() {
+  static mlir::MLIRContext *context = [] {
+    mlir::DialectRegistry registry;
+    registry.insert<ddp::DDPDialect, mlir::func::FuncDialect,
+                    mlir::LLVM::LLVMDialect>();
+    auto *created = new mlir::MLIRContext(
+        registry, mlir::MLIRContext::Threading::DISABLED);
+    created->loadAllAvailableDialects();
+    return created;
+  }();
+  return *context;
 }
 
 /// Skips whitespace and `//` comments, which may separate tokens.

@@ -35,8 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                        (1.0 + double(config->numExperts));
   if (layerPasses > kMaxFuzzedLayerPasses)
     return 0;
-  std::unique_ptr<MLIRContext> context = ddp::fuzz::createContext();
-  OwningOpRef<ModuleOp> module = ddp::importModel(*context, *config);
+  MLIRContext &context = ddp::fuzz::getContext();
+  OwningOpRef<ModuleOp> module = ddp::importModel(context, *config);
   if (failed(verify(*module)))
     ddp::fuzz::reportBug("an imported model does not verify");
   return 0;

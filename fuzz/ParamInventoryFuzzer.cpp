@@ -35,8 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (double(inventory->params.size()) * inventory->numMicrobatches >
       kMaxFuzzedParamPasses)
     return 0;
-  std::unique_ptr<MLIRContext> context = ddp::fuzz::createContext();
-  OwningOpRef<ModuleOp> module = ddp::importInventory(*context, *inventory);
+  MLIRContext &context = ddp::fuzz::getContext();
+  OwningOpRef<ModuleOp> module = ddp::importInventory(context, *inventory);
   if (failed(verify(*module)))
     ddp::fuzz::reportBug("an imported inventory does not verify");
   return 0;

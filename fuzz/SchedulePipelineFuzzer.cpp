@@ -38,17 +38,19 @@ static void setOptions(ddp::SchedulePipelineOptions &options, uint8_t bits) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0)
     return -1;
-  StringRef text = ddp::fuzz::asText(data + 1, size - 1);
+  // A copy: the tools read files NUL-terminated, which MLIR's lexer relies
+  // on at the end of the buffer; libFuzzer's input is not.
+  std::string text = ddp::fuzz::asText(data + 1, size - 1).str();
   if (ddp::fuzz::crashesUpstreamParser(text))
     return -1;
-  std::unique_ptr<MLIRContext> context = ddp::fuzz::createContext();
-  ddp::fuzz::SilenceDiagnostics silence(context.get());
+  MLIRContext *context = &ddp::fuzz::getContext();
+  ddp::fuzz::SilenceDiagnostics silence(context);
   OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(text, ParserConfig(context.get()));
+      parseSourceString<ModuleOp>(text, ParserConfig(context));
   if (!module)
     return 0;
 
-  PassManager pm(context.get());
+  PassManager pm(context);
   ddp::SchedulePipelineOptions options;
   setOptions(options, data[0]);
   ddp::populateDDPSchedulePipeline(pm, options);
