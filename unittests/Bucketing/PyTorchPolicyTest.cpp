@@ -94,7 +94,8 @@ std::vector<size_t> bucketSizes(int count, const PyTorchOptions &options) {
   std::vector<Gradient> gradients;
   for (int i = 0; i < count; ++i)
     gradients.push_back(makeGradient("p" + std::to_string(i), 1 << 18));
-  llvm::Expected<BucketLayout> layout = computePyTorchLayout(gradients, options);
+  llvm::Expected<BucketLayout> layout =
+      computePyTorchLayout(gradients, options);
   if (!layout) {
     ADD_FAILURE() << llvm::toString(layout.takeError());
     return {};
