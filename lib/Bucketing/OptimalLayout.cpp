@@ -137,7 +137,7 @@ std::pair<std::vector<Bucket>, double> StreamSearch::run(size_t span,
       if (k >= split + span && k + 1 < count)
         continue;
       double collective =
-          costs.collectiveTime(stream, type, alignTo(cursor, endDivisor));
+          costs.getCollectiveTime(stream, type, alignTo(cursor, endDivisor));
       if (k + 1 == count)
         restCollective[split] = collective;
       if (k < split + span)
@@ -189,8 +189,8 @@ std::pair<std::vector<Bucket>, double> StreamSearch::run(size_t span,
       firstUse = std::min(firstUse, replay.getFirstUse(gradient));
       int64_t padded = alignTo(cursor, endDivisor);
       candidates.push_back(
-          {packSeconds + costs.bucketIssueTime(stream, type, padded),
-           costs.collectiveTime(stream, type, padded), firstUse});
+          {packSeconds + costs.getBucketIssueTime(stream, type, padded),
+           costs.getCollectiveTime(stream, type, padded), firstUse});
     }
 
     for (size_t node = 0; node < fronts[split].size(); ++node) {

@@ -13,6 +13,25 @@
 using namespace ddp::bucketing;
 
 //===----------------------------------------------------------------------===//
+// BucketCosts
+//===----------------------------------------------------------------------===//
+
+double BucketCosts::getBucketIssueTime(unsigned stream, ElementType type,
+                                       int64_t paddedNumel) const {
+  // Simulator: a scale reads and writes the bucket.
+  return prescaled[stream]
+             ? model.memoryTime(2.0 * paddedNumel * getElementBytes(type))
+             : 0.0;
+}
+
+double BucketCosts::getCollectiveTime(unsigned stream, ElementType type,
+                                      int64_t paddedNumel) const {
+  return model.collectiveTime(sim::CollectiveKind::AllReduce,
+                              double(paddedNumel) * getElementBytes(type),
+                              placement[stream]);
+}
+
+//===----------------------------------------------------------------------===//
 // StepTimeline
 //===----------------------------------------------------------------------===//
 
@@ -204,16 +223,16 @@ void TimelineReplay::canonicalize(State &state, size_t nextEvent) const {
 
 double TimelineReplay::getIssueTime(const Bucket &bucket) const {
   double seconds =
-      costs.bucketIssueTime(costs.stream[bucket.entries.front().gradient],
-                            bucket.type, bucket.paddedNumel);
+      costs.getBucketIssueTime(costs.stream[bucket.entries.front().gradient],
+                               bucket.type, bucket.paddedNumel);
   for (const BucketEntry &entry : bucket.entries)
     seconds += costs.packTime[entry.gradient];
   return seconds;
 }
 
 double TimelineReplay::getCollectiveTime(const Bucket &bucket) const {
-  return costs.collectiveTime(costs.stream[bucket.entries.front().gradient],
-                              bucket.type, bucket.paddedNumel);
+  return costs.getCollectiveTime(costs.stream[bucket.entries.front().gradient],
+                                 bucket.type, bucket.paddedNumel);
 }
 
 size_t TimelineReplay::getFirstUse(const Bucket &bucket) const {

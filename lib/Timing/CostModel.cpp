@@ -51,10 +51,6 @@ GroupPlacement GroupPlacement::consecutive(int64_t ranks, int64_t gpusPerNode) {
   return {ranks, static_cast<int64_t>(divideCeil(ranks, perNode)), perNode};
 }
 
-GroupPlacement GroupPlacement::onePerNode(int64_t ranks) {
-  return {ranks, ranks, 1};
-}
-
 double ddp::sim::getBusFactor(CollectiveKind kind, int64_t ranks) {
   double n = static_cast<double>(ranks);
   switch (kind) {

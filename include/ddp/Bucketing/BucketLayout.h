@@ -71,8 +71,6 @@ struct Bucket {
   int64_t numel = 0;
   /// The size including end padding; the collective reduces this many.
   int64_t paddedNumel = 0;
-
-  int64_t getPaddedBytes() const { return paddedNumel * getElementBytes(type); }
 };
 
 /// Buckets in the order their collectives are issued.

@@ -9,8 +9,9 @@
 // before it), a wait right before the first use of its result, exactly as the
 // overlap pass places them. The replay runs on the simulator's StepClock
 // (ddp/Timing/StepClock.h), so it follows the simulator's timing rules by
-// construction. The numbers (kernel and collective times) come from the
-// caller, i.e. from the simulator's cost model; nothing here depends on MLIR.
+// construction. The times of the step's own kernels and collectives come
+// from the caller (the simulation of the unscheduled step); what the buckets
+// add is priced by the cost model. Nothing here depends on MLIR.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,30 +19,40 @@
 #define DDP_BUCKETING_STEPTIMELINE_H
 
 #include "ddp/Bucketing/BucketLayout.h"
+#include "ddp/Timing/CostModel.h"
 #include "ddp/Timing/StepClock.h"
 
 #include "llvm/ADT/SmallVector.h"
 
-#include <functional>
 #include <limits>
 
 namespace ddp::bucketing {
 
-/// What buckets add to the step, priced by the caller.
+/// What buckets add to the step.
 struct BucketCosts {
+  explicit BucketCosts(sim::CostModel model) : model(std::move(model)) {}
+
+  /// Prices the buckets' scaling kernels and all-reduces.
+  sim::CostModel model;
   /// Communication stream of each gradient's group.
   std::vector<unsigned> stream;
   /// Compute-stream time spent on each gradient before packing (the cast to
   /// the bucket's type) and after unpacking (the cast back), in seconds.
   std::vector<double> packTime;
   std::vector<double> unpackTime;
+  /// Per communication stream: where the ranks of its group sit, and whether
+  /// a bucket on it is scaled by 1/n on the compute stream before its
+  /// all-reduce (an average the collective does not take itself).
+  std::vector<sim::GroupPlacement> placement;
+  std::vector<bool> prescaled;
+
   /// Compute-stream time spent on a whole bucket of `stream` before its
-  /// collective (the pre-scaling by 1/n), given its type and padded size.
-  std::function<double(unsigned stream, ElementType, int64_t paddedNumel)>
-      bucketIssueTime;
+  /// collective (the scaling), given its type and padded size.
+  double getBucketIssueTime(unsigned stream, ElementType type,
+                            int64_t paddedNumel) const;
   /// Time of a bucket's all-reduce on `stream`.
-  std::function<double(unsigned stream, ElementType, int64_t paddedNumel)>
-      collectiveTime;
+  double getCollectiveTime(unsigned stream, ElementType type,
+                           int64_t paddedNumel) const;
 };
 
 /// The unscheduled step without its data-parallel reductions, in block order.

@@ -51,9 +51,6 @@ struct GroupPlacement {
   bool spansNodes() const { return nodes > 1; }
   /// A group of `ranks` consecutive ranks starting on a node boundary.
   static GroupPlacement consecutive(int64_t ranks, int64_t gpusPerNode);
-  /// `ranks` ranks, one on each of `ranks` nodes (a data-parallel group
-  /// across nodes when tensor parallelism fills each node).
-  static GroupPlacement onePerNode(int64_t ranks);
 };
 
 /// The time of one collective, split into its parts.

@@ -400,11 +400,11 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
   size_t count = gradients.size();
   unsigned numStreams = simulated->streams.size() - 1;
   bk::StepTimeline timeline(count, numStreams, model.getCommComputeSlowdown());
-  bk::BucketCosts costs;
+  bk::BucketCosts costs(model);
   costs.stream.assign(count, 0);
   costs.packTime.assign(count, 0);
   costs.unpackTime.assign(count, 0);
-  std::vector<bool> prescaled(numStreams, false);
+  costs.prescaled.assign(numStreams, false);
   bool inTail = false;
   for (Operation &op : step.getBody().front()) {
     auto reduction = reductionIndex.find(&op);
@@ -420,7 +420,7 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
       unsigned stream = (*comm)->stream - 1;
       costs.stream[index] = stream;
       GradientReduction reduced = reductions[index];
-      prescaled[stream] =
+      costs.prescaled[stream] =
           !averageInCollective &&
           reduced.allReduce.getReduction() == ddp::Reduction::Avg;
       const bk::Gradient &gradient = gradients[index];
@@ -481,22 +481,8 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
     return step.emitError("cannot replay the step for the auto policy: ")
            << llvm::toString(std::move(error));
 
-  SmallVector<sim::GroupPlacement> placements;
   for (const sim::StreamInfo &stream : llvm::drop_begin(simulated->streams))
-    placements.push_back(stream.placement);
-  costs.bucketIssueTime = [&](unsigned stream, bk::ElementType type,
-                              int64_t numel) {
-    // Simulator: a scale reads and writes the bucket.
-    return prescaled[stream]
-               ? model.memoryTime(2.0 * numel * getElementBytes(type))
-               : 0.0;
-  };
-  costs.collectiveTime = [&](unsigned stream, bk::ElementType type,
-                             int64_t numel) {
-    return model.collectiveTime(sim::CollectiveKind::AllReduce,
-                                double(numel) * getElementBytes(type),
-                                placements[stream]);
-  };
+    costs.placement.push_back(stream.placement);
 
   bk::TimelineReplay replay(timeline, costs);
   bk::OptimalLayoutOptions options;
