@@ -97,18 +97,36 @@ Value EntryPointBuilder::allocaAtEntry(Location loc, Type type,
 void EntryPointBuilder::callChecked(Location loc, RuntimeFunction function,
                                     ValueRange arguments) {
   Value status = runtime.call(builder, loc, function, arguments);
-  Value ok = LLVM::ICmpOp::create(builder, loc, LLVM::ICmpPredicate::eq,
-                                  status, i32(loc, DDPRT_OK));
+  ++numCalls;
+  if (deferred) {
+    uncheckedCalls.push_back(status.getDefiningOp<LLVM::CallOp>());
+    return;
+  }
   Block *current = builder.getInsertionBlock();
-  Block *failure = getFailureBlock();
-  // In the step, the rest of the block (the op being lowered and those
-  // after it) moves to the continuation.
   Block *next = builder.splitBlock(current, builder.getInsertionPoint());
   builder.setInsertionPointToEnd(current);
-  LLVM::CondBrOp::create(builder, loc, ok, next, ValueRange(), failure,
-                         ValueRange(status));
+  branchOnStatus(loc, status, next);
   builder.setInsertionPointToStart(next);
-  ++numCalls;
+}
+
+void EntryPointBuilder::emitDeferredChecks() {
+  OpBuilder::InsertionGuard guard(builder);
+  for (LLVM::CallOp call : llvm::reverse(uncheckedCalls)) {
+    Block *current = call->getBlock();
+    Block *next =
+        builder.splitBlock(current, std::next(call->getIterator()));
+    builder.setInsertionPointToEnd(current);
+    branchOnStatus(call.getLoc(), call.getResult(), next);
+  }
+  uncheckedCalls.clear();
+}
+
+void EntryPointBuilder::branchOnStatus(Location loc, Value status,
+                                       Block *next) {
+  Value ok = LLVM::ICmpOp::create(builder, loc, LLVM::ICmpPredicate::eq,
+                                  status, i32(loc, DDPRT_OK));
+  LLVM::CondBrOp::create(builder, loc, ok, next, ValueRange(),
+                         getFailureBlock(), ValueRange(status));
 }
 
 void EntryPointBuilder::forEach(Location loc, int64_t count,

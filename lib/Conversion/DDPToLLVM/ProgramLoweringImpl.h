@@ -71,9 +71,17 @@ public:
   mlir::Value allocaAtEntry(mlir::Location loc, mlir::Type type, int64_t count);
 
   /// Calls `function` and returns from the entry point with its status if
-  /// it failed; continues in a new block.
+  /// it failed; continues in a new block (or, with deferred checks, in the
+  /// same block until emitDeferredChecks).
   void callChecked(mlir::Location loc, RuntimeFunction function,
                    mlir::ValueRange arguments);
+  /// From now on, callChecked only records its call. In the step, whose
+  /// block still holds the ops not lowered yet, splitting the block after
+  /// each call would move the rest of the step every time: quadratic.
+  void deferChecks() { deferred = true; }
+  /// Checks the status of every recorded call, splitting the block after
+  /// each, last call first, so that every op moves once.
+  void emitDeferredChecks();
   /// Emits `for (i = 0; i < count; ++i) body(i)` with an i64 `i`; the
   /// builder continues after the loop.
   void forEach(mlir::Location loc, int64_t count,
@@ -86,6 +94,10 @@ public:
 
 private:
   mlir::Value constant(mlir::Location loc, mlir::TypedAttr value);
+  /// Branches on `status` after the insertion point: on to `next` if it is
+  /// DDPRT_OK, else to the failure block.
+  void branchOnStatus(mlir::Location loc, mlir::Value status,
+                      mlir::Block *next);
   /// The block that returns a failed status, made on first use.
   mlir::Block *getFailureBlock();
 
@@ -97,6 +109,8 @@ private:
       loadedElements;
   llvm::DenseMap<mlir::Attribute, mlir::Value> constants;
   int64_t numCalls = 0;
+  bool deferred = false;
+  llvm::SmallVector<mlir::LLVM::CallOp> uncheckedCalls;
 };
 
 struct ProgramLowering::Impl {

@@ -143,6 +143,7 @@ public:
     program.step =
         std::make_unique<EntryPointBuilder>(stepFunc, rewriter, program.runtime);
     EntryPointBuilder &entry = *program.step;
+    entry.deferChecks();
 
     Block &body = func.getBody().front();
     size_t maxInputs = 0, maxResults = 0, maxJoined = 0;
@@ -176,7 +177,8 @@ private:
 };
 
 /// The step's return: the step succeeded. Returned values stay in their
-/// buffers.
+/// buffers. The last op of the step, so all its calls exist: their status
+/// checks are emitted here.
 class StepReturnLowering : public ConvertOpToLLVMPattern<func::ReturnOp> {
 public:
   StepReturnLowering(const LLVMTypeConverter &converter,
@@ -189,6 +191,7 @@ public:
     if (!program.isInStep(op))
       return rewriter.notifyMatchFailure(op, "not in the step being lowered");
     program.step->returnOk(op.getLoc());
+    program.step->emitDeferredChecks();
     rewriter.eraseOp(op);
     return success();
   }
