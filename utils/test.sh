@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs what is missing, builds,
 # runs lit and CTest in the Release build, then again in an
-# AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/), then
-# runs each libFuzzer target for a few seconds (utils/fuzz.sh --quick,
-# build-fuzz/).
+# AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/). The
+# libFuzzer targets run on demand (utils/fuzz.sh, docs/Fuzzing.md): their
+# clang build has not yet been timed within CI's budget.
 #
 #   utils/test.sh               everything
 #   utils/test.sh --no-sanitize only the Release build
@@ -38,7 +38,5 @@ if ((sanitize)); then
   export LSAN_OPTIONS="suppressions=$PWD/utils/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   run_suite build-asan
-  echo "== fuzz (build-fuzz)"
-  utils/fuzz.sh --quick
 fi
 echo "== all tests passed in $((SECONDS - start)) s"
