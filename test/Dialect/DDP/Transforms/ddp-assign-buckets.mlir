@@ -171,6 +171,11 @@ func.func @norms(%gw0: tensor<200xbf16>, %gn0: tensor<4xf32>, %gw1: tensor<200xb
   ddp.sgd @w1, %rw1 lr 0.1 : tensor<200xbf16>
   ddp.sgd @n0, %rn0 lr 0.1 : tensor<4xf32>
   ddp.sgd @w0, %rw0 lr 0.1 : tensor<200xbf16>
+  return
+}
+
+// -----
+
 // 2^59 f32 elements are 2^61 bytes; two such gradients with their padding
 // take more than the 2^62 bytes that keep every layout's arithmetic in int64.
 ddp.mesh @world(dp = 4)
