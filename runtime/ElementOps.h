@@ -24,17 +24,12 @@ DDPRT_HOST_DEVICE inline T accumulateElement(T lhs, T rhs) {
 }
 
 /// The factor is rounded to the accumulation type first (f32 but for f64),
-/// as PyTorch does for a Python scalar.
+/// as PyTorch does for a Python scalar. Also the pre-scaling of an avg
+/// reduction (factor 1/n), so that avg and ddp.scale + sum agree bitwise.
 template <typename T>
 DDPRT_HOST_DEVICE inline T scaleElement(T input, double factor) {
   using Acc = typename ElementTraits<T>::Acc;
   return storeAs<T>(loadAs<Acc>(input) * Acc(factor));
-}
-
-/// The average of a reduction: the sum divided by the group size.
-template <typename Acc>
-DDPRT_HOST_DEVICE inline Acc averageElement(Acc sum, int64_t groupSize) {
-  return sum / Acc(groupSize);
 }
 
 template <typename P, typename G>

@@ -113,18 +113,6 @@ void host::reduceInRankOrder(const void *gathered, DType accType,
                         max, static_cast<float *>(out));
 }
 
-void host::average(const Tensor &tensor, int64_t divisor) {
-  if (tensor.dtype == DType::F64) {
-    double *data = typed<double>(tensor.data);
-    for (int64_t i = 0; i < tensor.numel; ++i)
-      data[i] = averageElement(data[i], divisor);
-    return;
-  }
-  float *data = typed<float>(tensor.data);
-  for (int64_t i = 0; i < tensor.numel; ++i)
-    data[i] = averageElement(data[i], divisor);
-}
-
 int64_t host::findNonFinite(const Tensor &tensor, double &value) {
   return dispatchDType(tensor.dtype, [&](auto tag) -> int64_t {
     using T = decltype(tag);

@@ -24,8 +24,6 @@ void cast(const Tensor &input, DType resultType, void *result);
 /// order, in `accType` (f32 or f64). The order does not depend on numel.
 void reduceInRankOrder(const void *gathered, DType accType, int64_t numel,
                        int64_t ranks, int32_t reduction, void *out);
-/// Divides f32 or f64 data in place by `divisor` (an average).
-void average(const Tensor &tensor, int64_t divisor);
 int64_t findNonFinite(const Tensor &tensor, double &value);
 void sgd(const Tensor &param, const Tensor &grad, double lr);
 void adam(const Tensor &param, const Tensor &grad, float *moments,

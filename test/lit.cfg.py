@@ -23,6 +23,19 @@ llvm_config.with_environment("PATH", config.ddp_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(["ddp-opt"], [config.ddp_tools_dir])
 llvm_config.add_tool_substitutions(["ddp-import"], [config.ddp_tools_dir])
 
+# `torch`: a Python that can import torch.distributed (Debian's python3-torch;
+# DDP_TORCH_PYTHON picks another), to compare with PyTorch's own code.
+import subprocess
+torch_python = os.environ.get("DDP_TORCH_PYTHON", "/usr/bin/python3")
+try:
+    has_torch = subprocess.run([torch_python, "-c", "import torch.distributed"],
+                               capture_output=True).returncode == 0
+except OSError:
+    has_torch = False
+if has_torch:
+    config.available_features.add("torch")
+    config.substitutions.append(("%torch_python", torch_python))
+
 # The ABI version of the runtime's header, which the lowering embeds.
 import re
 with open(os.path.join(config.ddp_src_root, "include", "ddp", "Runtime", "ddprt.h")) as header:

@@ -7,7 +7,9 @@
 #   utils/setup.sh --sanitize      packages + ASan/UBSan build in build-asan/
 #   utils/setup.sh --packages-only
 #
-# Environment: DDP_JOBS (parallel build jobs, default 2).
+# Environment: DDP_JOBS (parallel build jobs, default 2); DDP_WITH_TORCH=1 also
+# installs python3-torch (~320 packages, ~260 MiB download) for the lit
+# feature `torch` (test/Bucketing/pytorch-random-inventories.test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,7 +27,10 @@ packages=(
   libopenmpi-dev openmpi-bin libopenblas-dev
   libgtest-dev
   ccache
+  # utils/fuzz.sh: libFuzzer needs clang and its runtime libraries.
+  clang-22 libclang-rt-22-dev
 )
+[[ ${DDP_WITH_TORCH:-0} == 1 ]] && packages+=(python3-torch)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -5,15 +5,28 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cassert>
+#include <limits>
 #include <numeric>
 
 using namespace ddp::bucketing;
 
+/// The most bytes all gradients, with their worst-case start padding, may
+/// take. Bucket cursors, padded sizes and byte counts are int64; below 2^62
+/// they stay clear of overflow even after the end padding (at most
+/// kMaxGroupSize x 2^16 elements of 8 bytes).
+static constexpr int64_t kMaxTotalBytes = int64_t(1) << 62;
+/// NCCL and MPI number ranks with an int.
+static constexpr int64_t kMaxGroupSize = std::numeric_limits<int32_t>::max();
+/// Megatron's gradient start alignment, in elements (see padGradientStart).
+static constexpr int64_t kGradientStartAlignment = 64;
+
 llvm::Error
 ddp::bucketing::validateGradients(llvm::ArrayRef<Gradient> gradients) {
   llvm::StringSet<> names;
+  int64_t totalBytes = 0;
   for (const Gradient &gradient : gradients) {
     if (gradient.numel < 1)
       return llvm::createStringError(
@@ -23,6 +36,23 @@ ddp::bucketing::validateGradients(llvm::ArrayRef<Gradient> gradients) {
       return llvm::createStringError(
           "gradient of '%s' is reduced over a group of %lld ranks",
           gradient.name.c_str(), static_cast<long long>(gradient.groupSize));
+    if (gradient.groupSize > kMaxGroupSize)
+      return llvm::createStringError(
+          "gradient of '%s' is reduced over a group of %lld ranks; "
+          "bucketing supports at most %lld",
+          gradient.name.c_str(), static_cast<long long>(gradient.groupSize),
+          static_cast<long long>(kMaxGroupSize));
+    int64_t paddedNumel, bytes;
+    if (llvm::AddOverflow(gradient.numel, kGradientStartAlignment,
+                          paddedNumel) ||
+        llvm::MulOverflow(paddedNumel, getElementBytes(gradient.reduceType),
+                          bytes) ||
+        llvm::AddOverflow(totalBytes, bytes, totalBytes) ||
+        totalBytes > kMaxTotalBytes)
+      return llvm::createStringError(
+          "the gradients up to '%s' take more than 2^62 bytes; bucketing "
+          "supports no more",
+          gradient.name.c_str());
     if (!names.insert(gradient.name).second)
       return llvm::createStringError("parameter '%s' has two gradients",
                                      gradient.name.c_str());
@@ -51,7 +81,9 @@ int64_t ddp::bucketing::getBucketEndDivisor(const PaddingOptions &padding,
 int64_t ddp::bucketing::padGradientStart(const PaddingOptions &padding,
                                          int64_t cursor) {
   // Megatron: 128-byte aligned parameter starts (64 elements of >= 16 bits).
-  return padding.distributedOptimizer ? alignTo(cursor, 64) : cursor;
+  return padding.distributedOptimizer
+             ? alignTo(cursor, kGradientStartAlignment)
+             : cursor;
 }
 
 Bucket ddp::bucketing::layOutBucket(llvm::ArrayRef<Gradient> gradients,

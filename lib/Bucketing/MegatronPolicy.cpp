@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <algorithm>
 #include <map>
@@ -53,8 +54,14 @@ resolveBucketSize(llvm::ArrayRef<Gradient> gradients,
   }
   if (options.bucketSize)
     return options.bucketSize;
-  return std::optional<int64_t>(
-      std::max<int64_t>(40'000'000, 1'000'000 * options.dataParallelSize));
+  std::optional<int64_t> scaled =
+      llvm::checkedMul<int64_t>(1'000'000, options.dataParallelSize);
+  if (!scaled)
+    return llvm::createStringError(
+        "the data-parallel size %lld is too large: the default bucket size, "
+        "1M elements per rank, overflows int64",
+        static_cast<long long>(options.dataParallelSize));
+  return std::optional<int64_t>(std::max<int64_t>(40'000'000, *scaled));
 }
 
 llvm::Expected<BucketLayout>

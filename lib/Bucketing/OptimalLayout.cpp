@@ -17,10 +17,11 @@ using State = TimelineReplay::State;
 /// `a` is no worse than `b` in every component, so nothing reachable from
 /// `b` beats what is reachable from `a`.
 bool dominates(const State &a, const State &b) {
-  if (a.now > b.now || a.tailBound > b.tailBound)
+  if (a.clock.getNow() > b.clock.getNow() || a.tailBound > b.tailBound)
     return false;
-  for (auto [freeA, freeB] : llvm::zip(a.streamFree, b.streamFree))
-    if (freeA > freeB)
+  for (unsigned stream = 0, e = a.clock.getNumCommStreams(); stream < e;
+       ++stream)
+    if (a.clock.getStreamFree(stream) > b.clock.getStreamFree(stream))
       return false;
   return true;
 }
@@ -136,7 +137,7 @@ std::pair<std::vector<Bucket>, double> StreamSearch::run(size_t span,
       if (k >= split + span && k + 1 < count)
         continue;
       double collective =
-          costs.collectiveTime(stream, type, alignTo(cursor, endDivisor));
+          costs.getCollectiveTime(stream, type, alignTo(cursor, endDivisor));
       if (k + 1 == count)
         restCollective[split] = collective;
       if (k < split + span)
@@ -153,7 +154,7 @@ std::pair<std::vector<Bucket>, double> StreamSearch::run(size_t span,
   // the search runs.
   auto lowerBound = [&](const State &state, size_t split) {
     return std::max(state.tailBound * slowdown,
-                    state.streamFree[stream] + restCollective[split]);
+                    state.clock.getStreamFree(stream) + restCollective[split]);
   };
 
   // fronts[s]: states right after the bucket ending with members[s - 1] is
@@ -188,8 +189,8 @@ std::pair<std::vector<Bucket>, double> StreamSearch::run(size_t span,
       firstUse = std::min(firstUse, replay.getFirstUse(gradient));
       int64_t padded = alignTo(cursor, endDivisor);
       candidates.push_back(
-          {packSeconds + costs.bucketIssueTime(stream, type, padded),
-           costs.collectiveTime(stream, type, padded), firstUse});
+          {packSeconds + costs.getBucketIssueTime(stream, type, padded),
+           costs.getCollectiveTime(stream, type, padded), firstUse});
     }
 
     for (size_t node = 0; node < fronts[split].size(); ++node) {
@@ -226,7 +227,8 @@ std::pair<std::vector<Bucket>, double> StreamSearch::run(size_t span,
         replay.canonicalize(next.state, event);
         next.state.tailBound =
             std::max(next.state.tailBound,
-                     next.state.streamFree[stream] / slowdown + restBound[end]);
+                     next.state.clock.getStreamFree(stream) / slowdown +
+                         restBound[end]);
         if (lowerBound(next.state, end) > upperBound)
           continue;
         insertIntoFront(fronts[end], std::move(next));

@@ -13,6 +13,25 @@
 using namespace ddp::bucketing;
 
 //===----------------------------------------------------------------------===//
+// BucketCosts
+//===----------------------------------------------------------------------===//
+
+double BucketCosts::getBucketIssueTime(unsigned stream, ElementType type,
+                                       int64_t paddedNumel) const {
+  // Simulator: a scale reads and writes the bucket.
+  return prescaled[stream]
+             ? model.memoryTime(2.0 * paddedNumel * getElementBytes(type))
+             : 0.0;
+}
+
+double BucketCosts::getCollectiveTime(unsigned stream, ElementType type,
+                                      int64_t paddedNumel) const {
+  return model.collectiveTime(sim::CollectiveKind::AllReduce,
+                              double(paddedNumel) * getElementBytes(type),
+                              placement[stream]);
+}
+
+//===----------------------------------------------------------------------===//
 // StepTimeline
 //===----------------------------------------------------------------------===//
 
@@ -121,22 +140,19 @@ TimelineReplay::TimelineReplay(const StepTimeline &timeline,
         event.seconds = item.seconds;
       }
       events.push_back(event);
-      segmentBegin.push_back(itemIsCompute.size());
+      segmentBegin.push_back(work.size());
       continue;
     }
-    bool isCompute = item.kind == StepTimeline::Item::Compute;
-    itemIsCompute.push_back(isCompute);
-    computePrefix.push_back(computePrefix.back() +
-                            (isCompute ? item.seconds : 0));
-    blockedPrefix.push_back(blockedPrefix.back() +
-                            (isCompute ? 0 : item.seconds));
+    if (item.kind == StepTimeline::Item::Compute)
+      work.addKernel(item.seconds);
+    else
+      work.addPrivateCollective(item.seconds);
   }
-  segmentBegin.push_back(itemIsCompute.size());
+  segmentBegin.push_back(work.size());
   backwardSuffix.assign(events.size() + 1, 0.0);
   for (size_t event = events.size() + 1; event-- > 0;) {
-    size_t begin = segmentBegin[event], end = segmentBegin[event + 1];
-    backwardSuffix[event] = computePrefix[end] - computePrefix[begin] +
-                            blockedPrefix[end] - blockedPrefix[begin];
+    backwardSuffix[event] =
+        work.getTimeBetween(segmentBegin[event], segmentBegin[event + 1]);
     if (event < events.size())
       backwardSuffix[event] +=
           events[event].seconds + backwardSuffix[event + 1];
@@ -165,76 +181,11 @@ TimelineReplay::TimelineReplay(const StepTimeline &timeline,
 }
 
 TimelineReplay::State TimelineReplay::initialState() const {
-  State state;
-  state.streamFree.assign(numStreams, 0.0);
-  return state;
-}
-
-static double getCommBusyUntil(const TimelineReplay::State &state) {
-  double busy = 0;
-  for (double free : state.streamFree)
-    busy = std::max(busy, free);
-  return busy;
-}
-
-void TimelineReplay::runCompute(State &state, double seconds) const {
-  // Simulator::runCompute: kernels progress 1/slowdown as fast while
-  // communication is in flight.
-  double busy = getCommBusyUntil(state);
-  double duration = seconds;
-  if (busy > state.now && slowdown > 1) {
-    double window = busy - state.now;
-    duration = seconds * slowdown <= window
-                   ? seconds * slowdown
-                   : window + (seconds - window / slowdown);
-  }
-  state.now += duration;
+  return State{sim::StepClock(slowdown, numStreams)};
 }
 
 void TimelineReplay::runSegmentBefore(size_t index, State &state) const {
-  size_t begin = segmentBegin[index], end = segmentBegin[index + 1];
-  if (begin == end)
-    return;
-  double compute = computePrefix[end] - computePrefix[begin];
-  double blocked = blockedPrefix[end] - blockedPrefix[begin];
-  double busy = getCommBusyUntil(state);
-  if (state.now >= busy || slowdown <= 1) {
-    state.now += compute + blocked;
-    return;
-  }
-  // While communication is in flight kernels are slowed and synchronous
-  // collectives of other streams take their time; find the item during which
-  // the in-flight communication ends. The clock at the start of item p, all
-  // kernels before it slowed, is nondecreasing in p.
-  auto clockAt = [&](size_t p) {
-    return state.now + slowdown * (computePrefix[p] - computePrefix[begin]) +
-           (blockedPrefix[p] - blockedPrefix[begin]);
-  };
-  size_t low = begin, high = end;
-  while (low < high) {
-    size_t mid = low + (high - low + 1) / 2;
-    if (clockAt(mid) <= busy)
-      low = mid;
-    else
-      high = mid - 1;
-  }
-  size_t p = low;
-  if (p == end) {
-    state.now = clockAt(end);
-    return;
-  }
-  double start = clockAt(p);
-  double afterItem;
-  if (itemIsCompute[p]) {
-    double seconds = computePrefix[p + 1] - computePrefix[p];
-    double window = busy - start;
-    afterItem =
-        window > 0 ? busy + (seconds - window / slowdown) : start + seconds;
-  } else {
-    afterItem = start + (blockedPrefix[p + 1] - blockedPrefix[p]);
-  }
-  state.now = afterItem + (computePrefix[end] - computePrefix[p + 1]) +
-              (blockedPrefix[end] - blockedPrefix[p + 1]);
+  state.clock.runWork(work, segmentBegin[index], segmentBegin[index + 1]);
 }
 
 void TimelineReplay::runEvent(size_t index, State &state) const {
@@ -242,65 +193,46 @@ void TimelineReplay::runEvent(size_t index, State &state) const {
   if (event.kind == Event::Ready)
     return;
   // A synchronous collective queues behind what its stream already carries.
-  double start = std::max(state.now, state.streamFree[event.stream]);
-  state.streamFree[event.stream] = start + event.seconds;
-  state.now = start + event.seconds;
+  state.clock.blockUntil(
+      state.clock.issueCollective(event.stream, event.seconds).end);
 }
 
 void TimelineReplay::issueBucket(State &state, double issueSeconds,
                                  unsigned stream, double collectiveSeconds,
                                  size_t firstUse) const {
-  runCompute(state, issueSeconds);
-  double start = std::max(state.now, state.streamFree[stream]);
-  double end = start + collectiveSeconds;
-  state.streamFree[stream] = end;
-  state.tailBound =
-      std::max(state.tailBound, end / slowdown + tailSuffix[firstUse]);
+  state.clock.runKernel(issueSeconds);
+  double end = state.clock.issueCollective(stream, collectiveSeconds).end;
+  state.tailBound = std::max(
+      state.tailBound, state.clock.getTailWaitBound(end, tailSuffix[firstUse]));
 }
 
 double TimelineReplay::finish(const State &state) const {
-  // In the tail every collective has been issued, so communication stays in
-  // flight until `last`, and kernels before it are slowed. On the clock
-  // h(t) = t / slowdown before `last` and last / slowdown + (t - last) after
-  // it, kernels advance at full speed and waits are still maxima, so the end
-  // of the tail is h^-1(max(h(start) + all tail work, max over buckets of
-  // h(end) + tail work from its wait)); h(end) = end / slowdown as no bucket
-  // ends after `last`.
-  double last = getCommBusyUntil(state);
-  auto warp = [&](double t) {
-    return t <= last ? t / slowdown : last / slowdown + (t - last);
-  };
-  auto unwarp = [&](double v) {
-    return v <= last / slowdown ? v * slowdown : last + (v - last / slowdown);
-  };
-  double warped =
-      std::max(warp(state.now) + tailSuffix.front(), state.tailBound);
-  return std::max(unwarp(warped), last);
+  return state.clock.finishTail(tailSuffix.front(), state.tailBound);
 }
 
 void TimelineReplay::canonicalize(State &state, size_t nextEvent) const {
-  for (double &free : state.streamFree)
-    free = std::max(free, state.now);
+  state.clock.releaseIdleStreams();
   // finish() takes max(h(start of tail) + all tail work, tailBound), where
   // the tail starts no earlier than now + the backward left at full speed,
   // and h(t) >= t / slowdown whatever the end of communication.
-  state.tailBound = std::max(
-      state.tailBound,
-      (state.now + backwardSuffix[nextEvent]) / slowdown + tailSuffix.front());
+  state.tailBound =
+      std::max(state.tailBound,
+               (state.clock.getNow() + backwardSuffix[nextEvent]) / slowdown +
+                   tailSuffix.front());
 }
 
 double TimelineReplay::getIssueTime(const Bucket &bucket) const {
   double seconds =
-      costs.bucketIssueTime(costs.stream[bucket.entries.front().gradient],
-                            bucket.type, bucket.paddedNumel);
+      costs.getBucketIssueTime(costs.stream[bucket.entries.front().gradient],
+                               bucket.type, bucket.paddedNumel);
   for (const BucketEntry &entry : bucket.entries)
     seconds += costs.packTime[entry.gradient];
   return seconds;
 }
 
 double TimelineReplay::getCollectiveTime(const Bucket &bucket) const {
-  return costs.collectiveTime(costs.stream[bucket.entries.front().gradient],
-                              bucket.type, bucket.paddedNumel);
+  return costs.getCollectiveTime(costs.stream[bucket.entries.front().gradient],
+                                 bucket.type, bucket.paddedNumel);
 }
 
 size_t TimelineReplay::getFirstUse(const Bucket &bucket) const {

@@ -3,6 +3,7 @@
 #include "ddp/Import/ModelConfig.h"
 
 #include "JSONFields.h"
+#include "ddp/Support/BoundedJSON.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -274,6 +275,9 @@ static Error checkDivisible(StringRef source, StringRef numeratorName,
                             denominator));
 }
 
+/// The element size checkStepSize assumes: the largest element type (f64).
+static constexpr int64_t kMaxElementBytes = 8;
+
 /// The sizes that become tensor dimensions, and the number of layers the
 /// step runs, computed in floating point because the config may be far too
 /// large for int64.
@@ -310,6 +314,21 @@ static Error checkStepSize(const ModelConfig &config, StringRef source) {
     if (Error error = checkDimension(source, dimension.field, dimension.what,
                                      dimension.size))
       return error;
+  // The importer's tensors are 1-D or 2-D over these dimensions (in at most 8
+  // bytes an element), so bounding the two largest bounds every tensor by
+  // the dialect's rule that its size in bytes fits in int64.
+  llvm::stable_sort(dimensions, [](const Dimension &a, const Dimension &b) {
+    return a.size > b.size;
+  });
+  double largestBytes =
+      dimensions[0].size * dimensions[1].size * kMaxElementBytes;
+  if (largestBytes >= 0x1p63)
+    return fieldError(
+        source, dimensions[0].field,
+        formatv("a tensor of {0} x {1} elements of up to {2} bytes may take "
+                "{3:F0} bytes; a tensor must take less than 2^63",
+                dimensions[0].what, dimensions[1].what, kMaxElementBytes,
+                largestBytes));
 
   // Every microbatch runs every layer, and an MoE layer each local expert.
   double layerPasses =
@@ -408,7 +427,7 @@ Error ddp::applyOverrides(json::Object &object,
       return createStringError(inconvertibleErrorCode(),
                                "--set '" + assignment +
                                    "': expected key=value");
-    Expected<json::Value> value = json::parse(text);
+    Expected<json::Value> value = parseJSON(text);
     if (value) {
       object[key] = std::move(*value);
       continue;

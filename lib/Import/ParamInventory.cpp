@@ -9,6 +9,7 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <limits>
 
 using namespace llvm;
@@ -87,6 +88,13 @@ static Expected<InventoryParam> parseParam(const json::Value &json,
                       "unknown dtype '" + *dtype +
                           "'; expected one of f32, f16, bf16, f64");
   param.dtype = *parsed;
+  // The dialect's tensors take less than 2^63 bytes.
+  double bytes = numElements * getElementBytes(param.dtype);
+  if (bytes >= 0x1p63)
+    return fieldError(source, prefix + ".shape",
+                      formatv("{0:F0} elements of {1} take {2:F0} bytes; a "
+                              "tensor must take less than 2^63",
+                              numElements, *dtype, bytes));
 
   for (auto [key, flag] : {std::pair<StringRef, bool *>{"shared_embedding",
                                                         &param.sharedEmbedding},
@@ -186,10 +194,13 @@ Expected<ParamInventory> ddp::parseParamInventory(const json::Value &json,
     return fieldError(source, "params",
                       "expected a non-empty array of parameters");
   StringMap<size_t> firstIndex;
+  int64_t widestExtent = 0;
   for (auto [index, entry] : enumerate(*params)) {
     Expected<InventoryParam> param = parseParam(entry, source, index);
     if (!param)
       return param.takeError();
+    for (int64_t extent : param->shape)
+      widestExtent = std::max(widestExtent, extent);
     auto [it, inserted] = firstIndex.try_emplace(param->name, index);
     if (!inserted)
       return fieldError(source, formatv("params[{0}].name", index).str(),
@@ -197,6 +208,19 @@ Expected<ParamInventory> ddp::parseParamInventory(const json::Value &json,
                                 param->name, it->second));
     inventory.params.push_back(std::move(*param));
   }
+
+  // Activations are [tokens_per_microbatch, extent] in some parameter's
+  // element type (of at most 8 bytes); they too must take less than 2^63.
+  double activationBytes =
+      double(inventory.tokensPerMicrobatch) * double(widestExtent) * 8.0;
+  if (activationBytes >= 0x1p63)
+    return fieldError(source, "tokens_per_microbatch",
+                      formatv("activations of tokens_per_microbatch x the "
+                              "widest extent ({0} x {1}) elements of up to 8 "
+                              "bytes may take {2:F0} bytes; a tensor must "
+                              "take less than 2^63",
+                              inventory.tokensPerMicrobatch, widestExtent,
+                              activationBytes));
 
   double paramPasses =
       double(inventory.params.size()) * inventory.numMicrobatches;

@@ -1,13 +1,15 @@
 //===- Simulator.cpp - Step-time simulation of a ddp step -----------------===//
 //
 // One pass over the step's block: O(number of ops), plus O(group size) once
-// per distinct process group to place it on nodes.
+// per distinct process group to place it on nodes. The timing rules are the
+// StepClock's; this file prices ops and records what happened.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ddp/Sim/Simulator.h"
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Timing/StepClock.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
@@ -210,7 +212,7 @@ public:
   StepSimulator(func::FuncOp step, const CostModel &model,
                 const SimOptions &options)
       : step(step), model(model), options(options),
-        slowdown(model.getCommComputeSlowdown()) {}
+        clock(model.getCommComputeSlowdown()) {}
 
   FailureOr<SimResult> run();
 
@@ -230,16 +232,11 @@ private:
   func::FuncOp step;
   const CostModel &model;
   const SimOptions &options;
-  double slowdown;
 
   SimResult result;
-  /// Compute-stream time; issue time of the next op.
-  double now = 0;
-  /// The latest time any communication stream is busy until. Every stream's
-  /// work after `now` is contiguous (it was all issued by `now`), so
-  /// communication runs throughout [now, commBusyUntil).
-  double commBusyUntil = 0;
-  SmallVector<double> streamFree{0.0};
+  /// Stream `s` of the result (0 is compute) is communication stream `s - 1`
+  /// of the clock.
+  StepClock clock;
   /// Per communication stream, the bandwidth-only time of its collectives.
   SmallVector<double> streamTransferBound{0.0};
   llvm::DenseMap<Value, double> tokenDone;
@@ -346,7 +343,7 @@ FailureOr<SimGroup *> StepSimulator::getGroup(CollectiveOpInterface op) {
           cast<StringAttr>(mesh.op.getAxisNames()[axis]).getValue().str());
     stream.placement = group.placement;
     result.streams.push_back(std::move(stream));
-    streamFree.push_back(0);
+    clock.addCommStream();
     streamTransferBound.push_back(0);
   }
   groupsByAttr[attrKey] = &group;
@@ -364,16 +361,9 @@ void StepSimulator::addEvent(Operation *op, StringRef name,
 }
 
 void StepSimulator::runCompute(Operation *op, StringRef name, double baseTime) {
-  // Kernels progress 1/slowdown as fast while communication is in flight.
-  double duration = baseTime;
-  if (commBusyUntil > now && slowdown > 1) {
-    double window = commBusyUntil - now;
-    duration = baseTime * slowdown <= window
-                   ? baseTime * slowdown
-                   : window + (baseTime - window / slowdown);
-  }
-  addEvent(op, name, EventCategory::Compute, 0, now, duration);
-  now += duration;
+  double start = clock.getNow();
+  double duration = clock.runKernel(baseTime);
+  addEvent(op, name, EventCategory::Compute, 0, start, duration);
   result.computeTime += duration;
   result.idealComputeTime += baseTime;
   result.streams[0].busyTime += duration;
@@ -383,11 +373,12 @@ void StepSimulator::runCompute(Operation *op, StringRef name, double baseTime) {
 
 void StepSimulator::blockComputeUntil(Operation *op, double time,
                                       StringRef name) {
-  if (time <= now)
+  double start = clock.getNow();
+  double held = clock.blockUntil(time);
+  if (held == 0)
     return;
-  addEvent(op, name, EventCategory::Wait, 0, now, time - now);
-  result.exposedCommTime += time - now;
-  now = time;
+  addEvent(op, name, EventCategory::Wait, 0, start, held);
+  result.exposedCommTime += held;
 }
 
 LogicalResult StepSimulator::runCollective(CollectiveOpInterface op) {
@@ -405,11 +396,8 @@ LogicalResult StepSimulator::runCollective(CollectiveOpInterface op) {
   double duration = record.cost.total();
 
   // Collectives of one group run in issue order on the group's stream, sync
-  // or async alike (NCCL serializes the operations of a communicator).
-  double start = std::max(now, streamFree[stream]);
-  double end = start + duration;
-  streamFree[stream] = end;
-  commBusyUntil = std::max(commBusyUntil, end);
+  // or async alike.
+  auto [start, end] = clock.issueCollective(stream - 1, duration);
   streamTransferBound[stream] += model.collectiveTransferBound(
       record.kind, record.bytes, (*group)->placement);
   result.streams[stream].busyTime += duration;
@@ -490,7 +478,7 @@ LogicalResult StepSimulator::simulate(Operation *op) {
         return success();
       })
       .Case([&](GradReadyOp ready) {
-        result.gradReady.push_back({ready.getParam().str(), now,
+        result.gradReady.push_back({ready.getParam().str(), clock.getNow(),
                                     getNumElements(ready.getType()),
                                     getCostedElementType(ready.getType()), op});
         idealComputeAtReady.push_back(result.idealComputeTime);
@@ -588,11 +576,11 @@ FailureOr<SimResult> StepSimulator::run() {
     if (failed(simulate(&op)))
       return failure();
 
-  double lastComm = *std::max_element(streamFree.begin(), streamFree.end());
   // Communication that outlives compute (never waited) is exposed too.
+  double now = clock.getNow(), lastComm = clock.getCommBusyUntil();
   if (lastComm > now)
     result.exposedCommTime += lastComm - now;
-  result.stepTime = std::max(now, lastComm);
+  result.stepTime = clock.getStepEnd();
   computeLowerBound();
   return std::move(result);
 }

@@ -3,7 +3,9 @@
 // Compute runs synchronously on the calling thread (the compute stream);
 // every MPI call runs on the CommThread (the communication stream, trace
 // stream 1). 16-bit reductions are done in f32, as MPI has no 16-bit float
-// type: converted, reduced, rounded once.
+// type: converted, reduced, rounded once. avg is a pre-multiplied sum: each
+// rank's contribution is scaled by 1/n exactly as ddprt_scale does, then
+// summed (docs/Runtime.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -376,6 +378,8 @@ struct PreparedCollective {
   struct Scratch {
     std::vector<float> wideInput, wideResult;
     std::vector<char> bytes;
+    /// The contribution of an avg, scaled by 1/n.
+    std::vector<char> preScaled;
   };
   std::shared_ptr<Scratch> scratch = std::make_shared<Scratch>();
   const void *send = nullptr;
@@ -402,17 +406,30 @@ static std::string bufferText(const void *buffer) {
   return buffer == MPI_IN_PLACE ? "MPI_IN_PLACE" : pointerText(buffer);
 }
 
-/// The sum left in `sum` (f32 or f64) becomes an average if asked, then is
-/// rounded into the op's result if it is a 16-bit copy.
+/// The sum left in `sum` (f32 or f64) is rounded into the op's result if it
+/// is a 16-bit copy.
 static std::function<Status()> finishReduction(const CollectiveOp &op,
                                                const Tensor &sum) {
   return [op, sum] {
-    if (op.reduction == DDPRT_REDUCTION_AVG)
-      host::average(sum, op.groupSize);
     if (sum.data != op.result)
       host::cast(sum, op.dtype, op.result);
     return Status::ok();
   };
+}
+
+/// An avg as the sum it is defined to be: the contribution (`inputNumel`
+/// elements) scaled by 1/n into `preScaled` by ddprt_scale's kernel, in the
+/// element type and with the factor as a double, so that avg equals
+/// ddp.scale(1/n) followed by a sum for every group size and element type.
+static CollectiveOp preScaleAverage(const CollectiveOp &op, int64_t inputNumel,
+                                    std::vector<char> &preScaled) {
+  preScaled.resize(size_t(inputNumel * elementSize(op.dtype)));
+  host::scale({const_cast<void *>(op.input), op.dtype, inputNumel},
+              1.0 / double(op.groupSize), preScaled.data());
+  CollectiveOp sum = op;
+  sum.input = preScaled.data();
+  sum.reduction = DDPRT_REDUCTION_SUM;
+  return sum;
 }
 
 static Status prepareAllReduce(const CollectiveOp &op,
@@ -558,7 +575,7 @@ static Status issueOnCommThread(const CollectiveOp &op, MPI_Comm group,
   const PreparedCollective &p = prepared;
   std::string comm = concat("comm=group '", op.groupName, "'");
   int peer = int(op.peer);
-  // avg is a sum divided afterwards (finishReduction).
+  // avg arrives here pre-scaled, as a sum (preScaleAverage).
   MPI_Op reduce = op.reduction == DDPRT_REDUCTION_MAX ? MPI_MAX : MPI_SUM;
   const char *reduceName =
       op.reduction == DDPRT_REDUCTION_MAX ? "MPI_MAX" : "MPI_SUM";
@@ -661,17 +678,28 @@ Status CpuBackend::collective(const CollectiveOp &op,
   int32_t groupIndex = op.group;
   task.start = [this, op, groupIndex, prepared,
                 post](MPI_Request *request) -> Status {
+    std::vector<char> &preScaled = prepared->scratch->preScaled;
     switch (op.kind) {
-    case CollectiveKind::AllReduce:
+    case CollectiveKind::AllReduce: {
+      CollectiveOp sum = op.reduction == DDPRT_REDUCTION_AVG
+                             ? preScaleAverage(op, op.numel, preScaled)
+                             : op;
       DDPRT_RETURN_IF_ERROR(env.deterministicReductions
-                                ? prepareGatherThenReduce(op, *prepared)
-                                : prepareAllReduce(op, *prepared));
+                                ? prepareGatherThenReduce(sum, *prepared)
+                                : prepareAllReduce(sum, *prepared));
       break;
-    case CollectiveKind::ReduceScatter:
+    }
+    case CollectiveKind::ReduceScatter: {
+      // ddprt_reduce_scatter checked that numel x group size fits.
+      CollectiveOp sum =
+          op.reduction == DDPRT_REDUCTION_AVG
+              ? preScaleAverage(op, op.numel * op.groupSize, preScaled)
+              : op;
       DDPRT_RETURN_IF_ERROR(env.deterministicReductions
-                                ? prepareGatherThenReduce(op, *prepared)
-                                : prepareReduceScatter(op, *prepared));
+                                ? prepareGatherThenReduce(sum, *prepared)
+                                : prepareReduceScatter(sum, *prepared));
       break;
+    }
     case CollectiveKind::AllGather:
       DDPRT_RETURN_IF_ERROR(prepareAllGather(op, *prepared));
       break;

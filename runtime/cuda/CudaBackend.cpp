@@ -85,7 +85,7 @@ const char *ncclTypeName(DType dtype) {
   return "ncclFloat64";
 }
 
-/// avg is a sum divided afterwards by the average kernel.
+/// avg arrives pre-scaled, as a sum (issueCollective).
 ncclRedOp_t ncclReduceOp(int32_t reduction) {
   return reduction == DDPRT_REDUCTION_MAX ? ncclMax : ncclSum;
 }
@@ -756,24 +756,39 @@ Status CudaBackend::issueCollective(const CollectiveOp &op) {
     return checkCuda(cudaMallocAsync(data, size_t(bytes), commStream),
                      concat("cudaMallocAsync(", bytes, ", comm)"));
   };
+  // avg is a pre-multiplied sum: the contribution is scaled by 1/n with the
+  // kernel of ddprt_scale (the factor as a double), then summed, so that avg
+  // equals ddp.scale(1/n) + sum bitwise for every group size and dtype.
+  const void *input = op.input;
+  void *preScaled = nullptr;
+  if (op.reduction == DDPRT_REDUCTION_AVG) {
+    int64_t inputNumel = op.kind == CollectiveKind::ReduceScatter
+                             ? op.numel * op.groupSize
+                             : op.numel;
+    DDPRT_RETURN_IF_ERROR(scratch(inputNumel * elementBytes, &preScaled));
+    DDPRT_RETURN_IF_ERROR(
+        checkCuda(cuda::scale(op.input, preScaled, op.dtype, inputNumel,
+                              1.0 / double(op.groupSize), commStream),
+                  "scale kernel (pre-scaling an avg)"));
+    input = preScaled;
+  }
   switch (op.kind) {
   case CollectiveKind::AllReduce: {
     void *buffer = op.result;
-    const void *send = op.input;
+    const void *send = input;
     DType reduceType = op.dtype;
     if (is16Bit(op.dtype)) {
       DDPRT_RETURN_IF_ERROR(scratch(op.numel * 4, &buffer));
-      DDPRT_RETURN_IF_ERROR(
-          checkCuda(cuda::cast(op.input, op.dtype, buffer, DType::F32, op.numel,
-                               commStream),
-                    "cast kernel (to f32 for all_reduce)"));
+      DDPRT_RETURN_IF_ERROR(checkCuda(
+          cuda::cast(input, op.dtype, buffer, DType::F32, op.numel, commStream),
+          "cast kernel (to f32 for all_reduce)"));
       send = buffer;
       reduceType = DType::F32;
-    } else if (op.input != op.result &&
-               overlaps(op.input, op.numel * elementBytes, op.result,
+    } else if (input != op.result &&
+               overlaps(input, op.numel * elementBytes, op.result,
                         op.numel * elementBytes)) {
       DDPRT_RETURN_IF_ERROR(checkCuda(
-          cudaMemcpyAsync(op.result, op.input, size_t(op.numel * elementBytes),
+          cudaMemcpyAsync(op.result, input, size_t(op.numel * elementBytes),
                           cudaMemcpyDeviceToDevice, commStream),
           "cudaMemcpyAsync(all_reduce overlapping input)"));
       send = op.result;
@@ -785,10 +800,6 @@ Status CudaBackend::issueCollective(const CollectiveOp &op) {
                ", count=", op.numel, ", datatype=", ncclTypeName(reduceType),
                ", op=", ncclReduceOpName(op.reduction), where),
         comm));
-    if (op.reduction == DDPRT_REDUCTION_AVG)
-      DDPRT_RETURN_IF_ERROR(checkCuda(
-          cuda::average(buffer, reduceType, op.numel, op.groupSize, commStream),
-          "average kernel"));
     if (buffer != op.result) {
       DDPRT_RETURN_IF_ERROR(
           checkCuda(cuda::cast(buffer, DType::F32, op.result, op.dtype,
@@ -796,11 +807,13 @@ Status CudaBackend::issueCollective(const CollectiveOp &op) {
                     "cast kernel (from f32 all_reduce)"));
       cudaFreeAsync(buffer, commStream);
     }
+    if (preScaled)
+      cudaFreeAsync(preScaled, commStream);
     return Status::ok();
   }
   case CollectiveKind::ReduceScatter: {
     int64_t inputNumel = op.numel * op.groupSize;
-    const void *send = op.input;
+    const void *send = input;
     void *receive = op.result;
     DType reduceType = op.dtype;
     void *wideInput = nullptr;
@@ -808,15 +821,15 @@ Status CudaBackend::issueCollective(const CollectiveOp &op) {
       DDPRT_RETURN_IF_ERROR(scratch(inputNumel * 4, &wideInput));
       DDPRT_RETURN_IF_ERROR(scratch(op.numel * 4, &receive));
       DDPRT_RETURN_IF_ERROR(
-          checkCuda(cuda::cast(op.input, op.dtype, wideInput, DType::F32,
+          checkCuda(cuda::cast(input, op.dtype, wideInput, DType::F32,
                                inputNumel, commStream),
                     "cast kernel (to f32 for reduce_scatter)"));
       send = wideInput;
       reduceType = DType::F32;
     } else {
-      const char *ownSlice = static_cast<const char *>(op.input) +
+      const char *ownSlice = static_cast<const char *>(input) +
                              op.groupRank * op.numel * elementBytes;
-      if (op.result != ownSlice && overlaps(op.input, inputNumel * elementBytes,
+      if (op.result != ownSlice && overlaps(input, inputNumel * elementBytes,
                                             op.result, op.numel * elementBytes))
         DDPRT_RETURN_IF_ERROR(scratch(op.numel * elementBytes, &receive));
     }
@@ -828,11 +841,6 @@ Status CudaBackend::issueCollective(const CollectiveOp &op) {
                ", datatype=", ncclTypeName(reduceType),
                ", op=", ncclReduceOpName(op.reduction), where),
         comm));
-    if (op.reduction == DDPRT_REDUCTION_AVG)
-      DDPRT_RETURN_IF_ERROR(
-          checkCuda(cuda::average(receive, reduceType, op.numel, op.groupSize,
-                                  commStream),
-                    "average kernel"));
     if (receive != op.result) {
       DDPRT_RETURN_IF_ERROR(
           checkCuda(cuda::cast(receive, reduceType, op.result, op.dtype,
@@ -842,6 +850,8 @@ Status CudaBackend::issueCollective(const CollectiveOp &op) {
     }
     if (wideInput)
       cudaFreeAsync(wideInput, commStream);
+    if (preScaled)
+      cudaFreeAsync(preScaled, commStream);
     return Status::ok();
   }
   case CollectiveKind::AllGather: {

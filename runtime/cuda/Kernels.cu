@@ -60,12 +60,6 @@ __global__ void castKernel(const From *input, To *result, int64_t numel) {
   result[i] = convertElement<To>(input[i]);
 }
 
-template <typename Acc>
-__global__ void averageKernel(Acc *data, int64_t numel, int64_t divisor) {
-  DDPRT_GRID_STRIDE(i, numel)
-  data[i] = averageElement(data[i], divisor);
-}
-
 template <typename T>
 __global__ void findNonFiniteKernel(const T *data, int64_t numel,
                                     unsigned long long *firstIndex) {
@@ -155,15 +149,6 @@ cudaError_t cuda::cast(const void *input, DType inputType, void *result,
                           typed<From>(input), typed<To>(result), numel);
     });
   });
-}
-
-cudaError_t cuda::average(void *data, DType dtype, int64_t numel,
-                          int64_t divisor, cudaStream_t stream) {
-  if (dtype == DType::F64)
-    return DDPRT_LAUNCH(averageKernel<double>, numel, stream,
-                        typed<double>(data), numel, divisor);
-  return DDPRT_LAUNCH(averageKernel<float>, numel, stream, typed<float>(data),
-                      numel, divisor);
 }
 
 cudaError_t cuda::findNonFinite(const void *data, DType dtype, int64_t numel,

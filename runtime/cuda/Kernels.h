@@ -30,9 +30,6 @@ cudaError_t scale(const void *input, void *result, DType dtype, int64_t numel,
                   double factor, cudaStream_t stream);
 cudaError_t cast(const void *input, DType inputType, void *result,
                  DType resultType, int64_t numel, cudaStream_t stream);
-/// Divides f32 or f64 data by `divisor` in place.
-cudaError_t average(void *data, DType dtype, int64_t numel, int64_t divisor,
-                    cudaStream_t stream);
 /// Lowers *firstIndex (device memory, preset to INT64_MAX as unsigned) to
 /// the index of the first NaN or Inf.
 cudaError_t findNonFinite(const void *data, DType dtype, int64_t numel,

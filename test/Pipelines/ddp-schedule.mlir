@@ -2,6 +2,7 @@
 // RUN: FileCheck %s --check-prefix=LAYOUT < %t.json
 // RUN: ddp-opt %s --ddp-schedule="policy=megatron overlap-grad-reduce=false bucket-size=40" | FileCheck %s --check-prefix=SYNC
 // RUN: ddp-opt %s --ddp-schedule="policy=auto hw=a100-sxm-ib200 dp=64 accumulate-allreduce-grads-in-fp32" | FileCheck %s --check-prefix=AUTO
+// RUN: ddp-opt %s --ddp-schedule="policy=pytorch bucket-cap-bytes=100" | FileCheck %s --check-prefix=PYTORCH
 // RUN: not ddp-opt %s --ddp-schedule="policy=megatron bucket-size=40 ddp-num-buckets=2" 2>&1 | FileCheck %s --check-prefix=EXCLUSIVE
 
 // Megatron's flag names work as the fields they set: buckets closed once they
@@ -47,6 +48,13 @@
 // SYNC-NEXT: ddp.all_reduce sum {{.*}} over @world[dp] {{ *}}{ddp.bucket = 0 : i64} : tensor<172xf32>
 // SYNC-NOT: async
 // SYNC-NOT: ddp.wait
+
+// pytorch with an explicit bucket cap (100 bytes) caps the first bucket too,
+// as torch 2.x: fc2.bias + fc2.weight reach it, then fc1.bias + fc1.weight.
+// PYTORCH-LABEL: func.func @step
+// PYTORCH-SAME: ddp.bucket_policy = {name = "pytorch"}
+// PYTORCH: ddp.all_reduce {{.*}} async {ddp.bucket = 0 : i64} : tensor<36xf32>
+// PYTORCH: ddp.all_reduce {{.*}} async {ddp.bucket = 1 : i64} : tensor<136xf32>
 
 // The auto policy records what it optimised for and predicted.
 // AUTO-LABEL: func.func @step

@@ -13,6 +13,7 @@
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Import/Import.h"
+#include "ddp/Support/BoundedJSON.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -71,7 +72,7 @@ static Expected<json::Value> readJSONFile(StringRef path) {
   if (std::error_code error = buffer.getError())
     return createStringError(error, "cannot read '%s': %s", path.str().c_str(),
                              error.message().c_str());
-  Expected<json::Value> value = json::parse((*buffer)->getBuffer());
+  Expected<json::Value> value = parseJSON((*buffer)->getBuffer());
   if (value)
     return value;
   // llvm::json reports "[line:column, byte=offset]: message"; put the

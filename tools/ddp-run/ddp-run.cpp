@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoweredProgram.h"
+#include "MemoryCheck.h"
 #include "RuntimeSession.h"
 #include "StepVerifier.h"
 
@@ -127,6 +128,12 @@ static cl::opt<std::string> predictedTracePath(
     cl::desc("Write the simulator's Chrome trace of the (scheduled) program "
              "here, to lay beside --trace"),
     cl::value_desc("file"), cl::cat(runCategory));
+static cl::opt<bool> memoryCheck(
+    "memory-check",
+    cl::desc("Refuse a run whose estimated memory (every program, every rank "
+             "on this machine) exceeds what the machine has available "
+             "(cpu backend)"),
+    cl::init(true), cl::cat(runCategory));
 static cl::opt<int> abiVersion(
     "abi-version",
     cl::desc("Pass this ABI version to ddprt_init instead of the compiler's "
@@ -276,6 +283,38 @@ struct RunPlan {
   size_t numSchedules = 0;
 };
 
+/// Under --verify, fails if `options` reduce 16-bit gradients in f32 where
+/// that cannot equal the input's average bitwise. The step's avg pre-scales
+/// each contribution by 1/n in the gradient's own type; grad-reduce-in-fp32
+/// scales in f32 and rounds to 16 bits only after the sum. The two agree
+/// when 1/n is a power of two and differ otherwise: the option then changes
+/// what the step computes (docs/RationaleDDP.md).
+static void checkFp32ReductionIsExact(ModuleOp input,
+                                      const SchedulePipelineOptions &options,
+                                      StringRef scheduleText) {
+  if (!verify || !(options.gradReduceInFp32 || options.megatronGradReduceInFp32))
+    return;
+  MeshOp mesh = getMesh(input);
+  input.walk([&](AllReduceOp reduce) {
+    auto type = cast<RankedTensorType>(reduce.getResult().getType());
+    int64_t groupSize = getGroupSize(mesh, reduce.getAxes());
+    if (reduce.getReduction() != Reduction::Avg ||
+        type.getElementType().getIntOrFloatBitWidth() >= 32 ||
+        llvm::isPowerOf2_64(uint64_t(groupSize)))
+      return WalkResult::advance();
+    std::string element;
+    llvm::raw_string_ostream os(element);
+    os << type.getElementType();
+    fail("schedule '" + scheduleText +
+         "' cannot be verified bitwise: grad-reduce-in-fp32 averages the " +
+         element + " gradients over " + llvm::Twine(groupSize) +
+         " ranks in f32, where the unscheduled step averages them in " +
+         element + ", and 1/" + llvm::Twine(groupSize) +
+         " rounds differently in the two (it changes what the step "
+         "computes); verify it with grad-reduce-in-fp32=false");
+  });
+}
+
 /// The scheduled programs: a file, the input after a pass pipeline, or the
 /// input after ddp-schedule with each set of options.
 static std::vector<RunProgram> buildSchedules(ModuleOp input,
@@ -313,6 +352,7 @@ static std::vector<RunProgram> buildSchedules(ModuleOp input,
           auto options = SchedulePipelineOptions::createFromString(expanded);
           if (!options)
             fail("bad --schedule options '" + expanded + "'");
+          checkFp32ReductionIsExact(input, *options, expanded);
           populateDDPSchedulePipeline(pm, *options);
         });
       }
@@ -383,6 +423,24 @@ static void checkComparable(MeshOp mesh, ArrayRef<ParamDescription> params,
            " parameters, the unscheduled program " +
            llvm::Twine(params.size()));
   }
+}
+
+/// Ends the run before anything is allocated when every rank on this machine
+/// together would need more memory than it has available.
+static void checkMemory(ArrayRef<RunProgram> programs) {
+  SmallVector<ModuleOp> modules;
+  for (const RunProgram &program : programs)
+    modules.push_back(*program.module);
+  // Every program has been lowered, so every plan builds.
+  std::optional<int64_t> bytesPerRank = estimateRankBytes(modules);
+  if (!bytesPerRank)
+    fail("cannot plan the storage of '" + inputFile + "'");
+  std::optional<int64_t> available = getAvailableMemoryBytes();
+  if (!available)
+    return;
+  if (std::optional<std::string> error =
+          checkMemoryFits(*bytesPerRank, getRanksOnThisMachine(), *available))
+    fail(*error);
 }
 
 /// Every program lowered; in verify mode the scheduled ones register their
@@ -560,6 +618,10 @@ int main(int argc, char **argv) {
   SmallVector<ParamDescription> params = describeParams(*input);
   checkComparable(mesh, params, programs);
   std::vector<OwningOpRef<ModuleOp>> lowered = lowerPrograms(programs);
+  // Buffers of the CUDA backend live on the device, which this host cannot
+  // see before the runtime starts.
+  if (memoryCheck && objectFile.empty() && backend != DDPRT_BACKEND_CUDA)
+    checkMemory(programs);
 
   // Predictions come first: a profile that does not load should stop the
   // run before any rank starts the runtime.

@@ -6,6 +6,8 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <limits>
+
 #include "gtest/gtest.h"
 
 using namespace ddp::bucketing;
@@ -42,6 +44,36 @@ TEST(Validation, RejectsEmptyGradientsAndDuplicates) {
   EXPECT_EQ(llvm::toString(std::move(error)),
             "gradient of 'a' is reduced over a group of 0 ranks");
   EXPECT_FALSE(validateGradients({makeGradient("a", 1)}));
+}
+
+// Layouts compute cursors, padded sizes and byte counts in int64; the bounds
+// validateGradients sets keep all of them from overflowing.
+TEST(Validation, RejectsSizesThatOverflowLayouts) {
+  llvm::Error error = validateGradients(
+      {makeGradient("a", 1, ElementType::F32, int64_t(1) << 31)});
+  EXPECT_EQ(llvm::toString(std::move(error)),
+            "gradient of 'a' is reduced over a group of 2147483648 ranks; "
+            "bucketing supports at most 2147483647");
+  // numel + 64 would overflow before the byte count does.
+  error = validateGradients(
+      {makeGradient("a", std::numeric_limits<int64_t>::max())});
+  EXPECT_EQ(llvm::toString(std::move(error)),
+            "the gradients up to 'a' take more than 2^62 bytes; bucketing "
+            "supports no more");
+  // 2^61 f64 elements are 2^64 bytes.
+  error = validateGradients(
+      {makeGradient("a", int64_t(1) << 61, ElementType::F64)});
+  EXPECT_EQ(llvm::toString(std::move(error)),
+            "the gradients up to 'a' take more than 2^62 bytes; bucketing "
+            "supports no more");
+  // Each fits, the sum does not.
+  error = validateGradients({makeGradient("a", int64_t(1) << 59),
+                             makeGradient("b", int64_t(1) << 59)});
+  EXPECT_EQ(llvm::toString(std::move(error)),
+            "the gradients up to 'b' take more than 2^62 bytes; bucketing "
+            "supports no more");
+  EXPECT_FALSE(validateGradients(
+      {makeGradient("a", (int64_t(1) << 59) - 64)}));
 }
 
 TEST(LayoutReport, KeysInTheDocumentedOrder) {

@@ -13,6 +13,7 @@
 
 #include "gtest/gtest.h"
 
+#include <limits>
 #include <numeric>
 
 using namespace ddp::bucketing;
@@ -176,6 +177,18 @@ TEST(TestBucketSizesExplicit, BiasWithDistributedOptimizer) {
   EXPECT_EQ(layout.buckets[0].numel, 9153);
   EXPECT_EQ(layout.buckets[0].paddedNumel, 9216);
   EXPECT_EQ(layout.buckets[0].entries[1].offset, 128);
+}
+
+// Megatron's default bucket size, max(40M, 1M x dp), must not overflow.
+TEST(TestBucketSizesExplicit, DefaultSizeOverflowIsAnError) {
+  MegatronOptions options;
+  options.dataParallelSize = std::numeric_limits<int64_t>::max();
+  llvm::Expected<BucketLayout> layout =
+      computeMegatronLayout({makeGradient("a", 4)}, options);
+  ASSERT_FALSE(layout);
+  EXPECT_EQ(llvm::toString(layout.takeError()),
+            "the data-parallel size 9223372036854775807 is too large: the "
+            "default bucket size, 1M elements per rank, overflows int64");
 }
 
 TEST(TestBucketSizesExplicit, SharedEmbeddingWithoutDistributedOptimizer) {

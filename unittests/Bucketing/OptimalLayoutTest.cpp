@@ -24,7 +24,8 @@ namespace {
 /// an optimizer tail in random order.
 struct RandomStep {
   std::vector<Gradient> gradients;
-  BucketCosts costs;
+  /// The model is set once the constructor has drawn its numbers.
+  BucketCosts costs{ddp::sim::CostModel(ddp::sim::HardwareProfile())};
   StepTimeline timeline;
 
   RandomStep(unsigned seed, size_t count, double slowdown,
@@ -49,12 +50,11 @@ struct RandomStep {
       costs.unpackTime.push_back(uniform(0, 0.2));
     }
     double alpha = uniform(0.1, 2), beta = uniform(0.001, 0.02);
-    costs.bucketIssueTime = [=](unsigned, ElementType, int64_t numel) {
-      return 0.05 + 0.0001 * numel;
-    };
-    costs.collectiveTime = [=](unsigned stream, ElementType, int64_t numel) {
-      return (stream == 2 ? 2 : 1) * (alpha + beta * numel);
-    };
+    // Stream 2's group spans two nodes: its all-reduces take twice as long.
+    costs.model = makeLinearCostModel(alpha, beta, /*scaleOverhead=*/0.05,
+                                      /*scaleSecondsPerElement=*/0.0001);
+    costs.placement = {kPairInNode, kPairInNode, kPairAcrossNodes};
+    costs.prescaled = {true, true, true};
     for (size_t i = 0; i < count; ++i) {
       timeline.addCompute(uniform(0, 5));
       if (uniform(0, 1) < 0.3)

@@ -16,7 +16,8 @@ namespace {
 struct TwoGradients {
   std::vector<Gradient> gradients = {makeGradient("g0", 5),
                                      makeGradient("g1", 5)};
-  BucketCosts costs;
+  BucketCosts costs{makeLinearCostModel(/*latency=*/0,
+                                        /*secondsPerElement=*/1)};
   StepTimeline timeline;
 
   explicit TwoGradients(double slowdown, bool sharedCollective = false)
@@ -24,10 +25,8 @@ struct TwoGradients {
     costs.stream = {0, 0};
     costs.packTime = {0, 0};
     costs.unpackTime = {0, 0};
-    costs.bucketIssueTime = [](unsigned, ElementType, int64_t) { return 0.0; };
-    costs.collectiveTime = [](unsigned, ElementType, int64_t numel) {
-      return double(numel);
-    };
+    costs.placement = {kPairInNode};
+    costs.prescaled = {false};
     timeline.addCompute(10);
     timeline.addGradientReady(0);
     if (sharedCollective)

@@ -4,6 +4,7 @@
 #define DDP_UNITTESTS_BUCKETING_TESTGRADIENTS_H
 
 #include "ddp/Bucketing/BucketLayout.h"
+#include "ddp/Timing/CostModel.h"
 
 #include <vector>
 
@@ -55,6 +56,33 @@ bucketIndices(const BucketLayout &layout) {
   }
   return indices;
 }
+
+/// A cost model with linear bucket costs for f32 buckets of `numel`
+/// elements: a ring all-reduce over `kPairInNode` takes `latency +
+/// secondsPerElement * numel` and over `kPairAcrossNodes` twice that; a
+/// scaling kernel takes `scaleOverhead + scaleSecondsPerElement * numel`.
+inline sim::CostModel makeLinearCostModel(double latency,
+                                          double secondsPerElement,
+                                          double scaleOverhead = 0,
+                                          double scaleSecondsPerElement = 0) {
+  sim::HardwareProfile profile;
+  profile.name = "linear";
+  profile.gpusPerNode = 8;
+  profile.collectiveBaseLatency = latency;
+  profile.interNodeHopLatency = latency / 2;
+  profile.intraNodeBusBandwidth = 4 / secondsPerElement;
+  profile.nicBusBandwidth = 2 / secondsPerElement;
+  profile.nicsPerNode = 8;
+  profile.treeBandwidthFraction = 1;
+  // A scale reads and writes 8 bytes per f32 element.
+  profile.memoryBandwidth =
+      scaleSecondsPerElement > 0 ? 8 / scaleSecondsPerElement : 1e30;
+  profile.memoryEfficiency = 1;
+  profile.kernelOverhead = scaleOverhead;
+  return sim::CostModel(profile, sim::CollectiveAlgorithm::Ring);
+}
+inline constexpr sim::GroupPlacement kPairInNode{2, 1, 2};
+inline constexpr sim::GroupPlacement kPairAcrossNodes{2, 2, 1};
 
 } // namespace ddp::bucketing::testing
 

@@ -4,7 +4,9 @@
 // reduce-scatter is the left fold of the group's contributions in group-rank
 // order, in the accumulation type, whatever the message size. The values are
 // chosen so that the order shows: in f32, 1e8 + 1 is 1e8, so
-// ((1e8 + 1) + -1e8) + 1 is 1 while (1e8 + -1e8) + 1 + 1 is 2.
+// ((1e8 + 1) + -1e8) + 1 is 1 while (1e8 + -1e8) + 1 + 1 is 2. avg is the
+// same fold of the contributions pre-scaled by 1/n in their own type; the
+// suite also runs on 3 ranks, where 1/3 is inexact.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,18 +40,27 @@ double contribution(int32_t dtype, int g, int64_t i) {
   }
 }
 
+/// What group rank `g` adds in: its contribution in `dtype`, for avg first
+/// multiplied by 1/ranks (rounded to Acc) in Acc and rounded to `dtype`, as
+/// ddprt_scale does.
+template <typename Acc>
+Acc operand(int32_t dtype, int ranks, int g, int64_t i, int32_t reduction) {
+  Acc value = Acc(roundTo(dtype, contribution(dtype, g, i)));
+  if (reduction == DDPRT_REDUCTION_AVG)
+    value = Acc(roundTo(dtype, double(value * Acc(1.0 / double(ranks)))));
+  return value;
+}
+
 /// The left fold in group-rank order, in the accumulation type, rounded
-/// once to `dtype` (by the caller's download, which reads `dtype`).
+/// once to `dtype`.
 template <typename Acc>
 double foldInRankOrder(int32_t dtype, int ranks, int64_t i, int32_t reduction) {
-  Acc value = Acc(roundTo(dtype, contribution(dtype, 0, i)));
+  Acc value = operand<Acc>(dtype, ranks, 0, i, reduction);
   for (int g = 1; g < ranks; ++g) {
-    Acc next = Acc(roundTo(dtype, contribution(dtype, g, i)));
+    Acc next = operand<Acc>(dtype, ranks, g, i, reduction);
     value = reduction == DDPRT_REDUCTION_MAX ? std::max(value, next)
                                              : value + next;
   }
-  if (reduction == DDPRT_REDUCTION_AVG)
-    value /= Acc(ranks);
   return roundTo(dtype, double(value));
 }
 

@@ -1,7 +1,8 @@
 //===- RuntimeTestSupport.h - Helpers for tests of the C ABI ----*- C++ -*-===//
 //
 // The tests of the C entry points run on every rank under mpirun (2 or 4
-// ranks). The job is the mesh "dp=2,tp=<size/2>"; the expected results are
+// ranks; those of avg on 3 too). The job is the mesh "dp=2,tp=<size/2>"
+// ("dp=<size>,tp=1" for an odd size); the expected results are
 // computed here from that layout by hand, independently of the runtime.
 //
 //===----------------------------------------------------------------------===//
@@ -35,12 +36,17 @@ inline int worldSize() {
   return size;
 }
 
-/// dp=2 times tp=size/2 (dp=1,tp=1 on one rank).
-inline std::string meshForWorld() {
+/// dp=2 times tp=size/2 for an even size; dp=size, tp=1 for an odd one
+/// (the averaging tests run on 3 ranks).
+inline int dpSizeForWorld() {
   int size = worldSize();
-  if (size == 1)
-    return "dp=1,tp=1";
-  return "dp=2,tp=" + std::to_string(size / 2);
+  return size % 2 == 0 ? 2 : size;
+}
+
+inline std::string meshForWorld() {
+  int dpSize = dpSizeForWorld();
+  return "dp=" + std::to_string(dpSize) +
+         ",tp=" + std::to_string(worldSize() / dpSize);
 }
 
 /// The members of this rank's group over `axes` of meshForWorld(), in group
@@ -52,7 +58,7 @@ struct ExpectedGroup {
 
 inline ExpectedGroup expectedGroup(const std::string &axes) {
   int size = worldSize();
-  int dpSize = size == 1 ? 1 : 2;
+  int dpSize = dpSizeForWorld();
   int tpSize = size / dpSize;
   int me = worldRank();
   int dp = me / tpSize, tp = me % tpSize;

@@ -1,6 +1,6 @@
 //===- CostModelTest.cpp - Cost formulas against hand-computed cases ------===//
 
-#include "ddp/Sim/CostModel.h"
+#include "ddp/Timing/CostModel.h"
 #include "ddp/Sim/Simulator.h"
 
 #include "TestProfiles.h"

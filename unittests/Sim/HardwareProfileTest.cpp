@@ -1,6 +1,6 @@
 //===- HardwareProfileTest.cpp - Built-in and JSON profiles ---------------===//
 
-#include "ddp/Sim/HardwareProfile.h"
+#include "ddp/Timing/HardwareProfile.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"

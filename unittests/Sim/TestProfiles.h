@@ -3,7 +3,7 @@
 #ifndef DDP_UNITTESTS_SIM_TESTPROFILES_H
 #define DDP_UNITTESTS_SIM_TESTPROFILES_H
 
-#include "ddp/Sim/HardwareProfile.h"
+#include "ddp/Timing/HardwareProfile.h"
 
 namespace ddp::sim::test {
 

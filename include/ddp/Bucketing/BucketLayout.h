@@ -71,8 +71,6 @@ struct Bucket {
   int64_t numel = 0;
   /// The size including end padding; the collective reduces this many.
   int64_t paddedNumel = 0;
-
-  int64_t getPaddedBytes() const { return paddedNumel * getElementBytes(type); }
 };
 
 /// Buckets in the order their collectives are issued.
@@ -90,8 +88,9 @@ struct PaddingOptions {
 };
 
 /// Checks what every policy assumes of its input: at least one element per
-/// gradient, a group of at least one rank, distinct names. Returns the first
-/// problem found.
+/// gradient, a group of 1 to 2^31 - 1 ranks, distinct names, and less than
+/// 2^62 bytes in all (with padding), so that no cursor, padded size or byte
+/// count of a layout overflows int64. Returns the first problem found.
 llvm::Error validateGradients(llvm::ArrayRef<Gradient> gradients);
 
 /// The multiple a bucket's end is padded to under `padding` for a group of

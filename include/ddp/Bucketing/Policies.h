@@ -41,19 +41,30 @@ llvm::Expected<BucketLayout>
 computeMegatronLayout(llvm::ArrayRef<Gradient> gradients,
                       const MegatronOptions &options);
 
-/// PyTorch DDP's `compute_bucket_assignment_by_size`.
+/// `dist._DEFAULT_FIRST_BUCKET_BYTES`.
+inline constexpr int64_t kPyTorchDefaultFirstBucketBytes = 1 << 20;
+/// DistributedDataParallel's default `bucket_cap_mb` (25) in bytes.
+inline constexpr int64_t kPyTorchDefaultBucketCapBytes = 25 << 20;
+
+/// PyTorch DDP's `compute_bucket_assignment_by_size` as its reducer calls it
+/// when it rebuilds the buckets after the first iteration.
 struct PyTorchOptions {
-  /// `dist._DEFAULT_FIRST_BUCKET_BYTES`.
-  int64_t firstBucketBytes = 1 << 20;
-  /// `bucket_cap_mb` (25) in bytes.
-  int64_t bucketCapBytes = 25 << 20;
+  /// The first bucket's cap per (dtype, group); unset: as torch 2.x,
+  /// kPyTorchDefaultFirstBucketBytes when bucketCapBytes is unset, otherwise
+  /// bucketCapBytes. Set it to 1 MiB for torch 1.x with an explicit
+  /// bucket_cap_mb.
+  std::optional<int64_t> firstBucketBytes;
+  /// `bucket_cap_mb` in bytes; unset: kPyTorchDefaultBucketCapBytes.
+  std::optional<int64_t> bucketCapBytes;
 };
 
 /// Per (dtype, group) accumulators over the ready order; a bucket closes after
 /// the gradient that makes it reach the current byte limit; limits are
-/// [first, cap] with the last repeating, per accumulator; buckets are sorted
-/// by their smallest ready index, which is the order PyTorch's reducer issues
-/// them in (it launches bucket i+1 only after bucket i).
+/// [first, cap] with the last repeating, per accumulator. Buckets are returned
+/// in the order the reducer issues them in its steady state (it launches
+/// bucket i+1 only after bucket i): the closed ones in the order they close,
+/// then the still-open ones, the (dtype, group) whose first gradient came
+/// last first.
 llvm::Expected<BucketLayout>
 computePyTorchLayout(llvm::ArrayRef<Gradient> gradients,
                      const PyTorchOptions &options);

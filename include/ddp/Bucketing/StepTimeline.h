@@ -7,17 +7,11 @@
 // TimelineReplay prices layouts on it: each bucket's kernels and asynchronous
 // collective go right after its last gradient (and after the bucket issued
 // before it), a wait right before the first use of its result, exactly as the
-// overlap pass places them, with the rules of the simulator
-// (lib/Sim/Simulator.cpp):
-//   - compute kernels run in block order; while any collective is in flight
-//     they progress `slowdown` times slower;
-//   - each process group has a communication stream that runs its
-//     collectives in issue order; a synchronous collective holds the compute
-//     stream until it ends;
-//   - a wait holds the compute stream until its collective ends;
-//   - the step ends when the last stream goes idle.
-// The numbers (kernel and collective times) come from the caller, i.e. from
-// the simulator's cost model; nothing here depends on MLIR.
+// overlap pass places them. The replay runs on the simulator's StepClock
+// (ddp/Timing/StepClock.h), so it follows the simulator's timing rules by
+// construction. The times of the step's own kernels and collectives come
+// from the caller (the simulation of the unscheduled step); what the buckets
+// add is priced by the cost model. Nothing here depends on MLIR.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,29 +19,40 @@
 #define DDP_BUCKETING_STEPTIMELINE_H
 
 #include "ddp/Bucketing/BucketLayout.h"
+#include "ddp/Timing/CostModel.h"
+#include "ddp/Timing/StepClock.h"
 
 #include "llvm/ADT/SmallVector.h"
 
-#include <functional>
 #include <limits>
 
 namespace ddp::bucketing {
 
-/// What buckets add to the step, priced by the caller.
+/// What buckets add to the step.
 struct BucketCosts {
+  explicit BucketCosts(sim::CostModel model) : model(std::move(model)) {}
+
+  /// Prices the buckets' scaling kernels and all-reduces.
+  sim::CostModel model;
   /// Communication stream of each gradient's group.
   std::vector<unsigned> stream;
   /// Compute-stream time spent on each gradient before packing (the cast to
   /// the bucket's type) and after unpacking (the cast back), in seconds.
   std::vector<double> packTime;
   std::vector<double> unpackTime;
+  /// Per communication stream: where the ranks of its group sit, and whether
+  /// a bucket on it is scaled by 1/n on the compute stream before its
+  /// all-reduce (an average the collective does not take itself).
+  std::vector<sim::GroupPlacement> placement;
+  std::vector<bool> prescaled;
+
   /// Compute-stream time spent on a whole bucket of `stream` before its
-  /// collective (the pre-scaling by 1/n), given its type and padded size.
-  std::function<double(unsigned stream, ElementType, int64_t paddedNumel)>
-      bucketIssueTime;
+  /// collective (the scaling), given its type and padded size.
+  double getBucketIssueTime(unsigned stream, ElementType type,
+                            int64_t paddedNumel) const;
   /// Time of a bucket's all-reduce on `stream`.
-  std::function<double(unsigned stream, ElementType, int64_t paddedNumel)>
-      collectiveTime;
+  double getCollectiveTime(unsigned stream, ElementType type,
+                           int64_t paddedNumel) const;
 };
 
 /// The unscheduled step without its data-parallel reductions, in block order.
@@ -73,8 +78,6 @@ public:
   /// that the tail was begun, and that streams and times are valid.
   llvm::Error verify() const;
 
-  size_t getNumGradients() const { return numGradients; }
-  unsigned getNumStreams() const { return numStreams; }
   double getSlowdown() const { return slowdown; }
 
 private:
@@ -117,12 +120,10 @@ public:
 
   /// The state of every stream at a point of the replay.
   struct State {
-    double now = 0;
-    /// When each communication stream becomes free.
-    llvm::SmallVector<double, 4> streamFree;
-    /// max over the buckets issued so far of
-    /// end / slowdown + (tail work from the bucket's first use to the end):
-    /// what the tail's waits add to the step (see finish()).
+    sim::StepClock clock;
+    /// max over the buckets issued so far of the clock's getTailWaitBound
+    /// for the bucket (its end, the tail work from its first use to the
+    /// end): what the tail's waits add to the step (see finish()).
     double tailBound = -std::numeric_limits<double>::infinity();
   };
 
@@ -137,7 +138,6 @@ public:
   };
 
   size_t getNumEvents() const { return events.size(); }
-  const Event &getEvent(size_t index) const { return events[index]; }
   size_t getReadyEvent(size_t gradient) const { return readyEvent[gradient]; }
   /// Position in the tail before which the wait of a bucket holding
   /// `gradient` goes (the first kernel that needs the reduced gradient); the
@@ -181,16 +181,12 @@ public:
   double getSlowdown() const { return slowdown; }
 
 private:
-  void runCompute(State &state, double seconds) const;
-
   const BucketCosts &costs;
   unsigned numStreams;
   double slowdown;
-  /// The items between events, flattened, as prefix sums of kernel time and
-  /// of time blocked in synchronous collectives.
-  std::vector<double> computePrefix{0.0}, blockedPrefix{0.0};
-  /// Whether item i is a kernel (else a synchronous collective).
-  std::vector<bool> itemIsCompute;
+  /// The items between events, flattened: kernels and synchronous
+  /// collectives on streams that no bucket uses.
+  sim::ComputeStreamWork work;
   std::vector<Event> events;
   /// Items [segmentBegin[i], segmentBegin[i + 1]) run before event i.
   std::vector<size_t> segmentBegin;

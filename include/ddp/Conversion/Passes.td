@@ -44,12 +44,19 @@ def LowerDDPToRuntime : Pass<"ddp-lower-to-runtime", "mlir::ModuleOp"> {
 
     Tokens become runtime handles (`ddprt_handle`) in stack slots.
 
+    The pass is a full dialect conversion (the patterns of
+    `ddp/Conversion/DDPToLLVM/DDPToLLVM.h`) that also lowers `func` and
+    `arith` ops: a step may hold scalar ops of other dialects (e.g. calls of
+    declared host functions) that touch no tensor or token.
+
     Values the step returns (the importer returns the losses) are computed
     and stay in their buffers.
 
     The pass validates the whole module before changing anything: a step
-    with control flow, a foreign op, an input that is not a tensor or a
-    missing mesh get an error at their location and leave the IR untouched.
+    with control flow, a foreign op on tensors, an input that is not a tensor
+    or a missing mesh get an error at their location and leave the IR
+    untouched; an op no pattern lowers fails the conversion at its location,
+    which rolls back everything.
 
     ```
     ddp-opt examples/mlp-2layer.mlir --ddp-lower-to-runtime

@@ -76,12 +76,14 @@ struct SchedulePipelineOptions
       llvm::cl::init(false)};
   Option<int64_t> firstBucketBytes{
       *this, "first-bucket-bytes",
-      llvm::cl::desc("PyTorch's first bucket cap in bytes"),
-      llvm::cl::init(1 << 20)};
+      llvm::cl::desc("PyTorch's first bucket cap in bytes (0: 1 MiB, or "
+                     "bucket-cap-bytes when given, as torch 2.x)"),
+      llvm::cl::init(0)};
   Option<int64_t> bucketCapBytes{
       *this, "bucket-cap-bytes",
-      llvm::cl::desc("PyTorch's bucket cap in bytes (bucket_cap_mb)"),
-      llvm::cl::init(25 << 20)};
+      llvm::cl::desc("PyTorch's bucket cap in bytes (bucket_cap_mb; 0: "
+                     "25 MiB)"),
+      llvm::cl::init(0)};
   Option<int64_t> maxBucketGradients{
       *this, "max-bucket-gradients",
       llvm::cl::desc("The auto policy's longest bucket in gradients (0: no "

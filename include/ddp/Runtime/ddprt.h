@@ -345,8 +345,12 @@ DDPRT_EXPORT ddprt_status ddprt_check_finite(ddprt_context *context,
  * Collectives (on a communication stream; synchronous when handle is NULL)
  *
  * f16 and bf16 are reduced in f32: converted, reduced, rounded once. AVG is
- * the sum divided by the group size in the accumulation type. result may be
- * input (in place); views of one buffer may overlap otherwise too.
+ * a pre-multiplied sum, as NCCL's ncclAvg for floating-point types: each
+ * rank's contribution is first scaled by 1/(group size) exactly as
+ * ddprt_scale does (in the element type, the factor 1/n a double), then the
+ * scaled contributions are summed; so AVG equals ddprt_scale(1/n) followed
+ * by a SUM bitwise, for every group size and dtype. result may be input (in
+ * place); views of one buffer may overlap otherwise too.
  *===----------------------------------------------------------------------===*/
 
 /* result[numel] = reduction over the group of input[numel]. */

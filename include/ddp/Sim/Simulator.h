@@ -11,7 +11,7 @@
 #ifndef DDP_SIM_SIMULATOR_H
 #define DDP_SIM_SIMULATOR_H
 
-#include "ddp/Sim/CostModel.h"
+#include "ddp/Timing/CostModel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

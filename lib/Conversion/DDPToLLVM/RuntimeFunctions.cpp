@@ -82,18 +82,18 @@ LLVM::LLVMStructType ddp::getRuntimeTensorType(MLIRContext *context) {
                 IntegerType::get(context, 64), i32, i32});
 }
 
-LLVM::LLVMFuncOp RuntimeFunctionBuilder::getOrDefine(RuntimeFunction function) {
+LLVM::LLVMFuncOp RuntimeFunctionBuilder::getOrDefine(OpBuilder &builder,
+                                                      RuntimeFunction function) {
   auto [it, inserted] = declarations.try_emplace(function);
   if (!inserted)
     return it->second;
   LLVM::LLVMFunctionType type =
       getRuntimeFunctionType(function, module.getContext());
-  OpBuilder builder(module.getContext());
   FailureOr<LLVM::LLVMFuncOp> declaration = LLVM::lookupOrCreateFn(
       builder, module, getRuntimeFunctionName(function), type.getParams(),
       type.getReturnType(), type.isVarArg());
   // lookupOrCreateFn fails only on a function of that name with another
-  // type, which the lowering checks for before it emits anything.
+  // type; StoragePlan::build rejects a module that declares one.
   if (failed(declaration))
     llvm::report_fatal_error("runtime function declared with the wrong type");
   it->second = *declaration;
@@ -103,7 +103,7 @@ LLVM::LLVMFuncOp RuntimeFunctionBuilder::getOrDefine(RuntimeFunction function) {
 Value RuntimeFunctionBuilder::call(OpBuilder &builder, Location loc,
                                    RuntimeFunction function,
                                    ValueRange arguments) {
-  LLVM::LLVMFuncOp callee = getOrDefine(function);
+  LLVM::LLVMFuncOp callee = getOrDefine(builder, function);
   auto call = LLVM::CallOp::create(builder, loc, callee, arguments);
   return call.getNumResults() ? call.getResult() : Value();
 }

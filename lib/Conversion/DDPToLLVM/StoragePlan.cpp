@@ -3,6 +3,7 @@
 #include "ddp/Conversion/DDPToLLVM/StoragePlan.h"
 
 #include "ddp/Conversion/DDPToLLVM/RuntimeFunctions.h"
+#include "ddp/Conversion/DDPToLLVM/ddp_program.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
@@ -41,10 +42,28 @@ static bool isLowerableTensor(Type type) {
 }
 
 /// Ops whose tensor results are written by the runtime call that lowers them
-/// and so can be placed anywhere, including inside a bucket.
+/// and so can be placed anywhere, including inside a bucket: every ddp op
+/// but those whose results the plan makes share storage with another value.
 static bool writesItsResults(Operation *op) {
-  return isa<GemmOp, ComputeOp, AccumulateOp, ScaleOp, CastOp, AllReduceOp,
-             ReduceScatterOp, AllGatherOp, RecvOp>(op);
+  return isa_and_present<DDPDialect>(op->getDialect()) &&
+         !isa<GetParamOp, GradReadyOp, BucketPackOp, BucketUnpackOp>(op);
+}
+
+/// Whether `type` is a value only ddp ops may use in a step: the runtime
+/// holds tensors in its buffers and tokens as handles.
+static bool isRuntimeValue(Type type) {
+  return isa<TensorType, TokenType>(type);
+}
+
+/// Whether the lowering defines a function named `name`: a runtime entry
+/// point (declared with the type of its C prototype) or the program's.
+static bool isDefinedByLowering(StringRef name) {
+#define DDPRT_ENTRY_POINT(Enumerator, SymbolName, Function)                    \
+  if (name == SymbolName)                                                      \
+    return true;
+#include "ddp/Conversion/DDPToLLVM/RuntimeFunctions.def"
+  return name == DDP_PROGRAM_SYM_INIT || name == DDP_PROGRAM_SYM_SETUP ||
+         name == DDP_PROGRAM_SYM_STEP || name == DDP_PROGRAM_SYM_TEARDOWN;
 }
 
 /// ddp.grad_ready returns its operand: the value that actually holds a
@@ -102,19 +121,25 @@ LogicalResult StepAnalysis::verifyLowerable() {
              << type
              << "; step inputs must be statically shaped tensors of f16, "
                 "bf16, f32 or f64";
+  // Which ddp ops can be lowered is the conversion's business: one without
+  // a pattern fails it. Here: what a step returns (the importer returns the
+  // losses) is computed and left in its buffers, and ops of other dialects
+  // may compute scalars (lowered by the patterns the conversion has, e.g.
+  // arith and func calls) but not touch the runtime's values.
   for (Operation &op : body.front()) {
-    // What a step returns (the importer returns the losses) is computed
-    // and left in its buffers; the step's effect is the parameters' update.
-    bool known =
-        isa<GetParamOp, GemmOp, ComputeOp, AccumulateOp, ScaleOp, CastOp,
-            GradReadyOp, AllReduceOp, ReduceScatterOp, AllGatherOp, SendOp,
-            RecvOp, WaitOp, JoinOp, BucketPackOp, BucketUnpackOp, CheckFiniteOp,
-            SGDOp, AdamOp, func::ReturnOp>(op);
-    if (!known)
+    if (isa_and_present<DDPDialect>(op.getDialect()) || isa<func::ReturnOp>(op))
+      continue;
+    if (op.getNumRegions() != 0)
       return op.emitError("'")
              << op.getName()
-             << "' cannot be lowered to the runtime; a step holds ddp ops "
-                "only";
+             << "' cannot be lowered to the runtime: it has regions; the "
+                "runtime runs straight-line steps only";
+    if (llvm::any_of(op.getOperandTypes(), isRuntimeValue) ||
+        llvm::any_of(op.getResultTypes(), isRuntimeValue))
+      return op.emitError("'")
+             << op.getName()
+             << "' cannot be lowered to the runtime: only ddp ops may use "
+                "the step's tensors and tokens";
   }
   return success();
 }
@@ -172,6 +197,9 @@ unsigned StepAnalysis::getLastUse(Value value) const {
 static FailureOr<func::FuncOp> findStep(ModuleOp module) {
   func::FuncOp step;
   for (auto func : module.getOps<func::FuncOp>()) {
+    if (isDefinedByLowering(func.getSymName()))
+      return func.emitError("cannot lower a module that declares @")
+             << func.getSymName() << ": the lowering defines it";
     if (func.isExternal())
       continue;
     if (step)

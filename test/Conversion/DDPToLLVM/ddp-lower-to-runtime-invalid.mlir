@@ -68,8 +68,48 @@ func.func @step(%x: tensor<4xf32>, %n: i32) {
 ddp.mesh @world(dp = 2)
 
 func.func @step(%x: tensor<4xf32>) {
-  // expected-error @below {{'test.unknown' cannot be lowered to the runtime; a step holds ddp ops only}}
+  // expected-error @below {{'test.unknown' cannot be lowered to the runtime: only ddp ops may use the step's tensors and tokens}}
   %y = "test.unknown"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+
+func.func @step() {
+  // expected-error @below {{'test.region' cannot be lowered to the runtime: it has regions; the runtime runs straight-line steps only}}
+  "test.region"() ({
+    "test.terminator"() : () -> ()
+  }) : () -> ()
+  return
+}
+
+// -----
+
+// An op of another dialect that touches no tensor is left to the
+// conversion's patterns; one that none lowers fails the conversion at its
+// location (ddp-lower-to-runtime-rollback.mlir: and leaves the IR as it was).
+
+ddp.mesh @world(dp = 2)
+ddp.param @w : tensor<4xf32>
+
+func.func @step(%x: tensor<4xf32>) {
+  %r = ddp.all_reduce avg %x over @world[dp] : tensor<4xf32>
+  ddp.sgd @w, %r lr 1.0 : tensor<4xf32>
+  // expected-error @below {{failed to legalize operation 'test.scalar'}}
+  %n = "test.scalar"() : () -> i32
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+
+// expected-error @below {{cannot lower a module that declares @ddprt_gemm: the lowering defines it}}
+func.func private @ddprt_gemm(i32) -> i32
+
+func.func @step() {
   return
 }
 

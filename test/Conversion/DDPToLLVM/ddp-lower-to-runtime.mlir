@@ -29,10 +29,12 @@
 // CHECK: %[[STATUS:.*]] = llvm.call @ddprt_init(%[[ABIVALUE]], %[[MESHPTR]], %[[BACKEND]], %[[FLAGS]], %[[TIMEOUT]], %[[TRACE]], %[[OUT]])
 // CHECK: llvm.return %[[STATUS]]
 
+// Globals print before the functions: the parameter's name is checked before
+// the label, where only this module's globals are.
+// OPTIONS: llvm.mlir.global internal constant @{{.*}}("scheduled:w\00")
 // OPTIONS-LABEL: llvm.func @ddp_program_init
 // OPTIONS: llvm.mlir.constant(7 : i32)
 // OPTIONS: llvm.call @ddprt_init
-// OPTIONS-DAG: llvm.mlir.global internal constant @{{.*}}("scheduled:w\00")
 
 // CHECK-LABEL: llvm.func @ddp_program_setup
 // CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr, %[[SEED:.*]]: i64) -> i32
@@ -134,11 +136,11 @@ func.func @step(%x: tensor<3x4xf32>, %dy: tensor<3x2xf32>) {
 
 // CHECK-LABEL: llvm.func @ddp_program_step
 // CHECK-DAG: %[[BYTES:.*]] = llvm.mlir.constant(16 : i64)
-// CHECK: %[[BUCKETSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.array<3 x ptr>
-// CHECK: %[[BUCKET:.*]] = llvm.load %[[BUCKETSLOT]]
-// CHECK: %[[SLICE:.*]] = llvm.getelementptr %[[BUCKET]][8] : (!llvm.ptr) -> !llvm.ptr, i8
-// CHECK: %[[INPUTSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 0]
-// CHECK: %[[INPUT:.*]] = llvm.load %[[INPUTSLOT]]
+// CHECK-DAG: %[[INPUTSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 0] : (!llvm.ptr) -> !llvm.ptr, !llvm.array<3 x ptr>
+// CHECK-DAG: %[[INPUT:.*]] = llvm.load %[[INPUTSLOT]]
+// CHECK-DAG: %[[BUCKETSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.array<3 x ptr>
+// CHECK-DAG: %[[BUCKET:.*]] = llvm.load %[[BUCKETSLOT]]
+// CHECK-DAG: %[[SLICE:.*]] = llvm.getelementptr %[[BUCKET]][8] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK: llvm.call @ddprt_copy(%{{.*}}, %[[SLICE]], %[[INPUT]], %[[BYTES]])
 // CHECK: llvm.call @ddprt_all_reduce
 
@@ -344,5 +346,40 @@ func.func @step(%a0: tensor<4xf32>, %a1: tensor<4xf32>, %b: tensor<2x2xbf16>) {
   %rb16 = ddp.cast %rb : tensor<2x2xf32> to tensor<2x2xbf16>
   ddp.sgd @a, %ra lr 1.0 : tensor<4xf32>
   ddp.sgd @b, %rb16 lr 1.0 : tensor<2x2xbf16>
+  return
+}
+
+// -----
+
+// Composition: besides ddp ops a step may hold scalar arith and calls of
+// declared functions (here host hooks). The pass lowers them in the same
+// conversion with the upstream func and arith patterns, in place among the
+// runtime calls.
+
+// CHECK: llvm.func @host_clock() -> i64
+// CHECK: llvm.func @host_marker(i64)
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK: %[[T0:.*]] = llvm.call @host_clock() : () -> i64
+// CHECK: llvm.call @ddprt_all_reduce(
+// CHECK: %[[T1:.*]] = llvm.call @host_clock() : () -> i64
+// CHECK: %[[ELAPSED:.*]] = llvm.sub %[[T1]], %[[T0]] : i64
+// CHECK: llvm.call @host_marker(%[[ELAPSED]]) : (i64) -> ()
+// CHECK: llvm.call @ddprt_sgd(
+// CHECK-NOT: func.
+// CHECK-NOT: arith.
+
+ddp.mesh @world(dp = 2)
+ddp.param @w : tensor<4xf32>
+
+func.func private @host_clock() -> i64
+func.func private @host_marker(i64)
+
+func.func @step(%x: tensor<4xf32>) {
+  %t0 = func.call @host_clock() : () -> i64
+  %r = ddp.all_reduce avg %x over @world[dp] : tensor<4xf32>
+  %t1 = func.call @host_clock() : () -> i64
+  %elapsed = arith.subi %t1, %t0 : i64
+  func.call @host_marker(%elapsed) : (i64) -> ()
+  ddp.sgd @w, %r lr 1.0 : tensor<4xf32>
   return
 }

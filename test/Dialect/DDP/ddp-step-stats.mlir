@@ -33,6 +33,7 @@
 // CHECK-NEXT:   func.return: 2
 // The second function's %unused.
 // CHECK-NEXT: unused results: 1
+// CHECK-NEXT: runtime memory per rank: not lowerable: cannot lower a module with more than one function; the step is @step
 
 // UNCHANGED: ddp.mesh @world(dp = 2, ep = 2, tp = 4)
 // UNCHANGED: func.func @step

@@ -25,6 +25,16 @@ ddp.mesh @world(dp = 2, tp = 0)
 
 // -----
 
+// Group sizes are products of axis sizes: the product must fit in int64.
+// expected-error @+1 {{'ddp.mesh' op axis sizes 9223372036854775807x2 multiply to more ranks than fit in int64}}
+ddp.mesh @world(dp = 9223372036854775807, tp = 2)
+func.func @f(%g: tensor<4xf32>) {
+  %r = ddp.all_reduce sum %g over @world[dp, tp] : tensor<4xf32>
+  return
+}
+
+// -----
+
 func.func @f() {
   // expected-error @+1 {{'ddp.mesh' op expects parent op 'builtin.module'}}
   ddp.mesh @world(dp = 2)
@@ -50,6 +60,30 @@ ddp.param @w : tensor<?x4xf32>
 
 // expected-error @+1 {{'ddp.param' op attribute 'type' failed to satisfy constraint: type attribute of statically shaped tensor}}
 ddp.param @w : tensor<4xi32>
+
+// -----
+
+// Byte sizes of tensors must fit in int64: 2^63 - 1 elements of 4 bytes.
+// expected-error @+1 {{'ddp.param' op attribute 'type' failed to satisfy constraint: type attribute of statically shaped tensor of less than 2^63 bytes}}
+ddp.param @w : tensor<9223372036854775807xf32>
+
+// -----
+
+// 2^62 elements of 4 bytes: 2^64 bytes, which wraps to 0 in int64.
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.bucket_pack' op result #0 must be statically shaped 1-D tensor of less than 2^63 bytes}}
+  %b = ddp.bucket_pack %g offsets [0] : tensor<4xf32> -> tensor<4611686018427387904xf32>
+  return
+}
+
+// -----
+
+// Each dimension fits, the product does not.
+func.func @f(%g: tensor<4294967296x4294967296xf16>) {
+  // expected-error @+1 {{'ddp.scale' op operand #0 must be statically shaped tensor of less than 2^63 bytes}}
+  %s = ddp.scale %g by 2.0 : tensor<4294967296x4294967296xf16>
+  return
+}
 
 // -----
 
@@ -275,6 +309,16 @@ func.func @f(%g: tensor<16xf32>) {
 
 // -----
 
+// 2^61 x 8 ranks overflows int64 although each tensor fits.
+ddp.mesh @world(dp = 8)
+func.func @f(%g: tensor<16xf16>) {
+  // expected-error @+1 {{'ddp.reduce_scatter' op over a group of 8 ranks needs dimension 0 of 16 = 8 x 2305843009213693952}}
+  %r = ddp.reduce_scatter sum %g over @world[dp] : tensor<16xf16> -> tensor<2305843009213693952xf16>
+  return
+}
+
+// -----
+
 ddp.mesh @world(dp = 4)
 func.func @f(%g: tensor<16xf32>) {
   // expected-error @+1 {{'ddp.reduce_scatter' op changes the element type from 'f32' to 'bf16'}}
@@ -382,6 +426,14 @@ func.func @f(%a: tensor<4xf32>, %b: tensor<2x2xbf16>) {
 func.func @f(%a: tensor<4xf32>) {
   // expected-error @+1 {{'ddp.bucket_pack' op gradient #0 has negative offset -4}}
   %c = ddp.bucket_pack %a offsets [-4] : tensor<4xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.bucket_pack' op gradient #0 at offset 9223372036854775807 with 4 elements ends past the 8 elements of the bucket}}
+  %c = ddp.bucket_pack %a offsets [9223372036854775807] : tensor<4xf32> -> tensor<8xf32>
   return
 }
 
@@ -513,6 +565,15 @@ ddp.param @w : tensor<4xbf16>
 func.func @f(%b: tensor<8xf32>) {
   // expected-error @+1 {{'ddp.check_finite' op parameter @w has negative offset -1}}
   ddp.check_finite %b bucket 0 params [@w] offsets [-1] : tensor<8xf32>
+  return
+}
+
+// -----
+
+ddp.param @w : tensor<4xbf16>
+func.func @f(%b: tensor<8xf32>) {
+  // expected-error @+1 {{'ddp.check_finite' op parameter @w at offset 9223372036854775807 with 4 elements ends past the 8 elements of the bucket}}
+  ddp.check_finite %b bucket 0 params [@w] offsets [9223372036854775807] : tensor<8xf32>
   return
 }
 

@@ -101,8 +101,10 @@ class RuntimeFunctionBuilder {
 public:
   explicit RuntimeFunctionBuilder(mlir::ModuleOp module) : module(module) {}
 
-  /// The declaration of `function` in the module, created on first use.
-  mlir::LLVM::LLVMFuncOp getOrDefine(RuntimeFunction function);
+  /// The declaration of `function` in the module, created with `builder`
+  /// (at the module's start) on first use.
+  mlir::LLVM::LLVMFuncOp getOrDefine(mlir::OpBuilder &builder,
+                                     RuntimeFunction function);
 
   /// Calls `function` at the builder's insertion point; returns its result
   /// (the status, for every entry point but ddprt_last_error).

@@ -89,6 +89,29 @@ private:
 /// after the optimizer overwrites it. Emits an error at the offending op.
 mlir::LogicalResult verifyStoragePlan(const StoragePlan &plan);
 
+/// What running a lowered step allocates on one rank: an estimate from the
+/// plan and from how the runtime allocates (exact for parameters, buffers
+/// and optimizer state; the CPU backend's f32 working copies are bounded by
+/// the largest GEMM and collective).
+struct RuntimeMemory {
+  /// Parameters, as the runtime registers them.
+  int64_t paramBytes = 0;
+  /// The plan's buffers: inputs, activations, gradients and buckets.
+  int64_t bufferBytes = 0;
+  /// Adam's first and second moments, f32.
+  int64_t optimizerStateBytes = 0;
+  /// The CPU backend's f32 copies for 16-bit GEMMs and collectives.
+  int64_t workingCopyBytes = 0;
+  /// The largest parameter (ddp-run --verify reads parameters one by one).
+  int64_t largestParamBytes = 0;
+
+  int64_t getTotalBytes() const;
+};
+RuntimeMemory estimateRuntimeMemory(const StoragePlan &plan);
+
+/// "1.50 GiB", "312 bytes".
+std::string formatBytes(int64_t bytes);
+
 /// DDPRT_DTYPE_* of a float type the dialect allows.
 int32_t getRuntimeDType(mlir::Type elementType);
 /// Bytes of one element of a float type the dialect allows.

@@ -33,6 +33,10 @@ BucketAttr::verify(function_ref<InFlightDiagnostic()> emitError, Type dtype,
     return emitError() << "#ddp.bucket has numel " << numel
                        << " and padded_numel " << paddedNumel
                        << "; it needs 1 <= numel <= padded_numel";
+  if (!getTensorSizeInBytes(RankedTensorType::get({paddedNumel}, dtype)))
+    return emitError() << "#ddp.bucket has padded_numel " << paddedNumel
+                       << "; its " << dtype
+                       << " buffer would take 2^63 bytes or more";
   return success();
 }
 

@@ -14,6 +14,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <charconv>
 #include <cmath>
@@ -257,6 +259,18 @@ FloatType ddp::getFloatType(MLIRContext *context, ElementType type) {
   llvm_unreachable("unknown element type");
 }
 
+std::optional<int64_t> ddp::getTensorSizeInBytes(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  std::optional<ElementType> element = getElementTypeOf(type);
+  if (!tensor || !tensor.hasStaticShape() || !element)
+    return std::nullopt;
+  std::optional<int64_t> bytes = getElementBytes(*element);
+  for (int64_t dim : tensor.getShape())
+    if (!(bytes = llvm::checkedMul(*bytes, dim)))
+      return std::nullopt;
+  return bytes;
+}
+
 int64_t ddp::getGroupSize(MeshOp mesh, ArrayAttr axes) {
   int64_t size = 1;
   for (Attribute axis : axes) {
@@ -305,7 +319,9 @@ static LogicalResult verifyScatteredShape(Operation *op,
     return op->emitOpError("needs input and result of the same non-zero rank");
   if (gathered.getShape().drop_front() != scattered.getShape().drop_front())
     return op->emitOpError("may only change dimension 0");
-  if (gathered.getDimSize(0) != scattered.getDimSize(0) * groupSize)
+  std::optional<int64_t> expected =
+      llvm::checkedMul(scattered.getDimSize(0), groupSize);
+  if (gathered.getDimSize(0) != expected)
     return op->emitOpError("over a group of ")
            << groupSize << " ranks needs dimension 0 of "
            << gathered.getDimSize(0) << " = " << groupSize << " x "
@@ -342,7 +358,13 @@ verifyBucketExtents(Operation *op, ArrayRef<int64_t> numels,
     if (offset < 0)
       return op->emitOpError() << describe(index) << " has negative offset "
                                << offset;
-    int64_t end = offset + numel;
+    std::optional<int64_t> checkedEnd = llvm::checkedAdd(offset, numel);
+    if (!checkedEnd)
+      return op->emitOpError()
+             << describe(index) << " at offset " << offset << " with "
+             << numel << " elements ends past the " << bucketSize
+             << " elements of the bucket";
+    int64_t end = *checkedEnd;
     if (end > bucketSize)
       return op->emitOpError()
              << describe(index) << " ends at element " << end << ", past the "
@@ -429,6 +451,14 @@ LogicalResult MeshOp::verify() {
       return emitOpError("axis '") << axis << "' has size " << size
                                    << "; sizes must be at least 1";
   }
+  // Group sizes are products of axis sizes; bounding the whole product
+  // bounds all of them.
+  int64_t ranks = 1;
+  for (int64_t size : getShape())
+    if (llvm::MulOverflow(ranks, size, ranks))
+      return emitOpError("axis sizes ")
+             << formatShape(getShape())
+             << " multiply to more ranks than fit in int64";
   return success();
 }
 
@@ -519,6 +549,22 @@ LogicalResult CastOp::verify() {
   return success();
 }
 
+// Folding a stream op takes it off the stream; that is right for these two
+// because they would copy their input unchanged (x * 1.0 is x bit for bit),
+// and the lowering then reads the input's buffer instead of a copy.
+
+OpFoldResult ScaleOp::fold(FoldAdaptor) {
+  if (getFactor().convertToDouble() == 1.0)
+    return getInput();
+  return {};
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
 LogicalResult
 GradReadyOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyParamShape(*this, getParamAttr(), getGrad().getType(),
@@ -595,6 +641,13 @@ LogicalResult JoinOp::verify() {
   if (getTokens().empty())
     return emitOpError("needs at least one token");
   return verifyTokenUses(*this, getResult());
+}
+
+/// A join of one token completes when that token does.
+OpFoldResult JoinOp::fold(FoldAdaptor) {
+  if (getTokens().size() == 1)
+    return getTokens().front();
+  return {};
 }
 
 //===----------------------------------------------------------------------===//

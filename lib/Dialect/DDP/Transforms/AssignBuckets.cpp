@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace ddp {
 #define GEN_PASS_DEF_ASSIGNBUCKETS
@@ -93,7 +94,11 @@ static FailureOr<int64_t> getLaidOutGroupSize(MeshOp mesh, ArrayAttr axes,
       return diagnosticOp->emitError("uses axis ")
              << axis << ", which mesh " << mesh.getSymName()
              << " does not have";
-    size *= shape[std::distance(names.begin(), it)];
+    if (llvm::MulOverflow(size, shape[std::distance(names.begin(), it)],
+                          size))
+      return diagnosticOp->emitError("with dp=")
+             << dataParallelSize << " the group " << axes << " of mesh "
+             << mesh.getSymName() << " has more ranks than fit in int64";
   }
   return size;
 }
@@ -106,7 +111,9 @@ LogicalResult AssignBucketsPass::initialize(MLIRContext *context) {
         {"bucket-bytes", bucketBytes},
         {"num-buckets", numBuckets},
         {"dp", dataParallelSize},
-        {"max-bucket-gradients", maxBucketGradients}})
+        {"max-bucket-gradients", maxBucketGradients},
+        {"first-bucket-bytes", firstBucketBytes},
+        {"bucket-cap-bytes", bucketCapBytes}})
     if (value < 0)
       return emitError(loc) << name << " must not be negative, got " << value;
   if (policy == BucketPolicy::Size && (bucketSize > 0) == (bucketBytes > 0))
@@ -156,8 +163,10 @@ AssignBucketsPass::getMegatronOptions(ArrayRef<bk::Gradient> gradients) {
 
 bk::PyTorchOptions AssignBucketsPass::getPyTorchOptions() {
   bk::PyTorchOptions options;
-  options.firstBucketBytes = firstBucketBytes;
-  options.bucketCapBytes = bucketCapBytes;
+  if (firstBucketBytes > 0)
+    options.firstBucketBytes = firstBucketBytes;
+  if (bucketCapBytes > 0)
+    options.bucketCapBytes = bucketCapBytes;
   return options;
 }
 
@@ -371,11 +380,11 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
   size_t count = gradients.size();
   unsigned numStreams = simulated->streams.size() - 1;
   bk::StepTimeline timeline(count, numStreams, model.getCommComputeSlowdown());
-  bk::BucketCosts costs;
+  bk::BucketCosts costs(model);
   costs.stream.assign(count, 0);
   costs.packTime.assign(count, 0);
   costs.unpackTime.assign(count, 0);
-  std::vector<bool> prescaled(numStreams, false);
+  costs.prescaled.assign(numStreams, false);
   bool inTail = false;
   for (Operation &op : step.getBody().front()) {
     auto reduction = reductionIndex.find(&op);
@@ -391,7 +400,7 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
       unsigned stream = (*comm)->stream - 1;
       costs.stream[index] = stream;
       GradientReduction reduced = reductions[index];
-      prescaled[stream] =
+      costs.prescaled[stream] =
           !averageInCollective &&
           reduced.allReduce.getReduction() == ddp::Reduction::Avg;
       const bk::Gradient &gradient = gradients[index];
@@ -452,22 +461,8 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
     return step.emitError("cannot replay the step for the auto policy: ")
            << llvm::toString(std::move(error));
 
-  SmallVector<sim::GroupPlacement> placements;
   for (const sim::StreamInfo &stream : llvm::drop_begin(simulated->streams))
-    placements.push_back(stream.placement);
-  costs.bucketIssueTime = [&](unsigned stream, bk::ElementType type,
-                              int64_t numel) {
-    // Simulator: a scale reads and writes the bucket.
-    return prescaled[stream]
-               ? model.memoryTime(2.0 * numel * getElementBytes(type))
-               : 0.0;
-  };
-  costs.collectiveTime = [&](unsigned stream, bk::ElementType type,
-                             int64_t numel) {
-    return model.collectiveTime(sim::CollectiveKind::AllReduce,
-                                double(numel) * getElementBytes(type),
-                                placements[stream]);
-  };
+    costs.placement.push_back(stream.placement);
 
   bk::TimelineReplay replay(timeline, costs);
   bk::OptimalLayoutOptions options;

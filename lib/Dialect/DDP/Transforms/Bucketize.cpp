@@ -9,6 +9,7 @@
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace ddp {
 #define GEN_PASS_DEF_BUCKETIZE
@@ -117,7 +118,11 @@ static LogicalResult planBucket(func::FuncOp step, size_t index,
              << "the gradient of " << ready.getParamAttr() << " at offset "
              << member.offset << " overlaps the gradient before it, which "
              << "ends at element " << end;
-    end = member.offset + numel;
+    if (llvm::AddOverflow(member.offset, numel, end))
+      return bucketError(ready)
+             << "the gradient of " << ready.getParamAttr() << " at offset "
+             << member.offset << " with " << numel << " elements ends past "
+             << "the " << spec.paddedNumel << " elements of the bucket";
     if (end > spec.paddedNumel)
       return bucketError(ready)
              << "the gradient of " << ready.getParamAttr() << " ends at "

@@ -1,5 +1,6 @@
 //===- StepStats.cpp - The -ddp-step-stats pass ---------------------------===//
 
+#include "ddp/Conversion/DDPToLLVM/StoragePlan.h"
 #include "ddp/Dialect/DDP/Analysis/StepStats.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 
@@ -17,6 +18,32 @@ namespace {
 struct StepStatsPass : impl::StepStatsBase<StepStatsPass> {
   using StepStatsBase::StepStatsBase;
 
+  /// What ddp-lower-to-runtime's program allocates per rank, or why the step
+  /// cannot be lowered (the planner's diagnostic, without its location).
+  void printRuntimeMemory(llvm::raw_ostream &os) {
+    std::string reason;
+    mlir::FailureOr<StoragePlan> plan = mlir::failure();
+    {
+      mlir::ScopedDiagnosticHandler capture(&getContext(), [&](mlir::Diagnostic &diag) {
+        if (reason.empty())
+          reason = diag.str();
+        return mlir::success();
+      });
+      plan = StoragePlan::build(getOperation());
+    }
+    if (failed(plan)) {
+      os << "runtime memory per rank: not lowerable: " << reason << "\n";
+      return;
+    }
+    RuntimeMemory memory = estimateRuntimeMemory(*plan);
+    os << "runtime memory per rank: " << memory.getTotalBytes() << " bytes ("
+       << formatBytes(memory.getTotalBytes()) << ")\n"
+       << "  parameters: " << memory.paramBytes << "\n"
+       << "  buffers: " << memory.bufferBytes << "\n"
+       << "  optimizer state: " << memory.optimizerStateBytes << "\n"
+       << "  cpu working copies: " << memory.workingCopyBytes << "\n";
+  }
+
   void runOnOperation() override {
     std::string errorMessage;
     std::unique_ptr<llvm::ToolOutputFile> file =
@@ -27,6 +54,7 @@ struct StepStatsPass : impl::StepStatsBase<StepStatsPass> {
     }
     StepStats stats = computeStepStats(getOperation());
     stats.print(file->os());
+    printRuntimeMemory(file->os());
     file->os().flush();
     file->keep();
     numParams = stats.numParams;

@@ -3,6 +3,8 @@
 // RUN: ddp-opt %s -split-input-file --ddp-assign-buckets="policy=megatron num-buckets=2" -verify-diagnostics | FileCheck %s --check-prefix=NUMBUCKETS
 // RUN: ddp-opt %s -split-input-file --ddp-assign-buckets="policy=megatron bucket-size=1 overlap-grad-reduce=false" -verify-diagnostics | FileCheck %s --check-prefix=NOOVERLAP
 // RUN: ddp-opt %s -split-input-file --ddp-assign-buckets="policy=pytorch first-bucket-bytes=400 bucket-cap-bytes=800" -verify-diagnostics | FileCheck %s --check-prefix=PYTORCH
+// RUN: ddp-opt %s -split-input-file --ddp-assign-buckets="policy=pytorch bucket-cap-bytes=400" -verify-diagnostics | FileCheck %s --check-prefix=PYTORCHCAP
+// RUN: ddp-opt %s -split-input-file --ddp-assign-buckets="policy=pytorch" -verify-diagnostics | FileCheck %s --check-prefix=PYTORCHDEFAULT
 // RUN: ddp-opt %s -split-input-file --ddp-assign-buckets="policy=size bucket-bytes=400 average-in-collective=true check-for-nan-in-grad=true" -verify-diagnostics | FileCheck %s --check-prefix=SIZE
 // RUN: ddp-opt %s -split-input-file --ddp-assign-buckets="policy=megatron use-distributed-optimizer=true grad-reduce-in-fp32=true" -verify-diagnostics | FileCheck %s --check-prefix=MIXED
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="policy=bogus" 2>&1 | FileCheck %s --check-prefix=BADPOLICY
@@ -10,6 +12,9 @@
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="policy=size" 2>&1 | FileCheck %s --check-prefix=NOBUDGET
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="bucket-size=-5" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="bucket-size=10 num-buckets=2" 2>&1 | FileCheck %s --check-prefix=EXCLUSIVE
+// RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="policy=pytorch bucket-cap-bytes=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVECAP
+// RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="dp=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGEDP
+// RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="dp=4611686018427387904" 2>&1 | FileCheck %s --check-prefix=HUGEGROUP
 
 // BADPOLICY: for the --policy option: Cannot find option named 'bogus'!
 
@@ -21,7 +26,12 @@
 // HELP-NEXT:    =auto
 // NOBUDGET: error: the size policy needs exactly one of bucket-size (elements) and bucket-bytes
 // NEGATIVE: error: bucket-size must not be negative, got -5
+// NEGATIVECAP: error: bucket-cap-bytes must not be negative, got -1
 // EXCLUSIVE: error: bucket-size and num-buckets are exclusive (Megatron: cannot specify both --ddp-num-buckets and --ddp-bucket-size)
+// Megatron's default bucket size, 1M elements x dp, would overflow int64; so
+// would the group [dp, tp] of @model_parallel with dp resized to 2^62.
+// HUGEDP: error: gradient of '{{.*}}' is reduced over a group of 9223372036854775807 ranks; bucketing supports at most 2147483647
+// HUGEGROUP: error: with dp=4611686018427387904 the group ["dp", "tp"] of mesh model_parallel has more ranks than fit in int64
 
 // Four f32 gradients ready in reverse registration order over a 4-rank group.
 // MEGATRON-LABEL: func.func @dense
@@ -61,6 +71,17 @@
 // PYTORCH: ddp.grad_ready @c, %{{.*}} {ddp.bucket = 0 : i64, ddp.bucket_offset = 50 : i64}
 // PYTORCH: ddp.grad_ready @b, %{{.*}} {ddp.bucket = 1 : i64, ddp.bucket_offset = 0 : i64}
 // PYTORCH: ddp.grad_ready @a, %{{.*}} {ddp.bucket = 1 : i64, ddp.bucket_offset = 100 : i64}
+
+// As torch 2.x, an explicit bucket cap caps the first bucket too: d + c reach
+// 400 bytes, then b and a.
+// PYTORCHCAP-LABEL: func.func @dense
+// PYTORCHCAP-SAME: ddp.buckets = [{{{[^}]*}}numel = 150 : i64, padded_numel = 150 : i64},
+// PYTORCHCAP-SAME: {{{[^}]*}}numel = 100 : i64, padded_numel = 100 : i64},
+// PYTORCHCAP-SAME: {{{[^}]*}}numel = 100 : i64, padded_numel = 100 : i64}]
+
+// By default the first bucket holds up to 1 MiB: one bucket.
+// PYTORCHDEFAULT-LABEL: func.func @dense
+// PYTORCHDEFAULT-SAME: ddp.buckets = [{{{[^}]*}}numel = 350 : i64, padded_numel = 350 : i64}]
 
 // SIZE-LABEL: func.func @dense
 // SIZE-SAME: ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 150, padded_numel = 150, average_in_collective = true, check_finite = true>,
@@ -119,6 +140,71 @@ func.func @moe(%g1: tensor<16x8xbf16>, %ge: tensor<4x8xbf16>, %g0: tensor<16x8xb
   ddp.sgd @e0.w, %re lr 0.1 : tensor<4x8xbf16>
   ddp.sgd @l0.w, %r0 lr 0.1 : tensor<16x8xbf16>
   ddp.sgd @emb, %rm lr 0.1 : tensor<8x8xbf16>
+  return
+}
+
+// -----
+
+// bf16 weights and f32 norms (issue 11). The f32 bucket never fills and is
+// issued last, after the bf16 bucket that closes after it started; sorted by
+// smallest index it would come second and hold back w1 and w0.
+// PYTORCH-LABEL: func.func @norms
+// PYTORCH-SAME: ddp.buckets = [{{{[^}]*}}dtype = bf16{{[^}]*}}numel = 200 : i64, padded_numel = 200 : i64},
+// PYTORCH-SAME: {{{[^}]*}}dtype = bf16{{[^}]*}}numel = 400 : i64, padded_numel = 400 : i64},
+// PYTORCH-SAME: {{{[^}]*}}dtype = f32{{[^}]*}}numel = 8 : i64, padded_numel = 8 : i64}]
+// PYTORCH: ddp.grad_ready @w2, %{{.*}} {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64}
+// PYTORCH: ddp.grad_ready @n1, %{{.*}} {ddp.bucket = 2 : i64, ddp.bucket_offset = 0 : i64}
+// PYTORCH: ddp.grad_ready @w1, %{{.*}} {ddp.bucket = 1 : i64, ddp.bucket_offset = 0 : i64}
+// PYTORCH: ddp.grad_ready @n0, %{{.*}} {ddp.bucket = 2 : i64, ddp.bucket_offset = 4 : i64}
+// PYTORCH: ddp.grad_ready @w0, %{{.*}} {ddp.bucket = 1 : i64, ddp.bucket_offset = 200 : i64}
+ddp.mesh @world(dp = 4)
+ddp.param @w0 : tensor<200xbf16>
+ddp.param @n0 : tensor<4xf32>
+ddp.param @w1 : tensor<200xbf16>
+ddp.param @n1 : tensor<4xf32>
+ddp.param @w2 : tensor<200xbf16>
+func.func @norms(%gw0: tensor<200xbf16>, %gn0: tensor<4xf32>, %gw1: tensor<200xbf16>, %gn1: tensor<4xf32>, %gw2: tensor<200xbf16>) {
+  %w2 = ddp.grad_ready @w2, %gw2 : tensor<200xbf16>
+  %n1 = ddp.grad_ready @n1, %gn1 : tensor<4xf32>
+  %w1 = ddp.grad_ready @w1, %gw1 : tensor<200xbf16>
+  %n0 = ddp.grad_ready @n0, %gn0 : tensor<4xf32>
+  %w0 = ddp.grad_ready @w0, %gw0 : tensor<200xbf16>
+  %rw2 = ddp.all_reduce avg %w2 over @world[dp] : tensor<200xbf16>
+  %rn1 = ddp.all_reduce avg %n1 over @world[dp] : tensor<4xf32>
+  %rw1 = ddp.all_reduce avg %w1 over @world[dp] : tensor<200xbf16>
+  %rn0 = ddp.all_reduce avg %n0 over @world[dp] : tensor<4xf32>
+  %rw0 = ddp.all_reduce avg %w0 over @world[dp] : tensor<200xbf16>
+  ddp.sgd @w2, %rw2 lr 0.1 : tensor<200xbf16>
+  ddp.sgd @n1, %rn1 lr 0.1 : tensor<4xf32>
+  ddp.sgd @w1, %rw1 lr 0.1 : tensor<200xbf16>
+  ddp.sgd @n0, %rn0 lr 0.1 : tensor<4xf32>
+  ddp.sgd @w0, %rw0 lr 0.1 : tensor<200xbf16>
+  return
+}
+
+// -----
+
+// 2^59 f32 elements are 2^61 bytes; two such gradients with their padding
+// take more than the 2^62 bytes that keep every layout's arithmetic in int64.
+ddp.mesh @world(dp = 4)
+ddp.param @a : tensor<576460752303423488xf32>
+ddp.param @b : tensor<576460752303423488xf32>
+// expected-error @+1 {{the gradients up to 'b' take more than 2^62 bytes; bucketing supports no more}}
+func.func @too_many_bytes(%ga: tensor<576460752303423488xf32>, %gb: tensor<576460752303423488xf32>) {
+  %a = ddp.grad_ready @a, %ga : tensor<576460752303423488xf32>
+  %ra = ddp.all_reduce avg %a over @world[dp] : tensor<576460752303423488xf32>
+  %b = ddp.grad_ready @b, %gb : tensor<576460752303423488xf32>
+  %rb = ddp.all_reduce avg %b over @world[dp] : tensor<576460752303423488xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @model_parallel(dp = 2, tp = 2)
+ddp.param @a : tensor<8xf32>
+func.func @two_axes(%g: tensor<8xf32>) {
+  %a = ddp.grad_ready @a, %g : tensor<8xf32>
+  %r = ddp.all_reduce avg %a over @model_parallel[dp, tp] : tensor<8xf32>
   return
 }
 

@@ -241,6 +241,29 @@ func.func @past_the_end(%ga: tensor<4xf32>) attributes {ddp.buckets = [#ddp.buck
 
 ddp.mesh @world(dp = 2)
 ddp.param @a : tensor<4xf32>
+func.func @end_overflows(%ga: tensor<4xf32>) attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 4, padded_numel = 4, average_in_collective = false, check_finite = false>]} {
+  // expected-error @+1 {{bucket 0: the gradient of @a at offset 9223372036854775807 with 4 elements ends past the 4 elements of the bucket}}
+  %a = ddp.grad_ready @a, %ga {ddp.bucket = 0 : i64, ddp.bucket_offset = 9223372036854775807 : i64} : tensor<4xf32>
+  %ra = ddp.all_reduce avg %a over @world[dp] : tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+ddp.param @a : tensor<4xf32>
+// A bucket of 2^62 f32 elements would take 2^64 bytes.
+// expected-error @+1 {{#ddp.bucket has padded_numel 4611686018427387904; its 'f32' buffer would take 2^63 bytes or more}}
+func.func @bucket_too_large(%ga: tensor<4xf32>) attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 4, padded_numel = 4611686018427387904, average_in_collective = false, check_finite = false>]} {
+  %a = ddp.grad_ready @a, %ga {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64} : tensor<4xf32>
+  %ra = ddp.all_reduce avg %a over @world[dp] : tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+ddp.param @a : tensor<4xf32>
 // expected-error @+1 {{bucket 0: 'numel' is 3 but its last gradient ends at element 4}}
 func.func @wrong_numel(%ga: tensor<4xf32>) attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 3, padded_numel = 4, average_in_collective = false, check_finite = false>]} {
   %a = ddp.grad_ready @a, %ga {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64} : tensor<4xf32>

@@ -2,6 +2,8 @@
 // RUN: not ddp-opt %s --ddp-simulate="hw=%S/Inputs/missing-field.json" 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not ddp-opt %s --ddp-simulate="hw=%S/Inputs/negative-bandwidth.json" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not ddp-opt %s --ddp-simulate="hw=h100-sxm-infiniband" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: python3 -c "print('[' * 50000)" > %t.deep.json
+// RUN: not ddp-opt %s --ddp-simulate="hw=%t.deep.json" 2>&1 | FileCheck %s --check-prefix=DEEP
 // RUN: not ddp-opt %s --ddp-simulate="hw=%S/Inputs/does-not-exist.json" 2>&1 | FileCheck %s --check-prefix=NOFILE
 // RUN: not ddp-opt %s --ddp-simulate="algorithm=butterfly" 2>&1 | FileCheck %s --check-prefix=ALGO
 // RUN: not ddp-opt %s --ddp-simulate="dp=6" 2>&1 | FileCheck %s --check-prefix=DP
@@ -15,6 +17,7 @@
 // MISSING: error: ddp-simulate: hardware profile '{{.*}}missing-field.json': missing field 'inter_node.latency_us'
 // NEGATIVE: error: ddp-simulate: hardware profile '{{.*}}negative-bandwidth.json': field 'intra_node.bus_bandwidth_gbps' must be greater than 0, got -5
 // UNKNOWN: error: ddp-simulate: unknown hardware profile 'h100-sxm-infiniband'; built-in profiles are: h100-sxm-nvlink, h100-sxm-ib400, a100-sxm-ib200, h200-sxm-ib400, cpu-mpi-2core
+// DEEP: error: ddp-simulate: hardware profile '{{.*}}deep.json' is not valid JSON: [1:256, byte=256]: arrays and objects nest more than 256 levels deep
 // NOFILE: error: ddp-simulate: cannot read hardware profile '{{.*}}does-not-exist.json'
 // ALGO: for the --algorithm option: Cannot find option named 'butterfly'!
 // DP-NEGATIVE: error: ddp-simulate: dp must be positive (or 0 to keep the mesh), got -4{{$}}

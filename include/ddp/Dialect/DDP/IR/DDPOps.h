@@ -14,13 +14,33 @@
 
 #include "ddp/Dialect/DDP/IR/DDPInterfaces.h.inc"
 
+namespace ddp {
+
+/// The compute stream. Ops issued on it read and write it, which keeps
+/// generic passes from merging, dropping or reordering them: block order is
+/// the schedule.
+struct ComputeStreamResource
+    : mlir::SideEffects::Resource::Base<ComputeStreamResource> {
+  llvm::StringRef getName() final { return "ddp::ComputeStream"; }
+};
+
+/// The values of the parameters: ddp.get_param reads them, the optimizer
+/// writes them, so reads on either side of an update stay distinct.
+struct ParamStateResource
+    : mlir::SideEffects::Resource::Base<ParamStateResource> {
+  llvm::StringRef getName() final { return "ddp::ParamState"; }
+};
+
+} // namespace ddp
+
 #define GET_OP_CLASSES
 #include "ddp/Dialect/DDP/IR/DDPOps.h.inc"
 
 namespace ddp {
 
 /// The number of ranks in the process group spanned by `axes` of `mesh`, or
-/// -1 when an axis is not in the mesh.
+/// -1 when an axis is not in the mesh. A verified mesh's ranks fit in int64,
+/// so the product cannot overflow.
 int64_t getGroupSize(MeshOp mesh, mlir::ArrayAttr axes);
 
 /// The ElementType of a float type (or of a shaped type's elements); nullopt
@@ -29,6 +49,13 @@ std::optional<ElementType> getElementTypeOf(mlir::Type type);
 
 /// The MLIR float type of `type`.
 mlir::FloatType getFloatType(mlir::MLIRContext *context, ElementType type);
+
+/// The size in bytes of a statically shaped tensor of a ddp element type, or
+/// nullopt when it has another shape or element type or its size does not
+/// fit in int64. Operand, result and parameter types of the dialect must have
+/// one, so code after the verifier may multiply element counts by element
+/// sizes without checking.
+std::optional<int64_t> getTensorSizeInBytes(mlir::Type type);
 
 /// Element count of a statically shaped tensor type.
 inline int64_t getNumElements(mlir::Type type) {

@@ -14,6 +14,20 @@ include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 //===----------------------------------------------------------------------===//
+// Side effects: what keeps the issue order
+//===----------------------------------------------------------------------===//
+
+// Block order is issue order on the compute stream, so an op issued there
+// reads and writes the stream: no generic pass (CSE, DCE, motion) may merge,
+// drop or reorder it. See "Issue order in the IR" in docs/RationaleDDP.md.
+def DDP_ComputeStream : Resource<"::ddp::ComputeStreamResource">;
+// The parameters' values: read by ddp.get_param, written by the optimizer.
+def DDP_ParamState : Resource<"::ddp::ParamStateResource">;
+
+defvar DDP_OnComputeStream = MemoryEffects<[MemRead<DDP_ComputeStream>,
+                                            MemWrite<DDP_ComputeStream>]>;
+
+//===----------------------------------------------------------------------===//
 // Device mesh and parameters
 //===----------------------------------------------------------------------===//
 
@@ -84,10 +98,12 @@ class DDP_ParamUserOp<string mnemonic, list<Trait> traits = []>
     : DDP_Op<mnemonic, !listconcat(traits,
           [DeclareOpInterfaceMethods<SymbolUserOpInterface>])>;
 
-def DDP_GetParamOp : DDP_ParamUserOp<"get_param", [Pure]> {
+def DDP_GetParamOp : DDP_ParamUserOp<"get_param",
+    [MemoryEffects<[MemRead<DDP_ParamState>]>]> {
   let summary = "the current value of a parameter";
   let description = [{
-    Reads the parameter as it was before this step's optimizer update.
+    Reads the parameter's value at this point of the step: the value the
+    step started with, until an optimizer op of the step updates it.
 
     ```mlir
     %w = ddp.get_param @fc1.weight : tensor<64x32xf32>
@@ -102,7 +118,7 @@ def DDP_GetParamOp : DDP_ParamUserOp<"get_param", [Pure]> {
 // Compute
 //===----------------------------------------------------------------------===//
 
-def DDP_GemmOp : DDP_Op<"gemm", [Pure]> {
+def DDP_GemmOp : DDP_Op<"gemm", [DDP_OnComputeStream]> {
   let summary = "a matrix product: one forward, dgrad or wgrad GEMM";
   let description = [{
     `result = op(lhs) * op(rhs)`, where `op` transposes the operand marked
@@ -136,7 +152,7 @@ def DDP_GemmOp : DDP_Op<"gemm", [Pure]> {
   }];
 }
 
-def DDP_ComputeOp : DDP_Op<"compute", [Pure]> {
+def DDP_ComputeOp : DDP_Op<"compute", [DDP_OnComputeStream]> {
   let summary = "a kernel the compiler does not model, with its cost";
   let description = [{
     Attention, a norm, softmax, an activation, a router: any kernel that is
@@ -164,7 +180,8 @@ def DDP_ComputeOp : DDP_Op<"compute", [Pure]> {
   let hasVerifier = 1;
 }
 
-def DDP_AccumulateOp : DDP_Op<"accumulate", [Pure, SameOperandsAndResultType]> {
+def DDP_AccumulateOp : DDP_Op<"accumulate",
+    [DDP_OnComputeStream, SameOperandsAndResultType]> {
   let summary = "elementwise sum: gradient accumulation over microbatches";
   let description = [{
     ```mlir
@@ -176,7 +193,8 @@ def DDP_AccumulateOp : DDP_Op<"accumulate", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
 
-def DDP_ScaleOp : DDP_Op<"scale", [Pure, SameOperandsAndResultType]> {
+def DDP_ScaleOp : DDP_Op<"scale",
+    [DDP_OnComputeStream, SameOperandsAndResultType]> {
   let summary = "multiply every element by a constant";
   let description = [{
     Pre-scales gradients by `1/dp` before a summing collective (Megatron's
@@ -190,9 +208,10 @@ def DDP_ScaleOp : DDP_Op<"scale", [Pure, SameOperandsAndResultType]> {
   let results = (outs DDP_Tensor:$result);
   let assemblyFormat = "$input `by` custom<Real>($factor) attr-dict `:` type($result)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
-def DDP_CastOp : DDP_Op<"cast", [Pure]> {
+def DDP_CastOp : DDP_Op<"cast", [DDP_OnComputeStream]> {
   let summary = "convert the element type, keeping the shape";
   let description = [{
     Rounds to nearest even when narrowing. Used to reduce 16-bit gradients
@@ -206,10 +225,11 @@ def DDP_CastOp : DDP_Op<"cast", [Pure]> {
   let results = (outs DDP_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def DDP_GradReadyOp : DDP_ParamUserOp<"grad_ready",
-                                      [AllTypesMatch<["grad", "result"]>]> {
+    [DDP_OnComputeStream, AllTypesMatch<["grad", "result"]>]> {
   let summary = "the gradient of a parameter is final on this rank";
   let description = [{
     Marks the point of the step after which the gradient of `param` no
@@ -236,6 +256,7 @@ def DDP_GradReadyOp : DDP_ParamUserOp<"grad_ready",
 /// token: present when the collective is issued asynchronously.
 class DDP_CollectiveOp<string mnemonic, list<Trait> traits = []>
     : DDP_Op<mnemonic, !listconcat(traits, [
+          DDP_OnComputeStream,
           DeclareOpInterfaceMethods<SymbolUserOpInterface>,
           DDP_AsyncOpInterface, DDP_CollectiveOpInterface])> {
   dag commonArgs = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes);
@@ -254,6 +275,11 @@ def DDP_AllReduceOp : DDP_CollectiveOp<"all_reduce",
     or maximum (`max`, e.g. the max logit of a vocabulary-parallel
     cross-entropy) of the group's inputs. With `async` it also returns a token and
     runs on a communication stream.
+
+    `avg` over `n` ranks is a pre-multiplied sum, as NCCL's `ncclAvg` for
+    floating point: each input is first scaled by `1/n` exactly as
+    `ddp.scale` scales it, then the results are summed. So `avg` equals
+    `ddp.scale` by `1/n` followed by `sum`, bitwise, for every `n`.
 
     ```mlir
     %r = ddp.all_reduce sum %g over @world[dp] : tensor<4096xf32>
@@ -274,7 +300,8 @@ def DDP_ReduceScatterOp : DDP_CollectiveOp<"reduce_scatter"> {
   let summary = "reduce over a group and keep this rank's slice of dim 0";
   let description = [{
     Rank `i` of an `n`-rank group ends with slice `i` of the reduced tensor
-    along dimension 0, which must be divisible by `n`.
+    along dimension 0, which must be divisible by `n`. `avg` is the
+    pre-multiplied sum of `ddp.all_reduce`.
 
     ```mlir
     %s = ddp.reduce_scatter sum %b over @world[dp] : tensor<8192xf32> -> tensor<1024xf32>
@@ -347,7 +374,7 @@ def DDP_RecvOp : DDP_CollectiveOp<"recv"> {
   }];
 }
 
-def DDP_WaitOp : DDP_Op<"wait"> {
+def DDP_WaitOp : DDP_Op<"wait", [DDP_OnComputeStream]> {
   let summary = "block the compute stream until an asynchronous op is done";
   let description = [{
     After the wait, the results of the op that produced the token (or of all
@@ -374,13 +401,14 @@ def DDP_JoinOp : DDP_Op<"join", [Pure]> {
   let results = (outs DDP_TokenType:$result);
   let assemblyFormat = "$tokens attr-dict";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
 // Gradient buckets
 //===----------------------------------------------------------------------===//
 
-def DDP_BucketPackOp : DDP_Op<"bucket_pack", [Pure]> {
+def DDP_BucketPackOp : DDP_Op<"bucket_pack", [DDP_OnComputeStream]> {
   let summary = "lay several gradients out in one flat bucket";
   let description = [{
     Operand `i` (flattened, row-major) occupies elements
@@ -403,7 +431,8 @@ def DDP_BucketPackOp : DDP_Op<"bucket_pack", [Pure]> {
   let hasVerifier = 1;
 }
 
-def DDP_BucketUnpackOp : DDP_Op<"bucket_unpack", [Pure]> {
+def DDP_BucketUnpackOp : DDP_Op<"bucket_unpack",
+    [MemoryEffects<[MemRead<DDP_ComputeStream>]>]> {
   let summary = "views of the gradients inside a flat bucket";
   let description = [{
     The inverse of `ddp.bucket_pack`: result `i` is elements
@@ -423,7 +452,7 @@ def DDP_BucketUnpackOp : DDP_Op<"bucket_unpack", [Pure]> {
 }
 
 def DDP_CheckFiniteOp : DDP_Op<"check_finite",
-    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+    [DDP_OnComputeStream, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "stop the step when a gradient bucket holds a NaN or an Inf";
   let description = [{
     Checks every element of a packed bucket before it is reduced (Megatron's
@@ -454,7 +483,9 @@ def DDP_CheckFiniteOp : DDP_Op<"check_finite",
 // Optimizer
 //===----------------------------------------------------------------------===//
 
-def DDP_SGDOp : DDP_ParamUserOp<"sgd"> {
+def DDP_SGDOp : DDP_ParamUserOp<"sgd",
+    [MemoryEffects<[MemRead<DDP_ComputeStream>, MemWrite<DDP_ComputeStream>,
+                    MemRead<DDP_ParamState>, MemWrite<DDP_ParamState>]>]> {
   let summary = "plain SGD update of one parameter";
   let description = [{
     `param -= lr * grad`, computed in the parameter's element type. `grad`
@@ -471,7 +502,9 @@ def DDP_SGDOp : DDP_ParamUserOp<"sgd"> {
   let hasVerifier = 1;
 }
 
-def DDP_AdamOp : DDP_ParamUserOp<"adam"> {
+def DDP_AdamOp : DDP_ParamUserOp<"adam",
+    [MemoryEffects<[MemRead<DDP_ComputeStream>, MemWrite<DDP_ComputeStream>,
+                    MemRead<DDP_ParamState>, MemWrite<DDP_ParamState>]>]> {
   let summary = "Adam update of one parameter";
   let description = [{
     Adam (Kingma and Ba) with bias correction; the moments are fp32 state

@@ -25,13 +25,24 @@ def DDP_TokenType : TypeDef<DDP_Dialect, "Token"> {
 
 /// The element types a gradient, a parameter or an activation may have.
 def DDP_FloatElement : AnyTypeOf<[F16, BF16, F32, F64]>;
-def DDP_Tensor : RankedTensorOf<[F16, BF16, F32, F64], [HasStaticShapePred],
-                                "statically shaped tensor">;
+/// Byte counts, offsets and sizes derived from a tensor are int64 everywhere
+/// (bucketing, simulator, lowering); a tensor whose size in bytes does not
+/// fit is rejected here so that none of them has to check.
+def DDP_FitsInt64BytesPred
+    : CPred<"::ddp::getTensorSizeInBytes($_self).has_value()">;
+def DDP_Tensor : RankedTensorOf<[F16, BF16, F32, F64],
+                                [HasStaticShapePred, DDP_FitsInt64BytesPred],
+                                "statically shaped tensor of less than 2^63 "
+                                "bytes">;
 def DDP_Matrix : RankedTensorOf<[F16, BF16, F32, F64],
-                                [HasStaticShapePred, HasAnyRankOfPred<[2]>],
-                                "statically shaped 2-D tensor">;
+                                [HasStaticShapePred, HasAnyRankOfPred<[2]>,
+                                 DDP_FitsInt64BytesPred],
+                                "statically shaped 2-D tensor of less than "
+                                "2^63 bytes">;
 def DDP_FlatTensor : RankedTensorOf<[F16, BF16, F32, F64],
-                                    [HasStaticShapePred, HasAnyRankOfPred<[1]>],
-                                    "statically shaped 1-D tensor">;
+                                    [HasStaticShapePred, HasAnyRankOfPred<[1]>,
+                                     DDP_FitsInt64BytesPred],
+                                    "statically shaped 1-D tensor of less "
+                                    "than 2^63 bytes">;
 
 #endif // DDP_TYPES_TD

@@ -147,11 +147,13 @@ def AssignBuckets : Pass<"ddp-assign-buckets", "mlir::func::FuncOp"> {
            "Megatron's check_for_nan_in_grad: check each bucket for NaN and "
            "Inf before its collective">,
     Option<"firstBucketBytes", "first-bucket-bytes", "int64_t",
-           /*default=*/"1048576",
-           "PyTorch's first bucket cap (dist._DEFAULT_FIRST_BUCKET_BYTES)">,
+           /*default=*/"0",
+           "PyTorch's first bucket cap in bytes; 0: as torch 2.x, "
+           "dist._DEFAULT_FIRST_BUCKET_BYTES (1 MiB) unless bucket-cap-bytes "
+           "is given, then bucket-cap-bytes">,
     Option<"bucketCapBytes", "bucket-cap-bytes", "int64_t",
-           /*default=*/"26214400",
-           "PyTorch's bucket_cap_mb, in bytes">,
+           /*default=*/"0",
+           "PyTorch's bucket_cap_mb, in bytes; 0: the default 25 MiB">,
     Option<"hardware", "hw", "std::string", /*default=*/"\"h100-sxm-ib400\"",
            "Hardware profile the auto policy optimises for (a built-in name "
            "or a JSON file, as ddp-simulate's hw=)">,

@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DDP_SIM_HARDWAREPROFILE_H
-#define DDP_SIM_HARDWAREPROFILE_H
+#ifndef DDP_TIMING_HARDWAREPROFILE_H
+#define DDP_TIMING_HARDWAREPROFILE_H
 
 #include "ddp/Support/ElementType.h"
 
@@ -117,4 +117,4 @@ constexpr int64_t kHardwareProfileSchemaVersion = 1;
 } // namespace sim
 } // namespace ddp
 
-#endif // DDP_SIM_HARDWAREPROFILE_H
+#endif // DDP_TIMING_HARDWAREPROFILE_H

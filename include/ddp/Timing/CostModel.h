@@ -15,10 +15,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DDP_SIM_COSTMODEL_H
-#define DDP_SIM_COSTMODEL_H
+#ifndef DDP_TIMING_COSTMODEL_H
+#define DDP_TIMING_COSTMODEL_H
 
-#include "ddp/Sim/HardwareProfile.h"
+#include "ddp/Timing/HardwareProfile.h"
 
 #include <cstdint>
 
@@ -49,9 +49,6 @@ struct GroupPlacement {
   bool spansNodes() const { return nodes > 1; }
   /// A group of `ranks` consecutive ranks starting on a node boundary.
   static GroupPlacement consecutive(int64_t ranks, int64_t gpusPerNode);
-  /// `ranks` ranks, one on each of `ranks` nodes (a data-parallel group
-  /// across nodes when tensor parallelism fills each node).
-  static GroupPlacement onePerNode(int64_t ranks);
 };
 
 /// The time of one collective, split into its parts.
@@ -151,4 +148,4 @@ double getBusFactor(CollectiveKind kind, int64_t ranks);
 } // namespace sim
 } // namespace ddp
 
-#endif // DDP_SIM_COSTMODEL_H
+#endif // DDP_TIMING_COSTMODEL_H

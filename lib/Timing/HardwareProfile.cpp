@@ -5,7 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ddp/Sim/HardwareProfile.h"
+#include "ddp/Timing/HardwareProfile.h"
+#include "ddp/Support/BoundedJSON.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -434,7 +435,7 @@ Expected<HardwareProfile> ddp::sim::loadHardwareProfile(StringRef path) {
     return createStringError(buffer.getError(),
                              "cannot read hardware profile '" + path +
                                  "': " + buffer.getError().message());
-  Expected<json::Value> json = json::parse((*buffer)->getBuffer());
+  Expected<json::Value> json = ddp::parseJSON((*buffer)->getBuffer());
   if (!json)
     return createStringError(
         inconvertibleErrorCode(),

@@ -1,6 +1,6 @@
 //===- CostModel.cpp - Time of compute and collectives --------------------===//
 
-#include "ddp/Sim/CostModel.h"
+#include "ddp/Timing/CostModel.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MathExtras.h"
@@ -40,10 +40,6 @@ StringRef ddp::sim::stringifyCollectiveAlgorithm(CollectiveAlgorithm algo) {
 GroupPlacement GroupPlacement::consecutive(int64_t ranks, int64_t gpusPerNode) {
   int64_t perNode = std::min(ranks, gpusPerNode);
   return {ranks, static_cast<int64_t>(divideCeil(ranks, perNode)), perNode};
-}
-
-GroupPlacement GroupPlacement::onePerNode(int64_t ranks) {
-  return {ranks, ranks, 1};
 }
 
 double ddp::sim::getBusFactor(CollectiveKind kind, int64_t ranks) {

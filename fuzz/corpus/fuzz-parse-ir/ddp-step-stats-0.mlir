@@ -1,0 +1,35 @@
+// Model: 8x4 split over tp (x4) = 128, 4x4 expert (x ep 2) = 32, 2x4 expert
+// split over tp (x 8) = 64, 16 replicated = 16: 240. This rank: 32+16+8+16.
+// fwd 2*32*4*8 = 2048, dgrad 2*32*8*4 = 2048, wgrad 2*8*4*32 = 2048,
+// compute 100 + 20.
+// Payloads: 8x4 f32 = 128 bytes (what a rank sends to the gather), 32x8 f32
+// = 1024 bytes.
+// The second function's %unused.
+
+
+
+ddp.mesh @world(dp = 2, ep = 2, tp = 4)
+ddp.param @w layer 0 tp_dim 1 : tensor<8x4xf32>
+ddp.param @e layer 0 expert : tensor<4x4xf32>
+ddp.param @et layer 0 tp_dim 0 expert : tensor<2x4xf32>
+ddp.param @n : tensor<16xf32>
+
+func.func @step(%x: tensor<32x8xf32>) -> tensor<32x8xf32> {
+  %w = ddp.get_param @w : tensor<8x4xf32>
+  %y = ddp.gemm fwd %x, %w layer 0 : tensor<32x8xf32>, tensor<8x4xf32> -> tensor<32x4xf32>
+  %a = ddp.compute "gelu"(%y) flops 100.0 bytes 200.0 layer 0 : (tensor<32x4xf32>) -> tensor<32x4xf32>
+  %dx = ddp.gemm dgrad %a, %w transposed layer 0 : tensor<32x4xf32>, tensor<8x4xf32> -> tensor<32x8xf32>
+  %dxr = ddp.all_reduce sum %dx over @world[tp] : tensor<32x8xf32>
+  %dw = ddp.gemm wgrad %x transposed, %a layer 0 : tensor<32x8xf32>, tensor<32x4xf32> -> tensor<8x4xf32>
+  %g = ddp.grad_ready @w, %dw : tensor<8x4xf32>
+  %r = ddp.all_reduce avg %g over @world[dp] : tensor<8x4xf32>
+  ddp.sgd @w, %r lr 1.0e-2 : tensor<8x4xf32>
+  return %dxr : tensor<32x8xf32>
+}
+
+func.func @other(%s: tensor<8x4xf32>) -> tensor<32x4xf32> {
+  %unused = ddp.all_reduce sum %s over @world[dp] : tensor<8x4xf32>
+  %gathered = ddp.all_gather %s over @world[tp] : tensor<8x4xf32> -> tensor<32x4xf32>
+  %c = ddp.compute "scale"(%gathered) flops 20.0 bytes 100.0 : (tensor<32x4xf32>) -> tensor<32x4xf32>
+  return %c : tensor<32x4xf32>
+}

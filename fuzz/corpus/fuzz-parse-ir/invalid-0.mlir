@@ -1,0 +1,2 @@
+// expected-error @+1 {{'ddp.mesh' op needs at least one axis}}
+ddp.mesh @world()

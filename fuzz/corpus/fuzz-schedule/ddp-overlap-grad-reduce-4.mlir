@@ -1,0 +1,8 @@
+¿ddp.mesh @world(dp = 2)
+ddp.param @a : tensor<4xf32>
+func.func @not_all_reduce(%ga: tensor<4xf32>) {
+  %a = ddp.grad_ready @a, %ga : tensor<4xf32>
+  // expected-error @+1 {{bucket 0: expected one ddp.all_reduce per bucket}}
+  %r = ddp.reduce_scatter sum %a over @world[dp] {ddp.bucket = 0 : i64} : tensor<4xf32> -> tensor<2xf32>
+  return
+}

@@ -1,0 +1,224 @@
+//===- ComputePatterns.cpp - Compute, storage and optimizer ops -----------===//
+//
+// Patterns for the step's local ops: each becomes its runtime call, or
+// nothing where the storage plan already made values share memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ProgramLoweringImpl.h"
+
+using namespace mlir;
+using namespace ddp;
+
+static int32_t getDType(Value tensor) {
+  return getRuntimeDType(
+      cast<RankedTensorType>(tensor.getType()).getElementType());
+}
+
+static int64_t getBytes(Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  return type.getNumElements() * getElementBytes(type.getElementType());
+}
+
+namespace {
+
+struct GetParamLowering : StepOpPattern<GetParamOp> {
+  using StepOpPattern::StepOpPattern;
+  void lower(GetParamOp op, Adaptor, StepOpLowering &step) const override {
+    // An alias of the parameter needs no code.
+    if (!program.plan.copiedParams.count(op))
+      return;
+    Value source = program.getParamData(step.entry(), step.loc, op.getParamAttr());
+    step.call(RuntimeFunction::Copy, {step.context(), step.result(), source,
+                                      step.i64(getBytes(op.getResult()))});
+  }
+};
+
+struct GemmLowering : StepOpPattern<GemmOp> {
+  using StepOpPattern::StepOpPattern;
+  void lower(GemmOp op, Adaptor adaptor, StepOpLowering &step) const override {
+    std::string label = "gemm " + stringifyGemmPhase(op.getPhase()).str();
+    step.call(RuntimeFunction::Gemm,
+              {step.context(), step.i32(getDType(op.getResult())),
+               step.i32(op.getTransposeLhs()), step.i32(op.getTransposeRhs()),
+               step.i64(op.getM()), step.i64(op.getN()), step.i64(op.getK()),
+               adaptor.getLhs(), adaptor.getRhs(), step.result(),
+               step.str(label)});
+  }
+};
+
+struct ComputeLowering : StepOpPattern<ComputeOp> {
+  using StepOpPattern::StepOpPattern;
+  void lower(ComputeOp op, Adaptor adaptor,
+             StepOpLowering &step) const override {
+    SmallVector<Value> results;
+    for (unsigned index = 0; index < op.getNumResults(); ++index)
+      results.push_back(step.result(index));
+    Value inputs = fillTensorArray(step, program.inputArray, op.getInputs(),
+                                   adaptor.getInputs());
+    Value outputs =
+        fillTensorArray(step, program.resultArray, op.getResults(), results);
+    step.call(RuntimeFunction::Compute,
+              {step.context(), step.str(op.getKind()), inputs,
+               step.i32(op.getInputs().size()), outputs,
+               step.i32(op.getResults().size())});
+  }
+
+  /// Fills `array` with the ddprt_tensor descriptions of `tensors` (whose
+  /// pointers are `pointers`); returns it, or null when there are none.
+  static Value fillTensorArray(StepOpLowering &step, Value array,
+                               ValueRange tensors, ValueRange pointers) {
+    EntryPointBuilder &entry = step.entry();
+    Location loc = step.loc;
+    if (tensors.empty())
+      return entry.null(loc);
+    RewriterBase &b = entry.getBuilder();
+    LLVM::LLVMStructType tensorType = getRuntimeTensorType(b.getContext());
+    for (auto [index, tensor, pointer] :
+         llvm::enumerate(tensors, pointers)) {
+      auto field = [&](int32_t position) {
+        return LLVM::GEPOp::create(
+            b, loc, entry.getPtrType(), tensorType, array,
+            ArrayRef<LLVM::GEPArg>{entry.gepIndex(loc, index), position});
+      };
+      LLVM::StoreOp::create(b, loc, pointer, field(0));
+      LLVM::StoreOp::create(b, loc, step.i64(ddp::getNumElements(tensor.getType())),
+                            field(1));
+      LLVM::StoreOp::create(b, loc, step.i32(getDType(tensor)), field(2));
+      LLVM::StoreOp::create(b, loc, step.i32(0), field(3));
+    }
+    return array;
+  }
+};
+
+struct AccumulateLowering : StepOpPattern<AccumulateOp> {
+  using StepOpPattern::StepOpPattern;
+  void lower(AccumulateOp op, Adaptor adaptor,
+             StepOpLowering &step) const override {
+    step.call(RuntimeFunction::Accumulate,
+              {step.context(), step.i32(getDType(op.getResult())),
+               step.i64(ddp::getNumElements(op.getType())), adaptor.getLhs(),
+               adaptor.getRhs(), step.result()});
+  }
+};
+
+struct ScaleLowering : StepOpPattern<ScaleOp> {
+  using StepOpPattern::StepOpPattern;
+  void lower(ScaleOp op, Adaptor adaptor, StepOpLowering &step) const override {
+    step.call(RuntimeFunction::Scale,
+              {step.context(), step.i32(getDType(op.getResult())),
+               step.i64(ddp::getNumElements(op.getType())), adaptor.getInput(),
+               step.f64(op.getFactor().convertToDouble()), step.result()});
+  }
+};
+
+struct CastLowering : StepOpPattern<CastOp> {
+  using StepOpPattern::StepOpPattern;
+  void lower(CastOp op, Adaptor adaptor, StepOpLowering &step) const override {
+    step.call(RuntimeFunction::Cast,
+              {step.context(), step.i32(getDType(op.getInput())),
+               adaptor.getInput(), step.i32(getDType(op.getResult())),
+               step.result(), step.i64(ddp::getNumElements(op.getType()))});
+  }
+};
+
+/// ddp.grad_ready returns its operand's storage.
+struct GradReadyLowering : StepOpPattern<GradReadyOp> {
+  using StepOpPattern::StepOpPattern;
+  void lower(GradReadyOp, Adaptor adaptor,
+             StepOpLowering &step) const override {
+    step.setResult(0, adaptor.getGrad());
+  }
+};
+
+/// The gradients produced in place are already in the bucket; the others
+/// are copied into their slice.
+struct BucketPackLowering : StepOpPattern<BucketPackOp> {
+  using StepOpPattern::StepOpPattern;
+  void lower(BucketPackOp op, Adaptor adaptor,
+             StepOpLowering &step) const override {
+    auto copies = program.plan.packCopies.find(op);
+    if (copies == program.plan.packCopies.end())
+      return;
+    Storage bucket = program.plan.storage.lookup(op.getBucket());
+    int64_t elementBytes =
+        getElementBytes(op.getBucket().getType().getElementType());
+    for (unsigned index : copies->second) {
+      Value grad = op.getGrads()[index];
+      Value slice = step.entry().offsetPointer(
+          step.loc, step.result(),
+          bucket.byteOffset + op.getOffsets()[index] * elementBytes);
+      step.call(RuntimeFunction::Copy,
+                {step.context(), slice, adaptor.getGrads()[index],
+                 step.i64(getBytes(grad))});
+    }
+  }
+};
+
+/// ddp.bucket_unpack's results are views into the bucket, as planned.
+struct BucketUnpackLowering : StepOpPattern<BucketUnpackOp> {
+  using StepOpPattern::StepOpPattern;
+  void lower(BucketUnpackOp, Adaptor, StepOpLowering &) const override {}
+};
+
+struct CheckFiniteLowering : StepOpPattern<CheckFiniteOp> {
+  using StepOpPattern::StepOpPattern;
+  void lower(CheckFiniteOp op, Adaptor adaptor,
+             StepOpLowering &step) const override {
+    // The runtime names the first bad element; the extents let the message
+    // say whose gradient it is in.
+    const StoragePlan &plan = program.plan;
+    std::string extents;
+    for (auto [param, offset] :
+         llvm::zip_equal(op.getParams().getAsRange<FlatSymbolRefAttr>(),
+                         op.getOffsets())) {
+      int64_t numel = plan.params[plan.getParamIndex(param)].numel;
+      extents += (extents.empty() ? "" : ", ") + param.getValue().str() +
+                 " [" + std::to_string(offset) + ", " +
+                 std::to_string(offset + numel) + ")";
+    }
+    Value bucket = op.getBucket();
+    step.call(RuntimeFunction::CheckFinite,
+              {step.context(), step.i32(getDType(bucket)),
+               step.i64(ddp::getNumElements(bucket.getType())), adaptor.getBucket(),
+               step.str("bucket " + std::to_string(op.getIndex())),
+               step.str(extents)});
+  }
+};
+
+struct SGDLowering : StepOpPattern<SGDOp> {
+  using StepOpPattern::StepOpPattern;
+  void lower(SGDOp op, Adaptor adaptor, StepOpLowering &step) const override {
+    step.call(RuntimeFunction::Sgd,
+              {step.context(),
+               program.getParamId(step.entry(), step.loc, op.getParamAttr()),
+               step.i32(getDType(op.getGrad())), adaptor.getGrad(),
+               step.f64(op.getLr().convertToDouble())});
+  }
+};
+
+struct AdamLowering : StepOpPattern<AdamOp> {
+  using StepOpPattern::StepOpPattern;
+  void lower(AdamOp op, Adaptor adaptor, StepOpLowering &step) const override {
+    step.call(RuntimeFunction::Adam,
+              {step.context(),
+               program.getParamId(step.entry(), step.loc, op.getParamAttr()),
+               step.i32(getDType(op.getGrad())), adaptor.getGrad(),
+               step.f64(op.getLr().convertToDouble()),
+               step.f64(op.getBeta1().convertToDouble()),
+               step.f64(op.getBeta2().convertToDouble()),
+               step.f64(op.getEps().convertToDouble())});
+  }
+};
+
+} // namespace
+
+void ddp::populateComputePatterns(const LLVMTypeConverter &converter,
+                                  RewritePatternSet &patterns,
+                                  ProgramLowering::Impl &program) {
+  patterns.add<GetParamLowering, GemmLowering, ComputeLowering,
+               AccumulateLowering, ScaleLowering, CastLowering,
+               GradReadyLowering, BucketPackLowering, BucketUnpackLowering,
+               CheckFiniteLowering, SGDLowering, AdamLowering>(converter,
+                                                               program);
+}

@@ -1,0 +1,364 @@
+//===- ProgramLowering.cpp - State the ddp patterns share -----------------===//
+//
+// The chain builder of the entry points, the program's globals, and the
+// entry points of the conversion declared in DDPToLLVM.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ProgramLoweringImpl.h"
+
+#include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+
+using namespace mlir;
+using namespace ddp;
+
+//===----------------------------------------------------------------------===//
+// EntryPointBuilder
+//===----------------------------------------------------------------------===//
+
+EntryPointBuilder::EntryPointBuilder(LLVM::LLVMFuncOp func,
+                                     RewriterBase &builder,
+                                     RuntimeFunctionBuilder &runtime)
+    : func(func), builder(builder), runtime(runtime) {
+  SmallVector<Location> locs(func.getNumArguments(), func.getLoc());
+  builder.createBlock(&func.getBody(), func.getBody().end(),
+                      func.getFunctionType().getParams(), locs);
+}
+
+Value EntryPointBuilder::i32(Location loc, int64_t value) {
+  return constant(loc, builder.getI32IntegerAttr(value));
+}
+Value EntryPointBuilder::i64(Location loc, int64_t value) {
+  return constant(loc, builder.getI64IntegerAttr(value));
+}
+Value EntryPointBuilder::f64(Location loc, double value) {
+  return constant(loc, builder.getF64FloatAttr(value));
+}
+Value EntryPointBuilder::null(Location loc) {
+  return LLVM::ZeroOp::create(builder, loc, getPtrType());
+}
+Value EntryPointBuilder::addressOf(Location loc, LLVM::GlobalOp global) {
+  return LLVM::AddressOfOp::create(builder, loc, global);
+}
+
+Value EntryPointBuilder::elementAddress(Location loc, LLVM::GlobalOp array,
+                                        int64_t index) {
+  return LLVM::GEPOp::create(builder, loc, getPtrType(), array.getGlobalType(),
+                             addressOf(loc, array),
+                             ArrayRef<LLVM::GEPArg>{0, gepIndex(loc, index)});
+}
+
+Value EntryPointBuilder::elementAddress(Location loc, LLVM::GlobalOp array,
+                                        Value index) {
+  return LLVM::GEPOp::create(builder, loc, getPtrType(), array.getGlobalType(),
+                             addressOf(loc, array),
+                             ArrayRef<LLVM::GEPArg>{0, index});
+}
+
+Value EntryPointBuilder::loadElement(Location loc, LLVM::GlobalOp array,
+                                     Value index, Type elementType) {
+  return LLVM::LoadOp::create(builder, loc, elementType,
+                              elementAddress(loc, array, index));
+}
+
+Value EntryPointBuilder::loadElement(Location loc, LLVM::GlobalOp array,
+                                     int64_t index, Type elementType) {
+  Value &cached = loadedElements[{array.getOperation(), index}];
+  if (!cached)
+    cached = LLVM::LoadOp::create(builder, loc, elementType,
+                                  elementAddress(loc, array, index));
+  return cached;
+}
+
+LLVM::GEPArg EntryPointBuilder::gepIndex(Location loc, int64_t value) {
+  if (llvm::isInt<LLVM::kGEPConstantBitWidth>(value))
+    return LLVM::GEPArg(int32_t(value));
+  return LLVM::GEPArg(i64(loc, value));
+}
+
+Value EntryPointBuilder::offsetPointer(Location loc, Value base,
+                                       int64_t bytes) {
+  if (bytes == 0)
+    return base;
+  return LLVM::GEPOp::create(builder, loc, getPtrType(), builder.getI8Type(),
+                             base,
+                             ArrayRef<LLVM::GEPArg>{gepIndex(loc, bytes)});
+}
+
+Value EntryPointBuilder::allocaAtEntry(Location loc, Type type,
+                                       int64_t count) {
+  Value size = i64(loc, count);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointAfterValue(size);
+  return LLVM::AllocaOp::create(builder, loc, getPtrType(), type, size);
+}
+
+void EntryPointBuilder::callChecked(Location loc, RuntimeFunction function,
+                                    ValueRange arguments) {
+  Value status = runtime.call(builder, loc, function, arguments);
+  ++numCalls;
+  if (deferred) {
+    uncheckedCalls.push_back(status.getDefiningOp<LLVM::CallOp>());
+    return;
+  }
+  Block *current = builder.getInsertionBlock();
+  Block *next = builder.splitBlock(current, builder.getInsertionPoint());
+  builder.setInsertionPointToEnd(current);
+  branchOnStatus(loc, status, next);
+  builder.setInsertionPointToStart(next);
+}
+
+void EntryPointBuilder::emitDeferredChecks() {
+  OpBuilder::InsertionGuard guard(builder);
+  for (LLVM::CallOp call : llvm::reverse(uncheckedCalls)) {
+    Block *current = call->getBlock();
+    Block *next =
+        builder.splitBlock(current, std::next(call->getIterator()));
+    builder.setInsertionPointToEnd(current);
+    branchOnStatus(call.getLoc(), call.getResult(), next);
+  }
+  uncheckedCalls.clear();
+}
+
+void EntryPointBuilder::branchOnStatus(Location loc, Value status,
+                                       Block *next) {
+  Value ok = LLVM::ICmpOp::create(builder, loc, LLVM::ICmpPredicate::eq,
+                                  status, i32(loc, DDPRT_OK));
+  LLVM::CondBrOp::create(builder, loc, ok, next, ValueRange(),
+                         getFailureBlock(), ValueRange(status));
+}
+
+void EntryPointBuilder::forEach(Location loc, int64_t count,
+                                llvm::function_ref<void(Value)> body) {
+  Block *current = builder.getInsertionBlock();
+  Block *exit = builder.splitBlock(current, builder.getInsertionPoint());
+  Value zero = i64(loc, 0);
+  Value end = i64(loc, count);
+  Value one = i64(loc, 1);
+  Block *header =
+      builder.createBlock(exit, TypeRange(builder.getI64Type()), {loc});
+  Block *bodyBlock = builder.createBlock(exit);
+  Value index = header->getArgument(0);
+  builder.setInsertionPointToEnd(current);
+  LLVM::BrOp::create(builder, loc, ValueRange(zero), header);
+
+  builder.setInsertionPointToStart(header);
+  Value done = LLVM::ICmpOp::create(builder, loc, LLVM::ICmpPredicate::sge,
+                                    index, end);
+  LLVM::CondBrOp::create(builder, loc, done, exit, bodyBlock);
+
+  builder.setInsertionPointToStart(bodyBlock);
+  body(index);
+  Value next = LLVM::AddOp::create(builder, loc, index, one);
+  LLVM::BrOp::create(builder, loc, ValueRange(next), header);
+  builder.setInsertionPointToStart(exit);
+}
+
+void EntryPointBuilder::returnStatus(Location loc, Value status) {
+  LLVM::ReturnOp::create(builder, loc, status);
+}
+
+void EntryPointBuilder::returnOk(Location loc) {
+  returnStatus(loc, i32(loc, DDPRT_OK));
+}
+
+Value EntryPointBuilder::constant(Location loc, TypedAttr value) {
+  Value &cached = constants[value];
+  if (!cached) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(&func.getBody().front());
+    cached = LLVM::ConstantOp::create(builder, loc, value.getType(), value);
+  }
+  return cached;
+}
+
+Block *EntryPointBuilder::getFailureBlock() {
+  if (failureBlock)
+    return failureBlock;
+  OpBuilder::InsertionGuard guard(builder);
+  failureBlock = builder.createBlock(&func.getBody(), func.getBody().end(),
+                                     TypeRange(getI32Type()), {func.getLoc()});
+  LLVM::ReturnOp::create(builder, func.getLoc(), failureBlock->getArgument(0));
+  return failureBlock;
+}
+
+//===----------------------------------------------------------------------===//
+// ProgramLowering
+//===----------------------------------------------------------------------===//
+
+static LLVM::GlobalOp createArrayGlobal(RewriterBase &rewriter, Location loc,
+                                        StringRef name, Type elementType,
+                                        int64_t size) {
+  auto type = LLVM::LLVMArrayType::get(elementType, size);
+  auto global = LLVM::GlobalOp::create(
+      rewriter, loc, type,
+      /*isConstant=*/false, LLVM::Linkage::Internal, name, Attribute());
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.createBlock(&global.getInitializerRegion());
+  Value zero = LLVM::ZeroOp::create(rewriter, loc, type);
+  LLVM::ReturnOp::create(rewriter, loc, zero);
+  return global;
+}
+
+void ProgramLowering::Impl::createGlobals(RewriterBase &rewriter) {
+  if (globalsCreated)
+    return;
+  globalsCreated = true;
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToEnd(module.getBody());
+  Location loc = plan.step.getLoc();
+  Type ptr = LLVM::LLVMPointerType::get(module.getContext());
+  Type i32 = rewriter.getI32Type();
+  if (!plan.buffers.empty())
+    buffersGlobal = createArrayGlobal(rewriter, loc, "__ddp_buffers", ptr,
+                                      plan.buffers.size());
+  if (!plan.params.empty()) {
+    paramIdsGlobal = createArrayGlobal(rewriter, loc, "__ddp_param_ids", i32,
+                                       plan.params.size());
+    paramDataGlobal = createArrayGlobal(rewriter, loc, "__ddp_param_data", ptr,
+                                        plan.params.size());
+  }
+  if (!plan.groups.empty())
+    groupsGlobal = createArrayGlobal(rewriter, loc, "__ddp_groups", i32,
+                                     plan.groups.size());
+}
+
+LLVM::GlobalOp ProgramLowering::Impl::getString(RewriterBase &rewriter,
+                                                Location loc, StringRef text) {
+  LLVM::GlobalOp &global = strings[text];
+  if (global)
+    return global;
+  std::string value = text.str();
+  value.push_back('\0');
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToEnd(module.getBody());
+  auto type = LLVM::LLVMArrayType::get(rewriter.getI8Type(), value.size());
+  global = LLVM::GlobalOp::create(
+      rewriter, loc, type, /*isConstant=*/true, LLVM::Linkage::Internal,
+      "__ddp_str_" + std::to_string(strings.size() - 1),
+      rewriter.getStringAttr(value));
+  return global;
+}
+
+Value ProgramLowering::Impl::getPointer(EntryPointBuilder &entry, Location loc,
+                                        Storage storage) {
+  LLVM::GlobalOp table = storage.kind == Storage::Kind::Param ? paramDataGlobal
+                                                              : buffersGlobal;
+  Value base = entry.loadElement(loc, table, storage.index, entry.getPtrType());
+  return entry.offsetPointer(loc, base, storage.byteOffset);
+}
+
+Value ProgramLowering::Impl::getParamData(EntryPointBuilder &entry,
+                                          Location loc,
+                                          FlatSymbolRefAttr param) {
+  return entry.loadElement(loc, paramDataGlobal, plan.getParamIndex(param),
+                           entry.getPtrType());
+}
+
+Value ProgramLowering::Impl::getParamId(EntryPointBuilder &entry, Location loc,
+                                        FlatSymbolRefAttr param) {
+  return entry.loadElement(loc, paramIdsGlobal, plan.getParamIndex(param),
+                           entry.getI32Type());
+}
+
+Value ProgramLowering::Impl::getGroup(EntryPointBuilder &entry, Location loc,
+                                      CollectiveOpInterface op) {
+  return entry.loadElement(loc, groupsGlobal, plan.getGroupIndex(op),
+                           entry.getI32Type());
+}
+
+bool ProgramLowering::Impl::isInStep(Operation *op) const {
+  return step && op->getParentOp() == step->getFunction().getOperation();
+}
+
+FailureOr<std::unique_ptr<ProgramLowering>>
+ProgramLowering::plan(ModuleOp module, ProgramLoweringOptions options) {
+  FailureOr<StoragePlan> plan = StoragePlan::build(module);
+  if (failed(plan))
+    return failure();
+  return std::unique_ptr<ProgramLowering>(new ProgramLowering(
+      std::make_unique<Impl>(module, std::move(*plan), std::move(options))));
+}
+
+ProgramLowering::ProgramLowering(std::unique_ptr<Impl> impl)
+    : impl(std::move(impl)) {}
+
+ProgramLowering::~ProgramLowering() = default;
+
+void ProgramLowering::finalize(ModuleOp module) {
+  // The plan holds pointers into the old body, which is gone.
+  impl->plan.storage.clear();
+  auto functions = module.getOps<LLVM::LLVMFuncOp>();
+  if (functions.empty())
+    return;
+  Operation *firstFunction = (*functions.begin()).getOperation();
+  for (auto global :
+       llvm::make_early_inc_range(module.getOps<LLVM::GlobalOp>()))
+    global->moveBefore(firstFunction);
+}
+
+//===----------------------------------------------------------------------===//
+// StepOpLowering
+//===----------------------------------------------------------------------===//
+
+StepOpLowering::StepOpLowering(ProgramLowering::Impl &program, Operation *op)
+    : program(program), op(op), loc(op->getLoc()),
+      results(op->getNumResults()) {}
+
+Value StepOpLowering::str(StringRef text) {
+  return entry().addressOf(
+      loc, program.getString(entry().getBuilder(), loc, text));
+}
+
+Value StepOpLowering::result(unsigned index) {
+  Value &value = results[index];
+  if (!value)
+    value = program.getPointer(entry(), loc,
+                               program.plan.storage.lookup(op->getResult(index)));
+  return value;
+}
+
+Value StepOpLowering::handleArgument() {
+  Value token = cast<AsyncOpInterface>(op).getAsyncToken();
+  if (!token)
+    return entry().null(loc);
+  Value slot = entry().allocaAtEntry(loc, entry().getI64Type(), 1);
+  setResult(cast<OpResult>(token).getResultNumber(), slot);
+  return slot;
+}
+
+void StepOpLowering::finish(ConversionPatternRewriter &rewriter) {
+  for (auto [index, value] : llvm::enumerate(results))
+    if (!value)
+      result(index);
+  rewriter.replaceOp(op, results);
+}
+
+//===----------------------------------------------------------------------===//
+// The conversion's entry points
+//===----------------------------------------------------------------------===//
+
+void ddp::populateDDPToLLVMTypeConversions(LLVMTypeConverter &converter) {
+  MLIRContext *context = &converter.getContext();
+  converter.addConversion([context](TokenType) -> Type {
+    return LLVM::LLVMPointerType::get(context);
+  });
+  converter.addConversion([context](RankedTensorType type) -> Type {
+    if (!type.hasStaticShape())
+      return {};
+    return LLVM::LLVMPointerType::get(context);
+  });
+}
+
+void ddp::populateDDPToLLVMConversionPatterns(
+    const LLVMTypeConverter &converter, RewritePatternSet &patterns,
+    ProgramLowering &program) {
+  populateProgramPatterns(converter, patterns, program.getImpl());
+  populateComputePatterns(converter, patterns, program.getImpl());
+  populateCollectivePatterns(converter, patterns, program.getImpl());
+}
+
+void ddp::configureDDPToLLVMConversionTarget(ConversionTarget &target) {
+  target.addIllegalDialect<DDPDialect>();
+}

@@ -1,0 +1,78 @@
+//===- MemoryCheck.cpp - Refuse a run that cannot fit in memory -----------===//
+
+#include "MemoryCheck.h"
+
+#include "ddp/Conversion/DDPToLLVM/StoragePlan.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+using namespace ddp;
+
+std::optional<int64_t> ddp::estimateRankBytes(ArrayRef<ModuleOp> programs) {
+  int64_t total = 0, largestParam = 0;
+  for (ModuleOp program : programs) {
+    FailureOr<StoragePlan> plan = StoragePlan::build(program);
+    if (failed(plan))
+      return std::nullopt;
+    RuntimeMemory memory = estimateRuntimeMemory(*plan);
+    total += memory.getTotalBytes();
+    largestParam = std::max(largestParam, memory.largestParamBytes);
+  }
+  // --verify reads a parameter of each of two programs at a time.
+  if (programs.size() > 1)
+    total += 2 * largestParam;
+  return total;
+}
+
+int64_t ddp::getRanksOnThisMachine() {
+  for (const char *variable :
+       {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMI_LOCAL_SIZE"}) {
+    int64_t ranks = 0;
+    if (const char *value = std::getenv(variable))
+      if (llvm::to_integer(value, ranks) && ranks > 0)
+        return ranks;
+  }
+  return 1;
+}
+
+std::optional<int64_t> ddp::getAvailableMemoryBytes() {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> meminfo =
+      llvm::MemoryBuffer::getFileAsStream("/proc/meminfo");
+  if (!meminfo)
+    return std::nullopt;
+  llvm::SmallVector<llvm::StringRef> lines;
+  (*meminfo)->getBuffer().split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    if (!line.consume_front("MemAvailable:"))
+      continue;
+    // "MemAvailable:   12345678 kB"
+    line = line.trim();
+    int64_t kib = 0;
+    if (line.consume_back("kB") && !line.trim().getAsInteger(10, kib))
+      return kib * 1024;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> ddp::checkMemoryFits(int64_t bytesPerRank,
+                                                int64_t ranks,
+                                                int64_t availableBytes) {
+  int64_t needed = 0;
+  if (!llvm::MulOverflow(bytesPerRank, ranks, needed) &&
+      needed <= availableBytes)
+    return std::nullopt;
+  std::string message =
+      "the run needs about " + formatBytes(bytesPerRank) + " per rank";
+  if (ranks > 1)
+    message += " x " + std::to_string(ranks) + " ranks on this machine = " +
+               (needed >= bytesPerRank ? formatBytes(needed)
+                                       : std::string("more than 2^63 bytes"));
+  message += ", and this machine has " + formatBytes(availableBytes) +
+             " available; run fewer layers, tokens or schedules, or fewer "
+             "ranks per machine (--memory-check=false runs it anyway)";
+  return message;
+}

@@ -1,0 +1,47 @@
+//===- BoundedJSONTest.cpp - JSON parsing with a nesting limit ------------===//
+
+#include "ddp/Support/BoundedJSON.h"
+
+#include "gtest/gtest.h"
+
+#include <string>
+
+using namespace ddp;
+
+namespace {
+
+std::string nested(unsigned depth) {
+  return std::string(depth, '[') + std::string(depth, ']');
+}
+
+TEST(BoundedJSON, AcceptsNestingUpToTheLimit) {
+  llvm::Expected<llvm::json::Value> value = parseJSON(nested(kMaxJSONDepth));
+  ASSERT_TRUE(bool(value)) << llvm::toString(value.takeError());
+}
+
+TEST(BoundedJSON, RejectsDeeperNestingWithItsPosition) {
+  // Deep enough to overflow llvm::json::parse's stack if it got that far.
+  std::string text = "{\"a\":\n" + nested(50000) + "}";
+  llvm::Expected<llvm::json::Value> value = parseJSON(text);
+  ASSERT_FALSE(bool(value));
+  EXPECT_EQ(llvm::toString(value.takeError()),
+            "[2:255, byte=261]: arrays and objects nest more than 256 levels "
+            "deep");
+}
+
+TEST(BoundedJSON, IgnoresBracketsInStrings) {
+  std::string text =
+      "[\"" + std::string(1000, '[') + "\\\"" + std::string(1000, '{') + "\"]";
+  llvm::Expected<llvm::json::Value> value = parseJSON(text);
+  ASSERT_TRUE(bool(value)) << llvm::toString(value.takeError());
+  EXPECT_EQ(value->getAsArray()->front().getAsString()->size(), 2001u);
+}
+
+TEST(BoundedJSON, ReportsSyntaxErrorsAsLLVMDoes) {
+  llvm::Expected<llvm::json::Value> value = parseJSON("[1,");
+  ASSERT_FALSE(bool(value));
+  EXPECT_NE(llvm::toString(value.takeError()).find("[1:3, byte=3]"),
+            std::string::npos);
+}
+
+} // namespace
