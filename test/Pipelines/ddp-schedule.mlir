@@ -52,7 +52,7 @@
 // pytorch with an explicit bucket cap (100 bytes) caps the first bucket too,
 // as torch 2.x: fc2.bias + fc2.weight reach it, then fc1.bias + fc1.weight.
 // PYTORCH-LABEL: func.func @step
-// PYTORCH-SAME: ddp.bucket_policy = {name = "pytorch"}
+// PYTORCH-SAME: ddp.bucket_policy = #ddp.bucket_policy<name = pytorch>
 // PYTORCH: ddp.all_reduce {{.*}} async {ddp.bucket = 0 : i64} : tensor<36xf32>
 // PYTORCH: ddp.all_reduce {{.*}} async {ddp.bucket = 1 : i64} : tensor<136xf32>
 

@@ -75,13 +75,13 @@
 // As torch 2.x, an explicit bucket cap caps the first bucket too: d + c reach
 // 400 bytes, then b and a.
 // PYTORCHCAP-LABEL: func.func @dense
-// PYTORCHCAP-SAME: ddp.buckets = [{{{[^}]*}}numel = 150 : i64, padded_numel = 150 : i64},
-// PYTORCHCAP-SAME: {{{[^}]*}}numel = 100 : i64, padded_numel = 100 : i64},
-// PYTORCHCAP-SAME: {{{[^}]*}}numel = 100 : i64, padded_numel = 100 : i64}]
+// PYTORCHCAP-SAME: ddp.buckets = [#ddp.bucket<{{[^>]*}} numel = 150, padded_numel = 150,
+// PYTORCHCAP-SAME: #ddp.bucket<{{[^>]*}} numel = 100, padded_numel = 100,
+// PYTORCHCAP-SAME: #ddp.bucket<{{[^>]*}} numel = 100, padded_numel = 100, {{[^>]*}}>]
 
 // By default the first bucket holds up to 1 MiB: one bucket.
 // PYTORCHDEFAULT-LABEL: func.func @dense
-// PYTORCHDEFAULT-SAME: ddp.buckets = [{{{[^}]*}}numel = 350 : i64, padded_numel = 350 : i64}]
+// PYTORCHDEFAULT-SAME: ddp.buckets = [#ddp.bucket<{{[^>]*}} numel = 350, padded_numel = 350, {{[^>]*}}>]
 
 // SIZE-LABEL: func.func @dense
 // SIZE-SAME: ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 150, padded_numel = 150, average_in_collective = true, check_finite = true>,
@@ -149,9 +149,9 @@ func.func @moe(%g1: tensor<16x8xbf16>, %ge: tensor<4x8xbf16>, %g0: tensor<16x8xb
 // issued last, after the bf16 bucket that closes after it started; sorted by
 // smallest index it would come second and hold back w1 and w0.
 // PYTORCH-LABEL: func.func @norms
-// PYTORCH-SAME: ddp.buckets = [{{{[^}]*}}dtype = bf16{{[^}]*}}numel = 200 : i64, padded_numel = 200 : i64},
-// PYTORCH-SAME: {{{[^}]*}}dtype = bf16{{[^}]*}}numel = 400 : i64, padded_numel = 400 : i64},
-// PYTORCH-SAME: {{{[^}]*}}dtype = f32{{[^}]*}}numel = 8 : i64, padded_numel = 8 : i64}]
+// PYTORCH-SAME: ddp.buckets = [#ddp.bucket<dtype = bf16{{[^>]*}} numel = 200, padded_numel = 200,
+// PYTORCH-SAME: #ddp.bucket<dtype = bf16{{[^>]*}} numel = 400, padded_numel = 400,
+// PYTORCH-SAME: #ddp.bucket<dtype = f32{{[^>]*}} numel = 8, padded_numel = 8,
 // PYTORCH: ddp.grad_ready @w2, %{{.*}} {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64}
 // PYTORCH: ddp.grad_ready @n1, %{{.*}} {ddp.bucket = 2 : i64, ddp.bucket_offset = 0 : i64}
 // PYTORCH: ddp.grad_ready @w1, %{{.*}} {ddp.bucket = 1 : i64, ddp.bucket_offset = 0 : i64}

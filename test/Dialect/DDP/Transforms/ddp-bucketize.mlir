@@ -137,9 +137,32 @@ func.func @bad_sizes() attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh 
 // -----
 
 ddp.mesh @world(dp = 2)
-// expected-error @+2 {{expected 'true' or 'false'}}
-// expected-error @+1 {{failed to parse DDP_BucketAttr parameter 'average_in_collective' which is to be a `bool`}}
+// expected-error @+1 {{expected 'true' or 'false'}}
 func.func @bad_flag() attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 1, padded_numel = 1, average_in_collective = 0, check_finite = false>]} {
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+// expected-error @+1 {{#ddp.bucket is missing 'numel'}}
+func.func @missing_field() attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], padded_numel = 1, average_in_collective = false, check_finite = false>]} {
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+// expected-error @+1 {{#ddp.bucket has 'numel' twice}}
+func.func @field_twice() attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 1, numel = 1, padded_numel = 1, average_in_collective = false, check_finite = false>]} {
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+// expected-error @+1 {{#ddp.bucket has no field 'size'}}
+func.func @unknown_field() attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], size = 1, numel = 1, padded_numel = 1, average_in_collective = false, check_finite = false>]} {
   return
 }
 

@@ -18,19 +18,6 @@ class DDP_Attr<string name, string attrMnemonic>
   let mnemonic = attrMnemonic;
 }
 
-// `true` or `false`, as the builtin BoolAttr reads.
-def DDP_BoolParameter : AttrParameter<"bool", "true or false"> {
-  let parser = [{ [&]() -> ::mlir::FailureOr<bool> {
-    if (::mlir::succeeded($_parser.parseOptionalKeyword("true")))
-      return true;
-    if (::mlir::succeeded($_parser.parseOptionalKeyword("false")))
-      return false;
-    return $_parser.emitError($_parser.getCurrentLocation(),
-                              "expected 'true' or 'false'");
-  }() }];
-  let printer = [{ $_printer << ($_self ? "true" : "false") }];
-}
-
 // An f64 written as a bare number (`1.25e+03`, no `: f64`); absent when
 // unset.
 def DDP_OptionalF64Parameter
@@ -53,7 +40,8 @@ def DDP_BucketAttr : DDP_Attr<"Bucket", "bucket"> {
     `ddp.grad_ready`), reduced over the group `axes` of `mesh`.
     `average_in_collective` reduces with `avg` in the collective instead of
     pre-scaling by 1/n and summing; `check_finite` checks the packed bucket
-    for NaN and Inf before the collective.
+    for NaN and Inf before the collective. Every field is required, once,
+    in any order.
 
     ```mlir
     func.func @step(...) attributes {ddp.buckets = [
@@ -68,10 +56,13 @@ def DDP_BucketAttr : DDP_Attr<"Bucket", "bucket"> {
     "mlir::ArrayAttr":$axes,
     "int64_t":$numel,
     "int64_t":$padded_numel,
-    DDP_BoolParameter:$average_in_collective,
-    DDP_BoolParameter:$check_finite
+    AttrParameter<"bool", "true or false">:$average_in_collective,
+    AttrParameter<"bool", "true or false">:$check_finite
   );
-  let assemblyFormat = "`<` struct(params) `>`";
+  // Written by hand (DDPAttributes.cpp) rather than as struct(params): the
+  // generated parser reports a missing field as "expected ','"; this one names
+  // the field, and accepts the fields in any order.
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// The element type, which the verifier checks is a float type the
