@@ -7,7 +7,7 @@
 
 #include "FuzzSupport.h"
 
-#include "ddp/Sim/HardwareProfile.h"
+#include "ddp/Timing/HardwareProfile.h"
 #include "ddp/Support/BoundedJSON.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -76,10 +76,12 @@ struct ComputeLowering : StepOpPattern<ComputeOp> {
     LLVM::LLVMStructType tensorType = getRuntimeTensorType(b.getContext());
     for (auto [index, tensor, pointer] :
          llvm::enumerate(tensors, pointers)) {
+      // A lambda may not capture a structured binding before C++20.
+      LLVM::GEPArg element = entry.gepIndex(loc, index);
       auto field = [&](int32_t position) {
-        return LLVM::GEPOp::create(
-            b, loc, entry.getPtrType(), tensorType, array,
-            ArrayRef<LLVM::GEPArg>{entry.gepIndex(loc, index), position});
+        return LLVM::GEPOp::create(b, loc, entry.getPtrType(), tensorType,
+                                   array,
+                                   ArrayRef<LLVM::GEPArg>{element, position});
       };
       LLVM::StoreOp::create(b, loc, pointer, field(0));
       LLVM::StoreOp::create(b, loc, step.i64(ddp::getNumElements(tensor.getType())),
