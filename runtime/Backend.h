@@ -1,6 +1,6 @@
 //===- Backend.h - What a backend (CPU or CUDA) implements ------*- C++ -*-===//
 //
-// The C entry points (Api.cpp) validate their arguments and keep the state
+// The C entry points (Api*.cpp) validate their arguments and keep the state
 // both backends share (groups, parameters, buffers, handles); a Backend only
 // executes. Arguments reaching a Backend are valid: pointers are non-null
 // and inside buffers of the right size, dtypes and groups exist.
