@@ -14,23 +14,26 @@ using namespace ddprt;
 // Optimizer
 //===----------------------------------------------------------------------===//
 
-static Status checkGradient(const ddprt_context *context, const char *entry,
-                            const Param &param, int32_t gradDtype,
-                            const void *grad) {
-  return checkTensor(context, entry, "grad", grad, gradDtype, param.numel);
+/// What both optimizer steps check first: the parameter exists, the gradient
+/// matches it and lies inside a buffer, the learning rate is finite.
+static Status checkStep(const ddprt_context *context, const char *entry,
+                        int32_t param, int32_t gradDtype, const void *grad,
+                        double lr) {
+  DDPRT_RETURN_IF_ERROR(checkParam(context, entry, param));
+  DDPRT_RETURN_IF_ERROR(checkTensor(context, entry, "grad", grad, gradDtype,
+                                    context->params[size_t(param)].numel));
+  if (!std::isfinite(lr))
+    return invalid(entry, concat("lr ", lr, " is not finite"));
+  return Status::ok();
 }
 
 extern "C" ddprt_status ddprt_sgd(ddprt_context *context, int32_t param,
                                   int32_t gradDtype, const void *grad,
                                   double lr) {
   DDPRT_CHECK_CONTEXT(context);
-  DDPRT_REPORT_IF_ERROR(context, checkParam(context, __func__, param));
-  Param &entry = context->params[size_t(param)];
   DDPRT_REPORT_IF_ERROR(
-      context, checkGradient(context, __func__, entry, gradDtype, grad));
-  if (!std::isfinite(lr))
-    return context->report(
-        invalid(__func__, concat("lr ", lr, " is not finite")));
+      context, checkStep(context, __func__, param, gradDtype, grad, lr));
+  Param &entry = context->params[size_t(param)];
   if (entry.numel == 0)
     return DDPRT_OK;
   return context->report(context->backend->sgd(
@@ -43,13 +46,9 @@ extern "C" ddprt_status ddprt_adam(ddprt_context *context, int32_t param,
                                    double lr, double beta1, double beta2,
                                    double eps) {
   DDPRT_CHECK_CONTEXT(context);
-  DDPRT_REPORT_IF_ERROR(context, checkParam(context, __func__, param));
-  Param &entry = context->params[size_t(param)];
   DDPRT_REPORT_IF_ERROR(
-      context, checkGradient(context, __func__, entry, gradDtype, grad));
-  if (!std::isfinite(lr))
-    return context->report(
-        invalid(__func__, concat("lr ", lr, " is not finite")));
+      context, checkStep(context, __func__, param, gradDtype, grad, lr));
+  Param &entry = context->params[size_t(param)];
   if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1))
     return context->report(
         invalid(__func__,

@@ -25,6 +25,16 @@ class MpiSession;
 class TraceRecorder;
 class Watchdog;
 
+/// Whether the `aBytes` at `a` and the `bBytes` at `b` share an address;
+/// meaningful for non-empty ranges (an empty one can still answer true).
+inline bool overlaps(const void *a, int64_t aBytes, const void *b,
+                     int64_t bBytes) {
+  auto aBegin = reinterpret_cast<uintptr_t>(a);
+  auto bBegin = reinterpret_cast<uintptr_t>(b);
+  return aBegin < bBegin + uint64_t(bBytes) &&
+         bBegin < aBegin + uint64_t(aBytes);
+}
+
 struct Tensor {
   void *data;
   DType dtype;

@@ -122,10 +122,7 @@ Status checkParam(const ddprt_context *context, const char *entry,
 
 bool rangesOverlap(const void *a, int64_t aBytes, const void *b,
                    int64_t bBytes) {
-  auto aBegin = reinterpret_cast<uintptr_t>(a);
-  auto bBegin = reinterpret_cast<uintptr_t>(b);
-  return aBytes > 0 && bBytes > 0 && aBegin < bBegin + uint64_t(bBytes) &&
-         bBegin < aBegin + uint64_t(aBytes);
+  return aBytes > 0 && bBytes > 0 && overlaps(a, aBytes, b, bBytes);
 }
 
 } // namespace ddprt

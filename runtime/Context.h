@@ -137,6 +137,7 @@ Status checkGroup(const ddprt_context *context, const char *entry,
                   int32_t group);
 Status checkParam(const ddprt_context *context, const char *entry,
                   int32_t param);
+/// overlaps() for ranges that may be empty: an empty one overlaps nothing.
 bool rangesOverlap(const void *a, int64_t aBytes, const void *b,
                    int64_t bBytes);
 

@@ -44,17 +44,6 @@ const char *mpiTypeName(DType dtype) {
   return "MPI_UINT16_T";
 }
 
-bool is16Bit(DType dtype) {
-  return dtype == DType::F16 || dtype == DType::BF16;
-}
-
-bool overlaps(const void *a, int64_t aBytes, const void *b, int64_t bBytes) {
-  auto aBegin = reinterpret_cast<uintptr_t>(a);
-  auto bBegin = reinterpret_cast<uintptr_t>(b);
-  return aBegin < bBegin + uint64_t(bBytes) &&
-         bBegin < aBegin + uint64_t(aBytes);
-}
-
 std::string pointerText(const void *pointer) { return concat(pointer); }
 
 /// A pending CPU collective: waiting blocks the compute thread.

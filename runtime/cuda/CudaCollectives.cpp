@@ -54,17 +54,6 @@ const char *ncclReduceOpName(int32_t reduction) {
   return reduction == DDPRT_REDUCTION_MAX ? "ncclMax" : "ncclSum";
 }
 
-bool is16Bit(DType dtype) {
-  return dtype == DType::F16 || dtype == DType::BF16;
-}
-
-bool overlaps(const void *a, int64_t aBytes, const void *b, int64_t bBytes) {
-  auto aBegin = reinterpret_cast<uintptr_t>(a);
-  auto bBegin = reinterpret_cast<uintptr_t>(b);
-  return aBegin < bBegin + uint64_t(bBytes) &&
-         bBegin < aBegin + uint64_t(aBytes);
-}
-
 } // namespace
 
 //===----------------------------------------------------------------------===//
