@@ -75,26 +75,39 @@ static ddprt_status issueCollective(ddprt_context *context,
   return DDPRT_OK;
 }
 
-extern "C" ddprt_status ddprt_all_reduce(ddprt_context *context, int32_t group,
-                                         int32_t reduction, int32_t dtype,
-                                         int64_t numel, const void *input,
-                                         void *result, ddprt_handle *handle) {
-  DDPRT_CHECK_CONTEXT(context);
+/// What all-reduce and reduce-scatter share: the checks, then the issue. A
+/// reduce-scatter's input is the group's blocks of `numel` elements.
+static ddprt_status issueReduction(ddprt_context *context, const char *entry,
+                                   CollectiveKind kind, int32_t group,
+                                   int32_t reduction, int32_t dtype,
+                                   int64_t numel, const void *input,
+                                   void *result, ddprt_handle *handle) {
   CollectiveOp op;
-  op.kind = CollectiveKind::AllReduce;
+  op.kind = kind;
   op.group = group;
   op.reduction = reduction;
   op.input = input;
   op.result = result;
   DDPRT_REPORT_IF_ERROR(context,
-                        prepareCollective(context, __func__, op, dtype, numel));
-  DDPRT_REPORT_IF_ERROR(context, checkReduction(__func__, reduction));
+                        prepareCollective(context, entry, op, dtype, numel));
+  DDPRT_REPORT_IF_ERROR(context, checkReduction(entry, reduction));
   int64_t bytes = numel * elementSize(op.dtype);
-  DDPRT_REPORT_IF_ERROR(context,
-                        checkBuffer(context, __func__, "input", input, bytes));
+  int64_t inputBytes =
+      kind == CollectiveKind::ReduceScatter ? bytes * op.groupSize : bytes;
   DDPRT_REPORT_IF_ERROR(
-      context, checkBuffer(context, __func__, "result", result, bytes));
+      context, checkBuffer(context, entry, "input", input, inputBytes));
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkBuffer(context, entry, "result", result, bytes));
   return issueCollective(context, op, handle);
+}
+
+extern "C" ddprt_status ddprt_all_reduce(ddprt_context *context, int32_t group,
+                                         int32_t reduction, int32_t dtype,
+                                         int64_t numel, const void *input,
+                                         void *result, ddprt_handle *handle) {
+  DDPRT_CHECK_CONTEXT(context);
+  return issueReduction(context, __func__, CollectiveKind::AllReduce, group,
+                        reduction, dtype, numel, input, result, handle);
 }
 
 extern "C" ddprt_status ddprt_reduce_scatter(ddprt_context *context,
@@ -103,21 +116,8 @@ extern "C" ddprt_status ddprt_reduce_scatter(ddprt_context *context,
                                              const void *input, void *result,
                                              ddprt_handle *handle) {
   DDPRT_CHECK_CONTEXT(context);
-  CollectiveOp op;
-  op.kind = CollectiveKind::ReduceScatter;
-  op.group = group;
-  op.reduction = reduction;
-  op.input = input;
-  op.result = result;
-  DDPRT_REPORT_IF_ERROR(context,
-                        prepareCollective(context, __func__, op, dtype, numel));
-  DDPRT_REPORT_IF_ERROR(context, checkReduction(__func__, reduction));
-  int64_t bytes = numel * elementSize(op.dtype);
-  DDPRT_REPORT_IF_ERROR(context, checkBuffer(context, __func__, "input", input,
-                                             bytes * op.groupSize));
-  DDPRT_REPORT_IF_ERROR(
-      context, checkBuffer(context, __func__, "result", result, bytes));
-  return issueCollective(context, op, handle);
+  return issueReduction(context, __func__, CollectiveKind::ReduceScatter, group,
+                        reduction, dtype, numel, input, result, handle);
 }
 
 extern "C" ddprt_status ddprt_all_gather(ddprt_context *context, int32_t group,
