@@ -1,6 +1,6 @@
 //===- Backend.h - What a backend (CPU or CUDA) implements ------*- C++ -*-===//
 //
-// The C entry points (Api.cpp) validate their arguments and keep the state
+// The C entry points (Api*.cpp) validate their arguments and keep the state
 // both backends share (groups, parameters, buffers, handles); a Backend only
 // executes. Arguments reaching a Backend are valid: pointers are non-null
 // and inside buffers of the right size, dtypes and groups exist.
@@ -24,6 +24,16 @@ namespace ddprt {
 class MpiSession;
 class TraceRecorder;
 class Watchdog;
+
+/// Whether the `aBytes` at `a` and the `bBytes` at `b` share an address;
+/// meaningful for non-empty ranges (an empty one can still answer true).
+inline bool overlaps(const void *a, int64_t aBytes, const void *b,
+                     int64_t bBytes) {
+  auto aBegin = reinterpret_cast<uintptr_t>(a);
+  auto bBegin = reinterpret_cast<uintptr_t>(b);
+  return aBegin < bBegin + uint64_t(bBytes) &&
+         bBegin < aBegin + uint64_t(aBytes);
+}
 
 struct Tensor {
   void *data;

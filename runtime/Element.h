@@ -47,6 +47,11 @@ inline int64_t elementSize(DType dtype) {
   return 0;
 }
 
+/// f16 and bf16, which the collectives reduce in f32.
+inline bool is16Bit(DType dtype) {
+  return dtype == DType::F16 || dtype == DType::BF16;
+}
+
 inline const char *dtypeName(DType dtype) {
   switch (dtype) {
   case DType::F16:

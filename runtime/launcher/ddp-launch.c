@@ -15,7 +15,7 @@
  *
  *===----------------------------------------------------------------------===*/
 
-#include "ddp/Conversion/DDPToLLVM/ddp_program.h"
+#include "ddp/Runtime/ddp_program.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
 #ifndef DDP_TOOLS_DDP_RUN_LOWEREDPROGRAM_H
 #define DDP_TOOLS_DDP_RUN_LOWEREDPROGRAM_H
 
-#include "ddp/Conversion/DDPToLLVM/ddp_program.h"
+#include "ddp/Runtime/ddp_program.h"
 #include "ddp/Conversion/Passes.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"

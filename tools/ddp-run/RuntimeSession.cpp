@@ -28,6 +28,11 @@ void ddp::printWarning(const llvm::Twine &message) {
   printDiagnostic(llvm::HighlightColor::Warning, "warning", message);
 }
 
+void ddp::fail(const llvm::Twine &message) {
+  printError(message);
+  std::exit(1);
+}
+
 RuntimeSession::RuntimeSession(ddprt_context *context, llvm::StringRef meshAxes)
     : context(context) {
   int32_t worldRank = 0, worldSize = 1;

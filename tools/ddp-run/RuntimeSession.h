@@ -27,6 +27,9 @@ namespace ddp {
 void printError(const llvm::Twine &message);
 void printWarning(const llvm::Twine &message);
 
+/// Prints an error and ends this process.
+[[noreturn]] void fail(const llvm::Twine &message);
+
 /// Bytes of one element of a DDPRT_DTYPE_*.
 inline int64_t getRuntimeElementBytes(int32_t dtype) {
   return getElementBytes(getElementTypeOfRuntimeDType(dtype));

@@ -12,11 +12,14 @@
 // One process per rank. The step is lowered with ddp-lower-to-runtime and
 // JIT-compiled through MLIR's ExecutionEngine against libddprt; docs/ddp-run.md
 // describes every option and message.
+// This file is the driver (options, lowering, running, verifying, the
+// summary); what runs and its prediction are planned in RunPlan.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "LoweredProgram.h"
 #include "MemoryCheck.h"
+#include "RunPlan.h"
 #include "RuntimeSession.h"
 #include "StepVerifier.h"
 
@@ -25,16 +28,11 @@
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
-#include "ddp/Sim/SimOutput.h"
-#include "ddp/Sim/Simulator.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -140,47 +138,12 @@ static cl::opt<int> abiVersion(
              "(to test the runtime's check)"),
     cl::init(DDPRT_ABI_VERSION), cl::Hidden, cl::cat(runCategory));
 
-/// Prints an error and ends this process.
-[[noreturn]] static void fail(const llvm::Twine &message) {
-  printError(message);
-  std::exit(1);
-}
-
-static OwningOpRef<ModuleOp> parseFile(StringRef path, MLIRContext &context) {
-  std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(path, &error);
-  if (!buffer)
-    fail(error);
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module)
-    fail("cannot parse '" + path + "'");
-  return module;
-}
-
-/// The one mesh of a module (the lowering reports the other cases).
-static MeshOp getMesh(ModuleOp module) {
-  auto meshes = module.getOps<MeshOp>();
-  return meshes.empty() ? MeshOp() : *meshes.begin();
-}
-
 static MeshDescription describeMesh(MeshOp mesh) {
   MeshDescription description;
   for (StringRef axis : mesh.getAxisNames().getAsValueRange<StringAttr>())
     description.axes.push_back(axis.str());
   description.shape.assign(mesh.getShape().begin(), mesh.getShape().end());
   return description;
-}
-
-/// "@world(dp = 2, tp = 2)", as the IR writes it.
-static std::string formatMesh(MeshOp mesh) {
-  std::string text = "@" + mesh.getSymName().str() + "(";
-  for (auto [index, axis] :
-       llvm::enumerate(mesh.getAxisNames().getAsValueRange<StringAttr>()))
-    text += (index ? ", " : "") + axis.str() + " = " +
-            std::to_string(mesh.getShape()[index]);
-  return text + ")";
 }
 
 /// Whether this process was started by a process manager (mpirun, srun):
@@ -203,64 +166,6 @@ static int32_t parseBackend(StringRef name) {
   fail("unknown backend '" + name + "'; use cpu, cuda or auto");
 }
 
-/// One program as ddp-run runs it.
-struct RunProgram {
-  /// Its name in the summary: "unscheduled", "scheduled", "schedule 3".
-  std::string role;
-  /// How verify messages name it.
-  std::string label;
-  /// The schedule options it came from, if any.
-  std::string options;
-  /// Its parameters' names in the runtime are this + the IR's names.
-  std::string paramPrefix;
-  OwningOpRef<ModuleOp> module;
-  std::unique_ptr<JitProgram> jit;
-  std::vector<double> stepSeconds; // the slowest rank's, per step
-  std::optional<sim::SimResult> prediction;
-};
-
-/// Expands every `{a,b,...}` in `text` into each of its alternatives: the
-/// cartesian product, leftmost group varying slowest.
-static SmallVector<std::string> expandAlternatives(StringRef text) {
-  size_t open = text.find('{');
-  if (open == StringRef::npos)
-    return {text.str()};
-  size_t close = text.find('}', open);
-  if (close == StringRef::npos)
-    fail("unbalanced '{' in --schedule '" + text + "'");
-  SmallVector<StringRef> alternatives;
-  text.slice(open + 1, close).split(alternatives, ',');
-  SmallVector<std::string> tails =
-      expandAlternatives(text.drop_front(close + 1));
-  SmallVector<std::string> expanded;
-  for (StringRef alternative : alternatives)
-    for (const std::string &tail : tails)
-      expanded.push_back(
-          (text.take_front(open) + alternative.trim() + tail).str());
-  return expanded;
-}
-
-/// Simulates `program` on `model`; writes its trace when `tracePath` is set.
-static sim::SimResult predictStep(ModuleOp program, const sim::CostModel &model,
-                                  StringRef tracePath) {
-  FailureOr<func::FuncOp> step = sim::findStep(program, "");
-  if (failed(step))
-    fail("cannot find the step to simulate");
-  FailureOr<sim::SimResult> result = sim::simulateStep(*step, model);
-  if (failed(result))
-    fail("the simulator cannot price the step");
-  if (!tracePath.empty()) {
-    std::string error;
-    std::unique_ptr<llvm::ToolOutputFile> output =
-        openOutputFile(tracePath, &error);
-    if (!output)
-      fail(error);
-    sim::writeChromeTrace(*result, output->os());
-    output->keep();
-  }
-  return *result;
-}
-
 /// The median of the step times, leaving out the first step (which pays
 /// for first-touch allocation and communicator setup) when there are more.
 static double getTypicalStepTime(std::vector<double> times) {
@@ -268,161 +173,6 @@ static double getTypicalStepTime(std::vector<double> times) {
     times.erase(times.begin());
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
-}
-
-/// What runs: the unscheduled program (under --verify, or when there is no
-/// schedule) and the distinct scheduled programs, in that order.
-struct RunPlan {
-  std::vector<RunProgram> programs;
-  /// Schedules that gave the same program as an earlier one: its role, the
-  /// earlier one's, its options.
-  struct Duplicate {
-    std::string role, sameAs, options;
-  };
-  std::vector<Duplicate> duplicates;
-  size_t numSchedules = 0;
-};
-
-/// Under --verify, fails if `options` reduce 16-bit gradients in f32 where
-/// that cannot equal the input's average bitwise. The step's avg pre-scales
-/// each contribution by 1/n in the gradient's own type; grad-reduce-in-fp32
-/// scales in f32 and rounds to 16 bits only after the sum. The two agree
-/// when 1/n is a power of two and differ otherwise: the option then changes
-/// what the step computes (docs/RationaleDDP.md).
-static void checkFp32ReductionIsExact(ModuleOp input,
-                                      const SchedulePipelineOptions &options,
-                                      StringRef scheduleText) {
-  if (!verify || !(options.gradReduceInFp32 || options.megatronGradReduceInFp32))
-    return;
-  MeshOp mesh = getMesh(input);
-  input.walk([&](AllReduceOp reduce) {
-    auto type = cast<RankedTensorType>(reduce.getResult().getType());
-    int64_t groupSize = getGroupSize(mesh, reduce.getAxes());
-    if (reduce.getReduction() != Reduction::Avg ||
-        type.getElementType().getIntOrFloatBitWidth() >= 32 ||
-        llvm::isPowerOf2_64(uint64_t(groupSize)))
-      return WalkResult::advance();
-    std::string element;
-    llvm::raw_string_ostream os(element);
-    os << type.getElementType();
-    fail("schedule '" + scheduleText +
-         "' cannot be verified bitwise: grad-reduce-in-fp32 averages the " +
-         element + " gradients over " + llvm::Twine(groupSize) +
-         " ranks in f32, where the unscheduled step averages them in " +
-         element + ", and 1/" + llvm::Twine(groupSize) +
-         " rounds differently in the two (it changes what the step "
-         "computes); verify it with grad-reduce-in-fp32=false");
-  });
-}
-
-/// The scheduled programs: a file, the input after a pass pipeline, or the
-/// input after ddp-schedule with each set of options.
-static std::vector<RunProgram> buildSchedules(ModuleOp input,
-                                              MLIRContext &context) {
-  std::vector<RunProgram> schedules;
-  auto runPipeline = [&](RunProgram &program,
-                         llvm::function_ref<void(PassManager &)> populate) {
-    program.module = input.clone();
-    PassManager pm(&context);
-    populate(pm);
-    if (failed(pm.run(*program.module)))
-      fail("scheduling '" + inputFile + "' failed" +
-           (program.options.empty() ? "" : " with '" + program.options + "'"));
-  };
-  if (!scheduledFile.empty()) {
-    RunProgram &program = schedules.emplace_back();
-    program.label = "the scheduled program ('" + scheduledFile + "')";
-    program.module = parseFile(scheduledFile, context);
-  } else if (!passPipeline.empty()) {
-    RunProgram &program = schedules.emplace_back();
-    program.label = "the scheduled program";
-    runPipeline(program, [&](PassManager &pm) {
-      std::string error;
-      llvm::raw_string_ostream errorStream(error);
-      if (failed(parsePassPipeline(passPipeline, pm, errorStream)))
-        fail("bad --pass-pipeline: " + error);
-    });
-  } else {
-    for (const std::string &option : scheduleOptions) {
-      for (std::string &expanded : expandAlternatives(option)) {
-        RunProgram &program = schedules.emplace_back();
-        program.options = expanded;
-        program.label = "schedule '" + expanded + "'";
-        runPipeline(program, [&](PassManager &pm) {
-          auto options = SchedulePipelineOptions::createFromString(expanded);
-          if (!options)
-            fail("bad --schedule options '" + expanded + "'");
-          checkFp32ReductionIsExact(input, *options, expanded);
-          populateDDPSchedulePipeline(pm, *options);
-        });
-      }
-    }
-  }
-  for (auto [index, program] : llvm::enumerate(schedules)) {
-    program.role = schedules.size() == 1
-                       ? "scheduled"
-                       : "schedule " + std::to_string(index + 1);
-    if (schedules.size() == 1 && !program.options.empty())
-      program.label = "the scheduled program";
-    if (verify)
-      program.paramPrefix = "schedule" + std::to_string(index + 1) + ":";
-  }
-  return schedules;
-}
-
-static RunPlan planRun(ModuleOp input, std::vector<RunProgram> schedules) {
-  RunPlan plan;
-  plan.numSchedules = schedules.size();
-  if (verify || schedules.empty()) {
-    RunProgram &reference = plan.programs.emplace_back();
-    reference.role = verify ? "unscheduled" : "program";
-    reference.label = "the unscheduled program";
-    reference.module = input.clone();
-  }
-  // Options that change nothing for this step (grad-reduce-in-fp32 on f32
-  // gradients, say) give the same program: it runs once.
-  llvm::StringMap<std::string> distinct;
-  for (RunProgram &program : schedules) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    program.module->print(os);
-    auto [first, inserted] = distinct.try_emplace(text, program.role);
-    if (inserted)
-      plan.programs.push_back(std::move(program));
-    else
-      plan.duplicates.push_back({program.role, first->second, program.options});
-  }
-  return plan;
-}
-
-/// Fails unless every scheduled program can be compared with the input: the
-/// same mesh and, under --verify, the same parameters.
-static void checkComparable(MeshOp mesh, ArrayRef<ParamDescription> params,
-                            ArrayRef<RunProgram> programs) {
-  for (const RunProgram &program : programs) {
-    MeshOp other = getMesh(*program.module);
-    if (other && (mesh.getAxisNames() != other.getAxisNames() ||
-                  mesh.getShape() != other.getShape()))
-      fail("the mesh " + formatMesh(other) + " of " + program.label +
-           " differs from the input's " + formatMesh(mesh));
-    if (!verify)
-      continue;
-    SmallVector<ParamDescription> actual = describeParams(*program.module);
-    for (const ParamDescription &param : params) {
-      auto same = llvm::find_if(actual, [&](const ParamDescription &other) {
-        return other.name == param.name && other.shape == param.shape &&
-               other.elementType == param.elementType;
-      });
-      if (same == actual.end())
-        fail(program.label + " has no parameter @" + param.name +
-             " of the unscheduled program's shape and type; a schedule "
-             "keeps every parameter");
-    }
-    if (actual.size() != params.size())
-      fail(program.label + " has " + llvm::Twine(actual.size()) +
-           " parameters, the unscheduled program " +
-           llvm::Twine(params.size()));
-  }
 }
 
 /// Ends the run before anything is allocated when every rank on this machine
@@ -457,20 +207,6 @@ lowerPrograms(ArrayRef<RunProgram> programs) {
       fail("cannot lower " + program.label + " of '" + inputFile + "'");
   }
   return lowered;
-}
-
-/// The simulator's prediction of every program; the last one's trace goes
-/// to --predicted-trace.
-static void predictPrograms(std::vector<RunProgram> &programs) {
-  llvm::Expected<sim::HardwareProfile> profile =
-      sim::lookupHardwareProfile(hardwareProfile);
-  if (!profile)
-    fail(llvm::toString(profile.takeError()));
-  sim::CostModel model(*profile);
-  for (RunProgram &program : programs)
-    program.prediction = predictStep(
-        *program.module, model,
-        &program == &programs.back() ? predictedTracePath : StringRef());
 }
 
 /// Runs up to --steps steps of every program, each timed on this rank, and
@@ -610,13 +346,18 @@ int main(int argc, char **argv) {
   MeshOp mesh = getMesh(*input);
   if (!mesh)
     fail("'" + inputFile + "' has no ddp.mesh: the runtime needs one");
-  std::vector<RunProgram> schedules = buildSchedules(*input, context);
+  RunRequest request{inputFile,
+                     scheduledFile,
+                     passPipeline,
+                     {scheduleOptions.begin(), scheduleOptions.end()},
+                     verify};
+  std::vector<RunProgram> schedules = buildSchedules(*input, context, request);
   if (schedules.size() > 1 && !verify)
     fail("several schedules run together only to be compared: add --verify");
-  RunPlan plan = planRun(*input, std::move(schedules));
+  RunPlan plan = planRun(*input, std::move(schedules), request);
   std::vector<RunProgram> &programs = plan.programs;
   SmallVector<ParamDescription> params = describeParams(*input);
-  checkComparable(mesh, params, programs);
+  checkComparable(mesh, params, programs, request);
   std::vector<OwningOpRef<ModuleOp>> lowered = lowerPrograms(programs);
   // Buffers of the CUDA backend live on the device, which this host cannot
   // see before the runtime starts.
@@ -626,7 +367,7 @@ int main(int argc, char **argv) {
   // Predictions come first: a profile that does not load should stop the
   // run before any rank starts the runtime.
   if (predict || !predictedTracePath.empty())
-    predictPrograms(programs);
+    predictPrograms(programs, hardwareProfile, predictedTracePath);
 
   if (!objectFile.empty()) {
     if (llvm::Error error = writeObjectFile(*lowered.back(), objectFile))

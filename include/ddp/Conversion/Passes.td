@@ -16,7 +16,7 @@ def LowerDDPToRuntime : Pass<"ddp-lower-to-runtime", "mlir::ModuleOp"> {
     Turns a module holding one step (a `ddp.mesh`, the `ddp.param`s and the
     step `func.func`, scheduled or not) into LLVM-dialect functions that call
     the runtime's C ABI (`include/ddp/Runtime/ddprt.h`). The result is the
-    program interface of `include/ddp/Conversion/DDPToLLVM/ddp_program.h`:
+    program interface of `include/ddp/Runtime/ddp_program.h`:
 
     - `ddp_program_init` starts the runtime on this rank with the ABI version
       the compiler was built with (the runtime rejects any other) and the

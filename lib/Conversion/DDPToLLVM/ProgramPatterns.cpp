@@ -9,7 +9,7 @@
 
 #include "ProgramLoweringImpl.h"
 
-#include "ddp/Conversion/DDPToLLVM/ddp_program.h"
+#include "ddp/Runtime/ddp_program.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 

@@ -3,8 +3,9 @@
 // Read off the storage plan, so that ddp-run can refuse a run that cannot
 // fit before any rank allocates, and ddp-step-stats can say what a step will
 // need. The runtime's own allocations are counted as runtime/ makes them:
-// Api.cpp gives each Adam-updated parameter 2 f32 moments per element, and
-// the CPU backend computes 16-bit GEMMs and collectives on f32 copies.
+// ApiOptimizer.cpp gives each Adam-updated parameter 2 f32 moments per
+// element, and the CPU backend computes 16-bit GEMMs and collectives on f32
+// copies.
 //
 //===----------------------------------------------------------------------===//
 

@@ -3,7 +3,7 @@
 #include "ddp/Conversion/DDPToLLVM/StoragePlan.h"
 
 #include "ddp/Conversion/DDPToLLVM/RuntimeFunctions.h"
-#include "ddp/Conversion/DDPToLLVM/ddp_program.h"
+#include "ddp/Runtime/ddp_program.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"

@@ -1,25 +1,21 @@
 //===- DDPOps.cpp - Operations of the ddp dialect -------------------------===//
 //
-// Custom syntax and verifiers. Checks that need another symbol (the mesh of a
-// process group, the parameter an op names) live in verifySymbolUses so that
-// they use the verifier's cached symbol tables: a step has thousands of them.
+// The ops' custom syntax (the directives the generated parsers and printers
+// call), accessors and folders, and the type helpers of DDPOps.h. The
+// verifiers are in DDPOpVerifiers.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CheckedArithmetic.h"
-#include "llvm/Support/MathExtras.h"
 
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 
 using namespace mlir;
 using namespace ddp;
@@ -164,72 +160,8 @@ static void printAsyncToken(OpAsmPrinter &p, Operation *, Type tokenType) {
 }
 
 //===----------------------------------------------------------------------===//
-// Shared checks
+// Element types and groups
 //===----------------------------------------------------------------------===//
-
-static bool isIdentifier(StringRef name) {
-  if (name.empty() || !(llvm::isAlpha(name.front()) || name.front() == '_'))
-    return false;
-  return llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
-}
-
-/// `%g`, so that diagnostics read `got -0.001` and `got inf`.
-static std::string formatDouble(double value) {
-  char buffer[32];
-  snprintf(buffer, sizeof(buffer), "%g", value);
-  return buffer;
-}
-
-static std::string formatShape(ArrayRef<int64_t> shape) {
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  llvm::interleave(shape, os, "x");
-  return out;
-}
-
-/// A token must be consumed exactly once, by a wait or a join: a token never
-/// waited leaves a collective that may still be writing its result, one waited
-/// twice means a schedule that lost track of it.
-static LogicalResult verifyTokenUses(Operation *op, Value token) {
-  if (!token)
-    return success();
-  size_t numUses = std::distance(token.use_begin(), token.use_end());
-  if (numUses == 0)
-    return op->emitOpError("returns a token that is never waited");
-  if (numUses > 1)
-    return op->emitOpError("returns a token that is used ")
-           << numUses << " times; it must be waited exactly once";
-  Operation *user = *token.user_begin();
-  if (!isa<WaitOp, JoinOp>(user))
-    return op->emitOpError("returns a token consumed by '")
-           << user->getName()
-           << "'; only ddp.wait and ddp.join may consume a token";
-  return success();
-}
-
-static FailureOr<ParamOp> lookupParam(Operation *op, FlatSymbolRefAttr name,
-                                      SymbolTableCollection &symbolTable) {
-  auto param = symbolTable.lookupNearestSymbolFrom<ParamOp>(op, name);
-  if (!param)
-    return op->emitOpError("refers to ") << name << ", which is not a ddp.param";
-  return param;
-}
-
-/// The parameter named by `op` must exist and have the shape of `value`.
-static LogicalResult verifyParamShape(Operation *op, FlatSymbolRefAttr name,
-                                      Type value, StringRef what,
-                                      SymbolTableCollection &symbolTable) {
-  FailureOr<ParamOp> param = lookupParam(op, name, symbolTable);
-  if (failed(param))
-    return failure();
-  ArrayRef<int64_t> expected = param->getTensorType().getShape();
-  ArrayRef<int64_t> actual = cast<RankedTensorType>(value).getShape();
-  if (expected != actual)
-    return op->emitOpError() << what << " has shape " << formatShape(actual)
-                             << " but " << name << " has shape "
-                             << formatShape(expected);
-  return success();
-}
 
 std::optional<ElementType> ddp::getElementTypeOf(Type type) {
   Type element = getElementTypeOrSelf(type);
@@ -282,142 +214,8 @@ int64_t ddp::getGroupSize(MeshOp mesh, ArrayAttr axes) {
   return size;
 }
 
-/// Resolves the process group of a collective: the mesh must exist and the
-/// axes must be distinct axes of it. Returns the number of ranks in the group.
-static FailureOr<int64_t> verifyGroup(CollectiveOpInterface op,
-                                      SymbolTableCollection &symbolTable) {
-  auto mesh =
-      symbolTable.lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
-  if (!mesh)
-    return op->emitOpError("refers to ")
-           << op.getMeshAttr() << ", which is not a ddp.mesh";
-  ArrayAttr axes = op.getAxesAttr();
-  if (axes.empty())
-    return op->emitOpError("needs at least one mesh axis for its group");
-  llvm::StringSet<> seen;
-  for (Attribute axis : axes) {
-    StringRef name = cast<StringAttr>(axis).getValue();
-    if (mesh.getAxisSize(name) < 0)
-      return op->emitOpError("uses axis '")
-             << name << "', which mesh " << op.getMeshAttr() << " does not have";
-    if (!seen.insert(name).second)
-      return op->emitOpError("names axis '") << name << "' twice";
-  }
-  return getGroupSize(mesh, axes);
-}
-
-/// Both shapes have the same rank and agree everywhere but in dimension 0,
-/// where `gathered` is `groupSize` times `scattered`.
-static LogicalResult verifyScatteredShape(Operation *op,
-                                          RankedTensorType gathered,
-                                          RankedTensorType scattered,
-                                          int64_t groupSize) {
-  if (gathered.getElementType() != scattered.getElementType())
-    return op->emitOpError("changes the element type from ")
-           << gathered.getElementType() << " to " << scattered.getElementType();
-  if (gathered.getRank() != scattered.getRank() || gathered.getRank() == 0)
-    return op->emitOpError("needs input and result of the same non-zero rank");
-  if (gathered.getShape().drop_front() != scattered.getShape().drop_front())
-    return op->emitOpError("may only change dimension 0");
-  std::optional<int64_t> expected =
-      llvm::checkedMul(scattered.getDimSize(0), groupSize);
-  if (gathered.getDimSize(0) != expected)
-    return op->emitOpError("over a group of ")
-           << groupSize << " ranks needs dimension 0 of "
-           << gathered.getDimSize(0) << " = " << groupSize << " x "
-           << scattered.getDimSize(0);
-  return success();
-}
-
-/// A point-to-point op addresses a rank `offset` places away; that must be
-/// another rank of the group.
-static LogicalResult verifyPeerOffset(Operation *op, int64_t offset,
-                                      int64_t groupSize) {
-  if (groupSize < 2)
-    return op->emitOpError("needs a group of at least 2 ranks");
-  if (offset % groupSize == 0)
-    return op->emitOpError("offset ")
-           << offset << " addresses the rank itself in a group of "
-           << groupSize;
-  return success();
-}
-
-/// Entries `[offsets[i], offsets[i] + numels[i])` lie inside a bucket of
-/// `bucketSize` elements and do not overlap. `describe` names entry `i` in a
-/// diagnostic ("gradient #1", "parameter @w").
-static LogicalResult
-verifyBucketExtents(Operation *op, ArrayRef<int64_t> numels,
-                    ArrayRef<int64_t> offsets, int64_t bucketSize,
-                    llvm::function_ref<std::string(size_t)> describe) {
-  struct Extent {
-    int64_t begin, end;
-    size_t index;
-  };
-  SmallVector<Extent> extents;
-  for (auto [index, numel, offset] : llvm::enumerate(numels, offsets)) {
-    if (offset < 0)
-      return op->emitOpError() << describe(index) << " has negative offset "
-                               << offset;
-    std::optional<int64_t> checkedEnd = llvm::checkedAdd(offset, numel);
-    if (!checkedEnd)
-      return op->emitOpError()
-             << describe(index) << " at offset " << offset << " with "
-             << numel << " elements ends past the " << bucketSize
-             << " elements of the bucket";
-    int64_t end = *checkedEnd;
-    if (end > bucketSize)
-      return op->emitOpError()
-             << describe(index) << " ends at element " << end << ", past the "
-             << bucketSize << " elements of the bucket";
-    extents.push_back({offset, end, index});
-  }
-  llvm::sort(extents, [](const Extent &a, const Extent &b) {
-    return a.begin < b.begin;
-  });
-  for (auto [prev, next] : llvm::zip(extents, llvm::drop_begin(extents)))
-    if (next.begin < prev.end)
-      return op->emitOpError()
-             << describe(next.index) << " (elements [" << next.begin << ", "
-             << next.end << ")) overlaps " << describe(prev.index)
-             << " (elements [" << prev.begin << ", " << prev.end << "))";
-  return success();
-}
-
-/// The gradients of a bucket lie inside it, do not overlap and share its
-/// element type.
-static LogicalResult verifyBucketLayout(Operation *op, TypeRange grads,
-                                        ArrayRef<int64_t> offsets,
-                                        RankedTensorType bucket) {
-  if (grads.empty())
-    return op->emitOpError("needs at least one gradient");
-  if (grads.size() != offsets.size())
-    return op->emitOpError("has ")
-           << grads.size() << " gradients but " << offsets.size()
-           << " offsets; it needs one offset per gradient";
-  SmallVector<int64_t> numels;
-  for (auto [index, type] : llvm::enumerate(grads)) {
-    auto tensor = cast<RankedTensorType>(type);
-    if (tensor.getElementType() != bucket.getElementType())
-      return op->emitOpError("gradient #")
-             << index << " has element type " << tensor.getElementType()
-             << " but the bucket has " << bucket.getElementType();
-    numels.push_back(tensor.getNumElements());
-  }
-  return verifyBucketExtents(op, numels, offsets, bucket.getNumElements(),
-                             [](size_t index) {
-                               return "gradient #" + std::to_string(index);
-                             });
-}
-
-static LogicalResult verifyLearningRate(Operation *op, double lr) {
-  if (!(lr > 0.0) || !std::isfinite(lr))
-    return op->emitOpError("needs a positive finite learning rate, got ")
-           << formatDouble(lr);
-  return success();
-}
-
 //===----------------------------------------------------------------------===//
-// MeshOp, ParamOp, GetParamOp
+// Accessors and folders
 //===----------------------------------------------------------------------===//
 
 int64_t MeshOp::getAxisSize(StringRef axis) {
@@ -434,60 +232,6 @@ int64_t MeshOp::getNumRanks() {
   return ranks;
 }
 
-LogicalResult MeshOp::verify() {
-  if (getAxisNames().empty())
-    return emitOpError("needs at least one axis");
-  if (getAxisNames().size() != getShape().size())
-    return emitOpError("has ") << getAxisNames().size() << " axis names but "
-                               << getShape().size() << " sizes";
-  llvm::StringSet<> seen;
-  for (auto [name, size] : llvm::zip(getAxisNames(), getShape())) {
-    StringRef axis = cast<StringAttr>(name).getValue();
-    if (!isIdentifier(axis))
-      return emitOpError("axis name '") << axis << "' is not an identifier";
-    if (!seen.insert(axis).second)
-      return emitOpError("has axis '") << axis << "' twice";
-    if (size < 1)
-      return emitOpError("axis '") << axis << "' has size " << size
-                                   << "; sizes must be at least 1";
-  }
-  // Group sizes are products of axis sizes; bounding the whole product
-  // bounds all of them.
-  int64_t ranks = 1;
-  for (int64_t size : getShape())
-    if (llvm::MulOverflow(ranks, size, ranks))
-      return emitOpError("axis sizes ")
-             << formatShape(getShape())
-             << " multiply to more ranks than fit in int64";
-  return success();
-}
-
-LogicalResult ParamOp::verify() {
-  if (std::optional<int64_t> layer = getLayer(); layer && *layer < 0)
-    return emitOpError("has negative layer ") << *layer;
-  if (std::optional<int64_t> dim = getTpDim();
-      dim && (*dim < 0 || *dim >= getTensorType().getRank()))
-    return emitOpError("tp_dim ")
-           << *dim << " is not a dimension of " << getTensorType();
-  return success();
-}
-
-LogicalResult
-GetParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  FailureOr<ParamOp> param = lookupParam(*this, getParamAttr(), symbolTable);
-  if (failed(param))
-    return failure();
-  if (param->getTensorType() != getType())
-    return emitOpError("result type ")
-           << getType() << " differs from " << getParamAttr() << "'s type "
-           << param->getTensorType();
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
-// Compute
-//===----------------------------------------------------------------------===//
-
 int64_t GemmOp::getM() {
   return getLhs().getType().getDimSize(getTransposeLhs() ? 1 : 0);
 }
@@ -496,57 +240,6 @@ int64_t GemmOp::getK() {
 }
 int64_t GemmOp::getN() {
   return getRhs().getType().getDimSize(getTransposeRhs() ? 0 : 1);
-}
-
-LogicalResult GemmOp::verify() {
-  RankedTensorType lhs = getLhs().getType(), rhs = getRhs().getType(),
-                   result = getResult().getType();
-  if (lhs.getElementType() != rhs.getElementType() ||
-      lhs.getElementType() != result.getElementType())
-    return emitOpError("operands and result must share one element type, got ")
-           << lhs.getElementType() << ", " << rhs.getElementType() << " -> "
-           << result.getElementType();
-  int64_t rhsK = rhs.getDimSize(getTransposeRhs() ? 1 : 0);
-  if (getK() != rhsK)
-    return emitOpError("contraction sizes differ: lhs has K = ")
-           << getK() << ", rhs has K = " << rhsK;
-  if (result.getShape() != ArrayRef<int64_t>{getM(), getN()})
-    return emitOpError("result shape ")
-           << formatShape(result.getShape()) << " is not M x N = " << getM()
-           << "x" << getN();
-  if (std::optional<int64_t> layer = getLayer(); layer && *layer < 0)
-    return emitOpError("has negative layer ") << *layer;
-  return success();
-}
-
-LogicalResult ComputeOp::verify() {
-  if (getKind().empty())
-    return emitOpError("needs a non-empty kind");
-  double flops = getFlops().convertToDouble();
-  double bytes = getBytes().convertToDouble();
-  if (!(flops >= 0.0) || !std::isfinite(flops))
-    return emitOpError("flops must be finite and non-negative, got ")
-           << formatDouble(flops);
-  if (!(bytes >= 0.0) || !std::isfinite(bytes))
-    return emitOpError("bytes must be finite and non-negative, got ")
-           << formatDouble(bytes);
-  if (getResults().empty())
-    return emitOpError("needs at least one result");
-  if (std::optional<int64_t> layer = getLayer(); layer && *layer < 0)
-    return emitOpError("has negative layer ") << *layer;
-  return success();
-}
-
-LogicalResult ScaleOp::verify() {
-  if (!std::isfinite(getFactor().convertToDouble()))
-    return emitOpError("needs a finite factor");
-  return success();
-}
-
-LogicalResult CastOp::verify() {
-  if (getInput().getType().getShape() != getResult().getType().getShape())
-    return emitOpError("may only change the element type, not the shape");
-  return success();
 }
 
 // Folding a stream op takes it off the stream; that is right for these two
@@ -565,162 +258,11 @@ OpFoldResult CastOp::fold(FoldAdaptor) {
   return {};
 }
 
-LogicalResult
-GradReadyOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return verifyParamShape(*this, getParamAttr(), getGrad().getType(),
-                          "gradient", symbolTable);
-}
-
-//===----------------------------------------------------------------------===//
-// Collectives
-//===----------------------------------------------------------------------===//
-
-LogicalResult AllReduceOp::verify() {
-  return verifyTokenUses(*this, getToken());
-}
-
-LogicalResult
-AllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return verifyGroup(*this, symbolTable);
-}
-
-LogicalResult ReduceScatterOp::verify() {
-  return verifyTokenUses(*this, getToken());
-}
-
-LogicalResult
-ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  FailureOr<int64_t> groupSize = verifyGroup(*this, symbolTable);
-  if (failed(groupSize))
-    return failure();
-  return verifyScatteredShape(*this, getInput().getType(),
-                              getResult().getType(), *groupSize);
-}
-
-LogicalResult AllGatherOp::verify() {
-  return verifyTokenUses(*this, getToken());
-}
-
-LogicalResult
-AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  FailureOr<int64_t> groupSize = verifyGroup(*this, symbolTable);
-  if (failed(groupSize))
-    return failure();
-  return verifyScatteredShape(*this, getResult().getType(),
-                              getInput().getType(), *groupSize);
-}
-
-LogicalResult SendOp::verify() { return verifyTokenUses(*this, getToken()); }
-
-LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  FailureOr<int64_t> groupSize = verifyGroup(*this, symbolTable);
-  if (failed(groupSize))
-    return failure();
-  return verifyPeerOffset(*this, getOffset(), *groupSize);
-}
-
-LogicalResult RecvOp::verify() { return verifyTokenUses(*this, getToken()); }
-
-LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  FailureOr<int64_t> groupSize = verifyGroup(*this, symbolTable);
-  if (failed(groupSize))
-    return failure();
-  return verifyPeerOffset(*this, getOffset(), *groupSize);
-}
-
-LogicalResult WaitOp::verify() {
-  // Tokens are born in the step itself; one passed in from outside could not
-  // be checked for being waited exactly once.
-  if (!getToken().getDefiningOp())
-    return emitOpError("waits on a block argument; tokens must come from an "
-                       "asynchronous op or a ddp.join");
-  return success();
-}
-
-LogicalResult JoinOp::verify() {
-  if (getTokens().empty())
-    return emitOpError("needs at least one token");
-  return verifyTokenUses(*this, getResult());
-}
-
 /// A join of one token completes when that token does.
 OpFoldResult JoinOp::fold(FoldAdaptor) {
   if (getTokens().size() == 1)
     return getTokens().front();
   return {};
-}
-
-//===----------------------------------------------------------------------===//
-// Buckets and optimizer
-//===----------------------------------------------------------------------===//
-
-LogicalResult BucketPackOp::verify() {
-  return verifyBucketLayout(*this, getGrads().getTypes(), getOffsets(),
-                            getBucket().getType());
-}
-
-LogicalResult BucketUnpackOp::verify() {
-  return verifyBucketLayout(*this, getGrads().getTypes(), getOffsets(),
-                            getBucket().getType());
-}
-
-LogicalResult CheckFiniteOp::verify() {
-  if (getParams().empty())
-    return emitOpError("needs at least one parameter");
-  if (getParams().size() != getOffsets().size())
-    return emitOpError("has ")
-           << getParams().size() << " parameters but " << getOffsets().size()
-           << " offsets; it needs one offset per parameter";
-  // I64Attr reads back unsigned; the sign is in the attribute.
-  if (int64_t index = getIndexAttr().getInt(); index < 0)
-    return emitOpError("has negative bucket index ") << index;
-  return success();
-}
-
-LogicalResult
-CheckFiniteOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  SmallVector<int64_t> numels;
-  for (Attribute name : getParams()) {
-    FailureOr<ParamOp> param =
-        lookupParam(*this, cast<FlatSymbolRefAttr>(name), symbolTable);
-    if (failed(param))
-      return failure();
-    numels.push_back(param->getTensorType().getNumElements());
-  }
-  return verifyBucketExtents(
-      *this, numels, getOffsets(), getBucket().getType().getNumElements(),
-      [&](size_t index) {
-        return "parameter @" +
-               cast<FlatSymbolRefAttr>(getParams()[index]).getValue().str();
-      });
-}
-
-LogicalResult SGDOp::verify() {
-  return verifyLearningRate(*this, getLr().convertToDouble());
-}
-
-LogicalResult SGDOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return verifyParamShape(*this, getParamAttr(), getGrad().getType(),
-                          "gradient", symbolTable);
-}
-
-LogicalResult AdamOp::verify() {
-  if (failed(verifyLearningRate(*this, getLr().convertToDouble())))
-    return failure();
-  for (auto [name, beta] : {std::pair<StringRef, double>{"beta1", getBeta1().convertToDouble()},
-                            {"beta2", getBeta2().convertToDouble()}})
-    if (!(beta >= 0.0 && beta < 1.0))
-      return emitOpError() << name << " must be in [0, 1), got " << formatDouble(beta);
-  double eps = getEps().convertToDouble();
-  if (!(eps > 0.0) || !std::isfinite(eps))
-    return emitOpError("eps must be positive and finite, got ")
-           << formatDouble(eps);
-  return success();
-}
-
-LogicalResult AdamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return verifyParamShape(*this, getParamAttr(), getGrad().getType(),
-                          "gradient", symbolTable);
 }
 
 #define GET_OP_CLASSES

@@ -21,8 +21,8 @@
  *
  *===----------------------------------------------------------------------===*/
 
-#ifndef DDP_CONVERSION_DDPTOLLVM_DDP_PROGRAM_H
-#define DDP_CONVERSION_DDPTOLLVM_DDP_PROGRAM_H
+#ifndef DDP_RUNTIME_DDP_PROGRAM_H
+#define DDP_RUNTIME_DDP_PROGRAM_H
 
 #include "ddp/Runtime/ddprt.h"
 
@@ -61,4 +61,4 @@ ddprt_status ddp_program_teardown(ddprt_context *context);
 } /* extern "C" */
 #endif
 
-#endif /* DDP_CONVERSION_DDPTOLLVM_DDP_PROGRAM_H */
+#endif /* DDP_RUNTIME_DDP_PROGRAM_H */

@@ -1,0 +1,199 @@
+//===- ModelImporter.h - The step of a Megatron-style model -----*- C++ -*-===//
+//
+// One rank's training step of a GPT/Llama/MoE transformer as Megatron-LM runs
+// it, with the shapes that rank computes under tensor (TP), sequence (SP),
+// expert (EP) and data parallelism (DP):
+//
+// - parameters in Megatron-Core's registration order and names (local
+//   transformer-layer spec), TP-split as ColumnParallelLinear (dim 0) and
+//   RowParallelLinear (dim 1) split them;
+// - per microbatch the forward, then the backward in reverse: every linear
+//   layer is a forward, a dgrad and a wgrad GEMM; attention, norms,
+//   activations, routing and the loss are ddp.compute ops carrying their
+//   FLOPs and HBM bytes;
+// - the TP collectives Megatron issues: an all-reduce after each
+//   row-parallel forward and each column-parallel dgrad, or with SP an
+//   all-gather before column-parallel layers (again in the backward, for the
+//   wgrad) and a reduce-scatter after row-parallel ones;
+// - MoE layers with Megatron's all-gather token dispatcher over the
+//   expert-and-tensor-parallel group, each local expert receiving its share
+//   of the gathered tokens under balanced routing.
+//
+// docs/Importer.md gives every cost formula.
+//
+// The constructor and the parameters are in ModelParams.cpp, the step's ops
+// in ModelImporter.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_LIB_IMPORT_MODELIMPORTER_H
+#define DDP_LIB_IMPORT_MODELIMPORTER_H
+
+#include "StepBuilder.h"
+
+#include "ddp/Import/ModelConfig.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddp::importer {
+
+struct NormParams {
+  unsigned weight = 0;
+  std::optional<unsigned> bias;
+};
+
+/// A linear layer `Y = X W^T`, W stored [out, in] as PyTorch stores it.
+struct LinearParams {
+  unsigned weight = 0;
+  std::optional<unsigned> bias;
+};
+
+struct ExpertParams {
+  LinearParams fc1, fc2;
+};
+
+struct LayerParams {
+  NormParams inputNorm;
+  LinearParams qkv, proj;
+  NormParams preMlpNorm;
+  // Dense MLP.
+  LinearParams fc1, fc2;
+  // Mixture of experts.
+  std::optional<unsigned> router;
+  std::vector<ExpertParams> experts;
+};
+
+/// What the forward of one layer keeps for its backward.
+struct LayerActivations {
+  mlir::Value input;        // residual stream entering the layer [tl, h]
+  mlir::Value inputNormOut; // [tl, h]
+  mlir::Value qkv;          // [t, qkv/T]
+  mlir::Value context;      // attention output [t, heads*d/T]
+  mlir::Value attnResidual; // residual stream after attention [tl, h]
+  mlir::Value mlpNormOut;   // [tl, h]
+  // Dense MLP.
+  mlir::Value fc1Out;     // before the activation [t, fc1/T]
+  mlir::Value activation; // [t, ffn/T]
+  // Mixture of experts.
+  mlir::Value routerLogits;  // [tl, experts]
+  mlir::Value gatheredProbs; // [tg, topk]
+  mlir::SmallVector<mlir::Value> expertIn, expertFc1Out, expertActivation,
+      expertOut;
+};
+
+struct MicrobatchActivations {
+  mlir::Value tokens, labels;
+  std::vector<LayerActivations> layers;
+  mlir::Value finalInput;   // [tl, h]
+  mlir::Value finalNormOut; // [tl, h]
+  mlir::Value logits;       // [t, V/T]
+  mlir::Value logitsMax, sumExp;
+};
+
+class ModelImporter {
+public:
+  ModelImporter(mlir::MLIRContext &context, const ModelConfig &config);
+  mlir::OwningOpRef<mlir::ModuleOp> run();
+
+private:
+  static MeshLayout getMeshLayout(const ModelConfig &config);
+
+  void declareParams();
+  NormParams declareNorm(const std::string &prefix,
+                         std::optional<int64_t> layer, bool sumOverTp);
+  LinearParams declareLinear(const std::string &prefix, int64_t out, int64_t in,
+                             std::optional<int64_t> tpDim,
+                             std::optional<int64_t> layer, bool expert);
+
+  mlir::Value forward(MicrobatchActivations &acts);
+  void backward(MicrobatchActivations &acts);
+  mlir::Value attentionForward(const LayerParams &params,
+                               LayerActivations &acts, int64_t layer);
+  mlir::Value denseMlpForward(const LayerParams &params, LayerActivations &acts,
+                              int64_t layer);
+  mlir::Value moeForward(const LayerParams &params, LayerActivations &acts,
+                         int64_t layer);
+  mlir::Value layerBackward(const LayerParams &params,
+                            const LayerActivations &acts, mlir::Value gradOut,
+                            int64_t layer);
+  mlir::Value denseMlpBackward(const LayerParams &params,
+                               const LayerActivations &acts,
+                               mlir::Value gradOut, int64_t layer);
+  mlir::Value moeBackward(const LayerParams &params,
+                          const LayerActivations &acts, mlir::Value gradOut,
+                          int64_t layer);
+
+  // Building blocks.
+  mlir::Value norm(const NormParams &params, mlir::Value input,
+                   std::optional<int64_t> layer);
+  mlir::Value normBackward(const NormParams &params, mlir::Value gradOut,
+                           mlir::Value input, std::optional<int64_t> layer);
+  mlir::Value columnParallelForward(mlir::Value localInput, unsigned weight,
+                                    std::optional<int64_t> layer);
+  mlir::Value columnParallelBackward(mlir::Value gradOut,
+                                     mlir::Value localInput, unsigned weight,
+                                     std::optional<int64_t> layer);
+  mlir::Value rowParallelForward(mlir::Value input, unsigned weight,
+                                 std::optional<int64_t> layer);
+  mlir::Value rowParallelBackward(mlir::Value localGradOut, mlir::Value input,
+                                  unsigned weight,
+                                  std::optional<int64_t> layer);
+  mlir::Value biasDropoutAdd(mlir::Value branch, std::optional<unsigned> bias,
+                             mlir::Value residual, int64_t layer);
+  mlir::Value biasDropoutAddBackward(mlir::Value gradOut,
+                                     std::optional<unsigned> bias,
+                                     int64_t layer);
+  mlir::Value activation(mlir::Value input, std::optional<unsigned> bias,
+                         std::optional<int64_t> layer);
+  mlir::Value activationBackward(mlir::Value gradOut, mlir::Value input,
+                                 std::optional<unsigned> bias,
+                                 std::optional<int64_t> layer);
+  mlir::Value add(mlir::Value lhs, mlir::Value rhs,
+                  std::optional<int64_t> layer);
+
+  /// Q K^T and P V over the full sequence for this rank's heads (the formula
+  /// of Narayanan et al. 2021 counts no causal saving), plus the softmax at 5
+  /// FLOPs per score. The backward costs twice as much.
+  double getAttentionFlops() const {
+    double scores = double(config.microBatchSize) * config.numAttentionHeads /
+                    tp * config.seqLength * config.seqLength;
+    return scores * (4.0 * config.getKvChannels() + 5.0);
+  }
+  mlir::RankedTensorType actType(int64_t rows, int64_t cols) const {
+    return mlir::RankedTensorType::get({rows, cols}, elementType);
+  }
+  double bytes(double elements) const { return elements * elementBytes; }
+  mlir::StringRef activationName() const {
+    return config.swiglu ? "swiglu"
+                         : (config.squaredRelu ? "squared_relu" : "gelu");
+  }
+  mlir::StringRef normName() const {
+    return config.normalization == Normalization::LayerNorm ? "layernorm"
+                                                            : "rmsnorm";
+  }
+
+  const ModelConfig &config;
+  StepBuilder sb;
+  mlir::Type elementType, f32;
+  int64_t elementBytes;
+
+  // Sizes on this rank (docs/Importer.md, "Shapes").
+  int64_t tp, tokens, localTokens, hidden, qkvWidth, contextWidth, fc1Width,
+      ffnWidth, localVocab, numLocalExperts = 0, gatheredTokens = 0,
+                            tokensPerExpert = 0;
+  bool sequenceParallel;
+  bool hasDropout;
+  Group tpGroup, dispatchGroup;
+
+  unsigned wordEmbedding = 0;
+  std::optional<unsigned> positionEmbedding;
+  std::vector<LayerParams> layers;
+  NormParams finalNorm;
+  std::optional<unsigned> outputLayer;
+};
+
+} // namespace ddp::importer
+
+#endif // DDP_LIB_IMPORT_MODELIMPORTER_H

@@ -1,0 +1,177 @@
+//===- ModelParams.cpp - The parameters of a Megatron-style model ---------===//
+//
+// The mesh, the sizes on this rank and the parameters of ModelImporter.h, in
+// Megatron-Core's registration order and names, TP-split as its
+// ColumnParallelLinear and RowParallelLinear split them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModelImporter.h"
+
+using namespace mlir;
+using namespace ddp;
+using namespace ddp::importer;
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+/// A MoE model has the `ep` axis even when E = 1, a dense one never; `tp`
+/// is the fastest axis, so that a tensor-parallel group fills a node.
+MeshLayout ModelImporter::getMeshLayout(const ModelConfig &config) {
+  MeshLayout layout = MeshLayout::dataParallel(
+      config.dataParallelSize,
+      config.isMoE() ? std::optional<int64_t>(config.expertModelParallelSize)
+                     : std::nullopt);
+  layout.axes.push_back({"tp", config.tensorModelParallelSize});
+  return layout;
+}
+
+ModelImporter::ModelImporter(MLIRContext &context, const ModelConfig &config)
+    : config(config), sb(context, getMeshLayout(config), config.optimizer,
+                         config.numMicrobatches) {
+  elementType = getFloatType(&context, config.paramsDtype);
+  f32 = Float32Type::get(&context);
+  elementBytes = getElementBytes(config.paramsDtype);
+
+  tp = config.tensorModelParallelSize;
+  sequenceParallel = config.usesSequenceParallel();
+  hasDropout = config.hiddenDropout > 0.0;
+  tokens = config.getTokensPerMicrobatch();
+  localTokens = sequenceParallel ? tokens / tp : tokens;
+  hidden = config.hiddenSize;
+  int64_t headDim = config.getKvChannels();
+  qkvWidth = (config.numAttentionHeads + 2 * config.getNumQueryGroups()) *
+             headDim / tp;
+  contextWidth = config.numAttentionHeads * headDim / tp;
+  ffnWidth = config.getFfnHiddenSize() / tp;
+  fc1Width = config.swiglu ? 2 * ffnWidth : ffnWidth;
+  localVocab = config.getPaddedVocabSize() / tp;
+  tpGroup = sb.getGroup({"tp"});
+  if (config.isMoE()) {
+    numLocalExperts = config.numExperts / config.expertModelParallelSize;
+    dispatchGroup = sb.getGroup({"ep", "tp"});
+    gatheredTokens = localTokens * dispatchGroup.size;
+    // Balanced routing: every expert receives its share of the tokens.
+    tokensPerExpert =
+        (gatheredTokens * config.moeRouterTopk + config.numExperts - 1) /
+        config.numExperts;
+  }
+}
+
+NormParams ModelImporter::declareNorm(const std::string &prefix,
+                                      std::optional<int64_t> layer,
+                                      bool sumOverTp) {
+  auto declare = [&](StringRef suffix) {
+    ParamSpec spec;
+    spec.name = prefix + "." + suffix.str();
+    spec.type = RankedTensorType::get({hidden}, elementType);
+    spec.layer = layer;
+    spec.sumOverTensorParallel = sumOverTp;
+    return sb.addParam(std::move(spec));
+  };
+  NormParams params;
+  params.weight = declare("weight");
+  if (config.normalization == Normalization::LayerNorm)
+    params.bias = declare("bias");
+  return params;
+}
+
+LinearParams ModelImporter::declareLinear(const std::string &prefix,
+                                          int64_t out, int64_t in,
+                                          std::optional<int64_t> tpDim,
+                                          std::optional<int64_t> layer,
+                                          bool expert) {
+  LinearParams params;
+  ParamSpec weight;
+  weight.name = prefix + ".weight";
+  weight.type = RankedTensorType::get({out, in}, elementType);
+  weight.layer = layer;
+  weight.tpDim = tp > 1 ? tpDim : std::nullopt;
+  weight.expert = expert;
+  params.weight = sb.addParam(std::move(weight));
+  if (!config.addBiasLinear)
+    return params;
+  // A column-parallel bias is split with the output; a row-parallel one is
+  // replicated and, under SP, sees only this rank's tokens.
+  bool columnParallel = tpDim && *tpDim == 0;
+  ParamSpec bias;
+  bias.name = prefix + ".bias";
+  bias.type = RankedTensorType::get({out}, elementType);
+  bias.layer = layer;
+  bias.tpDim =
+      tp > 1 && columnParallel ? std::optional<int64_t>(0) : std::nullopt;
+  bias.expert = expert;
+  bias.sumOverTensorParallel = sequenceParallel && !columnParallel;
+  params.bias = sb.addParam(std::move(bias));
+  return params;
+}
+
+void ModelImporter::declareParams() {
+  bool tied = !config.untieEmbeddingsAndOutputWeights;
+  ParamSpec embedding;
+  embedding.name = "embedding.word_embeddings.weight";
+  embedding.type = RankedTensorType::get({localVocab, hidden}, elementType);
+  embedding.tpDim = tp > 1 ? std::optional<int64_t>(0) : std::nullopt;
+  embedding.sharedEmbedding = tied;
+  embedding.contributionsPerMicrobatch = tied ? 2 : 1;
+  wordEmbedding = sb.addParam(std::move(embedding));
+
+  if (config.positionEmbeddingType == PositionEmbedding::LearnedAbsolute) {
+    ParamSpec position;
+    position.name = "embedding.position_embeddings.weight";
+    position.type = RankedTensorType::get(
+        {config.getMaxPositionEmbeddings(), hidden}, elementType);
+    positionEmbedding = sb.addParam(std::move(position));
+  }
+
+  int64_t headDim = config.getKvChannels();
+  for (int64_t i = 0; i < config.numLayers; ++i) {
+    std::string prefix = llvm::formatv("decoder.layers.{0}", i).str();
+    LayerParams params;
+    params.inputNorm =
+        declareNorm(prefix + ".input_layernorm", i, sequenceParallel);
+    params.qkv = declareLinear(prefix + ".self_attention.linear_qkv", qkvWidth,
+                               hidden, 0, i, /*expert=*/false);
+    params.proj = declareLinear(prefix + ".self_attention.linear_proj", hidden,
+                                config.numAttentionHeads * headDim / tp, 1, i,
+                                /*expert=*/false);
+    params.preMlpNorm =
+        declareNorm(prefix + ".pre_mlp_layernorm", i, sequenceParallel);
+    if (!config.isMoE()) {
+      params.fc1 = declareLinear(prefix + ".mlp.linear_fc1", fc1Width, hidden,
+                                 0, i, /*expert=*/false);
+      params.fc2 = declareLinear(prefix + ".mlp.linear_fc2", hidden, ffnWidth,
+                                 1, i, /*expert=*/false);
+    } else {
+      ParamSpec router;
+      router.name = prefix + ".mlp.router.weight";
+      router.type =
+          RankedTensorType::get({config.numExperts, hidden}, elementType);
+      router.layer = i;
+      router.sumOverTensorParallel = sequenceParallel;
+      params.router = sb.addParam(std::move(router));
+      for (int64_t j = 0; j < numLocalExperts; ++j) {
+        std::string expert =
+            llvm::formatv("{0}.mlp.experts.local_experts.{1}", prefix, j).str();
+        ExpertParams expertParams;
+        expertParams.fc1 = declareLinear(expert + ".linear_fc1", fc1Width,
+                                         hidden, 0, i, /*expert=*/true);
+        expertParams.fc2 = declareLinear(expert + ".linear_fc2", hidden,
+                                         ffnWidth, 1, i, /*expert=*/true);
+        params.experts.push_back(expertParams);
+      }
+    }
+    layers.push_back(std::move(params));
+  }
+
+  finalNorm =
+      declareNorm("decoder.final_layernorm", std::nullopt, sequenceParallel);
+  if (!tied) {
+    ParamSpec output;
+    output.name = "output_layer.weight";
+    output.type = RankedTensorType::get({localVocab, hidden}, elementType);
+    output.tpDim = tp > 1 ? std::optional<int64_t>(0) : std::nullopt;
+    outputLayer = sb.addParam(std::move(output));
+  }
+}

@@ -1,0 +1,192 @@
+//===- ApiMemory.cpp - Buffers and parameters -----------------------------===//
+//
+// Device buffers (allocation, copies, seeded inputs) and the registered
+// parameters, whose storage the optimizer steps update in place.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Context.h"
+
+#include "Seed.h"
+
+using namespace ddprt;
+
+//===----------------------------------------------------------------------===//
+// Buffers
+//===----------------------------------------------------------------------===//
+
+extern "C" ddprt_status ddprt_alloc(ddprt_context *context, int32_t dtype,
+                                    int64_t numel, void **data) {
+  DDPRT_CHECK_CONTEXT(context);
+  DDPRT_REPORT_IF_ERROR(context, checkOutput(__func__, "data", data));
+  *data = nullptr;
+  DDPRT_REPORT_IF_ERROR(context, checkDType(__func__, "dtype", dtype));
+  DDPRT_REPORT_IF_ERROR(context, checkCount(__func__, "numel", numel));
+  int64_t bytes = numel * elementSize(DType(dtype));
+  DDPRT_REPORT_IF_ERROR(context, context->backend->allocate(bytes, data));
+  context->buffers.emplace(reinterpret_cast<uintptr_t>(*data), bytes);
+  return DDPRT_OK;
+}
+
+extern "C" ddprt_status ddprt_free(ddprt_context *context, void *data) {
+  DDPRT_CHECK_CONTEXT(context);
+  if (!data)
+    return DDPRT_OK;
+  auto found = context->buffers.find(reinterpret_cast<uintptr_t>(data));
+  bool isParam = false;
+  for (const Param &param : context->params)
+    isParam |= param.data == data;
+  if (found == context->buffers.end() || isParam)
+    return context->report(invalid(
+        __func__, concat(data, " is not a buffer from ddprt_alloc (or was "
+                               "freed already)")));
+  // The compute stream may still use it.
+  DDPRT_REPORT_IF_ERROR(context, context->backend->synchronize());
+  context->backend->deallocate(data);
+  context->buffers.erase(found);
+  return DDPRT_OK;
+}
+
+extern "C" ddprt_status ddprt_copy(ddprt_context *context, void *dst,
+                                   const void *src, int64_t bytes) {
+  DDPRT_CHECK_CONTEXT(context);
+  DDPRT_REPORT_IF_ERROR(context, checkCount(__func__, "bytes", bytes));
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkBuffer(context, __func__, "dst", dst, bytes));
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkBuffer(context, __func__, "src", src, bytes));
+  if (bytes == 0)
+    return DDPRT_OK;
+  return context->report(context->backend->copy(dst, src, bytes));
+}
+
+extern "C" ddprt_status ddprt_read(ddprt_context *context, void *hostDst,
+                                   const void *src, int64_t bytes) {
+  DDPRT_CHECK_CONTEXT(context);
+  DDPRT_REPORT_IF_ERROR(context, checkCount(__func__, "bytes", bytes));
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkBuffer(context, __func__, "src", src, bytes));
+  if (bytes == 0)
+    return DDPRT_OK;
+  DDPRT_REPORT_IF_ERROR(context, checkOutput(__func__, "host_dst", hostDst));
+  return context->report(context->backend->read(hostDst, src, bytes));
+}
+
+extern "C" ddprt_status ddprt_write(ddprt_context *context, void *dst,
+                                    const void *hostSrc, int64_t bytes) {
+  DDPRT_CHECK_CONTEXT(context);
+  DDPRT_REPORT_IF_ERROR(context, checkCount(__func__, "bytes", bytes));
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkBuffer(context, __func__, "dst", dst, bytes));
+  if (bytes == 0)
+    return DDPRT_OK;
+  if (!hostSrc)
+    return context->report(invalid(__func__, "'host_src' is NULL"));
+  return context->report(context->backend->write(dst, hostSrc, bytes));
+}
+
+extern "C" ddprt_status ddprt_fill_input(ddprt_context *context, void *data,
+                                         int32_t dtype, int64_t numel,
+                                         uint64_t seed) {
+  DDPRT_CHECK_CONTEXT(context);
+  DDPRT_REPORT_IF_ERROR(
+      context, checkTensor(context, __func__, "data", data, dtype, numel));
+  if (numel == 0)
+    return DDPRT_OK;
+  uint64_t key = seedKey(seed, inputStream(context->mpi.getRank()));
+  return context->report(
+      context->backend->fillSeeded({data, DType(dtype), numel}, key));
+}
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+extern "C" ddprt_status ddprt_param_register(ddprt_context *context,
+                                             const char *name, int32_t dtype,
+                                             int64_t numel, uint64_t seed,
+                                             int32_t *param) {
+  DDPRT_CHECK_CONTEXT(context);
+  DDPRT_REPORT_IF_ERROR(context, checkOutput(__func__, "param", param));
+  DDPRT_REPORT_IF_ERROR(context, checkString(__func__, "name", name));
+  DDPRT_REPORT_IF_ERROR(context, checkDType(__func__, "dtype", dtype));
+  DDPRT_REPORT_IF_ERROR(context, checkCount(__func__, "numel", numel));
+  if (context->paramByName.count(name))
+    return context->report(invalid(
+        __func__, concat("parameter '", name, "' is registered already")));
+  Param entry{name, DType(dtype), numel, nullptr};
+  int64_t bytes = numel * elementSize(entry.dtype);
+  DDPRT_REPORT_IF_ERROR(context,
+                        context->backend->allocate(bytes, &entry.data));
+  context->buffers.emplace(reinterpret_cast<uintptr_t>(entry.data), bytes);
+  if (numel > 0)
+    DDPRT_REPORT_IF_ERROR(context, context->backend->fillSeeded(
+                                       {entry.data, entry.dtype, numel},
+                                       seedKey(seed, paramStream(name))));
+  *param = int32_t(context->params.size());
+  context->paramByName.emplace(name, *param);
+  context->params.push_back(std::move(entry));
+  return DDPRT_OK;
+}
+
+extern "C" ddprt_status ddprt_param_lookup(ddprt_context *context,
+                                           const char *name, int32_t *param) {
+  DDPRT_CHECK_CONTEXT(context);
+  DDPRT_REPORT_IF_ERROR(context, checkOutput(__func__, "param", param));
+  DDPRT_REPORT_IF_ERROR(context, checkString(__func__, "name", name));
+  auto found = context->paramByName.find(name);
+  if (found == context->paramByName.end())
+    return context->report(
+        invalid(__func__, concat("no parameter is named '", name, "'")));
+  *param = found->second;
+  return DDPRT_OK;
+}
+
+extern "C" ddprt_status ddprt_param_count(ddprt_context *context,
+                                          int32_t *count) {
+  DDPRT_CHECK_CONTEXT(context);
+  DDPRT_REPORT_IF_ERROR(context, checkOutput(__func__, "count", count));
+  *count = int32_t(context->params.size());
+  return DDPRT_OK;
+}
+
+extern "C" ddprt_status ddprt_param_info(ddprt_context *context, int32_t param,
+                                         const char **name, int32_t *dtype,
+                                         int64_t *numel) {
+  DDPRT_CHECK_CONTEXT(context);
+  DDPRT_REPORT_IF_ERROR(context, checkParam(context, __func__, param));
+  const Param &entry = context->params[size_t(param)];
+  if (name)
+    *name = entry.name.c_str();
+  if (dtype)
+    *dtype = int32_t(entry.dtype);
+  if (numel)
+    *numel = entry.numel;
+  return DDPRT_OK;
+}
+
+extern "C" ddprt_status ddprt_param_data(ddprt_context *context, int32_t param,
+                                         void **data) {
+  DDPRT_CHECK_CONTEXT(context);
+  DDPRT_REPORT_IF_ERROR(context, checkParam(context, __func__, param));
+  DDPRT_REPORT_IF_ERROR(context, checkOutput(__func__, "data", data));
+  *data = context->params[size_t(param)].data;
+  return DDPRT_OK;
+}
+
+extern "C" ddprt_status ddprt_param_read(ddprt_context *context, int32_t param,
+                                         void *hostDst, int64_t bytes) {
+  DDPRT_CHECK_CONTEXT(context);
+  DDPRT_REPORT_IF_ERROR(context, checkParam(context, __func__, param));
+  const Param &entry = context->params[size_t(param)];
+  int64_t expected = entry.numel * elementSize(entry.dtype);
+  if (bytes != expected)
+    return context->report(invalid(
+        __func__, concat("bytes is ", bytes, " but parameter '", entry.name,
+                         "' has ", expected, " (", entry.numel, " x ",
+                         dtypeName(entry.dtype), ")")));
+  if (bytes == 0)
+    return DDPRT_OK;
+  DDPRT_REPORT_IF_ERROR(context, checkOutput(__func__, "host_dst", hostDst));
+  return context->report(context->backend->read(hostDst, entry.data, bytes));
+}

@@ -1,0 +1,146 @@
+//===- Context.h - The context and argument checks of the C API -*- C++ -*-===//
+//
+// What the C entry points (Api*.cpp) share: the context behind the opaque
+// ddprt_context (groups, parameters, buffers, handles, the backend) and the
+// argument checks, whose errors name the entry point and the argument.
+// Errors end all ranks unless DDPRT_FLAG_RETURN_ERRORS is set.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDPRT_CONTEXT_H
+#define DDPRT_CONTEXT_H
+
+#include "Backend.h"
+#include "Mesh.h"
+#include "Mpi.h"
+#include "Trace.h"
+#include "Watchdog.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace ddprt {
+
+struct Group {
+  std::string axes;
+  GroupLayout layout;
+};
+
+struct Param {
+  std::string name;
+  DType dtype;
+  int64_t numel;
+  void *data;
+  /// Adam's m and v, allocated at the first Adam step.
+  float *moments = nullptr;
+  int64_t adamSteps = 0;
+};
+
+/// The last ddprt_init or ddprt_finalize failure of this thread, for
+/// ddprt_last_error(NULL).
+extern thread_local std::string lastContextlessError;
+
+} // namespace ddprt
+
+/// What the C API's opaque ddprt_context stands for.
+struct ddprt_context {
+  int32_t flags = 0;
+  ddprt::MpiSession mpi;
+  ddprt::Mesh mesh;
+  ddprt::TraceRecorder trace;
+  std::string tracePath;
+  std::unique_ptr<ddprt::Watchdog> watchdog;
+  std::unique_ptr<ddprt::Backend> backend;
+
+  std::vector<ddprt::Group> groups;
+  std::vector<ddprt::Param> params;
+  std::map<std::string, int32_t> paramByName;
+  /// Every buffer from ddprt_alloc and every parameter's storage, by
+  /// address, with its size in bytes.
+  std::map<uintptr_t, int64_t> buffers;
+  std::unordered_map<ddprt_handle, std::unique_ptr<ddprt::AsyncOp>> handles;
+  ddprt_handle nextHandle = 1;
+  std::string lastError;
+
+  /// Records a failed status (and, unless errors are returned, ends the job).
+  ddprt_status report(const ddprt::Status &status) {
+    if (status.isOk())
+      return DDPRT_OK;
+    lastError =
+        ddprt::concat("ddprt: rank ", mpi.getRank(), ": ", status.getMessage());
+    if (!(flags & DDPRT_FLAG_RETURN_ERRORS))
+      ddprt::fatalError(lastError);
+    return status.getCode();
+  }
+
+  ddprt_handle addHandle(std::unique_ptr<ddprt::AsyncOp> op) {
+    ddprt_handle handle = nextHandle++;
+    handles.emplace(handle, std::move(op));
+    return handle;
+  }
+
+  /// Releases every buffer and parameter; the backend must be idle.
+  void freeMemory() {
+    for (ddprt::Param &param : params)
+      if (param.moments)
+        backend->deallocate(param.moments);
+    for (const auto &[address, bytes] : buffers)
+      backend->deallocate(reinterpret_cast<void *>(address));
+    buffers.clear();
+    params.clear();
+  }
+};
+
+namespace ddprt {
+
+//===----------------------------------------------------------------------===//
+// Argument checks
+//===----------------------------------------------------------------------===//
+
+Status invalid(const char *entry, const std::string &what);
+
+/// Reports a NULL context of `entry` (there is no context to record it in).
+ddprt_status nullContext(const char *entry);
+
+#define DDPRT_CHECK_CONTEXT(context)                                           \
+  do {                                                                         \
+    if (!(context))                                                            \
+      return nullContext(__func__);                                            \
+  } while (false)
+
+/// Returns the status of `expr` through the context's report when it fails.
+#define DDPRT_REPORT_IF_ERROR(context, expr)                                   \
+  do {                                                                         \
+    ::ddprt::Status ddprtStatus_ = (expr);                                     \
+    if (!ddprtStatus_.isOk())                                                  \
+      return (context)->report(ddprtStatus_);                                  \
+  } while (false)
+
+Status checkDType(const char *entry, const char *what, int32_t dtype);
+Status checkCount(const char *entry, const char *what, int64_t count);
+/// `a * b` elements, which must not overflow nor pass checkCount's bound.
+Status checkProduct(const char *entry, const char *what, int64_t a, int64_t b,
+                    int64_t &product);
+Status checkOutput(const char *entry, const char *what, const void *pointer);
+Status checkString(const char *entry, const char *what, const char *text);
+/// `bytes` at `data` must lie inside one buffer of the runtime: this catches
+/// a wrong size or offset in generated code before it corrupts memory.
+Status checkBuffer(const ddprt_context *context, const char *entry,
+                   const char *what, const void *data, int64_t bytes);
+Status checkTensor(const ddprt_context *context, const char *entry,
+                   const char *what, const void *data, int32_t dtype,
+                   int64_t numel);
+Status checkGroup(const ddprt_context *context, const char *entry,
+                  int32_t group);
+Status checkParam(const ddprt_context *context, const char *entry,
+                  int32_t param);
+/// overlaps() for ranges that may be empty: an empty one overlaps nothing.
+bool rangesOverlap(const void *a, int64_t aBytes, const void *b,
+                   int64_t bBytes);
+
+} // namespace ddprt
+
+#endif // DDPRT_CONTEXT_H

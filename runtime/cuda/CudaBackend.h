@@ -1,0 +1,140 @@
+//===- CudaBackend.h - The NCCL + CUDA + cuBLAS backend ---------*- C++ -*-===//
+//
+// One compute stream (kernels, cuBLAS) and one communication stream (NCCL),
+// ordered by CUDA events: a collective waits for an event recorded on the
+// compute stream when it was issued, and its handle is an event recorded on
+// the communication stream after it, which ddprt_wait makes the compute
+// stream wait for. The host never blocks except to read data back.
+//
+// Memory and compute are in CudaBackend.cpp, the collectives in
+// CudaCollectives.cpp; only createCudaBackend is seen outside them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDPRT_CUDA_CUDABACKEND_H
+#define DDPRT_CUDA_CUDABACKEND_H
+
+#include "../Backend.h"
+#include "../Mpi.h"
+#include "../Trace.h"
+#include "../Watchdog.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <deque>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace ddprt::cuda {
+
+Status checkCuda(cudaError_t error, const std::string &call);
+Status checkNccl(ncclResult_t result, const std::string &call,
+                 ncclComm_t comm = nullptr);
+
+/// A span on a stream, timed by two events and resolved at shutdown.
+struct PendingEvent {
+  std::string name;
+  TraceCategory category;
+  int stream;
+  cudaEvent_t start, end;
+  std::string args;
+};
+
+class CudaBackend;
+
+class CudaAsyncOp final : public AsyncOp {
+public:
+  CudaAsyncOp(CudaBackend &backend, cudaEvent_t done)
+      : backend(backend), done(done) {}
+  ~CudaAsyncOp() override { cudaEventDestroy(done); }
+  Status wait() override;
+
+private:
+  CudaBackend &backend;
+  cudaEvent_t done;
+};
+
+class CudaBackend final : public Backend {
+public:
+  explicit CudaBackend(BackendEnv env) : env(env) {}
+  ~CudaBackend() override;
+
+  Status start();
+
+  int32_t getKind() const override { return DDPRT_BACKEND_CUDA; }
+  int getNumCommStreams() const override { return 1; }
+  Status createGroup(const GroupLayout &layout,
+                     const std::string &name) override;
+
+  Status allocate(int64_t bytes, void **data) override;
+  void deallocate(void *data) override { cudaFree(data); }
+  Status copy(void *dst, const void *src, int64_t bytes) override;
+  Status read(void *hostDst, const void *src, int64_t bytes) override;
+  Status write(void *dst, const void *hostSrc, int64_t bytes) override;
+
+  Status fillSeeded(const Tensor &tensor, uint64_t key) override;
+  Status gemm(const GemmOp &op) override;
+  Status compute(const std::string &kind, const std::vector<Tensor> &inputs,
+                 const std::vector<Tensor> &results) override;
+  Status accumulate(const Tensor &lhs, const void *rhs, void *result) override;
+  Status scale(const Tensor &input, double factor, void *result) override;
+  Status cast(const Tensor &input, DType resultType, void *result) override;
+  Status findNonFinite(const Tensor &tensor, int64_t &index,
+                       double &value) override;
+  Status sgd(const Tensor &param, const Tensor &grad, double lr) override;
+  Status adam(const Tensor &param, const Tensor &grad, float *moments,
+              const AdamScalars &scalars) override;
+
+  Status collective(const CollectiveOp &op,
+                    std::unique_ptr<AsyncOp> *async) override;
+  Status synchronize() override;
+  Status shutdown() override;
+
+  /// Makes the compute stream wait for `done` (recorded or about to be).
+  Status waitOnCompute(cudaEvent_t done);
+
+private:
+  /// Records the start of a traced span on `stream`; endSpan records its end.
+  cudaEvent_t beginSpan(cudaStream_t stream);
+  void endSpan(cudaEvent_t start, cudaStream_t stream, std::string name,
+               TraceCategory category, int tid, std::string args);
+  Status issueCollective(const CollectiveOp &op);
+  Status flushPointToPoint();
+  /// Lets the watchdog time the op just issued on the communication stream.
+  void watchCommStream(std::string description);
+  std::string pollCommunication();
+  Status resolveTrace();
+  ncclComm_t commOf(const CollectiveOp &op) const {
+    return groups[size_t(op.group)];
+  }
+
+  BackendEnv env;
+  int device = 0;
+  cudaStream_t computeStream = nullptr, commStream = nullptr;
+  cublasHandle_t cublas = nullptr;
+  ncclComm_t world = nullptr;
+  std::vector<ncclComm_t> groups;
+  cudaEvent_t traceBase = nullptr;
+  double traceBaseUs = 0;
+  std::vector<PendingEvent> traceEvents;
+  /// Point-to-point ops issued asynchronously and not yet given to NCCL,
+  /// with the events that will mark them done.
+  std::vector<std::pair<CollectiveOp, cudaEvent_t>> heldPointToPoint;
+
+  /// Collectives in flight on the communication stream, in stream order;
+  /// shared with the watchdog thread, as are the communicators.
+  struct InFlight {
+    cudaEvent_t done;
+    std::string description;
+    uint64_t ticket;
+  };
+  std::mutex inFlightMutex;
+  std::deque<InFlight> inFlight;
+};
+
+} // namespace ddprt::cuda
+
+#endif // DDPRT_CUDA_CUDABACKEND_H

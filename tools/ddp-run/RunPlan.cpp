@@ -1,0 +1,248 @@
+//===- RunPlan.cpp - What ddp-run runs, and its predicted time -----------===//
+//
+// RunPlan.h; docs/ddp-run.md describes the options and messages.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RunPlan.h"
+#include "RuntimeSession.h"
+
+#include "ddp/Dialect/DDP/Transforms/Passes.h"
+#include "ddp/Pipelines/SchedulePipeline.h"
+#include "ddp/Sim/SimOutput.h"
+
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+using namespace ddp;
+
+OwningOpRef<ModuleOp> ddp::parseFile(StringRef path, MLIRContext &context) {
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(path, &error);
+  if (!buffer)
+    fail(error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    fail("cannot parse '" + path + "'");
+  return module;
+}
+
+MeshOp ddp::getMesh(ModuleOp module) {
+  auto meshes = module.getOps<MeshOp>();
+  return meshes.empty() ? MeshOp() : *meshes.begin();
+}
+
+std::string ddp::formatMesh(MeshOp mesh) {
+  std::string text = "@" + mesh.getSymName().str() + "(";
+  for (auto [index, axis] :
+       llvm::enumerate(mesh.getAxisNames().getAsValueRange<StringAttr>()))
+    text += (index ? ", " : "") + axis.str() + " = " +
+            std::to_string(mesh.getShape()[index]);
+  return text + ")";
+}
+
+/// Expands every `{a,b,...}` in `text` into each of its alternatives: the
+/// cartesian product, leftmost group varying slowest.
+static SmallVector<std::string> expandAlternatives(StringRef text) {
+  size_t open = text.find('{');
+  if (open == StringRef::npos)
+    return {text.str()};
+  size_t close = text.find('}', open);
+  if (close == StringRef::npos)
+    fail("unbalanced '{' in --schedule '" + text + "'");
+  SmallVector<StringRef> alternatives;
+  text.slice(open + 1, close).split(alternatives, ',');
+  SmallVector<std::string> tails =
+      expandAlternatives(text.drop_front(close + 1));
+  SmallVector<std::string> expanded;
+  for (StringRef alternative : alternatives)
+    for (const std::string &tail : tails)
+      expanded.push_back(
+          (text.take_front(open) + alternative.trim() + tail).str());
+  return expanded;
+}
+
+/// Simulates `program` on `model`; writes its trace when `tracePath` is set.
+static sim::SimResult predictStep(ModuleOp program, const sim::CostModel &model,
+                                  StringRef tracePath) {
+  FailureOr<func::FuncOp> step = sim::findStep(program, "");
+  if (failed(step))
+    fail("cannot find the step to simulate");
+  FailureOr<sim::SimResult> result = sim::simulateStep(*step, model);
+  if (failed(result))
+    fail("the simulator cannot price the step");
+  if (!tracePath.empty()) {
+    std::string error;
+    std::unique_ptr<llvm::ToolOutputFile> output =
+        openOutputFile(tracePath, &error);
+    if (!output)
+      fail(error);
+    sim::writeChromeTrace(*result, output->os());
+    output->keep();
+  }
+  return *result;
+}
+
+/// Under --verify, fails if `options` reduce 16-bit gradients in f32 where
+/// that cannot equal the input's average bitwise. The step's avg pre-scales
+/// each contribution by 1/n in the gradient's own type; grad-reduce-in-fp32
+/// scales in f32 and rounds to 16 bits only after the sum. The two agree
+/// when 1/n is a power of two and differ otherwise: the option then changes
+/// what the step computes (docs/RationaleDDP.md).
+static void checkFp32ReductionIsExact(ModuleOp input,
+                                      const SchedulePipelineOptions &options,
+                                      StringRef scheduleText, bool verify) {
+  if (!verify ||
+      !(options.gradReduceInFp32 || options.megatronGradReduceInFp32))
+    return;
+  MeshOp mesh = getMesh(input);
+  input.walk([&](AllReduceOp reduce) {
+    auto type = cast<RankedTensorType>(reduce.getResult().getType());
+    int64_t groupSize = getGroupSize(mesh, reduce.getAxes());
+    if (reduce.getReduction() != Reduction::Avg ||
+        type.getElementType().getIntOrFloatBitWidth() >= 32 ||
+        llvm::isPowerOf2_64(uint64_t(groupSize)))
+      return WalkResult::advance();
+    std::string element;
+    llvm::raw_string_ostream os(element);
+    os << type.getElementType();
+    fail("schedule '" + scheduleText +
+         "' cannot be verified bitwise: grad-reduce-in-fp32 averages the " +
+         element + " gradients over " + llvm::Twine(groupSize) +
+         " ranks in f32, where the unscheduled step averages them in " +
+         element + ", and 1/" + llvm::Twine(groupSize) +
+         " rounds differently in the two (it changes what the step "
+         "computes); verify it with grad-reduce-in-fp32=false");
+  });
+}
+
+std::vector<RunProgram> ddp::buildSchedules(ModuleOp input,
+                                            MLIRContext &context,
+                                            const RunRequest &request) {
+  std::vector<RunProgram> schedules;
+  auto runPipeline = [&](RunProgram &program,
+                         llvm::function_ref<void(PassManager &)> populate) {
+    program.module = input.clone();
+    PassManager pm(&context);
+    populate(pm);
+    if (failed(pm.run(*program.module)))
+      fail("scheduling '" + request.inputFile + "' failed" +
+           (program.options.empty() ? "" : " with '" + program.options + "'"));
+  };
+  if (!request.scheduledFile.empty()) {
+    RunProgram &program = schedules.emplace_back();
+    program.label = "the scheduled program ('" + request.scheduledFile + "')";
+    program.module = parseFile(request.scheduledFile, context);
+  } else if (!request.passPipeline.empty()) {
+    RunProgram &program = schedules.emplace_back();
+    program.label = "the scheduled program";
+    runPipeline(program, [&](PassManager &pm) {
+      std::string error;
+      llvm::raw_string_ostream errorStream(error);
+      if (failed(parsePassPipeline(request.passPipeline, pm, errorStream)))
+        fail("bad --pass-pipeline: " + error);
+    });
+  } else {
+    for (const std::string &option : request.scheduleOptions) {
+      for (std::string &expanded : expandAlternatives(option)) {
+        RunProgram &program = schedules.emplace_back();
+        program.options = expanded;
+        program.label = "schedule '" + expanded + "'";
+        runPipeline(program, [&](PassManager &pm) {
+          auto options = SchedulePipelineOptions::createFromString(expanded);
+          if (!options)
+            fail("bad --schedule options '" + expanded + "'");
+          checkFp32ReductionIsExact(input, *options, expanded, request.verify);
+          populateDDPSchedulePipeline(pm, *options);
+        });
+      }
+    }
+  }
+  for (auto [index, program] : llvm::enumerate(schedules)) {
+    program.role = schedules.size() == 1
+                       ? "scheduled"
+                       : "schedule " + std::to_string(index + 1);
+    if (schedules.size() == 1 && !program.options.empty())
+      program.label = "the scheduled program";
+    if (request.verify)
+      program.paramPrefix = "schedule" + std::to_string(index + 1) + ":";
+  }
+  return schedules;
+}
+
+RunPlan ddp::planRun(ModuleOp input, std::vector<RunProgram> schedules,
+                     const RunRequest &request) {
+  RunPlan plan;
+  plan.numSchedules = schedules.size();
+  if (request.verify || schedules.empty()) {
+    RunProgram &reference = plan.programs.emplace_back();
+    reference.role = request.verify ? "unscheduled" : "program";
+    reference.label = "the unscheduled program";
+    reference.module = input.clone();
+  }
+  // Options that change nothing for this step (grad-reduce-in-fp32 on f32
+  // gradients, say) give the same program: it runs once.
+  llvm::StringMap<std::string> distinct;
+  for (RunProgram &program : schedules) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    program.module->print(os);
+    auto [first, inserted] = distinct.try_emplace(text, program.role);
+    if (inserted)
+      plan.programs.push_back(std::move(program));
+    else
+      plan.duplicates.push_back({program.role, first->second, program.options});
+  }
+  return plan;
+}
+
+void ddp::checkComparable(MeshOp mesh, ArrayRef<ParamDescription> params,
+                          ArrayRef<RunProgram> programs,
+                          const RunRequest &request) {
+  for (const RunProgram &program : programs) {
+    MeshOp other = getMesh(*program.module);
+    if (other && (mesh.getAxisNames() != other.getAxisNames() ||
+                  mesh.getShape() != other.getShape()))
+      fail("the mesh " + formatMesh(other) + " of " + program.label +
+           " differs from the input's " + formatMesh(mesh));
+    if (!request.verify)
+      continue;
+    SmallVector<ParamDescription> actual = describeParams(*program.module);
+    for (const ParamDescription &param : params) {
+      auto same = llvm::find_if(actual, [&](const ParamDescription &other) {
+        return other.name == param.name && other.shape == param.shape &&
+               other.elementType == param.elementType;
+      });
+      if (same == actual.end())
+        fail(program.label + " has no parameter @" + param.name +
+             " of the unscheduled program's shape and type; a schedule "
+             "keeps every parameter");
+    }
+    if (actual.size() != params.size())
+      fail(program.label + " has " + llvm::Twine(actual.size()) +
+           " parameters, the unscheduled program " +
+           llvm::Twine(params.size()));
+  }
+}
+
+void ddp::predictPrograms(std::vector<RunProgram> &programs,
+                          StringRef hardwareProfile,
+                          StringRef predictedTracePath) {
+  llvm::Expected<sim::HardwareProfile> profile =
+      sim::lookupHardwareProfile(hardwareProfile);
+  if (!profile)
+    fail(llvm::toString(profile.takeError()));
+  sim::CostModel model(*profile);
+  for (RunProgram &program : programs)
+    program.prediction = predictStep(
+        *program.module, model,
+        &program == &programs.back() ? predictedTracePath : StringRef());
+}

@@ -1,0 +1,103 @@
+//===- RunPlan.h - What ddp-run runs, and its predicted time ---*- C++ -*-===//
+//
+// The planning half of ddp-run: the scheduled programs built from
+// --scheduled, --pass-pipeline or --schedule, the plan of what runs (each
+// distinct program once), the checks that they can be compared with the
+// input, and the simulator's prediction of each. ddp-run.cpp lowers, runs
+// and verifies what the plan holds.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_TOOLS_DDP_RUN_RUNPLAN_H
+#define DDP_TOOLS_DDP_RUN_RUNPLAN_H
+
+#include "LoweredProgram.h"
+#include "StepVerifier.h"
+
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Sim/Simulator.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddp {
+
+/// The command line's choice of what to run: at most one of
+/// scheduledFile, passPipeline and scheduleOptions is given.
+struct RunRequest {
+  std::string inputFile;
+  std::string scheduledFile;
+  std::string passPipeline;
+  std::vector<std::string> scheduleOptions;
+  bool verify = false;
+};
+
+mlir::OwningOpRef<mlir::ModuleOp> parseFile(llvm::StringRef path,
+                                            mlir::MLIRContext &context);
+
+/// The one mesh of a module (the lowering reports the other cases).
+MeshOp getMesh(mlir::ModuleOp module);
+
+/// "@world(dp = 2, tp = 2)", as the IR writes it.
+std::string formatMesh(MeshOp mesh);
+
+/// One program as ddp-run runs it.
+struct RunProgram {
+  /// Its name in the summary: "unscheduled", "scheduled", "schedule 3".
+  std::string role;
+  /// How verify messages name it.
+  std::string label;
+  /// The schedule options it came from, if any.
+  std::string options;
+  /// Its parameters' names in the runtime are this + the IR's names.
+  std::string paramPrefix;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::unique_ptr<JitProgram> jit;
+  std::vector<double> stepSeconds; // the slowest rank's, per step
+  std::optional<sim::SimResult> prediction;
+};
+
+/// What runs: the unscheduled program (under --verify, or when there is no
+/// schedule) and the distinct scheduled programs, in that order.
+struct RunPlan {
+  std::vector<RunProgram> programs;
+  /// Schedules that gave the same program as an earlier one: its role, the
+  /// earlier one's, its options.
+  struct Duplicate {
+    std::string role, sameAs, options;
+  };
+  std::vector<Duplicate> duplicates;
+  size_t numSchedules = 0;
+};
+
+/// The scheduled programs: a file, the input after a pass pipeline, or the
+/// input after ddp-schedule with each set of options.
+std::vector<RunProgram> buildSchedules(mlir::ModuleOp input,
+                                       mlir::MLIRContext &context,
+                                       const RunRequest &request);
+
+RunPlan planRun(mlir::ModuleOp input, std::vector<RunProgram> schedules,
+                const RunRequest &request);
+
+/// Fails unless every scheduled program can be compared with the input: the
+/// same mesh and, under --verify, the same parameters.
+void checkComparable(MeshOp mesh, llvm::ArrayRef<ParamDescription> params,
+                     llvm::ArrayRef<RunProgram> programs,
+                     const RunRequest &request);
+
+/// The simulator's prediction of every program on `hardwareProfile`; the
+/// last one's trace goes to `predictedTracePath` when it is set.
+void predictPrograms(std::vector<RunProgram> &programs,
+                     llvm::StringRef hardwareProfile,
+                     llvm::StringRef predictedTracePath);
+
+} // namespace ddp
+
+#endif // DDP_TOOLS_DDP_RUN_RUNPLAN_H
