@@ -4,7 +4,7 @@
 #define DDP_DIALECT_DDP_TRANSFORMS_PASSES_H
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
-#include "ddp/Sim/CostModel.h"
+#include "ddp/Timing/CostModel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
