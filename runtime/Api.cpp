@@ -57,6 +57,10 @@ struct Param {
   /// Adam's m and v, allocated at the first Adam step.
   float *moments = nullptr;
   int64_t adamSteps = 0;
+  /// ddprt_shard_adam's m and v for the parameter's elements
+  /// [shardBegin, shardBegin + shardNumel) in this rank's shard.
+  float *shardMoments = nullptr;
+  int64_t shardBegin = 0, shardNumel = 0, shardAdamSteps = 0;
 };
 
 /// The last ddprt_init or ddprt_finalize failure of this thread, for
@@ -103,9 +107,12 @@ struct ddprt_context {
 
   /// Releases every buffer and parameter; the backend must be idle.
   void freeMemory() {
-    for (Param &param : params)
+    for (Param &param : params) {
       if (param.moments)
         backend->deallocate(param.moments);
+      if (param.shardMoments)
+        backend->deallocate(param.shardMoments);
+    }
     for (const auto &[address, bytes] : buffers)
       backend->deallocate(reinterpret_cast<void *>(address));
     buffers.clear();
@@ -1053,6 +1060,33 @@ extern "C" ddprt_status ddprt_join(ddprt_context *context,
 // Optimizer
 //===----------------------------------------------------------------------===//
 
+static Status checkAdamHyperparameters(const char *entry, double lr,
+                                      double beta1, double beta2, double eps) {
+  if (!std::isfinite(lr))
+    return invalid(entry, concat("lr ", lr, " is not finite"));
+  if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1))
+    return invalid(entry,
+                   concat("betas (", beta1, ", ", beta2, ") must lie in [0, 1)"));
+  if (!(eps > 0) || !std::isfinite(eps))
+    return invalid(entry, concat("eps ", eps, " must be positive"));
+  return Status::ok();
+}
+
+/// The scalars of Adam step `step` (counted from 1), on the host in f64.
+static AdamScalars getAdamScalars(int64_t step, double lr, double beta1,
+                                  double beta2, double eps) {
+  AdamScalars scalars;
+  scalars.beta1 = float(beta1);
+  scalars.oneMinusBeta1 = float(1.0 - beta1);
+  scalars.beta2 = float(beta2);
+  scalars.oneMinusBeta2 = float(1.0 - beta2);
+  scalars.stepSize = float(lr / (1.0 - std::pow(beta1, double(step))));
+  scalars.biasCorrection2Sqrt =
+      float(std::sqrt(1.0 - std::pow(beta2, double(step))));
+  scalars.eps = float(eps);
+  return scalars;
+}
+
 static Status checkGradient(const ddprt_context *context, const char *entry,
                             const Param &param, int32_t gradDtype,
                             const void *grad) {
@@ -1086,16 +1120,8 @@ extern "C" ddprt_status ddprt_adam(ddprt_context *context, int32_t param,
   Param &entry = context->params[size_t(param)];
   DDPRT_REPORT_IF_ERROR(
       context, checkGradient(context, __func__, entry, gradDtype, grad));
-  if (!std::isfinite(lr))
-    return context->report(
-        invalid(__func__, concat("lr ", lr, " is not finite")));
-  if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1))
-    return context->report(
-        invalid(__func__,
-                concat("betas (", beta1, ", ", beta2, ") must lie in [0, 1)")));
-  if (!(eps > 0) || !std::isfinite(eps))
-    return context->report(
-        invalid(__func__, concat("eps ", eps, " must be positive")));
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkAdamHyperparameters(__func__, lr, beta1, beta2, eps));
   if (entry.numel == 0)
     return DDPRT_OK;
   if (!entry.moments) {
@@ -1105,17 +1131,144 @@ extern "C" ddprt_status ddprt_adam(ddprt_context *context, int32_t param,
                      2 * entry.numel * int64_t(sizeof(float)), &moments));
     entry.moments = static_cast<float *>(moments);
   }
-  double step = double(++entry.adamSteps);
-  AdamScalars scalars;
-  scalars.beta1 = float(beta1);
-  scalars.oneMinusBeta1 = float(1.0 - beta1);
-  scalars.beta2 = float(beta2);
-  scalars.oneMinusBeta2 = float(1.0 - beta2);
-  scalars.stepSize = float(lr / (1.0 - std::pow(beta1, step)));
-  scalars.biasCorrection2Sqrt = float(std::sqrt(1.0 - std::pow(beta2, step)));
-  scalars.eps = float(eps);
+  AdamScalars scalars =
+      getAdamScalars(++entry.adamSteps, lr, beta1, beta2, eps);
   return context->report(context->backend->adam(
       {entry.data, entry.dtype, entry.numel},
       {const_cast<void *>(grad), DType(gradDtype), entry.numel}, entry.moments,
       scalars));
+}
+
+/// The part of parameter `entry` inside this rank's shard of its bucket, as
+/// element indices of the parameter ([begin, begin + numel)) and of the
+/// shard (shardIndex).
+struct ShardSlice {
+  int64_t begin = 0, numel = 0, shardIndex = 0;
+};
+
+static Status getShardSlice(const ddprt_context *context, const char *entry,
+                            int32_t group, const Param &param, int64_t offset,
+                            int64_t shardNumel, ShardSlice &slice) {
+  DDPRT_RETURN_IF_ERROR(checkGroup(context, entry, group));
+  DDPRT_RETURN_IF_ERROR(checkCount(entry, "shard_numel", shardNumel));
+  const GroupLayout &layout = context->groups[size_t(group)].layout;
+  int64_t shardBegin = 0, bucketNumel = 0, paramEnd = 0;
+  if (offset < 0 || __builtin_add_overflow(offset, param.numel, &paramEnd) ||
+      __builtin_mul_overflow(shardNumel, int64_t(layout.size), &bucketNumel) ||
+      paramEnd > bucketNumel)
+    return invalid(entry, concat("parameter '", param.name, "' (", param.numel,
+                                 " elements at offset ", offset,
+                                 ") does not lie in a bucket of ", shardNumel,
+                                 " x ", layout.size, " elements"));
+  shardBegin = shardNumel * layout.rank;
+  int64_t begin = std::max(offset, shardBegin);
+  int64_t end = std::min(paramEnd, shardBegin + shardNumel);
+  slice.begin = begin - offset;
+  slice.numel = std::max<int64_t>(end - begin, 0);
+  slice.shardIndex = begin - shardBegin;
+  return Status::ok();
+}
+
+/// Checks the arguments both shard optimizers share and finds the slice;
+/// `slice.numel` is 0 when the parameter has no element in the shard.
+static Status prepareShardUpdate(const ddprt_context *context,
+                                 const char *entry, int32_t group,
+                                 int32_t param, int64_t offset,
+                                 int32_t gradDtype, const void *gradShard,
+                                 int64_t shardNumel, void *paramShard,
+                                 ShardSlice &slice) {
+  DDPRT_RETURN_IF_ERROR(checkParam(context, entry, param));
+  const Param &target = context->params[size_t(param)];
+  DDPRT_RETURN_IF_ERROR(getShardSlice(context, entry, group, target, offset,
+                                      shardNumel, slice));
+  DDPRT_RETURN_IF_ERROR(checkTensor(context, entry, "grad_shard", gradShard,
+                                    gradDtype, shardNumel));
+  return checkTensor(context, entry, "param_shard", paramShard,
+                     int32_t(target.dtype), shardNumel);
+}
+
+/// The parameter's elements of the slice, copied to their place in
+/// param_shard, where the optimizer then updates them: the parameter keeps
+/// its value until ddp.set_params writes the gathered shards.
+static Status copySliceToShard(ddprt_context *context, const Param &target,
+                               const ShardSlice &slice, void *paramShard) {
+  int64_t elementBytes = elementSize(target.dtype);
+  return context->backend->copy(
+      static_cast<char *>(paramShard) + slice.shardIndex * elementBytes,
+      static_cast<const char *>(target.data) + slice.begin * elementBytes,
+      slice.numel * elementBytes);
+}
+
+static Tensor getShardView(void *shard, DType dtype, const ShardSlice &slice) {
+  return {static_cast<char *>(shard) + slice.shardIndex * elementSize(dtype),
+          dtype, slice.numel};
+}
+
+extern "C" ddprt_status ddprt_shard_sgd(ddprt_context *context, int32_t group,
+                                        int32_t param, int64_t offset,
+                                        int32_t gradDtype,
+                                        const void *gradShard,
+                                        int64_t shardNumel, void *paramShard,
+                                        double lr) {
+  DDPRT_CHECK_CONTEXT(context);
+  ShardSlice slice;
+  DDPRT_REPORT_IF_ERROR(
+      context, prepareShardUpdate(context, __func__, group, param, offset,
+                                  gradDtype, gradShard, shardNumel, paramShard,
+                                  slice));
+  if (!std::isfinite(lr))
+    return context->report(
+        invalid(__func__, concat("lr ", lr, " is not finite")));
+  if (slice.numel == 0)
+    return DDPRT_OK;
+  const Param &target = context->params[size_t(param)];
+  DDPRT_REPORT_IF_ERROR(context,
+                        copySliceToShard(context, target, slice, paramShard));
+  return context->report(context->backend->sgd(
+      getShardView(paramShard, target.dtype, slice),
+      getShardView(const_cast<void *>(gradShard), DType(gradDtype), slice),
+      lr));
+}
+
+extern "C" ddprt_status
+ddprt_shard_adam(ddprt_context *context, int32_t group, int32_t param,
+                 int64_t offset, int32_t gradDtype, const void *gradShard,
+                 int64_t shardNumel, void *paramShard, double lr, double beta1,
+                 double beta2, double eps) {
+  DDPRT_CHECK_CONTEXT(context);
+  ShardSlice slice;
+  DDPRT_REPORT_IF_ERROR(
+      context, prepareShardUpdate(context, __func__, group, param, offset,
+                                  gradDtype, gradShard, shardNumel, paramShard,
+                                  slice));
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkAdamHyperparameters(__func__, lr, beta1, beta2, eps));
+  if (slice.numel == 0)
+    return DDPRT_OK;
+  Param &target = context->params[size_t(param)];
+  if (!target.shardMoments) {
+    void *moments = nullptr;
+    DDPRT_REPORT_IF_ERROR(
+        context, context->backend->allocate(
+                     2 * slice.numel * int64_t(sizeof(float)), &moments));
+    target.shardMoments = static_cast<float *>(moments);
+    target.shardBegin = slice.begin;
+    target.shardNumel = slice.numel;
+  } else if (target.shardBegin != slice.begin ||
+             target.shardNumel != slice.numel) {
+    return context->report(invalid(
+        __func__,
+        concat("parameter '", target.name, "' has Adam moments for its ",
+               "elements [", target.shardBegin, ", ",
+               target.shardBegin + target.shardNumel, ") but this shard holds [",
+               slice.begin, ", ", slice.begin + slice.numel, ")")));
+  }
+  DDPRT_REPORT_IF_ERROR(context,
+                        copySliceToShard(context, target, slice, paramShard));
+  AdamScalars scalars =
+      getAdamScalars(++target.shardAdamSteps, lr, beta1, beta2, eps);
+  return context->report(context->backend->adam(
+      getShardView(paramShard, target.dtype, slice),
+      getShardView(const_cast<void *>(gradShard), DType(gradDtype), slice),
+      target.shardMoments, scalars));
 }

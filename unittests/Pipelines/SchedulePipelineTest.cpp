@@ -112,16 +112,18 @@ TEST_F(SchedulePipelineTest,
         ASSERT_TRUE(succeeded(schedule(*module, options)));
         ASSERT_TRUE(succeeded(verify(*module)));
         // Every gradient went into a bucket, and with overlap every bucket's
-        // collective is asynchronous.
+        // collective is asynchronous; the distributed optimizer reduces each
+        // bucket with a reduce-scatter.
         size_t buckets = 0, async = 0, waits = 0;
         getStep(*module).walk([&](Operation *op) {
           if (auto ready = dyn_cast<GradReadyOp>(op)) {
             EXPECT_TRUE(ready->hasAttr(kBucketAttrName));
           }
-          if (auto allReduce = dyn_cast<AllReduceOp>(op);
-              allReduce && allReduce->hasAttr(kBucketAttrName)) {
+          if (isa<CollectiveOpInterface>(op) && op->hasAttr(kBucketAttrName)) {
             ++buckets;
-            async += allReduce.getToken() != nullptr;
+            async += cast<AsyncOpInterface>(op).isAsync();
+            EXPECT_EQ(isa<ReduceScatterOp>(op), bool(flags & 16));
+            EXPECT_FALSE(isa<AllGatherOp>(op));
           }
           waits += isa<WaitOp>(op);
         });

@@ -3,7 +3,8 @@
 // Read off the storage plan, so that ddp-run can refuse a run that cannot
 // fit before any rank allocates, and ddp-step-stats can say what a step will
 // need. The runtime's own allocations are counted as runtime/ makes them:
-// Api.cpp gives each Adam-updated parameter 2 f32 moments per element, and
+// Api.cpp gives each Adam-updated parameter 2 f32 moments per element (per
+// element in this rank's shard under the distributed optimizer), and
 // the CPU backend computes 16-bit GEMMs and collectives on f32 copies.
 //
 //===----------------------------------------------------------------------===//
@@ -39,6 +40,11 @@ RuntimeMemory ddp::estimateRuntimeMemory(const StoragePlan &plan) {
     if (adamParams.contains(const_cast<ParamOp &>(param.op).getSymNameAttr()))
       memory.optimizerStateBytes += 2 * param.numel * int64_t(sizeof(float));
   }
+  // A shard optimizer's moments cover the parameter elements of this rank's
+  // shard: at most the shard.
+  for (auto shardAdam : body.getOps<ShardAdamOp>())
+    memory.optimizerStateBytes +=
+        2 * numElementsOf(shardAdam.getGrad()) * int64_t(sizeof(float));
   for (const PlannedBuffer &buffer : plan.buffers)
     memory.bufferBytes += buffer.getBytes();
 
