@@ -139,8 +139,10 @@ TEST_F(SchedulePipelineTest, AutoPredictsTheSimulatedStepTime) {
   for (StringRef input : {"tiny", "tiny-moe", "mixed"}) {
     for (StringRef hw : {"h100-sxm-ib400", "a100-sxm-ib200"}) {
       for (int64_t dp : {0, 64}) {
-        for (StringRef extra : {"", " grad-reduce-in-fp32=true",
-                                " use-distributed-optimizer=true"}) {
+        // Not use-distributed-optimizer: auto prices the all-reduce step,
+        // and the simulator does not price the shard optimizers yet
+        // (docs/DistributedOptimizer.md, "Status").
+        for (StringRef extra : {"", " grad-reduce-in-fp32=true"}) {
           std::string options =
               ("policy=auto hw=" + hw + " dp=" + std::to_string(dp) + extra)
                   .str();
