@@ -57,9 +57,13 @@ struct Param {
   /// Adam's m and v, allocated at the first Adam step.
   float *moments = nullptr;
   int64_t adamSteps = 0;
-  /// ddprt_shard_adam's m and v for the parameter's elements
-  /// [shardBegin, shardBegin + shardNumel) in this rank's shard.
+  /// The fp32 main copy of a 16-bit parameter, made at its first update.
+  float *main = nullptr;
+  /// The shard optimizers' state for the parameter's elements
+  /// [shardBegin, shardBegin + shardNumel) in this rank's shard: Adam's m
+  /// and v, and the main copy of a 16-bit parameter.
   float *shardMoments = nullptr;
+  float *shardMain = nullptr;
   int64_t shardBegin = 0, shardNumel = 0, shardAdamSteps = 0;
 };
 
@@ -110,8 +114,9 @@ struct ddprt_context {
     for (Param &param : params) {
       if (param.moments)
         backend->deallocate(param.moments);
-      if (param.shardMoments)
-        backend->deallocate(param.shardMoments);
+      for (float *state : {param.shardMoments, param.main, param.shardMain})
+        if (state)
+          backend->deallocate(state);
     }
     for (const auto &[address, bytes] : buffers)
       backend->deallocate(reinterpret_cast<void *>(address));
@@ -1093,6 +1098,41 @@ static Status checkGradient(const ddprt_context *context, const char *entry,
   return checkTensor(context, entry, "grad", grad, gradDtype, param.numel);
 }
 
+static bool isSixteenBit(DType dtype) {
+  return dtype == DType::F16 || dtype == DType::BF16;
+}
+
+/// Applies `update` (an optimizer kernel on a parameter tensor) to the
+/// `numel` parameter values at `values`, leaving the updated values at
+/// `result` (which may be `values`). A 16-bit parameter is updated through
+/// its fp32 main copy `main`, made from `values` at the first update, and
+/// `result` receives the main copy rounded (Megatron's mixed-precision
+/// optimizer); an f32 or f64 parameter is its own main copy and is updated
+/// in `result`.
+template <typename Update>
+static Status updateParam(ddprt_context *context, const void *values,
+                          DType dtype, int64_t numel, float *&main,
+                          void *result, Update update) {
+  Backend &backend = *context->backend;
+  if (!isSixteenBit(dtype)) {
+    if (result != values)
+      DDPRT_RETURN_IF_ERROR(
+          backend.copy(result, values, numel * elementSize(dtype)));
+    return update(Tensor{result, dtype, numel});
+  }
+  if (!main) {
+    void *allocated = nullptr;
+    DDPRT_RETURN_IF_ERROR(
+        backend.allocate(numel * int64_t(sizeof(float)), &allocated));
+    main = static_cast<float *>(allocated);
+    DDPRT_RETURN_IF_ERROR(backend.cast(
+        Tensor{const_cast<void *>(values), dtype, numel}, DType::F32, main));
+  }
+  Tensor mainTensor{main, DType::F32, numel};
+  DDPRT_RETURN_IF_ERROR(update(mainTensor));
+  return backend.cast(mainTensor, dtype, result);
+}
+
 extern "C" ddprt_status ddprt_sgd(ddprt_context *context, int32_t param,
                                   int32_t gradDtype, const void *grad,
                                   double lr) {
@@ -1106,9 +1146,12 @@ extern "C" ddprt_status ddprt_sgd(ddprt_context *context, int32_t param,
         invalid(__func__, concat("lr ", lr, " is not finite")));
   if (entry.numel == 0)
     return DDPRT_OK;
-  return context->report(context->backend->sgd(
-      {entry.data, entry.dtype, entry.numel},
-      {const_cast<void *>(grad), DType(gradDtype), entry.numel}, lr));
+  Tensor gradient{const_cast<void *>(grad), DType(gradDtype), entry.numel};
+  return context->report(updateParam(
+      context, entry.data, entry.dtype, entry.numel, entry.main, entry.data,
+      [&](const Tensor &target) {
+        return context->backend->sgd(target, gradient, lr);
+      }));
 }
 
 extern "C" ddprt_status ddprt_adam(ddprt_context *context, int32_t param,
@@ -1133,10 +1176,13 @@ extern "C" ddprt_status ddprt_adam(ddprt_context *context, int32_t param,
   }
   AdamScalars scalars =
       getAdamScalars(++entry.adamSteps, lr, beta1, beta2, eps);
-  return context->report(context->backend->adam(
-      {entry.data, entry.dtype, entry.numel},
-      {const_cast<void *>(grad), DType(gradDtype), entry.numel}, entry.moments,
-      scalars));
+  Tensor gradient{const_cast<void *>(grad), DType(gradDtype), entry.numel};
+  return context->report(updateParam(
+      context, entry.data, entry.dtype, entry.numel, entry.main, entry.data,
+      [&](const Tensor &target) {
+        return context->backend->adam(target, gradient, entry.moments,
+                                      scalars);
+      }));
 }
 
 /// The part of parameter `entry` inside this rank's shard of its bucket, as
@@ -1187,16 +1233,30 @@ static Status prepareShardUpdate(const ddprt_context *context,
                      int32_t(target.dtype), shardNumel);
 }
 
-/// The parameter's elements of the slice, copied to their place in
-/// param_shard, where the optimizer then updates them: the parameter keeps
-/// its value until ddp.set_params writes the gathered shards.
-static Status copySliceToShard(ddprt_context *context, const Param &target,
-                               const ShardSlice &slice, void *paramShard) {
-  int64_t elementBytes = elementSize(target.dtype);
-  return context->backend->copy(
-      static_cast<char *>(paramShard) + slice.shardIndex * elementBytes,
-      static_cast<const char *>(target.data) + slice.begin * elementBytes,
-      slice.numel * elementBytes);
+/// The parameter's values of the slice.
+static const void *getSliceValues(const Param &target,
+                                  const ShardSlice &slice) {
+  return static_cast<const char *>(target.data) +
+         slice.begin * elementSize(target.dtype);
+}
+
+/// The shard state of a parameter covers one slice: the first shard update
+/// fixes it, and a later one with another slice is an error.
+static Status checkShardState(const char *entry, Param &target,
+                              const ShardSlice &slice) {
+  if (target.shardNumel == 0) {
+    target.shardBegin = slice.begin;
+    target.shardNumel = slice.numel;
+    return Status::ok();
+  }
+  if (target.shardBegin == slice.begin && target.shardNumel == slice.numel)
+    return Status::ok();
+  return invalid(entry, concat("parameter '", target.name,
+                               "' has shard state for its elements [",
+                               target.shardBegin, ", ",
+                               target.shardBegin + target.shardNumel,
+                               ") but this shard holds [", slice.begin, ", ",
+                               slice.begin + slice.numel, ")"));
 }
 
 static Tensor getShardView(void *shard, DType dtype, const ShardSlice &slice) {
@@ -1221,13 +1281,16 @@ extern "C" ddprt_status ddprt_shard_sgd(ddprt_context *context, int32_t group,
         invalid(__func__, concat("lr ", lr, " is not finite")));
   if (slice.numel == 0)
     return DDPRT_OK;
-  const Param &target = context->params[size_t(param)];
-  DDPRT_REPORT_IF_ERROR(context,
-                        copySliceToShard(context, target, slice, paramShard));
-  return context->report(context->backend->sgd(
-      getShardView(paramShard, target.dtype, slice),
-      getShardView(const_cast<void *>(gradShard), DType(gradDtype), slice),
-      lr));
+  Param &target = context->params[size_t(param)];
+  DDPRT_REPORT_IF_ERROR(context, checkShardState(__func__, target, slice));
+  Tensor gradient =
+      getShardView(const_cast<void *>(gradShard), DType(gradDtype), slice);
+  return context->report(updateParam(
+      context, getSliceValues(target, slice), target.dtype, slice.numel,
+      target.shardMain, getShardView(paramShard, target.dtype, slice).data,
+      [&](const Tensor &shard) {
+        return context->backend->sgd(shard, gradient, lr);
+      }));
 }
 
 extern "C" ddprt_status
@@ -1246,29 +1309,23 @@ ddprt_shard_adam(ddprt_context *context, int32_t group, int32_t param,
   if (slice.numel == 0)
     return DDPRT_OK;
   Param &target = context->params[size_t(param)];
+  DDPRT_REPORT_IF_ERROR(context, checkShardState(__func__, target, slice));
   if (!target.shardMoments) {
     void *moments = nullptr;
     DDPRT_REPORT_IF_ERROR(
         context, context->backend->allocate(
                      2 * slice.numel * int64_t(sizeof(float)), &moments));
     target.shardMoments = static_cast<float *>(moments);
-    target.shardBegin = slice.begin;
-    target.shardNumel = slice.numel;
-  } else if (target.shardBegin != slice.begin ||
-             target.shardNumel != slice.numel) {
-    return context->report(invalid(
-        __func__,
-        concat("parameter '", target.name, "' has Adam moments for its ",
-               "elements [", target.shardBegin, ", ",
-               target.shardBegin + target.shardNumel, ") but this shard holds [",
-               slice.begin, ", ", slice.begin + slice.numel, ")")));
   }
-  DDPRT_REPORT_IF_ERROR(context,
-                        copySliceToShard(context, target, slice, paramShard));
   AdamScalars scalars =
       getAdamScalars(++target.shardAdamSteps, lr, beta1, beta2, eps);
-  return context->report(context->backend->adam(
-      getShardView(paramShard, target.dtype, slice),
-      getShardView(const_cast<void *>(gradShard), DType(gradDtype), slice),
-      target.shardMoments, scalars));
+  Tensor gradient =
+      getShardView(const_cast<void *>(gradShard), DType(gradDtype), slice);
+  return context->report(updateParam(
+      context, getSliceValues(target, slice), target.dtype, slice.numel,
+      target.shardMain, getShardView(paramShard, target.dtype, slice).data,
+      [&](const Tensor &shard) {
+        return context->backend->adam(shard, gradient, target.shardMoments,
+                                      scalars);
+      }));
 }

@@ -404,7 +404,10 @@ DDPRT_EXPORT ddprt_status ddprt_join(ddprt_context *context,
 
 /* param -= lr * grad, in f64 for f64 parameters, else in f32 with lr rounded
  * to f32; rounded once to the parameter's type. grad has the parameter's
- * numel and any dtype. */
+ * numel and any dtype. An f16 or bf16 parameter is updated through an fp32
+ * main copy kept by the runtime (made from the parameter at its first
+ * update): the main copy is updated, and the parameter becomes the main copy
+ * rounded; likewise for ddprt_adam. */
 DDPRT_EXPORT ddprt_status ddprt_sgd(ddprt_context *context, int32_t param,
                                     int32_t grad_dtype, const void *grad,
                                     double lr);
