@@ -490,7 +490,8 @@ def DDP_SGDOp : DDP_ParamUserOp<"sgd",
   let description = [{
     `param -= lr * grad`, computed in the parameter's element type. `grad`
     must be the data-parallel reduced gradient: every rank applies the same
-    update.
+    update. A 16-bit parameter is updated through an fp32 main copy kept by
+    the runtime (Megatron's mixed-precision optimizer), then rounded.
 
     ```mlir
     ddp.sgd @fc1.weight, %g lr 0.01 : tensor<64x16xf32>
@@ -508,7 +509,8 @@ def DDP_AdamOp : DDP_ParamUserOp<"adam",
   let summary = "Adam update of one parameter";
   let description = [{
     Adam (Kingma and Ba) with bias correction; the moments are fp32 state
-    kept by the runtime per parameter.
+    kept by the runtime per parameter, and so is the fp32 main copy through
+    which a 16-bit parameter is updated.
 
     ```mlir
     ddp.adam @fc1.weight, %g lr 0.001 betas(0.9, 0.999) eps 1.0e-08 : tensor<64x16xf32>
@@ -557,7 +559,9 @@ def DDP_ShardSGDOp : DDP_ShardOptimizerOp<"shard_sgd"> {
 
     For every parameter element in the shard, the result holds the value
     `ddp.sgd` would give it, computed by the same formula from the
-    parameter's current value and the gradient element; elements of the
+    parameter's current value (for a 16-bit parameter, from the fp32 main
+    copy of the shard's elements, which the runtime keeps) and the gradient
+    element; elements of the
     shard that no parameter covers (padding) are left undefined, and
     `ddp.set_params` never reads them. The parameters
     themselves are not changed: `ddp.all_gather` collects the shards and
