@@ -111,6 +111,10 @@ static LogicalResult planShard(func::FuncOp step, int64_t index,
   auto bucketError = [&](Operation *op) {
     return op->emitError() << "bucket " << index << ": ";
   };
+  if (collective->getParentOp() != step)
+    return bucketError(collective)
+           << "its reduction must be at the top level of the step, where "
+              "the shard optimizer goes";
   if (collective.getToken())
     return bucketError(collective)
            << "its reduction is already asynchronous; distribute the "

@@ -1,8 +1,8 @@
-// RUN: ddp-opt %s -split-input-file --ddp-distribute-optimizer -verify-diagnostics | FileCheck %s
+// RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-distribute-optimizer -verify-diagnostics | FileCheck %s
 // Buckets already sharded are left alone.
-// RUN: ddp-opt %s -split-input-file --ddp-distribute-optimizer --ddp-distribute-optimizer -verify-diagnostics | FileCheck %s
+// RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-distribute-optimizer --ddp-distribute-optimizer -verify-diagnostics | FileCheck %s
 // A failing run changes nothing, not even the buckets that were valid.
-// RUN: not ddp-opt %s -split-input-file --ddp-distribute-optimizer --mlir-print-ir-after-failure 2>&1 | FileCheck %s --check-prefix=UNTOUCHED
+// RUN: not ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-distribute-optimizer --mlir-print-ir-after-failure 2>&1 | FileCheck %s --check-prefix=UNTOUCHED
 
 // Two f32 buckets on dp = 4 (what ddp-bucketize makes of them): each
 // all-reduce becomes a reduce-scatter into a quarter of the bucket, in its
@@ -237,5 +237,24 @@ func.func @max_reduction(%g: tensor<8xf32>) {
   %r = ddp.all_reduce max %g over @world[dp] {ddp.bucket = 0 : i64} : tensor<8xf32>
   %u = ddp.bucket_unpack %r offsets [0] {ddp.bucket = 0 : i64} : tensor<8xf32> -> tensor<8xf32>
   ddp.sgd @a, %u lr 0.1 : tensor<8xf32>
+  return
+}
+
+// -----
+
+// (An unknown op with two regions stands for control flow; with one it could
+// be a symbol table hiding the mesh.)
+ddp.mesh @world(dp = 2)
+ddp.param @a : tensor<8xf32>
+func.func @nested_reduction(%g: tensor<8xf32>) {
+  "test.region"() ({
+    // expected-error @+1 {{bucket 0: its reduction must be at the top level of the step, where the shard optimizer goes}}
+    %r = ddp.all_reduce sum %g over @world[dp] {ddp.bucket = 0 : i64} : tensor<8xf32>
+    %u = ddp.bucket_unpack %r offsets [0] {ddp.bucket = 0 : i64} : tensor<8xf32> -> tensor<8xf32>
+    ddp.sgd @a, %u lr 0.1 : tensor<8xf32>
+    "test.yield"() : () -> ()
+  }, {
+    "test.yield"() : () -> ()
+  }) : () -> ()
   return
 }
