@@ -1,6 +1,8 @@
 //===- ApiOptimizer.cpp - SGD and Adam steps ------------------------------===//
 //
-// The optimizer steps, which update a registered parameter in place.
+// The optimizer steps, which update a registered parameter in place (a
+// 16-bit one through its fp32 main copy), and the distributed optimizer's
+// steps on this rank's shard of a bucket.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,64 @@ using namespace ddprt;
 //===----------------------------------------------------------------------===//
 // Optimizer
 //===----------------------------------------------------------------------===//
+
+static Status checkAdamHyperparameters(const char *entry, double lr,
+                                      double beta1, double beta2, double eps) {
+  if (!std::isfinite(lr))
+    return invalid(entry, concat("lr ", lr, " is not finite"));
+  if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1))
+    return invalid(entry,
+                   concat("betas (", beta1, ", ", beta2, ") must lie in [0, 1)"));
+  if (!(eps > 0) || !std::isfinite(eps))
+    return invalid(entry, concat("eps ", eps, " must be positive"));
+  return Status::ok();
+}
+
+/// The scalars of Adam step `step` (counted from 1), on the host in f64.
+static AdamScalars getAdamScalars(int64_t step, double lr, double beta1,
+                                  double beta2, double eps) {
+  AdamScalars scalars;
+  scalars.beta1 = float(beta1);
+  scalars.oneMinusBeta1 = float(1.0 - beta1);
+  scalars.beta2 = float(beta2);
+  scalars.oneMinusBeta2 = float(1.0 - beta2);
+  scalars.stepSize = float(lr / (1.0 - std::pow(beta1, double(step))));
+  scalars.biasCorrection2Sqrt =
+      float(std::sqrt(1.0 - std::pow(beta2, double(step))));
+  scalars.eps = float(eps);
+  return scalars;
+}
+
+/// Applies `update` (an optimizer kernel on a parameter tensor) to the
+/// `numel` parameter values at `values`, leaving the updated values at
+/// `result` (which may be `values`). A 16-bit parameter is updated through
+/// its fp32 main copy `main`, made from `values` at the first update, and
+/// `result` receives the main copy rounded (Megatron's mixed-precision
+/// optimizer); an f32 or f64 parameter is its own main copy and is updated
+/// in `result`.
+template <typename Update>
+static Status updateParam(ddprt_context *context, const void *values,
+                          DType dtype, int64_t numel, float *&main,
+                          void *result, Update update) {
+  Backend &backend = *context->backend;
+  if (!is16Bit(dtype)) {
+    if (result != values)
+      DDPRT_RETURN_IF_ERROR(
+          backend.copy(result, values, numel * elementSize(dtype)));
+    return update(Tensor{result, dtype, numel});
+  }
+  if (!main) {
+    void *allocated = nullptr;
+    DDPRT_RETURN_IF_ERROR(
+        backend.allocate(numel * int64_t(sizeof(float)), &allocated));
+    main = static_cast<float *>(allocated);
+    DDPRT_RETURN_IF_ERROR(backend.cast(
+        Tensor{const_cast<void *>(values), dtype, numel}, DType::F32, main));
+  }
+  Tensor mainTensor{main, DType::F32, numel};
+  DDPRT_RETURN_IF_ERROR(update(mainTensor));
+  return backend.cast(mainTensor, dtype, result);
+}
 
 /// What both optimizer steps check first: the parameter exists, the gradient
 /// matches it and lies inside a buffer, the learning rate is finite.
@@ -36,9 +96,12 @@ extern "C" ddprt_status ddprt_sgd(ddprt_context *context, int32_t param,
   Param &entry = context->params[size_t(param)];
   if (entry.numel == 0)
     return DDPRT_OK;
-  return context->report(context->backend->sgd(
-      {entry.data, entry.dtype, entry.numel},
-      {const_cast<void *>(grad), DType(gradDtype), entry.numel}, lr));
+  Tensor gradient{const_cast<void *>(grad), DType(gradDtype), entry.numel};
+  return context->report(updateParam(
+      context, entry.data, entry.dtype, entry.numel, entry.main, entry.data,
+      [&](const Tensor &target) {
+        return context->backend->sgd(target, gradient, lr);
+      }));
 }
 
 extern "C" ddprt_status ddprt_adam(ddprt_context *context, int32_t param,
@@ -49,13 +112,8 @@ extern "C" ddprt_status ddprt_adam(ddprt_context *context, int32_t param,
   DDPRT_REPORT_IF_ERROR(
       context, checkStep(context, __func__, param, gradDtype, grad, lr));
   Param &entry = context->params[size_t(param)];
-  if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1))
-    return context->report(
-        invalid(__func__,
-                concat("betas (", beta1, ", ", beta2, ") must lie in [0, 1)")));
-  if (!(eps > 0) || !std::isfinite(eps))
-    return context->report(
-        invalid(__func__, concat("eps ", eps, " must be positive")));
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkAdamHyperparameters(__func__, lr, beta1, beta2, eps));
   if (entry.numel == 0)
     return DDPRT_OK;
   if (!entry.moments) {
@@ -65,17 +123,158 @@ extern "C" ddprt_status ddprt_adam(ddprt_context *context, int32_t param,
                      2 * entry.numel * int64_t(sizeof(float)), &moments));
     entry.moments = static_cast<float *>(moments);
   }
-  double step = double(++entry.adamSteps);
-  AdamScalars scalars;
-  scalars.beta1 = float(beta1);
-  scalars.oneMinusBeta1 = float(1.0 - beta1);
-  scalars.beta2 = float(beta2);
-  scalars.oneMinusBeta2 = float(1.0 - beta2);
-  scalars.stepSize = float(lr / (1.0 - std::pow(beta1, step)));
-  scalars.biasCorrection2Sqrt = float(std::sqrt(1.0 - std::pow(beta2, step)));
-  scalars.eps = float(eps);
-  return context->report(context->backend->adam(
-      {entry.data, entry.dtype, entry.numel},
-      {const_cast<void *>(grad), DType(gradDtype), entry.numel}, entry.moments,
-      scalars));
+  AdamScalars scalars =
+      getAdamScalars(++entry.adamSteps, lr, beta1, beta2, eps);
+  Tensor gradient{const_cast<void *>(grad), DType(gradDtype), entry.numel};
+  return context->report(updateParam(
+      context, entry.data, entry.dtype, entry.numel, entry.main, entry.data,
+      [&](const Tensor &target) {
+        return context->backend->adam(target, gradient, entry.moments,
+                                      scalars);
+      }));
+}
+
+/// The part of parameter `entry` inside this rank's shard of its bucket, as
+/// element indices of the parameter ([begin, begin + numel)) and of the
+/// shard (shardIndex).
+struct ShardSlice {
+  int64_t begin = 0, numel = 0, shardIndex = 0;
+};
+
+static Status getShardSlice(const ddprt_context *context, const char *entry,
+                            int32_t group, const Param &param, int64_t offset,
+                            int64_t shardNumel, ShardSlice &slice) {
+  DDPRT_RETURN_IF_ERROR(checkGroup(context, entry, group));
+  DDPRT_RETURN_IF_ERROR(checkCount(entry, "shard_numel", shardNumel));
+  const GroupLayout &layout = context->groups[size_t(group)].layout;
+  int64_t shardBegin = 0, bucketNumel = 0, paramEnd = 0;
+  if (offset < 0 || __builtin_add_overflow(offset, param.numel, &paramEnd) ||
+      __builtin_mul_overflow(shardNumel, int64_t(layout.size), &bucketNumel) ||
+      paramEnd > bucketNumel)
+    return invalid(entry, concat("parameter '", param.name, "' (", param.numel,
+                                 " elements at offset ", offset,
+                                 ") does not lie in a bucket of ", shardNumel,
+                                 " x ", layout.size, " elements"));
+  shardBegin = shardNumel * layout.rank;
+  int64_t begin = std::max(offset, shardBegin);
+  int64_t end = std::min(paramEnd, shardBegin + shardNumel);
+  slice.begin = begin - offset;
+  slice.numel = std::max<int64_t>(end - begin, 0);
+  slice.shardIndex = begin - shardBegin;
+  return Status::ok();
+}
+
+/// Checks the arguments both shard optimizers share and finds the slice;
+/// `slice.numel` is 0 when the parameter has no element in the shard.
+static Status prepareShardUpdate(const ddprt_context *context,
+                                 const char *entry, int32_t group,
+                                 int32_t param, int64_t offset,
+                                 int32_t gradDtype, const void *gradShard,
+                                 int64_t shardNumel, void *paramShard,
+                                 ShardSlice &slice) {
+  DDPRT_RETURN_IF_ERROR(checkParam(context, entry, param));
+  const Param &target = context->params[size_t(param)];
+  DDPRT_RETURN_IF_ERROR(getShardSlice(context, entry, group, target, offset,
+                                      shardNumel, slice));
+  DDPRT_RETURN_IF_ERROR(checkTensor(context, entry, "grad_shard", gradShard,
+                                    gradDtype, shardNumel));
+  return checkTensor(context, entry, "param_shard", paramShard,
+                     int32_t(target.dtype), shardNumel);
+}
+
+/// The parameter's values of the slice.
+static const void *getSliceValues(const Param &target,
+                                  const ShardSlice &slice) {
+  return static_cast<const char *>(target.data) +
+         slice.begin * elementSize(target.dtype);
+}
+
+/// The shard state of a parameter covers one slice: the first shard update
+/// fixes it, and a later one with another slice is an error.
+static Status checkShardState(const char *entry, Param &target,
+                              const ShardSlice &slice) {
+  if (target.shardNumel == 0) {
+    target.shardBegin = slice.begin;
+    target.shardNumel = slice.numel;
+    return Status::ok();
+  }
+  if (target.shardBegin == slice.begin && target.shardNumel == slice.numel)
+    return Status::ok();
+  return invalid(entry, concat("parameter '", target.name,
+                               "' has shard state for its elements [",
+                               target.shardBegin, ", ",
+                               target.shardBegin + target.shardNumel,
+                               ") but this shard holds [", slice.begin, ", ",
+                               slice.begin + slice.numel, ")"));
+}
+
+static Tensor getShardView(void *shard, DType dtype, const ShardSlice &slice) {
+  return {static_cast<char *>(shard) + slice.shardIndex * elementSize(dtype),
+          dtype, slice.numel};
+}
+
+extern "C" ddprt_status ddprt_shard_sgd(ddprt_context *context, int32_t group,
+                                        int32_t param, int64_t offset,
+                                        int32_t gradDtype,
+                                        const void *gradShard,
+                                        int64_t shardNumel, void *paramShard,
+                                        double lr) {
+  DDPRT_CHECK_CONTEXT(context);
+  ShardSlice slice;
+  DDPRT_REPORT_IF_ERROR(
+      context, prepareShardUpdate(context, __func__, group, param, offset,
+                                  gradDtype, gradShard, shardNumel, paramShard,
+                                  slice));
+  if (!std::isfinite(lr))
+    return context->report(
+        invalid(__func__, concat("lr ", lr, " is not finite")));
+  if (slice.numel == 0)
+    return DDPRT_OK;
+  Param &target = context->params[size_t(param)];
+  DDPRT_REPORT_IF_ERROR(context, checkShardState(__func__, target, slice));
+  Tensor gradient =
+      getShardView(const_cast<void *>(gradShard), DType(gradDtype), slice);
+  return context->report(updateParam(
+      context, getSliceValues(target, slice), target.dtype, slice.numel,
+      target.shardMain, getShardView(paramShard, target.dtype, slice).data,
+      [&](const Tensor &shard) {
+        return context->backend->sgd(shard, gradient, lr);
+      }));
+}
+
+extern "C" ddprt_status
+ddprt_shard_adam(ddprt_context *context, int32_t group, int32_t param,
+                 int64_t offset, int32_t gradDtype, const void *gradShard,
+                 int64_t shardNumel, void *paramShard, double lr, double beta1,
+                 double beta2, double eps) {
+  DDPRT_CHECK_CONTEXT(context);
+  ShardSlice slice;
+  DDPRT_REPORT_IF_ERROR(
+      context, prepareShardUpdate(context, __func__, group, param, offset,
+                                  gradDtype, gradShard, shardNumel, paramShard,
+                                  slice));
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkAdamHyperparameters(__func__, lr, beta1, beta2, eps));
+  if (slice.numel == 0)
+    return DDPRT_OK;
+  Param &target = context->params[size_t(param)];
+  DDPRT_REPORT_IF_ERROR(context, checkShardState(__func__, target, slice));
+  if (!target.shardMoments) {
+    void *moments = nullptr;
+    DDPRT_REPORT_IF_ERROR(
+        context, context->backend->allocate(
+                     2 * slice.numel * int64_t(sizeof(float)), &moments));
+    target.shardMoments = static_cast<float *>(moments);
+  }
+  AdamScalars scalars =
+      getAdamScalars(++target.shardAdamSteps, lr, beta1, beta2, eps);
+  Tensor gradient =
+      getShardView(const_cast<void *>(gradShard), DType(gradDtype), slice);
+  return context->report(updateParam(
+      context, getSliceValues(target, slice), target.dtype, slice.numel,
+      target.shardMain, getShardView(paramShard, target.dtype, slice).data,
+      [&](const Tensor &shard) {
+        return context->backend->adam(shard, gradient, target.shardMoments,
+                                      scalars);
+      }));
 }

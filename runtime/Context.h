@@ -37,6 +37,14 @@ struct Param {
   /// Adam's m and v, allocated at the first Adam step.
   float *moments = nullptr;
   int64_t adamSteps = 0;
+  /// The fp32 main copy of a 16-bit parameter, made at its first update.
+  float *main = nullptr;
+  /// The shard optimizers' state for the parameter's elements
+  /// [shardBegin, shardBegin + shardNumel) in this rank's shard: Adam's m
+  /// and v, and the main copy of a 16-bit parameter.
+  float *shardMoments = nullptr;
+  float *shardMain = nullptr;
+  int64_t shardBegin = 0, shardNumel = 0, shardAdamSteps = 0;
 };
 
 /// The last ddprt_init or ddprt_finalize failure of this thread, for
@@ -84,9 +92,13 @@ struct ddprt_context {
 
   /// Releases every buffer and parameter; the backend must be idle.
   void freeMemory() {
-    for (ddprt::Param &param : params)
+    for (ddprt::Param &param : params) {
       if (param.moments)
         backend->deallocate(param.moments);
+      for (float *state : {param.shardMoments, param.main, param.shardMain})
+        if (state)
+          backend->deallocate(state);
+    }
     for (const auto &[address, bytes] : buffers)
       backend->deallocate(reinterpret_cast<void *>(address));
     buffers.clear();

@@ -83,6 +83,6 @@ ddp::bucketing::computePyTorchLayout(llvm::ArrayRef<Gradient> gradients,
   BucketLayout layout;
   for (const std::vector<size_t> &members : assignment)
     layout.buckets.push_back(
-        layOutBucket(gradients, members, PaddingOptions()));
+        layOutBucket(gradients, members, options.padding));
   return layout;
 }

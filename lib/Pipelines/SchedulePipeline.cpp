@@ -43,6 +43,8 @@ void ddp::populateDDPSchedulePipeline(OpPassManager &pm,
   }
   OpPassManager &steps = pm.nest<func::FuncOp>();
   steps.addPass(createBucketize());
+  if (options.useDistributedOptimizer)
+    steps.addPass(createDistributeOptimizer());
   if (options.overlapGradReduce)
     steps.addPass(createOverlapGradReduce());
   pm.addPass(createVerifyCollectiveOrder());

@@ -112,16 +112,18 @@ TEST_F(SchedulePipelineTest,
         ASSERT_TRUE(succeeded(schedule(*module, options)));
         ASSERT_TRUE(succeeded(verify(*module)));
         // Every gradient went into a bucket, and with overlap every bucket's
-        // collective is asynchronous.
+        // collective is asynchronous; the distributed optimizer reduces each
+        // bucket with a reduce-scatter.
         size_t buckets = 0, async = 0, waits = 0;
         getStep(*module).walk([&](Operation *op) {
           if (auto ready = dyn_cast<GradReadyOp>(op)) {
             EXPECT_TRUE(ready->hasAttr(kBucketAttrName));
           }
-          if (auto allReduce = dyn_cast<AllReduceOp>(op);
-              allReduce && allReduce->hasAttr(kBucketAttrName)) {
+          if (isa<CollectiveOpInterface>(op) && op->hasAttr(kBucketAttrName)) {
             ++buckets;
-            async += allReduce.getToken() != nullptr;
+            async += cast<AsyncOpInterface>(op).isAsync();
+            EXPECT_EQ(isa<ReduceScatterOp>(op), bool(flags & 16));
+            EXPECT_FALSE(isa<AllGatherOp>(op));
           }
           waits += isa<WaitOp>(op);
         });
@@ -137,8 +139,10 @@ TEST_F(SchedulePipelineTest, AutoPredictsTheSimulatedStepTime) {
   for (StringRef input : {"tiny", "tiny-moe", "mixed"}) {
     for (StringRef hw : {"h100-sxm-ib400", "a100-sxm-ib200"}) {
       for (int64_t dp : {0, 64}) {
-        for (StringRef extra : {"", " grad-reduce-in-fp32=true",
-                                " use-distributed-optimizer=true"}) {
+        // Not use-distributed-optimizer: auto prices the all-reduce step,
+        // and the simulator does not price the shard optimizers yet
+        // (docs/DistributedOptimizer.md, "Status").
+        for (StringRef extra : {"", " grad-reduce-in-fp32=true"}) {
           std::string options =
               ("policy=auto hw=" + hw + " dp=" + std::to_string(dp) + extra)
                   .str();

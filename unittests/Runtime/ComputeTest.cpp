@@ -302,6 +302,60 @@ TEST_F(ParamTest, RegisteredParametersAreIdenticalOnEveryRank) {
             DDPRT_ERROR_INVALID_ARGUMENT);
 }
 
+// A 16-bit parameter is updated through an fp32 main copy (Megatron's
+// mixed-precision optimizer): steps of lr * grad = 2^-10 on a bf16 1.0 each
+// round back to 1.0 on their own (the bf16 below 1.0 is 1 - 2^-8), but the
+// main copy accumulates them: after three it is 1 - 3 * 2^-10, nearer
+// 1 - 2^-8 than 1.0. The shard optimizer keeps its own main copy of the
+// elements in its shard and gives the same bits.
+TEST_F(ParamTest, SixteenBitParametersAreUpdatedThroughAnFp32MainCopy) {
+  int32_t whole = -1, sharded = -1;
+  DDPRT_ASSERT_OK(context, ddprt_param_register(context, "main.w",
+                                                DDPRT_DTYPE_BF16, 4, 1, &whole));
+  DDPRT_ASSERT_OK(context,
+                  ddprt_param_register(context, "main.shard.w",
+                                       DDPRT_DTYPE_BF16, 4, 1, &sharded));
+  std::vector<double> ones(4, 1.0);
+  for (int32_t param : {whole, sharded}) {
+    void *data = nullptr;
+    DDPRT_ASSERT_OK(context, ddprt_param_data(context, param, &data));
+    void *values = upload(DDPRT_DTYPE_BF16, ones);
+    DDPRT_ASSERT_OK(context, ddprt_copy(context, data, values, 8));
+    DDPRT_EXPECT_OK(context, ddprt_free(context, values));
+  }
+  // The bucket is the world's shards of 4 elements; the parameter is placed
+  // in this rank's.
+  int32_t self = groupOf("dp,tp");
+  int32_t groupRank = 0, groupSize = 0;
+  DDPRT_ASSERT_OK(context,
+                  ddprt_group_info(context, self, &groupRank, &groupSize));
+  void *grad = upload(DDPRT_DTYPE_F32, std::vector<double>(4 * groupSize, 1.0));
+  void *shard = nullptr;
+  DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_BF16, 4, &shard));
+  for (int step = 1; step <= 3; ++step) {
+    DDPRT_EXPECT_OK(context,
+                    ddprt_sgd(context, whole, DDPRT_DTYPE_F32, grad, 0x1p-10));
+    DDPRT_EXPECT_OK(context, ddprt_shard_sgd(context, self, sharded,
+                                             4 * groupRank, DDPRT_DTYPE_F32,
+                                             grad, 4, shard, 0x1p-10));
+    std::vector<char> wholeBytes(8), shardBytes(8);
+    DDPRT_EXPECT_OK(context,
+                    ddprt_param_read(context, whole, wholeBytes.data(), 8));
+    DDPRT_EXPECT_OK(context,
+                    ddprt_read(context, shardBytes.data(), shard, 8));
+    double expected = step < 3 ? 1.0 : 1.0 - 0x1p-8;
+    for (double value : decode(DDPRT_DTYPE_BF16, wholeBytes))
+      EXPECT_EQ(value, expected) << "step " << step;
+    EXPECT_EQ(shardBytes, wholeBytes) << "step " << step;
+    // ddp.set_params: the parameter takes the gathered shard.
+    void *data = nullptr;
+    DDPRT_ASSERT_OK(context, ddprt_param_data(context, sharded, &data));
+    DDPRT_EXPECT_OK(context, ddprt_copy(context, data, shard, 8));
+  }
+  for (void *buffer : {grad, shard})
+    DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+}
+
 TEST_F(ParamTest, SgdAndAdamUpdateEveryRankIdentically) {
   int32_t sgdParam = -1, adamParam = -1;
   DDPRT_ASSERT_OK(context,

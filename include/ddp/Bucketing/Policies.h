@@ -56,6 +56,9 @@ struct PyTorchOptions {
   std::optional<int64_t> firstBucketBytes;
   /// `bucket_cap_mb` in bytes; unset: kPyTorchDefaultBucketCapBytes.
   std::optional<int64_t> bucketCapBytes;
+  /// PyTorch DDP pads nothing; with the distributed optimizer each bucket
+  /// gets Megatron's padding so that it splits evenly over the group.
+  PaddingOptions padding;
 };
 
 /// Per (dtype, group) accumulators over the ready order; a bucket closes after

@@ -33,7 +33,7 @@ extern "C" {
 
 /* Bumped on every change to a signature, a constant or a struct below; the
  * compiler passes the version it was built with to ddprt_init. */
-#define DDPRT_ABI_VERSION 2
+#define DDPRT_ABI_VERSION 3
 
 #if defined(__GNUC__)
 #define DDPRT_EXPORT __attribute__((visibility("default")))
@@ -162,6 +162,8 @@ DDPRT_STATIC_ASSERT(sizeof(ddprt_status) == 4, "statuses are 32-bit");
 #define DDPRT_SYM_SGD "ddprt_sgd"
 #define DDPRT_SYM_ADAM "ddprt_adam"
 #define DDPRT_SYM_SYNCHRONIZE "ddprt_synchronize"
+#define DDPRT_SYM_SHARD_SGD "ddprt_shard_sgd"
+#define DDPRT_SYM_SHARD_ADAM "ddprt_shard_adam"
 
 /*===----------------------------------------------------------------------===*
  * Lifetime
@@ -402,7 +404,10 @@ DDPRT_EXPORT ddprt_status ddprt_join(ddprt_context *context,
 
 /* param -= lr * grad, in f64 for f64 parameters, else in f32 with lr rounded
  * to f32; rounded once to the parameter's type. grad has the parameter's
- * numel and any dtype. */
+ * numel and any dtype. An f16 or bf16 parameter is updated through an fp32
+ * main copy kept by the runtime (made from the parameter at its first
+ * update): the main copy is updated, and the parameter becomes the main copy
+ * rounded; likewise for ddprt_adam. */
 DDPRT_EXPORT ddprt_status ddprt_sgd(ddprt_context *context, int32_t param,
                                     int32_t grad_dtype, const void *grad,
                                     double lr);
@@ -418,6 +423,35 @@ DDPRT_EXPORT ddprt_status ddprt_adam(ddprt_context *context, int32_t param,
                                      int32_t grad_dtype, const void *grad,
                                      double lr, double beta1, double beta2,
                                      double eps);
+
+/*===----------------------------------------------------------------------===*
+ * Distributed optimizer (on the compute stream)
+ *
+ * A bucket of shard_numel x (group size) elements holds `param` at elements
+ * [offset, offset + numel); group rank r owns elements
+ * [r * shard_numel, (r + 1) * shard_numel), and grad_shard (shard_numel
+ * elements of grad_dtype) is its shard of the reduced gradients. For every
+ * element of the parameter inside this rank's shard, param_shard (shard_numel
+ * elements of the parameter's dtype) receives, at the element's position in
+ * the shard, the value ddprt_sgd / ddprt_adam would give it; the parameter
+ * itself is not changed and the other elements of param_shard are not
+ * written. A parameter outside the shard is a no-op. Adam keeps fp32 moments
+ * for the parameter's elements in the shard only, and counts its steps per
+ * parameter; one parameter must always be called with the same shard.
+ *===----------------------------------------------------------------------===*/
+
+DDPRT_EXPORT ddprt_status ddprt_shard_sgd(ddprt_context *context,
+                                          int32_t group, int32_t param,
+                                          int64_t offset, int32_t grad_dtype,
+                                          const void *grad_shard,
+                                          int64_t shard_numel,
+                                          void *param_shard, double lr);
+
+DDPRT_EXPORT ddprt_status
+ddprt_shard_adam(ddprt_context *context, int32_t group, int32_t param,
+                 int64_t offset, int32_t grad_dtype, const void *grad_shard,
+                 int64_t shard_numel, void *param_shard, double lr,
+                 double beta1, double beta2, double eps);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -213,6 +213,78 @@ struct AdamLowering : StepOpPattern<AdamOp> {
   }
 };
 
+/// The shard optimizers: one runtime call per parameter of the bucket, which
+/// updates the parameter's elements in this rank's shard (if any) into the
+/// result, a view of the shard per parameter.
+template <typename ShardOp>
+static void lowerShardUpdate(ShardOp op, Value grad, StepOpLowering &step,
+                             RuntimeFunction function,
+                             ArrayRef<double> hyperparameters) {
+  Value group = step.getGroup(op.getAxesAttr());
+  Value result = step.result();
+  int64_t shardNumel = ddp::getNumElements(op.getGrad().getType());
+  for (auto [param, offset] :
+       llvm::zip_equal(op.getParams().template getAsRange<FlatSymbolRefAttr>(),
+                       op.getOffsets())) {
+    SmallVector<Value> arguments{
+        step.context(),
+        group,
+        step.program.getParamId(step.entry(), step.loc, param),
+        step.i64(offset),
+        step.i32(getDType(op.getGrad())),
+        grad,
+        step.i64(shardNumel),
+        result};
+    for (double value : hyperparameters)
+      arguments.push_back(step.f64(value));
+    step.call(function, arguments);
+  }
+}
+
+struct ShardSGDLowering : StepOpPattern<ShardSGDOp> {
+  using StepOpPattern::StepOpPattern;
+  void lower(ShardSGDOp op, Adaptor adaptor,
+             StepOpLowering &step) const override {
+    lowerShardUpdate(op, adaptor.getGrad(), step, RuntimeFunction::ShardSgd,
+                     {op.getLr().convertToDouble()});
+  }
+};
+
+struct ShardAdamLowering : StepOpPattern<ShardAdamOp> {
+  using StepOpPattern::StepOpPattern;
+  void lower(ShardAdamOp op, Adaptor adaptor,
+             StepOpLowering &step) const override {
+    lowerShardUpdate(op, adaptor.getGrad(), step, RuntimeFunction::ShardAdam,
+                     {op.getLr().convertToDouble(),
+                      op.getBeta1().convertToDouble(),
+                      op.getBeta2().convertToDouble(),
+                      op.getEps().convertToDouble()});
+  }
+};
+
+/// ddp.set_params copies each parameter's slice of the gathered values into
+/// the parameter's storage.
+struct SetParamsLowering : StepOpPattern<SetParamsOp> {
+  using StepOpPattern::StepOpPattern;
+  void lower(SetParamsOp op, Adaptor adaptor,
+             StepOpLowering &step) const override {
+    const StoragePlan &plan = program.plan;
+    int64_t elementBytes =
+        ddp::getElementBytes(op.getValues().getType().getElementType());
+    for (auto [param, offset] :
+         llvm::zip_equal(op.getParams().getAsRange<FlatSymbolRefAttr>(),
+                         op.getOffsets())) {
+      Value slice = step.entry().offsetPointer(step.loc, adaptor.getValues(),
+                                               offset * elementBytes);
+      int64_t numel = plan.params[plan.getParamIndex(param)].numel;
+      step.call(RuntimeFunction::Copy,
+                {step.context(),
+                 program.getParamData(step.entry(), step.loc, param), slice,
+                 step.i64(numel * elementBytes)});
+    }
+  }
+};
+
 } // namespace
 
 void ddp::populateComputePatterns(const LLVMTypeConverter &converter,
@@ -221,6 +293,7 @@ void ddp::populateComputePatterns(const LLVMTypeConverter &converter,
   patterns.add<GetParamLowering, GemmLowering, ComputeLowering,
                AccumulateLowering, ScaleLowering, CastLowering,
                GradReadyLowering, BucketPackLowering, BucketUnpackLowering,
-               CheckFiniteLowering, SGDLowering, AdamLowering>(converter,
-                                                               program);
+               CheckFiniteLowering, SGDLowering, AdamLowering,
+               ShardSGDLowering, ShardAdamLowering, SetParamsLowering>(
+      converter, program);
 }

@@ -263,8 +263,8 @@ Value ProgramLowering::Impl::getParamId(EntryPointBuilder &entry, Location loc,
 }
 
 Value ProgramLowering::Impl::getGroup(EntryPointBuilder &entry, Location loc,
-                                      CollectiveOpInterface op) {
-  return entry.loadElement(loc, groupsGlobal, plan.getGroupIndex(op),
+                                      ArrayAttr axes) {
+  return entry.loadElement(loc, groupsGlobal, plan.getGroupIndex(axes),
                            entry.getI32Type());
 }
 

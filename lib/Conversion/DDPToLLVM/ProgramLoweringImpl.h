@@ -132,8 +132,9 @@ struct ProgramLowering::Impl {
                            mlir::FlatSymbolRefAttr param);
   mlir::Value getParamId(EntryPointBuilder &entry, mlir::Location loc,
                          mlir::FlatSymbolRefAttr param);
+  /// The group of mesh axes `axes`.
   mlir::Value getGroup(EntryPointBuilder &entry, mlir::Location loc,
-                       CollectiveOpInterface op);
+                       mlir::ArrayAttr axes);
 
   /// Whether `op` is in the step that is being lowered (its body has moved
   /// into ddp_program_step).
@@ -180,8 +181,12 @@ public:
   /// The handle slot of an async op's token (it becomes the token's value),
   /// or null for a synchronous one.
   mlir::Value handleArgument();
+  /// The group of the collective being lowered.
   mlir::Value getGroup() {
-    return program.getGroup(entry(), loc, mlir::cast<CollectiveOpInterface>(op));
+    return getGroup(mlir::cast<CollectiveOpInterface>(op).getAxesAttr());
+  }
+  mlir::Value getGroup(mlir::ArrayAttr axes) {
+    return program.getGroup(entry(), loc, axes);
   }
 
   /// Replaces the op with its results.

@@ -3,9 +3,9 @@
 // Read off the storage plan, so that ddp-run can refuse a run that cannot
 // fit before any rank allocates, and ddp-step-stats can say what a step will
 // need. The runtime's own allocations are counted as runtime/ makes them:
-// ApiOptimizer.cpp gives each Adam-updated parameter 2 f32 moments per
-// element, and the CPU backend computes 16-bit GEMMs and collectives on f32
-// copies.
+// ApiOptimizer.cpp gives each Adam-updated parameter 2 f32 moments per element and
+// each updated 16-bit parameter an f32 main copy (per element in this rank's
+// shard under the distributed optimizer), and backend computes 16-bit GEMMs and collectives on f32 copies.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,17 +29,36 @@ static int64_t numElementsOf(Value value) {
 
 RuntimeMemory ddp::estimateRuntimeMemory(const StoragePlan &plan) {
   RuntimeMemory memory;
-  llvm::DenseSet<StringAttr> adamParams;
+  llvm::DenseSet<StringAttr> adamParams, updatedParams;
   Block &body = const_cast<func::FuncOp &>(plan.step).getBody().front();
   for (auto adam : body.getOps<AdamOp>())
     adamParams.insert(adam.getParamAttr().getAttr());
+  updatedParams = adamParams;
+  for (auto sgd : body.getOps<SGDOp>())
+    updatedParams.insert(sgd.getParamAttr().getAttr());
   for (const PlannedParam &param : plan.params) {
     int64_t bytes = PlannedBuffer{param.dtype, param.numel}.getBytes();
     memory.paramBytes += bytes;
     memory.largestParamBytes = std::max(memory.largestParamBytes, bytes);
-    if (adamParams.contains(const_cast<ParamOp &>(param.op).getSymNameAttr()))
+    StringAttr name = const_cast<ParamOp &>(param.op).getSymNameAttr();
+    if (adamParams.contains(name))
       memory.optimizerStateBytes += 2 * param.numel * int64_t(sizeof(float));
+    if (updatedParams.contains(name) &&
+        is16Bit(const_cast<ParamOp &>(param.op).getTensorType()))
+      memory.optimizerStateBytes += param.numel * int64_t(sizeof(float));
   }
+  // A shard optimizer's state covers the parameter elements of this rank's
+  // shard: at most the shard.
+  auto addShardState = [&](Value shard, Type paramShard, int64_t perElement) {
+    if (is16Bit(paramShard))
+      ++perElement;
+    memory.optimizerStateBytes +=
+        perElement * numElementsOf(shard) * int64_t(sizeof(float));
+  };
+  for (auto shardSgd : body.getOps<ShardSGDOp>())
+    addShardState(shardSgd.getGrad(), shardSgd.getResult().getType(), 0);
+  for (auto shardAdam : body.getOps<ShardAdamOp>())
+    addShardState(shardAdam.getGrad(), shardAdam.getResult().getType(), 2);
   for (const PlannedBuffer &buffer : plan.buffers)
     memory.bufferBytes += buffer.getBytes();
 

@@ -30,8 +30,8 @@ unsigned StoragePlan::getParamIndex(FlatSymbolRefAttr name) const {
   return paramIndex.lookup(name.getAttr());
 }
 
-unsigned StoragePlan::getGroupIndex(CollectiveOpInterface op) const {
-  return groupIndex.lookup(op.getAxesAttr());
+unsigned StoragePlan::getGroupIndex(ArrayAttr axes) const {
+  return groupIndex.lookup(axes);
 }
 
 /// Whether `type` is a tensor the runtime can hold.
@@ -154,6 +154,9 @@ void StepAnalysis::numberOps() {
       param = adam.getParamAttr().getAttr();
     if (param)
       updates[param].push_back(index);
+    if (auto setParams = dyn_cast<SetParamsOp>(op))
+      for (auto name : setParams.getParams().getAsRange<FlatSymbolRefAttr>())
+        updates[name.getAttr()].push_back(index);
   }
 }
 
@@ -290,8 +293,7 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
     if (isa<RankedTensorType>(result.getType()) && !plan.storage.count(result))
       plan.storage[result] = newBuffer(result.getType());
   };
-  auto noteGroup = [&](CollectiveOpInterface collective) {
-    ArrayAttr axes = collective.getAxesAttr();
+  auto noteGroup = [&](ArrayAttr axes) {
     if (plan.groupIndex.count(axes))
       return;
     plan.groupIndex[axes] = plan.groups.size();
@@ -299,8 +301,13 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
   };
 
   for (Operation &op : body) {
+    // The shard optimizers ask for their rank in the bucket's group.
     if (auto collective = dyn_cast<CollectiveOpInterface>(op))
-      noteGroup(collective);
+      noteGroup(collective.getAxesAttr());
+    else if (auto shardSgd = dyn_cast<ShardSGDOp>(op))
+      noteGroup(shardSgd.getAxesAttr());
+    else if (auto shardAdam = dyn_cast<ShardAdamOp>(op))
+      noteGroup(shardAdam.getAxesAttr());
     llvm::TypeSwitch<Operation *>(&op)
         .Case([&](GetParamOp getParam) {
           // Aliasing the parameter is right only while nothing reads the

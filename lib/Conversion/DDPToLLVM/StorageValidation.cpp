@@ -230,6 +230,9 @@ LogicalResult StorageValidator::checkParamReadsBeforeUpdates() const {
       param = adam.getParamAttr();
     if (param)
       updates[plan.getParamIndex(param)].push_back(position.lookup(&op));
+    if (auto setParams = dyn_cast<SetParamsOp>(op))
+      for (auto name : setParams.getParams().getAsRange<FlatSymbolRefAttr>())
+        updates[plan.getParamIndex(name)].push_back(position.lookup(&op));
   }
   for (const PlacedValue &value : placed) {
     if (value.storage.kind != Storage::Kind::Param)

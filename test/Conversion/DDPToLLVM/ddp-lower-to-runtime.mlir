@@ -383,3 +383,33 @@ func.func @step(%x: tensor<4xf32>) {
   ddp.sgd @w, %r lr 1.0 : tensor<4xf32>
   return
 }
+
+// -----
+
+// The distributed optimizer: the shard optimizer calls the runtime once per
+// parameter of the bucket, with the group, the parameter's offset in the
+// bucket and the shard's size; set_params copies each parameter's slice of
+// the gathered bucket into the parameter (8 elements of bf16 = 16 bytes at
+// byte 0, then 8 at byte 16 for the 4 elements of @b).
+
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK: llvm.call @ddprt_reduce_scatter(%{{[a-z0-9]+}}, %[[GROUP:[0-9]+]],
+// CHECK: llvm.call @ddprt_shard_adam(%{{[a-z0-9]+}}, %[[GROUP]], %{{[0-9]+}}, %[[OFFSET0:[0-9]+]], %{{[0-9]+}}, %[[GRAD:[0-9]+]], %[[SHARD:[0-9]+]], %[[RESULT:[0-9]+]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}) : (!llvm.ptr, i32, i32, i64, i32, !llvm.ptr, i64, !llvm.ptr, f64, f64, f64, f64) -> i32
+// CHECK: llvm.call @ddprt_shard_adam(%{{[a-z0-9]+}}, %[[GROUP]], %{{[0-9]+}}, %[[OFFSET1:[0-9]+]], %{{[0-9]+}}, %[[GRAD]], %[[SHARD]], %[[RESULT]],
+// CHECK: llvm.call @ddprt_all_gather(%{{[a-z0-9]+}}, %[[GROUP]], %{{[0-9]+}}, %{{[0-9]+}}, %[[RESULT]], %[[GATHERED:[0-9]+]], %{{[0-9]+}})
+// CHECK: llvm.call @ddprt_copy(%{{[a-z0-9]+}}, %{{[0-9]+}}, %[[GATHERED]], %{{[0-9]+}})
+// CHECK: %[[SLICE:.*]] = llvm.getelementptr %[[GATHERED]][16] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: llvm.call @ddprt_copy(%{{[a-z0-9]+}}, %{{[0-9]+}}, %[[SLICE]], %{{[0-9]+}})
+
+ddp.mesh @world(dp = 2)
+ddp.param @a : tensor<8xbf16>
+ddp.param @b : tensor<2x2xbf16>
+
+func.func @step(%bucket: tensor<16xf32>) {
+  %g = ddp.reduce_scatter avg %bucket over @world[dp] : tensor<16xf32> -> tensor<8xf32>
+  %c = ddp.cast %g : tensor<8xf32> to tensor<8xbf16>
+  %p = ddp.shard_adam %c params [@a, @b] offsets [0, 8] over @world[dp] lr 0.001 betas(0.9, 0.999) eps 1.0e-08 : tensor<8xbf16> -> tensor<8xbf16>
+  %w = ddp.all_gather %p over @world[dp] : tensor<8xbf16> -> tensor<16xbf16>
+  ddp.set_params %w params [@a, @b] offsets [0, 8] : tensor<16xbf16>
+  return
+}

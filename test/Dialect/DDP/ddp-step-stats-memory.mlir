@@ -4,15 +4,16 @@
 // parameters: @w, 8x4 bf16 = 64 bytes;
 // buffers: %x 16x8 bf16 (256), %y 16x4 (128), %dw 8x4 (64), the reduced
 // gradient 8x4 (64) = 512 (get_param and grad_ready alias, so no buffer);
-// optimizer state: Adam's two f32 moments of 32 elements = 256;
+// optimizer state: Adam's two f32 moments of 32 elements = 256, and the f32
+// main copy of the bf16 parameter = 128: 384;
 // cpu working copies, f32: the largest GEMM lhs (16x8 = 128), rhs (16x4 =
 // 64) and product (16x4 = 64), and the 32-element bf16 all-reduce: 288 x 4
-// = 1152. Total 1984.
+// = 1152. Total 2112.
 
-// CHECK: runtime memory per rank: 1984 bytes (1.94 KiB)
+// CHECK: runtime memory per rank: 2112 bytes (2.06 KiB)
 // CHECK-NEXT:   parameters: 64
 // CHECK-NEXT:   buffers: 512
-// CHECK-NEXT:   optimizer state: 256
+// CHECK-NEXT:   optimizer state: 384
 // CHECK-NEXT:   cpu working copies: 1152
 
 ddp.mesh @world(dp = 2)

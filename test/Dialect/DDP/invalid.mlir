@@ -604,3 +604,104 @@ func.func @f(%b: tensor<2x4xf32>) {
   ddp.check_finite %b bucket 0 params [@w] offsets [0] : tensor<2x4xf32>
   return
 }
+
+// -----
+
+ddp.mesh @world(dp = 2)
+ddp.param @w : tensor<4xf32>
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.shard_sgd' op has 1 parameters but 2 offsets; it needs one offset per parameter}}
+  %p = ddp.shard_sgd %g params [@w] offsets [0, 4] over @world[dp] lr 0.1 : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+ddp.param @w : tensor<4xf32>
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.shard_sgd' op needs at least one parameter}}
+  %p = ddp.shard_sgd %g params [] offsets [] over @world[dp] lr 0.1 : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+ddp.param @w : tensor<4xf32>
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.shard_sgd' op has a gradient shard of 4 elements but a parameter shard of 2}}
+  %p = ddp.shard_sgd %g params [@w] offsets [0] over @world[dp] lr 0.1 : tensor<4xf32> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+ddp.param @w : tensor<4xf32>
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.shard_sgd' op needs a positive finite learning rate, got -1}}
+  %p = ddp.shard_sgd %g params [@w] offsets [0] over @world[dp] lr -1.0 : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+ddp.param @w : tensor<4xf32>
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.shard_adam' op beta2 must be in [0, 1), got 1}}
+  %p = ddp.shard_adam %g params [@w] offsets [0] over @world[dp] lr 0.1 betas(0.9, 1.0) eps 1.0e-08 : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+ddp.param @w : tensor<4xf32>
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.shard_sgd' op uses axis 'tp', which mesh @world does not have}}
+  %p = ddp.shard_sgd %g params [@w] offsets [0] over @world[tp] lr 0.1 : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// The bucket is the shard times the group: 2 x 2 elements here, too small
+// for a parameter at offset 2.
+ddp.mesh @world(dp = 2)
+ddp.param @w : tensor<4xf32>
+func.func @f(%g: tensor<2xf32>) {
+  // expected-error @+1 {{'ddp.shard_sgd' op parameter @w ends at element 6, past the 4 elements of the bucket}}
+  %p = ddp.shard_sgd %g params [@w] offsets [2] over @world[dp] lr 0.1 : tensor<2xf32> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+ddp.param @w : tensor<4xbf16>
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.shard_sgd' op parameter @w has element type 'bf16' but the parameter values have 'f32'}}
+  %p = ddp.shard_sgd %g params [@w] offsets [0] over @world[dp] lr 0.1 : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.param @w : tensor<4xf32>
+ddp.param @v : tensor<4xf32>
+func.func @f(%values: tensor<6xf32>) {
+  // expected-error @+1 {{'ddp.set_params' op parameter @v (elements [2, 6)) overlaps parameter @w (elements [0, 4))}}
+  ddp.set_params %values params [@w, @v] offsets [0, 2] : tensor<6xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+func.func @f(%values: tensor<8xf32>) {
+  // expected-error @+1 {{'ddp.set_params' op refers to @world, which is not a ddp.param}}
+  ddp.set_params %values params [@world] offsets [0] : tensor<8xf32>
+  return
+}

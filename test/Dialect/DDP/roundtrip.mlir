@@ -86,5 +86,15 @@ func.func @buckets(%g0: tensor<8x4xf32>, %g1: tensor<16x8xf32>, %c4: tensor<8xbf
   ddp.check_finite %wide bucket 0 params [@embedding] offsets [4] : tensor<8xf32>
   // CHECK: ddp.adam @expert.weight, %[[U]]#0 lr 0.001 betas(0.9, 0.95) eps 1.0e-08 : tensor<8x4xf32>
   ddp.adam @expert.weight, %u0 lr 1.0e-3 betas(0.9, 0.95) eps 1.0e-8 : tensor<8x4xf32>
+  // CHECK: %[[S:.*]] = ddp.reduce_scatter sum %[[B]] over @world[dp] : tensor<256xf32> -> tensor<128xf32>
+  %s = ddp.reduce_scatter sum %b over @world[dp] : tensor<256xf32> -> tensor<128xf32>
+  // CHECK: %[[P:.*]] = ddp.shard_sgd %[[S]] params [@expert.weight, @fc1.weight] offsets [0, 64] over @world[dp] lr 0.1 : tensor<128xf32> -> tensor<128xf32>
+  %p = ddp.shard_sgd %s params [@expert.weight, @fc1.weight] offsets [0, 64] over @world[dp] lr 0.1 : tensor<128xf32> -> tensor<128xf32>
+  // CHECK: ddp.shard_adam %[[S]] params [@fc1.weight] offsets [64] over @world[dp] lr 0.001 betas(0.9, 0.95) eps 1.0e-08 : tensor<128xf32> -> tensor<128xf32>
+  %q = ddp.shard_adam %s params [@fc1.weight] offsets [64] over @world[dp] lr 1.0e-3 betas(0.9, 0.95) eps 1.0e-8 : tensor<128xf32> -> tensor<128xf32>
+  // CHECK: %[[W:.*]] = ddp.all_gather %[[P]] over @world[dp] : tensor<128xf32> -> tensor<256xf32>
+  %w = ddp.all_gather %p over @world[dp] : tensor<128xf32> -> tensor<256xf32>
+  // CHECK: ddp.set_params %[[W]] params [@expert.weight, @fc1.weight] offsets [0, 64] : tensor<256xf32>
+  ddp.set_params %w params [@expert.weight, @fc1.weight] offsets [0, 64] : tensor<256xf32>
   return
 }

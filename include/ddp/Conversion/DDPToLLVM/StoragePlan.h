@@ -75,7 +75,8 @@ public:
   int64_t numGradientsInBuckets = 0;
 
   unsigned getParamIndex(mlir::FlatSymbolRefAttr name) const;
-  unsigned getGroupIndex(CollectiveOpInterface op) const;
+  /// The group of mesh axes `axes`.
+  unsigned getGroupIndex(mlir::ArrayAttr axes) const;
 
 private:
   llvm::DenseMap<mlir::StringAttr, unsigned> paramIndex;

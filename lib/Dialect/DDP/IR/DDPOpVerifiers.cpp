@@ -93,14 +93,13 @@ static LogicalResult verifyParamShape(Operation *op, FlatSymbolRefAttr name,
 
 /// Resolves the process group of a collective: the mesh must exist and the
 /// axes must be distinct axes of it. Returns the number of ranks in the group.
-static FailureOr<int64_t> verifyGroup(CollectiveOpInterface op,
+static FailureOr<int64_t> verifyGroup(Operation *op, FlatSymbolRefAttr meshName,
+                                      ArrayAttr axes,
                                       SymbolTableCollection &symbolTable) {
-  auto mesh =
-      symbolTable.lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
+  auto mesh = symbolTable.lookupNearestSymbolFrom<MeshOp>(op, meshName);
   if (!mesh)
     return op->emitOpError("refers to ")
-           << op.getMeshAttr() << ", which is not a ddp.mesh";
-  ArrayAttr axes = op.getAxesAttr();
+           << meshName << ", which is not a ddp.mesh";
   if (axes.empty())
     return op->emitOpError("needs at least one mesh axis for its group");
   llvm::StringSet<> seen;
@@ -108,11 +107,16 @@ static FailureOr<int64_t> verifyGroup(CollectiveOpInterface op,
     StringRef name = cast<StringAttr>(axis).getValue();
     if (mesh.getAxisSize(name) < 0)
       return op->emitOpError("uses axis '")
-             << name << "', which mesh " << op.getMeshAttr() << " does not have";
+             << name << "', which mesh " << meshName << " does not have";
     if (!seen.insert(name).second)
       return op->emitOpError("names axis '") << name << "' twice";
   }
   return getGroupSize(mesh, axes);
+}
+
+static FailureOr<int64_t> verifyGroup(CollectiveOpInterface op,
+                                      SymbolTableCollection &symbolTable) {
+  return verifyGroup(op, op.getMeshAttr(), op.getAxesAttr(), symbolTable);
 }
 
 /// Both shapes have the same rank and agree everywhere but in dimension 0,
@@ -222,6 +226,19 @@ static LogicalResult verifyLearningRate(Operation *op, double lr) {
   if (!(lr > 0.0) || !std::isfinite(lr))
     return op->emitOpError("needs a positive finite learning rate, got ")
            << formatDouble(lr);
+  return success();
+}
+
+static LogicalResult verifyAdamHyperparameters(Operation *op, double beta1,
+                                               double beta2, double eps) {
+  for (auto [name, beta] :
+       {std::pair<StringRef, double>{"beta1", beta1}, {"beta2", beta2}})
+    if (!(beta >= 0.0 && beta < 1.0))
+      return op->emitOpError()
+             << name << " must be in [0, 1), got " << formatDouble(beta);
+  if (!(eps > 0.0) || !std::isfinite(eps))
+    return op->emitOpError("eps must be positive and finite, got ")
+           << formatDouble(eps);
   return success();
 }
 
@@ -469,18 +486,120 @@ LogicalResult SGDOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 LogicalResult AdamOp::verify() {
   if (failed(verifyLearningRate(*this, getLr().convertToDouble())))
     return failure();
-  for (auto [name, beta] : {std::pair<StringRef, double>{"beta1", getBeta1().convertToDouble()},
-                            {"beta2", getBeta2().convertToDouble()}})
-    if (!(beta >= 0.0 && beta < 1.0))
-      return emitOpError() << name << " must be in [0, 1), got " << formatDouble(beta);
-  double eps = getEps().convertToDouble();
-  if (!(eps > 0.0) || !std::isfinite(eps))
-    return emitOpError("eps must be positive and finite, got ")
-           << formatDouble(eps);
-  return success();
+  return verifyAdamHyperparameters(*this, getBeta1().convertToDouble(),
+                                   getBeta2().convertToDouble(),
+                                   getEps().convertToDouble());
 }
 
 LogicalResult AdamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyParamShape(*this, getParamAttr(), getGrad().getType(),
                           "gradient", symbolTable);
+}
+
+//===----------------------------------------------------------------------===//
+// Distributed optimizer
+//===----------------------------------------------------------------------===//
+
+/// One offset per parameter, and at least one parameter.
+static LogicalResult verifyParamList(Operation *op, ArrayAttr params,
+                                     ArrayRef<int64_t> offsets) {
+  if (params.empty())
+    return op->emitOpError("needs at least one parameter");
+  if (params.size() != offsets.size())
+    return op->emitOpError("has ")
+           << params.size() << " parameters but " << offsets.size()
+           << " offsets; it needs one offset per parameter";
+  return success();
+}
+
+/// The parameters exist, have `elementType` and lie inside a bucket of
+/// `bucketSize` elements without overlapping.
+static LogicalResult verifyParamExtents(Operation *op, ArrayAttr params,
+                                        ArrayRef<int64_t> offsets,
+                                        Type elementType, int64_t bucketSize,
+                                        SymbolTableCollection &symbolTable) {
+  SmallVector<int64_t> numels;
+  for (Attribute name : params) {
+    auto symbol = cast<FlatSymbolRefAttr>(name);
+    FailureOr<ParamOp> param = lookupParam(op, symbol, symbolTable);
+    if (failed(param))
+      return failure();
+    Type paramElement = param->getTensorType().getElementType();
+    if (paramElement != elementType)
+      return op->emitOpError("parameter ")
+             << symbol << " has element type " << paramElement << " but the "
+             << "parameter values have " << elementType;
+    numels.push_back(param->getTensorType().getNumElements());
+  }
+  return verifyBucketExtents(op, numels, offsets, bucketSize,
+                             [&](size_t index) {
+                               return "parameter @" +
+                                      cast<FlatSymbolRefAttr>(params[index])
+                                          .getValue()
+                                          .str();
+                             });
+}
+
+template <typename ShardOp>
+static LogicalResult verifyShardLayout(ShardOp op,
+                                       SymbolTableCollection &symbolTable) {
+  FailureOr<int64_t> groupSize =
+      verifyGroup(op, op.getMeshAttr(), op.getAxesAttr(), symbolTable);
+  if (failed(groupSize))
+    return failure();
+  int64_t shardSize = op.getGrad().getType().getNumElements();
+  std::optional<int64_t> bucketSize = llvm::checkedMul(shardSize, *groupSize);
+  if (!bucketSize)
+    return op->emitOpError("shard of ")
+           << shardSize << " elements over " << *groupSize
+           << " ranks makes a bucket too large to address";
+  return verifyParamExtents(op, op.getParams(), op.getOffsets(),
+                            op.getResult().getType().getElementType(),
+                            *bucketSize, symbolTable);
+}
+
+template <typename ShardOp>
+static LogicalResult verifyShardShapes(ShardOp op) {
+  if (failed(verifyParamList(op, op.getParams(), op.getOffsets())) ||
+      failed(verifyLearningRate(op, op.getLr().convertToDouble())))
+    return failure();
+  if (op.getGrad().getType().getNumElements() !=
+      op.getResult().getType().getNumElements())
+    return op->emitOpError("has a gradient shard of ")
+           << op.getGrad().getType().getNumElements()
+           << " elements but a parameter shard of "
+           << op.getResult().getType().getNumElements();
+  return success();
+}
+
+LogicalResult ShardSGDOp::verify() { return verifyShardShapes(*this); }
+
+LogicalResult
+ShardSGDOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyShardLayout(*this, symbolTable);
+}
+
+LogicalResult ShardAdamOp::verify() {
+  if (failed(verifyShardShapes(*this)))
+    return failure();
+  return verifyAdamHyperparameters(*this, getBeta1().convertToDouble(),
+                                   getBeta2().convertToDouble(),
+                                   getEps().convertToDouble());
+}
+
+LogicalResult
+ShardAdamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyShardLayout(*this, symbolTable);
+}
+
+LogicalResult SetParamsOp::verify() {
+  return verifyParamList(*this, getParams(), getOffsets());
+}
+
+LogicalResult
+SetParamsOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyParamExtents(*this, getParams(), getOffsets(),
+                            getValues().getType().getElementType(),
+                            getValues().getType().getNumElements(),
+                            symbolTable);
 }

@@ -167,6 +167,7 @@ bk::PyTorchOptions AssignBucketsPass::getPyTorchOptions() {
     options.firstBucketBytes = firstBucketBytes;
   if (bucketCapBytes > 0)
     options.bucketCapBytes = bucketCapBytes;
+  options.padding = getPadding();
   return options;
 }
 

@@ -29,7 +29,9 @@ namespace {
 /// The ops of one bucket, in block order, split at its collective.
 struct BucketOps {
   SmallVector<Operation *> beforeCollective;
-  AllReduceOp collective;
+  /// A ddp.all_reduce, or a ddp.reduce_scatter under the distributed
+  /// optimizer.
+  Operation *collective = nullptr;
   SmallVector<Operation *> afterCollective;
 };
 
@@ -99,13 +101,14 @@ LogicalResult OverlapGradReducePass::overlapStep(func::FuncOp step) {
     }
     BucketOps &bucket = buckets[index.getInt()];
     if (isa<CollectiveOpInterface>(op)) {
-      auto allReduce = dyn_cast<AllReduceOp>(op);
-      if (!allReduce || bucket.collective) {
+      if (!isa<AllReduceOp, ReduceScatterOp>(op) || bucket.collective) {
         op->emitError("bucket ")
-            << index.getInt() << ": expected one ddp.all_reduce per bucket";
+            << index.getInt()
+            << ": expected one ddp.all_reduce per bucket (or one "
+               "ddp.reduce_scatter, under the distributed optimizer)";
         return WalkResult::interrupt();
       }
-      bucket.collective = allReduce;
+      bucket.collective = op;
       return WalkResult::advance();
     }
     (bucket.collective ? bucket.afterCollective : bucket.beforeCollective)
@@ -118,7 +121,7 @@ LogicalResult OverlapGradReducePass::overlapStep(func::FuncOp step) {
     if (!bucket.collective)
       return step.emitError("bucket ")
              << index << ": no ddp.all_reduce carries its '" << kBucketAttrName
-             << "'";
+             << "' (nor a ddp.reduce_scatter)";
   if (buckets.empty())
     return success();
   if (!step.getBody().hasOneBlock())
@@ -132,11 +135,26 @@ LogicalResult OverlapGradReducePass::overlapStep(func::FuncOp step) {
   return success();
 }
 
+/// The asynchronous form of a bucket's synchronous `collective`.
+static Operation *createAsync(OpBuilder &builder, Operation *collective) {
+  Type token = builder.getType<TokenType>();
+  if (auto allReduce = dyn_cast<AllReduceOp>(collective))
+    return AllReduceOp::create(
+        builder, allReduce.getLoc(), allReduce.getResult().getType(), token,
+        allReduce.getReductionAttr(), allReduce.getInput(),
+        allReduce.getMeshAttr(), allReduce.getAxesAttr());
+  auto reduceScatter = cast<ReduceScatterOp>(collective);
+  return ReduceScatterOp::create(
+      builder, reduceScatter.getLoc(), reduceScatter.getResult().getType(),
+      token, reduceScatter.getReductionAttr(), reduceScatter.getInput(),
+      reduceScatter.getMeshAttr(), reduceScatter.getAxesAttr());
+}
+
 void OverlapGradReducePass::overlapBucket(Block &block, BlockOrder &order,
                                           BucketOps &bucket,
                                           Operation *&lastIssued) {
-  AllReduceOp collective = bucket.collective;
-  if (collective.getToken()) {
+  Operation *collective = bucket.collective;
+  if (cast<AsyncOpInterface>(collective).isAsync()) {
     // Already asynchronous (the pass ran before); keep the issue order.
     lastIssued = collective;
     return;
@@ -170,15 +188,11 @@ void OverlapGradReducePass::overlapBucket(Block &block, BlockOrder &order,
   }
 
   OpBuilder builder(collective);
-  auto async = AllReduceOp::create(
-      builder, collective.getLoc(), collective.getResult().getType(),
-      builder.getType<TokenType>(), collective.getReductionAttr(),
-      collective.getInput(), collective.getMeshAttr(),
-      collective.getAxesAttr());
+  Operation *async = createAsync(builder, collective);
   async->setDiscardableAttrs(collective->getDiscardableAttrDictionary());
-  collective.getResult().replaceAllUsesWith(async.getResult());
+  collective->getResult(0).replaceAllUsesWith(async->getResult(0));
   order.replaced(collective, async);
-  collective.erase();
+  collective->erase();
   lastIssued = async;
   ++numCollectivesMadeAsync;
 
@@ -208,12 +222,13 @@ void OverlapGradReducePass::overlapBucket(Block &block, BlockOrder &order,
     order.movedBefore(op, target);
   }
   Operation *waitBefore = nullptr;
-  for (Operation *user : async.getResult().getUsers()) {
+  for (Operation *user : async->getResult(0).getUsers()) {
     Operation *top = block.findAncestorOpInBlock(*user);
     if (top && (!waitBefore || order.isBefore(top, waitBefore)))
       waitBefore = top;
   }
   builder.setInsertionPoint(waitBefore ? waitBefore : terminator);
-  WaitOp::create(builder, async.getLoc(), async.getToken())
+  WaitOp::create(builder, async->getLoc(),
+                 cast<AsyncOpInterface>(async).getAsyncToken())
       ->setAttr(kBucketAttrName, async->getAttr(kBucketAttrName));
 }

@@ -95,6 +95,35 @@ func.func @issue_order(%ga: tensor<4xf32>, %gb: tensor<4xf32>) {
 
 // -----
 
+// Under the distributed optimizer the bucket's collective is a
+// reduce-scatter: issued asynchronously after the bucket's last gradient like
+// an all-reduce, waited before its first use; the shard's cast back sinks to
+// the shard optimizer, and the all-gather stays where it is.
+// CHECK-LABEL: func.func @reduce_scatter
+// CHECK:      ddp.grad_ready @a
+// CHECK-NEXT: %[[P:.*]] = ddp.bucket_pack {{.*}}ddp.bucket = 0
+// CHECK-NEXT: %[[R:.*]], %[[T:.*]] = ddp.reduce_scatter sum %[[P]] over @world[dp] async {ddp.bucket = 0 : i64} : tensor<8xf32> -> tensor<4xf32>
+// CHECK-NEXT: ddp.gemm
+// CHECK-NEXT: ddp.wait %[[T]] {ddp.bucket = 0 : i64}
+// CHECK-NEXT: %[[C:.*]] = ddp.cast %[[R]] {ddp.bucket = 0 : i64}
+// CHECK-NEXT: %[[N:.*]] = ddp.shard_sgd %[[C]]
+// CHECK-NEXT: ddp.all_gather %[[N]]
+ddp.mesh @world(dp = 2)
+ddp.param @a : tensor<8xbf16>
+func.func @reduce_scatter(%ga: tensor<8xf32>, %x: tensor<4x4xf32>) {
+  %a = ddp.grad_ready @a, %ga : tensor<8xf32>
+  %p = ddp.bucket_pack %a offsets [0] {ddp.bucket = 0 : i64} : tensor<8xf32> -> tensor<8xf32>
+  %r = ddp.reduce_scatter sum %p over @world[dp] {ddp.bucket = 0 : i64} : tensor<8xf32> -> tensor<4xf32>
+  %c = ddp.cast %r {ddp.bucket = 0 : i64} : tensor<4xf32> to tensor<4xbf16>
+  %y = ddp.gemm dgrad %x, %x : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %n = ddp.shard_sgd %c params [@a] offsets [0] over @world[dp] lr 0.1 : tensor<4xbf16> -> tensor<4xbf16>
+  %w = ddp.all_gather %n over @world[dp] : tensor<4xbf16> -> tensor<8xbf16>
+  ddp.set_params %w params [@a] offsets [0] : tensor<8xbf16>
+  return
+}
+
+// -----
+
 ddp.mesh @world(dp = 2)
 ddp.param @a : tensor<4xf32>
 func.func @two_collectives(%ga: tensor<4xf32>) {
@@ -122,7 +151,7 @@ ddp.mesh @world(dp = 2)
 ddp.param @a : tensor<4xf32>
 func.func @not_all_reduce(%ga: tensor<4xf32>) {
   %a = ddp.grad_ready @a, %ga : tensor<4xf32>
-  // expected-error @+1 {{bucket 0: expected one ddp.all_reduce per bucket}}
-  %r = ddp.reduce_scatter sum %a over @world[dp] {ddp.bucket = 0 : i64} : tensor<4xf32> -> tensor<2xf32>
+  // expected-error @+1 {{bucket 0: expected one ddp.all_reduce per bucket (or one ddp.reduce_scatter, under the distributed optimizer)}}
+  %r = ddp.all_gather %a over @world[dp] {ddp.bucket = 0 : i64} : tensor<4xf32> -> tensor<8xf32>
   return
 }

@@ -490,7 +490,8 @@ def DDP_SGDOp : DDP_ParamUserOp<"sgd",
   let description = [{
     `param -= lr * grad`, computed in the parameter's element type. `grad`
     must be the data-parallel reduced gradient: every rank applies the same
-    update.
+    update. A 16-bit parameter is updated through an fp32 main copy kept by
+    the runtime (Megatron's mixed-precision optimizer), then rounded.
 
     ```mlir
     ddp.sgd @fc1.weight, %g lr 0.01 : tensor<64x16xf32>
@@ -508,7 +509,8 @@ def DDP_AdamOp : DDP_ParamUserOp<"adam",
   let summary = "Adam update of one parameter";
   let description = [{
     Adam (Kingma and Ba) with bias correction; the moments are fp32 state
-    kept by the runtime per parameter.
+    kept by the runtime per parameter, and so is the fp32 main copy through
+    which a 16-bit parameter is updated.
 
     ```mlir
     ddp.adam @fc1.weight, %g lr 0.001 betas(0.9, 0.999) eps 1.0e-08 : tensor<64x16xf32>
@@ -522,6 +524,106 @@ def DDP_AdamOp : DDP_ParamUserOp<"adam",
     `betas` `(` custom<Real>($beta1) `,` custom<Real>($beta2) `)`
     `eps` custom<Real>($eps)
     attr-dict `:` type($grad)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Distributed optimizer
+//===----------------------------------------------------------------------===//
+
+/// The optimizer of one rank's shard of a bucket (Megatron's distributed
+/// optimizer): the shared layout and group of ddp.shard_sgd and
+/// ddp.shard_adam.
+class DDP_ShardOptimizerOp<string mnemonic>
+    : DDP_Op<mnemonic, [
+          MemoryEffects<[MemRead<DDP_ComputeStream>,
+                         MemWrite<DDP_ComputeStream>,
+                         MemRead<DDP_ParamState>, MemWrite<DDP_ParamState>]>,
+          DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  dag layoutArgs = (ins DDP_FlatTensor:$grad, FlatSymbolRefArrayAttr:$params,
+                        DenseI64ArrayAttr:$offsets, FlatSymbolRefAttr:$mesh,
+                        StrArrayAttr:$axes);
+  let results = (outs DDP_FlatTensor:$result);
+  let hasVerifier = 1;
+}
+
+def DDP_ShardSGDOp : DDP_ShardOptimizerOp<"shard_sgd"> {
+  let summary = "SGD on this rank's shard of a bucket";
+  let description = [{
+    The bucket has `n * S` elements, `n` the size of the group and `S` the
+    size of `grad`; parameter `params[i]` occupies elements
+    `[offsets[i], offsets[i] + numel_i)` of it, as in `ddp.bucket_pack`.
+    Group rank `r` owns elements `[r * S, (r + 1) * S)`, and `grad` is its
+    shard of the reduced gradients (what `ddp.reduce_scatter` leaves it).
+
+    For every parameter element in the shard, the result holds the value
+    `ddp.sgd` would give it, computed by the same formula from the
+    parameter's current value (for a 16-bit parameter, from the fp32 main
+    copy of the shard's elements, which the runtime keeps) and the gradient
+    element; elements of the
+    shard that no parameter covers (padding) are left undefined, and
+    `ddp.set_params` never reads them. The parameters
+    themselves are not changed: `ddp.all_gather` collects the shards and
+    `ddp.set_params` writes them. The result has the parameters' element
+    type, which they must share.
+
+    ```mlir
+    %p = ddp.shard_sgd %g params [@b, @a] offsets [0, 1024] over @world[dp]
+        lr 0.1 : tensor<1024xf32> -> tensor<1024xbf16>
+    ```
+  }];
+  let arguments = !con(layoutArgs, (ins F64Attr:$lr));
+  let assemblyFormat = [{
+    $grad `params` $params `offsets` $offsets `over` custom<Group>($mesh, $axes)
+    `lr` custom<Real>($lr) attr-dict `:` type($grad) `->` type($result)
+  }];
+}
+
+def DDP_ShardAdamOp : DDP_ShardOptimizerOp<"shard_adam"> {
+  let summary = "Adam on this rank's shard of a bucket";
+  let description = [{
+    `ddp.shard_sgd` with the update of `ddp.adam`: the fp32 moments are kept
+    by the runtime for the parameter elements of the shard, and the step
+    count per parameter, so every element is updated exactly as `ddp.adam`
+    updates it.
+
+    ```mlir
+    %p = ddp.shard_adam %g params [@b, @a] offsets [0, 1024] over @world[dp]
+        lr 0.001 betas(0.9, 0.999) eps 1.0e-08 : tensor<1024xf32> -> tensor<1024xf32>
+    ```
+  }];
+  let arguments = !con(layoutArgs, (ins F64Attr:$lr, F64Attr:$beta1,
+                                        F64Attr:$beta2, F64Attr:$eps));
+  let assemblyFormat = [{
+    $grad `params` $params `offsets` $offsets `over` custom<Group>($mesh, $axes)
+    `lr` custom<Real>($lr)
+    `betas` `(` custom<Real>($beta1) `,` custom<Real>($beta2) `)`
+    `eps` custom<Real>($eps)
+    attr-dict `:` type($grad) `->` type($result)
+  }];
+}
+
+def DDP_SetParamsOp : DDP_Op<"set_params", [
+    MemoryEffects<[MemRead<DDP_ComputeStream>, MemWrite<DDP_ComputeStream>,
+                   MemWrite<DDP_ParamState>]>,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "write parameters from a flat bucket of their values";
+  let description = [{
+    Parameter `params[i]` becomes elements `[offsets[i], offsets[i] +
+    numel_i)` of `values`, reshaped; the bucket has the parameters' element
+    type and its other elements are not read. With the distributed
+    optimizer, `values` is the `ddp.all_gather` of the updated shards.
+
+    ```mlir
+    %w = ddp.all_gather %p over @world[dp] : tensor<1024xbf16> -> tensor<2048xbf16>
+    ddp.set_params %w params [@b, @a] offsets [0, 1024] : tensor<2048xbf16>
+    ```
+  }];
+  let arguments = (ins DDP_FlatTensor:$values, FlatSymbolRefArrayAttr:$params,
+                       DenseI64ArrayAttr:$offsets);
+  let assemblyFormat = [{
+    $values `params` $params `offsets` $offsets attr-dict `:` type($values)
   }];
   let hasVerifier = 1;
 }

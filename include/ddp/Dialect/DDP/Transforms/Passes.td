@@ -203,6 +203,49 @@ def Bucketize : Pass<"ddp-bucketize", "mlir::func::FuncOp"> {
   ];
 }
 
+def DistributeOptimizer
+    : Pass<"ddp-distribute-optimizer", "mlir::func::FuncOp"> {
+  let summary = "shard the optimizer over the data-parallel group, per bucket";
+  let description = [{
+    Megatron-Core's distributed optimizer on the buckets `ddp-bucketize`
+    made: each bucket's all-reduce becomes a reduce-scatter, so that rank
+    `r` of an `n`-rank group keeps elements `[r * P/n, (r + 1) * P/n)` of
+    the reduced bucket of `P` elements; the optimizer ops of the bucket's
+    parameters become one `ddp.shard_sgd` or `ddp.shard_adam` on that
+    shard; and a `ddp.all_gather` of the updated shards, written back by
+    `ddp.set_params`, gives every rank the whole updated parameters:
+
+    ```mlir
+    %s = ddp.scale %b by 0.5 {ddp.bucket = 0 : i64} : tensor<2048xf32>
+    %g = ddp.reduce_scatter sum %s over @world[dp] {ddp.bucket = 0 : i64}
+        : tensor<2048xf32> -> tensor<1024xf32>
+    %p = ddp.shard_sgd %g params [@b, @a] offsets [0, 1024] over @world[dp]
+        lr 0.1 : tensor<1024xf32> -> tensor<1024xf32>
+    %w = ddp.all_gather %p over @world[dp] : tensor<1024xf32> -> tensor<2048xf32>
+    ddp.set_params %w params [@b, @a] offsets [0, 1024] : tensor<2048xf32>
+    ```
+
+    The decision is the bucket layout (`ddp-assign-buckets` with
+    `use-distributed-optimizer` pads every bucket to a multiple of the
+    group size); this pass applies it. Every element gets the update the
+    unsharded optimizer gives it, bitwise (docs/DistributedOptimizer.md).
+    A bucket whose parameters differ in element type or optimizer settings
+    (possible outside the megatron policy) gets one shard optimizer and
+    all-gather per kind. Nothing changes when a bucket cannot be sharded:
+    its size is not a multiple of the group's, its reduction is already
+    asynchronous or a `max`, a reduced gradient feeds anything but its
+    parameter's optimizer, a parameter is updated twice, or its value is
+    read between the bucket's first update and its own; the error names the
+    bucket and the parameter. Buckets already sharded are left alone.
+  }];
+  let statistics = [
+    Statistic<"numBucketsSharded", "buckets-sharded",
+              "Bucket reductions turned into reduce-scatters">,
+    Statistic<"numOptimizerOpsReplaced", "optimizer-ops-replaced",
+              "Per-parameter optimizer ops replaced by shard optimizers">,
+  ];
+}
+
 def OverlapGradReduce : Pass<"ddp-overlap-grad-reduce", "mlir::func::FuncOp"> {
   let summary = "issue bucket reductions asynchronously, overlapped with the backward pass";
   let description = [{

@@ -1,0 +1,326 @@
+//===- DistributeOptimizer.cpp - The optimizer on each rank's shard -------===//
+//
+// Turns each materialised bucket's all-reduce and its parameters' optimizer
+// ops into Megatron-Core's distributed-optimizer step: reduce-scatter, the
+// optimizer on this rank's shard, all-gather of the updated parameters.
+// Every bucket is checked before the first op changes, so a failing run
+// leaves the IR as it was. docs/DistributedOptimizer.md has the design.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
+#include "ddp/Dialect/DDP/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace ddp {
+#define GEN_PASS_DEF_DISTRIBUTEOPTIMIZER
+#include "ddp/Dialect/DDP/Transforms/Passes.h.inc"
+} // namespace ddp
+
+using namespace mlir;
+using namespace ddp;
+
+namespace {
+
+/// Parameters of a bucket updated alike: by one optimizer with the same
+/// hyperparameters, reading gradients of one element type, with parameters
+/// of one element type. One shard optimizer and one all-gather serve them.
+struct UpdateGroup {
+  /// The first of the group's optimizer ops, whose kind and
+  /// hyperparameters the shard optimizer takes.
+  Operation *representative = nullptr;
+  Type gradElement, paramElement;
+  SmallVector<Attribute> params;
+  SmallVector<int64_t> offsets;
+};
+
+/// A bucket to shard, checked.
+struct ShardPlan {
+  int64_t index = 0;
+  AllReduceOp collective;
+  BucketUnpackOp unpack;
+  /// The casts from the bucket's element type back to the gradients'.
+  SmallVector<CastOp> castsBack;
+  /// The optimizer op of each gradient, in the unpack's order.
+  SmallVector<Operation *> optimizers;
+  SmallVector<Attribute> params;
+  int64_t groupSize = 1;
+  /// In order of their first parameter in the bucket; one group unless the
+  /// layout mixed parameter types or optimizer settings in a bucket.
+  SmallVector<UpdateGroup, 1> groups;
+  /// The first optimizer op of the bucket in block order: the shard's
+  /// optimizer, all-gather and write-back go there.
+  Operation *firstUpdate = nullptr;
+};
+
+class DistributeOptimizerPass
+    : public ddp::impl::DistributeOptimizerBase<DistributeOptimizerPass> {
+public:
+  using Base::Base;
+  void runOnOperation() override;
+
+private:
+  void shard(ShardPlan &plan);
+};
+
+} // namespace
+
+static FlatSymbolRefAttr getUpdatedParam(Operation *op) {
+  if (auto sgd = dyn_cast<SGDOp>(op))
+    return sgd.getParamAttr();
+  if (auto adam = dyn_cast<AdamOp>(op))
+    return adam.getParamAttr();
+  return {};
+}
+
+static Value getUpdateGradient(Operation *op) {
+  if (auto sgd = dyn_cast<SGDOp>(op))
+    return sgd.getGrad();
+  return cast<AdamOp>(op).getGrad();
+}
+
+/// Whether two optimizer ops apply the same update: the same optimizer
+/// with the same hyperparameters, bit for bit.
+static bool isSameUpdate(Operation *a, Operation *b) {
+  if (auto sgd = dyn_cast<SGDOp>(a)) {
+    auto other = dyn_cast<SGDOp>(b);
+    return other && sgd.getLrAttr() == other.getLrAttr();
+  }
+  auto adam = cast<AdamOp>(a);
+  auto other = dyn_cast<AdamOp>(b);
+  return other && adam.getLrAttr() == other.getLrAttr() &&
+         adam.getBeta1Attr() == other.getBeta1Attr() &&
+         adam.getBeta2Attr() == other.getBeta2Attr() &&
+         adam.getEpsAttr() == other.getEpsAttr();
+}
+
+/// What the checks read about the step: each parameter's optimizer ops and
+/// element type.
+struct StepUpdates {
+  llvm::DenseMap<StringAttr, SmallVector<Operation *>> updates;
+  llvm::DenseMap<StringAttr, Type> paramElement;
+};
+
+/// Checks bucket `index`, whose collective is `collective`, and plans it.
+static LogicalResult planShard(func::FuncOp step, int64_t index,
+                               AllReduceOp collective,
+                               const StepUpdates &stepUpdates,
+                               ShardPlan &plan) {
+  const auto &updates = stepUpdates.updates;
+  auto bucketError = [&](Operation *op) {
+    return op->emitError() << "bucket " << index << ": ";
+  };
+  if (collective->getParentOp() != step)
+    return bucketError(collective)
+           << "its reduction must be at the top level of the step, where "
+              "the shard optimizer goes";
+  if (collective.getToken())
+    return bucketError(collective)
+           << "its reduction is already asynchronous; distribute the "
+              "optimizer before ddp-overlap-grad-reduce";
+  if (collective.getReduction() == Reduction::Max)
+    return bucketError(collective) << "a 'max' reduction has no optimizer "
+                                      "to shard";
+  MeshOp mesh = lookupMesh(step, collective.getMeshAttr());
+  if (!mesh)
+    return bucketError(collective)
+           << collective.getMeshAttr() << " is not a ddp.mesh";
+  plan.groupSize = getGroupSize(mesh, collective.getAxesAttr());
+  if (plan.groupSize < 1)
+    return bucketError(collective)
+           << "mesh " << collective.getMeshAttr() << " has no axes "
+           << getGroupName(collective.getAxesAttr());
+  int64_t numel = collective.getInput().getType().getNumElements();
+  if (numel % plan.groupSize != 0)
+    return bucketError(collective)
+           << "its " << numel << " elements do not split into "
+           << plan.groupSize << " equal shards; lay the buckets out with "
+           << "use-distributed-optimizer, which pads them to a multiple of "
+              "the group size";
+  if (!collective.getResult().hasOneUse())
+    return bucketError(collective) << "its reduced bucket must be read by one "
+                                      "ddp.bucket_unpack";
+  plan.unpack = dyn_cast<BucketUnpackOp>(*collective->user_begin());
+  if (!plan.unpack)
+    return bucketError(*collective->user_begin())
+           << "reads the reduced bucket; only ddp.bucket_unpack may";
+  plan.index = index;
+  plan.collective = collective;
+
+  for (auto [position, unpacked] :
+       llvm::enumerate(plan.unpack.getResults())) {
+    int64_t offset = plan.unpack.getOffsets()[position];
+    auto gradientError = [&](Operation *op) {
+      return bucketError(op) << "the reduced gradient at offset " << offset;
+    };
+    Value gradient = unpacked;
+    if (gradient.hasOneUse())
+      if (auto castBack = dyn_cast<CastOp>(*gradient.user_begin());
+          castBack && castBack->hasAttr(kBucketAttrName)) {
+        plan.castsBack.push_back(castBack);
+        gradient = castBack.getResult();
+      }
+    if (!gradient.hasOneUse())
+      return gradientError(plan.unpack)
+             << " has " << std::distance(gradient.use_begin(),
+                                         gradient.use_end())
+             << " uses; the distributed optimizer needs it to feed its "
+                "parameter's optimizer alone";
+    Operation *update = *gradient.user_begin();
+    FlatSymbolRefAttr param = getUpdatedParam(update);
+    if (!param || update->getParentOp() != step)
+      return gradientError(update)
+             << " is read by '" << update->getName()
+             << "'; the distributed optimizer needs it to feed its "
+                "parameter's optimizer (ddp.sgd or ddp.adam at the top level "
+                "of the step) alone";
+    if (updates.lookup(param.getAttr()).size() != 1)
+      return bucketError(update)
+             << param << " is updated "
+             << updates.lookup(param.getAttr()).size()
+             << " times in the step; the distributed optimizer updates each "
+                "parameter once";
+    Type gradElement = getElementTypeOrSelf(getUpdateGradient(update));
+    Type paramElement = stepUpdates.paramElement.lookup(param.getAttr());
+    auto group = llvm::find_if(plan.groups, [&](const UpdateGroup &group) {
+      return group.gradElement == gradElement &&
+             group.paramElement == paramElement &&
+             isSameUpdate(group.representative, update);
+    });
+    if (group == plan.groups.end())
+      group = plan.groups.insert(
+          group, UpdateGroup{update, gradElement, paramElement, {}, {}});
+    group->params.push_back(param);
+    group->offsets.push_back(offset);
+    plan.optimizers.push_back(update);
+    plan.params.push_back(param);
+    if (!plan.firstUpdate || update->isBeforeInBlock(plan.firstUpdate))
+      plan.firstUpdate = update;
+  }
+  return success();
+}
+
+/// The gathered parameters are written where the bucket's first update was:
+/// a read of one of them between there and its own update would see the new
+/// value where it saw the old one.
+static LogicalResult checkReadsBeforeUpdate(const ShardPlan &plan,
+                                            func::FuncOp step) {
+  llvm::DenseMap<StringAttr, Operation *> updateOf;
+  for (auto [param, update] : llvm::zip(plan.params, plan.optimizers))
+    updateOf[cast<FlatSymbolRefAttr>(param).getAttr()] = update;
+  for (Operation *op = plan.firstUpdate->getNextNode(); op;
+       op = op->getNextNode()) {
+    auto read = dyn_cast<GetParamOp>(op);
+    if (!read)
+      continue;
+    Operation *update = updateOf.lookup(read.getParamAttr().getAttr());
+    if (!update || !read->isBeforeInBlock(update))
+      continue;
+    InFlightDiagnostic diag =
+        read.emitError()
+        << "bucket " << plan.index << ": reads " << read.getParamAttr()
+        << " after the bucket's first optimizer update, before its own; the "
+           "distributed optimizer writes the bucket's parameters at the first";
+    diag.attachNote(plan.firstUpdate->getLoc())
+        << "the bucket's first optimizer update";
+    return diag;
+  }
+  return success();
+}
+
+void DistributeOptimizerPass::runOnOperation() {
+  func::FuncOp step = getOperation();
+  if (step.isExternal())
+    return;
+  // Only the module's ddp.param ops are read: steps are sharded in
+  // parallel, and a symbol table of the module would read sibling steps.
+  StepUpdates stepUpdates;
+  if (auto module = step->getParentOfType<ModuleOp>())
+    for (ParamOp param : module.getOps<ParamOp>())
+      stepUpdates.paramElement[param.getSymNameAttr()] =
+          param.getTensorType().getElementType();
+  SmallVector<std::pair<int64_t, AllReduceOp>> collectives;
+  step.walk([&](Operation *op) {
+    if (FlatSymbolRefAttr param = getUpdatedParam(op))
+      stepUpdates.updates[param.getAttr()].push_back(op);
+    if (auto allReduce = dyn_cast<AllReduceOp>(op))
+      if (auto index = op->getAttrOfType<IntegerAttr>(kBucketAttrName))
+        collectives.push_back({index.getInt(), allReduce});
+  });
+
+  SmallVector<ShardPlan, 0> plans;
+  for (auto [index, collective] : collectives) {
+    ShardPlan &plan = plans.emplace_back();
+    if (failed(planShard(step, index, collective, stepUpdates, plan)) ||
+        failed(checkReadsBeforeUpdate(plan, step)))
+      return signalPassFailure();
+  }
+  for (ShardPlan &plan : plans)
+    shard(plan);
+}
+
+void DistributeOptimizerPass::shard(ShardPlan &plan) {
+  AllReduceOp collective = plan.collective;
+  RankedTensorType bucketType = collective.getInput().getType();
+  int64_t shardNumel = bucketType.getNumElements() / plan.groupSize;
+  auto gradShardType =
+      RankedTensorType::get({shardNumel}, bucketType.getElementType());
+  DictionaryAttr bucketAttrs = collective->getDiscardableAttrDictionary();
+
+  // The reduce-scatter takes the all-reduce's place and bucket index, so
+  // that ddp-overlap-grad-reduce moves it as it moves an all-reduce.
+  OpBuilder builder(collective);
+  auto reduceScatter = ReduceScatterOp::create(
+      builder, collective.getLoc(), gradShardType, /*token=*/Type(),
+      collective.getReductionAttr(), collective.getInput(),
+      collective.getMeshAttr(), collective.getAxesAttr());
+  reduceScatter->setDiscardableAttrs(bucketAttrs);
+
+  builder.setInsertionPoint(plan.firstUpdate);
+  Location loc = plan.firstUpdate->getLoc();
+  llvm::SmallDenseMap<Type, Value> gradShards;
+  gradShards[bucketType.getElementType()] = reduceScatter.getResult();
+  for (UpdateGroup &group : plan.groups) {
+    // The optimizer reads the gradients as the per-parameter ops did: cast
+    // back to their type where the bucket reduced them in a wider one.
+    Value &gradShard = gradShards[group.gradElement];
+    if (!gradShard) {
+      auto castBack = CastOp::create(
+          builder, loc, gradShardType.clone(group.gradElement),
+          reduceScatter.getResult());
+      castBack->setDiscardableAttrs(bucketAttrs);
+      gradShard = castBack.getResult();
+    }
+    auto paramShardType = gradShardType.clone(group.paramElement);
+    ArrayAttr params = builder.getArrayAttr(group.params);
+    DenseI64ArrayAttr offsets = builder.getDenseI64ArrayAttr(group.offsets);
+    Value paramShard;
+    if (auto sgd = dyn_cast<SGDOp>(group.representative)) {
+      paramShard = ShardSGDOp::create(builder, loc, paramShardType, gradShard,
+                                      params, offsets, collective.getMeshAttr(),
+                                      collective.getAxesAttr(), sgd.getLrAttr());
+    } else {
+      auto adam = cast<AdamOp>(group.representative);
+      paramShard = ShardAdamOp::create(
+          builder, loc, paramShardType, gradShard, params, offsets,
+          collective.getMeshAttr(), collective.getAxesAttr(), adam.getLrAttr(),
+          adam.getBeta1Attr(), adam.getBeta2Attr(), adam.getEpsAttr());
+    }
+    Value gathered =
+        AllGatherOp::create(builder, loc, bucketType.clone(group.paramElement),
+                            /*token=*/Type(), paramShard,
+                            collective.getMeshAttr(), collective.getAxesAttr())
+            .getResult();
+    SetParamsOp::create(builder, loc, gathered, params, offsets);
+  }
+
+  for (Operation *update : plan.optimizers)
+    update->erase();
+  for (CastOp castBack : plan.castsBack)
+    castBack->erase();
+  plan.unpack->erase();
+  collective->erase();
+  ++numBucketsSharded;
+  numOptimizerOpsReplaced += plan.optimizers.size();
+}
