@@ -30,14 +30,16 @@ static int64_t numElementsOf(Value value) {
 RuntimeMemory ddp::estimateRuntimeMemory(const StoragePlan &plan) {
   RuntimeMemory memory;
   llvm::DenseSet<StringAttr> adamParams;
-  Block &body = const_cast<func::FuncOp &>(plan.step).getBody().front();
+  func::FuncOp step = plan.step;
+  Block &body = step.getBody().front();
   for (auto adam : body.getOps<AdamOp>())
     adamParams.insert(adam.getParamAttr().getAttr());
   for (const PlannedParam &param : plan.params) {
     int64_t bytes = PlannedBuffer{param.dtype, param.numel}.getBytes();
     memory.paramBytes += bytes;
     memory.largestParamBytes = std::max(memory.largestParamBytes, bytes);
-    if (adamParams.contains(const_cast<ParamOp &>(param.op).getSymNameAttr()))
+    ParamOp op = param.op;
+    if (adamParams.contains(op.getSymNameAttr()))
       memory.optimizerStateBytes += 2 * param.numel * int64_t(sizeof(float));
   }
   for (const PlannedBuffer &buffer : plan.buffers)
