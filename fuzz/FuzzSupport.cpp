@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Verifier.h"
 
 mlir::MLIRContext &ddp::fuzz::getContext() {
   static mlir::MLIRContext *context = [] {
@@ -41,4 +42,9 @@ bool ddp::fuzz::crashesUpstreamParser(llvm::StringRef text) {
       return true;
   }
   return false;
+}
+
+void ddp::fuzz::checkImportVerifies(mlir::ModuleOp module, const char *what) {
+  if (failed(mlir::verify(module)))
+    reportBug(what);
 }

@@ -11,14 +11,20 @@
 #ifndef DDP_FUZZ_FUZZSUPPORT_H
 #define DDP_FUZZ_FUZZSUPPORT_H
 
+#include "ddp/Support/BoundedJSON.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/JSON.h"
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 namespace ddp::fuzz {
 
@@ -53,6 +59,36 @@ bool crashesUpstreamParser(llvm::StringRef text);
 [[noreturn]] inline void reportBug(const char *what) {
   llvm::report_fatal_error(llvm::Twine("fuzz: ") + what);
 }
+
+/// The value of `expected`, or none when it holds an error: the input
+/// readers reject most fuzzed input, which is not a bug.
+template <typename T>
+std::optional<T> valueOrNone(llvm::Expected<T> expected) {
+  if (!expected) {
+    llvm::consumeError(expected.takeError());
+    return std::nullopt;
+  }
+  return std::move(*expected);
+}
+
+/// The input parsed as JSON (parseJSON) and then read by `read`, one of the
+/// readers the tools use (parseModelConfig, ...); none when either rejects it.
+template <typename T>
+std::optional<T> readJSONInput(
+    const uint8_t *data, size_t size,
+    llvm::function_ref<llvm::Expected<T>(const llvm::json::Value &,
+                                         llvm::StringRef)>
+        read) {
+  std::optional<llvm::json::Value> json =
+      valueOrNone(parseJSON(asText(data, size)));
+  if (!json)
+    return std::nullopt;
+  return valueOrNone(read(*json, "fuzz"));
+}
+
+/// Reports the bug `what` unless `module`, imported from input its reader
+/// accepted, verifies.
+void checkImportVerifies(mlir::ModuleOp module, const char *what);
 
 } // namespace ddp::fuzz
 

@@ -8,21 +8,13 @@
 #include "FuzzSupport.h"
 
 #include "ddp/Timing/HardwareProfile.h"
-#include "ddp/Support/BoundedJSON.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  llvm::Expected<llvm::json::Value> json =
-      ddp::parseJSON(ddp::fuzz::asText(data, size));
-  if (!json) {
-    llvm::consumeError(json.takeError());
+  std::optional<ddp::sim::HardwareProfile> profile =
+      ddp::fuzz::readJSONInput<ddp::sim::HardwareProfile>(
+          data, size, ddp::sim::parseHardwareProfile);
+  if (!profile)
     return 0;
-  }
-  llvm::Expected<ddp::sim::HardwareProfile> profile =
-      ddp::sim::parseHardwareProfile(*json, "fuzz");
-  if (!profile) {
-    llvm::consumeError(profile.takeError());
-    return 0;
-  }
   llvm::Expected<ddp::sim::HardwareProfile> reread =
       ddp::sim::parseHardwareProfile(ddp::sim::toJSON(*profile), "fuzz");
   if (!reread)

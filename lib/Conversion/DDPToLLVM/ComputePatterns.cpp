@@ -20,6 +20,18 @@ static int64_t getBytes(Value tensor) {
   return type.getNumElements() * getElementBytes(type.getElementType());
 }
 
+/// The arguments ddprt_sgd and ddprt_adam start with: the context, the
+/// updated parameter, the gradient's dtype and data (`grad`, converted), and
+/// the learning rate.
+template <typename OptimizerOp>
+static SmallVector<Value> getOptimizerArgs(OptimizerOp op, Value grad,
+                                           StepOpLowering &step) {
+  return {step.context(),
+          step.program.getParamId(step.entry(), step.loc, op.getParamAttr()),
+          step.i32(getDType(op.getGrad())), grad,
+          step.f64(op.getLr().convertToDouble())};
+}
+
 namespace {
 
 struct GetParamLowering : StepOpPattern<GetParamOp> {
@@ -192,24 +204,18 @@ struct SGDLowering : StepOpPattern<SGDOp> {
   using StepOpPattern::StepOpPattern;
   void lower(SGDOp op, Adaptor adaptor, StepOpLowering &step) const override {
     step.call(RuntimeFunction::Sgd,
-              {step.context(),
-               program.getParamId(step.entry(), step.loc, op.getParamAttr()),
-               step.i32(getDType(op.getGrad())), adaptor.getGrad(),
-               step.f64(op.getLr().convertToDouble())});
+              getOptimizerArgs(op, adaptor.getGrad(), step));
   }
 };
 
 struct AdamLowering : StepOpPattern<AdamOp> {
   using StepOpPattern::StepOpPattern;
   void lower(AdamOp op, Adaptor adaptor, StepOpLowering &step) const override {
-    step.call(RuntimeFunction::Adam,
-              {step.context(),
-               program.getParamId(step.entry(), step.loc, op.getParamAttr()),
-               step.i32(getDType(op.getGrad())), adaptor.getGrad(),
-               step.f64(op.getLr().convertToDouble()),
-               step.f64(op.getBeta1().convertToDouble()),
-               step.f64(op.getBeta2().convertToDouble()),
-               step.f64(op.getEps().convertToDouble())});
+    SmallVector<Value> args = getOptimizerArgs(op, adaptor.getGrad(), step);
+    args.append({step.f64(op.getBeta1().convertToDouble()),
+                 step.f64(op.getBeta2().convertToDouble()),
+                 step.f64(op.getEps().convertToDouble())});
+    step.call(RuntimeFunction::Adam, args);
   }
 };
 

@@ -41,6 +41,31 @@ static LLVM::GlobalOp createTable(RewriterBase &rewriter, ModuleOp module,
                                 DenseElementsAttr::get(tensorType, values));
 }
 
+/// The tables a setup loop reads each planned parameter's or buffer's
+/// runtime dtype and element count from, by index.
+struct SizeTables {
+  LLVM::GlobalOp dtypes;
+  LLVM::GlobalOp numels;
+};
+
+/// Creates the globals `<prefix>dtypes` and `<prefix>numels` of `planned`
+/// (PlannedParam or PlannedBuffer), in that order.
+template <typename Planned>
+static SizeTables createSizeTables(RewriterBase &rewriter, ModuleOp module,
+                                   Location loc, StringRef prefix,
+                                   ArrayRef<Planned> planned) {
+  SmallVector<int32_t> dtypes;
+  SmallVector<int64_t> numels;
+  for (const Planned &entry : planned) {
+    dtypes.push_back(entry.dtype);
+    numels.push_back(entry.numel);
+  }
+  return {createTable<int32_t>(rewriter, module, loc,
+                               (prefix + "dtypes").str(), dtypes),
+          createTable<int64_t>(rewriter, module, loc,
+                               (prefix + "numels").str(), numels)};
+}
+
 /// A constant array global of the addresses of `globals`.
 static LLVM::GlobalOp createPointerTable(RewriterBase &rewriter,
                                          ModuleOp module, Location loc,
@@ -240,27 +265,20 @@ void MeshLowering::emitSetup(ConversionPatternRewriter &rewriter) const {
 
   if (!plan.params.empty()) {
     SmallVector<LLVM::GlobalOp> names;
-    SmallVector<int32_t> dtypes;
-    SmallVector<int64_t> numels;
-    for (PlannedParam &param : plan.params) {
+    for (PlannedParam &param : plan.params)
       names.push_back(program.getString(
           rewriter, param.op.getLoc(),
           (program.options.paramPrefix + param.op.getSymName()).str()));
-      dtypes.push_back(param.dtype);
-      numels.push_back(param.numel);
-    }
     LLVM::GlobalOp nameTable =
         createPointerTable(rewriter, module, loc, "__ddp_param_names", names);
-    LLVM::GlobalOp dtypeTable = createTable<int32_t>(
-        rewriter, module, loc, "__ddp_param_dtypes", dtypes);
-    LLVM::GlobalOp numelTable = createTable<int64_t>(
-        rewriter, module, loc, "__ddp_param_numels", numels);
+    SizeTables sizes = createSizeTables<PlannedParam>(
+        rewriter, module, loc, "__ddp_param_", plan.params);
     entry.forEach(loc, plan.params.size(), [&](Value index) {
       entry.callChecked(
           loc, RuntimeFunction::ParamRegister,
           {context, entry.loadElement(loc, nameTable, index, ptr),
-           entry.loadElement(loc, dtypeTable, index, i32),
-           entry.loadElement(loc, numelTable, index, i64), seed,
+           entry.loadElement(loc, sizes.dtypes, index, i32),
+           entry.loadElement(loc, sizes.numels, index, i64), seed,
            entry.elementAddress(loc, program.paramIdsGlobal, index)});
       entry.callChecked(
           loc, RuntimeFunction::ParamData,
@@ -269,21 +287,13 @@ void MeshLowering::emitSetup(ConversionPatternRewriter &rewriter) const {
     });
   }
   if (!plan.buffers.empty()) {
-    SmallVector<int32_t> dtypes;
-    SmallVector<int64_t> numels;
-    for (const PlannedBuffer &buffer : plan.buffers) {
-      dtypes.push_back(buffer.dtype);
-      numels.push_back(buffer.numel);
-    }
-    LLVM::GlobalOp dtypeTable = createTable<int32_t>(
-        rewriter, module, loc, "__ddp_buffer_dtypes", dtypes);
-    LLVM::GlobalOp numelTable = createTable<int64_t>(
-        rewriter, module, loc, "__ddp_buffer_numels", numels);
+    SizeTables sizes = createSizeTables<PlannedBuffer>(
+        rewriter, module, loc, "__ddp_buffer_", plan.buffers);
     entry.forEach(loc, plan.buffers.size(), [&](Value index) {
       entry.callChecked(
           loc, RuntimeFunction::Alloc,
-          {context, entry.loadElement(loc, dtypeTable, index, i32),
-           entry.loadElement(loc, numelTable, index, i64),
+          {context, entry.loadElement(loc, sizes.dtypes, index, i32),
+           entry.loadElement(loc, sizes.numels, index, i64),
            entry.elementAddress(loc, program.buffersGlobal, index)});
     });
   }

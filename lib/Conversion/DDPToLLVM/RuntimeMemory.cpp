@@ -30,7 +30,8 @@ static int64_t numElementsOf(Value value) {
 RuntimeMemory ddp::estimateRuntimeMemory(const StoragePlan &plan) {
   RuntimeMemory memory;
   llvm::DenseSet<StringAttr> adamParams, updatedParams;
-  Block &body = const_cast<func::FuncOp &>(plan.step).getBody().front();
+  func::FuncOp step = plan.step;
+  Block &body = step.getBody().front();
   for (auto adam : body.getOps<AdamOp>())
     adamParams.insert(adam.getParamAttr().getAttr());
   updatedParams = adamParams;
@@ -40,11 +41,12 @@ RuntimeMemory ddp::estimateRuntimeMemory(const StoragePlan &plan) {
     int64_t bytes = PlannedBuffer{param.dtype, param.numel}.getBytes();
     memory.paramBytes += bytes;
     memory.largestParamBytes = std::max(memory.largestParamBytes, bytes);
-    StringAttr name = const_cast<ParamOp &>(param.op).getSymNameAttr();
+    ParamOp op = param.op;
+    StringAttr name = op.getSymNameAttr();
     if (adamParams.contains(name))
       memory.optimizerStateBytes += 2 * param.numel * int64_t(sizeof(float));
     if (updatedParams.contains(name) &&
-        is16Bit(const_cast<ParamOp &>(param.op).getTensorType()))
+        is16Bit(op.getTensorType()))
       memory.optimizerStateBytes += param.numel * int64_t(sizeof(float));
   }
   // A shard optimizer's state covers the parameter elements of this rank's

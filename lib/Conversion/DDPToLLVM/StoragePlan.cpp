@@ -66,9 +66,7 @@ static bool isDefinedByLowering(StringRef name) {
          name == DDP_PROGRAM_SYM_STEP || name == DDP_PROGRAM_SYM_TEARDOWN;
 }
 
-/// ddp.grad_ready returns its operand: the value that actually holds a
-/// gradient is found by looking through it.
-static Value lookThroughGradReady(Value value) {
+Value ddp::lookThroughGradReady(Value value) {
   while (auto gradReady = value.getDefiningOp<GradReadyOp>())
     value = gradReady.getGrad();
   return value;

@@ -51,9 +51,9 @@ private:
   LogicalResult checkNoLiveOverlap() const;
   LogicalResult checkParamReadsBeforeUpdates() const;
 
-  // FuncOp's accessors are not const; the validator only reads the step.
   Block &getStepBlock() const {
-    return const_cast<func::FuncOp &>(plan.step).getBody().front();
+    func::FuncOp step = plan.step;
+    return step.getBody().front();
   }
   Location getStepLoc() const { return plan.step->getLoc(); }
 
@@ -106,9 +106,7 @@ void StorageValidator::collectViews() {
       for (auto [index, grad] : llvm::enumerate(pack.getGrads())) {
         if (llvm::is_contained(copied, index))
           continue;
-        Value holder = grad;
-        while (auto gradReady = holder.getDefiningOp<GradReadyOp>())
-          holder = gradReady.getGrad();
+        Value holder = lookThroughGradReady(grad);
         if (!baseOf.count(holder))
           baseOf[holder] = pack.getBucket();
       }
@@ -238,11 +236,12 @@ LogicalResult StorageValidator::checkParamReadsBeforeUpdates() const {
     if (value.storage.kind != Storage::Kind::Param)
       continue;
     for (unsigned update : updates.lookup(value.storage.index))
-      if (value.defined < update && update < value.lastRead)
+      if (value.defined < update && update < value.lastRead) {
+        ParamOp param = plan.params[value.storage.index].op;
         return emitError(value.value)
-               << "lets this value alias parameter @"
-               << const_cast<ParamOp &>(plan.params[value.storage.index].op).getSymName()
+               << "lets this value alias parameter @" << param.getSymName()
                << ", which the optimizer overwrites before its last read";
+      }
   }
   return success();
 }

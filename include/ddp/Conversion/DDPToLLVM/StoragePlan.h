@@ -83,6 +83,10 @@ private:
   llvm::DenseMap<mlir::ArrayAttr, unsigned> groupIndex;
 };
 
+/// ddp.grad_ready returns its operand: the value that actually holds a
+/// gradient is found by looking through it.
+mlir::Value lookThroughGradReady(mlir::Value value);
+
 /// Checks, independently of the planner, that every tensor value's storage
 /// lies inside its buffer or parameter, that every view lies inside its base,
 /// that no two values that are live at the same time share bytes unless one

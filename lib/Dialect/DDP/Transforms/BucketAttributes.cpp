@@ -14,7 +14,8 @@ BucketAttr ddp::getBucketSpecAttr(MLIRContext *context,
                          spec.averageInCollective, spec.checkFinite);
 }
 
-FailureOr<SmallVector<BucketSpec>> ddp::readBucketSpecs(func::FuncOp step) {
+/// Reads `ddp.buckets` of `step`; see readRecordedBuckets.
+static FailureOr<SmallVector<BucketSpec>> readBucketSpecs(func::FuncOp step) {
   SmallVector<BucketSpec> specs;
   Attribute attr = step->getAttr(kBucketsAttrName);
   if (!attr)
@@ -42,8 +43,10 @@ FailureOr<SmallVector<BucketSpec>> ddp::readBucketSpecs(func::FuncOp step) {
   return specs;
 }
 
-FailureOr<SmallVector<SmallVector<BucketMember>>>
-ddp::readBucketMembers(func::FuncOp step, size_t numBuckets) {
+/// The `ddp.grad_ready` ops of `step` that carry bucket attributes, by
+/// bucket, in offset order; see readRecordedBuckets.
+static FailureOr<SmallVector<SmallVector<BucketMember>>>
+readBucketMembers(func::FuncOp step, size_t numBuckets) {
   SmallVector<SmallVector<BucketMember>> members(numBuckets);
   WalkResult walk = step.walk([&](GradReadyOp ready) {
     Attribute index = ready->getAttr(kBucketAttrName);
@@ -74,6 +77,21 @@ ddp::readBucketMembers(func::FuncOp step, size_t numBuckets) {
       return a.offset < b.offset;
     });
   return members;
+}
+
+FailureOr<SmallVector<RecordedBucket>>
+ddp::readRecordedBuckets(func::FuncOp step) {
+  FailureOr<SmallVector<BucketSpec>> specs = readBucketSpecs(step);
+  if (failed(specs))
+    return failure();
+  FailureOr<SmallVector<SmallVector<BucketMember>>> members =
+      readBucketMembers(step, specs->size());
+  if (failed(members))
+    return failure();
+  SmallVector<RecordedBucket> buckets;
+  for (auto [spec, bucketMembers] : llvm::zip_equal(*specs, *members))
+    buckets.push_back({spec, std::move(bucketMembers)});
+  return buckets;
 }
 
 FailureOr<AllReduceOp> ddp::getGradientReduction(GradReadyOp ready) {

@@ -153,19 +153,16 @@ void BucketizePass::runOnOperation() {
 }
 
 LogicalResult BucketizePass::bucketizeStep(func::FuncOp step) {
-  FailureOr<SmallVector<BucketSpec>> specs = readBucketSpecs(step);
-  if (failed(specs))
-    return failure();
-  FailureOr<SmallVector<SmallVector<BucketMember>>> members =
-      readBucketMembers(step, specs->size());
-  if (failed(members))
+  FailureOr<SmallVector<RecordedBucket>> buckets = readRecordedBuckets(step);
+  if (failed(buckets))
     return failure();
 
   SmallVector<BucketPlan> plans;
-  for (auto [index, spec] : llvm::enumerate(*specs)) {
+  for (auto [index, bucket] : llvm::enumerate(*buckets)) {
     BucketPlan plan;
     bool done = false;
-    if (failed(planBucket(step, index, spec, (*members)[index], plan, done)))
+    if (failed(planBucket(step, index, bucket.spec, bucket.members, plan,
+                          done)))
       return failure();
     if (!done)
       plans.push_back(std::move(plan));

@@ -30,20 +30,17 @@ public:
 static LogicalResult readLayout(func::FuncOp step,
                                 std::vector<bk::Gradient> &gradients,
                                 bk::BucketLayout &layout) {
-  FailureOr<SmallVector<BucketSpec>> specs = readBucketSpecs(step);
-  if (failed(specs))
+  FailureOr<SmallVector<RecordedBucket>> recorded = readRecordedBuckets(step);
+  if (failed(recorded))
     return failure();
-  FailureOr<SmallVector<SmallVector<BucketMember>>> members =
-      readBucketMembers(step, specs->size());
-  if (failed(members))
-    return failure();
-  for (auto [spec, bucketMembers] : llvm::zip(*specs, *members)) {
+  for (const RecordedBucket &entry : *recorded) {
+    const BucketSpec &spec = entry.spec;
     bk::Bucket bucket;
     bucket.type = *getElementTypeOf(spec.elementType);
     bucket.group = getGroupName(spec.axes);
     bucket.numel = spec.numel;
     bucket.paddedNumel = spec.paddedNumel;
-    for (const BucketMember &member : bucketMembers) {
+    for (const BucketMember &member : entry.members) {
       GradReadyOp ready = member.ready;
       bk::Gradient gradient;
       gradient.name = ready.getParam().str();

@@ -55,23 +55,26 @@ struct BucketSpec {
 BucketAttr getBucketSpecAttr(mlir::MLIRContext *context,
                              const BucketSpec &spec);
 
-/// Reads `ddp.buckets` of `step` (none: an empty list). Emits an error on the
-/// step naming the bucket when it is not a `#ddp.bucket`; the attribute's
-/// verifier has checked its fields.
-mlir::FailureOr<llvm::SmallVector<BucketSpec>>
-readBucketSpecs(mlir::func::FuncOp step);
-
 /// A gradient assigned to a bucket by its attributes.
 struct BucketMember {
   GradReadyOp ready;
   int64_t offset = 0;
 };
 
-/// The `ddp.grad_ready` ops of `step` that carry bucket attributes, by
-/// bucket, in offset order. Emits an error on the op whose attributes are
-/// malformed or name a bucket that `ddp.buckets` does not have.
-mlir::FailureOr<llvm::SmallVector<llvm::SmallVector<BucketMember>>>
-readBucketMembers(mlir::func::FuncOp step, size_t numBuckets);
+/// One bucket as the attributes record it.
+struct RecordedBucket {
+  BucketSpec spec;
+  /// The `ddp.grad_ready` ops assigned to it, in offset order.
+  llvm::SmallVector<BucketMember> members;
+};
+
+/// Reads `ddp.buckets` of `step` (none: an empty list) and the bucket
+/// attributes of its `ddp.grad_ready` ops. Emits an error on the step naming
+/// the bucket when an entry is not a `#ddp.bucket` (the attribute's verifier
+/// has checked its fields), and on the op whose attributes are malformed or
+/// name a bucket that `ddp.buckets` does not have.
+mlir::FailureOr<llvm::SmallVector<RecordedBucket>>
+readRecordedBuckets(mlir::func::FuncOp step);
 
 /// The reduction a gradient goes through in the unscheduled step: the one
 /// synchronous `ddp.all_reduce` of the `grad_ready` result. Null when there
