@@ -48,15 +48,19 @@ struct Channel {
 
 } // namespace
 
+/// The offset of the peer of a send or receive.
+static int64_t getPeerOffset(Operation *op) {
+  if (auto send = dyn_cast<SendOp>(op))
+    return send.getOffset();
+  return cast<RecvOp>(op).getOffset();
+}
+
 /// "'ddp.send' to 1 over @world[tp]".
 static std::string describe(Operation *op) {
   auto collective = cast<CollectiveOpInterface>(op);
-  bool isSend = isa<SendOp>(op);
-  int64_t offset = isSend ? cast<SendOp>(op).getOffset()
-                          : cast<RecvOp>(op).getOffset();
   return ("'" + op->getName().getStringRef() + "' " +
-          (isSend ? "to " : "from ") + Twine(offset) + " over @" +
-          collective.getMeshAttr().getValue() + "[" +
+          (isa<SendOp>(op) ? "to " : "from ") + Twine(getPeerOffset(op)) +
+          " over @" + collective.getMeshAttr().getValue() + "[" +
           getGroupName(collective.getAxesAttr()) + "]")
       .str();
 }
@@ -77,11 +81,11 @@ static LogicalResult checkPair(PointToPoint send, PointToPoint recv,
   RankedTensorType received = cast<RecvOp>(recv.op).getResult().getType();
   if (sent.getNumElements() != received.getNumElements() ||
       sent.getElementType() != received.getElementType()) {
-    InFlightDiagnostic diag =
-        send.op->emitError("this ")
-        << describe(send.op) << " sends " << describePayload(sent)
-        << " but the " << describe(recv.op) << " it pairs with receives "
-        << describePayload(received);
+    InFlightDiagnostic diag = send.op->emitError("this ")
+                              << describe(send.op) << " sends "
+                              << describePayload(sent) << " but the "
+                              << describe(recv.op) << " it pairs with receives "
+                              << describePayload(received);
     diag.attachNote(recv.op->getLoc()) << "the receive it pairs with";
     return diag;
   }
@@ -133,9 +137,7 @@ LogicalResult ddp::verifyPointToPointPairs(
     // The op verifier has checked the mesh, the axes and that the offset
     // addresses another rank.
     int64_t groupSize = getGroupSize(mesh, collective.getAxesAttr());
-    int64_t offset = isa<SendOp>(op) ? cast<SendOp>(op).getOffset()
-                                     : cast<RecvOp>(op).getOffset();
-    int64_t forward = (offset % groupSize + groupSize) % groupSize;
+    int64_t forward = (getPeerOffset(&op) % groupSize + groupSize) % groupSize;
     int64_t distance = isa<SendOp>(op) ? forward : groupSize - forward;
     Channel &channel = channels[{collective.getMeshAttr(),
                                  collective.getAxesAttr(), distance}];
