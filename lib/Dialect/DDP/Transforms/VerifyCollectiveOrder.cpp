@@ -8,8 +8,12 @@
 //    long as no collective sits where only some ranks might reach it: inside
 //    a region of another op, in a function with branches between blocks, or
 //    in a function called from such a place.
+//  - the sends and receives pair up alike on every rank and cannot deadlock
+//    (PointToPointPairing.cpp).
 //
 //===----------------------------------------------------------------------===//
+
+#include "PointToPointPairing.h"
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
@@ -144,24 +148,47 @@ void VerifyCollectiveOrderPass::runOnOperation() {
     });
   }
 
+  auto callsCollectives = [&](Operation *op) {
+    auto call = dyn_cast<CallOpInterface>(op);
+    if (!call)
+      return false;
+    auto callee =
+        dyn_cast_or_null<func::FuncOp>(call.resolveCallableInTable(&symbols));
+    return callee && issuing.contains(callee);
+  };
+
+  // Functions with an error above; their sends and receives are not paired,
+  // as a conditional one would only add errors about its partner.
+  llvm::SmallPtrSet<Operation *, 8> failedFunctions;
+  auto fail = [&](Operation *op) {
+    failed = true;
+    failedFunctions.insert(op->getParentOfType<func::FuncOp>());
+  };
   module.walk([&](Operation *op) {
     if (isa<CollectiveOpInterface>(op)) {
       ++numCollectivesChecked;
       if (mlir::failed(checkUnconditional(op, "this collective")))
-        failed = true;
-    } else if (auto call = dyn_cast<CallOpInterface>(op)) {
-      auto callee =
-          dyn_cast_or_null<func::FuncOp>(call.resolveCallableInTable(&symbols));
-      if (callee && issuing.contains(callee) &&
-          mlir::failed(checkUnconditional(
-              op, "this call of a function that issues collectives")))
-        failed = true;
+        fail(op);
+    } else if (callsCollectives(op) &&
+               mlir::failed(checkUnconditional(
+                   op, "this call of a function that issues collectives"))) {
+      fail(op);
     }
     if (auto async = dyn_cast<AsyncOpInterface>(op); async && async.isAsync()) {
       ++numTokensChecked;
       if (mlir::failed(checkToken(async)))
-        failed = true;
+        fail(op);
     }
+  });
+
+  module.walk([&](func::FuncOp func) {
+    if (func.isExternal() || !func.getBody().hasOneBlock() ||
+        failedFunctions.contains(func))
+      return;
+    uint64_t pairs = 0;
+    if (mlir::failed(verifyPointToPointPairs(func, callsCollectives, pairs)))
+      failed = true;
+    numPairsChecked += pairs;
   });
   if (failed)
     return signalPassFailure();

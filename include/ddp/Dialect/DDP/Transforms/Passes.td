@@ -297,13 +297,20 @@ def VerifyCollectiveOrder : Pass<"ddp-verify-collective-order", "mlir::ModuleOp"
       not inside a region of another op (whose execution could depend on the
       rank) nor in a function with control flow between blocks. The program
       is SPMD and groups, shapes and element types are static, so every rank
-      of a group then issues that group's collectives in the same order.
+      of a group then issues that group's collectives in the same order;
+    - the `i`-th `ddp.send` to offset `d` over a group pairs with the `i`-th
+      `ddp.recv` from offset `-d` (modulo the group size) over the same
+      group, with as many elements of the same element type, and both are
+      issued in one batch: the first asynchronous, and no wait, other
+      collective or call of a function that issues collectives between
+      them. A ring exchange then cannot deadlock, on MPI or NCCL.
 
     Errors name the ops involved. The IR is not changed.
   }];
   let statistics = [
     Statistic<"numCollectivesChecked", "collectives", "Collectives checked">,
     Statistic<"numTokensChecked", "tokens", "Tokens checked">,
+    Statistic<"numPairsChecked", "pairs", "Send/receive pairs checked">,
   ];
 }
 

@@ -1,0 +1,31 @@
+//===- PointToPointPairing.h - Pairing of sends and receives ----*- C++ -*-===//
+//
+// Part of ddp-verify-collective-order: the sends and receives of a function
+// pair up the same way on every rank and cannot deadlock.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_DIALECT_DDP_TRANSFORMS_POINTTOPOINTPAIRING_H
+#define DDP_DIALECT_DDP_TRANSFORMS_POINTTOPOINTPAIRING_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace ddp {
+
+/// Checks the `ddp.send`s and `ddp.recv`s at the top level of `func`, a
+/// function with one block whose collectives every rank issues. The `i`-th
+/// send to offset `d` over a group must meet the `i`-th receive from offset
+/// `-d` (modulo the group size) over the same group with as many elements of
+/// the same type, and the two must be issued in one batch: with no wait, no
+/// other collective and no `callsCollectives` op between them, and the first
+/// one asynchronous. Emits an error per failure; adds the number of pairs to
+/// `numPairs`.
+mlir::LogicalResult verifyPointToPointPairs(
+    mlir::func::FuncOp func,
+    llvm::function_ref<bool(mlir::Operation *)> callsCollectives,
+    uint64_t &numPairs);
+
+} // namespace ddp
+
+#endif // DDP_DIALECT_DDP_TRANSFORMS_POINTTOPOINTPAIRING_H
