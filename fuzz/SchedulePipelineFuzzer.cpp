@@ -24,8 +24,9 @@
 using namespace mlir;
 
 static void setOptions(ddp::SchedulePipelineOptions &options, uint8_t bits) {
-  static const char *const policies[] = {"megatron", "pytorch", "size",
-                                         "auto"};
+  static const ddp::BucketPolicy policies[] = {
+      ddp::BucketPolicy::Megatron, ddp::BucketPolicy::PyTorch,
+      ddp::BucketPolicy::Size, ddp::BucketPolicy::Auto};
   options.policy = policies[bits & 3];
   options.useDistributedOptimizer = bits & 4;
   options.overlapGradReduce = !(bits & 8);
