@@ -89,8 +89,10 @@ TEST_F(StoragePlanTest, EveryPresetAtFullWidthHasAValidPlan) {
       SCOPED_TRACE(std::string(preset.name) + " schedule '" + options + "'");
       OwningOpRef<ModuleOp> module = importFullWidth(preset);
       ASSERT_TRUE(module);
-      if (*options)
+      // Braces: gtest's assertion macros end in an if/else.
+      if (*options) {
         ASSERT_TRUE(succeeded(schedule(*module, options))) << allMessages();
+      }
       FailureOr<StoragePlan> plan = StoragePlan::build(*module);
       ASSERT_TRUE(succeeded(plan)) << allMessages();
       EXPECT_TRUE(succeeded(verifyStoragePlan(*plan))) << allMessages();
@@ -106,8 +108,9 @@ TEST_F(StoragePlanTest, EveryPresetAtFullWidthHasAValidPlan) {
         if (!gep.getElemType().isInteger(8))
           return;
         for (int32_t index : gep.getRawConstantIndices())
-          if (index != LLVM::GEPOp::kDynamicIndex)
+          if (index != LLVM::GEPOp::kDynamicIndex) {
             EXPECT_GE(index, 0) << "a byte offset wrapped";
+          }
       });
     }
   }

@@ -1,4 +1,13 @@
 //===- DDPOps.td - Operations of the ddp dialect -----------*- tablegen -*-===//
+//
+// One file for all ops of the dialect, as upstream keeps each dialect's ops
+// (GPUOps.td is several times longer): ODS generates the op classes and the
+// dialect reference from it in one piece, and the ops are grouped below by
+// family (program, compute, collectives, buckets, optimizer). It is over 600
+// lines because it holds each op's full description, which is the dialect's
+// documentation (docs/Dialects/DDP.md is generated from it).
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef DDP_OPS_TD
 #define DDP_OPS_TD
