@@ -74,6 +74,19 @@ static Status updateParam(ddprt_context *context, const void *values,
   return backend.cast(mainTensor, dtype, result);
 }
 
+/// Adam's two f32 moments per element (m, then v), allocated by the
+/// backend at the first step of `numel` elements and kept in `moments`.
+static Status allocateMoments(ddprt_context *context, int64_t numel,
+                              float *&moments) {
+  if (moments)
+    return Status::ok();
+  void *allocated = nullptr;
+  DDPRT_RETURN_IF_ERROR(context->backend->allocate(
+      2 * numel * int64_t(sizeof(float)), &allocated));
+  moments = static_cast<float *>(allocated);
+  return Status::ok();
+}
+
 /// What both optimizer steps check first: the parameter exists, the gradient
 /// matches it and lies inside a buffer, the learning rate is finite.
 static Status checkStep(const ddprt_context *context, const char *entry,
@@ -116,13 +129,8 @@ extern "C" ddprt_status ddprt_adam(ddprt_context *context, int32_t param,
                         checkAdamHyperparameters(__func__, lr, beta1, beta2, eps));
   if (entry.numel == 0)
     return DDPRT_OK;
-  if (!entry.moments) {
-    void *moments = nullptr;
-    DDPRT_REPORT_IF_ERROR(
-        context, context->backend->allocate(
-                     2 * entry.numel * int64_t(sizeof(float)), &moments));
-    entry.moments = static_cast<float *>(moments);
-  }
+  DDPRT_REPORT_IF_ERROR(
+      context, allocateMoments(context, entry.numel, entry.moments));
   AdamScalars scalars =
       getAdamScalars(++entry.adamSteps, lr, beta1, beta2, eps);
   Tensor gradient{const_cast<void *>(grad), DType(gradDtype), entry.numel};
@@ -259,13 +267,8 @@ ddprt_shard_adam(ddprt_context *context, int32_t group, int32_t param,
     return DDPRT_OK;
   Param &target = context->params[size_t(param)];
   DDPRT_REPORT_IF_ERROR(context, checkShardState(__func__, target, slice));
-  if (!target.shardMoments) {
-    void *moments = nullptr;
-    DDPRT_REPORT_IF_ERROR(
-        context, context->backend->allocate(
-                     2 * slice.numel * int64_t(sizeof(float)), &moments));
-    target.shardMoments = static_cast<float *>(moments);
-  }
+  DDPRT_REPORT_IF_ERROR(
+      context, allocateMoments(context, slice.numel, target.shardMoments));
   AdamScalars scalars =
       getAdamScalars(++target.shardAdamSteps, lr, beta1, beta2, eps);
   Tensor gradient =
