@@ -281,3 +281,109 @@ ddprt_shard_adam(ddprt_context *context, int32_t group, int32_t param,
                                       scalars);
       }));
 }
+
+//===----------------------------------------------------------------------===//
+// Parameter shards (overlap-param-gather)
+//===----------------------------------------------------------------------===//
+
+/// Checks the arguments of the parameter-shard copies and finds the slice.
+static Status prepareParamShard(const ddprt_context *context,
+                                const char *entry, int32_t group,
+                                int32_t param, int64_t offset,
+                                int64_t shardNumel, const void *paramShard,
+                                ShardSlice &slice) {
+  DDPRT_RETURN_IF_ERROR(checkParam(context, entry, param));
+  const Param &target = context->params[size_t(param)];
+  DDPRT_RETURN_IF_ERROR(getShardSlice(context, entry, group, target, offset,
+                                      shardNumel, slice));
+  return checkTensor(context, entry, "param_shard", paramShard,
+                     int32_t(target.dtype), shardNumel);
+}
+
+extern "C" ddprt_status ddprt_get_param_shard(ddprt_context *context,
+                                              int32_t group, int32_t param,
+                                              int64_t offset,
+                                              int64_t shardNumel,
+                                              void *paramShard) {
+  DDPRT_CHECK_CONTEXT(context);
+  ShardSlice slice;
+  DDPRT_REPORT_IF_ERROR(context,
+                        prepareParamShard(context, __func__, group, param,
+                                          offset, shardNumel, paramShard,
+                                          slice));
+  if (slice.numel == 0)
+    return DDPRT_OK;
+  const Param &source = context->params[size_t(param)];
+  return context->report(context->backend->copy(
+      getShardView(paramShard, source.dtype, slice).data,
+      getSliceValues(source, slice),
+      slice.numel * int64_t(elementSize(source.dtype))));
+}
+
+extern "C" ddprt_status ddprt_set_param_shard(ddprt_context *context,
+                                              int32_t group, int32_t param,
+                                              int64_t offset,
+                                              int64_t shardNumel,
+                                              const void *paramShard) {
+  DDPRT_CHECK_CONTEXT(context);
+  ShardSlice slice;
+  DDPRT_REPORT_IF_ERROR(context,
+                        prepareParamShard(context, __func__, group, param,
+                                          offset, shardNumel, paramShard,
+                                          slice));
+  Param &target = context->params[size_t(param)];
+  // A parameter with no element in this shard still waits for the others'.
+  target.pendingGather = Param::PendingGather{group, offset, shardNumel};
+  if (slice.numel == 0)
+    return DDPRT_OK;
+  return context->report(context->backend->copy(
+      const_cast<void *>(getSliceValues(target, slice)),
+      getShardView(const_cast<void *>(paramShard), target.dtype, slice).data,
+      slice.numel * int64_t(elementSize(target.dtype))));
+}
+
+/// Gathers `param`'s bucket through buffers of its own and copies the
+/// parameter out of it.
+static ddprt_status gatherParam(ddprt_context *context, int32_t param) {
+  const Param &target = context->params[size_t(param)];
+  const Param::PendingGather &pending = *target.pendingGather;
+  int32_t dtype = int32_t(target.dtype);
+  int64_t groupSize = context->groups[size_t(pending.group)].layout.size;
+  void *shard = nullptr, *bucket = nullptr;
+  ddprt_status status =
+      ddprt_alloc(context, dtype, pending.shardNumel, &shard);
+  if (status == DDPRT_OK)
+    status = ddprt_alloc(context, dtype, pending.shardNumel * groupSize,
+                         &bucket);
+  if (status == DDPRT_OK)
+    status = ddprt_get_param_shard(context, pending.group, param,
+                                   pending.offset, pending.shardNumel, shard);
+  if (status == DDPRT_OK)
+    status = ddprt_all_gather(context, pending.group, dtype,
+                              pending.shardNumel, shard, bucket, nullptr);
+  int64_t elementBytes = int64_t(elementSize(target.dtype));
+  if (status == DDPRT_OK)
+    status = ddprt_copy(context, target.data,
+                        static_cast<char *>(bucket) +
+                            pending.offset * elementBytes,
+                        target.numel * elementBytes);
+  // Freeing keeps the first error's message.
+  ddprt_status freed = ddprt_free(context, bucket);
+  ddprt_status freedShard = ddprt_free(context, shard);
+  if (status == DDPRT_OK)
+    status = freed != DDPRT_OK ? freed : freedShard;
+  return status;
+}
+
+extern "C" ddprt_status ddprt_finish_param_sync(ddprt_context *context) {
+  DDPRT_CHECK_CONTEXT(context);
+  for (size_t param = 0; param < context->params.size(); ++param) {
+    if (!context->params[param].pendingGather)
+      continue;
+    ddprt_status status = gatherParam(context, int32_t(param));
+    if (status != DDPRT_OK)
+      return status;
+    context->params[param].pendingGather.reset();
+  }
+  return DDPRT_OK;
+}

@@ -18,6 +18,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -45,6 +46,13 @@ struct Param {
   float *shardMoments = nullptr;
   float *shardMain = nullptr;
   int64_t shardBegin = 0, shardNumel = 0, shardAdamSteps = 0;
+  /// The bucket layout of the last ddprt_set_param_shard, while the other
+  /// ranks' elements are still to be gathered (ddprt_finish_param_sync).
+  struct PendingGather {
+    int32_t group;
+    int64_t offset, shardNumel;
+  };
+  std::optional<PendingGather> pendingGather;
 };
 
 /// The last ddprt_init or ddprt_finalize failure of this thread, for

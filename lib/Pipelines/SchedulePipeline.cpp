@@ -47,6 +47,13 @@ void ddp::populateDDPSchedulePipeline(OpPassManager &pm,
     steps.addPass(createDistributeOptimizer());
   if (options.overlapGradReduce)
     steps.addPass(createOverlapGradReduce());
+  // Last on the step: the gathers go before the first use of their
+  // parameters in the final order of the other ops.
+  if (options.overlapParamGather) {
+    OverlapParamGatherOptions gather;
+    gather.alignParamGather = options.alignParamGather;
+    steps.addPass(createOverlapParamGather(gather));
+  }
   pm.addPass(createVerifyCollectiveOrder());
 }
 

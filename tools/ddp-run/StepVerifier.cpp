@@ -200,6 +200,32 @@ static uint64_t hashBytes(ArrayRef<uint8_t> bytes) {
 }
 
 std::optional<std::string> StepVerifier::compare(int step) {
+  // A program built with overlap-param-gather ends its step with each
+  // rank's shard of the update in the parameters and gathers it in the next
+  // step. The comparison finishes that gather (ddprt_finish_param_sync),
+  // then puts the parameters back as the step left them, so that the next
+  // step still has to gather them itself.
+  ddprt_context *context = session.getContext();
+  std::vector<std::vector<uint8_t>> leftByStep;
+  for (const Checked &entry : checked)
+    for (int32_t candidate : entry.candidates)
+      leftByStep.push_back(session.readParam(
+          candidate, entry.numel * getRuntimeElementBytes(entry.dtype)));
+  session.check(ddprt_finish_param_sync(context), "ddprt_finish_param_sync");
+  std::optional<std::string> difference = compareSynced(step);
+  auto left = leftByStep.begin();
+  for (const Checked &entry : checked)
+    for (int32_t candidate : entry.candidates) {
+      session.check(ddprt_write(context, getParamData(candidate),
+                                left->data(), int64_t(left->size())),
+                    "restoring the parameters");
+      ++left;
+    }
+  session.check(ddprt_synchronize(context), "ddprt_synchronize");
+  return difference;
+}
+
+std::optional<std::string> StepVerifier::compareSynced(int step) {
   // Every rank summarizes what it holds in one message, so that a step costs
   // one collective: for each parameter, the hash of each program's value and
   // whether each candidate differs from the reference on this rank (compared

@@ -82,6 +82,8 @@ private:
     llvm::SmallVector<int32_t> candidates;
   };
 
+  /// compare() on parameters whose gather is complete.
+  std::optional<std::string> compareSynced(int step);
   /// The message for a candidate that differs from the reference on `rank`.
   std::string describeDifference(int step, const Checked &entry,
                                  size_t candidate, int rank);

@@ -356,6 +356,66 @@ TEST_F(ParamTest, SixteenBitParametersAreUpdatedThroughAnFp32MainCopy) {
     DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
 }
 
+// overlap-param-gather: a parameter of 6 elements at offset 1 of a bucket
+// whose shards over the world are just large enough to hold it. get_param_shard reads the parameter's
+// elements in this rank's shard into their places, set_param_shard writes
+// them back and leaves the others, and finish_param_sync gives every rank
+// every other rank's shard.
+TEST_F(ParamTest, ParamShardsAreGatheredByFinishParamSync) {
+  int32_t param = -1;
+  DDPRT_ASSERT_OK(context, ddprt_param_register(context, "shard.gather.w",
+                                                DDPRT_DTYPE_F32, 6, 1, &param));
+  int32_t world = groupOf("dp,tp");
+  int32_t rank = 0, size = 0;
+  DDPRT_ASSERT_OK(context, ddprt_group_info(context, world, &rank, &size));
+  const int64_t offset = 1, shardNumel = (6 + offset + size - 1) / size;
+  // Parameter element i is bucket element i + 1; this rank's differ.
+  std::vector<double> own(6);
+  for (int i = 0; i < 6; ++i)
+    own[size_t(i)] = 100 * rank + i;
+  void *data = nullptr;
+  DDPRT_ASSERT_OK(context, ddprt_param_data(context, param, &data));
+  void *values = upload(DDPRT_DTYPE_F32, own);
+  DDPRT_ASSERT_OK(context, ddprt_copy(context, data, values, 24));
+
+  void *shard =
+      upload(DDPRT_DTYPE_F32, std::vector<double>(size_t(shardNumel), -1.0));
+  DDPRT_EXPECT_OK(context, ddprt_get_param_shard(context, world, param, offset,
+                                                 shardNumel, shard));
+  std::vector<double> read = download(DDPRT_DTYPE_F32, shard, shardNumel);
+  for (int64_t index = 0; index < shardNumel; ++index) {
+    int64_t element = rank * shardNumel + index - offset;
+    double expected = element >= 0 && element < 6 ? own[size_t(element)] : -1;
+    EXPECT_EQ(read[size_t(index)], expected) << "shard element " << index;
+  }
+
+  // The update of this rank's shard: 1000 + the bucket element.
+  std::vector<double> update(static_cast<size_t>(shardNumel));
+  for (int64_t index = 0; index < shardNumel; ++index)
+    update[size_t(index)] = 1000 + rank * shardNumel + index;
+  void *updated = upload(DDPRT_DTYPE_F32, update);
+  DDPRT_EXPECT_OK(context, ddprt_set_param_shard(context, world, param, offset,
+                                                 shardNumel, updated));
+  std::vector<char> bytes(24);
+  DDPRT_EXPECT_OK(context, ddprt_param_read(context, param, bytes.data(), 24));
+  std::vector<double> written = decode(DDPRT_DTYPE_F32, bytes);
+  for (int64_t i = 0; i < 6; ++i) {
+    bool inShard = (i + offset) / shardNumel == rank;
+    EXPECT_EQ(written[size_t(i)], inShard ? 1000 + i + offset : own[size_t(i)])
+        << "element " << i;
+  }
+
+  DDPRT_EXPECT_OK(context, ddprt_finish_param_sync(context));
+  DDPRT_EXPECT_OK(context, ddprt_param_read(context, param, bytes.data(), 24));
+  std::vector<double> gathered = decode(DDPRT_DTYPE_F32, bytes);
+  for (int64_t i = 0; i < 6; ++i)
+    EXPECT_EQ(gathered[size_t(i)], 1000 + i + offset) << "element " << i;
+  // Nothing is left to gather.
+  DDPRT_EXPECT_OK(context, ddprt_finish_param_sync(context));
+  for (void *buffer : {values, shard, updated})
+    DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+}
+
 TEST_F(ParamTest, SgdAndAdamUpdateEveryRankIdentically) {
   int32_t sgdParam = -1, adamParam = -1;
   DDPRT_ASSERT_OK(context,

@@ -57,6 +57,19 @@ struct SchedulePipelineOptions
       llvm::cl::desc("Megatron's distributed-optimizer padding and shared "
                      "embedding bucket"),
       llvm::cl::init(false)};
+  Option<bool> overlapParamGather{
+      *this, "overlap-param-gather",
+      llvm::cl::desc("Gather the distributed optimizer's updated parameters "
+                     "asynchronously in the next forward, each before its "
+                     "first use (Megatron's --overlap-param-gather); false "
+                     "gathers them synchronously after the optimizer"),
+      llvm::cl::init(false)};
+  Option<bool> alignParamGather{
+      *this, "align-param-gather",
+      llvm::cl::desc("With overlap-param-gather, issue every parameter "
+                     "gather at the start of the step instead of chaining "
+                     "each to the previous one's wait"),
+      llvm::cl::init(false)};
   Option<bool> padBucketsForHighNcclBusbw{
       *this, "pad-buckets-for-high-nccl-busbw",
       llvm::cl::desc("Pad bucket ends to lcm(n, 128, 2^16)"),
@@ -126,8 +139,8 @@ struct SchedulePipelineOptions
 
 /// Adds to `pm` (on a module): ddp-assign-buckets on each function,
 /// ddp-print-bucket-layout when asked, ddp-bucketize and, unless
-/// overlap-grad-reduce=false, ddp-overlap-grad-reduce on each function, and
-/// ddp-verify-collective-order.
+/// overlap-grad-reduce=false, ddp-overlap-grad-reduce on each function,
+/// ddp-overlap-param-gather when asked, and ddp-verify-collective-order.
 void populateDDPSchedulePipeline(mlir::OpPassManager &pm,
                                  const SchedulePipelineOptions &options);
 

@@ -164,6 +164,8 @@ DDPRT_STATIC_ASSERT(sizeof(ddprt_status) == 4, "statuses are 32-bit");
 #define DDPRT_SYM_SYNCHRONIZE "ddprt_synchronize"
 #define DDPRT_SYM_SHARD_SGD "ddprt_shard_sgd"
 #define DDPRT_SYM_SHARD_ADAM "ddprt_shard_adam"
+#define DDPRT_SYM_GET_PARAM_SHARD "ddprt_get_param_shard"
+#define DDPRT_SYM_SET_PARAM_SHARD "ddprt_set_param_shard"
 
 /*===----------------------------------------------------------------------===*
  * Lifetime
@@ -452,6 +454,32 @@ ddprt_shard_adam(ddprt_context *context, int32_t group, int32_t param,
                  int64_t offset, int32_t grad_dtype, const void *grad_shard,
                  int64_t shard_numel, void *param_shard, double lr,
                  double beta1, double beta2, double eps);
+
+/* The parameter values of this rank's shard, with the layout above:
+ * ddprt_get_param_shard copies every element of `param` that lies in the
+ * rank's shard into param_shard (shard_numel elements of the parameter's
+ * dtype) at its position there; ddprt_set_param_shard copies them back into
+ * the parameter and leaves its other elements alone. With
+ * overlap-param-gather a step ends with ddprt_set_param_shard and the next
+ * one gathers the shards; ddprt_finish_param_sync completes that gather for
+ * a caller that reads the parameters in between. */
+DDPRT_EXPORT ddprt_status ddprt_get_param_shard(ddprt_context *context,
+                                                int32_t group, int32_t param,
+                                                int64_t offset,
+                                                int64_t shard_numel,
+                                                void *param_shard);
+
+DDPRT_EXPORT ddprt_status ddprt_set_param_shard(ddprt_context *context,
+                                                int32_t group, int32_t param,
+                                                int64_t offset,
+                                                int64_t shard_numel,
+                                                const void *param_shard);
+
+/* Gives every parameter written by ddprt_set_param_shard since the last
+ * call its elements from the other ranks of its group (an all-gather per
+ * parameter, in registration order, so every rank must call it), as
+ * Megatron's finish_param_sync before a checkpoint. Synchronous. */
+DDPRT_EXPORT ddprt_status ddprt_finish_param_sync(ddprt_context *context);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -291,6 +291,43 @@ struct SetParamsLowering : StepOpPattern<SetParamsOp> {
   }
 };
 
+/// ddp.get_param_shard and ddp.set_param_shard: one runtime call per
+/// parameter of the bucket, which copies the parameter's elements in this
+/// rank's shard (if any) between the parameter and the shard.
+template <typename ParamShardOp>
+static void lowerParamShardCopy(ParamShardOp op, Value shard,
+                                int64_t shardNumel, RuntimeFunction function,
+                                StepOpLowering &step) {
+  Value group = step.getGroup(op.getAxesAttr());
+  for (auto [param, offset] :
+       llvm::zip_equal(op.getParams().template getAsRange<FlatSymbolRefAttr>(),
+                       op.getOffsets()))
+    step.call(function,
+              {step.context(), group,
+               step.program.getParamId(step.entry(), step.loc, param),
+               step.i64(offset), step.i64(shardNumel), shard});
+}
+
+struct GetParamShardLowering : StepOpPattern<GetParamShardOp> {
+  using StepOpPattern::StepOpPattern;
+  void lower(GetParamShardOp op, Adaptor,
+             StepOpLowering &step) const override {
+    lowerParamShardCopy(op, step.result(),
+                        ddp::getNumElements(op.getResult().getType()),
+                        RuntimeFunction::GetParamShard, step);
+  }
+};
+
+struct SetParamShardLowering : StepOpPattern<SetParamShardOp> {
+  using StepOpPattern::StepOpPattern;
+  void lower(SetParamShardOp op, Adaptor adaptor,
+             StepOpLowering &step) const override {
+    lowerParamShardCopy(op, adaptor.getShard(),
+                        ddp::getNumElements(op.getShard().getType()),
+                        RuntimeFunction::SetParamShard, step);
+  }
+};
+
 } // namespace
 
 void ddp::populateComputePatterns(const LLVMTypeConverter &converter,
@@ -300,6 +337,7 @@ void ddp::populateComputePatterns(const LLVMTypeConverter &converter,
                AccumulateLowering, ScaleLowering, CastLowering,
                GradReadyLowering, BucketPackLowering, BucketUnpackLowering,
                CheckFiniteLowering, SGDLowering, AdamLowering,
-               ShardSGDLowering, ShardAdamLowering, SetParamsLowering>(
+               ShardSGDLowering, ShardAdamLowering, SetParamsLowering,
+               GetParamShardLowering, SetParamShardLowering>(
       converter, program);
 }

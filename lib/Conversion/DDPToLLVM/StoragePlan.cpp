@@ -155,6 +155,9 @@ void StepAnalysis::numberOps() {
     if (auto setParams = dyn_cast<SetParamsOp>(op))
       for (auto name : setParams.getParams().getAsRange<FlatSymbolRefAttr>())
         updates[name.getAttr()].push_back(index);
+    if (auto setShard = dyn_cast<SetParamShardOp>(op))
+      for (auto name : setShard.getParams().getAsRange<FlatSymbolRefAttr>())
+        updates[name.getAttr()].push_back(index);
   }
 }
 
@@ -306,6 +309,10 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
       noteGroup(shardSgd.getAxesAttr());
     else if (auto shardAdam = dyn_cast<ShardAdamOp>(op))
       noteGroup(shardAdam.getAxesAttr());
+    else if (auto getShard = dyn_cast<GetParamShardOp>(op))
+      noteGroup(getShard.getAxesAttr());
+    else if (auto setShard = dyn_cast<SetParamShardOp>(op))
+      noteGroup(setShard.getAxesAttr());
     llvm::TypeSwitch<Operation *>(&op)
         .Case([&](GetParamOp getParam) {
           // Aliasing the parameter is right only while nothing reads the

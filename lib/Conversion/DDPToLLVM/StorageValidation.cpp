@@ -231,6 +231,9 @@ LogicalResult StorageValidator::checkParamReadsBeforeUpdates() const {
     if (auto setParams = dyn_cast<SetParamsOp>(op))
       for (auto name : setParams.getParams().getAsRange<FlatSymbolRefAttr>())
         updates[plan.getParamIndex(name)].push_back(position.lookup(&op));
+    if (auto setShard = dyn_cast<SetParamShardOp>(op))
+      for (auto name : setShard.getParams().getAsRange<FlatSymbolRefAttr>())
+        updates[plan.getParamIndex(name)].push_back(position.lookup(&op));
   }
   for (const PlacedValue &value : placed) {
     if (value.storage.kind != Storage::Kind::Param)

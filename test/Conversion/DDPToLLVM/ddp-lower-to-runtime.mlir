@@ -413,3 +413,40 @@ func.func @step(%bucket: tensor<16xf32>) {
   ddp.set_params %w params [@a, @b] offsets [0, 8] : tensor<16xbf16>
   return
 }
+
+// -----
+
+// overlap-param-gather: get_param_shard and set_param_shard call the runtime
+// once per parameter of the bucket, with the group, the parameter's offset,
+// the shard's size (8 elements) and the shard; the gathered bucket is waited
+// and written before the parameter's first read.
+
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK-DAG: %[[EIGHT:.*]] = llvm.mlir.constant(8 : i64) : i64
+// CHECK-DAG: %[[ZERO:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK: llvm.call @ddprt_get_param_shard(%{{[a-z0-9]+}}, %[[GROUP:[0-9]+]], %[[A:[0-9]+]], %[[ZERO]], %[[EIGHT]], %[[SHARD:[0-9]+]]) : (!llvm.ptr, i32, i32, i64, i64, !llvm.ptr) -> i32
+// CHECK: llvm.call @ddprt_get_param_shard(%{{[a-z0-9]+}}, %[[GROUP]], %[[B:[0-9]+]], %[[EIGHT]], %[[EIGHT]], %[[SHARD]])
+// CHECK: llvm.call @ddprt_all_gather(%{{[a-z0-9]+}}, %[[GROUP]], %{{[0-9]+}}, %[[EIGHT]], %[[SHARD]],
+// CHECK: llvm.call @ddprt_wait
+// CHECK: llvm.call @ddprt_copy
+// CHECK: llvm.call @ddprt_copy
+// CHECK: llvm.call @ddprt_shard_sgd(%{{[a-z0-9]+}}, %[[GROUP]], %[[A]], %[[ZERO]], %{{[0-9]+}}, %{{[0-9]+}}, %[[EIGHT]], %[[RESULT:[0-9]+]],
+// CHECK: llvm.call @ddprt_shard_sgd
+// CHECK: llvm.call @ddprt_set_param_shard(%{{[a-z0-9]+}}, %[[GROUP]], %[[A]], %[[ZERO]], %[[EIGHT]], %[[RESULT]]) : (!llvm.ptr, i32, i32, i64, i64, !llvm.ptr) -> i32
+// CHECK: llvm.call @ddprt_set_param_shard(%{{[a-z0-9]+}}, %[[GROUP]], %[[B]], %[[EIGHT]], %[[EIGHT]], %[[RESULT]])
+// CHECK-NOT: llvm.call @ddprt_set_param_shard
+// CHECK: llvm.return
+
+ddp.mesh @world(dp = 2)
+ddp.param @a : tensor<8xf32>
+ddp.param @b : tensor<2x2xf32>
+
+func.func @step(%g: tensor<8xf32>) {
+  %s = ddp.get_param_shard params [@a, @b] offsets [0, 8] over @world[dp] : tensor<8xf32>
+  %w, %t = ddp.all_gather %s over @world[dp] async : tensor<8xf32> -> tensor<16xf32>
+  ddp.wait %t
+  ddp.set_params %w params [@a, @b] offsets [0, 8] : tensor<16xf32>
+  %p = ddp.shard_sgd %g params [@a, @b] offsets [0, 8] over @world[dp] lr 0.1 : tensor<8xf32> -> tensor<8xf32>
+  ddp.set_param_shard %p params [@a, @b] offsets [0, 8] over @world[dp] : tensor<8xf32>
+  return
+}

@@ -705,3 +705,65 @@ func.func @f(%values: tensor<8xf32>) {
   ddp.set_params %values params [@world] offsets [0] : tensor<8xf32>
   return
 }
+
+// -----
+
+ddp.mesh @world(dp = 2)
+ddp.param @w : tensor<4xf32>
+func.func @f() {
+  // expected-error @+1 {{'ddp.get_param_shard' op has 1 parameters but 2 offsets; it needs one offset per parameter}}
+  %s = ddp.get_param_shard params [@w] offsets [0, 4] over @world[dp] : tensor<2xf32>
+  return
+}
+
+// -----
+
+// The bucket is the shard times the group: 2 x 2 elements, too small for a
+// parameter at offset 2.
+ddp.mesh @world(dp = 2)
+ddp.param @w : tensor<4xf32>
+func.func @f() {
+  // expected-error @+1 {{'ddp.get_param_shard' op parameter @w ends at element 6, past the 4 elements of the bucket}}
+  %s = ddp.get_param_shard params [@w] offsets [2] over @world[dp] : tensor<2xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+ddp.param @w : tensor<4xbf16>
+func.func @f() {
+  // expected-error @+1 {{'ddp.get_param_shard' op parameter @w has element type 'bf16' but the parameter values have 'f32'}}
+  %s = ddp.get_param_shard params [@w] offsets [0] over @world[dp] : tensor<2xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+ddp.param @w : tensor<4xf32>
+func.func @f(%shard: tensor<2xf32>) {
+  // expected-error @+1 {{'ddp.set_param_shard' op needs at least one parameter}}
+  ddp.set_param_shard %shard params [] offsets [] over @world[dp] : tensor<2xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+ddp.param @w : tensor<4xf32>
+func.func @f(%shard: tensor<2xf32>) {
+  // expected-error @+1 {{'ddp.set_param_shard' op uses axis 'tp', which mesh @world does not have}}
+  ddp.set_param_shard %shard params [@w] offsets [0] over @world[tp] : tensor<2xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+ddp.param @w : tensor<4xf32>
+func.func @f(%shard: tensor<2xf32>) {
+  // expected-error @+1 {{'ddp.set_param_shard' op parameter @w ends at element 6, past the 4 elements of the bucket}}
+  ddp.set_param_shard %shard params [@w] offsets [2] over @world[dp] : tensor<2xf32>
+  return
+}

@@ -96,5 +96,9 @@ func.func @buckets(%g0: tensor<8x4xf32>, %g1: tensor<16x8xf32>, %c4: tensor<8xbf
   %w = ddp.all_gather %p over @world[dp] : tensor<128xf32> -> tensor<256xf32>
   // CHECK: ddp.set_params %[[W]] params [@expert.weight, @fc1.weight] offsets [0, 64] : tensor<256xf32>
   ddp.set_params %w params [@expert.weight, @fc1.weight] offsets [0, 64] : tensor<256xf32>
+  // CHECK: ddp.set_param_shard %[[P]] params [@expert.weight, @fc1.weight] offsets [0, 64] over @world[dp] : tensor<128xf32>
+  ddp.set_param_shard %p params [@expert.weight, @fc1.weight] offsets [0, 64] over @world[dp] : tensor<128xf32>
+  // CHECK: ddp.get_param_shard params [@expert.weight, @fc1.weight] offsets [0, 64] over @world[dp] : tensor<128xf32>
+  %r = ddp.get_param_shard params [@expert.weight, @fc1.weight] offsets [0, 64] over @world[dp] : tensor<128xf32>
   return
 }

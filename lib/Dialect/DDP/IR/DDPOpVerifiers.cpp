@@ -544,22 +544,30 @@ static LogicalResult verifyParamExtents(Operation *op, ArrayAttr params,
                              });
 }
 
+/// Checks that the bucket of which `shardType` is one rank's shard over the
+/// group holds the parameters at their offsets.
 template <typename ShardOp>
-static LogicalResult verifyShardLayout(ShardOp op,
+static LogicalResult verifyShardLayout(ShardOp op, RankedTensorType shardType,
                                        SymbolTableCollection &symbolTable) {
   FailureOr<int64_t> groupSize =
       verifyGroup(op, op.getMeshAttr(), op.getAxesAttr(), symbolTable);
   if (failed(groupSize))
     return failure();
-  int64_t shardSize = op.getGrad().getType().getNumElements();
+  int64_t shardSize = shardType.getNumElements();
   std::optional<int64_t> bucketSize = llvm::checkedMul(shardSize, *groupSize);
   if (!bucketSize)
     return op->emitOpError("shard of ")
            << shardSize << " elements over " << *groupSize
            << " ranks makes a bucket too large to address";
   return verifyParamExtents(op, op.getParams(), op.getOffsets(),
-                            op.getResult().getType().getElementType(),
-                            *bucketSize, symbolTable);
+                            shardType.getElementType(), *bucketSize,
+                            symbolTable);
+}
+
+template <typename ShardOp>
+static LogicalResult verifyShardLayout(ShardOp op,
+                                       SymbolTableCollection &symbolTable) {
+  return verifyShardLayout(op, op.getResult().getType(), symbolTable);
 }
 
 template <typename ShardOp>
@@ -606,4 +614,22 @@ SetParamsOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                             getValues().getType().getElementType(),
                             getValues().getType().getNumElements(),
                             symbolTable);
+}
+
+LogicalResult GetParamShardOp::verify() {
+  return verifyParamList(*this, getParams(), getOffsets());
+}
+
+LogicalResult
+GetParamShardOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyShardLayout(*this, symbolTable);
+}
+
+LogicalResult SetParamShardOp::verify() {
+  return verifyParamList(*this, getParams(), getOffsets());
+}
+
+LogicalResult
+SetParamShardOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyShardLayout(*this, getShard().getType(), symbolTable);
 }

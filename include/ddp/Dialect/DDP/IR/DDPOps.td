@@ -637,4 +637,67 @@ def DDP_SetParamsOp : DDP_Op<"set_params", [
   let hasVerifier = 1;
 }
 
+/// This rank's shard of a bucket of parameter values, with the layout of
+/// the shard optimizers: what `overlap-param-gather` keeps of the
+/// optimizer's update across steps (docs/DistributedOptimizer.md).
+class DDP_ParamShardOp<string mnemonic, list<Trait> traits>
+    : DDP_Op<mnemonic, !listconcat(traits,
+          [DeclareOpInterfaceMethods<SymbolUserOpInterface>])> {
+  dag layoutArgs = (ins FlatSymbolRefArrayAttr:$params,
+                        DenseI64ArrayAttr:$offsets, FlatSymbolRefAttr:$mesh,
+                        StrArrayAttr:$axes);
+  let hasVerifier = 1;
+}
+
+def DDP_GetParamShardOp : DDP_ParamShardOp<"get_param_shard", [
+    MemoryEffects<[MemRead<DDP_ComputeStream>, MemWrite<DDP_ComputeStream>,
+                   MemRead<DDP_ParamState>]>]> {
+  let summary = "this rank's shard of a bucket of parameter values";
+  let description = [{
+    The bucket has `n * S` elements, `n` the size of the group and `S` the
+    size of the result, and holds parameter `params[i]` at elements
+    `[offsets[i], offsets[i] + numel_i)`, as for `ddp.shard_sgd`. Group rank
+    `r`'s result holds the bucket's elements `[r * S, (r + 1) * S)`: each
+    parameter element of the shard is read from the parameter; elements no
+    parameter covers (padding) are left undefined. `ddp.all_gather` of the
+    shards and `ddp.set_params` then give every rank the parameters that
+    each rank holds in its own shard.
+
+    ```mlir
+    %s = ddp.get_param_shard params [@b, @a] offsets [0, 1024]
+        over @world[dp] : tensor<1024xbf16>
+    ```
+  }];
+  let arguments = layoutArgs;
+  let results = (outs DDP_FlatTensor:$result);
+  let assemblyFormat = [{
+    `params` $params `offsets` $offsets `over` custom<Group>($mesh, $axes)
+    attr-dict `:` type($result)
+  }];
+}
+
+def DDP_SetParamShardOp : DDP_ParamShardOp<"set_param_shard", [
+    MemoryEffects<[MemRead<DDP_ComputeStream>, MemWrite<DDP_ComputeStream>,
+                   MemWrite<DDP_ParamState>]>]> {
+  let summary = "write this rank's shard of a bucket into the parameters";
+  let description = [{
+    The inverse of `ddp.get_param_shard`: every parameter element in group
+    rank `r`'s shard of the bucket (elements `[r * S, (r + 1) * S)`)
+    becomes its element of `shard`; the parameters' other elements are not
+    written. With `overlap-param-gather`, this is where the shard
+    optimizer's result goes at the end of the step, to be gathered at the
+    start of the next.
+
+    ```mlir
+    ddp.set_param_shard %p params [@b, @a] offsets [0, 1024]
+        over @world[dp] : tensor<1024xbf16>
+    ```
+  }];
+  let arguments = !con((ins DDP_FlatTensor:$shard), layoutArgs);
+  let assemblyFormat = [{
+    $shard `params` $params `offsets` $offsets `over` custom<Group>($mesh, $axes)
+    attr-dict `:` type($shard)
+  }];
+}
+
 #endif // DDP_OPS_TD

@@ -264,6 +264,57 @@ def OverlapGradReduce : Pass<"ddp-overlap-grad-reduce", "mlir::func::FuncOp"> {
   ];
 }
 
+def OverlapParamGather
+    : Pass<"ddp-overlap-param-gather", "mlir::func::FuncOp"> {
+  let summary = "gather the distributed optimizer's updated parameters in the next forward";
+  let description = [{
+    Megatron's --overlap-param-gather on the step `ddp-distribute-optimizer`
+    made. Each `ddp.all_gather` of a shard optimizer's result and its
+    `ddp.set_params` move from after the optimizer to the start of the step:
+    the step ends by writing the rank's updated shard into the parameters
+    (`ddp.set_param_shard`), and begins by reading it back
+    (`ddp.get_param_shard`) and gathering it asynchronously, so that the
+    gather of step `k`'s update runs during step `k + 1`'s forward:
+
+    ```mlir
+    %s = ddp.get_param_shard params [@b, @a] offsets [0, 1024] over @world[dp]
+        : tensor<1024xf32>
+    %w, %t = ddp.all_gather %s over @world[dp] async
+        : tensor<1024xf32> -> tensor<2048xf32>
+    ...
+    ddp.wait %t
+    ddp.set_params %w params [@b, @a] offsets [0, 1024] : tensor<2048xf32>
+    %x = ddp.get_param @b : tensor<32x32xf32>
+    ...
+    %p = ddp.shard_sgd %g params [@b, @a] offsets [0, 1024] over @world[dp]
+        lr 0.1 : tensor<1024xf32> -> tensor<1024xf32>
+    ddp.set_param_shard %p params [@b, @a] offsets [0, 1024] over @world[dp]
+        : tensor<1024xf32>
+    ```
+
+    The gathers are issued in the order their parameters are first read
+    (forward order). Each is waited, and its parameters written, right
+    before the first op that names one of its parameters; the next gather
+    is issued right after that wait, as Megatron's forward pre-hooks chain
+    them, or all at the start of the step with `align-param-gather`. A
+    caller that reads the parameters between steps first calls
+    `ddprt_finish_param_sync`. A full optimizer op (`ddp.sgd`, `ddp.adam`)
+    in the step is an error: overlapping the parameter gather needs the
+    distributed optimizer. So is a `ddp.set_params` that does not write a
+    shard optimizer's all-gathered result; the error names the parameters.
+  }];
+  let options = [
+    Option<"alignParamGather", "align-param-gather", "bool",
+           /*default=*/"false",
+           "Issue every parameter gather at the start of the step instead "
+           "of chaining each to the previous one's wait">,
+  ];
+  let statistics = [
+    Statistic<"numGathersDeferred", "gathers-deferred",
+              "Parameter all-gathers moved into the next step's forward">,
+  ];
+}
+
 def PrintBucketLayout : Pass<"ddp-print-bucket-layout", "mlir::ModuleOp"> {
   let summary = "print the bucket layout recorded in the IR as JSON";
   let description = [{

@@ -1,0 +1,214 @@
+//===- OverlapParamGather.cpp - Gather parameters in the next forward -----===//
+//
+// Moves the distributed optimizer's all-gathers of updated parameters from
+// the end of the step to its start, asynchronous and in forward order, as
+// Megatron's --overlap-param-gather does. The step is one iteration of the
+// training loop, so the gather of the previous step's update sits at the
+// start of the step; the parameters carry the rank's updated shard from one
+// step to the next. Every gather is checked before the first op changes.
+// docs/DistributedOptimizer.md has the design.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace ddp {
+#define GEN_PASS_DEF_OVERLAPPARAMGATHER
+#include "ddp/Dialect/DDP/Transforms/Passes.h.inc"
+} // namespace ddp
+
+using namespace mlir;
+using namespace ddp;
+
+namespace {
+
+/// One all-gather of a shard optimizer's result, written to the parameters
+/// by a ddp.set_params, and the first op of the step that names one of its
+/// parameters: the gather must be complete there.
+struct ParamGather {
+  SetParamsOp setParams;
+  AllGatherOp gather;
+  Operation *firstUse = nullptr;
+  unsigned firstUsePosition = 0;
+};
+
+class OverlapParamGatherPass
+    : public ddp::impl::OverlapParamGatherBase<OverlapParamGatherPass> {
+public:
+  using Base::Base;
+  void runOnOperation() override;
+};
+
+} // namespace
+
+/// The parameters named by the gather, for messages.
+static std::string describeParams(SetParamsOp setParams) {
+  std::string names;
+  llvm::raw_string_ostream os(names);
+  llvm::interleaveComma(setParams.getParams(), os,
+                        [&](Attribute param) { os << param; });
+  return names;
+}
+
+/// Checks that `setParams` writes the all-gathered result of a shard
+/// optimizer over the same parameters, and fills `gather`.
+static LogicalResult planGather(func::FuncOp step, SetParamsOp setParams,
+                                ParamGather &gather) {
+  auto error = [&]() {
+    return setParams->emitError()
+           << "cannot overlap the gather of parameters ["
+           << describeParams(setParams) << "]: ";
+  };
+  if (setParams->getParentOp() != step)
+    return error() << "the write must be at the top level of the step";
+  auto allGather = setParams.getValues().getDefiningOp<AllGatherOp>();
+  if (!allGather)
+    return error() << "the values are not a ddp.all_gather";
+  if (allGather.getToken())
+    return error() << "the ddp.all_gather is already asynchronous";
+  if (!allGather.getResult().hasOneUse())
+    return error() << "the gathered values are read by more than this write";
+  Operation *update = allGather.getInput().getDefiningOp();
+  ArrayAttr params;
+  DenseI64ArrayAttr offsets;
+  if (auto sgd = dyn_cast_or_null<ShardSGDOp>(update)) {
+    params = sgd.getParamsAttr();
+    offsets = sgd.getOffsetsAttr();
+  } else if (auto adam = dyn_cast_or_null<ShardAdamOp>(update)) {
+    params = adam.getParamsAttr();
+    offsets = adam.getOffsetsAttr();
+  } else {
+    return error() << "the gathered shard is not a shard optimizer's result";
+  }
+  if (params != setParams.getParamsAttr() ||
+      offsets != setParams.getOffsetsAttr())
+    return error() << "the shard optimizer updates parameters " << params
+                   << " at offsets " << offsets;
+  gather.setParams = setParams;
+  gather.gather = allGather;
+  return success();
+}
+
+/// Whether `op` or an op nested in it names one of `params`.
+static bool namesParam(Operation *op, const DenseSet<StringAttr> &params) {
+  std::optional<SymbolTable::UseRange> uses = SymbolTable::getSymbolUses(op);
+  if (!uses)
+    return false;
+  return llvm::any_of(*uses, [&](const SymbolTable::SymbolUse &use) {
+    return params.contains(use.getSymbolRef().getRootReference());
+  });
+}
+
+/// Finds the first op of the step that names one of the gather's parameters
+/// (it reads them, or updates them: the shard optimizer reads the values
+/// of the rank's own shard).
+static void findFirstUse(Block &body, ParamGather &gather) {
+  DenseSet<StringAttr> params;
+  for (auto param :
+       gather.setParams.getParams().getAsRange<FlatSymbolRefAttr>())
+    params.insert(param.getAttr());
+  for (auto [position, op] : llvm::enumerate(body)) {
+    if (namesParam(&op, params)) {
+      gather.firstUse = &op;
+      gather.firstUsePosition = position;
+      return;
+    }
+  }
+}
+
+void OverlapParamGatherPass::runOnOperation() {
+  func::FuncOp step = getOperation();
+  if (step.isExternal())
+    return;
+  WalkResult fullOptimizer = step.walk([&](Operation *op) {
+    if (!isa<SGDOp, AdamOp>(op))
+      return WalkResult::advance();
+    FlatSymbolRefAttr param = isa<SGDOp>(op) ? cast<SGDOp>(op).getParamAttr()
+                                             : cast<AdamOp>(op).getParamAttr();
+    op->emitError() << "overlap-param-gather needs the distributed optimizer, "
+                       "but "
+                    << param << " is updated by " << op->getName()
+                    << "; use use-distributed-optimizer=true";
+    return WalkResult::interrupt();
+  });
+  if (fullOptimizer.wasInterrupted())
+    return signalPassFailure();
+
+  SmallVector<ParamGather> gathers;
+  WalkResult planned = step.walk([&](SetParamsOp setParams) {
+    if (failed(planGather(step, setParams, gathers.emplace_back())))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (planned.wasInterrupted())
+    return signalPassFailure();
+  if (gathers.empty())
+    return;
+
+  Block &body = step.getBody().front();
+  for (ParamGather &gather : gathers)
+    findFirstUse(body, gather);
+  // Forward order; the gathers of one bucket (one per kind of update) keep
+  // the order the distributed optimizer gave them.
+  llvm::stable_sort(gathers, [](const ParamGather &a, const ParamGather &b) {
+    return a.firstUsePosition < b.firstUsePosition;
+  });
+
+  OpBuilder builder(&getContext());
+  auto issue = [&](ParamGather &gather) {
+    AllGatherOp oldGather = gather.gather;
+    SetParamsOp setParams = gather.setParams;
+    Location loc = oldGather.getLoc();
+    auto shard = GetParamShardOp::create(
+        builder, loc, oldGather.getInput().getType(), setParams.getParamsAttr(),
+        setParams.getOffsetsAttr(), oldGather.getMeshAttr(),
+        oldGather.getAxesAttr());
+    gather.gather = AllGatherOp::create(
+        builder, loc, oldGather.getResult().getType(),
+        TokenType::get(&getContext()), shard.getResult(),
+        oldGather.getMeshAttr(), oldGather.getAxesAttr());
+  };
+
+  // The end of the step keeps the rank's updated shard in the parameters.
+  for (ParamGather &gather : gathers) {
+    AllGatherOp oldGather = gather.gather;
+    SetParamsOp setParams = gather.setParams;
+    builder.setInsertionPoint(setParams);
+    SetParamShardOp::create(builder, setParams.getLoc(), oldGather.getInput(),
+                            setParams.getParamsAttr(),
+                            setParams.getOffsetsAttr(),
+                            oldGather.getMeshAttr(), oldGather.getAxesAttr());
+  }
+
+  builder.setInsertionPointToStart(&body);
+  if (alignParamGather)
+    for (ParamGather &gather : gathers)
+      issue(gather);
+  for (auto [index, gather] : llvm::enumerate(gathers)) {
+    if (!alignParamGather && index == 0)
+      issue(gather);
+    // The gather completes and its parameters are written right before
+    // their first use; the next gather is issued right after.
+    builder.setInsertionPoint(gather.firstUse);
+    Location loc = gather.setParams.getLoc();
+    WaitOp::create(builder, loc, gather.gather.getToken());
+    SetParamsOp::create(builder, loc, gather.gather.getResult(),
+                        gather.setParams.getParamsAttr(),
+                        gather.setParams.getOffsetsAttr());
+    if (!alignParamGather && index + 1 < gathers.size())
+      issue(gathers[index + 1]);
+  }
+
+  for (ParamGather &gather : gathers) {
+    AllGatherOp oldGather =
+        gather.setParams.getValues().getDefiningOp<AllGatherOp>();
+    gather.setParams->erase();
+    oldGather->erase();
+  }
+  numGathersDeferred += gathers.size();
+}
