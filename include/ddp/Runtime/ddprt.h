@@ -33,7 +33,7 @@ extern "C" {
 
 /* Bumped on every change to a signature, a constant or a struct below; the
  * compiler passes the version it was built with to ddprt_init. */
-#define DDPRT_ABI_VERSION 3
+#define DDPRT_ABI_VERSION 4
 
 #if defined(__GNUC__)
 #define DDPRT_EXPORT __attribute__((visibility("default")))
