@@ -279,10 +279,20 @@ def PrintBucketLayout : Pass<"ddp-print-bucket-layout", "mlir::ModuleOp"> {
     `offset` is the parameter's first element in the bucket, `numel` the end
     of the last parameter, `padded_numel` the size with end padding; the
     schema is in docs/Bucketing.md. The IR is not changed.
+
+    With `use-distributed-optimizer`, each bucket also lists the shard of
+    it that each rank of its group owns (rank `r` of `n`: elements
+    `[r * padded_numel/n, (r + 1) * padded_numel/n)`) and which elements of
+    which parameters that shard holds: the parameter elements whose main
+    parameters and optimizer state the rank keeps.
   }];
   let options = [
     Option<"outputPath", "output", "std::string", /*default=*/"\"-\"",
            "Where the JSON goes ('-' for stdout)">,
+    Option<"useDistributedOptimizer", "use-distributed-optimizer", "bool",
+           /*default=*/"false",
+           "Also print each rank's shard of every bucket (the layout must "
+           "pad every bucket to a multiple of its group size)">,
   ];
 }
 
