@@ -83,7 +83,7 @@ TEST_F(ModelStateTest, EveryPresetCountsMegatronsBytesPerParameter) {
       // Every parameter is updated by a shard optimizer; each group keeps
       // the 12 (8) bytes of its parameters, a rank 1/groupSize of them.
       int64_t shardedElements = 0;
-      for (const auto &[groupSize, entry] : shardedState.sharded) {
+      for (const auto &[axes, entry] : shardedState.sharded) {
         EXPECT_EQ(entry.mainParamBytes + entry.optimizerStateBytes,
                   optimizer * entry.paramElements);
         shardedElements += entry.paramElements;
@@ -92,8 +92,9 @@ TEST_F(ModelStateTest, EveryPresetCountsMegatronsBytesPerParameter) {
       if (!config.isMoE()) {
         // d * (6 + 12/d) * P: all of it sharded over the d ranks.
         ASSERT_EQ(shardedState.sharded.size(), 1u);
-        const auto &[groupSize, entry] = *shardedState.sharded.begin();
-        EXPECT_EQ(groupSize, d);
+        const auto &[axes, entry] = *shardedState.sharded.begin();
+        EXPECT_EQ(axes, "dp");
+        EXPECT_EQ(entry.groupSize, d);
         EXPECT_EQ(d * shardedState.getReplicatedBytes() +
                       entry.mainParamBytes + entry.optimizerStateBytes,
                   (paramAndGrad * d + optimizer) * params);

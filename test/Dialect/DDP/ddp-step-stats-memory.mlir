@@ -79,7 +79,7 @@ func.func @step(%x: tensor<16x8xbf16>) {
 // SHARDED-NEXT:   gradients: 192
 // SHARDED-NEXT:   main parameters: 0
 // SHARDED-NEXT:   optimizer state: 0
-// SHARDED-NEXT:   sharded over 4 ranks (summed over them, 48 parameter elements): main parameters 192, optimizer state 384
+// SHARDED-NEXT:   sharded over [dp] (4 ranks; summed over them, 48 parameter elements): main parameters 192, optimizer state 384
 // SHARDED-NEXT:   total: 288 + 576/4 = 432 (6 + 12/4 bytes x 48 parameters)
 // SHARDED-NEXT:   not in Megatron's count: gradient bucket padding 320
 

@@ -11,15 +11,20 @@
 using namespace mlir;
 using namespace ddp;
 
+/// The axes as `dp,cp`.
+static std::string joinAxes(ArrayAttr axes) {
+  std::string joined;
+  llvm::raw_string_ostream os(joined);
+  llvm::interleave(
+      axes, os, [&](Attribute axis) { os << cast<StringAttr>(axis).getValue(); },
+      ",");
+  return joined;
+}
+
 static std::string getGroupKey(Operation *op,
                                CollectiveOpInterface collective) {
-  std::string key = op->getName().stripDialect().str() + "[";
-  llvm::raw_string_ostream os(key);
-  llvm::interleave(
-      collective.getAxesAttr(), os,
-      [&](Attribute axis) { os << cast<StringAttr>(axis).getValue(); }, ",");
-  os << "]";
-  return key;
+  return op->getName().stripDialect().str() + "[" +
+         joinAxes(collective.getAxesAttr()) + "]";
 }
 
 static int64_t getElementBytes(Type type) {
@@ -74,7 +79,8 @@ static void addOptimizerState(func::FuncOp function,
     if (!mesh)
       return;
     StepStats::ModelState::Sharded &entry =
-        state.sharded[getGroupSize(mesh, shardOp.getAxesAttr())];
+        state.sharded[joinAxes(shardOp.getAxesAttr())];
+    entry.groupSize = getGroupSize(mesh, shardOp.getAxesAttr());
     for (auto name : shardOp.getParams().template getAsRange<FlatSymbolRefAttr>()) {
       ParamOp param = lookupParam(shardOp, name);
       if (!param)
@@ -225,6 +231,14 @@ void StepStats::print(llvm::raw_ostream &os) const {
   os << "unused results: " << numUnusedResults << "\n";
 }
 
+double StepStats::ModelState::getBytesPerRank() const {
+  double total = double(getReplicatedBytes());
+  for (const auto &[axes, entry] : sharded)
+    total += double(entry.mainParamBytes + entry.optimizerStateBytes) /
+             double(entry.groupSize);
+  return total;
+}
+
 void StepStats::printModelState(llvm::raw_ostream &os) const {
   const ModelState &state = modelState;
   os << "model state per rank (bytes, as Megatron-LM counts it):\n"
@@ -232,9 +246,9 @@ void StepStats::printModelState(llvm::raw_ostream &os) const {
      << "  gradients: " << state.gradBytes << "\n"
      << "  main parameters: " << state.mainParamBytes << "\n"
      << "  optimizer state: " << state.optimizerStateBytes << "\n";
-  for (const auto &[groupSize, sharded] : state.sharded)
-    os << "  sharded over " << groupSize << " ranks (summed over them, "
-       << sharded.paramElements
+  for (const auto &[axes, sharded] : state.sharded)
+    os << "  sharded over [" << axes << "] (" << sharded.groupSize
+       << " ranks; summed over them, " << sharded.paramElements
        << " parameter elements): main parameters " << sharded.mainParamBytes
        << ", optimizer state " << sharded.optimizerStateBytes << "\n";
 
@@ -246,12 +260,12 @@ void StepStats::printModelState(llvm::raw_ostream &os) const {
   std::string perParam =
       params && replicated % params == 0 ? std::to_string(replicated / params)
                                          : "";
-  double total = double(replicated);
+  double total = state.getBytesPerRank();
   bool whole = true;
-  for (const auto &[groupSize, sharded] : state.sharded) {
+  for (const auto &[axes, sharded] : state.sharded) {
+    int64_t groupSize = sharded.groupSize;
     int64_t bytes = sharded.mainParamBytes + sharded.optimizerStateBytes;
     sum += " + " + std::to_string(bytes) + "/" + std::to_string(groupSize);
-    total += double(bytes) / double(groupSize);
     whole &= bytes % groupSize == 0;
     if (!perParam.empty() && bytes % params == 0)
       perParam += " + " + std::to_string(bytes / params) + "/" +

@@ -74,18 +74,23 @@ struct StepStats {
     /// runtime allocates it for the parameter elements of the rank's shard;
     /// how many those are depends on the rank and the padding).
     struct Sharded {
+      /// Ranks in the group.
+      int64_t groupSize = 1;
       int64_t paramElements = 0;
       int64_t mainParamBytes = 0;
       int64_t optimizerStateBytes = 0;
     };
-    /// Keyed by the group size.
-    std::map<int64_t, Sharded> sharded;
+    /// Keyed by the group's mesh axes, as `dp` or `edp,ep`.
+    std::map<std::string, Sharded> sharded;
 
     /// Parameters, gradients, main parameters and optimizer state that every
     /// rank keeps whole: Megatron's bytes minus the sharded state.
     int64_t getReplicatedBytes() const {
       return paramBytes + gradBytes + mainParamBytes + optimizerStateBytes;
     }
+    /// The replicated bytes plus each group's sharded bytes / its size: the
+    /// average over the ranks.
+    double getBytesPerRank() const;
   };
   ModelState modelState;
 
