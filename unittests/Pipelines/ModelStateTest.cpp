@@ -32,8 +32,7 @@ protected:
   ModelStateTest() { context.loadDialect<DDPDialect, func::FuncDialect>(); }
 
   /// `config` imported, scheduled with `options` and summarised.
-  StepStats scheduleAndSummarise(const ModelConfig &config,
-                                 StringRef options) {
+  StepStats scheduleAndSummarise(const ModelConfig &config, StringRef options) {
     EXPECT_FALSE(bool(validateModelConfig(config, "test")));
     OwningOpRef<ModuleOp> module = importModel(context, config);
     SchedulePipelineOptions parsed;
@@ -65,19 +64,21 @@ TEST_F(ModelStateTest, EveryPresetCountsMegatronsBytesPerParameter) {
           scheduleAndSummarise(config, "grad-reduce-in-fp32=true");
       int64_t params = whole.localParamElements;
       ASSERT_GT(params, 0);
-      const StepStats::ModelState &state = whole.modelState;
+      EXPECT_EQ(whole.modelState.paramElements, params);
+      const ModelState &state = whole.modelState;
       EXPECT_EQ(state.paramBytes, (paramAndGrad - 4) * params);
       EXPECT_EQ(state.gradBytes, 4 * params);
       EXPECT_EQ(state.mainParamBytes + state.optimizerStateBytes,
                 optimizer * params);
       EXPECT_TRUE(state.sharded.empty());
       // 18 bytes per parameter (16 for fp32).
-      EXPECT_EQ(state.getReplicatedBytes(), (paramAndGrad + optimizer) * params);
+      EXPECT_EQ(state.getReplicatedBytes(),
+                (paramAndGrad + optimizer) * params);
 
       StepStats sharded = scheduleAndSummarise(
           config, "grad-reduce-in-fp32=true use-distributed-optimizer=true");
       ASSERT_EQ(sharded.localParamElements, params);
-      const StepStats::ModelState &shardedState = sharded.modelState;
+      const ModelState &shardedState = sharded.modelState;
       EXPECT_EQ(shardedState.getReplicatedBytes(), paramAndGrad * params);
       EXPECT_EQ(shardedState.gradPaddingBytes % 4, 0);
       // Every parameter is updated by a shard optimizer; each group keeps
@@ -95,8 +96,8 @@ TEST_F(ModelStateTest, EveryPresetCountsMegatronsBytesPerParameter) {
         const auto &[axes, entry] = *shardedState.sharded.begin();
         EXPECT_EQ(axes, "dp");
         EXPECT_EQ(entry.groupSize, d);
-        EXPECT_EQ(d * shardedState.getReplicatedBytes() +
-                      entry.mainParamBytes + entry.optimizerStateBytes,
+        EXPECT_EQ(d * shardedState.getReplicatedBytes() + entry.mainParamBytes +
+                      entry.optimizerStateBytes,
                   (paramAndGrad * d + optimizer) * params);
       }
     }

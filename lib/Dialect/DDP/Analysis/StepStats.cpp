@@ -16,8 +16,8 @@ static std::string joinAxes(ArrayAttr axes) {
   std::string joined;
   llvm::raw_string_ostream os(joined);
   llvm::interleave(
-      axes, os, [&](Attribute axis) { os << cast<StringAttr>(axis).getValue(); },
-      ",");
+      axes, os,
+      [&](Attribute axis) { os << cast<StringAttr>(axis).getValue(); }, ",");
   return joined;
 }
 
@@ -53,10 +53,10 @@ static bool isPacked(GradReadyOp ready) {
 }
 
 /// Adds the optimizer state of the ops in `function` to `state`.
-static void addOptimizerState(func::FuncOp function,
-                              StepStats::ModelState &state) {
-  auto lookupParam = [&](Operation *op, FlatSymbolRefAttr name) {
-    return SymbolTable::lookupNearestSymbolFrom<ParamOp>(op, name);
+static void addOptimizerState(func::FuncOp function, const SymbolTable &symbols,
+                              ModelState &state) {
+  auto lookupParam = [&](FlatSymbolRefAttr name) {
+    return symbols.lookup<ParamOp>(name.getAttr());
   };
   // Per element of a parameter: an f32 main copy when it is 16-bit, and
   // Adam's two f32 moments.
@@ -65,8 +65,8 @@ static void addOptimizerState(func::FuncOp function,
     return std::pair{is16BitFloat(param.getTensorType()) ? 4 * elements : 0,
                      adam ? 8 * elements : 0};
   };
-  auto addWhole = [&](Operation *op, FlatSymbolRefAttr name, bool adam) {
-    ParamOp param = lookupParam(op, name);
+  auto addWhole = [&](FlatSymbolRefAttr name, bool adam) {
+    ParamOp param = lookupParam(name);
     if (!param)
       return;
     auto [main, moments] = getStateBytes(param, adam);
@@ -74,15 +74,14 @@ static void addOptimizerState(func::FuncOp function,
     state.optimizerStateBytes += moments;
   };
   auto addSharded = [&](auto shardOp, bool adam) {
-    auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
-        shardOp, shardOp.getMeshAttr());
+    auto mesh = symbols.lookup<MeshOp>(shardOp.getMeshAttr().getAttr());
     if (!mesh)
       return;
-    StepStats::ModelState::Sharded &entry =
-        state.sharded[joinAxes(shardOp.getAxesAttr())];
+    ModelState::Sharded &entry = state.sharded[joinAxes(shardOp.getAxesAttr())];
     entry.groupSize = getGroupSize(mesh, shardOp.getAxesAttr());
-    for (auto name : shardOp.getParams().template getAsRange<FlatSymbolRefAttr>()) {
-      ParamOp param = lookupParam(shardOp, name);
+    for (auto name :
+         shardOp.getParams().template getAsRange<FlatSymbolRefAttr>()) {
+      ParamOp param = lookupParam(name);
       if (!param)
         continue;
       auto [main, moments] = getStateBytes(param, adam);
@@ -93,9 +92,9 @@ static void addOptimizerState(func::FuncOp function,
   };
   function.walk([&](Operation *op) {
     if (auto sgd = dyn_cast<SGDOp>(op))
-      addWhole(op, sgd.getParamAttr(), /*adam=*/false);
+      addWhole(sgd.getParamAttr(), /*adam=*/false);
     else if (auto adam = dyn_cast<AdamOp>(op))
-      addWhole(op, adam.getParamAttr(), /*adam=*/true);
+      addWhole(adam.getParamAttr(), /*adam=*/true);
     else if (auto shardSgd = dyn_cast<ShardSGDOp>(op))
       addSharded(shardSgd, /*adam=*/false);
     else if (auto shardAdam = dyn_cast<ShardAdamOp>(op))
@@ -105,7 +104,7 @@ static void addOptimizerState(func::FuncOp function,
 
 /// Adds the gradients of `function` to `state`: each bucket with its
 /// padding, and each gradient reduced alone in its own type.
-static void addGradients(func::FuncOp function, StepStats::ModelState &state) {
+static void addGradients(func::FuncOp function, ModelState &state) {
   function.walk([&](Operation *op) {
     if (auto pack = dyn_cast<BucketPackOp>(op)) {
       int64_t packed = 0;
@@ -118,6 +117,20 @@ static void addGradients(func::FuncOp function, StepStats::ModelState &state) {
         state.gradBytes += getBytes(ready.getType());
     }
   });
+}
+
+ModelState ddp::computeModelState(ModuleOp module) {
+  ModelState state;
+  SymbolTable symbols(module);
+  for (ParamOp param : module.getOps<ParamOp>()) {
+    state.paramElements += param.getTensorType().getNumElements();
+    state.paramBytes += getBytes(param.getTensorType());
+  }
+  for (func::FuncOp function : module.getOps<func::FuncOp>()) {
+    addGradients(function, state);
+    addOptimizerState(function, symbols, state);
+  }
+  return state;
 }
 
 StepStats ddp::computeStepStats(ModuleOp module) {
@@ -145,13 +158,8 @@ StepStats ddp::computeStepStats(ModuleOp module) {
     ++stats.numParams;
     stats.localParamElements += elements;
     stats.modelParamElements += elements * copies;
-    stats.modelState.paramBytes += getBytes(param.getTensorType());
   }
-
-  for (func::FuncOp function : module.getOps<func::FuncOp>()) {
-    addGradients(function, stats.modelState);
-    addOptimizerState(function, stats.modelState);
-  }
+  stats.modelState = computeModelState(module);
 
   for (func::FuncOp function : module.getOps<func::FuncOp>()) {
     function.walk([&](Operation *op) {
@@ -231,7 +239,7 @@ void StepStats::print(llvm::raw_ostream &os) const {
   os << "unused results: " << numUnusedResults << "\n";
 }
 
-double StepStats::ModelState::getBytesPerRank() const {
+double ModelState::getBytesPerRank() const {
   double total = double(getReplicatedBytes());
   for (const auto &[axes, entry] : sharded)
     total += double(entry.mainParamBytes + entry.optimizerStateBytes) /
@@ -239,8 +247,8 @@ double StepStats::ModelState::getBytesPerRank() const {
   return total;
 }
 
-void StepStats::printModelState(llvm::raw_ostream &os) const {
-  const ModelState &state = modelState;
+void ModelState::print(llvm::raw_ostream &os) const {
+  const ModelState &state = *this;
   os << "model state per rank (bytes, as Megatron-LM counts it):\n"
      << "  parameters: " << state.paramBytes << "\n"
      << "  gradients: " << state.gradBytes << "\n"
@@ -255,11 +263,11 @@ void StepStats::printModelState(llvm::raw_ostream &os) const {
   // The total per rank, R + S/n for each group size n, and per parameter
   // in Megatron's form (a + b/n) when the bytes are whole per parameter.
   int64_t replicated = state.getReplicatedBytes();
-  int64_t params = localParamElements;
+  int64_t params = paramElements;
   std::string sum = std::to_string(replicated);
-  std::string perParam =
-      params && replicated % params == 0 ? std::to_string(replicated / params)
-                                         : "";
+  std::string perParam = params && replicated % params == 0
+                             ? std::to_string(replicated / params)
+                             : "";
   double total = state.getBytesPerRank();
   bool whole = true;
   for (const auto &[axes, sharded] : state.sharded) {

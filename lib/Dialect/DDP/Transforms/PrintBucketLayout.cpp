@@ -44,8 +44,7 @@ static LogicalResult readLayout(func::FuncOp step, bool sharded,
     bucket.numel = spec.numel;
     bucket.paddedNumel = spec.paddedNumel;
     if (sharded) {
-      auto mesh =
-          SymbolTable::lookupNearestSymbolFrom<MeshOp>(step, spec.mesh);
+      auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(step, spec.mesh);
       bucket.groupSize = mesh ? getGroupSize(mesh, spec.axes) : -1;
       if (bucket.groupSize < 1)
         return step.emitError("bucket ")
@@ -84,9 +83,9 @@ void PrintBucketLayoutPass::runOnOperation() {
   }
   std::vector<bk::Gradient> gradients;
   bk::BucketLayout layout;
-  if (!steps.empty() && failed(readLayout(steps.front(),
-                                          useDistributedOptimizer, gradients,
-                                          layout)))
+  if (!steps.empty() &&
+      failed(readLayout(steps.front(), useDistributedOptimizer, gradients,
+                        layout)))
     return signalPassFailure();
 
   std::string error;

@@ -42,21 +42,20 @@ private:
 
 /// The model state per rank of `module` (docs/DistributedOptimizer.md) at
 /// the simulated sizes: a shard optimizer's group may be resized by `dp`.
-static StepStats getSimulatedModelState(ModuleOp module,
-                                        const SimResult &result) {
-  StepStats stats = computeStepStats(module);
-  for (auto &[axes, sharded] : stats.modelState.sharded) {
+static ModelState getSimulatedModelState(ModuleOp module,
+                                         const SimResult &result) {
+  ModelState state = computeModelState(module);
+  for (auto &[axes, sharded] : state.sharded) {
     sharded.groupSize = 1;
     for (StringRef axis : llvm::split(axes, ','))
       for (const MeshAxisInfo &info : result.meshAxes)
         if (info.name == axis)
           sharded.groupSize *= info.size;
   }
-  return stats;
+  return state;
 }
 
-static llvm::json::Value toJSON(const StepStats &stats) {
-  const StepStats::ModelState &state = stats.modelState;
+static llvm::json::Value toJSON(const ModelState &state) {
   llvm::json::Array sharded;
   for (const auto &[axes, entry] : state.sharded)
     sharded.push_back(llvm::json::Object{
@@ -66,7 +65,7 @@ static llvm::json::Value toJSON(const StepStats &stats) {
         {"main_params_bytes", entry.mainParamBytes},
         {"optimizer_state_bytes", entry.optimizerStateBytes}});
   return llvm::json::Object{
-      {"param_elements", stats.localParamElements},
+      {"param_elements", state.paramElements},
       {"params_bytes", state.paramBytes},
       {"grads_bytes", state.gradBytes},
       {"grad_padding_bytes", state.gradPaddingBytes},
@@ -136,12 +135,15 @@ void SimulatePass::runOnOperation() {
   numSimulatedCollectives = result->numCollectives;
   stepTimeMicros = static_cast<uint64_t>(std::llround(result->stepTime * 1e6));
 
-  StepStats modelState = getSimulatedModelState(module, *result);
+  // Only what is written needs it.
+  ModelState modelState;
+  if (!outputPath.empty() || !reportPath.empty())
+    modelState = getSimulatedModelState(module, *result);
   bool ok = true;
   if (!outputPath.empty())
     ok &= succeeded(writeFile(outputPath, "summary", [&](raw_ostream &os) {
       printTextSummary(*result, model, os);
-      modelState.printModelState(os);
+      modelState.print(os);
     }));
   if (!reportPath.empty())
     ok &= succeeded(writeFile(reportPath, "report", [&](raw_ostream &os) {

@@ -20,6 +20,52 @@
 
 namespace ddp {
 
+/// The model state a rank keeps, in bytes, split as Megatron-LM's docs
+/// count it (docs/DistributedOptimizer.md): parameters, gradients, f32 main
+/// parameters of 16-bit parameters and Adam's two f32 moments. What ddp
+/// keeps beyond that formula is counted apart: the padding of the gradient
+/// buckets.
+struct ModelState {
+  /// Parameter elements on this rank (P in Megatron's formula).
+  int64_t paramElements = 0;
+  /// The parameters as this rank holds them (tensor-parallel shards).
+  int64_t paramBytes = 0;
+  /// Every parameter's gradient in the element type it is reduced in (the
+  /// bucket's, f32 with grad-reduce-in-fp32), padding excluded.
+  int64_t gradBytes = 0;
+  /// Bucket elements that hold no gradient (ddp.bucket_pack padding).
+  int64_t gradPaddingBytes = 0;
+  /// Of the parameters updated by ddp.sgd/ddp.adam on every rank.
+  int64_t mainParamBytes = 0;
+  int64_t optimizerStateBytes = 0;
+  /// What the shard optimizers (ddp.shard_sgd/ddp.shard_adam) keep, summed
+  /// over the ranks of their group: every parameter element is in exactly
+  /// one rank's shard, so a rank keeps 1/groupSize of it on average (the
+  /// runtime allocates it for the parameter elements of the rank's shard;
+  /// how many those are depends on the rank and the padding).
+  struct Sharded {
+    /// Ranks in the group.
+    int64_t groupSize = 1;
+    int64_t paramElements = 0;
+    int64_t mainParamBytes = 0;
+    int64_t optimizerStateBytes = 0;
+  };
+  /// Keyed by the group's mesh axes, as `dp` or `edp,ep`.
+  std::map<std::string, Sharded> sharded;
+
+  /// Parameters, gradients, main parameters and optimizer state that every
+  /// rank keeps whole: Megatron's bytes minus the sharded state.
+  int64_t getReplicatedBytes() const {
+    return paramBytes + gradBytes + mainParamBytes + optimizerStateBytes;
+  }
+  /// The replicated bytes plus each group's sharded bytes / its size: the
+  /// average over the ranks.
+  double getBytesPerRank() const;
+
+  /// The lines of -ddp-step-stats and ddp-simulate's summary.
+  void print(llvm::raw_ostream &os) const;
+};
+
 struct StepStats {
   /// The mesh as `dp=2 tp=2`, and its number of ranks.
   std::string mesh;
@@ -52,46 +98,6 @@ struct StepStats {
   /// Keyed by op and group, e.g. `all_reduce[dp]`.
   std::map<std::string, CollectiveStats> collectives;
 
-  /// The model state a rank keeps, in bytes, split as Megatron-LM's docs
-  /// count it (docs/DistributedOptimizer.md): parameters, gradients, f32 main
-  /// parameters of 16-bit parameters and Adam's two f32 moments. What ddp
-  /// keeps beyond that formula is counted apart: the padding of the gradient
-  /// buckets.
-  struct ModelState {
-    /// The parameters as this rank holds them (tensor-parallel shards).
-    int64_t paramBytes = 0;
-    /// Every parameter's gradient in the element type it is reduced in (the
-    /// bucket's, f32 with grad-reduce-in-fp32), padding excluded.
-    int64_t gradBytes = 0;
-    /// Bucket elements that hold no gradient (ddp.bucket_pack padding).
-    int64_t gradPaddingBytes = 0;
-    /// Of the parameters updated by ddp.sgd/ddp.adam on every rank.
-    int64_t mainParamBytes = 0;
-    int64_t optimizerStateBytes = 0;
-    /// What the shard optimizers (ddp.shard_sgd/ddp.shard_adam) keep, summed
-    /// over the ranks of their group: every parameter element is in exactly
-    /// one rank's shard, so a rank keeps 1/groupSize of it on average (the
-    /// runtime allocates it for the parameter elements of the rank's shard;
-    /// how many those are depends on the rank and the padding).
-    struct Sharded {
-      /// Ranks in the group.
-      int64_t groupSize = 1;
-      int64_t paramElements = 0;
-      int64_t mainParamBytes = 0;
-      int64_t optimizerStateBytes = 0;
-    };
-    /// Keyed by the group's mesh axes, as `dp` or `edp,ep`.
-    std::map<std::string, Sharded> sharded;
-
-    /// Parameters, gradients, main parameters and optimizer state that every
-    /// rank keeps whole: Megatron's bytes minus the sharded state.
-    int64_t getReplicatedBytes() const {
-      return paramBytes + gradBytes + mainParamBytes + optimizerStateBytes;
-    }
-    /// The replicated bytes plus each group's sharded bytes / its size: the
-    /// average over the ranks.
-    double getBytesPerRank() const;
-  };
   ModelState modelState;
 
   /// Ops inside the functions of the module, by name.
@@ -101,12 +107,14 @@ struct StepStats {
   int64_t numUnusedResults = 0;
 
   void print(llvm::raw_ostream &os) const;
-  /// The model state per rank (-ddp-step-stats prints it last).
-  void printModelState(llvm::raw_ostream &os) const;
 };
 
 /// Summarises `module`. The module must verify.
 StepStats computeStepStats(mlir::ModuleOp module);
+
+/// The model state per rank of `module` alone (what computeStepStats puts
+/// in modelState). The module must verify.
+ModelState computeModelState(mlir::ModuleOp module);
 
 } // namespace ddp
 
