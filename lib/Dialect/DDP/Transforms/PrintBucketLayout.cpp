@@ -49,7 +49,7 @@ static LogicalResult readLayout(func::FuncOp step, bool sharded,
       if (bucket.groupSize < 1)
         return step.emitError("bucket ")
                << index << "'s group " << spec.mesh << "[" << bucket.group
-               << "] is not in a mesh of the module";
+               << "] is not a group of a mesh in the module";
       if (bucket.paddedNumel % bucket.groupSize != 0)
         return step.emitError("bucket ")
                << index << " of " << bucket.paddedNumel

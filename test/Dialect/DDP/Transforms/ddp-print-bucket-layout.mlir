@@ -9,6 +9,10 @@
 // bucket that does not split evenly is an error.
 // RUN: not ddp-opt %s -split-input-file --ddp-print-bucket-layout="use-distributed-optimizer=true" -o /dev/null 2> %t.err | FileCheck %s --check-prefix=SHARDS
 // RUN: FileCheck %s --check-prefix=UNEVEN < %t.err
+// The shard report needs each group's size: a bucket over an axis its mesh
+// lacks (which ddp-bucketize would refuse too) is an error.
+// RUN: not ddp-opt %S/Inputs/bucket-group-not-in-mesh.mlir --ddp-print-bucket-layout="use-distributed-optimizer=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NO-GROUP
+// NO-GROUP: bucket-group-not-in-mesh.mlir:4:1: error: bucket 0's group @world[tp] is not a group of a mesh in the module
 
 // A layout written by hand: buckets in issue order, each gradient at its
 // offset, the second bucket padded.
