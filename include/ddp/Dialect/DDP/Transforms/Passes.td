@@ -339,7 +339,14 @@ def StepStats : Pass<"ddp-step-stats", "mlir::ModuleOp"> {
       `flops` of each `ddp.compute`; and the same times the `tp` axis size;
     - HBM bytes of the `ddp.compute` ops;
     - collectives per op and process group, with their payload bytes;
-    - op counts by name, and the number of op results that are never used.
+    - op counts by name, and the number of op results that are never used;
+    - what the lowered step allocates per rank (docs/Lowering.md);
+    - the model state per rank as Megatron-LM counts it: parameters,
+      gradients (in the type they are reduced in), f32 main parameters and
+      Adam moments, the shard optimizers' state summed over their group,
+      the total per rank and per parameter (18, or 6 + 12/d with the
+      distributed optimizer, for 16-bit parameters with grad-reduce-in-fp32),
+      and bucket padding apart (docs/DistributedOptimizer.md).
 
     The IR is left unchanged.
 
