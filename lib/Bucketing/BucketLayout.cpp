@@ -126,9 +126,43 @@ void ddp::bucketing::sortByCompletion(std::vector<Bucket> &buckets) {
   });
 }
 
+/// The "shard_numel" and "shards" of `bucket`; see writeLayoutJSON.
+static void writeShardsJSON(llvm::json::OStream &json, const Bucket &bucket,
+                            llvm::ArrayRef<Gradient> gradients) {
+  assert(bucket.paddedNumel % bucket.groupSize == 0 &&
+         "a sharded bucket splits evenly over its group");
+  int64_t shardNumel = bucket.paddedNumel / bucket.groupSize;
+  json.attribute("shard_numel", shardNumel);
+  json.attributeArray("shards", [&] {
+    for (int64_t rank = 0; rank < bucket.groupSize; ++rank) {
+      int64_t begin = rank * shardNumel, end = begin + shardNumel;
+      json.object([&] {
+        json.attribute("rank", rank);
+        json.attribute("begin", begin);
+        json.attribute("end", end);
+        json.attributeArray("params", [&] {
+          for (const BucketEntry &entry : bucket.entries) {
+            const Gradient &gradient = gradients[entry.gradient];
+            int64_t first = std::max(begin, entry.offset);
+            int64_t last = std::min(end, entry.offset + gradient.numel);
+            if (first >= last)
+              continue;
+            json.object([&] {
+              json.attribute("name", gradient.name);
+              json.attribute("begin", first - entry.offset);
+              json.attribute("end", last - entry.offset);
+            });
+          }
+        });
+      });
+    }
+  });
+}
+
 void ddp::bucketing::writeLayoutJSON(llvm::json::OStream &json,
                                      const BucketLayout &layout,
-                                     llvm::ArrayRef<Gradient> gradients) {
+                                     llvm::ArrayRef<Gradient> gradients,
+                                     bool shards) {
   json.object([&] {
     json.attributeArray("buckets", [&] {
       for (auto [index, bucket] : llvm::enumerate(layout.buckets)) {
@@ -148,6 +182,8 @@ void ddp::bucketing::writeLayoutJSON(llvm::json::OStream &json,
           });
           json.attribute("numel", bucket.numel);
           json.attribute("padded_numel", bucket.paddedNumel);
+          if (shards)
+            writeShardsJSON(json, bucket, gradients);
         });
       }
     });

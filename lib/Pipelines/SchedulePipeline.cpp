@@ -39,6 +39,7 @@ void ddp::populateDDPSchedulePipeline(OpPassManager &pm,
   if (!options.printBucketLayout.empty()) {
     PrintBucketLayoutOptions print;
     print.outputPath = options.printBucketLayout;
+    print.useDistributedOptimizer = options.useDistributedOptimizer;
     pm.addPass(createPrintBucketLayout(print));
   }
   OpPassManager &steps = pm.nest<func::FuncOp>();

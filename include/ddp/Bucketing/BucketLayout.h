@@ -120,8 +120,15 @@ void sortByCompletion(std::vector<Bucket> &buckets);
 ///   {"buckets": [{"index": 0, "dtype": "bf16", "group": "dp",
 ///                 "params": [{"name": ..., "offset": 0, "numel": 9025}],
 ///                 "numel": 9025, "padded_numel": 9088}]}
+/// With `shards` (the distributed optimizer), each bucket also gets the
+/// range of the padded bucket each of its group's ranks owns, rank r of n
+/// [r * padded/n, (r + 1) * padded/n), and the elements of each parameter
+/// in it (the parameter's own flat indices):
+///   "shard_numel": 4544, "shards": [{"rank": 0, "begin": 0, "end": 4544,
+///       "params": [{"name": ..., "begin": 0, "end": 4544}]}, ...]
+/// Every bucket's padded size must then be a multiple of its group size.
 void writeLayoutJSON(llvm::json::OStream &json, const BucketLayout &layout,
-                     llvm::ArrayRef<Gradient> gradients);
+                     llvm::ArrayRef<Gradient> gradients, bool shards = false);
 
 } // namespace ddp::bucketing
 

@@ -1,4 +1,8 @@
-// RUN: ddp-opt -ddp-step-stats %s -o /dev/null | FileCheck %s
+// RUN: ddp-opt -ddp-step-stats %s -split-input-file -o /dev/null | FileCheck %s
+// The second step scheduled as Megatron counts it (f32 gradients), with and
+// without the distributed optimizer.
+// RUN: ddp-opt %s -split-input-file --ddp-schedule="grad-reduce-in-fp32=true" -ddp-step-stats -o /dev/null | FileCheck %s --check-prefix=WHOLE
+// RUN: ddp-opt %s -split-input-file --ddp-schedule="grad-reduce-in-fp32=true use-distributed-optimizer=true" -ddp-step-stats -o /dev/null | FileCheck %s --check-prefix=SHARDED
 
 // What the lowered step allocates per rank, counted by hand:
 // parameters: @w, 8x4 bf16 = 64 bytes;
@@ -16,6 +20,18 @@
 // CHECK-NEXT:   optimizer state: 384
 // CHECK-NEXT:   cpu working copies: 1152
 
+// The model state as Megatron-LM counts it: the bf16 parameter (64), its
+// bf16 gradient reduced alone (64), the f32 main copy (128) and the moments
+// (256): 16 bytes per parameter, not Megatron's 18, as the gradient is not
+// f32 (grad-reduce-in-fp32 makes it so).
+// CHECK-NEXT: model state per rank (bytes, as Megatron-LM counts it):
+// CHECK-NEXT:   parameters: 64
+// CHECK-NEXT:   gradients: 64
+// CHECK-NEXT:   main parameters: 128
+// CHECK-NEXT:   optimizer state: 256
+// CHECK-NEXT:   total: 512 (16 bytes x 32 parameters)
+// CHECK-NEXT:   not in Megatron's count: gradient bucket padding 0
+
 ddp.mesh @world(dp = 2)
 ddp.param @w : tensor<8x4xbf16>
 
@@ -26,5 +42,60 @@ func.func @step(%x: tensor<16x8xbf16>) {
   %g = ddp.grad_ready @w, %dw : tensor<8x4xbf16>
   %r = ddp.all_reduce avg %g over @world[dp] : tensor<8x4xbf16>
   ddp.adam @w, %r lr 0.001 betas(0.9, 0.999) eps 1.0e-08 : tensor<8x4xbf16>
+  return
+}
+
+// -----
+
+// Two bf16 parameters, 48 elements, Adam, 4 data-parallel ranks.
+// Unscheduled: each gradient reduced alone in bf16.
+// CHECK: mesh: dp=4 (4 ranks)
+// CHECK: model state per rank (bytes, as Megatron-LM counts it):
+// CHECK-NEXT:   parameters: 96
+// CHECK-NEXT:   gradients: 96
+// CHECK-NEXT:   main parameters: 192
+// CHECK-NEXT:   optimizer state: 384
+// CHECK-NEXT:   total: 768 (16 bytes x 48 parameters)
+// CHECK-NEXT:   not in Megatron's count: gradient bucket padding 0
+
+// One f32 bucket of 48 elements, unpadded: 2 + 4 + 4 + 8 = 18 bytes per
+// parameter.
+// WHOLE: mesh: dp=4 (4 ranks)
+// WHOLE: model state per rank (bytes, as Megatron-LM counts it):
+// WHOLE-NEXT:   parameters: 96
+// WHOLE-NEXT:   gradients: 192
+// WHOLE-NEXT:   main parameters: 192
+// WHOLE-NEXT:   optimizer state: 384
+// WHOLE-NEXT:   total: 864 (18 bytes x 48 parameters)
+// WHOLE-NEXT:   not in Megatron's count: gradient bucket padding 0
+
+// The main parameters (192) and moments (384) sharded over the 4 ranks:
+// 6 + 12/4 bytes per parameter. The bucket is padded as Megatron pads it:
+// @b at 0, @a at 64 (gradient starts at multiples of 64), the end at 128
+// (lcm(4, 128)): 80 f32 elements of padding.
+// SHARDED: mesh: dp=4 (4 ranks)
+// SHARDED: model state per rank (bytes, as Megatron-LM counts it):
+// SHARDED-NEXT:   parameters: 96
+// SHARDED-NEXT:   gradients: 192
+// SHARDED-NEXT:   main parameters: 0
+// SHARDED-NEXT:   optimizer state: 0
+// SHARDED-NEXT:   sharded over [dp] (4 ranks; summed over them, 48 parameter elements): main parameters 192, optimizer state 384
+// SHARDED-NEXT:   total: 288 + 576/4 = 432 (6 + 12/4 bytes x 48 parameters)
+// SHARDED-NEXT:   not in Megatron's count: gradient bucket padding 320
+
+ddp.mesh @world(dp = 4)
+ddp.param @a : tensor<8x4xbf16>
+ddp.param @b : tensor<16xbf16>
+
+func.func @step(%x: tensor<16x8xbf16>, %db: tensor<16xbf16>) {
+  %a = ddp.get_param @a : tensor<8x4xbf16>
+  %y = ddp.gemm fwd %x, %a : tensor<16x8xbf16>, tensor<8x4xbf16> -> tensor<16x4xbf16>
+  %da = ddp.gemm wgrad %x transposed, %y : tensor<16x8xbf16>, tensor<16x4xbf16> -> tensor<8x4xbf16>
+  %gb = ddp.grad_ready @b, %db : tensor<16xbf16>
+  %ga = ddp.grad_ready @a, %da : tensor<8x4xbf16>
+  %rb = ddp.all_reduce avg %gb over @world[dp] : tensor<16xbf16>
+  %ra = ddp.all_reduce avg %ga over @world[dp] : tensor<8x4xbf16>
+  ddp.adam @a, %ra lr 0.001 betas(0.9, 0.999) eps 1.0e-08 : tensor<8x4xbf16>
+  ddp.adam @b, %rb lr 0.001 betas(0.9, 0.999) eps 1.0e-08 : tensor<16xbf16>
   return
 }

@@ -11,15 +11,126 @@
 using namespace mlir;
 using namespace ddp;
 
+/// The axes as `dp,cp`.
+static std::string joinAxes(ArrayAttr axes) {
+  std::string joined;
+  llvm::raw_string_ostream os(joined);
+  llvm::interleave(
+      axes, os,
+      [&](Attribute axis) { os << cast<StringAttr>(axis).getValue(); }, ",");
+  return joined;
+}
+
 static std::string getGroupKey(Operation *op,
                                CollectiveOpInterface collective) {
-  std::string key = op->getName().stripDialect().str() + "[";
-  llvm::raw_string_ostream os(key);
-  llvm::interleave(
-      collective.getAxesAttr(), os,
-      [&](Attribute axis) { os << cast<StringAttr>(axis).getValue(); }, ",");
-  os << "]";
-  return key;
+  return op->getName().stripDialect().str() + "[" +
+         joinAxes(collective.getAxesAttr()) + "]";
+}
+
+static int64_t getElementBytes(Type type) {
+  return cast<ShapedType>(type).getElementTypeBitWidth() / 8;
+}
+
+static int64_t getBytes(Type type) {
+  return cast<ShapedType>(type).getNumElements() * getElementBytes(type);
+}
+
+/// The runtime keeps an f32 main copy of these (ApiOptimizer.cpp).
+static bool is16BitFloat(Type type) {
+  Type element = cast<ShapedType>(type).getElementType();
+  return element.isF16() || element.isBF16();
+}
+
+/// Whether `ready` is packed into a bucket, directly or through the cast of
+/// grad-reduce-in-fp32: the bucket then counts its bytes.
+static bool isPacked(GradReadyOp ready) {
+  return llvm::any_of(ready->getUsers(), [](Operation *user) {
+    if (isa<BucketPackOp>(user))
+      return true;
+    return isa<CastOp>(user) &&
+           llvm::any_of(user->getUsers(), llvm::IsaPred<BucketPackOp>);
+  });
+}
+
+/// Adds the optimizer state of the ops in `function` to `state`.
+static void addOptimizerState(func::FuncOp function, const SymbolTable &symbols,
+                              ModelState &state) {
+  auto lookupParam = [&](FlatSymbolRefAttr name) {
+    return symbols.lookup<ParamOp>(name.getAttr());
+  };
+  // Per element of a parameter: an f32 main copy when it is 16-bit, and
+  // Adam's two f32 moments.
+  auto getStateBytes = [](ParamOp param, bool adam) {
+    int64_t elements = param.getTensorType().getNumElements();
+    return std::pair{is16BitFloat(param.getTensorType()) ? 4 * elements : 0,
+                     adam ? 8 * elements : 0};
+  };
+  auto addWhole = [&](FlatSymbolRefAttr name, bool adam) {
+    ParamOp param = lookupParam(name);
+    if (!param)
+      return;
+    auto [main, moments] = getStateBytes(param, adam);
+    state.mainParamBytes += main;
+    state.optimizerStateBytes += moments;
+  };
+  auto addSharded = [&](auto shardOp, bool adam) {
+    auto mesh = symbols.lookup<MeshOp>(shardOp.getMeshAttr().getAttr());
+    if (!mesh)
+      return;
+    ModelState::Sharded &entry = state.sharded[joinAxes(shardOp.getAxesAttr())];
+    entry.groupSize = getGroupSize(mesh, shardOp.getAxesAttr());
+    for (auto name :
+         shardOp.getParams().template getAsRange<FlatSymbolRefAttr>()) {
+      ParamOp param = lookupParam(name);
+      if (!param)
+        continue;
+      auto [main, moments] = getStateBytes(param, adam);
+      entry.paramElements += param.getTensorType().getNumElements();
+      entry.mainParamBytes += main;
+      entry.optimizerStateBytes += moments;
+    }
+  };
+  function.walk([&](Operation *op) {
+    if (auto sgd = dyn_cast<SGDOp>(op))
+      addWhole(sgd.getParamAttr(), /*adam=*/false);
+    else if (auto adam = dyn_cast<AdamOp>(op))
+      addWhole(adam.getParamAttr(), /*adam=*/true);
+    else if (auto shardSgd = dyn_cast<ShardSGDOp>(op))
+      addSharded(shardSgd, /*adam=*/false);
+    else if (auto shardAdam = dyn_cast<ShardAdamOp>(op))
+      addSharded(shardAdam, /*adam=*/true);
+  });
+}
+
+/// Adds the gradients of `function` to `state`: each bucket with its
+/// padding, and each gradient reduced alone in its own type.
+static void addGradients(func::FuncOp function, ModelState &state) {
+  function.walk([&](Operation *op) {
+    if (auto pack = dyn_cast<BucketPackOp>(op)) {
+      int64_t packed = 0;
+      for (Value gradient : pack->getOperands())
+        packed += getBytes(gradient.getType());
+      state.gradBytes += packed;
+      state.gradPaddingBytes += getBytes(pack.getResult().getType()) - packed;
+    } else if (auto ready = dyn_cast<GradReadyOp>(op)) {
+      if (!isPacked(ready))
+        state.gradBytes += getBytes(ready.getType());
+    }
+  });
+}
+
+ModelState ddp::computeModelState(ModuleOp module) {
+  ModelState state;
+  SymbolTable symbols(module);
+  for (ParamOp param : module.getOps<ParamOp>()) {
+    state.paramElements += param.getTensorType().getNumElements();
+    state.paramBytes += getBytes(param.getTensorType());
+  }
+  for (func::FuncOp function : module.getOps<func::FuncOp>()) {
+    addGradients(function, state);
+    addOptimizerState(function, symbols, state);
+  }
+  return state;
 }
 
 StepStats ddp::computeStepStats(ModuleOp module) {
@@ -48,6 +159,7 @@ StepStats ddp::computeStepStats(ModuleOp module) {
     stats.localParamElements += elements;
     stats.modelParamElements += elements * copies;
   }
+  stats.modelState = computeModelState(module);
 
   for (func::FuncOp function : module.getOps<func::FuncOp>()) {
     function.walk([&](Operation *op) {
@@ -125,4 +237,63 @@ void StepStats::print(llvm::raw_ostream &os) const {
   for (const auto &[name, count] : opCounts)
     os << "  " << name << ": " << count << "\n";
   os << "unused results: " << numUnusedResults << "\n";
+}
+
+double ModelState::getBytesPerRank() const {
+  double total = double(getReplicatedBytes());
+  for (const auto &[axes, entry] : sharded)
+    total += double(entry.mainParamBytes + entry.optimizerStateBytes) /
+             double(entry.groupSize);
+  return total;
+}
+
+void ModelState::print(llvm::raw_ostream &os) const {
+  const ModelState &state = *this;
+  os << "model state per rank (bytes, as Megatron-LM counts it):\n"
+     << "  parameters: " << state.paramBytes << "\n"
+     << "  gradients: " << state.gradBytes << "\n"
+     << "  main parameters: " << state.mainParamBytes << "\n"
+     << "  optimizer state: " << state.optimizerStateBytes << "\n";
+  for (const auto &[axes, sharded] : state.sharded)
+    os << "  sharded over [" << axes << "] (" << sharded.groupSize
+       << " ranks; summed over them, " << sharded.paramElements
+       << " parameter elements): main parameters " << sharded.mainParamBytes
+       << ", optimizer state " << sharded.optimizerStateBytes << "\n";
+
+  // The total per rank, R + S/n for each group size n, and per parameter
+  // in Megatron's form (a + b/n) when the bytes are whole per parameter.
+  int64_t replicated = state.getReplicatedBytes();
+  int64_t params = paramElements;
+  std::string sum = std::to_string(replicated);
+  std::string perParam = params && replicated % params == 0
+                             ? std::to_string(replicated / params)
+                             : "";
+  double total = state.getBytesPerRank();
+  bool whole = true;
+  for (const auto &[axes, sharded] : state.sharded) {
+    int64_t groupSize = sharded.groupSize;
+    int64_t bytes = sharded.mainParamBytes + sharded.optimizerStateBytes;
+    sum += " + " + std::to_string(bytes) + "/" + std::to_string(groupSize);
+    whole &= bytes % groupSize == 0;
+    if (!perParam.empty() && bytes % params == 0)
+      perParam += " + " + std::to_string(bytes / params) + "/" +
+                  std::to_string(groupSize);
+    else
+      perParam.clear();
+  }
+  os << "  total: " << sum;
+  if (!state.sharded.empty()) {
+    os << " = ";
+    if (whole)
+      printNumber(os, total);
+    else
+      os << llvm::format("%.2f", total);
+  }
+  if (!perParam.empty())
+    os << " (" << perParam << " bytes x " << params << " parameters)";
+  else if (params)
+    os << llvm::format(" (%.4g bytes x ", total / double(params)) << params
+       << " parameters)";
+  os << "\n  not in Megatron's count: gradient bucket padding "
+     << state.gradPaddingBytes << "\n";
 }

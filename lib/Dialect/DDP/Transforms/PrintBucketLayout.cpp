@@ -1,5 +1,6 @@
 //===- PrintBucketLayout.cpp - The bucket layout as JSON ------------------===//
 
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 
@@ -26,20 +27,35 @@ public:
 
 } // namespace
 
-/// The layout recorded on `step` in the bucketing library's terms.
-static LogicalResult readLayout(func::FuncOp step,
+/// The layout recorded on `step` in the bucketing library's terms. With
+/// `sharded`, every bucket's group size is read from its mesh and must divide
+/// its padded size.
+static LogicalResult readLayout(func::FuncOp step, bool sharded,
                                 std::vector<bk::Gradient> &gradients,
                                 bk::BucketLayout &layout) {
   FailureOr<SmallVector<RecordedBucket>> recorded = readRecordedBuckets(step);
   if (failed(recorded))
     return failure();
-  for (const RecordedBucket &entry : *recorded) {
+  for (auto [index, entry] : llvm::enumerate(*recorded)) {
     const BucketSpec &spec = entry.spec;
     bk::Bucket bucket;
     bucket.type = *getElementTypeOf(spec.elementType);
     bucket.group = getGroupName(spec.axes);
     bucket.numel = spec.numel;
     bucket.paddedNumel = spec.paddedNumel;
+    if (sharded) {
+      auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(step, spec.mesh);
+      bucket.groupSize = mesh ? getGroupSize(mesh, spec.axes) : -1;
+      if (bucket.groupSize < 1)
+        return step.emitError("bucket ")
+               << index << "'s group " << spec.mesh << "[" << bucket.group
+               << "] is not a group of a mesh in the module";
+      if (bucket.paddedNumel % bucket.groupSize != 0)
+        return step.emitError("bucket ")
+               << index << " of " << bucket.paddedNumel
+               << " elements does not split over its " << bucket.groupSize
+               << " ranks; lay it out with use-distributed-optimizer";
+    }
     for (const BucketMember &member : entry.members) {
       GradReadyOp ready = member.ready;
       bk::Gradient gradient;
@@ -67,7 +83,9 @@ void PrintBucketLayoutPass::runOnOperation() {
   }
   std::vector<bk::Gradient> gradients;
   bk::BucketLayout layout;
-  if (!steps.empty() && failed(readLayout(steps.front(), gradients, layout)))
+  if (!steps.empty() &&
+      failed(readLayout(steps.front(), useDistributedOptimizer, gradients,
+                        layout)))
     return signalPassFailure();
 
   std::string error;
@@ -79,7 +97,7 @@ void PrintBucketLayoutPass::runOnOperation() {
   }
   {
     llvm::json::OStream json(output->os(), /*IndentSize=*/2);
-    bk::writeLayoutJSON(json, layout, gradients);
+    bk::writeLayoutJSON(json, layout, gradients, useDistributedOptimizer);
   }
   output->os() << "\n";
   output->keep();

@@ -7,10 +7,12 @@
 
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 
+#include "ddp/Dialect/DDP/Analysis/StepStats.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Sim/SimOutput.h"
 
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <cmath>
@@ -37,6 +39,41 @@ private:
                           llvm::function_ref<void(raw_ostream &)> write);
 };
 } // namespace
+
+/// The model state per rank of `module` (docs/DistributedOptimizer.md) at
+/// the simulated sizes: a shard optimizer's group may be resized by `dp`.
+static ModelState getSimulatedModelState(ModuleOp module,
+                                         const SimResult &result) {
+  ModelState state = computeModelState(module);
+  for (auto &[axes, sharded] : state.sharded) {
+    sharded.groupSize = 1;
+    for (StringRef axis : llvm::split(axes, ','))
+      for (const MeshAxisInfo &info : result.meshAxes)
+        if (info.name == axis)
+          sharded.groupSize *= info.size;
+  }
+  return state;
+}
+
+static llvm::json::Value toJSON(const ModelState &state) {
+  llvm::json::Array sharded;
+  for (const auto &[axes, entry] : state.sharded)
+    sharded.push_back(llvm::json::Object{
+        {"group", axes},
+        {"ranks", entry.groupSize},
+        {"param_elements", entry.paramElements},
+        {"main_params_bytes", entry.mainParamBytes},
+        {"optimizer_state_bytes", entry.optimizerStateBytes}});
+  return llvm::json::Object{
+      {"param_elements", state.paramElements},
+      {"params_bytes", state.paramBytes},
+      {"grads_bytes", state.gradBytes},
+      {"grad_padding_bytes", state.gradPaddingBytes},
+      {"main_params_bytes", state.mainParamBytes},
+      {"optimizer_state_bytes", state.optimizerStateBytes},
+      {"sharded", std::move(sharded)},
+      {"bytes_per_rank", state.getBytesPerRank()}};
+}
 
 LogicalResult
 SimulatePass::writeFile(StringRef path, StringRef what,
@@ -98,14 +135,21 @@ void SimulatePass::runOnOperation() {
   numSimulatedCollectives = result->numCollectives;
   stepTimeMicros = static_cast<uint64_t>(std::llround(result->stepTime * 1e6));
 
+  // Only what is written needs it.
+  ModelState modelState;
+  if (!outputPath.empty() || !reportPath.empty())
+    modelState = getSimulatedModelState(module, *result);
   bool ok = true;
   if (!outputPath.empty())
     ok &= succeeded(writeFile(outputPath, "summary", [&](raw_ostream &os) {
       printTextSummary(*result, model, os);
+      modelState.print(os);
     }));
   if (!reportPath.empty())
     ok &= succeeded(writeFile(reportPath, "report", [&](raw_ostream &os) {
-      os << llvm::formatv("{0:2}", buildJsonReport(*result, model)) << "\n";
+      llvm::json::Value report = buildJsonReport(*result, model);
+      report.getAsObject()->try_emplace("model_state", toJSON(modelState));
+      os << llvm::formatv("{0:2}", report) << "\n";
     }));
   if (!tracePath.empty())
     ok &= succeeded(writeFile(tracePath, "trace", [&](raw_ostream &os) {

@@ -55,6 +55,7 @@ struct StepStatsPass : impl::StepStatsBase<StepStatsPass> {
     StepStats stats = computeStepStats(getOperation());
     stats.print(file->os());
     printRuntimeMemory(file->os());
+    stats.modelState.print(file->os());
     file->os().flush();
     file->keep();
     numParams = stats.numParams;

@@ -5,9 +5,69 @@
 // RUN: ddp-opt %s -split-input-file --ddp-print-bucket-layout="output=%t.json" -o /dev/null -verify-diagnostics
 // RUN: FileCheck %s --check-prefix=FILE < %t.json
 // FILE: "buckets": []
+// With the distributed optimizer, each rank's shard of every bucket; a
+// bucket that does not split evenly is an error.
+// RUN: not ddp-opt %s -split-input-file --ddp-print-bucket-layout="use-distributed-optimizer=true" -o /dev/null 2> %t.err | FileCheck %s --check-prefix=SHARDS
+// RUN: FileCheck %s --check-prefix=UNEVEN < %t.err
+// The shard report needs each group's size: a bucket over an axis its mesh
+// lacks (which ddp-bucketize would refuse too) is an error.
+// RUN: not ddp-opt %S/Inputs/bucket-group-not-in-mesh.mlir --ddp-print-bucket-layout="use-distributed-optimizer=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NO-GROUP
+// NO-GROUP: bucket-group-not-in-mesh.mlir:4:1: error: bucket 0's group @world[tp] is not a group of a mesh in the module
 
 // A layout written by hand: buckets in issue order, each gradient at its
 // offset, the second bucket padded.
+// With shards: bucket 0 of 9088 over the 8 ranks of [dp], 1136 each; rank 7
+// holds the last 1073 elements of the weight and the 63 of padding.
+// SHARDS:       "padded_numel": 9088,
+// SHARDS-NEXT:  "shard_numel": 1136,
+// SHARDS-NEXT:  "shards": [
+// SHARDS-NEXT:    {
+// SHARDS-NEXT:      "rank": 0,
+// SHARDS-NEXT:      "begin": 0,
+// SHARDS-NEXT:      "end": 1136,
+// SHARDS-NEXT:      "params": [
+// SHARDS-NEXT:        {
+// SHARDS-NEXT:          "name": "layers.9.weight",
+// SHARDS-NEXT:          "begin": 0,
+// SHARDS-NEXT:          "end": 1136
+// SHARDS-NEXT:        }
+// SHARDS-NEXT:      ]
+// SHARDS-NEXT:    },
+// SHARDS:           "rank": 7,
+// SHARDS-NEXT:      "begin": 7952,
+// SHARDS-NEXT:      "end": 9088,
+// SHARDS-NEXT:      "params": [
+// SHARDS-NEXT:        {
+// SHARDS-NEXT:          "name": "layers.9.weight",
+// SHARDS-NEXT:          "begin": 7952,
+// SHARDS-NEXT:          "end": 9025
+// SHARDS-NEXT:        }
+// SHARDS-NEXT:      ]
+// SHARDS-NEXT:    }
+// SHARDS-NEXT:  ]
+// SHARDS-NEXT: },
+// Bucket 1 over [dp, cp], 8 ranks of 1152: rank 0 holds the bias and the
+// weight's first 1024 elements (from bucket offset 128).
+// SHARDS:       "padded_numel": 9216,
+// SHARDS-NEXT:  "shard_numel": 1152,
+// SHARDS-NEXT:  "shards": [
+// SHARDS-NEXT:    {
+// SHARDS-NEXT:      "rank": 0,
+// SHARDS-NEXT:      "begin": 0,
+// SHARDS-NEXT:      "end": 1152,
+// SHARDS-NEXT:      "params": [
+// SHARDS-NEXT:        {
+// SHARDS-NEXT:          "name": "layers.8.bias",
+// SHARDS-NEXT:          "begin": 0,
+// SHARDS-NEXT:          "end": 95
+// SHARDS-NEXT:        },
+// SHARDS-NEXT:        {
+// SHARDS-NEXT:          "name": "layers.8.weight",
+// SHARDS-NEXT:          "begin": 0,
+// SHARDS-NEXT:          "end": 1024
+// SHARDS-NEXT:        }
+// SHARDS-NEXT:      ]
+// SHARDS-NEXT:    },
 // CHECK:      {
 // CHECK-NEXT:   "buckets": [
 // CHECK-NEXT:     {
@@ -62,6 +122,95 @@ func.func @step(%g9: tensor<95x95xbf16>, %b8: tensor<95xbf16>, %g8: tensor<95x95
   ddp.sgd @layers.9.weight, %r9 lr 0.1 : tensor<95x95xbf16>
   ddp.sgd @layers.8.bias, %r8b lr 0.1 : tensor<95xbf16>
   ddp.sgd @layers.8.weight, %r8 lr 0.1 : tensor<95x95xbf16>
+  return
+}
+
+// -----
+
+// Megatron's padding over 4 ranks, shards of 32: rank 0 holds the bias and
+// padding, rank 1 only padding (no parameter: it keeps no optimizer state
+// for this bucket), ranks 2 and 3 a half of the weight each.
+// CHECK-LABEL:  "name": "p.bias",
+// CHECK-NOT:    "shards"
+// CHECK:        "padded_numel": 128
+// CHECK-NEXT:   }
+// SHARDS-LABEL:  "name": "p.bias",
+// SHARDS:        "padded_numel": 128,
+// SHARDS-NEXT:   "shard_numel": 32,
+// SHARDS-NEXT:   "shards": [
+// SHARDS-NEXT:     {
+// SHARDS-NEXT:       "rank": 0,
+// SHARDS-NEXT:       "begin": 0,
+// SHARDS-NEXT:       "end": 32,
+// SHARDS-NEXT:       "params": [
+// SHARDS-NEXT:         {
+// SHARDS-NEXT:           "name": "p.bias",
+// SHARDS-NEXT:           "begin": 0,
+// SHARDS-NEXT:           "end": 6
+// SHARDS-NEXT:         }
+// SHARDS-NEXT:       ]
+// SHARDS-NEXT:     },
+// SHARDS-NEXT:     {
+// SHARDS-NEXT:       "rank": 1,
+// SHARDS-NEXT:       "begin": 32,
+// SHARDS-NEXT:       "end": 64,
+// SHARDS-NEXT:       "params": []
+// SHARDS-NEXT:     },
+// SHARDS-NEXT:     {
+// SHARDS-NEXT:       "rank": 2,
+// SHARDS-NEXT:       "begin": 64,
+// SHARDS-NEXT:       "end": 96,
+// SHARDS-NEXT:       "params": [
+// SHARDS-NEXT:         {
+// SHARDS-NEXT:           "name": "p.weight",
+// SHARDS-NEXT:           "begin": 0,
+// SHARDS-NEXT:           "end": 32
+// SHARDS-NEXT:         }
+// SHARDS-NEXT:       ]
+// SHARDS-NEXT:     },
+// SHARDS-NEXT:     {
+// SHARDS-NEXT:       "rank": 3,
+// SHARDS-NEXT:       "begin": 96,
+// SHARDS-NEXT:       "end": 128,
+// SHARDS-NEXT:       "params": [
+// SHARDS-NEXT:         {
+// SHARDS-NEXT:           "name": "p.weight",
+// SHARDS-NEXT:           "begin": 32,
+// SHARDS-NEXT:           "end": 64
+// SHARDS-NEXT:         }
+// SHARDS-NEXT:       ]
+// SHARDS-NEXT:     }
+// SHARDS-NEXT:   ]
+// SHARDS-NEXT: }
+ddp.mesh @world(dp = 4)
+ddp.param @p.weight : tensor<8x8xf32>
+ddp.param @p.bias : tensor<6xf32>
+func.func @step(%w: tensor<8x8xf32>, %b: tensor<6xf32>) attributes {
+    ddp.buckets = [
+      #ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 128, padded_numel = 128, average_in_collective = false, check_finite = false>]} {
+  %gb = ddp.grad_ready @p.bias, %b {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64} : tensor<6xf32>
+  %gw = ddp.grad_ready @p.weight, %w {ddp.bucket = 0 : i64, ddp.bucket_offset = 64 : i64} : tensor<8x8xf32>
+  %rb = ddp.all_reduce avg %gb over @world[dp] : tensor<6xf32>
+  %rw = ddp.all_reduce avg %gw over @world[dp] : tensor<8x8xf32>
+  ddp.sgd @p.bias, %rb lr 0.1 : tensor<6xf32>
+  ddp.sgd @p.weight, %rw lr 0.1 : tensor<8x8xf32>
+  return
+}
+
+// -----
+
+// 8 elements do not split over 3 ranks: only the shard report refuses it.
+// UNEVEN: [[@LINE+5]]:1: error: bucket 0 of 8 elements does not split over its 3 ranks; lay it out with use-distributed-optimizer
+// CHECK-LABEL:  "name": "q",
+// CHECK:        "padded_numel": 8
+ddp.mesh @world(dp = 3)
+ddp.param @q : tensor<8xf32>
+func.func @step(%q: tensor<8xf32>) attributes {
+    ddp.buckets = [
+      #ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 8, padded_numel = 8, average_in_collective = false, check_finite = false>]} {
+  %g = ddp.grad_ready @q, %q {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64} : tensor<8xf32>
+  %r = ddp.all_reduce avg %g over @world[dp] : tensor<8xf32>
+  ddp.sgd @q, %r lr 0.1 : tensor<8xf32>
   return
 }
 

@@ -17,6 +17,38 @@
 // f32, so its times do not move (CostModelTest checks the bf16 case).
 // RUN: ddp-opt %s -o /dev/null --ddp-simulate="hw=%S/Inputs/unit-profile-fp8.json fp8-gemms=true report=%t.fp8.json" | FileCheck %s --check-prefix=FP8
 // RUN: FileCheck %s --check-prefix=FP8-REPORT < %t.fp8.json
+// The model state per rank (docs/DistributedOptimizer.md) at the simulated
+// size: a distributed-optimizer step laid out for 4 ranks, simulated at 16,
+// keeps 1/16 of the sharded main parameters and moments.
+// RUN: ddp-opt %S/Inputs/adam-bf16-step.mlir -o /dev/null --ddp-schedule="grad-reduce-in-fp32=true use-distributed-optimizer=true" --ddp-simulate="hw=%S/Inputs/unit-profile.json dp=16 report=%t.sharded.json" | FileCheck %s --check-prefix=SHARDED
+// RUN: FileCheck %s --check-prefix=SHARDED-REPORT < %t.sharded.json
+// SHARDED:      model state per rank (bytes, as Megatron-LM counts it):
+// SHARDED-NEXT:   parameters: 96
+// SHARDED-NEXT:   gradients: 192
+// SHARDED-NEXT:   main parameters: 0
+// SHARDED-NEXT:   optimizer state: 0
+// SHARDED-NEXT:   sharded over [dp] (16 ranks; summed over them, 48 parameter elements): main parameters 192, optimizer state 384
+// SHARDED-NEXT:   total: 288 + 576/16 = 324 (6 + 12/16 bytes x 48 parameters)
+// SHARDED-NEXT:   not in Megatron's count: gradient bucket padding 320
+// SHARDED-REPORT:      "model_state": {
+// SHARDED-REPORT-NEXT:   "bytes_per_rank": 324,
+// SHARDED-REPORT-NEXT:   "grad_padding_bytes": 320,
+// SHARDED-REPORT-NEXT:   "grads_bytes": 192,
+// SHARDED-REPORT-NEXT:   "main_params_bytes": 0,
+// SHARDED-REPORT-NEXT:   "optimizer_state_bytes": 0,
+// SHARDED-REPORT-NEXT:   "param_elements": 48,
+// SHARDED-REPORT-NEXT:   "params_bytes": 96,
+// SHARDED-REPORT-NEXT:   "sharded": [
+// SHARDED-REPORT-NEXT:     {
+// SHARDED-REPORT-NEXT:       "group": "dp",
+// SHARDED-REPORT-NEXT:       "main_params_bytes": 192,
+// SHARDED-REPORT-NEXT:       "optimizer_state_bytes": 384,
+// SHARDED-REPORT-NEXT:       "param_elements": 48,
+// SHARDED-REPORT-NEXT:       "ranks": 16
+// SHARDED-REPORT-NEXT:     }
+// SHARDED-REPORT-NEXT:   ]
+// SHARDED-REPORT-NEXT: },
+
 // FP8:      simulated step @step on lit-unit-fp8 (auto collectives, FP8 GEMMs)
 // FP8:        step time                  3.506 ms
 // FP8-REPORT: "fp8_gemms": true
@@ -39,6 +71,14 @@
 // CHECK-NEXT:   streams:
 // CHECK-NEXT:     compute busy        2.506 ms         7 ops
 // CHECK-NEXT:     comm0   busy        2.000 ms         2 ops  [dp] 2 ranks on 1 node
+// Two f32 parameters of 250000 elements, SGD: 4 + 4 bytes per parameter.
+// CHECK-NEXT: model state per rank (bytes, as Megatron-LM counts it):
+// CHECK-NEXT:   parameters: 2000000
+// CHECK-NEXT:   gradients: 2000000
+// CHECK-NEXT:   main parameters: 0
+// CHECK-NEXT:   optimizer state: 0
+// CHECK-NEXT:   total: 4000000 (8 bytes x 500000 parameters)
+// CHECK-NEXT:   not in Megatron's count: gradient bucket padding 0
 
 // Keys come out sorted.
 // REPORT:      "collectives": [
@@ -60,6 +100,9 @@
 // REPORT-NEXT:     "time_ms": 2.5
 // REPORT:      "lower_bound_ms": {
 // REPORT-NEXT:   "binding": "tail",
+// REPORT:      "model_state": {
+// REPORT-NEXT:   "bytes_per_rank": 4000000,
+// REPORT:        "sharded": []
 // REPORT:      "overlap_fraction": 0.5,
 // REPORT:      "schema_version": 1
 // REPORT:      "step_over_lower_bound": 1.000

@@ -3,8 +3,9 @@
 // What a step holds and computes, read from the IR alone: parameter counts
 // (per rank and for the whole model), FLOPs per GEMM phase and of the other
 // compute, collectives per process group, op counts, and results nobody
-// uses. The -ddp-step-stats pass prints it; tests compare it against
-// published parameter counts and FLOP formulas.
+// uses, and the model state a rank keeps in memory. The -ddp-step-stats
+// pass prints it; tests compare it against published parameter counts, FLOP
+// formulas and Megatron-LM's bytes per parameter.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,52 @@
 #include <string>
 
 namespace ddp {
+
+/// The model state a rank keeps, in bytes, split as Megatron-LM's docs
+/// count it (docs/DistributedOptimizer.md): parameters, gradients, f32 main
+/// parameters of 16-bit parameters and Adam's two f32 moments. What ddp
+/// keeps beyond that formula is counted apart: the padding of the gradient
+/// buckets.
+struct ModelState {
+  /// Parameter elements on this rank (P in Megatron's formula).
+  int64_t paramElements = 0;
+  /// The parameters as this rank holds them (tensor-parallel shards).
+  int64_t paramBytes = 0;
+  /// Every parameter's gradient in the element type it is reduced in (the
+  /// bucket's, f32 with grad-reduce-in-fp32), padding excluded.
+  int64_t gradBytes = 0;
+  /// Bucket elements that hold no gradient (ddp.bucket_pack padding).
+  int64_t gradPaddingBytes = 0;
+  /// Of the parameters updated by ddp.sgd/ddp.adam on every rank.
+  int64_t mainParamBytes = 0;
+  int64_t optimizerStateBytes = 0;
+  /// What the shard optimizers (ddp.shard_sgd/ddp.shard_adam) keep, summed
+  /// over the ranks of their group: every parameter element is in exactly
+  /// one rank's shard, so a rank keeps 1/groupSize of it on average (the
+  /// runtime allocates it for the parameter elements of the rank's shard;
+  /// how many those are depends on the rank and the padding).
+  struct Sharded {
+    /// Ranks in the group.
+    int64_t groupSize = 1;
+    int64_t paramElements = 0;
+    int64_t mainParamBytes = 0;
+    int64_t optimizerStateBytes = 0;
+  };
+  /// Keyed by the group's mesh axes, as `dp` or `edp,ep`.
+  std::map<std::string, Sharded> sharded;
+
+  /// Parameters, gradients, main parameters and optimizer state that every
+  /// rank keeps whole: Megatron's bytes minus the sharded state.
+  int64_t getReplicatedBytes() const {
+    return paramBytes + gradBytes + mainParamBytes + optimizerStateBytes;
+  }
+  /// The replicated bytes plus each group's sharded bytes / its size: the
+  /// average over the ranks.
+  double getBytesPerRank() const;
+
+  /// The lines of -ddp-step-stats and ddp-simulate's summary.
+  void print(llvm::raw_ostream &os) const;
+};
 
 struct StepStats {
   /// The mesh as `dp=2 tp=2`, and its number of ranks.
@@ -51,6 +98,8 @@ struct StepStats {
   /// Keyed by op and group, e.g. `all_reduce[dp]`.
   std::map<std::string, CollectiveStats> collectives;
 
+  ModelState modelState;
+
   /// Ops inside the functions of the module, by name.
   std::map<std::string, int64_t> opCounts;
   int64_t numOps = 0;
@@ -62,6 +111,10 @@ struct StepStats {
 
 /// Summarises `module`. The module must verify.
 StepStats computeStepStats(mlir::ModuleOp module);
+
+/// The model state per rank of `module` alone (what computeStepStats puts
+/// in modelState). The module must verify.
+ModelState computeModelState(mlir::ModuleOp module);
 
 } // namespace ddp
 

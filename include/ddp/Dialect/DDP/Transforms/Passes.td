@@ -330,10 +330,20 @@ def PrintBucketLayout : Pass<"ddp-print-bucket-layout", "mlir::ModuleOp"> {
     `offset` is the parameter's first element in the bucket, `numel` the end
     of the last parameter, `padded_numel` the size with end padding; the
     schema is in docs/Bucketing.md. The IR is not changed.
+
+    With `use-distributed-optimizer`, each bucket also lists the shard of
+    it that each rank of its group owns (rank `r` of `n`: elements
+    `[r * padded_numel/n, (r + 1) * padded_numel/n)`) and which elements of
+    which parameters that shard holds: the parameter elements whose main
+    parameters and optimizer state the rank keeps.
   }];
   let options = [
     Option<"outputPath", "output", "std::string", /*default=*/"\"-\"",
            "Where the JSON goes ('-' for stdout)">,
+    Option<"useDistributedOptimizer", "use-distributed-optimizer", "bool",
+           /*default=*/"false",
+           "Also print each rank's shard of every bucket (the layout must "
+           "pad every bucket to a multiple of its group size)">,
   ];
 }
 
@@ -380,7 +390,14 @@ def StepStats : Pass<"ddp-step-stats", "mlir::ModuleOp"> {
       `flops` of each `ddp.compute`; and the same times the `tp` axis size;
     - HBM bytes of the `ddp.compute` ops;
     - collectives per op and process group, with their payload bytes;
-    - op counts by name, and the number of op results that are never used.
+    - op counts by name, and the number of op results that are never used;
+    - what the lowered step allocates per rank (docs/Lowering.md);
+    - the model state per rank as Megatron-LM counts it: parameters,
+      gradients (in the type they are reduced in), f32 main parameters and
+      Adam moments, the shard optimizers' state summed over their group,
+      the total per rank and per parameter (18, or 6 + 12/d with the
+      distributed optimizer, for 16-bit parameters with grad-reduce-in-fp32),
+      and bucket padding apart (docs/DistributedOptimizer.md).
 
     The IR is left unchanged.
 
