@@ -32,6 +32,9 @@ bool dominates(const State &a, const State &b) {
   return true;
 }
 
+/// The most states kept at a split point with the distributed optimizer.
+constexpr size_t kMaxShardedFront = 16;
+
 /// A state right after a bucket closing at a split point, and the split
 /// point and node it was reached from.
 struct Node {
@@ -169,8 +172,17 @@ std::pair<std::vector<Bucket>, double> StreamSearch::run(size_t span,
   // collectives. Exact reasoning on the overlap model (slowdown 1), where
   // the search runs.
   auto lowerBound = [&](const State &state, size_t split) {
-    return std::max(state.tailBound * slowdown,
-                    state.clock.getStreamFree(stream) + restCollective[split]);
+    double streamDone =
+        state.clock.getStreamFree(stream) + restCollective[split];
+    double bound = std::max(state.tailBound * slowdown, streamDone);
+    if (!sharded)
+      return bound;
+    // The sharded work only grows: the tail's start (what canonicalize()
+    // put in the tail bound) plus all of it, and the stream's first
+    // all-gather, after its reduce-scatters, plus the work after it.
+    return std::max({bound, state.tailBound + state.shardedWork,
+                     streamDone + state.gatherWork[stream] +
+                         replay.getTailWorkFrom(replay.getAnchor(stream))});
   };
 
   // fronts[s]: states right after the bucket ending with members[s - 1] is
@@ -193,6 +205,19 @@ std::pair<std::vector<Bucket>, double> StreamSearch::run(size_t span,
     if (fronts[split].empty())
       continue;
     largestFront = std::max(largestFront, fronts[split].size());
+    // The sharded work adds a dimension along which states rarely dominate
+    // each other (fewer buckets: less work, later reduce-scatters); past
+    // kMaxShardedFront states the most promising are kept, which makes the
+    // search a heuristic on large steps.
+    if (sharded && fronts[split].size() > kMaxShardedFront) {
+      std::vector<Node> &front = fronts[split];
+      std::stable_sort(front.begin(), front.end(),
+                       [&](const Node &a, const Node &b) {
+                         return lowerBound(a.state, split) <
+                                lowerBound(b.state, split);
+                       });
+      front.resize(kMaxShardedFront);
+    }
     size_t last = std::min(count, split + span);
     candidates.clear();
     int64_t cursor = 0;
