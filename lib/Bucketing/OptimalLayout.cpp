@@ -23,8 +23,17 @@ bool dominates(const State &a, const State &b) {
        ++stream)
     if (a.clock.getStreamFree(stream) > b.clock.getStreamFree(stream))
       return false;
+  if (a.shardedWork > b.shardedWork)
+    return false;
+  for (size_t stream = 0; stream < a.gatherWork.size(); ++stream)
+    if (a.firstGatherReady[stream] > b.firstGatherReady[stream] ||
+        a.gatherWork[stream] > b.gatherWork[stream])
+      return false;
   return true;
 }
+
+/// The most states kept at a split point with the distributed optimizer.
+constexpr size_t kMaxShardedFront = 16;
 
 /// A state right after a bucket closing at a split point, and the split
 /// point and node it was reached from.
@@ -57,8 +66,11 @@ public:
         fixedAt(replay.getNumEvents()) {
     // Fixed buckets keep their issue order; each goes after its last
     // gradient, as in a layout sorted by completion.
-    for (auto [index, bucket] : llvm::enumerate(fixedBuckets))
+    for (auto [index, bucket] : llvm::enumerate(fixedBuckets)) {
       fixedAt[replay.getReadyEvent(getLastReadyIndex(bucket))].push_back(index);
+      if (replay.getCosts().distributedOptimizer)
+        fixedSharded.push_back(replay.getShardedTail(bucket));
+    }
   }
 
   /// The buckets of this stream, and the replayed step time with them;
@@ -80,7 +92,9 @@ private:
         replay.issueBucket(state, replay.getIssueTime(bucket),
                            costs.stream[bucket.entries.front().gradient],
                            replay.getCollectiveTime(bucket),
-                           replay.getFirstUse(bucket));
+                           replay.getFirstUse(bucket),
+                           fixedSharded.empty() ? nullptr
+                                                : &fixedSharded[index]);
       }
     }
   }
@@ -97,6 +111,8 @@ private:
   const OptimalLayoutOptions &options;
   llvm::ArrayRef<size_t> members;
   llvm::ArrayRef<Bucket> fixedBuckets;
+  /// With the distributed optimizer, each fixed bucket's work in the tail.
+  std::vector<ShardedTail> fixedSharded;
   std::vector<std::vector<size_t>> fixedAt;
 };
 
@@ -111,6 +127,7 @@ std::pair<std::vector<Bucket>, double> StreamSearch::run(size_t span,
   unsigned stream = costs.stream[members.front()];
   int64_t endDivisor = getBucketEndDivisor(options.padding, first.groupSize);
   double slowdown = replay.getSlowdown();
+  bool sharded = costs.distributedOptimizer;
   auto resumeEvent = [&](size_t split) {
     return split == 0 ? 0 : replay.getReadyEvent(members[split - 1]) + 1;
   };
@@ -140,7 +157,9 @@ std::pair<std::vector<Bucket>, double> StreamSearch::run(size_t span,
           costs.getCollectiveTime(stream, type, alignTo(cursor, endDivisor));
       if (k + 1 == count)
         restCollective[split] = collective;
-      if (k < split + span)
+      // The bound is the all-reduce tail's; the sharded tail's waits are
+      // bounded through the stream's first all-gather instead (finish()).
+      if (k < split + span && !sharded)
         restBound[split] = std::max(
             restBound[split],
             collective / slowdown +
@@ -153,8 +172,17 @@ std::pair<std::vector<Bucket>, double> StreamSearch::run(size_t span,
   // collectives. Exact reasoning on the overlap model (slowdown 1), where
   // the search runs.
   auto lowerBound = [&](const State &state, size_t split) {
-    return std::max(state.tailBound * slowdown,
-                    state.clock.getStreamFree(stream) + restCollective[split]);
+    double streamDone =
+        state.clock.getStreamFree(stream) + restCollective[split];
+    double bound = std::max(state.tailBound * slowdown, streamDone);
+    if (!sharded)
+      return bound;
+    // The sharded work only grows: the tail's start (what canonicalize()
+    // put in the tail bound) plus all of it, and the stream's first
+    // all-gather, after its reduce-scatters, plus the work after it.
+    return std::max({bound, state.tailBound + state.shardedWork,
+                     streamDone + state.gatherWork[stream] +
+                         replay.getTailWorkFrom(replay.getAnchor(stream))});
   };
 
   // fronts[s]: states right after the bucket ending with members[s - 1] is
@@ -170,17 +198,32 @@ std::pair<std::vector<Bucket>, double> StreamSearch::run(size_t span,
   struct Candidate {
     double issueSeconds, collectiveSeconds;
     size_t firstUse;
+    ShardedTail sharded;
   };
   std::vector<Candidate> candidates;
   for (size_t split = 0; split < count; ++split) {
     if (fronts[split].empty())
       continue;
     largestFront = std::max(largestFront, fronts[split].size());
+    // The sharded work adds a dimension along which states rarely dominate
+    // each other (fewer buckets: less work, later reduce-scatters); past
+    // kMaxShardedFront states the most promising are kept, which makes the
+    // search a heuristic on large steps.
+    if (sharded && fronts[split].size() > kMaxShardedFront) {
+      std::vector<Node> &front = fronts[split];
+      std::stable_sort(front.begin(), front.end(),
+                       [&](const Node &a, const Node &b) {
+                         return lowerBound(a.state, split) <
+                                lowerBound(b.state, split);
+                       });
+      front.resize(kMaxShardedFront);
+    }
     size_t last = std::min(count, split + span);
     candidates.clear();
     int64_t cursor = 0;
     double packSeconds = 0;
     size_t firstUse = SIZE_MAX;
+    ShardedTailBuilder shardedBuilder(costs);
     for (size_t end = split + 1; end <= last; ++end) {
       size_t gradient = members[end - 1];
       cursor =
@@ -188,9 +231,15 @@ std::pair<std::vector<Bucket>, double> StreamSearch::run(size_t span,
       packSeconds += costs.packTime[gradient];
       firstUse = std::min(firstUse, replay.getFirstUse(gradient));
       int64_t padded = alignTo(cursor, endDivisor);
-      candidates.push_back(
-          {packSeconds + costs.getBucketIssueTime(stream, type, padded),
-           costs.getCollectiveTime(stream, type, padded), firstUse});
+      Candidate candidate{
+          packSeconds + costs.getBucketIssueTime(stream, type, padded),
+          costs.getCollectiveTime(stream, type, padded), firstUse, {}};
+      if (sharded) {
+        shardedBuilder.add(gradient);
+        candidate.sharded =
+            shardedBuilder.build(stream, type, padded, firstUse);
+      }
+      candidates.push_back(std::move(candidate));
     }
 
     for (size_t node = 0; node < fronts[split].size(); ++node) {
@@ -208,7 +257,8 @@ std::pair<std::vector<Bucket>, double> StreamSearch::run(size_t span,
         const Candidate &candidate = candidates[end - split - 1];
         Node next{state, split, node};
         replay.issueBucket(next.state, candidate.issueSeconds, stream,
-                           candidate.collectiveSeconds, candidate.firstUse);
+                           candidate.collectiveSeconds, candidate.firstUse,
+                           sharded ? &candidate.sharded : nullptr);
         // This bucket's own wait bounds the step, and grows with the
         // bucket (it ends later and is needed earlier): past the bound no
         // longer bucket from this state can do better.

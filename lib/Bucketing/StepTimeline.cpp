@@ -26,9 +26,70 @@ double BucketCosts::getBucketIssueTime(unsigned stream, ElementType type,
 
 double BucketCosts::getCollectiveTime(unsigned stream, ElementType type,
                                       int64_t paddedNumel) const {
-  return model.collectiveTime(sim::CollectiveKind::AllReduce,
+  return model.collectiveTime(distributedOptimizer
+                                  ? sim::CollectiveKind::ReduceScatter
+                                  : sim::CollectiveKind::AllReduce,
                               double(paddedNumel) * getElementBytes(type),
                               placement[stream]);
+}
+
+//===----------------------------------------------------------------------===//
+// ShardedTail
+//===----------------------------------------------------------------------===//
+
+double ShardedTail::getFromFirstGather() const {
+  double seconds = 0;
+  for (auto [index, group] : llvm::enumerate(groups)) {
+    if (index > 0)
+      seconds += group.beforeGather;
+    seconds += group.gather + group.afterGather;
+  }
+  return seconds;
+}
+
+void ShardedTailBuilder::add(size_t gradient) {
+  unsigned updateClass = costs.update[gradient].updateClass;
+  double numel = double(costs.update[gradient].numel);
+  auto known = llvm::find_if(classes, [&](const auto &entry) {
+    return costs.update[entry.first].updateClass == updateClass;
+  });
+  if (known == classes.end())
+    classes.push_back({gradient, numel});
+  else
+    known->second += numel;
+}
+
+ShardedTail ShardedTailBuilder::build(unsigned stream, ElementType bucketType,
+                                      int64_t paddedNumel,
+                                      size_t position) const {
+  // Simulator: each op of ddp-distribute-optimizer's groups, priced as it
+  // prices them.
+  const sim::CostModel &model = costs.model;
+  double shardNumel = double(paddedNumel / costs.shardGroupSize[stream]);
+  ShardedTail tail;
+  tail.position = position;
+  llvm::SmallVector<ElementType, 2> castTo{bucketType};
+  for (auto [gradient, numel] : classes) {
+    const ShardedUpdate &update = costs.update[gradient];
+    ShardedGroup group;
+    if (!llvm::is_contained(castTo, update.gradType)) {
+      castTo.push_back(update.gradType);
+      group.beforeGather = model.memoryTime(
+          shardNumel * getElementBytes(bucketType) +
+          shardNumel * getElementBytes(update.gradType));
+    }
+    group.beforeGather += model.optimizerTime(update.rule, shardNumel,
+                                              update.paramType,
+                                              update.gradType);
+    group.gather = model.collectiveTime(
+        sim::CollectiveKind::AllGather,
+        double(paddedNumel) * getElementBytes(update.paramType),
+        costs.placement[stream]);
+    group.afterGather =
+        model.memoryTime(2 * (numel * getElementBytes(update.paramType)));
+    tail.groups.push_back(group);
+  }
+  return tail;
 }
 
 //===----------------------------------------------------------------------===//
@@ -73,6 +134,10 @@ void StepTimeline::addTailCompute(double seconds,
                                   llvm::ArrayRef<size_t> gradients) {
   tail.push_back(
       {seconds, std::vector<size_t>(gradients.begin(), gradients.end())});
+}
+
+void StepTimeline::addTailUpdate(double seconds, size_t gradient) {
+  tail.push_back({seconds, {gradient}, /*isUpdate=*/true});
 }
 
 llvm::Error StepTimeline::verify() const {
@@ -158,6 +223,23 @@ TimelineReplay::TimelineReplay(const StepTimeline &timeline,
           events[event].seconds + backwardSuffix[event + 1];
   }
 
+  if (costs.distributedOptimizer) {
+    // The tail as ddp-distribute-optimizer leaves it: the updates are
+    // replaced by their buckets' sharded work, at the first of them.
+    tail = timeline.tail;
+    firstUse.assign(timeline.numGradients, tail.size());
+    for (auto [position, item] : llvm::enumerate(tail))
+      if (item.isUpdate && firstUse[item.gradients.front()] == tail.size())
+        firstUse[item.gradients.front()] = position;
+    tailSuffix.assign(tail.size() + 1, 0.0);
+    for (size_t i = tail.size(); i-- > 0;)
+      tailSuffix[i] = tailSuffix[i + 1] + (tail[i].isUpdate ? 0 : tail[i].seconds);
+    anchor.assign(numStreams, SIZE_MAX);
+    for (auto [gradient, stream] : llvm::enumerate(costs.stream))
+      anchor[stream] = std::min(anchor[stream], firstUse[gradient]);
+    return;
+  }
+
   // The tail as the overlap pass leaves it: before the first kernel that
   // uses a reduced gradient, its unpack kernel (the cast back); the bucket's
   // wait goes before the first of them.
@@ -181,7 +263,13 @@ TimelineReplay::TimelineReplay(const StepTimeline &timeline,
 }
 
 TimelineReplay::State TimelineReplay::initialState() const {
-  return State{sim::StepClock(slowdown, numStreams)};
+  State state{sim::StepClock(slowdown, numStreams)};
+  if (costs.distributedOptimizer) {
+    state.firstGatherReady.assign(numStreams,
+                                  -std::numeric_limits<double>::infinity());
+    state.gatherWork.assign(numStreams, 0.0);
+  }
+  return state;
 }
 
 void TimelineReplay::runSegmentBefore(size_t index, State &state) const {
@@ -197,17 +285,59 @@ void TimelineReplay::runEvent(size_t index, State &state) const {
       state.clock.issueCollective(event.stream, event.seconds).end);
 }
 
-void TimelineReplay::issueBucket(State &state, double issueSeconds,
-                                 unsigned stream, double collectiveSeconds,
-                                 size_t firstUse) const {
+double TimelineReplay::issueBucket(State &state, double issueSeconds,
+                                   unsigned stream, double collectiveSeconds,
+                                   size_t firstUse,
+                                   const ShardedTail *sharded) const {
   state.clock.runKernel(issueSeconds);
   double end = state.clock.issueCollective(stream, collectiveSeconds).end;
-  state.tailBound = std::max(
-      state.tailBound, state.clock.getTailWaitBound(end, tailSuffix[firstUse]));
+  if (!sharded) {
+    state.tailBound =
+        std::max(state.tailBound,
+                 state.clock.getTailWaitBound(end, tailSuffix[firstUse]));
+    return end;
+  }
+  // On the overlap model the tail is max-plus: its end is the latest of
+  // (when the tail starts, or each stream's first all-gather can start)
+  // plus the work after that point. The bucket's work joins every such
+  // point before its position; the bucket that holds a stream's first
+  // all-gather also sets when that can start.
+  double total = sharded->getBeforeFirstGather() + sharded->getFromFirstGather();
+  state.shardedWork += total;
+  for (unsigned other = 0; other < numStreams; ++other) {
+    if (anchor[other] == SIZE_MAX || sharded->position < anchor[other])
+      continue;
+    if (sharded->position > anchor[other]) {
+      state.gatherWork[other] += total;
+      continue;
+    }
+    state.gatherWork[other] += sharded->getFromFirstGather();
+    state.firstGatherReady[other] = end + sharded->getBeforeFirstGather();
+  }
+  return end;
 }
 
 double TimelineReplay::finish(const State &state) const {
-  return state.clock.finishTail(tailSuffix.front(), state.tailBound);
+  if (!costs.distributedOptimizer)
+    return state.clock.finishTail(tailSuffix.front(), state.tailBound);
+  assert(slowdown == 1 && "the sharded tail has a closed form without "
+                          "slowdown only; evaluate() replays it");
+  // Every bucket's sharded work follows the start of the tail; a stream's
+  // first all-gather starts once its reduce-scatters are done and its
+  // bucket's kernels before it have run; the all-gathers after it find the
+  // stream idle.
+  double end = std::max({state.tailBound, state.clock.getCommBusyUntil(),
+                         state.clock.getNow() + tailSuffix.front() +
+                             state.shardedWork});
+  for (unsigned stream = 0; stream < numStreams; ++stream) {
+    if (anchor[stream] == SIZE_MAX || anchor[stream] == tail.size())
+      continue;
+    double start = std::max(state.firstGatherReady[stream],
+                            state.clock.getStreamFree(stream));
+    end = std::max(end, start + state.gatherWork[stream] +
+                            tailSuffix[anchor[stream]]);
+  }
+  return end;
 }
 
 void TimelineReplay::canonicalize(State &state, size_t nextEvent) const {
@@ -242,6 +372,14 @@ size_t TimelineReplay::getFirstUse(const Bucket &bucket) const {
   return first;
 }
 
+ShardedTail TimelineReplay::getShardedTail(const Bucket &bucket) const {
+  ShardedTailBuilder builder(costs);
+  for (const BucketEntry &entry : bucket.entries)
+    builder.add(entry.gradient);
+  return builder.build(costs.stream[bucket.entries.front().gradient],
+                       bucket.type, bucket.paddedNumel, getFirstUse(bucket));
+}
+
 double TimelineReplay::evaluate(const BucketLayout &layout) const {
   // Bucket k is issued after the ready event of its last gradient and after
   // bucket k - 1 (the overlap pass keeps the layout's issue order).
@@ -251,17 +389,59 @@ double TimelineReplay::evaluate(const BucketLayout &layout) const {
     position = std::max(position, readyEvent[getLastReadyIndex(bucket)]);
     issuedAt[position].push_back(index);
   }
+  std::vector<ShardedTail> sharded;
+  if (costs.distributedOptimizer)
+    for (const Bucket &bucket : layout.buckets)
+      sharded.push_back(getShardedTail(bucket));
+  std::vector<double> collectiveEnd(layout.buckets.size());
   State state = initialState();
   for (size_t event = 0; event < events.size(); ++event) {
     runSegmentBefore(event, state);
     runEvent(event, state);
     for (size_t index : issuedAt[event]) {
       const Bucket &bucket = layout.buckets[index];
-      issueBucket(state, getIssueTime(bucket),
-                  costs.stream[bucket.entries.front().gradient],
-                  getCollectiveTime(bucket), getFirstUse(bucket));
+      collectiveEnd[index] = issueBucket(
+          state, getIssueTime(bucket),
+          costs.stream[bucket.entries.front().gradient],
+          getCollectiveTime(bucket), getFirstUse(bucket),
+          sharded.empty() ? nullptr : &sharded[index]);
     }
   }
   runSegmentBefore(events.size(), state);
-  return finish(state);
+  if (!costs.distributedOptimizer)
+    return finish(state);
+  return replayShardedTail(layout, sharded, collectiveEnd, state.clock);
+}
+
+double TimelineReplay::replayShardedTail(
+    const BucketLayout &layout, llvm::ArrayRef<ShardedTail> sharded,
+    llvm::ArrayRef<double> collectiveEnd, sim::StepClock &clock) const {
+  // Op by op, as the simulator runs the scheduled tail: a bucket's wait,
+  // then per group the cast and the shard optimizer, the all-gather (which
+  // holds the compute stream) and the copy.
+  std::vector<size_t> byPosition(layout.buckets.size());
+  for (size_t index = 0; index < byPosition.size(); ++index)
+    byPosition[index] = index;
+  llvm::stable_sort(byPosition, [&](size_t a, size_t b) {
+    return sharded[a].position < sharded[b].position;
+  });
+  auto runBucket = [&](size_t index) {
+    clock.blockUntil(collectiveEnd[index]);
+    unsigned stream = costs.stream[layout.buckets[index].entries.front().gradient];
+    for (const ShardedGroup &group : sharded[index].groups) {
+      clock.runKernel(group.beforeGather);
+      clock.blockUntil(clock.issueCollective(stream, group.gather).end);
+      clock.runKernel(group.afterGather);
+    }
+  };
+  size_t next = 0;
+  for (size_t position = 0; position <= tail.size(); ++position) {
+    for (; next < byPosition.size() &&
+           sharded[byPosition[next]].position == position;
+         ++next)
+      runBucket(byPosition[next]);
+    if (position < tail.size() && !tail[position].isUpdate)
+      clock.runKernel(tail[position].seconds);
+  }
+  return clock.getStepEnd();
 }

@@ -222,6 +222,11 @@ private:
 
   LogicalResult simulate(Operation *op);
   void runCompute(Operation *op, StringRef name, double baseTime);
+  /// Runs an optimizer update of the elements of `grad` (of type
+  /// `gradType`) of parameters of type `paramType`; `params` are the
+  /// parameters it updates (one symbol or an array of them).
+  void runOptimizer(Operation *op, StringRef name, OptimizerRule kind,
+                    Type gradType, Type paramType, Attribute params);
   LogicalResult runCollective(CollectiveOpInterface op);
   void blockComputeUntil(Operation *op, double time, StringRef name);
   void addEvent(Operation *op, StringRef name, EventCategory category,
@@ -371,6 +376,21 @@ void StepSimulator::runCompute(Operation *op, StringRef name, double baseTime) {
   ++result.numComputeOps;
 }
 
+void StepSimulator::runOptimizer(Operation *op, StringRef name,
+                                 OptimizerRule kind, Type gradType,
+                                 Type paramType, Attribute params) {
+  double time = model.optimizerTime(
+      kind, static_cast<double>(getNumElements(gradType)),
+      getCostedElementType(paramType), getCostedElementType(gradType));
+  // The lower bound's tail: the update that follows a parameter's reduction.
+  if (auto param = dyn_cast<FlatSymbolRefAttr>(params))
+    optimizerTime[param.getValue()] = time;
+  else
+    for (Attribute each : cast<ArrayAttr>(params))
+      optimizerTime[cast<FlatSymbolRefAttr>(each).getValue()] = time;
+  runCompute(op, name, time);
+}
+
 void StepSimulator::blockComputeUntil(Operation *op, double time,
                                       StringRef name) {
   double start = clock.getNow();
@@ -458,23 +478,37 @@ LogicalResult StepSimulator::simulate(Operation *op) {
         return success();
       })
       .Case([&](SGDOp sgd) {
-        // Read the parameter and the gradient, write the parameter.
-        double paramBytes = getTensorBytes(paramTypes.lookup(sgd.getParam()));
-        double time = model.memoryTime(2 * paramBytes +
-                                       getTensorBytes(sgd.getGrad().getType()));
-        optimizerTime[sgd.getParam()] = time;
-        runCompute(op, "sgd", time);
+        runOptimizer(op, "sgd", OptimizerRule::SGD, sgd.getGrad().getType(),
+                     paramTypes.lookup(sgd.getParam()), sgd.getParamAttr());
         return success();
       })
       .Case([&](AdamOp adam) {
-        // Also read and write the two fp32 moments.
-        double numel = getNumElements(adam.getGrad().getType());
-        double paramBytes = getTensorBytes(paramTypes.lookup(adam.getParam()));
-        double time = model.memoryTime(
-            2 * paramBytes + getTensorBytes(adam.getGrad().getType()) +
-            16 * numel);
-        optimizerTime[adam.getParam()] = time;
-        runCompute(op, "adam", time);
+        runOptimizer(op, "adam", OptimizerRule::Adam,
+                     adam.getGrad().getType(),
+                     paramTypes.lookup(adam.getParam()), adam.getParamAttr());
+        return success();
+      })
+      // The optimizer of a shard: the same update on the shard's elements.
+      .Case([&](ShardSGDOp shard) {
+        runOptimizer(op, "shard_sgd", OptimizerRule::SGD,
+                     shard.getGrad().getType(), shard.getType(),
+                     shard.getParams());
+        return success();
+      })
+      .Case([&](ShardAdamOp shard) {
+        runOptimizer(op, "shard_adam", OptimizerRule::Adam,
+                     shard.getGrad().getType(), shard.getType(),
+                     shard.getParams());
+        return success();
+      })
+      .Case([&](SetParamsOp set) {
+        // A copy of each parameter's slice of the gathered bucket: read and
+        // write the parameters' elements (the padding is not read).
+        double bytes = 0;
+        for (Attribute param : set.getParams())
+          bytes += getTensorBytes(
+              paramTypes.lookup(cast<FlatSymbolRefAttr>(param).getValue()));
+        runCompute(op, "set_params", model.memoryTime(2 * bytes));
         return success();
       })
       .Case([&](GradReadyOp ready) {

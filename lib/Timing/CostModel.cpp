@@ -107,6 +107,15 @@ double CostModel::memoryTime(double bytes) const {
          hardware.kernelOverhead;
 }
 
+double CostModel::optimizerTime(OptimizerRule kind, double numel,
+                                ElementType param, ElementType grad) const {
+  double paramBytes = numel * getElementBytes(param);
+  double bytes = 2 * paramBytes + numel * getElementBytes(grad);
+  if (kind == OptimizerRule::Adam)
+    bytes += 16 * numel;
+  return memoryTime(bytes);
+}
+
 //===----------------------------------------------------------------------===//
 // Communication
 //===----------------------------------------------------------------------===//

@@ -12,6 +12,7 @@
 
 #include "gtest/gtest.h"
 
+#include <map>
 #include <random>
 
 using namespace ddp::bucketing;
@@ -29,7 +30,7 @@ struct RandomStep {
   StepTimeline timeline;
 
   RandomStep(unsigned seed, size_t count, double slowdown,
-             bool twoStreams = false)
+             bool twoStreams = false, bool distributedOptimizer = false)
       : timeline(count, 3, slowdown) {
     std::mt19937 random(seed);
     auto uniform = [&](double low, double high) {
@@ -55,6 +56,24 @@ struct RandomStep {
                                       /*scaleSecondsPerElement=*/0.0001);
     costs.placement = {kPairInNode, kPairInNode, kPairAcrossNodes};
     costs.prescaled = {true, true, true};
+    if (distributedOptimizer) {
+      // Two update classes: SGD on f32 parameters, and Adam on bf16
+      // parameters whose f32 gradients the optimizer reads as bf16 (a cast
+      // of the shard first).
+      costs.distributedOptimizer = true;
+      costs.shardGroupSize = {2, 2, 2};
+      for (size_t i = 0; i < count; ++i) {
+        ShardedUpdate update;
+        update.numel = gradients[i].numel;
+        if (uniform(0, 1) < 0.3) {
+          update.updateClass = 1;
+          update.rule = ddp::sim::OptimizerRule::Adam;
+          update.paramType = ElementType::BF16;
+          update.gradType = ElementType::BF16;
+        }
+        costs.update.push_back(update);
+      }
+    }
     for (size_t i = 0; i < count; ++i) {
       timeline.addCompute(uniform(0, 5));
       if (uniform(0, 1) < 0.3)
@@ -70,7 +89,10 @@ struct RandomStep {
     std::iota(order.begin(), order.end(), 0);
     std::shuffle(order.begin(), order.end(), random);
     for (size_t gradient : order) {
-      timeline.addTailCompute(uniform(0, 1), {gradient});
+      if (distributedOptimizer)
+        timeline.addTailUpdate(uniform(0, 1), gradient);
+      else
+        timeline.addTailCompute(uniform(0, 1), {gradient});
       if (uniform(0, 1) < 0.2)
         timeline.addTailCompute(uniform(0, 1));
     }
@@ -149,20 +171,114 @@ INSTANTIATE_TEST_SUITE_P(RandomSteps, SearchWithSlowdown,
                          ::testing::Combine(::testing::Range(0u, 12u),
                                             ::testing::Values(1.1, 1.5, 3.0)));
 
+/// The step time of `layout` from TimelineReplay::finish, the closed form
+/// the search runs on, rather than evaluate()'s replay of the tail.
+double finishInClosedForm(const TimelineReplay &replay,
+                          const BucketLayout &layout) {
+  std::vector<std::vector<size_t>> issuedAt(replay.getNumEvents());
+  size_t position = 0;
+  for (auto [index, bucket] : llvm::enumerate(layout.buckets)) {
+    position = std::max(
+        position, replay.getReadyEvent(getLastReadyIndex(bucket)));
+    issuedAt[position].push_back(index);
+  }
+  TimelineReplay::State state = replay.initialState();
+  for (size_t event = 0; event < replay.getNumEvents(); ++event) {
+    replay.runSegmentBefore(event, state);
+    replay.runEvent(event, state);
+    for (size_t index : issuedAt[event]) {
+      const Bucket &bucket = layout.buckets[index];
+      ShardedTail sharded = replay.getShardedTail(bucket);
+      replay.issueBucket(
+          state, replay.getIssueTime(bucket),
+          replay.getCosts().stream[bucket.entries.front().gradient],
+          replay.getCollectiveTime(bucket), replay.getFirstUse(bucket),
+          &sharded);
+    }
+  }
+  replay.runSegmentBefore(replay.getNumEvents(), state);
+  return replay.finish(state);
+}
+
+/// A layout of `step` cutting each stream's ready order at random.
+BucketLayout randomLayout(const RandomStep &step, std::mt19937 &random,
+                          const PaddingOptions &padding) {
+  std::map<std::string, std::vector<size_t>> open;
+  BucketLayout layout;
+  for (auto [index, gradient] : llvm::enumerate(step.gradients)) {
+    std::vector<size_t> &members = open[gradient.group];
+    members.push_back(index);
+    if (std::bernoulli_distribution(0.4)(random)) {
+      layout.buckets.push_back(layOutBucket(step.gradients, members, padding));
+      members.clear();
+    }
+  }
+  for (auto &[group, members] : open)
+    if (!members.empty())
+      layout.buckets.push_back(layOutBucket(step.gradients, members, padding));
+  sortByCompletion(layout.buckets);
+  return layout;
+}
+
+// The distributed optimizer's tail: the closed form the search runs on is
+// the op-by-op replay, one stream or two.
+TEST(ShardedTail, ClosedFormIsTheReplay) {
+  std::mt19937 random(7);
+  PaddingOptions padding;
+  padding.distributedOptimizer = true;
+  for (unsigned seed = 0; seed < 24; ++seed) {
+    RandomStep step(seed, 12, /*slowdown=*/1, /*twoStreams=*/seed % 2,
+                    /*distributedOptimizer=*/true);
+    TimelineReplay replay(step.timeline, step.costs);
+    for (int trial = 0; trial < 8; ++trial) {
+      BucketLayout layout = randomLayout(step, random, padding);
+      double replayed = replay.evaluate(layout);
+      EXPECT_NEAR(finishInClosedForm(replay, layout), replayed,
+                  1e-12 * replayed);
+    }
+  }
+}
+
+class ExactShardedSearch : public ::testing::TestWithParam<unsigned> {};
+
+// With the distributed optimizer, too, the search is exact on the overlap
+// model, and with a slowdown never slower than where it started.
+TEST_P(ExactShardedSearch, MatchesExhaustiveSearch) {
+  unsigned seed = GetParam();
+  RandomStep step(seed, 10, /*slowdown=*/1, /*twoStreams=*/false,
+                  /*distributedOptimizer=*/true);
+  TimelineReplay replay(step.timeline, step.costs);
+  OptimalLayoutOptions options;
+  options.padding.distributedOptimizer = true;
+  llvm::Expected<OptimalLayoutResult> result =
+      computeOptimalLayout(step.gradients, replay, options);
+  ASSERT_TRUE(bool(result)) << llvm::toString(result.takeError());
+  EXPECT_DOUBLE_EQ(result->stepTime, replay.evaluate(result->layout));
+  EXPECT_DOUBLE_EQ(result->stepTime, bruteForce(step, replay, options.padding));
+}
+
+INSTANTIATE_TEST_SUITE_P(RandomSteps, ExactShardedSearch,
+                         ::testing::Range(0u, 32u));
+
 TEST(OptimalLayout, NeverSlowerThanTheStartingLayouts) {
-  for (unsigned seed = 0; seed < 8; ++seed) {
-    RandomStep step(seed, 14, 1.2, /*twoStreams=*/true);
+  for (unsigned seed = 0; seed < 16; ++seed) {
+    // Half of them with the distributed optimizer.
+    RandomStep step(seed, 14, 1.2, /*twoStreams=*/true,
+                    /*distributedOptimizer=*/seed >= 8);
     TimelineReplay replay(step.timeline, step.costs);
     MegatronOptions megatron;
     megatron.bucketSize = 2000;
     PyTorchOptions pytorch;
     pytorch.firstBucketBytes = 400;
     pytorch.bucketCapBytes = 4000;
+    OptimalLayoutOptions options;
+    options.padding.distributedOptimizer = step.costs.distributedOptimizer;
+    megatron.padding = pytorch.padding = options.padding;
     std::vector<BucketLayout> starts = {
         *computeMegatronLayout(step.gradients, megatron),
         *computePyTorchLayout(step.gradients, pytorch)};
-    llvm::Expected<OptimalLayoutResult> result = computeOptimalLayout(
-        step.gradients, replay, OptimalLayoutOptions(), starts);
+    llvm::Expected<OptimalLayoutResult> result =
+        computeOptimalLayout(step.gradients, replay, options, starts);
     ASSERT_TRUE(bool(result));
     for (const BucketLayout &start : starts)
       EXPECT_LE(result->stepTime, replay.evaluate(start));

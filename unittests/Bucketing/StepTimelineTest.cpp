@@ -89,6 +89,88 @@ TEST(StepTimeline, PackAndUnpackKernelsRunOnTheComputeStream) {
   EXPECT_DOUBLE_EQ(step.evaluate({{0, 1}}), 37);
 }
 
+/// TwoGradients with the distributed optimizer: two 4-element f32
+/// gradients ready at t = 10 and t = 20 over a group of two, updated by SGD,
+/// then a 2 s kernel. A reduce-scatter or all-gather of a P-element bucket
+/// takes P / 2 s; SGD on an S-element shard moves 12 S bytes at 8 B/s; the
+/// copy of N parameter elements moves 8 N bytes.
+struct ShardedTwoGradients {
+  std::vector<Gradient> gradients = {
+      makeGradient("g0", 4, ElementType::F32, /*groupSize=*/2),
+      makeGradient("g1", 4, ElementType::F32, /*groupSize=*/2)};
+  BucketCosts costs{makeLinearCostModel(/*latency=*/0,
+                                        /*secondsPerElement=*/1,
+                                        /*scaleOverhead=*/0,
+                                        /*scaleSecondsPerElement=*/1)};
+  StepTimeline timeline;
+
+  explicit ShardedTwoGradients(double slowdown) : timeline(2, 1, slowdown) {
+    costs.stream = {0, 0};
+    costs.packTime = {0, 0};
+    costs.unpackTime = {0, 0};
+    costs.placement = {kPairInNode};
+    costs.prescaled = {false};
+    costs.distributedOptimizer = true;
+    costs.shardGroupSize = {2};
+    costs.update.resize(2);
+    for (ShardedUpdate &update : costs.update)
+      update.numel = 4;
+    timeline.addCompute(10);
+    timeline.addGradientReady(0);
+    timeline.addCompute(10);
+    timeline.addGradientReady(1);
+    timeline.beginTail();
+    // The updates' own times do not count: the shard optimizers replace
+    // them.
+    timeline.addTailUpdate(100, 0);
+    timeline.addTailUpdate(100, 1);
+    timeline.addTailCompute(2);
+    EXPECT_FALSE(timeline.verify());
+  }
+
+  double evaluate(std::vector<std::vector<size_t>> buckets) {
+    BucketLayout layout;
+    for (const std::vector<size_t> &members : buckets)
+      layout.buckets.push_back(
+          layOutBucket(gradients, members, PaddingOptions()));
+    return TimelineReplay(timeline, costs).evaluate(layout);
+  }
+};
+
+TEST(StepTimeline, ShardedBucketsGatherAfterTheirShardOptimizer) {
+  // Reduce-scatters 10 -> 12 and 20 -> 22. At 20 the first bucket's SGD on
+  // 2 elements (3 s), its all-gather queued behind the second
+  // reduce-scatter, 23 -> 25, the copy of 4 elements (4 s); then the second
+  // bucket the same way, 29 -> 38, and the 2 s kernel.
+  EXPECT_DOUBLE_EQ(ShardedTwoGradients(1).evaluate({{0}, {1}}), 40);
+  // One bucket: reduce-scatter 20 -> 24, SGD on 4 elements (6 s), all-gather
+  // 4 s, copy 8 s, the kernel: 44.
+  EXPECT_DOUBLE_EQ(ShardedTwoGradients(1).evaluate({{0, 1}}), 44);
+}
+
+TEST(StepTimeline, ShardedTailSlowsDownBesideCommunication) {
+  // Slowdown 2: the 10 s kernel after t = 10 runs 2 s at half speed beside
+  // the first reduce-scatter (10 -> 12), then 9 s: g1 is ready at 21, its
+  // reduce-scatter ends at 23. The first SGD (3 s) runs 2 s at half speed,
+  // then 2 s: 25; all-gather 25 -> 27, then the rest at full speed:
+  // 27 + 4 + 3 + 2 + 4 + 2 = 42.
+  EXPECT_DOUBLE_EQ(ShardedTwoGradients(2).evaluate({{0}, {1}}), 42);
+}
+
+TEST(StepTimeline, ShardedUpdateClassesGetAGroupEach) {
+  // g1 is a bf16 parameter updated by Adam from a bf16 gradient, in an f32
+  // bucket: its group casts the 4-element shard (24 B, 3 s), runs Adam on
+  // it (2 * 8 + 8 + 64 = 88 B, 11 s), gathers 8 bf16 elements (2 s) and
+  // copies 4 of them (16 B, 2 s): 18 s. The f32 group first: SGD 6 s,
+  // all-gather 4 s, copy 4 s. From the reduce-scatter's end at 24:
+  // 24 + 14 + 18 + 2 = 58.
+  ShardedTwoGradients step(1);
+  step.gradients[1].paramType = ElementType::BF16;
+  step.costs.update[1] = {1, ddp::sim::OptimizerRule::Adam, ElementType::BF16,
+                          ElementType::BF16, 4};
+  EXPECT_DOUBLE_EQ(step.evaluate({{0, 1}}), 58);
+}
+
 TEST(StepTimeline, VerifyNamesTheProblem) {
   StepTimeline timeline(2, 1, 1);
   timeline.addGradientReady(1);

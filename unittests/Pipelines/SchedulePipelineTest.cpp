@@ -17,6 +17,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include "gtest/gtest.h"
 
@@ -84,6 +85,18 @@ protected:
     return succeeded(result) ? result->stepTime : 0;
   }
 
+  /// The ops the simulator does not price, comma-separated.
+  std::string unmodeledOps(ModuleOp module, StringRef hw, int64_t dp) {
+    sim::CostModel model(*sim::lookupHardwareProfile(hw));
+    sim::SimOptions options;
+    options.dataParallelSize = dp;
+    options.recordEvents = false;
+    FailureOr<sim::SimResult> result =
+        sim::simulateStep(getStep(module), model, options);
+    return succeeded(result) ? llvm::join(result->unmodeledOps, ",")
+                             : "failed";
+  }
+
   static func::FuncOp getStep(ModuleOp module) {
     return *module.getOps<func::FuncOp>().begin();
   }
@@ -139,10 +152,11 @@ TEST_F(SchedulePipelineTest, AutoPredictsTheSimulatedStepTime) {
   for (StringRef input : {"tiny", "tiny-moe", "mixed"}) {
     for (StringRef hw : {"h100-sxm-ib400", "a100-sxm-ib200"}) {
       for (int64_t dp : {0, 64}) {
-        // Not use-distributed-optimizer: auto prices the all-reduce step,
-        // and the simulator does not price the shard optimizers yet
-        // (docs/DistributedOptimizer.md, "Status").
-        for (StringRef extra : {"", " grad-reduce-in-fp32=true"}) {
+        // With the distributed optimizer auto replays the reduce-scatters,
+        // the shard optimizers and the all-gathers.
+        for (StringRef extra :
+             {"", " grad-reduce-in-fp32=true", " use-distributed-optimizer=true",
+              " use-distributed-optimizer=true grad-reduce-in-fp32=true"}) {
           std::string options =
               ("policy=auto hw=" + hw + " dp=" + std::to_string(dp) + extra)
                   .str();
@@ -158,6 +172,8 @@ TEST_F(SchedulePipelineTest, AutoPredictsTheSimulatedStepTime) {
               policy.getPredictedStepTimeUs().getValueAsDouble() * 1e-6;
           double simulated = simulate(*module, hw, dp);
           EXPECT_NEAR(predicted, simulated, 1e-9 * simulated);
+          // Every op of the distributed optimizer's step is priced.
+          EXPECT_EQ(unmodeledOps(*module, hw, dp), "");
 
           // The defaults, scheduled the same way, are never faster.
           for (StringRef baseline : {"policy=megatron", "policy=pytorch"}) {

@@ -13,6 +13,7 @@
 #include "TestProfiles.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
 #include "gtest/gtest.h"
@@ -284,6 +285,38 @@ func.func @step(%x: tensor<1000x1000xf32>, %y: tensor<1000x1000xbf16>) {
   EXPECT_NEAR(result.events[3].duration, 28e6 / 1e12, kTolerance);
   EXPECT_EQ(result.events[0].name, "gemm fwd");
   EXPECT_EQ(result.events[3].name, "adam");
+}
+
+// The distributed optimizer's ops: the shard optimizers are priced as
+// ddp.sgd / ddp.adam on the shard's elements, set_params as a copy of the
+// parameters' elements.
+TEST_F(SimulatorTest, ShardOptimizersAndSetParams) {
+  constexpr llvm::StringLiteral ir = R"mlir(
+ddp.mesh @world(dp = 2)
+ddp.param @a : tensor<1000000xbf16>
+ddp.param @b : tensor<999998xbf16>
+func.func @step(%g: tensor<2000000xf32>) {
+  %s = ddp.reduce_scatter sum %g over @world[dp] : tensor<2000000xf32> -> tensor<1000000xf32>
+  %c = ddp.cast %s : tensor<1000000xf32> to tensor<1000000xbf16>
+  %p = ddp.shard_adam %c params [@a, @b] offsets [0, 1000000] over @world[dp] lr 1.0e-3 betas(0.9, 0.999) eps 1.0e-8 : tensor<1000000xbf16> -> tensor<1000000xbf16>
+  %q = ddp.shard_sgd %c params [@a, @b] offsets [0, 1000000] over @world[dp] lr 0.1 : tensor<1000000xbf16> -> tensor<1000000xbf16>
+  %w = ddp.all_gather %p over @world[dp] : tensor<1000000xbf16> -> tensor<2000000xbf16>
+  ddp.set_params %w params [@a, @b] offsets [0, 1000000] : tensor<2000000xbf16>
+  return
+}
+)mlir";
+  SimResult result = simulate(ir, makeUnitProfile());
+  EXPECT_TRUE(result.unmodeledOps.empty());
+  llvm::StringMap<double> duration;
+  for (const TimelineEvent &event : result.events)
+    if (event.category == EventCategory::Compute)
+      duration[event.name] = event.duration;
+  // Adam on 1e6 bf16 elements: 2 * 2 MB + 2 MB + 16 MB; SGD: 2 * 2 MB +
+  // 2 MB; the copy reads and writes 1999998 bf16 elements (not the
+  // padding).
+  EXPECT_NEAR(duration["shard_adam"], 22e6 / 1e12, kTolerance);
+  EXPECT_NEAR(duration["shard_sgd"], 6e6 / 1e12, kTolerance);
+  EXPECT_NEAR(duration["set_params"], 2 * 1999998 * 2 / 1e12, kTolerance);
 }
 
 TEST_F(SimulatorTest, UnknownRescaleIsAnErrorAtTheMesh) {

@@ -13,6 +13,12 @@
 // from the caller (the simulation of the unscheduled step); what the buckets
 // add is priced by the cost model. Nothing here depends on MLIR.
 //
+// With the distributed optimizer (BucketCosts::distributedOptimizer) the
+// replay follows what ddp-distribute-optimizer and ddp-overlap-grad-reduce
+// build: each bucket is reduce-scattered, and at its first parameter update
+// in the tail its wait, its shard optimizers, their synchronous all-gathers
+// and the copies into the parameters replace the parameters' updates.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DDP_BUCKETING_STEPTIMELINE_H
@@ -27,6 +33,47 @@
 #include <limits>
 
 namespace ddp::bucketing {
+
+/// How the distributed optimizer updates one gradient's parameter.
+struct ShardedUpdate {
+  /// Parameters of a bucket with the same class (optimizer and
+  /// hyperparameters, parameter and gradient element types) share one shard
+  /// optimizer, all-gather and copy.
+  unsigned updateClass = 0;
+  sim::OptimizerRule rule = sim::OptimizerRule::SGD;
+  ElementType paramType = ElementType::F32;
+  /// The type the update reads the gradient in.
+  ElementType gradType = ElementType::F32;
+  /// The parameter's elements, which `ddp.set_params` copies.
+  int64_t numel = 0;
+};
+
+/// The distributed optimizer's work for one update class of a bucket.
+struct ShardedGroup {
+  /// The cast of the gradient shard back to the update's type (0 when the
+  /// bucket has that type or an earlier group cast it) and the shard
+  /// optimizer, on the compute stream.
+  double beforeGather = 0;
+  /// The synchronous all-gather of the updated shards.
+  double gather = 0;
+  /// The copy of the gathered parameters (`ddp.set_params`).
+  double afterGather = 0;
+};
+
+/// The distributed optimizer's work for a bucket: at tail position
+/// `position` (its first parameter update), after the wait of its
+/// reduce-scatter, one group per update class.
+struct ShardedTail {
+  size_t position = 0;
+  llvm::SmallVector<ShardedGroup, 1> groups;
+
+  /// Compute-stream time from the wait to the first all-gather.
+  double getBeforeFirstGather() const {
+    return groups.empty() ? 0 : groups.front().beforeGather;
+  }
+  /// Time from the first all-gather on, with nothing else in flight.
+  double getFromFirstGather() const;
+};
 
 /// What buckets add to the step.
 struct BucketCosts {
@@ -46,13 +93,45 @@ struct BucketCosts {
   std::vector<sim::GroupPlacement> placement;
   std::vector<bool> prescaled;
 
+  /// Megatron's distributed optimizer: buckets are reduce-scattered and the
+  /// optimizer runs on the shards. `update` holds each gradient's update,
+  /// `shardGroupSize` per stream the size of the group as the IR has it
+  /// (which divides a bucket into shards; the simulated group may be
+  /// larger).
+  bool distributedOptimizer = false;
+  std::vector<ShardedUpdate> update;
+  std::vector<int64_t> shardGroupSize;
+
   /// Compute-stream time spent on a whole bucket of `stream` before its
   /// collective (the scaling), given its type and padded size.
   double getBucketIssueTime(unsigned stream, ElementType type,
                             int64_t paddedNumel) const;
-  /// Time of a bucket's all-reduce on `stream`.
+  /// Time of a bucket's all-reduce (reduce-scatter with the distributed
+  /// optimizer) on `stream`.
   double getCollectiveTime(unsigned stream, ElementType type,
                            int64_t paddedNumel) const;
+};
+
+/// Builds a bucket's ShardedTail gradient by gradient, as the search grows
+/// buckets, in O(update classes) per gradient and per build.
+class ShardedTailBuilder {
+public:
+  explicit ShardedTailBuilder(const BucketCosts &costs) : costs(costs) {}
+
+  /// Adds `gradient` to the bucket.
+  void add(size_t gradient);
+  /// The tail of a bucket of the gradients added so far, reduced on
+  /// `stream` in `bucketType`, of `paddedNumel` elements, whose first
+  /// update is at tail position `position`.
+  ShardedTail build(unsigned stream, ElementType bucketType,
+                    int64_t paddedNumel, size_t position) const;
+
+private:
+  const BucketCosts &costs;
+  /// Per update class, in the order of its first gradient in the bucket (the
+  /// order of ddp-distribute-optimizer's groups): that gradient, and the
+  /// elements of the class's parameters.
+  llvm::SmallVector<std::pair<size_t, double>, 1> classes;
 };
 
 /// The unscheduled step without its data-parallel reductions, in block order.
@@ -73,6 +152,9 @@ public:
   void beginTail();
   /// A kernel of the tail that uses the reduced `gradients`.
   void addTailCompute(double seconds, llvm::ArrayRef<size_t> gradients = {});
+  /// The optimizer update of `gradient`'s parameter: a tail kernel that the
+  /// distributed optimizer replaces by its bucket's shard optimizer.
+  void addTailUpdate(double seconds, size_t gradient);
 
   /// Checks that every gradient became ready exactly once, in ready order,
   /// that the tail was begun, and that streams and times are valid.
@@ -92,6 +174,7 @@ private:
   struct TailItem {
     double seconds;
     std::vector<size_t> gradients;
+    bool isUpdate = false;
   };
 
   size_t numGradients;
@@ -125,6 +208,15 @@ public:
     /// for the bucket (its end, the tail work from its first use to the
     /// end): what the tail's waits add to the step (see finish()).
     double tailBound = -std::numeric_limits<double>::infinity();
+    /// With the distributed optimizer, per communication stream `s` whose
+    /// first all-gather in the tail is that of the bucket at getAnchor(s):
+    /// when the compute stream can reach that all-gather at the earliest
+    /// from the bucket's wait (its reduce-scatter's end plus its kernels
+    /// before the all-gather), and the sharded work of the buckets issued so
+    /// far from that all-gather on. Empty without it.
+    llvm::SmallVector<double, 2> firstGatherReady, gatherWork;
+    /// The sharded work of all buckets issued so far.
+    double shardedWork = 0;
   };
 
   /// Points of the backward part where the state matters beyond the compute
@@ -154,10 +246,16 @@ public:
   /// Runs event `index` (a ready marker costs nothing).
   void runEvent(size_t index, State &state) const;
   /// Issues a bucket at the current point: `issueSeconds` of kernels, then
-  /// its collective on `stream`, waited before tail position `firstUse`.
-  void issueBucket(State &state, double issueSeconds, unsigned stream,
-                   double collectiveSeconds, size_t firstUse) const;
-  /// The step time, from the state where the tail begins.
+  /// its collective on `stream`, waited before tail position `firstUse`;
+  /// with the distributed optimizer `sharded` is its work in the tail.
+  /// Returns when the collective ends.
+  double issueBucket(State &state, double issueSeconds, unsigned stream,
+                     double collectiveSeconds, size_t firstUse,
+                     const ShardedTail *sharded = nullptr) const;
+  /// The step time, from the state where the tail begins. With the
+  /// distributed optimizer, in closed form on the overlap model only (no
+  /// slowdown: what the search runs on); evaluate() replays the tail op by
+  /// op.
   double finish(const State &state) const;
 
   /// Replaces components of `state` that cannot affect the step time by the
@@ -177,10 +275,22 @@ public:
   double getIssueTime(const Bucket &bucket) const;
   double getCollectiveTime(const Bucket &bucket) const;
   size_t getFirstUse(const Bucket &bucket) const;
+  ShardedTail getShardedTail(const Bucket &bucket) const;
+  /// With the distributed optimizer, the tail position of the first update
+  /// of a gradient of `stream` (where its first all-gather goes); SIZE_MAX
+  /// for a stream without gradients.
+  size_t getAnchor(unsigned stream) const { return anchor[stream]; }
   const BucketCosts &getCosts() const { return costs; }
   double getSlowdown() const { return slowdown; }
 
 private:
+  /// Runs the distributed optimizer's tail on `clock`, where every bucket
+  /// of `layout` was issued and its collective ends at `collectiveEnd`.
+  double replayShardedTail(const BucketLayout &layout,
+                           llvm::ArrayRef<ShardedTail> sharded,
+                           llvm::ArrayRef<double> collectiveEnd,
+                           sim::StepClock &clock) const;
+
   const BucketCosts &costs;
   unsigned numStreams;
   double slowdown;
@@ -191,8 +301,14 @@ private:
   /// Items [segmentBegin[i], segmentBegin[i + 1]) run before event i.
   std::vector<size_t> segmentBegin;
   std::vector<size_t> readyEvent;
-  /// Tail work from each position to the end, unpack kernels included.
+  /// Tail work from each position to the end, unpack kernels included;
+  /// with the distributed optimizer, the kernels of the step that stay
+  /// (not the updates) from each position of the timeline's tail.
   std::vector<double> tailSuffix;
+  /// With the distributed optimizer: the timeline's tail (updates are
+  /// skipped in the replay), and getAnchor() per stream.
+  std::vector<StepTimeline::TailItem> tail;
+  std::vector<size_t> anchor;
   /// Compute-stream time of the backward from the segment before event i to
   /// the tail, with nothing in flight beside it.
   std::vector<double> backwardSuffix;

@@ -39,6 +39,9 @@ llvm::StringRef stringifyCollectiveAlgorithm(CollectiveAlgorithm algorithm);
 /// precision either way, as Transformer Engine's default recipe does.
 enum class GemmPrecision { Native, FP8 };
 
+/// The optimizer updates the cost model prices.
+enum class OptimizerRule { SGD, Adam };
+
 /// Where the ranks of one process group sit: `ranks` in all, spread over
 /// `nodes` nodes with at most `ranksPerNode` on any one of them.
 struct GroupPlacement {
@@ -99,6 +102,14 @@ public:
   /// Time of a memory-bound kernel moving `bytes` bytes (elementwise ops,
   /// casts, optimizer updates), plus the kernel overhead.
   double memoryTime(double bytes) const;
+
+  /// Time of an optimizer update of `numel` elements, a memory-bound kernel:
+  /// it reads the parameter and the gradient and writes the parameter; Adam
+  /// also reads and writes its two fp32 moments. `ddp.sgd` / `ddp.adam` price
+  /// a whole parameter this way, and `ddp.shard_sgd` / `ddp.shard_adam` the
+  /// elements of a shard, so that the two schedules compare.
+  double optimizerTime(OptimizerRule kind, double numel, ElementType param,
+                       ElementType grad) const;
 
   /// Compute kernels run this many times longer while a collective runs.
   double getCommComputeSlowdown() const { return hardware.commComputeSlowdown; }

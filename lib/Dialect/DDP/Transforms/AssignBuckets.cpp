@@ -339,6 +339,33 @@ FailureOr<StepDecision> AssignBucketsPass::assignStep(func::FuncOp step) {
   return decision;
 }
 
+/// How the distributed optimizer would update the parameter of `op`, an
+/// optimizer op of `gradient`; ops of one class in a bucket share a shard
+/// optimizer, as ddp-distribute-optimizer groups them.
+static bk::ShardedUpdate getShardedUpdate(Operation *op,
+                                          const bk::Gradient &gradient,
+                                          llvm::StringMap<unsigned> &classes) {
+  Value grad = isa<SGDOp>(op) ? cast<SGDOp>(op).getGrad()
+                              : cast<AdamOp>(op).getGrad();
+  bk::ShardedUpdate update;
+  update.rule =
+      isa<SGDOp>(op) ? sim::OptimizerRule::SGD : sim::OptimizerRule::Adam;
+  update.paramType = gradient.paramType;
+  update.numel = gradient.numel;
+  update.gradType =
+      getElementTypeOf(grad.getType()).value_or(bk::ElementType::F32);
+  // The optimizer with its hyperparameters, and the two element types.
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  os << op->getName() << " " << getElementTypeOrSelf(grad.getType()) << " "
+     << stringifyElementType(gradient.paramType);
+  for (NamedAttribute attr : op->getAttrs())
+    if (attr.getName() != "param")
+      os << " " << attr.getName() << "=" << attr.getValue();
+  update.updateClass = classes.try_emplace(key, classes.size()).first->second;
+  return update;
+}
+
 FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
     func::FuncOp step, ArrayRef<GradientReduction> reductions,
     ArrayRef<bk::Gradient> gradients,
@@ -386,6 +413,15 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
   costs.packTime.assign(count, 0);
   costs.unpackTime.assign(count, 0);
   costs.prescaled.assign(numStreams, false);
+  costs.distributedOptimizer = useDistributedOptimizer;
+  if (useDistributedOptimizer) {
+    costs.update.resize(count);
+    costs.shardGroupSize.assign(numStreams, 1);
+  }
+  // With the distributed optimizer: the update classes seen so far, and the
+  // gradients whose update was found.
+  llvm::StringMap<unsigned> updateClasses;
+  SmallVector<bool> updated(count, false);
   bool inTail = false;
   for (Operation &op : step.getBody().front()) {
     auto reduction = reductionIndex.find(&op);
@@ -401,6 +437,12 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
       unsigned stream = (*comm)->stream - 1;
       costs.stream[index] = stream;
       GradientReduction reduced = reductions[index];
+      // The shards are those of the group as the IR has it, whatever `dp`
+      // simulates (docs/CostModel.md).
+      if (useDistributedOptimizer)
+        costs.shardGroupSize[stream] = getGroupSize(
+            lookupMesh(step, reduced.allReduce.getMeshAttr()),
+            reduced.allReduce.getAxesAttr());
       costs.prescaled[stream] =
           !averageInCollective &&
           reduced.allReduce.getReduction() == ddp::Reduction::Avg;
@@ -434,12 +476,27 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
       if (used != reducedIndex.end())
         uses.push_back(used->second);
     }
+    std::optional<bk::ShardedUpdate> update;
+    if (inTail && uses.size() == 1 && isa<SGDOp, AdamOp>(op))
+      update = getShardedUpdate(&op, gradients[uses.front()], updateClasses);
+    if (update && useDistributedOptimizer) {
+      size_t index = uses.front();
+      if (updated[index])
+        return op.emitError("updates ")
+               << GradReadyOp(reductions[index].ready).getParamAttr()
+               << " a second time; the distributed optimizer updates each "
+                  "parameter once";
+      updated[index] = true;
+      costs.update[index] = *update;
+    }
     bool priced = false;
     for (const sim::TimelineEvent *event : getEvents(&op)) {
       if (event->category == sim::EventCategory::Wait)
         continue;
       if (event->category == sim::EventCategory::Compute) {
-        if (inTail)
+        if (update)
+          timeline.addTailUpdate(event->duration, uses.front());
+        else if (inTail)
           timeline.addTailCompute(event->duration, uses);
         else
           timeline.addCompute(event->duration);
@@ -461,6 +518,13 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
   if (llvm::Error error = timeline.verify())
     return step.emitError("cannot replay the step for the auto policy: ")
            << llvm::toString(std::move(error));
+  if (useDistributedOptimizer)
+    for (auto [index, reduction] : llvm::enumerate(reductions))
+      if (!updated[index])
+        return GradReadyOp(reduction.ready).emitError(
+                   "has no ddp.sgd or ddp.adam update of its reduced "
+                   "gradient; the auto policy prices the distributed "
+                   "optimizer's shard of each update");
 
   for (const sim::StreamInfo &stream : llvm::drop_begin(simulated->streams))
     costs.placement.push_back(stream.placement);
