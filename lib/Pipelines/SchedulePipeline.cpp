@@ -41,12 +41,15 @@ void ddp::populateDDPSchedulePipeline(OpPassManager &pm,
     print.outputPath = options.printBucketLayout;
     pm.addPass(createPrintBucketLayout(print));
   }
-  OpPassManager &steps = pm.nest<func::FuncOp>();
-  steps.addPass(createBucketize());
-  if (options.useDistributedOptimizer)
-    steps.addPass(createDistributeOptimizer());
+  pm.addNestedPass<func::FuncOp>(createBucketize());
+  // A module pass: with several instances it splits the mesh's axis.
+  if (options.useDistributedOptimizer) {
+    DistributeOptimizerOptions distribute;
+    distribute.numInstances = options.numDistributedOptimizerInstances;
+    pm.addPass(createDistributeOptimizer(distribute));
+  }
   if (options.overlapGradReduce)
-    steps.addPass(createOverlapGradReduce());
+    pm.addNestedPass<func::FuncOp>(createOverlapGradReduce());
   pm.addPass(createVerifyCollectiveOrder());
 }
 
