@@ -283,8 +283,11 @@ void DistributeOptimizerPass::runOnOperation() {
     step.walk([&](Operation *op) {
       if (FlatSymbolRefAttr param = getUpdatedParam(op))
         stepUpdates.updates[param.getAttr()].push_back(op);
+      // A bucket's all-reduce of a reduce-scatter's shard is the reduction
+      // across instances of a bucket already sharded.
       if (auto allReduce = dyn_cast<AllReduceOp>(op))
-        if (auto index = op->getAttrOfType<IntegerAttr>(kBucketAttrName))
+        if (auto index = op->getAttrOfType<IntegerAttr>(kBucketAttrName);
+            index && !allReduce.getInput().getDefiningOp<ReduceScatterOp>())
           collectives.push_back({index.getInt(), allReduce});
     });
     for (auto [index, collective] : collectives) {
@@ -361,17 +364,17 @@ void DistributeOptimizerPass::shard(ShardPlan &plan) {
   reduceScatter->setDiscardableAttrs(bucketAttrs);
   // With several instances, each holds a partial reduction of the shard;
   // Megatron all-reduces it across the instances right after the
-  // reduce-scatter, with the same reduction. It is not marked with the
-  // bucket: ddp-overlap-grad-reduce moves the bucket's one collective.
+  // reduce-scatter, with the same reduction. It belongs to the bucket, so
+  // that ddp-overlap-grad-reduce issues it asynchronously too.
   Value reducedShard = reduceScatter.getResult();
   if (plan.instanceAxes) {
     builder.setInsertionPointAfter(reduceScatter);
-    reducedShard =
-        AllReduceOp::create(builder, collective.getLoc(), gradShardType,
-                            /*token=*/Type(), collective.getReductionAttr(),
-                            reducedShard, collective.getMeshAttr(),
-                            plan.instanceAxes)
-            .getResult();
+    auto acrossInstances = AllReduceOp::create(
+        builder, collective.getLoc(), gradShardType, /*token=*/Type(),
+        collective.getReductionAttr(), reducedShard, collective.getMeshAttr(),
+        plan.instanceAxes);
+    acrossInstances->setDiscardableAttrs(bucketAttrs);
+    reducedShard = acrossInstances.getResult();
   }
 
   builder.setInsertionPoint(plan.firstUpdate);

@@ -25,10 +25,10 @@
 // CHECK:      %[[P0:.*]] = ddp.bucket_pack
 // CHECK-NEXT: %[[S0:.*]] = ddp.scale %[[P0]] by 0.25 {ddp.bucket = 0 : i64} : tensor<152xf32>
 // CHECK-NEXT: %[[R0:.*]] = ddp.reduce_scatter sum %[[S0]] over @world[dp_shard] {{ *}}{ddp.bucket = 0 : i64} : tensor<152xf32> -> tensor<76xf32>
-// CHECK-NEXT: %[[A0:.*]] = ddp.all_reduce sum %[[R0]] over @world[dp_replicate] : tensor<76xf32>
+// CHECK-NEXT: %[[A0:.*]] = ddp.all_reduce sum %[[R0]] over @world[dp_replicate] {{ *}}{ddp.bucket = 0 : i64} : tensor<76xf32>
 // CHECK-NEXT: %[[P1:.*]] = ddp.bucket_pack
 // CHECK-NEXT: %[[R1:.*]] = ddp.reduce_scatter avg %[[P1]] over @world[dp_shard] {{ *}}{ddp.bucket = 1 : i64} : tensor<256xf32> -> tensor<128xf32>
-// CHECK-NEXT: %[[A1:.*]] = ddp.all_reduce avg %[[R1]] over @world[dp_replicate] : tensor<128xf32>
+// CHECK-NEXT: %[[A1:.*]] = ddp.all_reduce avg %[[R1]] over @world[dp_replicate] {{ *}}{ddp.bucket = 1 : i64} : tensor<128xf32>
 // CHECK-NEXT: %[[N0:.*]] = ddp.shard_sgd %[[A0]] params [@d, @c] offsets [0, 52] over @world[dp_shard] lr 0.1 : tensor<76xf32> -> tensor<76xf32>
 // CHECK-NEXT: %[[G0:.*]] = ddp.all_gather %[[N0]] over @world[dp_shard] : tensor<76xf32> -> tensor<152xf32>
 // CHECK-NEXT: ddp.set_params %[[G0]] params [@d, @c] offsets [0, 52] : tensor<152xf32>

@@ -286,7 +286,11 @@ def OverlapGradReduce : Pass<"ddp-overlap-grad-reduce", "mlir::func::FuncOp"> {
     collective returns a token, and `ddp.wait` goes right before the first
     use of its result; the unpacking and casts back sink to their first use.
     Megatron's --overlap-grad-reduce; without this pass the buckets are
-    reduced synchronously at the end of the backward pass.
+    reduced synchronously at the end of the backward pass. A bucket of
+    several distributed-optimizer instances also has the all-reduce of its
+    reduce-scatter's shard across instances: the reduce-scatter's wait and
+    that all-reduce, asynchronous, go right before the next bucket is
+    issued (for the last bucket, where the all-reduce was).
   }];
   let statistics = [
     Statistic<"numCollectivesMadeAsync", "async-collectives",
