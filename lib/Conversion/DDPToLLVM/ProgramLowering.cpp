@@ -249,9 +249,9 @@ Value ProgramLowering::Impl::getPointer(EntryPointBuilder &entry, Location loc,
   if (storage.isRankView()) {
     // The rank's shard: base + groupRank * stride, then the static offset.
     RewriterBase &b = entry.getBuilder();
-    Value shardOffset = LLVM::MulOp::create(
-        b, loc, groupRanks.lookup(*storage.rankGroup),
-        entry.i64(loc, storage.rankStride));
+    Value shardOffset =
+        LLVM::MulOp::create(b, loc, groupRanks.lookup(*storage.rankGroup),
+                            entry.i64(loc, storage.rankStride));
     base = LLVM::GEPOp::create(b, loc, entry.getPtrType(), b.getI8Type(), base,
                                ArrayRef<LLVM::GEPArg>{shardOffset});
   }

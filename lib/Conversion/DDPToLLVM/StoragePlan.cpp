@@ -359,10 +359,11 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
   };
 
   for (Operation &op : body) {
-    // The shard optimizers ask for their rank in the bucket's group.
-    if (auto collective = dyn_cast<CollectiveOpInterface>(op))
+    // The shard optimizers ask for their rank in the bucket's group; a
+    // shard goes into its all-gather's buffer before the all-gather is met.
+    if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
       noteGroup(collective.getAxesAttr());
-    else if (auto shardSgd = dyn_cast<ShardSGDOp>(op)) {
+    } else if (auto shardSgd = dyn_cast<ShardSGDOp>(op)) {
       noteGroup(shardSgd.getAxesAttr());
       placeShardInGather(shardSgd.getResult(), shardSgd.getAxesAttr());
     } else if (auto shardAdam = dyn_cast<ShardAdamOp>(op)) {
@@ -371,9 +372,9 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
     } else if (auto getShard = dyn_cast<GetParamShardOp>(op)) {
       noteGroup(getShard.getAxesAttr());
       placeShardInGather(getShard.getResult(), getShard.getAxesAttr());
-    }
-    else if (auto setShard = dyn_cast<SetParamShardOp>(op))
+    } else if (auto setShard = dyn_cast<SetParamShardOp>(op)) {
       noteGroup(setShard.getAxesAttr());
+    }
     llvm::TypeSwitch<Operation *>(&op)
         .Case([&](GetParamOp getParam) {
           // Aliasing the parameter is right only while nothing reads the
@@ -415,10 +416,10 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
             assignFresh(reduceScatter.getResult());
             return;
           }
-          plan.storage[reduceScatter.getResult()] = getRankView(
-              plan.storage.lookup(reduceScatter.getInput()),
-              reduceScatter.getAxesAttr(),
-              getTensorBytes(reduceScatter.getResult()));
+          plan.storage[reduceScatter.getResult()] =
+              getRankView(plan.storage.lookup(reduceScatter.getInput()),
+                          reduceScatter.getAxesAttr(),
+                          getTensorBytes(reduceScatter.getResult()));
           ++plan.numInPlaceReduceScatters;
         })
         .Case([&](BucketUnpackOp unpack) {

@@ -151,8 +151,8 @@ static bool isRankShardOf(const StoragePlan &plan, const PlacedValue &shard,
 /// with the other, provided the collective is the input's last reader.
 bool StorageValidator::isInPlaceCollective(const PlacedValue &first,
                                            const PlacedValue &second) const {
-  for (auto [input, result] : {std::pair(&first, &second),
-                               std::pair(&second, &first)}) {
+  for (auto [input, result] :
+       {std::pair(&first, &second), std::pair(&second, &first)}) {
     Operation *op = result->value.getDefiningOp();
     if (!op || input->lastRead != getReadEnd(op))
       continue;
@@ -222,12 +222,12 @@ LogicalResult StorageValidator::checkViewsInsideBases() const {
     if (!inner || !outer)
       continue;
     // A view of a rank view moves with the rank as its base does.
-    bool sameStorage = inner->storage.kind == outer->storage.kind &&
-                       inner->storage.index == outer->storage.index &&
-                       (!outer->storage.isRankView() ||
-                        (inner->storage.rankGroup == outer->storage.rankGroup &&
-                         inner->storage.rankStride ==
-                             outer->storage.rankStride));
+    bool sameStorage =
+        inner->storage.kind == outer->storage.kind &&
+        inner->storage.index == outer->storage.index &&
+        (!outer->storage.isRankView() ||
+         (inner->storage.rankGroup == outer->storage.rankGroup &&
+          inner->storage.rankStride == outer->storage.rankStride));
     if (!sameStorage || inner->begin() < outer->begin() ||
         inner->end() > outer->end())
       return emitError(view)

@@ -108,10 +108,12 @@ private:
 mlir::Value lookThroughGradReady(mlir::Value value);
 
 /// Checks, independently of the planner, that every tensor value's storage
-/// lies inside its buffer or parameter, that every view lies inside its base,
-/// that no two values that are live at the same time share bytes unless one
-/// is a view of the other, and that no value aliasing a parameter is read
-/// after the optimizer overwrites it. Emits an error at the offending op.
+/// lies inside its buffer or parameter (a rank view on every rank of its
+/// group), that every view lies inside its base, that no two values that are
+/// live at the same time share bytes unless one is a view of the other or
+/// they are a collective's input and result in NCCL's in-place form, and
+/// that no value aliasing a parameter is read after the optimizer overwrites
+/// it. Emits an error at the offending op.
 mlir::LogicalResult verifyStoragePlan(const StoragePlan &plan);
 
 /// What running a lowered step allocates on one rank: an estimate from the
