@@ -162,6 +162,7 @@ protected:
     ASSERT_TRUE(succeeded(built)) << allMessages();
     plan = std::move(*built);
     ASSERT_TRUE(succeeded(verifyStoragePlan(plan))) << allMessages();
+    ops.clear();
     for (Operation &op : plan.step.getBody().front())
       ops.push_back(&op);
   }
@@ -286,6 +287,29 @@ TEST_F(ShardedPlanTest, RankViewInAGroupThatDoesNotExist) {
   plan.storage[paramShard()].rankGroup = 1;
   expectRejected("makes this value a rank view in group #1, which does not "
                  "exist");
+}
+
+/// The reduce-scatter's input is read after it, so its result cannot be the
+/// rank's shard of the input.
+constexpr const char *kInputReadAfterReduceScatter = R"mlir(
+  ddp.mesh @world(dp = 4)
+  func.func @step(%x: tensor<16xf32>) -> tensor<16xf32> {
+    %bucket = ddp.scale %x by 2.5e-01 : tensor<16xf32>
+    %g = ddp.reduce_scatter sum %bucket over @world[dp] : tensor<16xf32> -> tensor<4xf32>
+    %later = ddp.scale %bucket by 2.0 : tensor<16xf32>
+    return %later : tensor<16xf32>
+  }
+)mlir";
+
+TEST_F(BrokenPlanTest, ReduceScatterInPlaceOverAnInputReadAfterIt) {
+  parse(kInputReadAfterReduceScatter);
+  Value bucket = result(0), grad = result(1);
+  EXPECT_EQ(plan.numInPlaceReduceScatters, 0);
+  Storage view = plan.storage.lookup(bucket);
+  view.rankGroup = 0;
+  view.rankStride = 16;
+  plan.storage[grad] = view;
+  expectRejected("while another value, live at the same time, holds bytes");
 }
 
 } // namespace
