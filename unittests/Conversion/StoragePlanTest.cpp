@@ -82,7 +82,10 @@ TEST_F(StoragePlanTest, EveryPresetAtFullWidthHasAValidPlan) {
                              "policy=auto overlap-grad-reduce=true",
                              "policy=auto overlap-grad-reduce=false",
                              "policy=megatron use-distributed-optimizer=true "
-                             "grad-reduce-in-fp32=true"};
+                             "grad-reduce-in-fp32=true",
+                             "policy=megatron use-distributed-optimizer=true "
+                             "overlap-grad-reduce=true "
+                             "overlap-param-gather=true"};
   int64_t largestBuffer = 0;
   for (const ModelPreset &preset : getModelPresets()) {
     for (const char *options : schedules) {
@@ -96,6 +99,13 @@ TEST_F(StoragePlanTest, EveryPresetAtFullWidthHasAValidPlan) {
       FailureOr<StoragePlan> plan = StoragePlan::build(*module);
       ASSERT_TRUE(succeeded(plan)) << allMessages();
       EXPECT_TRUE(succeeded(verifyStoragePlan(*plan))) << allMessages();
+      // The distributed optimizer's collectives run in place: each bucket's
+      // all-gather, and its reduce-scatter (whose input, the bucket or its
+      // f32 cast, nothing reads after it).
+      if (StringRef(options).contains("use-distributed-optimizer")) {
+        EXPECT_GT(plan->numInPlaceReduceScatters, 0);
+        EXPECT_GT(plan->numInPlaceAllGathers, 0);
+      }
       for (const PlannedBuffer &buffer : plan->buffers)
         largestBuffer = std::max(largestBuffer, buffer.getBytes());
 
@@ -143,13 +153,16 @@ constexpr const char *kStep = R"mlir(
 
 class BrokenPlanTest : public StoragePlanTest {
 protected:
-  void SetUp() override {
-    module = parseSourceString<ModuleOp>(kStep, &context);
+  void SetUp() override { parse(kStep); }
+
+  void parse(const char *step) {
+    module = parseSourceString<ModuleOp>(step, &context);
     ASSERT_TRUE(module) << allMessages();
     FailureOr<StoragePlan> built = StoragePlan::build(*module);
     ASSERT_TRUE(succeeded(built)) << allMessages();
     plan = std::move(*built);
     ASSERT_TRUE(succeeded(verifyStoragePlan(plan))) << allMessages();
+    ops.clear();
     for (Operation &op : plan.step.getBody().front())
       ops.push_back(&op);
   }
@@ -196,6 +209,107 @@ TEST_F(BrokenPlanTest, ParameterAliasReadAfterItsUpdate) {
   plan.storage[result(0)] = {Storage::Kind::Param, 0, 0};
   expectRejected("lets this value alias parameter @w, which the optimizer "
                  "overwrites before its last read");
+}
+
+/// The distributed optimizer's step over four ranks: the reduce-scatter's
+/// input is read by it only and the shard optimizer's result by the
+/// all-gather only, so both collectives run in place.
+constexpr const char *kShardedStep = R"mlir(
+  ddp.mesh @world(dp = 4)
+  ddp.param @a : tensor<8xf32>
+  ddp.param @b : tensor<2x4xf32>
+  func.func @step(%x: tensor<16xf32>) {
+    %bucket = ddp.scale %x by 2.5e-01 : tensor<16xf32>
+    %g, %t = ddp.reduce_scatter sum %bucket over @world[dp] async : tensor<16xf32> -> tensor<4xf32>
+    ddp.wait %t
+    %p = ddp.shard_sgd %g params [@a, @b] offsets [0, 8] over @world[dp] lr 0.1 : tensor<4xf32> -> tensor<4xf32>
+    %w = ddp.all_gather %p over @world[dp] : tensor<4xf32> -> tensor<16xf32>
+    ddp.set_params %w params [@a, @b] offsets [0, 8] : tensor<16xf32>
+    return
+  }
+)mlir";
+
+class ShardedPlanTest : public BrokenPlanTest {
+protected:
+  void SetUp() override { parse(kShardedStep); }
+
+  Value bucket() { return result(0); }
+  Value gradShard() { return result(1); }
+  Value paramShard() { return result(3); }
+  Value gathered() { return result(4); }
+};
+
+TEST_F(ShardedPlanTest, CollectivesRunInPlace) {
+  EXPECT_EQ(plan.numInPlaceReduceScatters, 1);
+  EXPECT_EQ(plan.numInPlaceAllGathers, 1);
+  // The step input, the scaled bucket and the gathered bucket.
+  EXPECT_EQ(plan.buffers.size(), 3u);
+  ASSERT_EQ(plan.groupSizes, SmallVector<int64_t>{4});
+
+  Storage bucketStorage = plan.storage.lookup(bucket());
+  Storage grad = plan.storage.lookup(gradShard());
+  EXPECT_EQ(grad.index, bucketStorage.index);
+  EXPECT_EQ(grad.byteOffset, 0);
+  EXPECT_EQ(grad.rankGroup, std::optional<unsigned>(0));
+  EXPECT_EQ(grad.rankStride, 16);
+  EXPECT_EQ(grad.getByteOffset(3), 48);
+
+  Storage param = plan.storage.lookup(paramShard());
+  EXPECT_EQ(param.index, plan.storage.lookup(gathered()).index);
+  EXPECT_NE(param.index, bucketStorage.index);
+  EXPECT_EQ(param.rankGroup, std::optional<unsigned>(0));
+  EXPECT_EQ(param.rankStride, 16);
+}
+
+TEST_F(ShardedPlanTest, RankViewPastTheEndOnTheLastRank) {
+  // Shards 32 bytes apart: ranks 0 and 1 fit in the 64-byte bucket, rank
+  // 2's does not.
+  plan.storage[gradShard()].rankStride = 32;
+  expectRejected("places a value of 16 bytes at byte 64 of buffer #1 on rank "
+                 "2 of group 'dp', which holds 64 bytes");
+}
+
+TEST_F(ShardedPlanTest, ReduceScatterIntoAnotherRanksShard) {
+  // Shifted by one shard: not the in-place form, so the result overwrites
+  // bytes of the input another rank's shard still needs.
+  Storage &grad = plan.storage[gradShard()];
+  grad.byteOffset = 16;
+  grad.rankStride = 0;
+  expectRejected("while another value, live at the same time, holds bytes");
+}
+
+TEST_F(ShardedPlanTest, AllGatherFromAStrideOtherThanItsShard) {
+  plan.storage[paramShard()].rankStride = 12;
+  expectRejected("while another value, live at the same time, holds bytes");
+}
+
+TEST_F(ShardedPlanTest, RankViewInAGroupThatDoesNotExist) {
+  plan.storage[paramShard()].rankGroup = 1;
+  expectRejected("makes this value a rank view in group #1, which does not "
+                 "exist");
+}
+
+/// The reduce-scatter's input is read after it, so its result cannot be the
+/// rank's shard of the input.
+constexpr const char *kInputReadAfterReduceScatter = R"mlir(
+  ddp.mesh @world(dp = 4)
+  func.func @step(%x: tensor<16xf32>) -> tensor<16xf32> {
+    %bucket = ddp.scale %x by 2.5e-01 : tensor<16xf32>
+    %g = ddp.reduce_scatter sum %bucket over @world[dp] : tensor<16xf32> -> tensor<4xf32>
+    %later = ddp.scale %bucket by 2.0 : tensor<16xf32>
+    return %later : tensor<16xf32>
+  }
+)mlir";
+
+TEST_F(BrokenPlanTest, ReduceScatterInPlaceOverAnInputReadAfterIt) {
+  parse(kInputReadAfterReduceScatter);
+  Value bucket = result(0), grad = result(1);
+  EXPECT_EQ(plan.numInPlaceReduceScatters, 0);
+  Storage view = plan.storage.lookup(bucket);
+  view.rankGroup = 0;
+  view.rankStride = 16;
+  plan.storage[grad] = view;
+  expectRejected("while another value, live at the same time, holds bytes");
 }
 
 } // namespace

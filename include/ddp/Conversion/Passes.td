@@ -89,6 +89,11 @@ def LowerDDPToRuntime : Pass<"ddp-lower-to-runtime", "mlir::ModuleOp"> {
               "Bytes of all buffers allocated by the setup">,
     Statistic<"numGradientsInBuckets", "gradients-in-buckets",
               "Gradients produced directly in their bucket's buffer">,
+    Statistic<"numInPlaceReduceScatters", "in-place-reduce-scatters",
+              "Reduce-scatters whose result is the rank's shard of their "
+              "input">,
+    Statistic<"numInPlaceAllGathers", "in-place-all-gathers",
+              "All-gathers whose input is the rank's shard of their result">,
     Statistic<"numPackCopies", "pack-copies",
               "Gradients copied into a bucket because they could not be "
               "produced there">,

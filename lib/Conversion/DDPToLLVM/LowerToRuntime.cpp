@@ -69,6 +69,8 @@ struct LowerDDPToRuntimePass
       bytes += buffer.getBytes();
     numBufferBytes = bytes;
     numGradientsInBuckets = plan.numGradientsInBuckets;
+    numInPlaceReduceScatters = plan.numInPlaceReduceScatters;
+    numInPlaceAllGathers = plan.numInPlaceAllGathers;
     int64_t copies = 0;
     for (auto &entry : plan.packCopies)
       copies += entry.second.size();

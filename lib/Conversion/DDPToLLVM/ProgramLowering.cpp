@@ -246,7 +246,41 @@ Value ProgramLowering::Impl::getPointer(EntryPointBuilder &entry, Location loc,
   LLVM::GlobalOp table = storage.kind == Storage::Kind::Param ? paramDataGlobal
                                                               : buffersGlobal;
   Value base = entry.loadElement(loc, table, storage.index, entry.getPtrType());
+  if (storage.isRankView()) {
+    // The rank's shard: base + groupRank * stride, then the static offset.
+    RewriterBase &b = entry.getBuilder();
+    Value shardOffset =
+        LLVM::MulOp::create(b, loc, groupRanks.lookup(*storage.rankGroup),
+                            entry.i64(loc, storage.rankStride));
+    base = LLVM::GEPOp::create(b, loc, entry.getPtrType(), b.getI8Type(), base,
+                               ArrayRef<LLVM::GEPArg>{shardOffset});
+  }
   return entry.offsetPointer(loc, base, storage.byteOffset);
+}
+
+void ProgramLowering::Impl::queryGroupRanks(EntryPointBuilder &step,
+                                            Location loc) {
+  SmallVector<unsigned> ordered;
+  for (const auto &entry : plan.storage)
+    if (entry.second.isRankView())
+      ordered.push_back(*entry.second.rankGroup);
+  if (ordered.empty())
+    return;
+  // In group order, so that the lowered IR does not depend on hashing.
+  llvm::sort(ordered);
+  ordered.erase(llvm::unique(ordered), ordered.end());
+  Type i32 = step.getI32Type();
+  Value rankSlot = step.allocaAtEntry(loc, i32, 1);
+  Value sizeSlot = step.allocaAtEntry(loc, i32, 1);
+  RewriterBase &b = step.getBuilder();
+  for (unsigned group : ordered) {
+    step.callChecked(loc, RuntimeFunction::GroupInfo,
+                     {step.getArgument(0),
+                      step.loadElement(loc, groupsGlobal, group, i32), rankSlot,
+                      sizeSlot});
+    Value rank = LLVM::LoadOp::create(b, loc, i32, rankSlot);
+    groupRanks[group] = LLVM::SExtOp::create(b, loc, step.getI64Type(), rank);
+  }
 }
 
 Value ProgramLowering::Impl::getParamData(EntryPointBuilder &entry,

@@ -135,6 +135,9 @@ struct ProgramLowering::Impl {
   /// The group of mesh axes `axes`.
   mlir::Value getGroup(EntryPointBuilder &entry, mlir::Location loc,
                        mlir::ArrayAttr axes);
+  /// Asks the runtime, at the start of the step, for this rank's index in
+  /// every group a rank view of the plan needs (groupRanks).
+  void queryGroupRanks(EntryPointBuilder &step, mlir::Location loc);
 
   /// Whether `op` is in the step that is being lowered (its body has moved
   /// into ddp_program_step).
@@ -156,6 +159,8 @@ struct ProgramLowering::Impl {
   /// handles: the runtime reads them only during the call, so one array per
   /// kind, as long as the longest list, serves every op.
   mlir::Value inputArray, resultArray, joinArray;
+  /// This rank's index (i64) in each group of the plan a rank view uses.
+  llvm::DenseMap<unsigned, mlir::Value> groupRanks;
 };
 
 /// Replaces the results of a step op: each tensor by the pointer to its

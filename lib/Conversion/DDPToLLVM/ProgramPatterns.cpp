@@ -187,6 +187,8 @@ public:
       program.joinArray =
           entry.allocaAtEntry(loc, entry.getI64Type(), maxJoined);
 
+    program.queryGroupRanks(entry, loc);
+
     SmallVector<Value> inputs;
     for (BlockArgument argument : body.getArguments())
       inputs.push_back(

@@ -299,20 +299,82 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
       return;
     plan.groupIndex[axes] = plan.groups.size();
     plan.groups.push_back(llvm::join(axes.getAsValueRange<StringAttr>(), ","));
+    plan.groupSizes.push_back(getGroupSize(plan.mesh, axes));
+  };
+  auto getTensorBytes = [](Value value) {
+    auto type = cast<RankedTensorType>(value.getType());
+    return type.getNumElements() * getElementBytes(type.getElementType());
+  };
+  // The rank's shard of `whole` over the group of `axes`, whose shards are
+  // `shardBytes` each.
+  auto getRankView = [&](Storage whole, ArrayAttr axes, int64_t shardBytes) {
+    whole.rankGroup = plan.getGroupIndex(axes);
+    whole.rankStride = shardBytes;
+    return whole;
+  };
+  // A reduce-scatter writes its result into the rank's shard of its input
+  // (NCCL's in-place form, recvbuff == sendbuff + rank * recvcount) when
+  // nothing reads the input's bytes after it: the input is an op's result
+  // in a buffer, read by the reduce-scatter only, and every other value
+  // sharing those bytes has been read for the last time before it.
+  auto canReduceScatterInPlace = [&](ReduceScatterOp op) {
+    Value input = op.getInput();
+    if (!input.getDefiningOp() || !input.hasOneUse())
+      return false;
+    Storage whole = plan.storage.lookup(input);
+    if (whole.kind != Storage::Kind::Buffer || whole.isRankView())
+      return false;
+    int64_t begin = whole.byteOffset, end = begin + getTensorBytes(input);
+    unsigned issue = analysis.getPosition(op);
+    for (auto [value, other] : plan.storage) {
+      if (value == input || other.kind != Storage::Kind::Buffer ||
+          other.index != whole.index)
+        continue;
+      int64_t otherBegin = other.byteOffset;
+      int64_t otherEnd = otherBegin + getTensorBytes(value);
+      if (other.isRankView())
+        otherEnd += (plan.groupSizes[*other.rankGroup] - 1) * other.rankStride;
+      bool writtenAfter = value.getDefiningOp() &&
+                          analysis.getPosition(value.getDefiningOp()) > issue;
+      if (otherBegin < end && begin < otherEnd &&
+          (writtenAfter || analysis.getLastUse(value) >= issue))
+        return false;
+    }
+    return true;
+  };
+  // A shard whose only reader is an all-gather over the same group is
+  // written straight into the rank's shard of the gathered buffer, so that
+  // the all-gather is in place (sendbuff == recvbuff + rank * sendcount).
+  auto placeShardInGather = [&](Value shard, ArrayAttr axes) {
+    if (!shard.hasOneUse())
+      return;
+    auto gather = dyn_cast<AllGatherOp>(*shard.user_begin());
+    if (!gather || gather.getAxesAttr() != axes ||
+        plan.storage.count(gather.getResult()))
+      return;
+    Storage gathered = newBuffer(gather.getResult().getType());
+    plan.storage[gather.getResult()] = gathered;
+    plan.storage[shard] = getRankView(gathered, axes, getTensorBytes(shard));
+    ++plan.numInPlaceAllGathers;
   };
 
   for (Operation &op : body) {
-    // The shard optimizers ask for their rank in the bucket's group.
-    if (auto collective = dyn_cast<CollectiveOpInterface>(op))
+    // The shard optimizers ask for their rank in the bucket's group; a
+    // shard goes into its all-gather's buffer before the all-gather is met.
+    if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
       noteGroup(collective.getAxesAttr());
-    else if (auto shardSgd = dyn_cast<ShardSGDOp>(op))
+    } else if (auto shardSgd = dyn_cast<ShardSGDOp>(op)) {
       noteGroup(shardSgd.getAxesAttr());
-    else if (auto shardAdam = dyn_cast<ShardAdamOp>(op))
+      placeShardInGather(shardSgd.getResult(), shardSgd.getAxesAttr());
+    } else if (auto shardAdam = dyn_cast<ShardAdamOp>(op)) {
       noteGroup(shardAdam.getAxesAttr());
-    else if (auto getShard = dyn_cast<GetParamShardOp>(op))
+      placeShardInGather(shardAdam.getResult(), shardAdam.getAxesAttr());
+    } else if (auto getShard = dyn_cast<GetParamShardOp>(op)) {
       noteGroup(getShard.getAxesAttr());
-    else if (auto setShard = dyn_cast<SetParamShardOp>(op))
+      placeShardInGather(getShard.getResult(), getShard.getAxesAttr());
+    } else if (auto setShard = dyn_cast<SetParamShardOp>(op)) {
       noteGroup(setShard.getAxesAttr());
+    }
     llvm::TypeSwitch<Operation *>(&op)
         .Case([&](GetParamOp getParam) {
           // Aliasing the parameter is right only while nothing reads the
@@ -348,6 +410,17 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
             if (!inPlace)
               plan.packCopies[pack].push_back(index);
           }
+        })
+        .Case([&](ReduceScatterOp reduceScatter) {
+          if (!canReduceScatterInPlace(reduceScatter)) {
+            assignFresh(reduceScatter.getResult());
+            return;
+          }
+          plan.storage[reduceScatter.getResult()] =
+              getRankView(plan.storage.lookup(reduceScatter.getInput()),
+                          reduceScatter.getAxesAttr(),
+                          getTensorBytes(reduceScatter.getResult()));
+          ++plan.numInPlaceReduceScatters;
         })
         .Case([&](BucketUnpackOp unpack) {
           Storage bucket = plan.storage.lookup(unpack.getBucket());

@@ -27,9 +27,20 @@ struct PlacedValue {
   /// wait that completes it). Block arguments are defined at position 0.
   unsigned defined = 0;
   unsigned lastRead = 0;
+  /// The ranks of a rank view's group (1 for any other value).
+  int64_t groupSize = 1;
 
-  int64_t begin() const { return storage.byteOffset; }
-  int64_t end() const { return storage.byteOffset + bytes; }
+  /// The bytes the value may hold on some rank: for a rank view, every
+  /// rank's shard together.
+  int64_t begin() const {
+    return std::min(storage.getByteOffset(0),
+                    storage.getByteOffset(groupSize - 1));
+  }
+  int64_t end() const {
+    return std::max(storage.getByteOffset(0),
+                    storage.getByteOffset(groupSize - 1)) +
+           bytes;
+  }
 };
 
 class StorageValidator {
@@ -43,6 +54,8 @@ private:
   unsigned getReadEnd(Operation *user) const;
   void collectViews();
   bool isViewOf(Value view, Value base) const;
+  bool isInPlaceCollective(const PlacedValue &first,
+                           const PlacedValue &second) const;
   InFlightDiagnostic emitError(Value value) const;
   std::optional<int64_t> getCapacity(const Storage &storage) const;
 
@@ -121,6 +134,40 @@ bool StorageValidator::isViewOf(Value view, Value base) const {
   return false;
 }
 
+/// Whether `shard` is the rank's shard of `whole` in NCCL's in-place form
+/// for a collective over `axes`: shard == whole + rank * (shard's bytes).
+static bool isRankShardOf(const StoragePlan &plan, const PlacedValue &shard,
+                          const PlacedValue &whole, ArrayAttr axes) {
+  return shard.storage.isRankView() && !whole.storage.isRankView() &&
+         shard.storage.kind == whole.storage.kind &&
+         shard.storage.index == whole.storage.index &&
+         *shard.storage.rankGroup == plan.getGroupIndex(axes) &&
+         shard.storage.byteOffset == whole.storage.byteOffset &&
+         shard.storage.rankStride == shard.bytes;
+}
+
+/// A reduce-scatter's result in the rank's shard of its input, or an
+/// all-gather's input in the rank's shard of its result, may share bytes
+/// with the other, provided the collective is the input's last reader.
+bool StorageValidator::isInPlaceCollective(const PlacedValue &first,
+                                           const PlacedValue &second) const {
+  for (auto [input, result] :
+       {std::pair(&first, &second), std::pair(&second, &first)}) {
+    Operation *op = result->value.getDefiningOp();
+    if (!op || input->lastRead != getReadEnd(op))
+      continue;
+    if (auto reduceScatter = dyn_cast<ReduceScatterOp>(op);
+        reduceScatter && reduceScatter.getInput() == input->value &&
+        isRankShardOf(plan, *result, *input, reduceScatter.getAxesAttr()))
+      return true;
+    if (auto gather = dyn_cast<AllGatherOp>(op);
+        gather && gather.getInput() == input->value &&
+        isRankShardOf(plan, *input, *result, gather.getAxesAttr()))
+      return true;
+  }
+  return false;
+}
+
 InFlightDiagnostic StorageValidator::emitError(Value value) const {
   Location loc = value.getDefiningOp() ? value.getDefiningOp()->getLoc()
                                        : getStepLoc();
@@ -149,11 +196,19 @@ StorageValidator::checkInsideStorage(const PlacedValue &value) const {
     return emitError(value.value)
            << "names " << kind << " #" << value.storage.index
            << ", which does not exist";
-  if (value.begin() < 0 || value.end() > *capacity)
-    return emitError(value.value)
-           << "places a value of " << value.bytes << " bytes at byte "
-           << value.begin() << " of " << kind << " #" << value.storage.index
-           << ", which holds " << *capacity << " bytes";
+  for (int64_t rank = 0; rank < value.groupSize; ++rank) {
+    int64_t begin = value.storage.getByteOffset(rank);
+    if (begin >= 0 && begin + value.bytes <= *capacity)
+      continue;
+    InFlightDiagnostic diag = emitError(value.value)
+                              << "places a value of " << value.bytes
+                              << " bytes at byte " << begin << " of " << kind
+                              << " #" << value.storage.index;
+    if (value.storage.isRankView())
+      diag << " on rank " << rank << " of group '"
+           << plan.groups[*value.storage.rankGroup] << "'";
+    return diag << ", which holds " << *capacity << " bytes";
+  }
   return success();
 }
 
@@ -166,8 +221,13 @@ LogicalResult StorageValidator::checkViewsInsideBases() const {
     const PlacedValue *outer = byValue.lookup(base);
     if (!inner || !outer)
       continue;
-    bool sameStorage = inner->storage.kind == outer->storage.kind &&
-                       inner->storage.index == outer->storage.index;
+    // A view of a rank view moves with the rank as its base does.
+    bool sameStorage =
+        inner->storage.kind == outer->storage.kind &&
+        inner->storage.index == outer->storage.index &&
+        (!outer->storage.isRankView() ||
+         (inner->storage.rankGroup == outer->storage.rankGroup &&
+          inner->storage.rankStride == outer->storage.rankStride));
     if (!sameStorage || inner->begin() < outer->begin() ||
         inner->end() > outer->end())
       return emitError(view)
@@ -198,7 +258,8 @@ LogicalResult StorageValidator::checkNoLiveOverlap() const {
         bool livesMeet = first->defined <= second->lastRead &&
                          second->defined <= first->lastRead;
         if (!livesMeet || isViewOf(first->value, second->value) ||
-            isViewOf(second->value, first->value))
+            isViewOf(second->value, first->value) ||
+            isInPlaceCollective(*first, *second))
           continue;
         InFlightDiagnostic diag = emitError(second->value)
                                   << "gives this value bytes ["
@@ -263,6 +324,12 @@ LogicalResult StorageValidator::run() {
                       type.getNumElements() *
                           getElementBytes(type.getElementType()),
                       defined, defined};
+    if (std::optional<unsigned> group = entry.storage.rankGroup) {
+      if (*group >= plan.groupSizes.size())
+        return emitError(value) << "makes this value a rank view in group #"
+                                << *group << ", which does not exist";
+      entry.groupSize = plan.groupSizes[*group];
+    }
     for (Operation *user : value.getUsers())
       entry.lastRead = std::max(entry.lastRead, getReadEnd(user));
     if (failed(checkInsideStorage(entry)))

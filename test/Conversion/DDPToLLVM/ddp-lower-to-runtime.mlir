@@ -416,6 +416,73 @@ func.func @step(%bucket: tensor<16xf32>) {
 
 // -----
 
+// The distributed optimizer in place. The reduce-scatter's input (the scaled
+// bucket) is not read after it, so its result is this rank's shard of that
+// buffer, at byte (group rank x 16); the shard optimizer's result, read by
+// the all-gather only, is this rank's shard of the gathered buffer. Neither
+// gets a buffer: three in all (the input, the scaled bucket, the gathered
+// bucket). The group rank is asked for once, at the start of the step.
+
+// CHECK-LABEL: llvm.mlir.global internal @__ddp_buffers() {{.*}} : !llvm.array<3 x ptr>
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK-DAG: %[[STRIDE:.*]] = llvm.mlir.constant(16 : i64) : i64
+// CHECK: llvm.call @ddprt_group_info(%{{[a-z0-9]+}}, %[[GROUP:[0-9]+]], %[[RANK_SLOT:[0-9]+]], %{{[0-9]+}})
+// CHECK: %[[RANK32:.*]] = llvm.load %[[RANK_SLOT]] : !llvm.ptr -> i32
+// CHECK: %[[RANK:.*]] = llvm.sext %[[RANK32]] : i32 to i64
+// CHECK-NOT: llvm.call @ddprt_group_info
+// CHECK: llvm.call @ddprt_scale(%{{[a-z0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %[[BUCKET:[0-9]+]])
+// CHECK: %[[GRAD_OFFSET:.*]] = llvm.mul %[[RANK]], %[[STRIDE]] : i64
+// CHECK: %[[GRAD_SHARD:.*]] = llvm.getelementptr %[[BUCKET]][%[[GRAD_OFFSET]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: llvm.call @ddprt_reduce_scatter(%{{[a-z0-9]+}}, %[[GROUP]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %[[BUCKET]], %[[GRAD_SHARD]], %{{[0-9]+}})
+// CHECK: %[[GATHERED:.*]] = llvm.load %{{[0-9]+}} : !llvm.ptr -> !llvm.ptr
+// CHECK: %[[PARAM_OFFSET:.*]] = llvm.mul %[[RANK]], %[[STRIDE]] : i64
+// CHECK: %[[PARAM_SHARD:.*]] = llvm.getelementptr %[[GATHERED]][%[[PARAM_OFFSET]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: llvm.call @ddprt_shard_sgd(%{{[a-z0-9]+}}, %[[GROUP]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %[[GRAD_SHARD]], %{{[0-9]+}}, %[[PARAM_SHARD]],
+// CHECK: llvm.call @ddprt_shard_sgd(
+// CHECK: llvm.call @ddprt_all_gather(%{{[a-z0-9]+}}, %[[GROUP]], %{{[0-9]+}}, %{{[0-9]+}}, %[[PARAM_SHARD]], %[[GATHERED]], %{{[0-9]+}})
+
+ddp.mesh @world(dp = 4)
+ddp.param @a : tensor<8xf32>
+ddp.param @b : tensor<2x4xf32>
+
+func.func @step(%x: tensor<16xf32>) {
+  %bucket = ddp.scale %x by 2.5e-01 : tensor<16xf32>
+  %g, %t = ddp.reduce_scatter sum %bucket over @world[dp] async : tensor<16xf32> -> tensor<4xf32>
+  ddp.wait %t
+  %p = ddp.shard_sgd %g params [@a, @b] offsets [0, 8] over @world[dp] lr 0.1 : tensor<4xf32> -> tensor<4xf32>
+  %w = ddp.all_gather %p over @world[dp] : tensor<4xf32> -> tensor<16xf32>
+  ddp.set_params %w params [@a, @b] offsets [0, 8] : tensor<16xf32>
+  return
+}
+
+// -----
+
+// Not in place: the reduce-scatter's input is read after it (by the scale),
+// and the shard optimizer's result by an op other than the all-gather; both
+// results get buffers of their own, and the step asks for no group rank.
+
+// CHECK-LABEL: llvm.mlir.global internal @__ddp_buffers() {{.*}} : !llvm.array<6 x ptr>
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK-NOT: llvm.call @ddprt_group_info
+// CHECK-NOT: llvm.mul
+// CHECK: llvm.return
+
+ddp.mesh @world(dp = 4)
+ddp.param @a : tensor<8xf32>
+ddp.param @b : tensor<2x4xf32>
+
+func.func @step(%x: tensor<16xf32>) {
+  %bucket = ddp.scale %x by 2.5e-01 : tensor<16xf32>
+  %g = ddp.reduce_scatter sum %bucket over @world[dp] : tensor<16xf32> -> tensor<4xf32>
+  %later = ddp.scale %bucket by 2.0 : tensor<16xf32>
+  %p = ddp.shard_sgd %g params [@a, @b] offsets [0, 8] over @world[dp] lr 0.1 : tensor<4xf32> -> tensor<4xf32>
+  %w = ddp.all_gather %p over @world[dp] : tensor<4xf32> -> tensor<16xf32>
+  ddp.set_param_shard %p params [@a, @b] offsets [0, 8] over @world[dp] : tensor<4xf32>
+  return
+}
+
+// -----
+
 // overlap-param-gather: get_param_shard and set_param_shard call the runtime
 // once per parameter of the bucket, with the group, the parameter's offset,
 // the shard's size (8 elements) and the shard; the gathered bucket is waited

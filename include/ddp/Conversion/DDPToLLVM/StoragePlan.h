@@ -18,6 +18,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <optional>
 #include <string>
 
 namespace ddp {
@@ -36,6 +37,19 @@ struct Storage {
   /// Index into StoragePlan::buffers or StoragePlan::params.
   unsigned index = 0;
   int64_t byteOffset = 0;
+  /// A rank view: the value lies `groupRank x rankStride` bytes past
+  /// byteOffset, groupRank being this rank's index in group `rankGroup`
+  /// (an index into StoragePlan::groups), known at run time only. It is the
+  /// rank's shard of a collective's buffer, which makes the collective in
+  /// place in NCCL's sense.
+  std::optional<unsigned> rankGroup;
+  int64_t rankStride = 0;
+
+  bool isRankView() const { return rankGroup.has_value(); }
+  /// The byte offset on the rank with index `groupRank` in rankGroup.
+  int64_t getByteOffset(int64_t groupRank) const {
+    return byteOffset + (isRankView() ? groupRank * rankStride : 0);
+  }
 };
 
 /// A parameter as the runtime registers it.
@@ -60,6 +74,8 @@ public:
   /// Process groups as the runtime names them ("dp", "dp,tp"), in the order
   /// the step first uses them; every rank creates them in this order.
   llvm::SmallVector<std::string> groups;
+  /// The number of ranks in each group, in the order of `groups`.
+  llvm::SmallVector<int64_t> groupSizes;
   /// The buffer of each step argument, in argument order.
   llvm::SmallVector<unsigned> inputBuffers;
 
@@ -73,6 +89,10 @@ public:
   llvm::DenseMap<mlir::Operation *, llvm::SmallVector<unsigned>> packCopies;
   /// How many gradients are produced directly in a bucket.
   int64_t numGradientsInBuckets = 0;
+  /// How many reduce-scatters write the rank's shard of their input, and how
+  /// many all-gathers read it from their result (rank views, no buffer).
+  int64_t numInPlaceReduceScatters = 0;
+  int64_t numInPlaceAllGathers = 0;
 
   unsigned getParamIndex(mlir::FlatSymbolRefAttr name) const;
   /// The group of mesh axes `axes`.
@@ -88,10 +108,12 @@ private:
 mlir::Value lookThroughGradReady(mlir::Value value);
 
 /// Checks, independently of the planner, that every tensor value's storage
-/// lies inside its buffer or parameter, that every view lies inside its base,
-/// that no two values that are live at the same time share bytes unless one
-/// is a view of the other, and that no value aliasing a parameter is read
-/// after the optimizer overwrites it. Emits an error at the offending op.
+/// lies inside its buffer or parameter (a rank view on every rank of its
+/// group), that every view lies inside its base, that no two values that are
+/// live at the same time share bytes unless one is a view of the other or
+/// they are a collective's input and result in NCCL's in-place form, and
+/// that no value aliasing a parameter is read after the optimizer overwrites
+/// it. Emits an error at the offending op.
 mlir::LogicalResult verifyStoragePlan(const StoragePlan &plan);
 
 /// What running a lowered step allocates on one rank: an estimate from the
