@@ -29,13 +29,15 @@ imported with `--set data_parallel_size=<dp>` at full size. Gradients are
 reduced in their own type (no grad-reduce-in-fp32), as in
 docs/BucketingBench.md.
 
-Usage: bench_distributed_optimizer.py [BUILD_DIR] [--markdown FILE]
+Usage: bench_distributed_optimizer.py [BUILD_DIR] [--markdown FILE] [--jobs N]
+Rows run in N worker processes (simulated times do not depend on it).
 Prints a table and the wall time; asserts nothing about time. Exits 1 if
 dist-opt+pg is slower than megatron, or auto slower than another column, on
 some row (both are reported in the table either way).
 """
 
 import json
+import multiprocessing
 import os
 import re
 import subprocess
@@ -48,11 +50,14 @@ from bench_bucketing import without_reductions  # noqa: E402
 
 BUILD = "build"
 MARKDOWN = None
+JOBS = 1
 args = sys.argv[1:]
 while args:
     arg = args.pop(0)
     if arg == "--markdown":
         MARKDOWN = args.pop(0)
+    elif arg == "--jobs":
+        JOBS = int(args.pop(0))
     else:
         BUILD = arg
 DDP_OPT = os.path.join(BUILD, "bin", "ddp-opt")
@@ -104,59 +109,83 @@ def predicted_step_time(scheduled):
     raise RuntimeError(f"{scheduled} has no predicted step time")
 
 
+def measure(task):
+    """The rows of one preset at one data-parallel size (both profiles), the
+    targets they miss, and the seconds of auto's ddp-schedule runs."""
+    preset, dp = task
+    rows, misses, auto_seconds = [], [], {}
+    with tempfile.TemporaryDirectory() as tmp:
+        step = os.path.join(tmp, f"{preset}-{dp}.mlir")
+        subprocess.run([DDP_IMPORT, f"--preset={preset}", "--set",
+                        f"data_parallel_size={dp}", "-o", step], check=True)
+        free = step + ".free.mlir"
+        without_reductions(step, free)
+        for hw in HARDWARE:
+            unscheduled = simulate(step, hw)
+            bound = unscheduled["lower_bound_ms"]
+            free_time = simulate(free, hw)["times_ms"]["step"]
+            times, state = {}, {}
+            for name, options in POLICIES:
+                report = simulate(step, hw, [
+                    f"--ddp-schedule={options.format(hw=hw)}"])
+                times[name] = report["times_ms"]["step"]
+                state[name] = report["model_state"]["bytes_per_rank"]
+            auto = os.path.join(tmp, "auto.mlir")
+            with_pg = times["dist-opt+pg"] < times["dist-opt"]
+            options = f"policy=auto hw={{hw}} {DIST_OPT}"
+            if with_pg:
+                options += " overlap-param-gather=true"
+            seconds = schedule(step, hw, options, auto)
+            auto_seconds[(preset, hw, dp)] = seconds
+            report = simulate(auto, hw)
+            times["auto"] = report["times_ms"]["step"]
+            state["auto"] = report["model_state"]["bytes_per_rank"]
+            predicted = predicted_step_time(auto)
+            if abs(predicted - times["auto"]) > 1e-9 * times["auto"]:
+                misses.append(f"auto predicted {predicted:.6f} ms, "
+                              f"simulated {times['auto']:.6f} ms on "
+                              f"{preset} {hw} dp={dp}")
+            if times["dist-opt+pg"] > times["megatron"] * (1 + 1e-9):
+                misses.append(f"dist-opt+pg > megatron on {preset} {hw} "
+                              f"dp={dp}")
+            others = min(times[name] for name, _ in POLICIES)
+            if times["auto"] > others * (1 + 1e-9):
+                misses.append(f"auto > another column on {preset} {hw} "
+                              f"dp={dp}")
+            rows.append((preset, hw, dp, times, with_pg, free_time, bound,
+                         state))
+            print(f"{preset} {hw} dp={dp}: " + ", ".join(
+                f"{name} {times[name]:.3f}" for name in times) +
+                  f" ({'with' if with_pg else 'without'} pg, "
+                  f"{seconds:.1f} s), free DP {free_time:.3f}, "
+                  f"bound {bound['value']:.3f} ms", file=sys.stderr,
+                  flush=True)
+    return rows, misses, auto_seconds
+
+
+def in_units(count):
+    """Bytes in GiB, or MiB below 1 GiB."""
+    if count >= 2**30:
+        return f"{count / 2**30:.2f} GiB"
+    return f"{count / 2**20:.2f} MiB"
+
+
 def main():
     started = time.monotonic()
-    rows, misses = [], []
-    auto_seconds = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for preset in presets():
-            for dp in DATA_PARALLEL:
-                step = os.path.join(tmp, f"{preset}-{dp}.mlir")
-                subprocess.run([DDP_IMPORT, f"--preset={preset}", "--set",
-                                f"data_parallel_size={dp}", "-o", step],
-                               check=True)
-                free = step + ".free.mlir"
-                without_reductions(step, free)
-                for hw in HARDWARE:
-                    unscheduled = simulate(step, hw)
-                    bound = unscheduled["lower_bound_ms"]
-                    free_time = simulate(free, hw)["times_ms"]["step"]
-                    times, state = {}, {}
-                    for name, options in POLICIES:
-                        report = simulate(step, hw, [
-                            f"--ddp-schedule={options.format(hw=hw)}"])
-                        times[name] = report["times_ms"]["step"]
-                        state[name] = report["model_state"]["bytes_per_rank"]
-                    auto = os.path.join(tmp, "auto.mlir")
-                    with_pg = times["dist-opt+pg"] < times["dist-opt"]
-                    options = f"policy=auto hw={{hw}} {DIST_OPT}"
-                    if with_pg:
-                        options += " overlap-param-gather=true"
-                    seconds = schedule(step, hw, options, auto)
-                    auto_seconds[(preset, hw, dp)] = seconds
-                    report = simulate(auto, hw)
-                    times["auto"] = report["times_ms"]["step"]
-                    state["auto"] = report["model_state"]["bytes_per_rank"]
-                    predicted = predicted_step_time(auto)
-                    if abs(predicted - times["auto"]) > 1e-9 * times["auto"]:
-                        misses.append(f"auto predicted {predicted:.6f} ms, "
-                                      f"simulated {times['auto']:.6f} ms on "
-                                      f"{preset} {hw} dp={dp}")
-                    if times["dist-opt+pg"] > times["megatron"] * (1 + 1e-9):
-                        misses.append(f"dist-opt+pg > megatron on {preset} "
-                                      f"{hw} dp={dp}")
-                    others = min(times[name] for name, _ in POLICIES)
-                    if times["auto"] > others * (1 + 1e-9):
-                        misses.append(f"auto > another column on {preset} "
-                                      f"{hw} dp={dp}")
-                    rows.append((preset, hw, dp, times, with_pg, free_time,
-                                 bound, state))
-                    print(f"{preset} {hw} dp={dp}: " + ", ".join(
-                        f"{name} {times[name]:.3f}" for name in times) +
-                          f" ({'with' if with_pg else 'without'} pg, "
-                          f"{seconds:.1f} s), free DP {free_time:.3f}, "
-                          f"bound {bound['value']:.3f} ms",
-                          file=sys.stderr, flush=True)
+    tasks = [(preset, dp) for preset in presets() for dp in DATA_PARALLEL]
+    # The rows are independent; the slowest presets first (auto's search
+    # takes a minute on them) keeps the workers busy to the end.
+    slowest = ["gpt3-175b", "gpt-8.3b", "llama2-70b", "nemotron4-15b"]
+    order = sorted(tasks, key=lambda task: slowest.index(task[0])
+                   if task[0] in slowest else len(slowest))
+    with multiprocessing.Pool(JOBS) as pool:
+        results = dict(zip(order, pool.map(measure, order, chunksize=1)))
+    rows, misses, auto_seconds = [], [], {}
+    for task in tasks:
+        task_rows, task_misses, task_seconds = results[task]
+        rows += task_rows
+        misses += task_misses
+        auto_seconds.update(task_seconds)
     wall = time.monotonic() - started
 
     lines = [
@@ -171,8 +200,8 @@ def main():
         cells.append(f"{free_time:.2f}")
         cells.append(f"{bound['value']:.2f} ({bound['binding']})")
         cells.append(f"{times['auto'] / bound['value']:.3f}")
-        cells.append(f"{state['megatron'] / 2**30:.2f} GiB")
-        cells.append(f"{state['auto'] / 2**30:.2f} GiB")
+        cells.append(in_units(state["megatron"]))
+        cells.append(in_units(state["auto"]))
         lines.append(f"| {preset} | {hw} | {dp} | " + " | ".join(cells) + " |")
     slowest = max(auto_seconds, key=auto_seconds.get)
     summary = (
