@@ -4,6 +4,7 @@
 #include "Seed.h"
 
 #include <algorithm>
+#include <vector>
 
 using namespace ddprt;
 
@@ -89,27 +90,33 @@ void host::cast(const Tensor &input, DType resultType, void *result) {
 }
 
 template <typename Acc>
-static void reduceInRankOrderAs(const Acc *gathered, int64_t numel,
+static void reduceByRankPairsAs(const Acc *gathered, int64_t numel,
                                 int64_t ranks, bool max, Acc *out) {
+  std::vector<Acc> level(static_cast<size_t>(ranks));
   for (int64_t i = 0; i < numel; ++i) {
-    Acc value = gathered[i];
-    for (int64_t r = 1; r < ranks; ++r) {
-      Acc next = gathered[r * numel + i];
-      value = max ? std::max(value, next) : value + next;
+    for (int64_t r = 0; r < ranks; ++r)
+      level[size_t(r)] = gathered[r * numel + i];
+    for (int64_t count = ranks; count > 1; count = (count + 1) / 2) {
+      for (int64_t pair = 0; pair < count / 2; ++pair) {
+        Acc a = level[size_t(2 * pair)], b = level[size_t(2 * pair + 1)];
+        level[size_t(pair)] = max ? std::max(a, b) : a + b;
+      }
+      if (count % 2 != 0)
+        level[size_t(count / 2)] = level[size_t(count - 1)];
     }
-    out[i] = value;
+    out[i] = level[0];
   }
 }
 
-void host::reduceInRankOrder(const void *gathered, DType accType,
+void host::reduceByRankPairs(const void *gathered, DType accType,
                              int64_t numel, int64_t ranks, int32_t reduction,
                              void *out) {
   bool max = reduction == DDPRT_REDUCTION_MAX;
   if (accType == DType::F64)
-    reduceInRankOrderAs(static_cast<const double *>(gathered), numel, ranks,
+    reduceByRankPairsAs(static_cast<const double *>(gathered), numel, ranks,
                         max, static_cast<double *>(out));
   else
-    reduceInRankOrderAs(static_cast<const float *>(gathered), numel, ranks,
+    reduceByRankPairsAs(static_cast<const float *>(gathered), numel, ranks,
                         max, static_cast<float *>(out));
 }
 

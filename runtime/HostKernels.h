@@ -20,9 +20,14 @@ void accumulate(const Tensor &lhs, const void *rhs, void *result);
 void scale(const Tensor &input, double factor, void *result);
 void cast(const Tensor &input, DType resultType, void *result);
 /// `out[i]` = the sum (or, for DDPRT_REDUCTION_MAX, the maximum) of
-/// `gathered[r * numel + i]` over r = 0, 1, ..., ranks - 1, folded in that
-/// order, in `accType` (f32 or f64). The order does not depend on numel.
-void reduceInRankOrder(const void *gathered, DType accType, int64_t numel,
+/// `gathered[r * numel + i]` over r = 0, 1, ..., ranks - 1, in `accType`
+/// (f32 or f64), added in pairs of neighbours level by level (ranks 0+1,
+/// 2+3, ..., an odd last one carried up, then the same on the sums). The
+/// order does not depend on numel, and a group of k blocks of 2^j
+/// consecutive ranks reduces as the k sums of its blocks would: the
+/// reduce-scatter within distributed-optimizer instances followed by the
+/// all-reduce across them gives the bits of one reduction over the group.
+void reduceByRankPairs(const void *gathered, DType accType, int64_t numel,
                        int64_t ranks, int32_t reduction, void *out);
 int64_t findNonFinite(const Tensor &tensor, double &value);
 void sgd(const Tensor &param, const Tensor &grad, double lr);

@@ -44,18 +44,21 @@ void ddp::populateDDPSchedulePipeline(OpPassManager &pm,
     print.useDistributedOptimizer = options.useDistributedOptimizer;
     pm.addPass(createPrintBucketLayout(print));
   }
-  OpPassManager &steps = pm.nest<func::FuncOp>();
-  steps.addPass(createBucketize());
-  if (options.useDistributedOptimizer)
-    steps.addPass(createDistributeOptimizer());
+  pm.addNestedPass<func::FuncOp>(createBucketize());
+  // A module pass: with several instances it splits the mesh's axis.
+  if (options.useDistributedOptimizer) {
+    DistributeOptimizerOptions distribute;
+    distribute.numInstances = options.numDistributedOptimizerInstances;
+    pm.addPass(createDistributeOptimizer(distribute));
+  }
   if (options.overlapGradReduce)
-    steps.addPass(createOverlapGradReduce());
+    pm.addNestedPass<func::FuncOp>(createOverlapGradReduce());
   // Last on the step: the gathers go before the first use of their
   // parameters in the final order of the other ops.
   if (options.overlapParamGather) {
     OverlapParamGatherOptions gather;
     gather.alignParamGather = options.alignParamGather;
-    steps.addPass(createOverlapParamGather(gather));
+    pm.addNestedPass<func::FuncOp>(createOverlapParamGather(gather));
   }
   pm.addPass(createVerifyCollectiveOrder());
 }

@@ -86,7 +86,7 @@ struct PreparedCollective {
   MPI_Datatype type = MPI_FLOAT;
   const char *typeName = "MPI_FLOAT";
   /// DDPRT_FLAG_DETERMINISTIC_REDUCTIONS: MPI only moves the contributions
-  /// (all-gather, all-to-all) and `finish` reduces them in rank order.
+  /// (all-gather, all-to-all) and `finish` reduces them in pairs of ranks.
   bool gatherThenReduce = false;
   std::function<Status()> finish = [] { return Status::ok(); };
 };
@@ -205,8 +205,8 @@ static Status prepareReduceScatter(const CollectiveOp &op,
 /// An all-reduce or reduce-scatter under DDPRT_FLAG_DETERMINISTIC_REDUCTIONS:
 /// every rank's contribution (to the all-reduce; to this rank's slice, for
 /// reduce-scatter) arrives in the accumulation type, gathered in group-rank
-/// order, and is folded in that order, so the result does not depend on how
-/// MPI would have split the message.
+/// order, and is added in pairs of neighbouring ranks (reduceByRankPairs),
+/// so the result does not depend on how MPI would have split the message.
 static Status prepareGatherThenReduce(const CollectiveOp &op,
                                       PreparedCollective &prepared) {
   int64_t ranks = op.groupSize;
@@ -237,7 +237,7 @@ static Status prepareGatherThenReduce(const CollectiveOp &op,
       keep->wideResult.resize(size_t(op.numel));
       folded = keep->wideResult.data();
     }
-    host::reduceInRankOrder(keep->bytes.data(), accType, op.numel,
+    host::reduceByRankPairs(keep->bytes.data(), accType, op.numel,
                             op.groupSize, op.reduction, folded);
     return finishReduction(op, {folded, accType, op.numel})();
   };

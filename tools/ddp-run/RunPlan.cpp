@@ -7,6 +7,7 @@
 #include "RunPlan.h"
 #include "RuntimeSession.h"
 
+#include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
 #include "ddp/Sim/SimOutput.h"
@@ -124,6 +125,54 @@ static void checkFp32ReductionIsExact(ModuleOp input,
   });
 }
 
+/// Under --verify, fails if `options` split the data-parallel group into
+/// distributed-optimizer instances where the two-level reduction cannot
+/// equal the input's one reduction bitwise. The deterministic reduction adds
+/// ranks in pairs, so a reduce-scatter within instances of m consecutive
+/// ranks followed by an all-reduce across them adds in the same order only
+/// when m is a power of two; 16-bit partial sums are rounded once per level
+/// unless reduced in f32; and `avg` scales by 1/m and 1/k instead of 1/n.
+static void checkInstancesAreExact(ModuleOp input,
+                                   const SchedulePipelineOptions &options,
+                                   StringRef scheduleText, bool verify) {
+  int64_t numInstances = options.numDistributedOptimizerInstances;
+  if (!verify || !options.useDistributedOptimizer || numInstances <= 1)
+    return;
+  bool fp32 = options.gradReduceInFp32 || options.megatronGradReduceInFp32;
+  bool average =
+      options.averageInCollective || options.megatronAverageInCollective;
+  MeshOp mesh = getMesh(input);
+  input.walk([&](AllReduceOp reduce) {
+    int64_t groupSize = getGroupSize(mesh, reduce.getAxes());
+    if (reduce.getReduction() != Reduction::Avg || groupSize < 1 ||
+        groupSize % numInstances != 0)
+      return WalkResult::advance();
+    int64_t instanceSize = groupSize / numInstances;
+    auto type = cast<RankedTensorType>(reduce.getResult().getType());
+    std::string why;
+    if (!llvm::isPowerOf2_64(uint64_t(instanceSize)))
+      why = "instances of " + std::to_string(instanceSize) +
+            " ranks are not a power of two, so the deterministic reduction "
+            "(in pairs of ranks) adds the " +
+            std::to_string(groupSize) + " contributions in another order";
+    else if (instanceSize > 1 &&
+             type.getElementType().getIntOrFloatBitWidth() < 32 && !fp32)
+      why = "each instance's partial sums are rounded to 16 bits before the "
+            "all-reduce across instances, where the unscheduled step rounds "
+            "once (verify it with grad-reduce-in-fp32=true)";
+    else if (average && !llvm::isPowerOf2_64(uint64_t(numInstances)))
+      why = "average-in-collective scales by 1/" +
+            std::to_string(instanceSize) + " and 1/" +
+            std::to_string(numInstances) + " where the unscheduled step "
+            "scales by 1/" + std::to_string(groupSize);
+    if (why.empty())
+      return WalkResult::advance();
+    fail("schedule '" + scheduleText + "' cannot be verified bitwise: " +
+         why);
+    return WalkResult::interrupt();
+  });
+}
+
 std::vector<RunProgram> ddp::buildSchedules(ModuleOp input,
                                             MLIRContext &context,
                                             const RunRequest &request) {
@@ -161,6 +210,7 @@ std::vector<RunProgram> ddp::buildSchedules(ModuleOp input,
           if (!options)
             fail("bad --schedule options '" + expanded + "'");
           checkFp32ReductionIsExact(input, *options, expanded, request.verify);
+          checkInstancesAreExact(input, *options, expanded, request.verify);
           populateDDPSchedulePipeline(pm, *options);
         });
       }
@@ -176,6 +226,39 @@ std::vector<RunProgram> ddp::buildSchedules(ModuleOp input,
       program.paramPrefix = "schedule" + std::to_string(index + 1) + ":";
   }
   return schedules;
+}
+
+void ddp::adoptSplitMesh(ModuleOp input, ArrayRef<RunProgram> schedules) {
+  MeshOp mesh = getMesh(input);
+  if (!mesh)
+    return;
+  for (const RunProgram &program : schedules) {
+    MeshOp split = getMesh(*program.module);
+    if (!split || split.getShape().size() != mesh.getShape().size() + 1)
+      continue;
+    for (auto [index, axis] :
+         llvm::enumerate(mesh.getAxisNames().getAsRange<StringAttr>())) {
+      auto instanceAxis = StringAttr::get(input.getContext(),
+                                          axis.getValue() + "_replicate");
+      auto shardAxis =
+          StringAttr::get(input.getContext(), axis.getValue() + "_shard");
+      int64_t numInstances = split.getAxisSize(instanceAxis.getValue());
+      if (numInstances < 1 || mesh.getShape()[index] % numInstances != 0)
+        continue;
+      // Only the exact split counts; checkComparable refuses anything else.
+      ModuleOp candidate = input.clone();
+      MeshOp candidateMesh = getMesh(candidate);
+      splitMeshAxis(candidate, candidateMesh, axis, numInstances, instanceAxis,
+                    shardAxis);
+      bool same = candidateMesh.getAxisNames() == split.getAxisNames() &&
+                  candidateMesh.getShape() == split.getShape();
+      candidate.erase();
+      if (!same)
+        continue;
+      splitMeshAxis(input, mesh, axis, numInstances, instanceAxis, shardAxis);
+      return;
+    }
+  }
 }
 
 RunPlan ddp::planRun(ModuleOp input, std::vector<RunProgram> schedules,

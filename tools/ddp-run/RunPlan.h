@@ -83,6 +83,14 @@ std::vector<RunProgram> buildSchedules(mlir::ModuleOp input,
                                        mlir::MLIRContext &context,
                                        const RunRequest &request);
 
+/// When the schedules split an axis of the input's mesh into distributed-
+/// optimizer instances (`dp` into `dp_replicate` x `dp_shard`), splits it in
+/// `input` too: the same groups over the two axes, with the same ranks in
+/// the same order, so the unscheduled program computes what it did and
+/// every program runs on the one mesh the runtime is started with.
+void adoptSplitMesh(mlir::ModuleOp input,
+                    llvm::ArrayRef<RunProgram> schedules);
+
 RunPlan planRun(mlir::ModuleOp input, std::vector<RunProgram> schedules,
                 const RunRequest &request);
 

@@ -352,6 +352,7 @@ int main(int argc, char **argv) {
                      {scheduleOptions.begin(), scheduleOptions.end()},
                      verify};
   std::vector<RunProgram> schedules = buildSchedules(*input, context, request);
+  adoptSplitMesh(*input, schedules);
   if (schedules.size() > 1 && !verify)
     fail("several schedules run together only to be compared: add --verify");
   RunPlan plan = planRun(*input, std::move(schedules), request);

@@ -70,6 +70,13 @@ struct SchedulePipelineOptions
                      "gather at the start of the step instead of chaining "
                      "each to the previous one's wait"),
       llvm::cl::init(false)};
+  Option<int64_t> numDistributedOptimizerInstances{
+      *this, "num-distributed-optimizer-instances",
+      llvm::cl::desc("With use-distributed-optimizer: split the "
+                     "data-parallel group into this many instances, each "
+                     "sharding the optimizer, the shard all-reduced across "
+                     "them (Megatron's partial distributed optimizer)"),
+      llvm::cl::init(1)};
   Option<bool> padBucketsForHighNcclBusbw{
       *this, "pad-buckets-for-high-nccl-busbw",
       llvm::cl::desc("Pad bucket ends to lcm(n, 128, 2^16)"),

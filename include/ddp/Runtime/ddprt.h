@@ -86,9 +86,12 @@ typedef int32_t ddprt_status;
  * DDPRT_FLAG_RETURN_ERRORS, entry points return the status and keep the
  * message for ddprt_last_error. A collective timeout always ends all ranks. */
 #define DDPRT_FLAG_RETURN_ERRORS 0x1
-/* Reduce in group-rank order whatever the message size: all-reduce becomes
- * an all-gather followed by a sum folded in rank order, reduce-scatter an
- * all-to-all followed by the same. MPI (and NCCL) pick their reduction
+/* Reduce in one order whatever the message size: all-reduce becomes an
+ * all-gather followed by a sum in pairs of neighbouring group ranks, level
+ * by level (0+1, 2+3, ..., then the same on the sums; an odd last one is
+ * carried up), reduce-scatter an all-to-all followed by the same. (Pairs
+ * rather than a left fold so that a reduction within blocks of 2^j
+ * consecutive ranks followed by one across the blocks gives the same bits.) MPI (and NCCL) pick their reduction
  * algorithm, and so the order in which floating-point values are added, by
  * message size, so one gradient reduced alone and the same gradient
  * reduced inside a bucket may differ in the last bit in groups of more

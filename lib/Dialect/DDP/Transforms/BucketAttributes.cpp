@@ -126,3 +126,61 @@ std::string ddp::getGroupName(ArrayAttr axes) {
                                     }),
                     ",");
 }
+
+/// `axes` with `axis` replaced by `replacement`, in its place.
+static ArrayAttr replaceAxis(ArrayAttr axes, StringAttr axis,
+                             ArrayRef<Attribute> replacement) {
+  SmallVector<Attribute> result;
+  for (Attribute name : axes) {
+    if (name == axis)
+      llvm::append_range(result, replacement);
+    else
+      result.push_back(name);
+  }
+  return ArrayAttr::get(axes.getContext(), result);
+}
+
+void ddp::splitMeshAxis(ModuleOp module, MeshOp mesh, StringAttr axis,
+                          int64_t numInstances, StringAttr instanceAxis,
+                          StringAttr shardAxis) {
+  Builder builder(module.getContext());
+  SmallVector<Attribute> names;
+  SmallVector<int64_t> shape;
+  for (auto [name, size] : llvm::zip(mesh.getAxisNames(), mesh.getShape())) {
+    if (name != axis) {
+      names.push_back(name);
+      shape.push_back(size);
+      continue;
+    }
+    names.append({instanceAxis, shardAxis});
+    shape.append({numInstances, size / numInstances});
+  }
+  mesh.setAxisNamesAttr(builder.getArrayAttr(names));
+  mesh.setShapeAttr(builder.getDenseI64ArrayAttr(shape));
+
+  SmallVector<Attribute, 2> split = {instanceAxis, shardAxis};
+  FlatSymbolRefAttr meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+  module.walk([&](Operation *op) {
+    // Every op that names a group does so with these two attributes (the
+    // collectives, the shard optimizers).
+    auto opMesh = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
+    auto opAxes = op->getAttrOfType<ArrayAttr>("axes");
+    if (opMesh == meshRef && opAxes)
+      op->setAttr("axes", replaceAxis(opAxes, axis, split));
+    auto buckets = op->getAttrOfType<ArrayAttr>(kBucketsAttrName);
+    if (!buckets)
+      return;
+    SmallVector<Attribute> rewritten;
+    for (Attribute attr : buckets) {
+      auto bucket = dyn_cast<BucketAttr>(attr);
+      if (bucket && bucket.getMesh() == meshRef)
+        attr = BucketAttr::get(
+            bucket.getContext(), bucket.getDtype(), bucket.getMesh(),
+            replaceAxis(bucket.getAxes(), axis, split), bucket.getNumel(),
+            bucket.getPaddedNumel(), bucket.getAverageInCollective(),
+            bucket.getCheckFinite());
+      rewritten.push_back(attr);
+    }
+    op->setAttr(kBucketsAttrName, builder.getArrayAttr(rewritten));
+  });
+}

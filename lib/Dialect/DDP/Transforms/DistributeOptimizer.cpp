@@ -3,8 +3,12 @@
 // Turns each materialised bucket's all-reduce and its parameters' optimizer
 // ops into Megatron-Core's distributed-optimizer step: reduce-scatter, the
 // optimizer on this rank's shard, all-gather of the updated parameters.
-// Every bucket is checked before the first op changes, so a failing run
-// leaves the IR as it was. docs/DistributedOptimizer.md has the design.
+// With several distributed-optimizer instances the data-parallel axis of
+// the mesh is split into an instance axis and a shard axis, the shard is
+// all-reduced across the instances, and the shard's collectives run within
+// an instance. Every bucket is checked before the first op changes, so a
+// failing run leaves the IR as it was. docs/DistributedOptimizer.md has the
+// design.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,7 +49,13 @@ struct ShardPlan {
   /// The optimizer op of each gradient, in the unpack's order.
   SmallVector<Operation *> optimizers;
   SmallVector<Attribute> params;
-  int64_t groupSize = 1;
+  /// The ranks that share the bucket's optimizer: the group, or with
+  /// several instances the ranks of one instance.
+  int64_t numShards = 1;
+  /// The group of the reduce-scatter, shard optimizer and all-gather, and
+  /// with several instances the group across them (null otherwise): set
+  /// once every bucket is planned.
+  ArrayAttr shardAxes, instanceAxes;
   /// In order of their first parameter in the bucket; one group unless the
   /// layout mixed parameter types or optimizer settings in a bucket.
   SmallVector<UpdateGroup, 1> groups;
@@ -102,11 +112,12 @@ struct StepUpdates {
   llvm::DenseMap<StringAttr, Type> paramElement;
 };
 
-/// Checks bucket `index`, whose collective is `collective`, and plans it.
+/// Checks bucket `index`, whose collective is `collective`, and plans it
+/// for `numInstances` distributed-optimizer instances.
 static LogicalResult planShard(func::FuncOp step, int64_t index,
                                AllReduceOp collective,
                                const StepUpdates &stepUpdates,
-                               ShardPlan &plan) {
+                               int64_t numInstances, ShardPlan &plan) {
   const auto &updates = stepUpdates.updates;
   auto bucketError = [&](Operation *op) {
     return op->emitError() << "bucket " << index << ": ";
@@ -126,18 +137,37 @@ static LogicalResult planShard(func::FuncOp step, int64_t index,
   if (!mesh)
     return bucketError(collective)
            << collective.getMeshAttr() << " is not a ddp.mesh";
-  plan.groupSize = getGroupSize(mesh, collective.getAxesAttr());
-  if (plan.groupSize < 1)
+  int64_t groupSize = getGroupSize(mesh, collective.getAxesAttr());
+  if (groupSize < 1)
     return bucketError(collective)
            << "mesh " << collective.getMeshAttr() << " has no axes "
            << getGroupName(collective.getAxesAttr());
-  int64_t numel = collective.getInput().getType().getNumElements();
-  if (numel % plan.groupSize != 0)
+  if (numInstances > 1 && collective.getAxes().size() != 1)
     return bucketError(collective)
-           << "its " << numel << " elements do not split into "
-           << plan.groupSize << " equal shards; lay the buckets out with "
-           << "use-distributed-optimizer, which pads them to a multiple of "
-              "the group size";
+           << "its group " << collective.getMeshAttr() << "["
+           << getGroupName(collective.getAxesAttr()) << "] spans "
+           << collective.getAxes().size()
+           << " axes; num-distributed-optimizer-instances=" << numInstances
+           << " splits one data-parallel axis into instances";
+  if (groupSize % numInstances != 0)
+    return mesh.emitError()
+           << "num-distributed-optimizer-instances=" << numInstances
+           << " does not divide axis '"
+           << getGroupName(collective.getAxesAttr()) << "' (" << groupSize
+           << " ranks) of mesh " << collective.getMeshAttr()
+           << ": the data-parallel group cannot be split into equal instances";
+  plan.numShards = groupSize / numInstances;
+  int64_t numel = collective.getInput().getType().getNumElements();
+  if (numel % plan.numShards != 0) {
+    InFlightDiagnostic diag = bucketError(collective)
+                              << "its " << numel << " elements do not split "
+                              << "into " << plan.numShards << " equal shards";
+    if (numInstances > 1)
+      diag << " (the " << groupSize << " ranks of the group in "
+           << numInstances << " instances of " << plan.numShards << ")";
+    return diag << "; lay the buckets out with use-distributed-optimizer, "
+                   "which pads them to a multiple of the group size";
+  }
   if (!collective.getResult().hasOneUse())
     return bucketError(collective) << "its reduced bucket must be read by one "
                                       "ddp.bucket_unpack";
@@ -230,31 +260,87 @@ static LogicalResult checkReadsBeforeUpdate(const ShardPlan &plan,
 }
 
 void DistributeOptimizerPass::runOnOperation() {
-  func::FuncOp step = getOperation();
-  if (step.isExternal())
-    return;
-  // Only the module's ddp.param ops are read: steps are sharded in
-  // parallel, and a symbol table of the module would read sibling steps.
-  StepUpdates stepUpdates;
-  if (auto module = step->getParentOfType<ModuleOp>())
-    for (ParamOp param : module.getOps<ParamOp>())
-      stepUpdates.paramElement[param.getSymNameAttr()] =
-          param.getTensorType().getElementType();
-  SmallVector<std::pair<int64_t, AllReduceOp>> collectives;
-  step.walk([&](Operation *op) {
-    if (FlatSymbolRefAttr param = getUpdatedParam(op))
-      stepUpdates.updates[param.getAttr()].push_back(op);
-    if (auto allReduce = dyn_cast<AllReduceOp>(op))
-      if (auto index = op->getAttrOfType<IntegerAttr>(kBucketAttrName))
-        collectives.push_back({index.getInt(), allReduce});
-  });
+  ModuleOp module = getOperation();
+  int64_t numInstances = this->numInstances;
+  if (numInstances < 1) {
+    module.emitError() << "num-distributed-optimizer-instances must be at "
+                          "least 1, not "
+                       << numInstances;
+    return signalPassFailure();
+  }
+  llvm::DenseMap<StringAttr, Type> paramElement;
+  for (ParamOp param : module.getOps<ParamOp>())
+    paramElement[param.getSymNameAttr()] =
+        param.getTensorType().getElementType();
 
   SmallVector<ShardPlan, 0> plans;
-  for (auto [index, collective] : collectives) {
-    ShardPlan &plan = plans.emplace_back();
-    if (failed(planShard(step, index, collective, stepUpdates, plan)) ||
-        failed(checkReadsBeforeUpdate(plan, step)))
-      return signalPassFailure();
+  for (func::FuncOp step : module.getOps<func::FuncOp>()) {
+    if (step.isExternal())
+      continue;
+    StepUpdates stepUpdates;
+    stepUpdates.paramElement = paramElement;
+    SmallVector<std::pair<int64_t, AllReduceOp>> collectives;
+    step.walk([&](Operation *op) {
+      if (FlatSymbolRefAttr param = getUpdatedParam(op))
+        stepUpdates.updates[param.getAttr()].push_back(op);
+      // A bucket's all-reduce of a reduce-scatter's shard is the reduction
+      // across instances of a bucket already sharded.
+      if (auto allReduce = dyn_cast<AllReduceOp>(op))
+        if (auto index = op->getAttrOfType<IntegerAttr>(kBucketAttrName);
+            index && !allReduce.getInput().getDefiningOp<ReduceScatterOp>())
+          collectives.push_back({index.getInt(), allReduce});
+    });
+    for (auto [index, collective] : collectives) {
+      ShardPlan &plan = plans.emplace_back();
+      if (failed(planShard(step, index, collective, stepUpdates, numInstances,
+                           plan)) ||
+          failed(checkReadsBeforeUpdate(plan, step)))
+        return signalPassFailure();
+    }
+  }
+  if (plans.empty())
+    return;
+
+  if (numInstances == 1) {
+    for (ShardPlan &plan : plans)
+      plan.shardAxes = plan.collective.getAxesAttr();
+  } else {
+    // One axis is split, so every bucket must reduce over it.
+    AllReduceOp first = plans.front().collective;
+    for (ShardPlan &plan : plans)
+      if (plan.collective.getMeshAttr() != first.getMeshAttr() ||
+          plan.collective.getAxesAttr() != first.getAxesAttr()) {
+        InFlightDiagnostic diag =
+            plan.collective.emitError()
+            << "bucket " << plan.index << ": reduces over "
+            << plan.collective.getMeshAttr() << "["
+            << getGroupName(plan.collective.getAxesAttr())
+            << "] where bucket " << plans.front().index << " reduces over "
+            << first.getMeshAttr() << "[" << getGroupName(first.getAxesAttr())
+            << "]; num-distributed-optimizer-instances splits one axis";
+        diag.attachNote(first.getLoc()) << "bucket " << plans.front().index;
+        return signalPassFailure();
+      }
+    MeshOp mesh = lookupMesh(first->getParentOfType<func::FuncOp>(),
+                             first.getMeshAttr());
+    auto axis = cast<StringAttr>(first.getAxes()[0]);
+    auto instanceAxis =
+        StringAttr::get(&getContext(), axis.getValue() + "_replicate");
+    auto shardAxis = StringAttr::get(&getContext(), axis.getValue() + "_shard");
+    for (StringAttr name : {instanceAxis, shardAxis})
+      if (mesh.getAxisSize(name.getValue()) >= 0) {
+        mesh.emitError() << "num-distributed-optimizer-instances="
+                         << numInstances << " splits axis " << axis
+                         << " into " << instanceAxis << " and " << shardAxis
+                         << ", but the mesh already has an axis " << name;
+        return signalPassFailure();
+      }
+    splitMeshAxis(module, mesh, axis, numInstances, instanceAxis, shardAxis);
+    Builder builder(&getContext());
+    for (ShardPlan &plan : plans) {
+      plan.shardAxes = builder.getStrArrayAttr({shardAxis.getValue()});
+      plan.instanceAxes = builder.getStrArrayAttr({instanceAxis.getValue()});
+    }
   }
   for (ShardPlan &plan : plans)
     shard(plan);
@@ -263,7 +349,7 @@ void DistributeOptimizerPass::runOnOperation() {
 void DistributeOptimizerPass::shard(ShardPlan &plan) {
   AllReduceOp collective = plan.collective;
   RankedTensorType bucketType = collective.getInput().getType();
-  int64_t shardNumel = bucketType.getNumElements() / plan.groupSize;
+  int64_t shardNumel = bucketType.getNumElements() / plan.numShards;
   auto gradShardType =
       RankedTensorType::get({shardNumel}, bucketType.getElementType());
   DictionaryAttr bucketAttrs = collective->getDiscardableAttrDictionary();
@@ -274,21 +360,34 @@ void DistributeOptimizerPass::shard(ShardPlan &plan) {
   auto reduceScatter = ReduceScatterOp::create(
       builder, collective.getLoc(), gradShardType, /*token=*/Type(),
       collective.getReductionAttr(), collective.getInput(),
-      collective.getMeshAttr(), collective.getAxesAttr());
+      collective.getMeshAttr(), plan.shardAxes);
   reduceScatter->setDiscardableAttrs(bucketAttrs);
+  // With several instances, each holds a partial reduction of the shard;
+  // Megatron all-reduces it across the instances right after the
+  // reduce-scatter, with the same reduction. It belongs to the bucket, so
+  // that ddp-overlap-grad-reduce issues it asynchronously too.
+  Value reducedShard = reduceScatter.getResult();
+  if (plan.instanceAxes) {
+    builder.setInsertionPointAfter(reduceScatter);
+    auto acrossInstances = AllReduceOp::create(
+        builder, collective.getLoc(), gradShardType, /*token=*/Type(),
+        collective.getReductionAttr(), reducedShard, collective.getMeshAttr(),
+        plan.instanceAxes);
+    acrossInstances->setDiscardableAttrs(bucketAttrs);
+    reducedShard = acrossInstances.getResult();
+  }
 
   builder.setInsertionPoint(plan.firstUpdate);
   Location loc = plan.firstUpdate->getLoc();
   llvm::SmallDenseMap<Type, Value> gradShards;
-  gradShards[bucketType.getElementType()] = reduceScatter.getResult();
+  gradShards[bucketType.getElementType()] = reducedShard;
   for (UpdateGroup &group : plan.groups) {
     // The optimizer reads the gradients as the per-parameter ops did: cast
     // back to their type where the bucket reduced them in a wider one.
     Value &gradShard = gradShards[group.gradElement];
     if (!gradShard) {
       auto castBack = CastOp::create(
-          builder, loc, gradShardType.clone(group.gradElement),
-          reduceScatter.getResult());
+          builder, loc, gradShardType.clone(group.gradElement), reducedShard);
       castBack->setDiscardableAttrs(bucketAttrs);
       gradShard = castBack.getResult();
     }
@@ -299,18 +398,18 @@ void DistributeOptimizerPass::shard(ShardPlan &plan) {
     if (auto sgd = dyn_cast<SGDOp>(group.representative)) {
       paramShard = ShardSGDOp::create(builder, loc, paramShardType, gradShard,
                                       params, offsets, collective.getMeshAttr(),
-                                      collective.getAxesAttr(), sgd.getLrAttr());
+                                      plan.shardAxes, sgd.getLrAttr());
     } else {
       auto adam = cast<AdamOp>(group.representative);
       paramShard = ShardAdamOp::create(
           builder, loc, paramShardType, gradShard, params, offsets,
-          collective.getMeshAttr(), collective.getAxesAttr(), adam.getLrAttr(),
+          collective.getMeshAttr(), plan.shardAxes, adam.getLrAttr(),
           adam.getBeta1Attr(), adam.getBeta2Attr(), adam.getEpsAttr());
     }
     Value gathered =
         AllGatherOp::create(builder, loc, bucketType.clone(group.paramElement),
                             /*token=*/Type(), paramShard,
-                            collective.getMeshAttr(), collective.getAxesAttr())
+                            collective.getMeshAttr(), plan.shardAxes)
             .getResult();
     SetParamsOp::create(builder, loc, gathered, params, offsets);
   }

@@ -4,7 +4,10 @@
 // bucket's collective (casts, packing, the NaN check, pre-scaling) move with
 // it to right after the last op they need, those after it (unpacking, casts
 // back) sink to their first use, and the collective becomes asynchronous
-// with its wait before that use.
+// with its wait before that use. With several distributed-optimizer
+// instances a bucket has a second collective, the all-reduce of the shard
+// across instances: it is issued asynchronously once the next bucket is
+// ready, after the wait for the reduce-scatter.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +35,11 @@ struct BucketOps {
   /// A ddp.all_reduce, or a ddp.reduce_scatter under the distributed
   /// optimizer.
   Operation *collective = nullptr;
+  /// Under several distributed-optimizer instances: the all-reduce of the
+  /// reduce-scatter's shard across them, and the wait for the
+  /// reduce-scatter that goes before it.
+  AllReduceOp acrossInstances;
+  Operation *collectiveWait = nullptr;
   SmallVector<Operation *> afterCollective;
 };
 
@@ -77,6 +85,8 @@ private:
   LogicalResult overlapStep(func::FuncOp step);
   void overlapBucket(Block &block, BlockOrder &order, BucketOps &bucket,
                      Operation *&lastIssued);
+  void issueAcrossInstances(Block &block, BlockOrder &order, BucketOps &bucket,
+                            Operation *nextBucketIssue);
 };
 
 } // namespace
@@ -100,6 +110,14 @@ LogicalResult OverlapGradReducePass::overlapStep(func::FuncOp step) {
       return WalkResult::interrupt();
     }
     BucketOps &bucket = buckets[index.getInt()];
+    auto acrossInstances = dyn_cast<AllReduceOp>(op);
+    if (acrossInstances &&
+        isa_and_nonnull<ReduceScatterOp>(bucket.collective) &&
+        !bucket.acrossInstances &&
+        acrossInstances.getInput() == bucket.collective->getResult(0)) {
+      bucket.acrossInstances = acrossInstances;
+      return WalkResult::advance();
+    }
     if (isa<CollectiveOpInterface>(op)) {
       if (!isa<AllReduceOp, ReduceScatterOp>(op) || bucket.collective) {
         op->emitError("bucket ")
@@ -130,8 +148,18 @@ LogicalResult OverlapGradReducePass::overlapStep(func::FuncOp step) {
   Block &block = step.getBody().front();
   BlockOrder order(block);
   Operation *lastIssued = nullptr;
-  for (auto &[index, bucket] : buckets)
+  BucketOps *previous = nullptr;
+  for (auto &[index, bucket] : buckets) {
     overlapBucket(block, order, bucket, lastIssued);
+    Operation *issue = bucket.beforeCollective.empty()
+                           ? bucket.collective
+                           : bucket.beforeCollective.front();
+    if (previous && previous->acrossInstances)
+      issueAcrossInstances(block, order, *previous, issue);
+    previous = &bucket;
+  }
+  if (previous && previous->acrossInstances)
+    issueAcrossInstances(block, order, *previous, /*nextBucketIssue=*/nullptr);
   return success();
 }
 
@@ -157,6 +185,7 @@ void OverlapGradReducePass::overlapBucket(Block &block, BlockOrder &order,
   if (cast<AsyncOpInterface>(collective).isAsync()) {
     // Already asynchronous (the pass ran before); keep the issue order.
     lastIssued = collective;
+    bucket.acrossInstances = nullptr;
     return;
   }
 
@@ -193,6 +222,7 @@ void OverlapGradReducePass::overlapBucket(Block &block, BlockOrder &order,
   collective->getResult(0).replaceAllUsesWith(async->getResult(0));
   order.replaced(collective, async);
   collective->erase();
+  bucket.collective = async;
   lastIssued = async;
   ++numCollectivesMadeAsync;
 
@@ -228,6 +258,51 @@ void OverlapGradReducePass::overlapBucket(Block &block, BlockOrder &order,
       waitBefore = top;
   }
   builder.setInsertionPoint(waitBefore ? waitBefore : terminator);
+  bucket.collectiveWait =
+      WaitOp::create(builder, async->getLoc(),
+                     cast<AsyncOpInterface>(async).getAsyncToken());
+  bucket.collectiveWait->setAttr(kBucketAttrName,
+                                 async->getAttr(kBucketAttrName));
+}
+
+/// Issues the all-reduce across instances of `bucket` asynchronously. The
+/// runtime cannot make one asynchronous collective wait for another without
+/// the compute stream, so the reduce-scatter's wait comes first: right
+/// before the next bucket is issued (`nextBucketIssue`), when the
+/// reduce-scatter has had that bucket's backward to finish; or where the
+/// all-reduce was, for the last bucket or when its result is used before
+/// the next bucket. Its own wait goes before the first use of its result.
+void OverlapGradReducePass::issueAcrossInstances(Block &block,
+                                                 BlockOrder &order,
+                                                 BucketOps &bucket,
+                                                 Operation *nextBucketIssue) {
+  AllReduceOp acrossInstances = bucket.acrossInstances;
+  auto firstUseOf = [&](Value value) {
+    Operation *first = nullptr;
+    for (Operation *user : value.getUsers()) {
+      Operation *top = block.findAncestorOpInBlock(*user);
+      if (top && (!first || order.isBefore(top, first)))
+        first = top;
+    }
+    return first;
+  };
+  Operation *firstUse = firstUseOf(acrossInstances.getResult());
+  if (nextBucketIssue &&
+      (!firstUse || order.isBefore(nextBucketIssue, firstUse))) {
+    for (Operation *op :
+         {bucket.collectiveWait, acrossInstances.getOperation()}) {
+      op->moveBefore(nextBucketIssue);
+      order.movedBefore(op, nextBucketIssue);
+    }
+  }
+  OpBuilder builder(acrossInstances);
+  Operation *async = createAsync(builder, acrossInstances);
+  async->setDiscardableAttrs(acrossInstances->getDiscardableAttrDictionary());
+  acrossInstances.getResult().replaceAllUsesWith(async->getResult(0));
+  order.replaced(acrossInstances, async);
+  acrossInstances->erase();
+  ++numCollectivesMadeAsync;
+  builder.setInsertionPoint(firstUse ? firstUse : block.getTerminator());
   WaitOp::create(builder, async->getLoc(),
                  cast<AsyncOpInterface>(async).getAsyncToken())
       ->setAttr(kBucketAttrName, async->getAttr(kBucketAttrName));

@@ -124,6 +124,47 @@ func.func @reduce_scatter(%ga: tensor<8xf32>, %x: tensor<4x4xf32>) {
 
 // -----
 
+// Several distributed-optimizer instances: a bucket's reduce-scatter within
+// an instance is followed by the all-reduce of its shard across instances.
+// The reduce-scatter is issued after the bucket's last gradient; its wait
+// and the asynchronous all-reduce go right before the next bucket is issued
+// (for the last bucket, where the all-reduce was); the all-reduce's wait
+// goes before the shard optimizer.
+// CHECK-LABEL: func.func @across_instances
+// CHECK:      ddp.grad_ready @a
+// CHECK-NEXT: %[[R0:.*]], %[[T0:.*]] = ddp.reduce_scatter sum %{{.*}} over @world[dp_shard] async {ddp.bucket = 0 : i64} : tensor<8xf32> -> tensor<4xf32>
+// CHECK-NEXT: ddp.gemm
+// CHECK-NEXT: ddp.grad_ready @b
+// CHECK-NEXT: ddp.wait %[[T0]] {ddp.bucket = 0 : i64}
+// CHECK-NEXT: %[[A0:.*]], %[[U0:.*]] = ddp.all_reduce sum %[[R0]] over @world[dp_replicate] async {ddp.bucket = 0 : i64} : tensor<4xf32>
+// CHECK-NEXT: %[[R1:.*]], %[[T1:.*]] = ddp.reduce_scatter sum %{{.*}} over @world[dp_shard] async {ddp.bucket = 1 : i64} : tensor<8xf32> -> tensor<4xf32>
+// CHECK-NEXT: ddp.gemm
+// CHECK-NEXT: ddp.wait %[[T1]] {ddp.bucket = 1 : i64}
+// CHECK-NEXT: %[[A1:.*]], %[[U1:.*]] = ddp.all_reduce sum %[[R1]] over @world[dp_replicate] async {ddp.bucket = 1 : i64} : tensor<4xf32>
+// CHECK-NEXT: ddp.wait %[[U0]] {ddp.bucket = 0 : i64}
+// CHECK-NEXT: ddp.shard_sgd %[[A0]]
+// CHECK-NEXT: ddp.wait %[[U1]] {ddp.bucket = 1 : i64}
+// CHECK-NEXT: ddp.shard_sgd %[[A1]]
+// CHECK-NEXT: return
+ddp.mesh @world(dp_replicate = 2, dp_shard = 2)
+ddp.param @a : tensor<8xf32>
+ddp.param @b : tensor<8xf32>
+func.func @across_instances(%ga: tensor<8xf32>, %gb: tensor<8xf32>, %x: tensor<4x4xf32>) {
+  %a = ddp.grad_ready @a, %ga : tensor<8xf32>
+  %y = ddp.gemm dgrad %x, %x : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %b = ddp.grad_ready @b, %gb : tensor<8xf32>
+  %z = ddp.gemm dgrad %x, %x : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %r0 = ddp.reduce_scatter sum %a over @world[dp_shard] {ddp.bucket = 0 : i64} : tensor<8xf32> -> tensor<4xf32>
+  %a0 = ddp.all_reduce sum %r0 over @world[dp_replicate] {ddp.bucket = 0 : i64} : tensor<4xf32>
+  %r1 = ddp.reduce_scatter sum %b over @world[dp_shard] {ddp.bucket = 1 : i64} : tensor<8xf32> -> tensor<4xf32>
+  %a1 = ddp.all_reduce sum %r1 over @world[dp_replicate] {ddp.bucket = 1 : i64} : tensor<4xf32>
+  %n0 = ddp.shard_sgd %a0 params [@a] offsets [0] over @world[dp_shard] lr 0.1 : tensor<4xf32> -> tensor<4xf32>
+  %n1 = ddp.shard_sgd %a1 params [@b] offsets [0] over @world[dp_shard] lr 0.1 : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
 ddp.mesh @world(dp = 2)
 ddp.param @a : tensor<4xf32>
 func.func @two_collectives(%ga: tensor<4xf32>) {

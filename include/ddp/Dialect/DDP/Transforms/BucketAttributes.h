@@ -90,6 +90,17 @@ MeshOp lookupMesh(mlir::func::FuncOp step, mlir::FlatSymbolRefAttr name);
 /// "dp", "dp,cp": how the layout report names a group.
 std::string getGroupName(mlir::ArrayAttr axes);
 
+/// Splits `axis` of `mesh` into `instanceAxis` (`numInstances`, slower) and
+/// `shardAxis` (the rest) in its place, and rewrites every group over
+/// `axis` in `module`, the recorded bucket layouts included, to the same
+/// group over the two: the first axis varies slowest, so a rank's index in
+/// the group is unchanged, and a group over `shardAxis` is one instance's
+/// consecutive ranks, as Megatron lays out its distributed-optimizer
+/// instances. `numInstances` must divide the axis.
+void splitMeshAxis(mlir::ModuleOp module, MeshOp mesh, mlir::StringAttr axis,
+                   int64_t numInstances, mlir::StringAttr instanceAxis,
+                   mlir::StringAttr shardAxis);
+
 } // namespace ddp
 
 #endif // DDP_DIALECT_DDP_TRANSFORMS_BUCKETATTRIBUTES_H

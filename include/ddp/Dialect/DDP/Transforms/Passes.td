@@ -213,7 +213,7 @@ def Bucketize : Pass<"ddp-bucketize", "mlir::func::FuncOp"> {
 }
 
 def DistributeOptimizer
-    : Pass<"ddp-distribute-optimizer", "mlir::func::FuncOp"> {
+    : Pass<"ddp-distribute-optimizer", "mlir::ModuleOp"> {
   let summary = "shard the optimizer over the data-parallel group, per bucket";
   let description = [{
     Megatron-Core's distributed optimizer on the buckets `ddp-bucketize`
@@ -246,7 +246,37 @@ def DistributeOptimizer
     parameter's optimizer, a parameter is updated twice, or its value is
     read between the bucket's first update and its own; the error names the
     bucket and the parameter. Buckets already sharded are left alone.
+
+    With `num-distributed-optimizer-instances=k` (Megatron's partial
+    distributed optimizer, HSDP in PyTorch's terms) the data-parallel axis
+    `dp` of the buckets' group is split into `dp_replicate = k` (the
+    instance, slowest) and `dp_shard = dp/k` (the rank in the instance), and
+    every group over `dp` in the module becomes the same group over
+    `[dp_replicate, dp_shard]`. The bucket is reduce-scattered within the
+    instance (`[dp_shard]`), its shard all-reduced across the instances
+    (`[dp_replicate]`), and the shard optimizer and all-gather run within
+    the instance:
+
+    ```mlir
+    ddp.mesh @world(dp_replicate = 2, dp_shard = 2)
+    %g = ddp.reduce_scatter sum %s over @world[dp_shard] {ddp.bucket = 0 : i64}
+        : tensor<2048xf32> -> tensor<1024xf32>
+    %a = ddp.all_reduce sum %g over @world[dp_replicate] : tensor<1024xf32>
+    %p = ddp.shard_sgd %a params [@b, @a] offsets [0, 1024]
+        over @world[dp_shard] lr 0.1 : tensor<1024xf32> -> tensor<1024xf32>
+    %w = ddp.all_gather %p over @world[dp_shard] : tensor<1024xf32> -> tensor<2048xf32>
+    ```
+
+    `k` must divide the axis, the buckets must all reduce over that one
+    axis of one mesh, and the mesh must not have the two new axis names.
   }];
+  let options = [
+    Option<"numInstances", "num-distributed-optimizer-instances", "int64_t",
+           /*default=*/"1",
+           "Split the data-parallel group into this many instances, each "
+           "sharding the optimizer alone (Megatron's "
+           "num_distributed_optimizer_instances); 1: one instance">,
+  ];
   let statistics = [
     Statistic<"numBucketsSharded", "buckets-sharded",
               "Bucket reductions turned into reduce-scatters">,
@@ -265,7 +295,11 @@ def OverlapGradReduce : Pass<"ddp-overlap-grad-reduce", "mlir::func::FuncOp"> {
     collective returns a token, and `ddp.wait` goes right before the first
     use of its result; the unpacking and casts back sink to their first use.
     Megatron's --overlap-grad-reduce; without this pass the buckets are
-    reduced synchronously at the end of the backward pass.
+    reduced synchronously at the end of the backward pass. A bucket of
+    several distributed-optimizer instances also has the all-reduce of its
+    reduce-scatter's shard across instances: the reduce-scatter's wait and
+    that all-reduce, asynchronous, go right before the next bucket is
+    issued (for the last bucket, where the all-reduce was).
   }];
   let statistics = [
     Statistic<"numCollectivesMadeAsync", "async-collectives",
