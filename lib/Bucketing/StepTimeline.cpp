@@ -74,9 +74,10 @@ ShardedTail ShardedTailBuilder::build(unsigned stream, ElementType bucketType,
     ShardedGroup group;
     if (!llvm::is_contained(castTo, update.gradType)) {
       castTo.push_back(update.gradType);
-      group.beforeGather = model.memoryTime(
+      group.cast = model.memoryTime(
           shardNumel * getElementBytes(bucketType) +
           shardNumel * getElementBytes(update.gradType));
+      group.beforeGather = group.cast;
     }
     group.beforeGather += model.optimizerTime(update.rule, shardNumel,
                                               update.paramType,
@@ -87,6 +88,9 @@ ShardedTail ShardedTailBuilder::build(unsigned stream, ElementType bucketType,
         costs.placement[stream]);
     group.afterGather =
         model.memoryTime(2 * (numel * getElementBytes(update.paramType)));
+    // Simulator: ddp.get_param_shard and ddp.set_param_shard copy the shard.
+    group.shardCopy =
+        model.memoryTime(2 * (shardNumel * getElementBytes(update.paramType)));
     tail.groups.push_back(group);
   }
   return tail;
@@ -128,6 +132,14 @@ void StepTimeline::addGradientReady(size_t gradient) {
   backward.push_back({Item::Ready, 0, 0, gradient});
 }
 
+void StepTimeline::addParamUse(size_t gradient, size_t ordinal) {
+  if (inTail && buildError.empty())
+    buildError = llvm::formatv("the first use of gradient {0}'s parameter is "
+                               "marked after the backward part",
+                               gradient);
+  backward.push_back({Item::ParamUse, 0, 0, gradient, ordinal});
+}
+
 void StepTimeline::beginTail() { inTail = true; }
 
 void StepTimeline::addTailCompute(double seconds,
@@ -150,7 +162,17 @@ llvm::Error StepTimeline::verify() const {
         llvm::formatv("the compute slowdown must be at least 1, got {0}",
                       llvm::format("%g", slowdown)));
   size_t expected = 0;
+  std::vector<bool> used(numGradients, false);
   for (const Item &item : backward) {
+    if (item.kind == Item::ParamUse) {
+      if (item.gradient >= numGradients || used[item.gradient])
+        return llvm::createStringError(llvm::formatv(
+            "the first use of gradient {0}'s parameter is marked twice or "
+            "the gradient is not one of {1}",
+            item.gradient, numGradients));
+      used[item.gradient] = true;
+      continue;
+    }
     if (!(item.seconds >= 0) || !std::isfinite(item.seconds))
       return llvm::createStringError(
           llvm::formatv("a kernel or collective takes {0} s",
@@ -190,6 +212,11 @@ TimelineReplay::TimelineReplay(const StepTimeline &timeline,
   readyEvent.assign(timeline.numGradients, 0);
   segmentBegin.push_back(0);
   for (const StepTimeline::Item &item : timeline.backward) {
+    if (item.kind == StepTimeline::Item::ParamUse) {
+      paramUses.push_back(
+          {events.size(), work.size(), item.gradient, item.ordinal});
+      continue;
+    }
     bool isEvent = item.kind == StepTimeline::Item::Ready ||
                    (item.kind == StepTimeline::Item::Blocking &&
                     bucketStream[item.stream]);
@@ -381,6 +408,8 @@ ShardedTail TimelineReplay::getShardedTail(const Bucket &bucket) const {
 }
 
 double TimelineReplay::evaluate(const BucketLayout &layout) const {
+  if (costs.distributedOptimizer && costs.overlapParamGather)
+    return evaluateWithParamGather(layout);
   // Bucket k is issued after the ready event of its last gradient and after
   // bucket k - 1 (the overlap pass keeps the layout's issue order).
   std::vector<std::vector<size_t>> issuedAt(events.size());
@@ -413,9 +442,134 @@ double TimelineReplay::evaluate(const BucketLayout &layout) const {
   return replayShardedTail(layout, sharded, collectiveEnd, state.clock);
 }
 
+double
+TimelineReplay::evaluateWithParamGather(const BucketLayout &layout) const {
+  std::vector<std::vector<size_t>> issuedAt(events.size());
+  size_t position = 0;
+  for (auto [index, bucket] : llvm::enumerate(layout.buckets)) {
+    position = std::max(position, readyEvent[getLastReadyIndex(bucket)]);
+    issuedAt[position].push_back(index);
+  }
+  std::vector<ShardedTail> sharded;
+  for (const Bucket &bucket : layout.buckets)
+    sharded.push_back(getShardedTail(bucket));
+
+  // One all-gather per group of each bucket, as ddp-distribute-optimizer
+  // leaves them (buckets in tail order, groups in their order), then in
+  // ddp-overlap-param-gather's forward order: by the first op naming one of
+  // their parameters, or, for a group whose parameters nothing names before
+  // the tail, its shard optimizer.
+  constexpr size_t kInTail = SIZE_MAX;
+  std::vector<size_t> useOrdinal(readyEvent.size(), kInTail);
+  for (const ParamUse &use : paramUses)
+    useOrdinal[use.gradient] = use.ordinal;
+  struct Gather {
+    size_t bucket;
+    size_t group;
+    size_t firstUse;
+    double end = 0;
+  };
+  std::vector<Gather> gathers;
+  std::vector<size_t> byPosition(layout.buckets.size());
+  for (size_t index = 0; index < byPosition.size(); ++index)
+    byPosition[index] = index;
+  llvm::stable_sort(byPosition, [&](size_t a, size_t b) {
+    return sharded[a].position < sharded[b].position;
+  });
+  for (size_t index : byPosition) {
+    // ShardedTailBuilder's groups: update classes by first gradient.
+    llvm::SmallVector<unsigned, 1> classes;
+    size_t first = gathers.size();
+    for (const BucketEntry &entry : layout.buckets[index].entries) {
+      unsigned updateClass = costs.update[entry.gradient].updateClass;
+      auto *known = llvm::find(classes, updateClass);
+      size_t group = known - classes.begin();
+      if (known == classes.end()) {
+        classes.push_back(updateClass);
+        gathers.push_back({index, group, kInTail});
+      }
+      size_t &firstUse = gathers[first + group].firstUse;
+      firstUse = std::min(firstUse, useOrdinal[entry.gradient]);
+    }
+  }
+  llvm::stable_sort(gathers, [](const Gather &a, const Gather &b) {
+    return a.firstUse < b.firstUse;
+  });
+  std::vector<llvm::SmallVector<size_t, 1>> gatherOf(layout.buckets.size());
+  for (auto [index, gather] : llvm::enumerate(gathers)) {
+    auto &groups = gatherOf[gather.bucket];
+    groups.resize(std::max(groups.size(), gather.group + 1));
+    groups[gather.group] = index;
+  }
+
+  State state = initialState();
+  sim::StepClock &clock = state.clock;
+  auto getGroup = [&](const Gather &gather) -> const ShardedGroup & {
+    return sharded[gather.bucket].groups[gather.group];
+  };
+  // Simulator, op by op: ddp.get_param_shard, the asynchronous all-gather;
+  // at the first use ddp.wait, ddp.set_params and, chained, the next issue.
+  size_t nextIssue = 0, nextWait = 0;
+  auto issueGather = [&]() {
+    Gather &gather = gathers[nextIssue++];
+    const ShardedGroup &group = getGroup(gather);
+    clock.runKernel(group.shardCopy);
+    unsigned stream =
+        costs.stream[layout.buckets[gather.bucket].entries.front().gradient];
+    gather.end = clock.issueCollective(stream, group.gather).end;
+  };
+  auto waitGather = [&]() {
+    const Gather &gather = gathers[nextWait++];
+    clock.blockUntil(gather.end);
+    clock.runKernel(getGroup(gather).afterGather);
+    if (!costs.alignParamGather && nextIssue < gathers.size())
+      issueGather();
+  };
+  if (costs.alignParamGather)
+    while (nextIssue < gathers.size())
+      issueGather();
+  else if (!gathers.empty())
+    issueGather();
+
+  std::vector<double> collectiveEnd(layout.buckets.size());
+  size_t nextUse = 0;
+  for (size_t event = 0; event <= events.size(); ++event) {
+    size_t begin = segmentBegin[event];
+    for (; nextUse < paramUses.size() && paramUses[nextUse].event == event;
+         ++nextUse) {
+      const ParamUse &use = paramUses[nextUse];
+      clock.runWork(work, begin, use.workIndex);
+      begin = use.workIndex;
+      while (nextWait < gathers.size() &&
+             gathers[nextWait].firstUse == use.ordinal)
+        waitGather();
+    }
+    clock.runWork(work, begin, segmentBegin[event + 1]);
+    if (event == events.size())
+      break;
+    runEvent(event, state);
+    for (size_t index : issuedAt[event]) {
+      const Bucket &bucket = layout.buckets[index];
+      collectiveEnd[index] = issueBucket(
+          state, getIssueTime(bucket),
+          costs.stream[bucket.entries.front().gradient],
+          getCollectiveTime(bucket), getFirstUse(bucket), &sharded[index]);
+    }
+  }
+  return replayShardedTail(
+      layout, sharded, collectiveEnd, clock, [&](size_t bucket, size_t group) {
+        size_t index = gatherOf[bucket][group];
+        if (gathers[index].firstUse != kInTail)
+          return;
+        assert(index == nextWait && "tail gathers are waited in tail order");
+        waitGather();
+      });
+}
+
 double TimelineReplay::replayShardedTail(
     const BucketLayout &layout, llvm::ArrayRef<ShardedTail> sharded,
-    llvm::ArrayRef<double> collectiveEnd, sim::StepClock &clock) const {
+    llvm::ArrayRef<double> collectiveEnd, sim::StepClock &clock,
+    llvm::function_ref<void(size_t, size_t)> beforeShardOptimizer) const {
   // Op by op, as the simulator runs the scheduled tail: a bucket's wait,
   // then per group the cast and the shard optimizer, the all-gather (which
   // holds the compute stream) and the copy.
@@ -428,10 +582,18 @@ double TimelineReplay::replayShardedTail(
   auto runBucket = [&](size_t index) {
     clock.blockUntil(collectiveEnd[index]);
     unsigned stream = costs.stream[layout.buckets[index].entries.front().gradient];
-    for (const ShardedGroup &group : sharded[index].groups) {
-      clock.runKernel(group.beforeGather);
-      clock.blockUntil(clock.issueCollective(stream, group.gather).end);
-      clock.runKernel(group.afterGather);
+    for (auto [number, group] : llvm::enumerate(sharded[index].groups)) {
+      if (!costs.overlapParamGather) {
+        clock.runKernel(group.beforeGather);
+        clock.blockUntil(clock.issueCollective(stream, group.gather).end);
+        clock.runKernel(group.afterGather);
+        continue;
+      }
+      // The cast, the shard optimizer and ddp.set_param_shard.
+      clock.runKernel(group.cast);
+      beforeShardOptimizer(index, number);
+      clock.runKernel(group.beforeGather - group.cast);
+      clock.runKernel(group.shardCopy);
     }
   };
   size_t next = 0;

@@ -24,6 +24,8 @@ void ddp::populateDDPSchedulePipeline(OpPassManager &pm,
   assign.bucketBytes = options.bucketBytes;
   assign.numBuckets = either(options.numBuckets, options.megatronNumBuckets);
   assign.useDistributedOptimizer = options.useDistributedOptimizer;
+  assign.overlapParamGather = options.overlapParamGather;
+  assign.alignParamGather = options.alignParamGather;
   assign.padBucketsForHighNcclBusbw =
       options.padBucketsForHighNcclBusbw || options.megatronPadBuckets;
   assign.gradReduceInFp32 =

@@ -511,6 +511,20 @@ LogicalResult StepSimulator::simulate(Operation *op) {
         runCompute(op, "set_params", model.memoryTime(2 * bytes));
         return success();
       })
+      // overlap-param-gather's reads and writes of the rank's shard of the
+      // parameters: a copy of the shard, priced on its whole size as the
+      // shard optimizers are (which parameter elements a rank's shard holds
+      // depends on the rank).
+      .Case([&](GetParamShardOp get) {
+        runCompute(op, "get_param_shard",
+                   model.memoryTime(2 * getTensorBytes(get.getType())));
+        return success();
+      })
+      .Case([&](SetParamShardOp set) {
+        runCompute(op, "set_param_shard",
+                   model.memoryTime(2 * getTensorBytes(set.getShard().getType())));
+        return success();
+      })
       .Case([&](GradReadyOp ready) {
         result.gradReady.push_back({ready.getParam().str(), clock.getNow(),
                                     getNumElements(ready.getType()),

@@ -104,7 +104,10 @@ struct ShardedTwoGradients {
                                         /*scaleSecondsPerElement=*/1)};
   StepTimeline timeline;
 
-  explicit ShardedTwoGradients(double slowdown) : timeline(2, 1, slowdown) {
+  /// With `paramUses`, g1's parameter is first used at t = 0 (op 0) and
+  /// g0's at t = 4 (op 1), in the 10 s before g0 is ready.
+  explicit ShardedTwoGradients(double slowdown, bool paramUses = false)
+      : timeline(2, 1, slowdown) {
     costs.stream = {0, 0};
     costs.packTime = {0, 0};
     costs.unpackTime = {0, 0};
@@ -115,7 +118,14 @@ struct ShardedTwoGradients {
     costs.update.resize(2);
     for (ShardedUpdate &update : costs.update)
       update.numel = 4;
-    timeline.addCompute(10);
+    if (paramUses) {
+      timeline.addParamUse(1, 0);
+      timeline.addCompute(4);
+      timeline.addParamUse(0, 1);
+      timeline.addCompute(6);
+    } else {
+      timeline.addCompute(10);
+    }
     timeline.addGradientReady(0);
     timeline.addCompute(10);
     timeline.addGradientReady(1);
@@ -171,6 +181,31 @@ TEST(StepTimeline, ShardedUpdateClassesGetAGroupEach) {
   EXPECT_DOUBLE_EQ(step.evaluate({{0, 1}}), 58);
 }
 
+TEST(StepTimeline, ParamUsesDoNotChangeTheSynchronousGathers) {
+  EXPECT_DOUBLE_EQ(ShardedTwoGradients(1, true).evaluate({{0}, {1}}), 40);
+}
+
+TEST(StepTimeline, OverlappedParamGathersRunInForwardOrder) {
+  // g1's bucket is gathered first: its shard copied out of the parameters
+  // (2 elements, 16 B, 2 s), all-gathered 2 -> 4, waited at its first use
+  // and copied into the parameters (4 s): 8; then g0's bucket is issued,
+  // copy 8 -> 10, all-gather 10 -> 12. The 4 s kernel: 14; g0's bucket is
+  // complete, its copy: 18; the 6 s kernel: 24, reduce-scatter 24 -> 26;
+  // the 10 s kernel: 34, reduce-scatter 34 -> 36. The tail: per bucket SGD
+  // (3 s) and the copy of the shard into the parameters (2 s): 39, then
+  // after the second reduce-scatter 44, and the 2 s kernel: 46.
+  ShardedTwoGradients chained(1, true);
+  chained.costs.overlapParamGather = true;
+  EXPECT_DOUBLE_EQ(chained.evaluate({{0}, {1}}), 46);
+  // Aligned: both issued at the start, the second all-gather 4 -> 6 behind
+  // the first; the first use waits until 4, copies until 8; the kernel: 12,
+  // the second copy: 16, and everything after is 2 s earlier: 44.
+  ShardedTwoGradients aligned(1, true);
+  aligned.costs.overlapParamGather = true;
+  aligned.costs.alignParamGather = true;
+  EXPECT_DOUBLE_EQ(aligned.evaluate({{0}, {1}}), 44);
+}
+
 TEST(StepTimeline, VerifyNamesTheProblem) {
   StepTimeline timeline(2, 1, 1);
   timeline.addGradientReady(1);
@@ -184,6 +219,21 @@ TEST(StepTimeline, VerifyNamesTheProblem) {
   slow.beginTail();
   EXPECT_EQ(llvm::toString(slow.verify()),
             "the compute slowdown must be at least 1, got 0.5");
+  StepTimeline twice(1, 1, 1);
+  twice.addParamUse(0, 0);
+  twice.addParamUse(0, 1);
+  twice.addGradientReady(0);
+  twice.beginTail();
+  EXPECT_EQ(llvm::toString(twice.verify()),
+            "the first use of gradient 0's parameter is marked twice or the "
+            "gradient is not one of 1");
+  StepTimeline late(1, 1, 1);
+  late.addGradientReady(0);
+  late.beginTail();
+  late.addParamUse(0, 2);
+  EXPECT_EQ(llvm::toString(late.verify()),
+            "the first use of gradient 0's parameter is marked after the "
+            "backward part");
 }
 
 } // namespace

@@ -153,10 +153,17 @@ TEST_F(SchedulePipelineTest, AutoPredictsTheSimulatedStepTime) {
     for (StringRef hw : {"h100-sxm-ib400", "a100-sxm-ib200"}) {
       for (int64_t dp : {0, 64}) {
         // With the distributed optimizer auto replays the reduce-scatters,
-        // the shard optimizers and the all-gathers.
+        // the shard optimizers and the all-gathers; with
+        // overlap-param-gather the all-gathers in the forward, chained or
+        // aligned.
         for (StringRef extra :
              {"", " grad-reduce-in-fp32=true", " use-distributed-optimizer=true",
-              " use-distributed-optimizer=true grad-reduce-in-fp32=true"}) {
+              " use-distributed-optimizer=true grad-reduce-in-fp32=true",
+              " use-distributed-optimizer=true overlap-param-gather=true",
+              " use-distributed-optimizer=true overlap-param-gather=true "
+              "grad-reduce-in-fp32=true",
+              " use-distributed-optimizer=true overlap-param-gather=true "
+              "align-param-gather=true"}) {
           std::string options =
               ("policy=auto hw=" + hw + " dp=" + std::to_string(dp) + extra)
                   .str();

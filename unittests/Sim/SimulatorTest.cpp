@@ -319,6 +319,34 @@ func.func @step(%g: tensor<2000000xf32>) {
   EXPECT_NEAR(duration["set_params"], 2 * 1999998 * 2 / 1e12, kTolerance);
 }
 
+// overlap-param-gather's shard reads and writes are copies of the shard
+// (its whole size, padding included, as the shard optimizers are priced),
+// not unmodeled ops.
+TEST_F(SimulatorTest, ParamShardCopies) {
+  constexpr llvm::StringLiteral ir = R"mlir(
+ddp.mesh @world(dp = 2)
+ddp.param @a : tensor<1000000xbf16>
+ddp.param @b : tensor<999998xbf16>
+func.func @step(%p: tensor<1000000xbf16>) {
+  %s = ddp.get_param_shard params [@a, @b] offsets [0, 1000000] over @world[dp] : tensor<1000000xbf16>
+  %w, %t = ddp.all_gather %s over @world[dp] async : tensor<1000000xbf16> -> tensor<2000000xbf16>
+  ddp.wait %t
+  ddp.set_params %w params [@a, @b] offsets [0, 1000000] : tensor<2000000xbf16>
+  ddp.set_param_shard %p params [@a, @b] offsets [0, 1000000] over @world[dp] : tensor<1000000xbf16>
+  return
+}
+)mlir";
+  SimResult result = simulate(ir, makeUnitProfile());
+  EXPECT_TRUE(result.unmodeledOps.empty());
+  llvm::StringMap<double> duration;
+  for (const TimelineEvent &event : result.events)
+    if (event.category == EventCategory::Compute)
+      duration[event.name] = event.duration;
+  // Each reads and writes 1e6 bf16 elements.
+  EXPECT_NEAR(duration["get_param_shard"], 2 * 1e6 * 2 / 1e12, kTolerance);
+  EXPECT_NEAR(duration["set_param_shard"], 2 * 1e6 * 2 / 1e12, kTolerance);
+}
+
 TEST_F(SimulatorTest, UnknownRescaleIsAnErrorAtTheMesh) {
   module = parseStep(*context, kTwoStreams);
   ASSERT_TRUE(module);

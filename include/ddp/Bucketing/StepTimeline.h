@@ -18,6 +18,11 @@
 // build: each bucket is reduce-scattered, and at its first parameter update
 // in the tail its wait, its shard optimizers, their synchronous all-gathers
 // and the copies into the parameters replace the parameters' updates.
+// With overlap-param-gather (BucketCosts::overlapParamGather) evaluate()
+// follows what ddp-overlap-param-gather builds instead: the all-gathers are
+// issued asynchronously from the start of the step in forward order, each
+// waited (and its parameters written) right before the first use of its
+// parameters, and the tail writes the updated shards into the parameters.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +33,7 @@
 #include "ddp/Timing/CostModel.h"
 #include "ddp/Timing/StepClock.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <limits>
@@ -54,10 +60,16 @@ struct ShardedGroup {
   /// bucket has that type or an earlier group cast it) and the shard
   /// optimizer, on the compute stream.
   double beforeGather = 0;
+  /// The cast alone (part of beforeGather).
+  double cast = 0;
   /// The synchronous all-gather of the updated shards.
   double gather = 0;
   /// The copy of the gathered parameters (`ddp.set_params`).
   double afterGather = 0;
+  /// With overlap-param-gather: the copy of the rank's shard out of the
+  /// parameters (`ddp.get_param_shard`) before the all-gather, and into
+  /// them (`ddp.set_param_shard`) after the shard optimizer.
+  double shardCopy = 0;
 };
 
 /// The distributed optimizer's work for a bucket: at tail position
@@ -101,6 +113,12 @@ struct BucketCosts {
   bool distributedOptimizer = false;
   std::vector<ShardedUpdate> update;
   std::vector<int64_t> shardGroupSize;
+  /// With the distributed optimizer: ddp-overlap-param-gather's all-gathers
+  /// in the forward (evaluate() only; the search prices the synchronous
+  /// all-gathers), issued one after the other's wait or, aligned, all at
+  /// the start of the step.
+  bool overlapParamGather = false;
+  bool alignParamGather = false;
 
   /// Compute-stream time spent on a whole bucket of `stream` before its
   /// collective (the scaling), given its type and padded size.
@@ -148,6 +166,11 @@ public:
   void addBlockingCollective(unsigned stream, double seconds);
   /// The `grad_ready` of gradient `gradient` (an index in ready order).
   void addGradientReady(size_t gradient);
+  /// The first op of the step that names `gradient`'s parameter, the
+  /// `ordinal`-th op of the step (ops naming several parameters mark each):
+  /// where overlap-param-gather waits for the parameter's all-gather. A
+  /// parameter without a mark is first named by its update in the tail.
+  void addParamUse(size_t gradient, size_t ordinal);
   /// Ends the backward part: what follows consumes the reduced gradients.
   void beginTail();
   /// A kernel of the tail that uses the reduced `gradients`.
@@ -166,10 +189,12 @@ private:
   friend class TimelineReplay;
 
   struct Item {
-    enum Kind { Compute, Blocking, Ready } kind;
+    enum Kind { Compute, Blocking, Ready, ParamUse } kind;
     double seconds = 0;
     unsigned stream = 0;
     size_t gradient = 0;
+    /// For ParamUse: the op's ordinal.
+    size_t ordinal = 0;
   };
   struct TailItem {
     double seconds;
@@ -286,10 +311,17 @@ public:
 private:
   /// Runs the distributed optimizer's tail on `clock`, where every bucket
   /// of `layout` was issued and its collective ends at `collectiveEnd`.
+  /// With overlap-param-gather, `beforeShardOptimizer(bucket, group)` runs
+  /// between the group's cast and its shard optimizer, and the group's
+  /// updated shard is written into the parameters instead of gathered.
   double replayShardedTail(const BucketLayout &layout,
                            llvm::ArrayRef<ShardedTail> sharded,
                            llvm::ArrayRef<double> collectiveEnd,
-                           sim::StepClock &clock) const;
+                           sim::StepClock &clock,
+                           llvm::function_ref<void(size_t, size_t)>
+                               beforeShardOptimizer = {}) const;
+  /// evaluate() with overlap-param-gather.
+  double evaluateWithParamGather(const BucketLayout &layout) const;
 
   const BucketCosts &costs;
   unsigned numStreams;
@@ -301,6 +333,17 @@ private:
   /// Items [segmentBegin[i], segmentBegin[i + 1]) run before event i.
   std::vector<size_t> segmentBegin;
   std::vector<size_t> readyEvent;
+  /// The first uses of parameters, in step order: the position in `work`
+  /// before which it is, the gradient and the op's ordinal.
+  struct ParamUse {
+    /// The use is in the segment before event `event`, before item
+    /// `workIndex` of `work`.
+    size_t event;
+    size_t workIndex;
+    size_t gradient;
+    size_t ordinal;
+  };
+  std::vector<ParamUse> paramUses;
   /// Tail work from each position to the end, unpack kernels included;
   /// with the distributed optimizer, the kernels of the step that stay
   /// (not the updates) from each position of the timeline's tail.

@@ -18,6 +18,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -414,6 +415,16 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
   costs.unpackTime.assign(count, 0);
   costs.prescaled.assign(numStreams, false);
   costs.distributedOptimizer = useDistributedOptimizer;
+  costs.overlapParamGather = useDistributedOptimizer && overlapParamGather;
+  costs.alignParamGather = costs.overlapParamGather && alignParamGather;
+  // With overlap-param-gather: each parameter's gradient, to mark the first
+  // op naming the parameter (where ddp-overlap-param-gather waits for its
+  // all-gather).
+  llvm::DenseMap<StringAttr, size_t> gradientOfParam;
+  if (costs.overlapParamGather)
+    for (auto [index, reduction] : llvm::enumerate(reductions))
+      gradientOfParam[GradReadyOp(reduction.ready).getParamAttr().getAttr()] =
+          index;
   if (useDistributedOptimizer) {
     costs.update.resize(count);
     costs.shardGroupSize.assign(numStreams, 1);
@@ -423,7 +434,18 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
   llvm::StringMap<unsigned> updateClasses;
   SmallVector<bool> updated(count, false);
   bool inTail = false;
-  for (Operation &op : step.getBody().front()) {
+  for (auto [ordinal, op] : llvm::enumerate(step.getBody().front())) {
+    if (!inTail && !gradientOfParam.empty())
+      if (std::optional<SymbolTable::UseRange> symbolUses =
+              SymbolTable::getSymbolUses(&op))
+        for (const SymbolTable::SymbolUse &use : *symbolUses) {
+          auto param =
+              gradientOfParam.find(use.getSymbolRef().getRootReference());
+          if (param == gradientOfParam.end())
+            continue;
+          timeline.addParamUse(param->second, ordinal);
+          gradientOfParam.erase(param);
+        }
     auto reduction = reductionIndex.find(&op);
     if (reduction != reductionIndex.end()) {
       size_t index = reduction->second;

@@ -130,6 +130,15 @@ def AssignBuckets : Pass<"ddp-assign-buckets", "mlir::func::FuncOp"> {
            "Megatron's use_distributed_optimizer: gradient starts padded to "
            "64 elements, bucket ends to lcm(group size, 128); the shared "
            "embedding gets its own bucket (megatron)">,
+    Option<"overlapParamGather", "overlap-param-gather", "bool",
+           /*default=*/"false",
+           "With use-distributed-optimizer, auto predicts the step that "
+           "ddp-overlap-param-gather makes: the all-gathers in the forward, "
+           "each waited before its parameters' first use">,
+    Option<"alignParamGather", "align-param-gather", "bool",
+           /*default=*/"false",
+           "With overlap-param-gather, auto predicts every all-gather issued "
+           "at the start of the step">,
     Option<"padBucketsForHighNcclBusbw", "pad-buckets-for-high-nccl-busbw",
            "bool", /*default=*/"false",
            "Megatron's pad_buckets_for_high_nccl_busbw: bucket ends padded to "
