@@ -26,6 +26,8 @@ void ddp::populateDDPSchedulePipeline(OpPassManager &pm,
   assign.useDistributedOptimizer = options.useDistributedOptimizer;
   assign.overlapParamGather = options.overlapParamGather;
   assign.alignParamGather = options.alignParamGather;
+  assign.numDistributedOptimizerInstances =
+      options.numDistributedOptimizerInstances;
   assign.padBucketsForHighNcclBusbw =
       options.padBucketsForHighNcclBusbw || options.megatronPadBuckets;
   assign.gradReduceInFp32 =

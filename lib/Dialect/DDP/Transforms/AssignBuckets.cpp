@@ -120,6 +120,12 @@ LogicalResult AssignBucketsPass::initialize(MLIRContext *context) {
   if (policy == BucketPolicy::Size && (bucketSize > 0) == (bucketBytes > 0))
     return emitError(loc) << "the size policy needs exactly one of "
                              "bucket-size (elements) and bucket-bytes";
+  // Megatron-LM asserts the same: the instances partition the distributed
+  // optimizer's shards, so without it the option would be silently ignored.
+  if (numDistributedOptimizerInstances != 1 && !useDistributedOptimizer)
+    return emitError(loc) << "num-distributed-optimizer-instances="
+                          << int64_t(numDistributedOptimizerInstances)
+                          << " needs use-distributed-optimizer=true";
   return success();
 }
 

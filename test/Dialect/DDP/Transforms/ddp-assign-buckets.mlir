@@ -10,6 +10,8 @@
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="policy=bogus" 2>&1 | FileCheck %s --check-prefix=BADPOLICY
 // RUN: ddp-opt --help | FileCheck %s --check-prefix=HELP
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="policy=size" 2>&1 | FileCheck %s --check-prefix=NOBUDGET
+// RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="num-distributed-optimizer-instances=2" 2>&1 | FileCheck %s --check-prefix=INSTANCES
+// RUN: not ddp-opt %s -split-input-file --ddp-schedule="num-distributed-optimizer-instances=2" 2>&1 | FileCheck %s --check-prefix=INSTANCES
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="bucket-size=-5" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="bucket-size=10 num-buckets=2" 2>&1 | FileCheck %s --check-prefix=EXCLUSIVE
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="policy=pytorch bucket-cap-bytes=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVECAP
@@ -24,6 +26,8 @@
 // HELP-NEXT:    =pytorch
 // HELP-NEXT:    =size
 // HELP-NEXT:    =auto
+// INSTANCES: error: num-distributed-optimizer-instances=2 needs use-distributed-optimizer=true
+
 // NOBUDGET: error: the size policy needs exactly one of bucket-size (elements) and bucket-bytes
 // NEGATIVE: error: bucket-size must not be negative, got -5
 // NEGATIVECAP: error: bucket-cap-bytes must not be negative, got -1

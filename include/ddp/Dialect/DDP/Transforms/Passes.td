@@ -139,6 +139,11 @@ def AssignBuckets : Pass<"ddp-assign-buckets", "mlir::func::FuncOp"> {
            /*default=*/"false",
            "With overlap-param-gather, auto predicts every all-gather issued "
            "at the start of the step">,
+    Option<"numDistributedOptimizerInstances",
+           "num-distributed-optimizer-instances", "int64_t", /*default=*/"1",
+           "Megatron's num_distributed_optimizer_instances; anything but 1 "
+           "without use-distributed-optimizer is an error, as in Megatron "
+           "(ddp-distribute-optimizer splits the group)">,
     Option<"padBucketsForHighNcclBusbw", "pad-buckets-for-high-nccl-busbw",
            "bool", /*default=*/"false",
            "Megatron's pad_buckets_for_high_nccl_busbw: bucket ends padded to "
