@@ -407,17 +407,21 @@ ShardedTail TimelineReplay::getShardedTail(const Bucket &bucket) const {
                        bucket.type, bucket.paddedNumel, getFirstUse(bucket));
 }
 
-double TimelineReplay::evaluate(const BucketLayout &layout) const {
-  if (costs.distributedOptimizer && costs.overlapParamGather)
-    return evaluateWithParamGather(layout);
-  // Bucket k is issued after the ready event of its last gradient and after
-  // bucket k - 1 (the overlap pass keeps the layout's issue order).
+std::vector<std::vector<size_t>>
+TimelineReplay::getBucketsIssuedAt(const BucketLayout &layout) const {
   std::vector<std::vector<size_t>> issuedAt(events.size());
   size_t position = 0;
   for (auto [index, bucket] : llvm::enumerate(layout.buckets)) {
     position = std::max(position, readyEvent[getLastReadyIndex(bucket)]);
     issuedAt[position].push_back(index);
   }
+  return issuedAt;
+}
+
+double TimelineReplay::evaluate(const BucketLayout &layout) const {
+  if (costs.distributedOptimizer && costs.overlapParamGather)
+    return evaluateWithParamGather(layout);
+  std::vector<std::vector<size_t>> issuedAt = getBucketsIssuedAt(layout);
   std::vector<ShardedTail> sharded;
   if (costs.distributedOptimizer)
     for (const Bucket &bucket : layout.buckets)
@@ -444,12 +448,7 @@ double TimelineReplay::evaluate(const BucketLayout &layout) const {
 
 double
 TimelineReplay::evaluateWithParamGather(const BucketLayout &layout) const {
-  std::vector<std::vector<size_t>> issuedAt(events.size());
-  size_t position = 0;
-  for (auto [index, bucket] : llvm::enumerate(layout.buckets)) {
-    position = std::max(position, readyEvent[getLastReadyIndex(bucket)]);
-    issuedAt[position].push_back(index);
-  }
+  std::vector<std::vector<size_t>> issuedAt = getBucketsIssuedAt(layout);
   std::vector<ShardedTail> sharded;
   for (const Bucket &bucket : layout.buckets)
     sharded.push_back(getShardedTail(bucket));

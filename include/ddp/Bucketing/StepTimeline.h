@@ -322,6 +322,11 @@ private:
                                beforeShardOptimizer = {}) const;
   /// evaluate() with overlap-param-gather.
   double evaluateWithParamGather(const BucketLayout &layout) const;
+  /// For each event, the buckets issued right after it: bucket k after the
+  /// ready event of its last gradient and after bucket k - 1 (the overlap
+  /// pass keeps the layout's issue order).
+  std::vector<std::vector<size_t>>
+  getBucketsIssuedAt(const BucketLayout &layout) const;
 
   const BucketCosts &costs;
   unsigned numStreams;
