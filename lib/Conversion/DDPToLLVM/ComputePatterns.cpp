@@ -50,12 +50,31 @@ struct GemmLowering : StepOpPattern<GemmOp> {
   using StepOpPattern::StepOpPattern;
   void lower(GemmOp op, Adaptor adaptor, StepOpLowering &step) const override {
     std::string label = "gemm " + stringifyGemmPhase(op.getPhase()).str();
-    step.call(RuntimeFunction::Gemm,
-              {step.context(), step.i32(getDType(op.getResult())),
-               step.i32(op.getTransposeLhs()), step.i32(op.getTransposeRhs()),
-               step.i64(op.getM()), step.i64(op.getN()), step.i64(op.getK()),
-               adaptor.getLhs(), adaptor.getRhs(), step.result(),
-               step.str(label)});
+    // The lhs rows of an interleaved chunk lie in one range per block (the
+    // storage plan checked that nothing else reads it): one product per
+    // block, each writing its rows of the result.
+    auto chunk = op.getLhs().getDefiningOp<ChunkOp>();
+    int64_t blocks = chunk ? static_cast<int64_t>(chunk.getInterleave()) : 1;
+    int64_t rows = op.getM() / blocks;
+    int64_t elementBytes =
+        getElementBytes(op.getResult().getType().getElementType());
+    int64_t lhsBlockStride = 0;
+    if (chunk)
+      lhsBlockStride = getBytes(chunk.getInput()) / blocks;
+    for (int64_t block = 0; block < blocks; ++block) {
+      Value lhs = adaptor.getLhs(), result = step.result();
+      if (block > 0) {
+        lhs = step.entry().offsetPointer(step.loc, lhs,
+                                         block * lhsBlockStride);
+        result = step.entry().offsetPointer(
+            step.loc, result, block * rows * op.getN() * elementBytes);
+      }
+      step.call(RuntimeFunction::Gemm,
+                {step.context(), step.i32(getDType(op.getResult())),
+                 step.i32(op.getTransposeLhs()), step.i32(op.getTransposeRhs()),
+                 step.i64(rows), step.i64(op.getN()), step.i64(op.getK()), lhs,
+                 adaptor.getRhs(), result, step.str(label)});
+    }
   }
 };
 
@@ -165,6 +184,37 @@ struct BucketPackLowering : StepOpPattern<BucketPackOp> {
       step.call(RuntimeFunction::Copy,
                 {step.context(), slice, adaptor.getGrads()[index],
                  step.i64(getBytes(grad))});
+    }
+  }
+};
+
+/// ddp.chunk's result is a view of its input, as planned.
+struct ChunkLowering : StepOpPattern<ChunkOp> {
+  using StepOpPattern::StepOpPattern;
+  void lower(ChunkOp, Adaptor, StepOpLowering &) const override {}
+};
+
+/// ddp.concat copies only the operands the plan could not produce in their
+/// rows of the result.
+struct ConcatLowering : StepOpPattern<ConcatOp> {
+  using StepOpPattern::StepOpPattern;
+  void lower(ConcatOp op, Adaptor adaptor,
+             StepOpLowering &step) const override {
+    auto copies = program.plan.concatCopies.find(op);
+    if (copies == program.plan.concatCopies.end())
+      return;
+    SmallVector<int64_t> offsets;
+    int64_t offset = 0;
+    for (Value input : op.getInputs()) {
+      offsets.push_back(offset);
+      offset += getBytes(input);
+    }
+    for (unsigned index : copies->second) {
+      Value rows =
+          step.entry().offsetPointer(step.loc, step.result(), offsets[index]);
+      step.call(RuntimeFunction::Copy,
+                {step.context(), rows, adaptor.getInputs()[index],
+                 step.i64(getBytes(op.getInputs()[index]))});
     }
   }
 };
@@ -336,6 +386,7 @@ void ddp::populateComputePatterns(const LLVMTypeConverter &converter,
   patterns.add<GetParamLowering, GemmLowering, ComputeLowering,
                AccumulateLowering, ScaleLowering, CastLowering,
                GradReadyLowering, BucketPackLowering, BucketUnpackLowering,
+               ChunkLowering, ConcatLowering,
                CheckFiniteLowering, SGDLowering, AdamLowering,
                ShardSGDLowering, ShardAdamLowering, SetParamsLowering,
                GetParamShardLowering, SetParamShardLowering>(
