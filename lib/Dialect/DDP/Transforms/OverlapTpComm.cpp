@@ -113,11 +113,18 @@ static bool isSynchronous(Operation *op) {
   return !cast<AsyncOpInterface>(op).getAsyncToken();
 }
 
-/// The name of the parameter a GEMM multiplies by, or "".
+/// The name of the parameter a GEMM multiplies by, or "". A wgrad GEMM
+/// does not read its weight: it is the weight of the dgrad GEMM that reads
+/// the same output gradient.
 static StringRef getWeightName(GemmOp gemm) {
   for (Value operand : {gemm.getRhs(), gemm.getLhs()})
     if (auto getParam = operand.getDefiningOp<GetParamOp>())
       return getParam.getParam();
+  if (gemm.getPhase() == GemmPhase::Wgrad)
+    for (Operation *user : gemm.getLhs().getUsers())
+      if (auto dgrad = dyn_cast<GemmOp>(user);
+          dgrad && dgrad.getPhase() == GemmPhase::Dgrad)
+        return getWeightName(dgrad);
   return "";
 }
 
@@ -140,8 +147,10 @@ LogicalResult OverlapTpCommPass::findCandidates(func::FuncOp step) {
     if (gemm.getResult().hasOneUse())
       collective = dyn_cast<CollectiveOpInterface>(
           *gemm.getResult().user_begin());
-    bool reduces = collective && isa<AllReduceOp, ReduceScatterOp>(collective) &&
-                   isSynchronous(collective) && isModelParallel(collective);
+    bool reduces =
+        collective &&
+        isa<AllReduceOp, ReduceScatterOp>(collective.getOperation()) &&
+        isSynchronous(collective) && isModelParallel(collective);
     // Row chunks of the result are row chunks of the lhs.
     bool splittable = reduces && !gemm.getTransposeLhs() &&
                       collective->getBlock() == gemm->getBlock();
@@ -168,7 +177,7 @@ LogicalResult OverlapTpCommPass::findCandidates(func::FuncOp step) {
     PipelineCandidate candidate;
     candidate.gemm = gemm;
     candidate.collective = collective;
-    if (isa<ReduceScatterOp>(collective))
+    if (isa<ReduceScatterOp>(collective.getOperation()))
       candidate.interleave = groupSizeOf(collective);
     if (userSplits) {
       candidate.userSet = true;
@@ -244,7 +253,8 @@ static double getTensorBytes(int64_t numel, Type elementType) {
 }
 
 static sim::CollectiveKind getReductionKind(CollectiveOpInterface op) {
-  return isa<ReduceScatterOp>(op) ? sim::CollectiveKind::ReduceScatter
+  return isa<ReduceScatterOp>(op.getOperation())
+             ? sim::CollectiveKind::ReduceScatter
                                   : sim::CollectiveKind::AllReduce;
 }
 

@@ -1,12 +1,13 @@
-// RUN: ddp-opt %s -split-input-file --ddp-overlap-tp-comm="tp-comm-num-splits=2" -verify-diagnostics | FileCheck %s
-// RUN: ddp-opt %s -split-input-file --ddp-overlap-tp-comm="tp-comm-num-splits=2 tp-comm-overlap-rs=false tp-comm-bulk-dgrad=false tp-comm-bulk-wgrad=false" -verify-diagnostics | FileCheck %s --check-prefix=OFF
-// RUN: ddp-opt %s -split-input-file --ddp-overlap-tp-comm="tp-comm-num-splits=2 tp-comm-overlap-rs-dgrad=true" -verify-diagnostics | FileCheck %s --check-prefix=DGRAD
-// RUN: ddp-opt %s -split-input-file --ddp-overlap-tp-comm="tp-comm-num-splits=2 tp-comm-overlap-disable-qkv=true tp-comm-overlap-disable-fc1=true" -verify-diagnostics | FileCheck %s --check-prefix=DISABLED
-// RUN: ddp-opt %s -split-input-file --ddp-overlap-tp-comm="tp-comm-overlap=false" -verify-diagnostics | FileCheck %s --check-prefix=OFF
+// RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-tp-comm="tp-comm-num-splits=2" -verify-diagnostics | FileCheck %s
+// RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-tp-comm="tp-comm-num-splits=2 tp-comm-overlap-rs=false tp-comm-bulk-dgrad=false tp-comm-bulk-wgrad=false" -verify-diagnostics | FileCheck %s --check-prefix=OFF
+// RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-tp-comm="tp-comm-num-splits=2 tp-comm-overlap-rs-dgrad=true" -verify-diagnostics | FileCheck %s --check-prefix=DGRAD
+// RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-tp-comm="tp-comm-num-splits=2 tp-comm-overlap-disable-qkv=true tp-comm-overlap-disable-fc1=true" -verify-diagnostics | FileCheck %s --check-prefix=DISABLED
+// Off, the pass changes nothing and checks nothing.
+// RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-tp-comm="tp-comm-overlap=false" | FileCheck %s --check-prefix=OFF
 // A failing run changes nothing, not even the decisions that were valid.
-// RUN: not ddp-opt %s -split-input-file --ddp-overlap-tp-comm="tp-comm-num-splits=2" --mlir-print-ir-after-failure 2>&1 | FileCheck %s --check-prefix=UNTOUCHED
-// RUN: not ddp-opt %s --ddp-overlap-tp-comm="tp-comm-num-splits=zero" 2>&1 | FileCheck %s --check-prefix=BADSPLITS
-// RUN: not ddp-opt %s --ddp-overlap-tp-comm="tp-comm-num-splits=0" 2>&1 | FileCheck %s --check-prefix=BADSPLITS
+// RUN: not ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-tp-comm="tp-comm-num-splits=2" --mlir-print-ir-after-failure 2>&1 | FileCheck %s --check-prefix=UNTOUCHED
+// RUN: not ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-tp-comm="tp-comm-num-splits=zero" 2>&1 | FileCheck %s --check-prefix=BADSPLITS
+// RUN: not ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-tp-comm="tp-comm-num-splits=0" 2>&1 | FileCheck %s --check-prefix=BADSPLITS
 
 // BADSPLITS: tp-comm-num-splits must be 'auto' or a positive number, got '{{zero|0}}'
 
@@ -18,10 +19,10 @@
 // CHECK-LABEL: func.func @fprop_reduce_scatter
 // CHECK-SAME: (%[[X:.*]]: tensor<32x16xf32>)
 // CHECK-NEXT: %[[W:.*]] = ddp.get_param @proj : tensor<8x16xf32>
-// CHECK-NEXT: %[[X0:.*]] = ddp.chunk %[[X]] [0 of 2] interleave 4 : tensor<32x16xf32> -> tensor<16x16xf32>
+// CHECK-NEXT: %[[X0:.*]] = ddp.chunk %[[X]][0 of 2] interleave 4 : tensor<32x16xf32> -> tensor<16x16xf32>
 // CHECK-NEXT: %[[Y0:.*]] = ddp.gemm fwd %[[X0]], %[[W]] transposed layer 3 : tensor<16x16xf32>, tensor<8x16xf32> -> tensor<16x8xf32>
 // CHECK-NEXT: %[[S0:.*]], %[[T0:.*]] = ddp.reduce_scatter sum %[[Y0]] over @world[tp] async : tensor<16x8xf32> -> tensor<4x8xf32>
-// CHECK-NEXT: %[[X1:.*]] = ddp.chunk %[[X]] [1 of 2] interleave 4 : tensor<32x16xf32> -> tensor<16x16xf32>
+// CHECK-NEXT: %[[X1:.*]] = ddp.chunk %[[X]][1 of 2] interleave 4 : tensor<32x16xf32> -> tensor<16x16xf32>
 // CHECK-NEXT: %[[Y1:.*]] = ddp.gemm fwd %[[X1]], %[[W]] transposed layer 3 : tensor<16x16xf32>, tensor<8x16xf32> -> tensor<16x8xf32>
 // CHECK-NEXT: %[[S1:.*]], %[[T1:.*]] = ddp.reduce_scatter sum %[[Y1]] over @world[tp] async : tensor<16x8xf32> -> tensor<4x8xf32>
 // CHECK-NEXT: ddp.wait %[[T0]]
@@ -33,6 +34,7 @@
 // OFF-NEXT: ddp.gemm fwd
 // OFF-NEXT: ddp.reduce_scatter sum %{{.*}} over @world[tp] :
 // OFF-NOT: ddp.tp_comm
+// OFF: return
 module {
   ddp.mesh @world(dp = 2, tp = 4)
   ddp.param @proj : tensor<8x16xf32>
@@ -51,10 +53,10 @@ module {
 // decision recorded; so is one that the reduction does not directly follow
 // (the GEMM moves next to it, where the decision was priced).
 // CHECK-LABEL: func.func @fprop_all_reduce
-// CHECK: %[[X0:.*]] = ddp.chunk %{{.*}} [0 of 2] : tensor<8x16xbf16> -> tensor<4x16xbf16>
+// CHECK: %[[X0:.*]] = ddp.chunk %{{.*}}[0 of 2] : tensor<8x16xbf16> -> tensor<4x16xbf16>
 // CHECK-NEXT: %[[Y0:.*]] = ddp.gemm fwd %[[X0]]
 // CHECK-NEXT: %[[A0:.*]], %[[T0:.*]] = ddp.all_reduce sum %[[Y0]] over @world[tp] async : tensor<4x8xbf16>
-// CHECK-NEXT: %[[X1:.*]] = ddp.chunk %{{.*}} [1 of 2] : tensor<8x16xbf16> -> tensor<4x16xbf16>
+// CHECK-NEXT: %[[X1:.*]] = ddp.chunk %{{.*}}[1 of 2] : tensor<8x16xbf16> -> tensor<4x16xbf16>
 // CHECK: ddp.wait %[[T0]]
 // CHECK-NEXT: ddp.wait
 // CHECK-NEXT: %[[A:.*]] = ddp.concat %[[A0]], %{{.*}} : tensor<4x8xbf16>, tensor<4x8xbf16> -> tensor<8x8xbf16>
@@ -96,7 +98,7 @@ module {
 // DGRAD-LABEL: func.func @fc1_backward
 // DGRAD-NEXT: ddp.all_gather %{{.*}} async {ddp.tp_comm_bulk}
 // DGRAD-NEXT: ddp.get_param
-// DGRAD-NEXT: ddp.chunk %{{.*}} [0 of 2] interleave 4 : tensor<32x64xf32> -> tensor<16x64xf32>
+// DGRAD-NEXT: ddp.chunk %{{.*}}[0 of 2] interleave 4 : tensor<32x64xf32> -> tensor<16x64xf32>
 // DGRAD-NEXT: ddp.gemm dgrad
 // DGRAD-NEXT: ddp.reduce_scatter sum %{{.*}} async : tensor<16x16xf32> -> tensor<4x16xf32>
 // DISABLED-LABEL: func.func @fc1_backward

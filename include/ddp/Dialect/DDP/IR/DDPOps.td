@@ -438,8 +438,8 @@ def DDP_ChunkOp : DDP_Op<"chunk", [MemoryEffects<[MemRead<DDP_ComputeStream>]>]>
     GEMM reading it multiplies block by block.
 
     ```mlir
-    %c1 = ddp.chunk %x [1 of 4] : tensor<2048x1536xbf16> -> tensor<512x1536xbf16>
-    %r1 = ddp.chunk %x [1 of 4] interleave 8 : tensor<2048x1536xbf16> -> tensor<512x1536xbf16>
+    %c1 = ddp.chunk %x[1 of 4] : tensor<2048x1536xbf16> -> tensor<512x1536xbf16>
+    %r1 = ddp.chunk %x[1 of 4] interleave 8 : tensor<2048x1536xbf16> -> tensor<512x1536xbf16>
     ```
   }];
   let arguments = (ins DDP_Tensor:$input, I64Attr:$index, I64Attr:$count,

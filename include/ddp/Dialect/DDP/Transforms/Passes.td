@@ -379,10 +379,10 @@ def OverlapTpComm : Pass<"ddp-overlap-tp-comm", "mlir::func::FuncOp"> {
       (`ddp.concat`) where the collective was:
 
       ```mlir
-      %x0 = ddp.chunk %x [0 of 2] interleave 8 : tensor<2048x1536xbf16> -> tensor<1024x1536xbf16>
+      %x0 = ddp.chunk %x[0 of 2] interleave 8 : tensor<2048x1536xbf16> -> tensor<1024x1536xbf16>
       %y0 = ddp.gemm fwd %x0, %w transposed : ... -> tensor<1024x12288xbf16>
       %s0, %t0 = ddp.reduce_scatter sum %y0 over @world[tp] async : ... -> tensor<128x12288xbf16>
-      %x1 = ddp.chunk %x [1 of 2] interleave 8 : ...
+      %x1 = ddp.chunk %x[1 of 2] interleave 8 : ...
       ...
       ddp.wait %t0
       ddp.wait %t1
