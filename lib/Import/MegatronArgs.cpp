@@ -318,6 +318,9 @@ private:
 Error ArgumentReader::parse(StringRef log) {
   SmallVector<StringRef> lines;
   log.split(lines, '\n');
+  // The newline that ends the last line does not start another.
+  if (!lines.empty() && lines.back().empty())
+    lines.pop_back();
   auto lineText = [&](size_t index) { return lines[index].rtrim('\r'); };
 
   // A launcher may prefix every line of a rank (`[rank0]: `, `0: `); the
@@ -362,13 +365,12 @@ Error ArgumentReader::parse(StringRef log) {
     text = text.drop_front(name.size());
     if (!text.consume_front(" "))
       return malformed("no space after '" + name + "'");
-    size_t numDots = text.find_first_not_of('.');
-    if (numDots == StringRef::npos ||
-        !text.drop_front(numDots).starts_with(" "))
-      return malformed("no space between the dots and the value of '" + name +
-                       "'");
+    size_t numDots = std::min(text.find_first_not_of('.'), text.size());
     if (numDots == 0 && name.size() < kDotsColumn)
       return malformed("no dots after '" + name + "'");
+    if (!text.drop_front(numDots).starts_with(" "))
+      return malformed("no space between the dots and the value of '" + name +
+                       "'");
     Argument argument{text.drop_front(numDots + 1), line};
     auto [it, inserted] = arguments.try_emplace(name, argument);
     if (!inserted)
@@ -531,11 +533,16 @@ Error ArgumentReader::mapVocabulary(MegatronRun &run) {
   std::optional<int64_t> size =
       padded->has_value() ? *padded
                           : (vocab->has_value() ? *vocab : paddedVocabFromLog);
-  if (!size)
-    return lineError(titleLine,
-                     "the argument block has no padded_vocab_size and "
-                     "vocab_size None, and the log has no ' > padded vocab' "
-                     "line; give the size with --set vocab_size=N");
+  // --set vocab_size=N may still give it; without it parseModelConfig
+  // reports the missing field after this note.
+  if (!size) {
+    run.notes.push_back(
+        formatv("{0}:{1}: the argument block has no padded_vocab_size and "
+                "vocab_size None, and the log has no ' > padded vocab' line; "
+                "give the size with --set vocab_size=N",
+                source, titleLine));
+    return Error::success();
+  }
   run.config["vocab_size"] = *size;
   return Error::success();
 }
