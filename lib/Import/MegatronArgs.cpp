@@ -313,6 +313,8 @@ private:
   unsigned titleLine = 0;
   /// `new size` of Megatron's " > padded vocab ..." line after the block.
   std::optional<int64_t> paddedVocabFromLog;
+  /// The title line of a second argument block, which is not read.
+  std::optional<unsigned> nextBlockLine;
 };
 } // namespace
 
@@ -384,7 +386,13 @@ Error ArgumentReader::parse(StringRef log) {
   // the padded vocabulary size then; the block often has vocab_size None.
   Regex paddedVocab("> padded vocab \\(size: [0-9]+\\) with [0-9]+ dummy "
                     "tokens \\(new size: ([0-9]+)\\)");
+  // A log of several runs (a restart appended to it) has several blocks;
+  // the first run is the one read, up to the next block.
   for (++index; index < lines.size(); ++index) {
+    if (lineText(index).rtrim().ends_with(kTitleLine)) {
+      nextBlockLine = index + 1;
+      break;
+    }
     SmallVector<StringRef, 2> groups;
     int64_t size;
     if (!paddedVocabFromLog && paddedVocab.match(lines[index], &groups) &&
@@ -622,6 +630,10 @@ Error ArgumentReader::checkLayout(MegatronRun &run) {
 
 Expected<MegatronRun> ArgumentReader::map() {
   MegatronRun run;
+  if (nextBlockLine)
+    run.notes.push_back(formatv("{0}:{1}: another argument block (another "
+                                "run); only the first, on line {2}, is read",
+                                source, *nextBlockLine, titleLine));
   if (Error error = checkLayout(run))
     return std::move(error);
   if (Error error = mapModel(run))
