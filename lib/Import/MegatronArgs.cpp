@@ -86,6 +86,8 @@ constexpr ScheduleArg scheduleArgs[] = {
 /// default gets a note saying what was left out.
 struct LeftOutArg {
   StringLiteral name, defaultValue, consequence;
+  /// Whether the argument matters only with experts.
+  bool onlyWithExperts = false;
 };
 constexpr LeftOutArg leftOutArgs[] = {
     {"recompute_granularity", "None",
@@ -93,6 +95,9 @@ constexpr LeftOutArg leftOutArgs[] = {
     {"fp8", "None", "the step computes in the parameters' dtype"},
     {"rampup_batch_size", "None", "the step has the final global batch size"},
     {"add_qkv_bias", "False", "the step has biases only with add_bias_linear"},
+    {"moe_token_dispatcher_type", "allgather",
+     "the step dispatches tokens to the experts with all-gathers",
+     /*onlyWithExperts=*/true},
 };
 
 /// Arguments that decide the step's layout when they differ from the
@@ -208,7 +213,6 @@ constexpr StringLiteral irrelevantArgs[] = {
     "moe_aux_loss_coeff",
     "moe_grouped_gemm",
     "moe_router_load_balancing_type",
-    "moe_token_dispatcher_type",
     "no_load_optim",
     "no_load_rng",
     "no_save_optim",
@@ -608,9 +612,10 @@ Error ArgumentReader::checkLayout(MegatronRun &run) {
   // Expert layers may have a tensor-parallel size of their own; the
   // importer splits them over tensor_model_parallel_size.
   const Argument *experts = lookup("num_experts");
+  bool hasExperts = experts && experts->value != "None";
   const Argument *expertTensorParallel = lookup("expert_tensor_parallel_size");
   const Argument *tensorParallel = lookup("tensor_model_parallel_size");
-  if (experts && experts->value != "None" && expertTensorParallel &&
+  if (hasExperts && expertTensorParallel &&
       expertTensorParallel->value != "None" &&
       (!tensorParallel || expertTensorParallel->value != tensorParallel->value))
     return lineError(
@@ -621,7 +626,8 @@ Error ArgumentReader::checkLayout(MegatronRun &run) {
                 expertTensorParallel->value));
   for (const LeftOutArg &arg : leftOutArgs)
     if (const Argument *argument = lookup(arg.name);
-        argument && argument->value != arg.defaultValue)
+        argument && argument->value != arg.defaultValue &&
+        (hasExperts || !arg.onlyWithExperts))
       run.notes.push_back(formatv("{0}:{1}: {2} {3} is left out: {4}", source,
                                   argument->line, arg.name, argument->value,
                                   arg.consequence));
