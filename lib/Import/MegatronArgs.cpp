@@ -399,7 +399,10 @@ Error ArgumentReader::parse(StringRef log) {
     }
     SmallVector<StringRef, 2> groups;
     int64_t size;
-    if (!paddedVocabFromLog && paddedVocab.match(lines[index], &groups) &&
+    // The substring test keeps the regex off the many other lines of a
+    // long log.
+    if (!paddedVocabFromLog && lines[index].contains("> padded vocab") &&
+        paddedVocab.match(lines[index], &groups) &&
         !groups[1].getAsInteger(10, size))
       paddedVocabFromLog = size;
   }
