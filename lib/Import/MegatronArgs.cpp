@@ -282,7 +282,7 @@ struct Argument {
 /// The argument block, and what reading it found.
 class ArgumentReader {
 public:
-  ArgumentReader(StringRef source) : source(source) {}
+  explicit ArgumentReader(StringRef source) : source(source) {}
 
   Error parse(StringRef log);
   Expected<MegatronRun> map();
