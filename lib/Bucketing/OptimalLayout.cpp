@@ -29,7 +29,17 @@ bool dominates(const State &a, const State &b) {
     if (a.firstGatherReady[stream] > b.firstGatherReady[stream] ||
         a.gatherWork[stream] > b.gatherWork[stream])
       return false;
-  return true;
+  // A bucket whose all-reduce across instances is still to come: the same
+  // tail position, no later and with no more work.
+  if (bool(a.pending) != bool(b.pending))
+    return false;
+  if (!a.pending)
+    return true;
+  const ShardedTail &x = a.pending->sharded, &y = b.pending->sharded;
+  return a.pending->reduceScatterEnd <= b.pending->reduceScatterEnd &&
+         x.position == y.position && x.acrossInstances <= y.acrossInstances &&
+         x.getBeforeFirstGather() <= y.getBeforeFirstGather() &&
+         x.getFromFirstGather() <= y.getFromFirstGather();
 }
 
 /// The most states kept at a split point with the distributed optimizer.
@@ -89,6 +99,7 @@ private:
       replay.runEvent(event, state);
       for (size_t index : fixedAt[event]) {
         const Bucket &bucket = fixedBuckets[index];
+        replay.issueAcrossInstances(state);
         replay.issueBucket(state, replay.getIssueTime(bucket),
                            costs.stream[bucket.entries.front().gradient],
                            replay.getCollectiveTime(bucket),
@@ -256,6 +267,7 @@ std::pair<std::vector<Bucket>, double> StreamSearch::run(size_t span,
           continue;
         const Candidate &candidate = candidates[end - split - 1];
         Node next{state, split, node};
+        replay.issueAcrossInstances(next.state);
         replay.issueBucket(next.state, candidate.issueSeconds, stream,
                            candidate.collectiveSeconds, candidate.firstUse,
                            sharded ? &candidate.sharded : nullptr);
