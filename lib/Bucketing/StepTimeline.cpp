@@ -371,6 +371,14 @@ void TimelineReplay::addShardedWork(State &state, double end,
   // point before its position; the bucket that holds a stream's first
   // all-gather also sets when that can start.
   double total = sharded->getBeforeFirstGather() + sharded->getFromFirstGather();
+  // With several instances every bucket's wait is for its all-reduce across
+  // them, which can bind the tail: from it on run the bucket's work, that
+  // of the buckets issued after it (later in the tail, as ready order and
+  // optimizer order agree), and the kernels from its position.
+  if (costs.numInstances > 1)
+    state.acrossBound = std::max(state.acrossBound,
+                                 end - state.shardedWork +
+                                     tailSuffix[sharded->position]);
   state.shardedWork += total;
   for (unsigned other = 0; other < numStreams; ++other) {
     if (anchor[other] == SIZE_MAX || sharded->position < anchor[other])
@@ -400,7 +408,8 @@ double TimelineReplay::finish(const State &state) const {
   // stream idle.
   double end = std::max({state.tailBound, state.clock.getCommBusyUntil(),
                          state.clock.getNow() + tailSuffix.front() +
-                             state.shardedWork});
+                             state.shardedWork,
+                         state.acrossBound + state.shardedWork});
   for (unsigned stream = 0; stream < numStreams; ++stream) {
     if (anchor[stream] == SIZE_MAX || anchor[stream] == tail.size())
       continue;

@@ -264,6 +264,11 @@ public:
     llvm::SmallVector<double, 2> firstGatherReady, gatherWork;
     /// The sharded work of all buckets issued so far.
     double shardedWork = 0;
+    /// With several instances: max over the buckets issued so far of the
+    /// end of the bucket's all-reduce across instances, less the sharded
+    /// work issued before it, plus the tail's kernels from its position.
+    /// Plus the final sharded work, it bounds the step (see finish()).
+    double acrossBound = -std::numeric_limits<double>::infinity();
     /// With several instances: the bucket issued last, whose all-reduce
     /// across instances is issued with the next bucket or in the tail
     /// (issueAcrossInstances()), and its sharded work joins the above then.
@@ -317,9 +322,10 @@ public:
   std::optional<double> issueAcrossInstances(State &state) const;
   /// The step time, from the state where the tail begins. With the
   /// distributed optimizer, in closed form on the overlap model only (no
-  /// slowdown: what the search runs on), the last bucket's all-reduce across
-  /// instances issued at the start of the tail; evaluate() replays the tail
-  /// op by op.
+  /// slowdown: what the search runs on); evaluate() replays the tail op by
+  /// op. With several instances the closed form issues the last bucket's
+  /// all-reduce across them at the start of the tail, and takes the tail's
+  /// bucket order to be their issue order: it is exact where both hold.
   double finish(const State &state) const;
 
   /// Replaces components of `state` that cannot affect the step time by the
