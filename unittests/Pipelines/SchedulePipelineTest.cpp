@@ -239,7 +239,8 @@ TEST_F(SchedulePipelineTest, AutoPredictsTheSimulatedStepTimeWithInstances) {
                           c.dp, c.numInstances, extra)
                 .str();
         std::string options = ("policy=auto hw=" + hw + common).str();
-        SCOPED_TRACE(llvm::formatv("{0} ({1} layers) on dp {2}: {3}",
+        SCOPED_TRACE(llvm::formatv("{0} (layers: {1}, 0 for all) on dp {2}: "
+                                   "{3}",
                                    c.preset, c.numLayers, c.meshDp, options)
                          .str());
         OwningOpRef<ModuleOp> module =
