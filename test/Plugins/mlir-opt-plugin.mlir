@@ -1,8 +1,7 @@
 // Debian's mlir-opt-22 with ddp's dialect and pass plugins (tools/ddp-plugins)
-// schedules, simulates and lowers a step byte for byte as ddp-opt does. The
-// plugins load into a process that already has libMLIR.so; a second copy of
-// MLIR's registries in them would fail here (a pass or TypeID registered
-// twice, a dialect mlir-opt cannot find).
+// schedules, simulates and lowers a step byte for byte as ddp-opt does, and
+// the plugins use the libMLIR.so mlir-opt loaded instead of bringing a second
+// MLIR with its own registries (docs/Embedding.md).
 // REQUIRES: mlir-opt-plugins
 
 // RUN: ddp-import --preset=tiny > %t.step.mlir
@@ -27,8 +26,11 @@
 // RUN: diff %t.lowered.ddp-opt.mlir %t.lowered.mlir-opt.mlir
 // RUN: FileCheck %s --check-prefix=LOWERED < %t.lowered.mlir-opt.mlir
 
-// A bad option is the same error, not a crash.
+// A bad option is reported as ddp-opt reports it, not a crash.
 // RUN: not %mlir_opt_with_ddp_plugins %t.step.mlir --pass-pipeline="builtin.module(ddp-schedule{policy=nonsense})" 2>&1 | FileCheck %s --check-prefix=BAD
+
+// MLIR itself is not linked into them: it is the libMLIR.so mlir-opt loaded.
+// RUN: llvm-nm --defined-only --extern-only -C %ddp_obj_root/lib/libDDPShared.so %ddp_obj_root/lib/libDDPDialectPlugin.so %ddp_obj_root/lib/libDDPPassPlugin.so | FileCheck %s --check-prefix=SYMBOLS --implicit-check-not='mlir::MLIRContext::MLIRContext(' --implicit-check-not='mlir::registerPass('
 
 // Megatron's distributed optimizer: parameters gathered asynchronously in the
 // forward, gradients reduce-scattered per bucket, the optimizer on shards.
@@ -51,6 +53,11 @@
 // LOWERED-DAG: llvm.func @ddprt_all_gather(
 // LOWERED-DAG: llvm.func @ddprt_shard_adam(
 // LOWERED-NOT: ddp.
+
+// SYMBOLS: T ddp::DDPDialect::DDPDialect(mlir::MLIRContext*)
+// SYMBOLS: T ddp::registerDDPSchedulePipeline()
+// SYMBOLS: W mlirGetDialectPluginInfo
+// SYMBOLS: W mlirGetPassPluginInfo
 
 // BAD: for the --policy option: Cannot find option named 'nonsense'!
 // BAD: error: failed to add `ddp-schedule` with options `policy=nonsense`
