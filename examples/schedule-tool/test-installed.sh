@@ -11,8 +11,9 @@ build=$1
 work=$2
 example=$(cd "$(dirname "$0")" && pwd)
 
-# WORK is reused so that the paths, and so ccache's keys, stay the same.
-rm -rf "$work/prefix"
+# Installed and built afresh each time, in the same WORK so that the paths,
+# and so ccache's keys, stay the same.
+rm -rf "$work/prefix" "$work/build"
 mkdir -p "$work"
 cmake --install "$build" --prefix "$work/prefix" >"$work/install.log"
 launcher=()
