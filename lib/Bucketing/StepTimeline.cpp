@@ -95,10 +95,10 @@ ShardedTail ShardedTailBuilder::build(unsigned stream, ElementType bucketType,
   }
   // Simulator: the all-reduce of the shard, in the bucket's type.
   if (costs.numInstances > 1)
-    tail.acrossInstances = model.collectiveTime(
-        sim::CollectiveKind::AllReduce,
-        shardNumel * getElementBytes(bucketType),
-        costs.placement[costs.acrossInstancesStream]);
+    tail.acrossInstances =
+        model.collectiveTime(sim::CollectiveKind::AllReduce,
+                             shardNumel * getElementBytes(bucketType),
+                             costs.placement[costs.acrossInstancesStream]);
   return tail;
 }
 
@@ -345,8 +345,7 @@ double TimelineReplay::issueBucket(State &state, double issueSeconds,
   return end;
 }
 
-std::optional<double>
-TimelineReplay::issueAcrossInstances(State &state) const {
+std::optional<double> TimelineReplay::issueAcrossInstances(State &state) const {
   if (!state.pending)
     return std::nullopt;
   // Simulator: ddp.wait for the reduce-scatter, then the asynchronous
@@ -363,32 +362,31 @@ TimelineReplay::issueAcrossInstances(State &state) const {
 }
 
 void TimelineReplay::addShardedWork(State &state, double end,
-                                    const ShardedTail &shardedTail) const {
-  const ShardedTail *sharded = &shardedTail;
+                                    const ShardedTail &sharded) const {
   // On the overlap model the tail is max-plus: its end is the latest of
   // (when the tail starts, or each stream's first all-gather can start)
   // plus the work after that point. The bucket's work joins every such
   // point before its position; the bucket that holds a stream's first
   // all-gather also sets when that can start.
-  double total = sharded->getBeforeFirstGather() + sharded->getFromFirstGather();
+  double total = sharded.getBeforeFirstGather() + sharded.getFromFirstGather();
   // With several instances every bucket's wait is for its all-reduce across
   // them, which can bind the tail: from it on run the bucket's work, that
   // of the buckets issued after it (later in the tail, as ready order and
   // optimizer order agree), and the kernels from its position.
   if (costs.numInstances > 1)
-    state.acrossBound = std::max(state.acrossBound,
-                                 end - state.shardedWork +
-                                     tailSuffix[sharded->position]);
+    state.acrossBound =
+        std::max(state.acrossBound,
+                 end - state.shardedWork + tailSuffix[sharded.position]);
   state.shardedWork += total;
   for (unsigned other = 0; other < numStreams; ++other) {
-    if (anchor[other] == SIZE_MAX || sharded->position < anchor[other])
+    if (anchor[other] == SIZE_MAX || sharded.position < anchor[other])
       continue;
-    if (sharded->position > anchor[other]) {
+    if (sharded.position > anchor[other]) {
       state.gatherWork[other] += total;
       continue;
     }
-    state.gatherWork[other] += sharded->getFromFirstGather();
-    state.firstGatherReady[other] = end + sharded->getBeforeFirstGather();
+    state.gatherWork[other] += sharded.getFromFirstGather();
+    state.firstGatherReady[other] = end + sharded.getBeforeFirstGather();
   }
 }
 
@@ -406,10 +404,10 @@ double TimelineReplay::finish(const State &state) const {
   // first all-gather starts once its reduce-scatters are done and its
   // bucket's kernels before it have run; the all-gathers after it find the
   // stream idle.
-  double end = std::max({state.tailBound, state.clock.getCommBusyUntil(),
-                         state.clock.getNow() + tailSuffix.front() +
-                             state.shardedWork,
-                         state.acrossBound + state.shardedWork});
+  double end =
+      std::max({state.tailBound, state.clock.getCommBusyUntil(),
+                state.clock.getNow() + tailSuffix.front() + state.shardedWork,
+                state.acrossBound + state.shardedWork});
   for (unsigned stream = 0; stream < numStreams; ++stream) {
     if (anchor[stream] == SIZE_MAX || anchor[stream] == tail.size())
       continue;
@@ -504,11 +502,11 @@ void TimelineReplay::issueBucketsAt(
     if (std::optional<double> end = issueAcrossInstances(state))
       reductionEnd[lastIssued] = *end;
     const Bucket &bucket = layout.buckets[index];
-    reductionEnd[index] = issueBucket(
-        state, getIssueTime(bucket),
-        costs.stream[bucket.entries.front().gradient],
-        getCollectiveTime(bucket), getFirstUse(bucket),
-        sharded.empty() ? nullptr : &sharded[index]);
+    reductionEnd[index] =
+        issueBucket(state, getIssueTime(bucket),
+                    costs.stream[bucket.entries.front().gradient],
+                    getCollectiveTime(bucket), getFirstUse(bucket),
+                    sharded.empty() ? nullptr : &sharded[index]);
     lastIssued = index;
   }
 }
@@ -618,15 +616,15 @@ TimelineReplay::evaluateWithParamGather(const BucketLayout &layout) const {
     issueBucketsAt(event, layout, issuedAt, sharded, state, reductionEnd,
                    lastIssued);
   }
-  return replayShardedTail(
-      layout, sharded, reductionEnd, lastIssued, state,
-      [&](size_t bucket, size_t group) {
-        size_t index = gatherOf[bucket][group];
-        if (gathers[index].firstUse != kInTail)
-          return;
-        assert(index == nextWait && "tail gathers are waited in tail order");
-        waitGather();
-      });
+  return replayShardedTail(layout, sharded, reductionEnd, lastIssued, state,
+                           [&](size_t bucket, size_t group) {
+                             size_t index = gatherOf[bucket][group];
+                             if (gathers[index].firstUse != kInTail)
+                               return;
+                             assert(index == nextWait &&
+                                    "tail gathers are waited in tail order");
+                             waitGather();
+                           });
 }
 
 double TimelineReplay::replayShardedTail(

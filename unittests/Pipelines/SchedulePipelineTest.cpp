@@ -221,13 +221,12 @@ TEST_F(SchedulePipelineTest, AutoPredictsTheSimulatedStepTimeWithInstances) {
     const char *preset;
     int64_t numLayers, meshDp, dp, numInstances;
   };
-  const Case cases[] = {
-      {"tiny", 0, 64, 0, 2},       {"tiny", 0, 64, 0, 4},
-      {"tiny", 0, 8, 0, 2},        {"tiny", 0, 6, 0, 2},
-      {"tiny", 0, 6, 0, 3},        {"tiny", 0, 12, 0, 3},
-      {"llama2-7b", 1, 8, 0, 2},   {"llama2-7b", 1, 64, 0, 4},
-      {"llama2-7b", 1, 12, 0, 3},  {"gpt-8.3b", 1, 64, 0, 2},
-      {"gpt-8.3b", 1, 6, 0, 3},    {"tiny", 0, 8, 64, 2}};
+  const Case cases[] = {{"tiny", 0, 64, 0, 2},      {"tiny", 0, 64, 0, 4},
+                        {"tiny", 0, 8, 0, 2},       {"tiny", 0, 6, 0, 2},
+                        {"tiny", 0, 6, 0, 3},       {"tiny", 0, 12, 0, 3},
+                        {"llama2-7b", 1, 8, 0, 2},  {"llama2-7b", 1, 64, 0, 4},
+                        {"llama2-7b", 1, 12, 0, 3}, {"gpt-8.3b", 1, 64, 0, 2},
+                        {"gpt-8.3b", 1, 6, 0, 3},   {"tiny", 0, 8, 64, 2}};
   for (const Case &c : cases) {
     for (StringRef hw : {"h100-sxm-ib400", "a100-sxm-ib200"}) {
       for (StringRef extra :
@@ -257,8 +256,7 @@ TEST_F(SchedulePipelineTest, AutoPredictsTheSimulatedStepTimeWithInstances) {
 
         OwningOpRef<ModuleOp> megatron =
             importPreset(c.preset, c.meshDp, c.numLayers);
-        ASSERT_TRUE(
-            succeeded(schedule(*megatron, "policy=megatron" + common)));
+        ASSERT_TRUE(succeeded(schedule(*megatron, "policy=megatron" + common)));
         EXPECT_LE(predicted, simulate(*megatron, hw, c.dp) * (1 + 1e-12));
       }
     }

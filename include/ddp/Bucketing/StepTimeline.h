@@ -373,12 +373,10 @@ private:
   /// `beforeShardOptimizer(bucket, group)` runs between the group's cast
   /// and its shard optimizer, and the group's updated shard is written into
   /// the parameters instead of gathered.
-  double replayShardedTail(const BucketLayout &layout,
-                           llvm::ArrayRef<ShardedTail> sharded,
-                           std::vector<double> &reductionEnd,
-                           size_t lastIssued, State &state,
-                           llvm::function_ref<void(size_t, size_t)>
-                               beforeShardOptimizer = {}) const;
+  double replayShardedTail(
+      const BucketLayout &layout, llvm::ArrayRef<ShardedTail> sharded,
+      std::vector<double> &reductionEnd, size_t lastIssued, State &state,
+      llvm::function_ref<void(size_t, size_t)> beforeShardOptimizer = {}) const;
   /// evaluate() with overlap-param-gather.
   double evaluateWithParamGather(const BucketLayout &layout) const;
   /// For each event, the buckets issued right after it: bucket k after the

@@ -487,9 +487,9 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
   // `instanceStream`, the all-reduces across instances on the next.
   std::optional<InstanceGroups> instances;
   if (useDistributedOptimizer && numDistributedOptimizerInstances > 1) {
-    FailureOr<std::optional<InstanceGroups>> groups = getInstanceGroups(
-        step, reductions, numDistributedOptimizerInstances, dataParallelSize,
-        model.getProfile().gpusPerNode);
+    FailureOr<std::optional<InstanceGroups>> groups =
+        getInstanceGroups(step, reductions, numDistributedOptimizerInstances,
+                          dataParallelSize, model.getProfile().gpusPerNode);
     if (failed(groups))
       return failure();
     instances = *groups;
