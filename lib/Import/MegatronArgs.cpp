@@ -304,6 +304,12 @@ private:
   Expected<std::optional<int64_t>> getInteger(StringRef name);
   Expected<std::optional<double>> getNumber(StringRef name);
   Expected<std::optional<bool>> getBool(StringRef name);
+  /// Sets `into[key]` to argument `name`, read by `get`, when the block
+  /// gives it a value (not absent, not None).
+  template <typename T>
+  Error copyArgument(StringRef name,
+                     Expected<std::optional<T>> (ArgumentReader::*get)(StringRef),
+                     json::Object &into, StringRef key);
 
   Error mapModel(MegatronRun &run);
   Error mapVocabulary(MegatronRun &run);
@@ -448,28 +454,31 @@ Expected<std::optional<bool>> ArgumentReader::getBool(StringRef name) {
   return valueError(name, *argument, "True or False");
 }
 
+template <typename T>
+Error ArgumentReader::copyArgument(
+    StringRef name, Expected<std::optional<T>> (ArgumentReader::*get)(StringRef),
+    json::Object &into, StringRef key) {
+  Expected<std::optional<T>> value = (this->*get)(name);
+  if (!value)
+    return value.takeError();
+  if (*value)
+    into[key] = **value;
+  return Error::success();
+}
+
 Error ArgumentReader::mapModel(MegatronRun &run) {
-  for (StringRef name : integerConfigArgs) {
-    Expected<std::optional<int64_t>> value = getInteger(name);
-    if (!value)
-      return value.takeError();
-    if (*value)
-      run.config[name] = **value;
-  }
-  for (StringRef name : boolConfigArgs) {
-    Expected<std::optional<bool>> value = getBool(name);
-    if (!value)
-      return value.takeError();
-    if (*value)
-      run.config[name] = **value;
-  }
-  for (StringRef name : numberConfigArgs) {
-    Expected<std::optional<double>> value = getNumber(name);
-    if (!value)
-      return value.takeError();
-    if (*value)
-      run.config[name] = **value;
-  }
+  for (StringRef name : integerConfigArgs)
+    if (Error error =
+            copyArgument(name, &ArgumentReader::getInteger, run.config, name))
+      return error;
+  for (StringRef name : boolConfigArgs)
+    if (Error error =
+            copyArgument(name, &ArgumentReader::getBool, run.config, name))
+      return error;
+  for (StringRef name : numberConfigArgs)
+    if (Error error =
+            copyArgument(name, &ArgumentReader::getNumber, run.config, name))
+      return error;
 
   // Megatron prints num_query_groups (default 1) even without GQA.
   Expected<std::optional<bool>> gqa = getBool("group_query_attention");
@@ -482,11 +491,9 @@ Error ArgumentReader::mapModel(MegatronRun &run) {
     run.config["num_query_groups"] = **groups;
 
   // None is a dense model.
-  Expected<std::optional<int64_t>> experts = getInteger("num_experts");
-  if (!experts)
-    return experts.takeError();
-  if (*experts)
-    run.config["num_experts"] = **experts;
+  if (Error error = copyArgument("num_experts", &ArgumentReader::getInteger,
+                                 run.config, "num_experts"))
+    return error;
 
   struct StringArg {
     StringLiteral name;
@@ -533,6 +540,7 @@ Error ArgumentReader::mapModel(MegatronRun &run) {
   run.config["params_dtype"] = bf16->value_or(false)   ? "bf16"
                                : fp16->value_or(false) ? "f16"
                                                        : "f32";
+  // Derived above, so read: the note on unread arguments leaves it out.
   lookup("params_dtype");
   return Error::success();
 }
@@ -589,19 +597,14 @@ Error ArgumentReader::mapBatch(MegatronRun &run) {
 
 Error ArgumentReader::mapSchedule(MegatronRun &run) {
   for (const ScheduleArg &arg : scheduleArgs) {
-    if (arg.isInteger) {
-      Expected<std::optional<int64_t>> value = getInteger(arg.megatronName);
-      if (!value)
-        return value.takeError();
-      if (*value)
-        run.scheduleOptions[arg.optionName] = **value;
-      continue;
-    }
-    Expected<std::optional<bool>> value = getBool(arg.megatronName);
-    if (!value)
-      return value.takeError();
-    if (*value)
-      run.scheduleOptions[arg.optionName] = **value;
+    Error error =
+        arg.isInteger
+            ? copyArgument(arg.megatronName, &ArgumentReader::getInteger,
+                           run.scheduleOptions, arg.optionName)
+            : copyArgument(arg.megatronName, &ArgumentReader::getBool,
+                           run.scheduleOptions, arg.optionName);
+    if (error)
+      return error;
   }
   return Error::success();
 }

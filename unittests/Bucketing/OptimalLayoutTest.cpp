@@ -268,14 +268,12 @@ TEST(ShardedTail, ClosedFormIsTheReplayWithInstances) {
   }
 }
 
-class ExactShardedSearch : public ::testing::TestWithParam<unsigned> {};
-
-// With the distributed optimizer, too, the search is exact on the overlap
-// model, and with a slowdown never slower than where it started.
-TEST_P(ExactShardedSearch, MatchesExhaustiveSearch) {
-  unsigned seed = GetParam();
-  RandomStep step(seed, 10, /*slowdown=*/1, /*twoStreams=*/false,
-                  /*distributedOptimizer=*/true);
+/// The search on a random distributed-optimizer step of `numGradients`
+/// finds what the exhaustive search finds, and prices it as the replay does.
+static void expectExactShardedSearch(unsigned seed, size_t numGradients,
+                                     bool instances) {
+  RandomStep step(seed, numGradients, /*slowdown=*/1, /*twoStreams=*/false,
+                  /*distributedOptimizer=*/true, instances);
   TimelineReplay replay(step.timeline, step.costs);
   OptimalLayoutOptions options;
   options.padding.distributedOptimizer = true;
@@ -284,6 +282,14 @@ TEST_P(ExactShardedSearch, MatchesExhaustiveSearch) {
   ASSERT_TRUE(bool(result)) << llvm::toString(result.takeError());
   EXPECT_DOUBLE_EQ(result->stepTime, replay.evaluate(result->layout));
   EXPECT_DOUBLE_EQ(result->stepTime, bruteForce(step, replay, options.padding));
+}
+
+class ExactShardedSearch : public ::testing::TestWithParam<unsigned> {};
+
+// With the distributed optimizer, too, the search is exact on the overlap
+// model, and with a slowdown never slower than where it started.
+TEST_P(ExactShardedSearch, MatchesExhaustiveSearch) {
+  expectExactShardedSearch(GetParam(), 10, /*instances=*/false);
 }
 
 INSTANTIATE_TEST_SUITE_P(RandomSteps, ExactShardedSearch,
@@ -297,17 +303,7 @@ class ExactSearchWithInstances : public ::testing::TestWithParam<unsigned> {};
 // under it, which these steps of 6 gradients do (of 10, about half do not).
 
 TEST_P(ExactSearchWithInstances, MatchesExhaustiveSearch) {
-  unsigned seed = GetParam();
-  RandomStep step(seed, 6, /*slowdown=*/1, /*twoStreams=*/false,
-                  /*distributedOptimizer=*/true, /*instances=*/true);
-  TimelineReplay replay(step.timeline, step.costs);
-  OptimalLayoutOptions options;
-  options.padding.distributedOptimizer = true;
-  llvm::Expected<OptimalLayoutResult> result =
-      computeOptimalLayout(step.gradients, replay, options);
-  ASSERT_TRUE(bool(result)) << llvm::toString(result.takeError());
-  EXPECT_DOUBLE_EQ(result->stepTime, replay.evaluate(result->layout));
-  EXPECT_DOUBLE_EQ(result->stepTime, bruteForce(step, replay, options.padding));
+  expectExactShardedSearch(GetParam(), 6, /*instances=*/true);
 }
 
 INSTANTIATE_TEST_SUITE_P(RandomSteps, ExactSearchWithInstances,
