@@ -49,8 +49,6 @@ config.substitutions.append(("%python", sys.executable))
 
 # A collective that hangs ends the job after this many seconds.
 config.environment["DDPRT_TIMEOUT"] = "120"
-# The ranks share the cores: one OpenBLAS thread each.
-config.environment["OPENBLAS_NUM_THREADS"] = "1"
 # Under LeakSanitizer (utils/test.sh's sanitizer build), Open MPI's
 # allocations kept until exit come from libraries without frame pointers:
 # the fast unwinder cannot attribute them to the libraries utils/lsan.supp

@@ -36,6 +36,19 @@ if has_torch:
     config.available_features.add("torch")
     config.substitutions.append(("%torch_python", torch_python))
 
+# `mlir-opt-plugins`: Debian's mlir-opt-22 (mlir-22-tools) and ddp's plugins
+# for it, which sanitizer builds do not build (tools/ddp-plugins).
+import shutil
+stock_mlir_opt = shutil.which("mlir-opt-22") or shutil.which(
+    "mlir-opt", path=config.llvm_tools_dir)
+plugins = [os.path.join(config.ddp_libs_dir, "lib%s.so" % name)
+           for name in ("DDPDialectPlugin", "DDPPassPlugin")]
+if stock_mlir_opt and all(os.path.exists(plugin) for plugin in plugins):
+    config.available_features.add("mlir-opt-plugins")
+    config.substitutions.append(("%mlir_opt_with_ddp_plugins",
+        "%s --load-dialect-plugin=%s --load-pass-plugin=%s"
+        % (stock_mlir_opt, plugins[0], plugins[1])))
+
 # The ABI version of the runtime's header, which the lowering embeds.
 import re
 with open(os.path.join(config.ddp_src_root, "include", "ddp", "Runtime", "ddprt.h")) as header:

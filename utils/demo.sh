@@ -21,7 +21,6 @@ mkdir -p "$out"
 mpirun=(mpirun -np 2 --oversubscribe)
 [[ $(id -u) -eq 0 ]] && mpirun+=(--allow-run-as-root)
 # One BLAS thread per rank: the two ranks already fill the two cores.
-export OPENBLAS_NUM_THREADS=1
 
 set -x
 "$bin/ddp-import" --preset=tiny --set tensor_model_parallel_size=1 -o "$out/tiny.mlir"

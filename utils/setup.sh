@@ -24,7 +24,7 @@ esac
 packages=(
   cmake ninja-build g++ python3
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-  libopenmpi-dev openmpi-bin libopenblas-dev
+  libopenmpi-dev openmpi-bin
   libgtest-dev
   ccache
   # utils/fuzz.sh: libFuzzer needs clang and its runtime libraries.

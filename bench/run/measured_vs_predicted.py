@@ -67,9 +67,7 @@ def run_once(build, step, ranks, schedule, steps, hw):
         [*mpirun(ranks), "-np", str(ranks), os.path.join(build, "bin", "ddp-run"),
          step, "--verify", f"--schedule={schedule}", "--predict", f"--hw={hw}",
          f"--steps={steps}"],
-        check=True, capture_output=True, text=True,
-        # The ranks share the cores: one OpenBLAS thread each.
-        env={**os.environ, "OPENBLAS_NUM_THREADS": "1"}).stdout
+        check=True, capture_output=True, text=True).stdout
     times = {}
     for line in out.splitlines():
         match = LINE.match(line)

@@ -1,20 +1,21 @@
 //===- measure_cpu_profile.cpp - Numbers for the cpu-mpi-2core profile ----===//
 //
 // Measures, on this machine, what the cpu-mpi-2core hardware profile
-// describes: OpenBLAS GEMM throughput per rank (f32, f64) with both ranks
+// describes: the CPU backend's GEMM throughput per rank (f32, f64;
+// runtime/cpu/FixedOrderGemm.cpp, compiled in) with both ranks
 // busy, streaming memory bandwidth per rank, and MPI_Allreduce bus bandwidth
 // and latency between the two ranks. Prints a JSON fragment to paste into
 // a profile.
 //
-// Build and run (not part of the CMake build; needs Open MPI and OpenBLAS):
-//   mpicxx -O2 -std=c++17 bench/sim/measure_cpu_profile.cpp -lopenblas \
-//     -o /tmp/measure_cpu_profile
-//   OPENBLAS_NUM_THREADS=1 mpirun --allow-run-as-root --oversubscribe -np 2 \
-//     /tmp/measure_cpu_profile
+// Build and run (not part of the CMake build; needs Open MPI):
+//   mpicxx -O3 -std=c++17 -Iruntime/cpu bench/sim/measure_cpu_profile.cpp \
+//     runtime/cpu/FixedOrderGemm.cpp -o /tmp/measure_cpu_profile
+//   mpirun --allow-run-as-root --oversubscribe -np 2 /tmp/measure_cpu_profile
 //
 //===----------------------------------------------------------------------===//
 
-#include <cblas.h>
+#include "FixedOrderGemm.h"
+
 #include <mpi.h>
 
 #include <algorithm>
@@ -39,11 +40,11 @@ double gemmFlopRate(int n, bool doublePrecision) {
   std::vector<float> af(doublePrecision ? 0 : n * n, 1.0f), bf(af), cf(af);
   double seconds = bestTime(3, [&] {
     if (doublePrecision)
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0,
-                  ad.data(), n, bd.data(), n, 0.0, cd.data(), n);
+      ddprt::cpu::fixedOrderGemm(false, false, n, n, n, ad.data(), bd.data(),
+                                 cd.data());
     else
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f,
-                  af.data(), n, bf.data(), n, 0.0f, cf.data(), n);
+      ddprt::cpu::fixedOrderGemm(false, false, n, n, n, af.data(), bf.data(),
+                                 cf.data());
   });
   return 2.0 * n * n * n / seconds;
 }

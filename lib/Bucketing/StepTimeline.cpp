@@ -93,6 +93,12 @@ ShardedTail ShardedTailBuilder::build(unsigned stream, ElementType bucketType,
         model.memoryTime(2 * (shardNumel * getElementBytes(update.paramType)));
     tail.groups.push_back(group);
   }
+  // Simulator: the all-reduce of the shard, in the bucket's type.
+  if (costs.numInstances > 1)
+    tail.acrossInstances =
+        model.collectiveTime(sim::CollectiveKind::AllReduce,
+                             shardNumel * getElementBytes(bucketType),
+                             costs.placement[costs.acrossInstancesStream]);
   return tail;
 }
 
@@ -141,6 +147,11 @@ void StepTimeline::addParamUse(size_t gradient, size_t ordinal) {
 }
 
 void StepTimeline::beginTail() { inTail = true; }
+
+void StepTimeline::addReduction() {
+  beginTail();
+  reductionsEnd = tail.size();
+}
 
 void StepTimeline::addTailCompute(double seconds,
                                   llvm::ArrayRef<size_t> gradients) {
@@ -204,7 +215,7 @@ llvm::Error StepTimeline::verify() const {
 TimelineReplay::TimelineReplay(const StepTimeline &timeline,
                                const BucketCosts &costs)
     : costs(costs), numStreams(timeline.numStreams),
-      slowdown(timeline.slowdown) {
+      slowdown(timeline.slowdown), reductionsEnd(timeline.reductionsEnd) {
   std::vector<bool> bucketStream(numStreams, false);
   for (unsigned stream : costs.stream)
     bucketStream[stream] = true;
@@ -324,38 +335,79 @@ double TimelineReplay::issueBucket(State &state, double issueSeconds,
                  state.clock.getTailWaitBound(end, tailSuffix[firstUse]));
     return end;
   }
+  if (costs.numInstances > 1) {
+    assert(!state.pending && "the previous bucket's all-reduce across "
+                             "instances goes first");
+    state.pending = State::PendingBucket{end, firstUse, *sharded};
+    return end;
+  }
+  addShardedWork(state, end, *sharded);
+  return end;
+}
+
+std::optional<double> TimelineReplay::issueAcrossInstances(State &state) const {
+  if (!state.pending)
+    return std::nullopt;
+  // Simulator: ddp.wait for the reduce-scatter, then the asynchronous
+  // all-reduce on the stream of the group across instances.
+  State::PendingBucket pending = std::move(*state.pending);
+  state.pending.reset();
+  state.clock.blockUntil(pending.reduceScatterEnd);
+  double end = state.clock
+                   .issueCollective(costs.acrossInstancesStream,
+                                    pending.sharded.acrossInstances)
+                   .end;
+  addShardedWork(state, end, pending.sharded);
+  return end;
+}
+
+void TimelineReplay::addShardedWork(State &state, double end,
+                                    const ShardedTail &sharded) const {
   // On the overlap model the tail is max-plus: its end is the latest of
   // (when the tail starts, or each stream's first all-gather can start)
   // plus the work after that point. The bucket's work joins every such
   // point before its position; the bucket that holds a stream's first
   // all-gather also sets when that can start.
-  double total = sharded->getBeforeFirstGather() + sharded->getFromFirstGather();
+  double total = sharded.getBeforeFirstGather() + sharded.getFromFirstGather();
+  // With several instances every bucket's wait is for its all-reduce across
+  // them, which can bind the tail: from it on run the bucket's work, that
+  // of the buckets issued after it (later in the tail, as ready order and
+  // optimizer order agree), and the kernels from its position.
+  if (costs.numInstances > 1)
+    state.acrossBound =
+        std::max(state.acrossBound,
+                 end - state.shardedWork + tailSuffix[sharded.position]);
   state.shardedWork += total;
   for (unsigned other = 0; other < numStreams; ++other) {
-    if (anchor[other] == SIZE_MAX || sharded->position < anchor[other])
+    if (anchor[other] == SIZE_MAX || sharded.position < anchor[other])
       continue;
-    if (sharded->position > anchor[other]) {
+    if (sharded.position > anchor[other]) {
       state.gatherWork[other] += total;
       continue;
     }
-    state.gatherWork[other] += sharded->getFromFirstGather();
-    state.firstGatherReady[other] = end + sharded->getBeforeFirstGather();
+    state.gatherWork[other] += sharded.getFromFirstGather();
+    state.firstGatherReady[other] = end + sharded.getBeforeFirstGather();
   }
-  return end;
 }
 
 double TimelineReplay::finish(const State &state) const {
   if (!costs.distributedOptimizer)
     return state.clock.finishTail(tailSuffix.front(), state.tailBound);
+  if (state.pending) {
+    State issued = state;
+    issueAcrossInstances(issued);
+    return finish(issued);
+  }
   assert(slowdown == 1 && "the sharded tail has a closed form without "
                           "slowdown only; evaluate() replays it");
   // Every bucket's sharded work follows the start of the tail; a stream's
   // first all-gather starts once its reduce-scatters are done and its
   // bucket's kernels before it have run; the all-gathers after it find the
   // stream idle.
-  double end = std::max({state.tailBound, state.clock.getCommBusyUntil(),
-                         state.clock.getNow() + tailSuffix.front() +
-                             state.shardedWork});
+  double end =
+      std::max({state.tailBound, state.clock.getCommBusyUntil(),
+                state.clock.getNow() + tailSuffix.front() + state.shardedWork,
+                state.acrossBound + state.shardedWork});
   for (unsigned stream = 0; stream < numStreams; ++stream) {
     if (anchor[stream] == SIZE_MAX || anchor[stream] == tail.size())
       continue;
@@ -426,24 +478,37 @@ double TimelineReplay::evaluate(const BucketLayout &layout) const {
   if (costs.distributedOptimizer)
     for (const Bucket &bucket : layout.buckets)
       sharded.push_back(getShardedTail(bucket));
-  std::vector<double> collectiveEnd(layout.buckets.size());
+  std::vector<double> reductionEnd(layout.buckets.size());
+  size_t lastIssued = 0;
   State state = initialState();
   for (size_t event = 0; event < events.size(); ++event) {
     runSegmentBefore(event, state);
     runEvent(event, state);
-    for (size_t index : issuedAt[event]) {
-      const Bucket &bucket = layout.buckets[index];
-      collectiveEnd[index] = issueBucket(
-          state, getIssueTime(bucket),
-          costs.stream[bucket.entries.front().gradient],
-          getCollectiveTime(bucket), getFirstUse(bucket),
-          sharded.empty() ? nullptr : &sharded[index]);
-    }
+    issueBucketsAt(event, layout, issuedAt, sharded, state, reductionEnd,
+                   lastIssued);
   }
   runSegmentBefore(events.size(), state);
   if (!costs.distributedOptimizer)
     return finish(state);
-  return replayShardedTail(layout, sharded, collectiveEnd, state.clock);
+  return replayShardedTail(layout, sharded, reductionEnd, lastIssued, state);
+}
+
+void TimelineReplay::issueBucketsAt(
+    size_t event, const BucketLayout &layout,
+    llvm::ArrayRef<std::vector<size_t>> issuedAt,
+    llvm::ArrayRef<ShardedTail> sharded, State &state,
+    std::vector<double> &reductionEnd, size_t &lastIssued) const {
+  for (size_t index : issuedAt[event]) {
+    if (std::optional<double> end = issueAcrossInstances(state))
+      reductionEnd[lastIssued] = *end;
+    const Bucket &bucket = layout.buckets[index];
+    reductionEnd[index] =
+        issueBucket(state, getIssueTime(bucket),
+                    costs.stream[bucket.entries.front().gradient],
+                    getCollectiveTime(bucket), getFirstUse(bucket),
+                    sharded.empty() ? nullptr : &sharded[index]);
+    lastIssued = index;
+  }
 }
 
 double
@@ -530,7 +595,8 @@ TimelineReplay::evaluateWithParamGather(const BucketLayout &layout) const {
   else if (!gathers.empty())
     issueGather();
 
-  std::vector<double> collectiveEnd(layout.buckets.size());
+  std::vector<double> reductionEnd(layout.buckets.size());
+  size_t lastIssued = 0;
   size_t nextUse = 0;
   for (size_t event = 0; event <= events.size(); ++event) {
     size_t begin = segmentBegin[event];
@@ -547,31 +613,30 @@ TimelineReplay::evaluateWithParamGather(const BucketLayout &layout) const {
     if (event == events.size())
       break;
     runEvent(event, state);
-    for (size_t index : issuedAt[event]) {
-      const Bucket &bucket = layout.buckets[index];
-      collectiveEnd[index] = issueBucket(
-          state, getIssueTime(bucket),
-          costs.stream[bucket.entries.front().gradient],
-          getCollectiveTime(bucket), getFirstUse(bucket), &sharded[index]);
-    }
+    issueBucketsAt(event, layout, issuedAt, sharded, state, reductionEnd,
+                   lastIssued);
   }
-  return replayShardedTail(
-      layout, sharded, collectiveEnd, clock, [&](size_t bucket, size_t group) {
-        size_t index = gatherOf[bucket][group];
-        if (gathers[index].firstUse != kInTail)
-          return;
-        assert(index == nextWait && "tail gathers are waited in tail order");
-        waitGather();
-      });
+  return replayShardedTail(layout, sharded, reductionEnd, lastIssued, state,
+                           [&](size_t bucket, size_t group) {
+                             size_t index = gatherOf[bucket][group];
+                             if (gathers[index].firstUse != kInTail)
+                               return;
+                             assert(index == nextWait &&
+                                    "tail gathers are waited in tail order");
+                             waitGather();
+                           });
 }
 
 double TimelineReplay::replayShardedTail(
     const BucketLayout &layout, llvm::ArrayRef<ShardedTail> sharded,
-    llvm::ArrayRef<double> collectiveEnd, sim::StepClock &clock,
+    std::vector<double> &reductionEnd, size_t lastIssued, State &state,
     llvm::function_ref<void(size_t, size_t)> beforeShardOptimizer) const {
-  // Op by op, as the simulator runs the scheduled tail: a bucket's wait,
-  // then per group the cast and the shard optimizer, the all-gather (which
-  // holds the compute stream) and the copy.
+  // Op by op, as the simulator runs the scheduled tail: with several
+  // instances the last bucket's all-reduce across them after the last
+  // reduction; a bucket's wait, then per group the cast and the shard
+  // optimizer, the all-gather (which holds the compute stream) and the
+  // copy.
+  sim::StepClock &clock = state.clock;
   std::vector<size_t> byPosition(layout.buckets.size());
   for (size_t index = 0; index < byPosition.size(); ++index)
     byPosition[index] = index;
@@ -579,7 +644,7 @@ double TimelineReplay::replayShardedTail(
     return sharded[a].position < sharded[b].position;
   });
   auto runBucket = [&](size_t index) {
-    clock.blockUntil(collectiveEnd[index]);
+    clock.blockUntil(reductionEnd[index]);
     unsigned stream = costs.stream[layout.buckets[index].entries.front().gradient];
     for (auto [number, group] : llvm::enumerate(sharded[index].groups)) {
       if (!costs.overlapParamGather) {
@@ -597,6 +662,9 @@ double TimelineReplay::replayShardedTail(
   };
   size_t next = 0;
   for (size_t position = 0; position <= tail.size(); ++position) {
+    if (position == reductionsEnd)
+      if (std::optional<double> end = issueAcrossInstances(state))
+        reductionEnd[lastIssued] = *end;
     for (; next < byPosition.size() &&
            sharded[byPosition[next]].position == position;
          ++next)

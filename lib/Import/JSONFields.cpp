@@ -79,14 +79,12 @@ Expected<bool> importer::readOptimizerField(StringRef key,
     Expected<StringRef> name = readString(value, source, key);
     if (!name)
       return name.takeError();
-    if (*name == "adam")
-      optimizer.kind = OptimizerKind::Adam;
-    else if (*name == "sgd")
-      optimizer.kind = OptimizerKind::SGD;
-    else
+    std::optional<OptimizerKind> kind = parseOptimizerKind(*name);
+    if (!kind)
       return fieldError(source, key,
                         "unknown optimizer '" + *name +
                             "'; expected 'adam' or 'sgd'");
+    optimizer.kind = *kind;
     return true;
   }
   double *target = StringSwitch<double *>(key)

@@ -131,6 +131,21 @@ static StringRef getPositionEmbeddingName(PositionEmbedding embedding) {
   llvm_unreachable("unknown position embedding");
 }
 
+std::optional<Normalization> ddp::parseNormalization(StringRef name) {
+  return StringSwitch<std::optional<Normalization>>(name)
+      .Case("LayerNorm", Normalization::LayerNorm)
+      .Case("RMSNorm", Normalization::RMSNorm)
+      .Default(std::nullopt);
+}
+
+std::optional<PositionEmbedding> ddp::parsePositionEmbedding(StringRef name) {
+  return StringSwitch<std::optional<PositionEmbedding>>(name)
+      .Case("learned_absolute", PositionEmbedding::LearnedAbsolute)
+      .Case("rope", PositionEmbedding::Rope)
+      .Case("none", PositionEmbedding::None)
+      .Default(std::nullopt);
+}
+
 /// Reads one of the fields that are not plain integers or flags.
 static Error readOtherField(StringRef key, const json::Value &value,
                             StringRef source, ModelConfig &config) {
@@ -157,10 +172,7 @@ static Error readOtherField(StringRef key, const json::Value &value,
   if (!name)
     return name.takeError();
   if (key == "normalization") {
-    auto normalization = StringSwitch<std::optional<Normalization>>(*name)
-                             .Case("LayerNorm", Normalization::LayerNorm)
-                             .Case("RMSNorm", Normalization::RMSNorm)
-                             .Default(std::nullopt);
+    std::optional<Normalization> normalization = parseNormalization(*name);
     if (!normalization)
       return fieldError(source, key,
                         "unknown normalization '" + *name +
@@ -169,12 +181,7 @@ static Error readOtherField(StringRef key, const json::Value &value,
     return Error::success();
   }
   if (key == "position_embedding_type") {
-    auto embedding =
-        StringSwitch<std::optional<PositionEmbedding>>(*name)
-            .Case("learned_absolute", PositionEmbedding::LearnedAbsolute)
-            .Case("rope", PositionEmbedding::Rope)
-            .Case("none", PositionEmbedding::None)
-            .Default(std::nullopt);
+    std::optional<PositionEmbedding> embedding = parsePositionEmbedding(*name);
     if (!embedding)
       return fieldError(source, key,
                         "unknown position embedding '" + *name +

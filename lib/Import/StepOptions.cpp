@@ -18,3 +18,10 @@ std::optional<ElementType> ddp::parseConfigElementType(llvm::StringRef name,
       .Cases({"fp64", "float64", "double"}, ElementType::F64)
       .Default(std::nullopt);
 }
+
+std::optional<OptimizerKind> ddp::parseOptimizerKind(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<OptimizerKind>>(name)
+      .Case("adam", OptimizerKind::Adam)
+      .Case("sgd", OptimizerKind::SGD)
+      .Default(std::nullopt);
+}

@@ -1,4 +1,4 @@
-//===- CpuBackend.cpp - MPI + OpenBLAS backend ----------------------------===//
+//===- CpuBackend.cpp - MPI + CPU backend ---------------------------------===//
 //
 // Setup, memory and compute of the CPU backend (CpuBackend.h); its
 // collectives are in CpuCollectives.cpp.
@@ -6,10 +6,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuBackend.h"
+#include "FixedOrderGemm.h"
 
-#include <cblas.h>
-
-#include <climits>
+#include <algorithm>
 #include <cstring>
 
 using namespace ddprt;
@@ -138,34 +137,20 @@ Status CpuBackend::gemm(const GemmOp &op) {
         .add("k", op.k)
         .add("transpose_lhs", int64_t(op.transposeLhs))
         .add("transpose_rhs", int64_t(op.transposeRhs));
-  if (op.m > INT_MAX || op.n > INT_MAX || op.k > INT_MAX)
-    return makeError(DDPRT_ERROR_INVALID_ARGUMENT, "cblas gemm(m=", op.m,
-                     ", n=", op.n, ", k=", op.k,
-                     "): a dimension exceeds the BLAS int range");
-  Tensor result{op.result, op.dtype, op.m * op.n};
-  if (op.m == 0 || op.n == 0)
-    return Status::ok();
-  if (op.k == 0) { // BLAS rejects a zero leading dimension.
-    std::memset(op.result, 0, size_t(result.bytes()));
-    return Status::ok();
-  }
-  int m = int(op.m), n = int(op.n), k = int(op.k);
-  CBLAS_TRANSPOSE transLhs = op.transposeLhs ? CblasTrans : CblasNoTrans;
-  CBLAS_TRANSPOSE transRhs = op.transposeRhs ? CblasTrans : CblasNoTrans;
-  int lda = op.transposeLhs ? m : k;
-  int ldb = op.transposeRhs ? k : n;
+  // Every element is one fma chain in ascending k (FixedOrderGemm.h), so a
+  // GEMM on a chunk of rows equals those rows of the whole GEMM bitwise.
   switch (op.dtype) {
   case DType::F32:
-    cblas_sgemm(CblasRowMajor, transLhs, transRhs, m, n, k, 1.0f,
-                static_cast<const float *>(op.lhs), lda,
-                static_cast<const float *>(op.rhs), ldb, 0.0f,
-                static_cast<float *>(op.result), n);
+    fixedOrderGemm(op.transposeLhs, op.transposeRhs, op.m, op.n, op.k,
+                   static_cast<const float *>(op.lhs),
+                   static_cast<const float *>(op.rhs),
+                   static_cast<float *>(op.result));
     return Status::ok();
   case DType::F64:
-    cblas_dgemm(CblasRowMajor, transLhs, transRhs, m, n, k, 1.0,
-                static_cast<const double *>(op.lhs), lda,
-                static_cast<const double *>(op.rhs), ldb, 0.0,
-                static_cast<double *>(op.result), n);
+    fixedOrderGemm(op.transposeLhs, op.transposeRhs, op.m, op.n, op.k,
+                   static_cast<const double *>(op.lhs),
+                   static_cast<const double *>(op.rhs),
+                   static_cast<double *>(op.result));
     return Status::ok();
   case DType::F16:
   case DType::BF16:
@@ -180,8 +165,8 @@ Status CpuBackend::gemm(const GemmOp &op) {
              gemmLhs.data());
   host::cast({const_cast<void *>(op.rhs), op.dtype, op.k * op.n}, DType::F32,
              gemmRhs.data());
-  cblas_sgemm(CblasRowMajor, transLhs, transRhs, m, n, k, 1.0f, gemmLhs.data(),
-              lda, gemmRhs.data(), ldb, 0.0f, gemmProduct.data(), n);
+  fixedOrderGemm(op.transposeLhs, op.transposeRhs, op.m, op.n, op.k,
+                 gemmLhs.data(), gemmRhs.data(), gemmProduct.data());
   host::cast({gemmProduct.data(), DType::F32, op.m * op.n}, op.dtype,
              op.result);
   return Status::ok();

@@ -3,6 +3,7 @@
 //   ddp-import --preset=gpt3-175b [--set key=value ...] [-o step.mlir]
 //   ddp-import --config=model.json [--set key=value ...]
 //   ddp-import --inventory=params.json
+//   ddp-import --megatron-args=train.log [--set key=value ...]
 //   ddp-import --list-presets
 //   ddp-import --preset=llama2-7b --print-config
 //
@@ -13,6 +14,7 @@
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Import/Import.h"
+#include "ddp/Import/MegatronArgs.h"
 #include "ddp/Support/BoundedJSON.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -43,6 +45,12 @@ static cl::opt<std::string> configFile("config",
 static cl::opt<std::string>
     inventoryFile("inventory", cl::desc("Import a parameter inventory (JSON)"),
                   cl::value_desc("file"), cl::cat(importCategory));
+static cl::opt<std::string> megatronArgsFile(
+    "megatron-args",
+    cl::desc("Import the run whose Megatron-LM log (or argument dump) this "
+             "is: the model from its arguments, its ddp-schedule options "
+             "recorded on the module"),
+    cl::value_desc("file"), cl::cat(importCategory));
 static cl::list<std::string>
     overrides("set",
               cl::desc("Override a field of the config or inventory "
@@ -88,9 +96,30 @@ static Expected<json::Value> readJSONFile(StringRef path) {
                            path + ": malformed JSON: " + message);
 }
 
+/// The model config of a Megatron-LM run, with the overrides applied; its
+/// schedule options go to `scheduleOptions`. Prints the reader's notes.
+static Expected<json::Value> loadMegatronRun(StringRef path,
+                                             json::Object &scheduleOptions) {
+  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
+      MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
+  if (std::error_code error = buffer.getError())
+    return createStringError(error, "cannot read '%s': %s", path.str().c_str(),
+                             error.message().c_str());
+  Expected<MegatronRun> run = readMegatronArgs((*buffer)->getBuffer(), path);
+  if (!run)
+    return run.takeError();
+  for (const std::string &note : run->notes)
+    WithColor::note(errs(), "ddp-import") << note << "\n";
+  if (Error error = applyOverrides(run->config, overrides))
+    return std::move(error);
+  scheduleOptions = std::move(run->scheduleOptions);
+  return json::Value(std::move(run->config));
+}
+
 /// The input as a JSON object with the overrides applied.
 static Expected<json::Value> loadInput(StringRef path, StringRef &source,
-                                       std::string &presetSource) {
+                                       std::string &presetSource,
+                                       json::Object &scheduleOptions) {
   if (!presetName.empty()) {
     const ModelPreset *preset = lookupModelPreset(presetName);
     if (!preset) {
@@ -109,6 +138,8 @@ static Expected<json::Value> loadInput(StringRef path, StringRef &source,
     return json::Value(std::move(object));
   }
   source = path;
+  if (!megatronArgsFile.empty())
+    return loadMegatronRun(path, scheduleOptions);
   Expected<json::Value> value = readJSONFile(path);
   if (!value)
     return value.takeError();
@@ -142,19 +173,24 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  int numInputs =
-      !presetName.empty() + !configFile.empty() + !inventoryFile.empty();
+  int numInputs = !presetName.empty() + !configFile.empty() +
+                  !inventoryFile.empty() + !megatronArgsFile.empty();
   if (numInputs != 1)
-    return fail("give exactly one of --preset, --config and --inventory");
+    return fail("give exactly one of --preset, --config, --inventory and "
+                "--megatron-args");
   bool isInventory = !inventoryFile.empty();
   if (printConfig && isInventory)
-    return fail("--print-config applies to --preset and --config");
+    return fail("--print-config applies to --preset, --config and "
+                "--megatron-args");
 
   mlir::TimingScope readTiming = timing.nest("read input");
   StringRef source;
   std::string presetSource;
-  Expected<json::Value> input =
-      loadInput(isInventory ? inventoryFile : configFile, source, presetSource);
+  json::Object scheduleOptions;
+  Expected<json::Value> input = loadInput(
+      isInventory ? inventoryFile
+                  : (megatronArgsFile.empty() ? configFile : megatronArgsFile),
+      source, presetSource, scheduleOptions);
   if (!input)
     return fail(toString(input.takeError()));
 
@@ -180,6 +216,9 @@ int main(int argc, char **argv) {
     readTiming.stop();
     mlir::TimingScope importTiming = timing.nest("import");
     module = importModel(context, *config);
+    // Only a Megatron run says how it was scheduled.
+    if (!megatronArgsFile.empty())
+      recordScheduleOptions(*module, scheduleOptions);
   }
 
   // The importer only builds what verifies; a failure here is a bug in it.

@@ -21,6 +21,8 @@
 
 #include "gtest/gtest.h"
 
+#include <optional>
+
 using namespace mlir;
 using namespace ddp;
 
@@ -36,6 +38,19 @@ protected:
     const ModelPreset *preset = lookupModelPreset(name);
     EXPECT_TRUE(preset) << name.str();
     return importModel(context, preset->config);
+  }
+
+  /// A preset at data-parallel size `dp`, cut to `numLayers` layers (0
+  /// keeps them all).
+  OwningOpRef<ModuleOp> importPreset(StringRef name, int64_t dp,
+                                     int64_t numLayers) {
+    const ModelPreset *preset = lookupModelPreset(name);
+    EXPECT_TRUE(preset) << name.str();
+    ModelConfig config = preset->config;
+    config.dataParallelSize = dp;
+    if (numLayers > 0)
+      config.numLayers = numLayers;
+    return importModel(context, config);
   }
 
   /// bf16 and f32 parameters, a shared embedding and experts over their own
@@ -95,6 +110,16 @@ protected:
         sim::simulateStep(getStep(module), model, options);
     return succeeded(result) ? llvm::join(result->unmodeledOps, ",")
                              : "failed";
+  }
+
+  /// The step time (seconds) the auto policy predicted for the step it laid
+  /// out, or nullopt when the step has no such record.
+  static std::optional<double> getAutoPrediction(ModuleOp module) {
+    auto policy =
+        getStep(module)->getAttrOfType<BucketPolicyAttr>(kBucketPolicyAttrName);
+    if (!policy || !policy.getPredictedStepTimeUs())
+      return std::nullopt;
+    return policy.getPredictedStepTimeUs().getValueAsDouble() * 1e-6;
   }
 
   static func::FuncOp getStep(ModuleOp module) {
@@ -171,14 +196,10 @@ TEST_F(SchedulePipelineTest, AutoPredictsTheSimulatedStepTime) {
           OwningOpRef<ModuleOp> module =
               input == "mixed" ? importMixedInventory() : importPreset(input);
           ASSERT_TRUE(succeeded(schedule(*module, options)));
-          auto policy = getStep(*module)->getAttrOfType<BucketPolicyAttr>(
-              kBucketPolicyAttrName);
-          ASSERT_TRUE(policy);
-          ASSERT_TRUE(policy.getPredictedStepTimeUs());
-          double predicted =
-              policy.getPredictedStepTimeUs().getValueAsDouble() * 1e-6;
+          std::optional<double> predicted = getAutoPrediction(*module);
+          ASSERT_TRUE(predicted);
           double simulated = simulate(*module, hw, dp);
-          EXPECT_NEAR(predicted, simulated, 1e-9 * simulated);
+          EXPECT_NEAR(*predicted, simulated, 1e-9 * simulated);
           // Every op of the distributed optimizer's step is priced.
           EXPECT_EQ(unmodeledOps(*module, hw, dp), "");
 
@@ -189,7 +210,7 @@ TEST_F(SchedulePipelineTest, AutoPredictsTheSimulatedStepTime) {
             ASSERT_TRUE(succeeded(schedule(
                 *other,
                 (baseline + " dp=" + std::to_string(dp) + extra).str())));
-            EXPECT_LE(predicted, simulate(*other, hw, dp) * (1 + 1e-12))
+            EXPECT_LE(*predicted, simulate(*other, hw, dp) * (1 + 1e-12))
                 << baseline.str();
           }
         }
@@ -245,6 +266,54 @@ TEST_F(SchedulePipelineTest, TpCommOverlapPredictsTheSimulatedStepTime) {
         OwningOpRef<ModuleOp> whole = importModel(context, config);
         ASSERT_TRUE(succeeded(schedule(*whole, ("dp=8 hw=" + hw + extra).str())));
         EXPECT_LE(simulated, simulate(*whole, hw, 8) * (1 + 1e-12));
+      }
+    }
+  }
+}
+
+TEST_F(SchedulePipelineTest, AutoPredictsTheSimulatedStepTimeWithInstances) {
+  // Each bucket reduce-scattered within an instance of dp/k ranks, the shard
+  // all-reduced across the k instances on its own stream, the all-gathers
+  // within the instance; instances of a size that is not a power of two
+  // too. The last case lays out for dp 64 a mesh of dp 8, which the
+  // simulator resizes by its instance axis.
+  struct Case {
+    const char *preset;
+    int64_t numLayers, meshDp, dp, numInstances;
+  };
+  const Case cases[] = {{"tiny", 0, 64, 0, 2},      {"tiny", 0, 64, 0, 4},
+                        {"tiny", 0, 8, 0, 2},       {"tiny", 0, 6, 0, 2},
+                        {"tiny", 0, 6, 0, 3},       {"tiny", 0, 12, 0, 3},
+                        {"llama2-7b", 1, 8, 0, 2},  {"llama2-7b", 1, 64, 0, 4},
+                        {"llama2-7b", 1, 12, 0, 3}, {"gpt-8.3b", 1, 64, 0, 2},
+                        {"gpt-8.3b", 1, 6, 0, 3},   {"tiny", 0, 8, 64, 2}};
+  for (const Case &c : cases) {
+    for (StringRef hw : {"h100-sxm-ib400", "a100-sxm-ib200"}) {
+      for (StringRef extra :
+           {"", " grad-reduce-in-fp32=true", " overlap-param-gather=true",
+            " overlap-param-gather=true align-param-gather=true"}) {
+        std::string common =
+            llvm::formatv(" dp={0} use-distributed-optimizer=true "
+                          "num-distributed-optimizer-instances={1}{2}",
+                          c.dp, c.numInstances, extra)
+                .str();
+        std::string options = ("policy=auto hw=" + hw + common).str();
+        SCOPED_TRACE(llvm::formatv("{0} (layers: {1}, 0 for all) on dp {2}: "
+                                   "{3}",
+                                   c.preset, c.numLayers, c.meshDp, options)
+                         .str());
+        OwningOpRef<ModuleOp> module =
+            importPreset(c.preset, c.meshDp, c.numLayers);
+        ASSERT_TRUE(succeeded(schedule(*module, options)));
+        std::optional<double> predicted = getAutoPrediction(*module);
+        ASSERT_TRUE(predicted);
+        double simulated = simulate(*module, hw, c.dp);
+        EXPECT_NEAR(*predicted, simulated, 1e-9 * simulated);
+
+        OwningOpRef<ModuleOp> megatron =
+            importPreset(c.preset, c.meshDp, c.numLayers);
+        ASSERT_TRUE(succeeded(schedule(*megatron, "policy=megatron" + common)));
+        EXPECT_LE(*predicted, simulate(*megatron, hw, c.dp) * (1 + 1e-12));
       }
     }
   }

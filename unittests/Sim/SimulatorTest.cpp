@@ -38,6 +38,15 @@ protected:
     return mlir::succeeded(result) ? std::move(*result) : SimResult();
   }
 
+  /// The duration of each compute event, by name (the last of a name).
+  static llvm::StringMap<double> getComputeDurations(const SimResult &result) {
+    llvm::StringMap<double> duration;
+    for (const TimelineEvent &event : result.events)
+      if (event.category == EventCategory::Compute)
+        duration[event.name] = event.duration;
+    return duration;
+  }
+
   std::unique_ptr<mlir::MLIRContext> context = makeContext();
   mlir::OwningOpRef<mlir::ModuleOp> module;
 };
@@ -307,10 +316,7 @@ func.func @step(%g: tensor<2000000xf32>) {
 )mlir";
   SimResult result = simulate(ir, makeUnitProfile());
   EXPECT_TRUE(result.unmodeledOps.empty());
-  llvm::StringMap<double> duration;
-  for (const TimelineEvent &event : result.events)
-    if (event.category == EventCategory::Compute)
-      duration[event.name] = event.duration;
+  llvm::StringMap<double> duration = getComputeDurations(result);
   // Adam on 1e6 bf16 elements: 2 * 2 MB + 2 MB + 16 MB; SGD: 2 * 2 MB +
   // 2 MB; the copy reads and writes 1999998 bf16 elements (not the
   // padding).
@@ -338,10 +344,7 @@ func.func @step(%p: tensor<1000000xbf16>) {
 )mlir";
   SimResult result = simulate(ir, makeUnitProfile());
   EXPECT_TRUE(result.unmodeledOps.empty());
-  llvm::StringMap<double> duration;
-  for (const TimelineEvent &event : result.events)
-    if (event.category == EventCategory::Compute)
-      duration[event.name] = event.duration;
+  llvm::StringMap<double> duration = getComputeDurations(result);
   // Each reads and writes 1e6 bf16 elements.
   EXPECT_NEAR(duration["get_param_shard"], 2 * 1e6 * 2 / 1e12, kTolerance);
   EXPECT_NEAR(duration["set_param_shard"], 2 * 1e6 * 2 / 1e12, kTolerance);

@@ -23,6 +23,13 @@
 // issued asynchronously from the start of the step in forward order, each
 // waited (and its parameters written) right before the first use of its
 // parameters, and the tail writes the updated shards into the parameters.
+// With several distributed-optimizer instances (BucketCosts::numInstances)
+// the reduce-scatter and the all-gathers run within an instance, and each
+// bucket's shard is all-reduced across the instances on a stream of its
+// own, as ddp-overlap-grad-reduce places it: after a wait for the
+// reduce-scatter right before the next bucket is issued, and for the last
+// bucket after the step's last reduction; its wait replaces the
+// reduce-scatter's before the shard optimizer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +44,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <limits>
+#include <optional>
 
 namespace ddp::bucketing {
 
@@ -78,6 +86,8 @@ struct ShardedGroup {
 struct ShardedTail {
   size_t position = 0;
   llvm::SmallVector<ShardedGroup, 1> groups;
+  /// With several instances: the all-reduce of the shard across them.
+  double acrossInstances = 0;
 
   /// Compute-stream time from the wait to the first all-gather.
   double getBeforeFirstGather() const {
@@ -119,6 +129,12 @@ struct BucketCosts {
   /// the start of the step.
   bool overlapParamGather = false;
   bool alignParamGather = false;
+  /// With the distributed optimizer: Megatron's distributed-optimizer
+  /// instances. With more than one, `stream` and `shardGroupSize` are those
+  /// of the group within an instance, and every bucket's shard is
+  /// all-reduced across the instances on `acrossInstancesStream`.
+  int64_t numInstances = 1;
+  unsigned acrossInstancesStream = 0;
 
   /// Compute-stream time spent on a whole bucket of `stream` before its
   /// collective (the scaling), given its type and padded size.
@@ -173,6 +189,10 @@ public:
   void addParamUse(size_t gradient, size_t ordinal);
   /// Ends the backward part: what follows consumes the reduced gradients.
   void beginTail();
+  /// A gradient's reduction in the unscheduled step: the first begins the
+  /// tail; with several distributed-optimizer instances the last bucket's
+  /// all-reduce across them goes after the last.
+  void addReduction();
   /// A kernel of the tail that uses the reduced `gradients`.
   void addTailCompute(double seconds, llvm::ArrayRef<size_t> gradients = {});
   /// The optimizer update of `gradient`'s parameter: a tail kernel that the
@@ -208,6 +228,8 @@ private:
   std::vector<Item> backward;
   bool inTail = false;
   std::vector<TailItem> tail;
+  /// The tail position right after the last reduction.
+  size_t reductionsEnd = 0;
   /// A problem noticed while building, reported by verify().
   std::string buildError;
 };
@@ -242,6 +264,20 @@ public:
     llvm::SmallVector<double, 2> firstGatherReady, gatherWork;
     /// The sharded work of all buckets issued so far.
     double shardedWork = 0;
+    /// With several instances: max over the buckets issued so far of the
+    /// end of the bucket's all-reduce across instances, less the sharded
+    /// work issued before it, plus the tail's kernels from its position.
+    /// Plus the final sharded work, it bounds the step (see finish()).
+    double acrossBound = -std::numeric_limits<double>::infinity();
+    /// With several instances: the bucket issued last, whose all-reduce
+    /// across instances is issued with the next bucket or in the tail
+    /// (issueAcrossInstances()), and its sharded work joins the above then.
+    struct PendingBucket {
+      double reduceScatterEnd;
+      size_t firstUse;
+      ShardedTail sharded;
+    };
+    std::optional<PendingBucket> pending;
   };
 
   /// Points of the backward part where the state matters beyond the compute
@@ -273,14 +309,23 @@ public:
   /// Issues a bucket at the current point: `issueSeconds` of kernels, then
   /// its collective on `stream`, waited before tail position `firstUse`;
   /// with the distributed optimizer `sharded` is its work in the tail.
-  /// Returns when the collective ends.
+  /// Returns when the collective ends. With several instances the bucket
+  /// becomes the state's pending bucket: call issueAcrossInstances() first.
   double issueBucket(State &state, double issueSeconds, unsigned stream,
                      double collectiveSeconds, size_t firstUse,
                      const ShardedTail *sharded = nullptr) const;
+  /// With several instances, where ddp-overlap-grad-reduce puts them before
+  /// the next bucket's issue: the wait for the pending bucket's
+  /// reduce-scatter and its asynchronous all-reduce across instances.
+  /// Returns when that ends; nothing happens (and nullopt is returned)
+  /// without a pending bucket.
+  std::optional<double> issueAcrossInstances(State &state) const;
   /// The step time, from the state where the tail begins. With the
   /// distributed optimizer, in closed form on the overlap model only (no
   /// slowdown: what the search runs on); evaluate() replays the tail op by
-  /// op.
+  /// op. With several instances the closed form issues the last bucket's
+  /// all-reduce across them at the start of the tail, and takes the tail's
+  /// bucket order to be their issue order: it is exact where both hold.
   double finish(const State &state) const;
 
   /// Replaces components of `state` that cannot affect the step time by the
@@ -309,17 +354,29 @@ public:
   double getSlowdown() const { return slowdown; }
 
 private:
-  /// Runs the distributed optimizer's tail on `clock`, where every bucket
-  /// of `layout` was issued and its collective ends at `collectiveEnd`.
-  /// With overlap-param-gather, `beforeShardOptimizer(bucket, group)` runs
-  /// between the group's cast and its shard optimizer, and the group's
-  /// updated shard is written into the parameters instead of gathered.
-  double replayShardedTail(const BucketLayout &layout,
-                           llvm::ArrayRef<ShardedTail> sharded,
-                           llvm::ArrayRef<double> collectiveEnd,
-                           sim::StepClock &clock,
-                           llvm::function_ref<void(size_t, size_t)>
-                               beforeShardOptimizer = {}) const;
+  /// Adds a bucket whose reduction (across instances, with several) ends
+  /// at `end` to the closed form's sums.
+  void addShardedWork(State &state, double end,
+                      const ShardedTail &sharded) const;
+  /// Issues the buckets of `layout` that follow event `event`, recording
+  /// when each one's reduction ends in `reductionEnd` (across instances,
+  /// with several) and the last one issued in `lastIssued`.
+  void issueBucketsAt(size_t event, const BucketLayout &layout,
+                      llvm::ArrayRef<std::vector<size_t>> issuedAt,
+                      llvm::ArrayRef<ShardedTail> sharded, State &state,
+                      std::vector<double> &reductionEnd,
+                      size_t &lastIssued) const;
+  /// Runs the distributed optimizer's tail on `state`'s clock, where every
+  /// bucket of `layout` was issued and its reduction ends at
+  /// `reductionEnd`, bucket `lastIssued` last (with several instances its
+  /// all-reduce across them is still pending). With overlap-param-gather,
+  /// `beforeShardOptimizer(bucket, group)` runs between the group's cast
+  /// and its shard optimizer, and the group's updated shard is written into
+  /// the parameters instead of gathered.
+  double replayShardedTail(
+      const BucketLayout &layout, llvm::ArrayRef<ShardedTail> sharded,
+      std::vector<double> &reductionEnd, size_t lastIssued, State &state,
+      llvm::function_ref<void(size_t, size_t)> beforeShardOptimizer = {}) const;
   /// evaluate() with overlap-param-gather.
   double evaluateWithParamGather(const BucketLayout &layout) const;
   /// For each event, the buckets issued right after it: bucket k after the
@@ -357,6 +414,8 @@ private:
   /// skipped in the replay), and getAnchor() per stream.
   std::vector<StepTimeline::TailItem> tail;
   std::vector<size_t> anchor;
+  /// The timeline's reductionsEnd.
+  size_t reductionsEnd = 0;
   /// Compute-stream time of the backward from the segment before event i to
   /// the tail, with nothing in flight beside it.
   std::vector<double> backwardSuffix;

@@ -17,11 +17,18 @@
 #include "llvm/Support/JSON.h"
 
 #include <cstdint>
+#include <optional>
 
 namespace ddp {
 
 enum class Normalization { LayerNorm, RMSNorm };
 enum class PositionEmbedding { LearnedAbsolute, Rope, None };
+
+/// Megatron's `--normalization` values: `LayerNorm`, `RMSNorm`.
+std::optional<Normalization> parseNormalization(llvm::StringRef name);
+/// Megatron's `--position-embedding-type` values the importer builds:
+/// `learned_absolute`, `rope`, `none`.
+std::optional<PositionEmbedding> parsePositionEmbedding(llvm::StringRef name);
 
 struct ModelConfig {
   int64_t numLayers = 0;

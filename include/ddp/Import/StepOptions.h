@@ -25,6 +25,9 @@ std::optional<ElementType> parseConfigElementType(llvm::StringRef name,
 
 enum class OptimizerKind { Adam, SGD };
 
+/// Megatron's `--optimizer` values: `adam`, `sgd`.
+std::optional<OptimizerKind> parseOptimizerKind(llvm::StringRef name);
+
 /// The per-parameter update at the end of the step. JSON fields use
 /// Megatron's argument names: `optimizer` (`adam` or `sgd`), `lr`,
 /// `adam_beta1`, `adam_beta2`, `adam_eps`.

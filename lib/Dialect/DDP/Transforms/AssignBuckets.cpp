@@ -104,6 +104,73 @@ static FailureOr<int64_t> getLaidOutGroupSize(MeshOp mesh, ArrayAttr axes,
   return size;
 }
 
+/// The two groups that ddp-distribute-optimizer splits the buckets' group
+/// into with several instances, placed as the simulator places them.
+struct InstanceGroups {
+  /// The ranks of one instance, and the ranks across instances that hold
+  /// the same shard.
+  sim::GroupPlacement shard, across;
+  /// The size of the group within an instance as the IR has it.
+  int64_t shardSize = 1;
+};
+
+/// With `numInstances` instances, the groups of the mesh as
+/// ddp-distribute-optimizer splits it (axis `A` into `A_replicate`, slower,
+/// and `A_shard`), resized by `dataParallelSize` as the simulator resizes
+/// them. Nullopt where that pass refuses to split (and says why).
+static FailureOr<std::optional<InstanceGroups>>
+getInstanceGroups(func::FuncOp step, ArrayRef<GradientReduction> reductions,
+                  int64_t numInstances, int64_t dataParallelSize,
+                  int64_t gpusPerNode) {
+  if (reductions.empty())
+    return std::optional<InstanceGroups>();
+  AllReduceOp first = reductions.front().allReduce;
+  for (GradientReduction reduction : reductions)
+    if (reduction.allReduce.getMeshAttr() != first.getMeshAttr() ||
+        reduction.allReduce.getAxesAttr() != first.getAxesAttr())
+      return std::optional<InstanceGroups>();
+  MeshOp mesh = lookupMesh(step, first.getMeshAttr());
+  if (!mesh || first.getAxes().size() != 1)
+    return std::optional<InstanceGroups>();
+  StringRef axis = cast<StringAttr>(first.getAxes()[0]).getValue();
+  std::string instanceAxis = (axis + "_replicate").str();
+  std::string shardAxis = (axis + "_shard").str();
+  SmallVector<StringRef> names;
+  SmallVector<int64_t> shape;
+  std::optional<unsigned> split;
+  for (auto [attr, size] : llvm::zip(mesh.getAxisNames(), mesh.getShape())) {
+    StringRef name = cast<StringAttr>(attr).getValue();
+    if (name == instanceAxis || name == shardAxis)
+      return std::optional<InstanceGroups>();
+    if (name != axis) {
+      names.push_back(name);
+      shape.push_back(size);
+      continue;
+    }
+    if (size % numInstances != 0)
+      return std::optional<InstanceGroups>();
+    split = names.size();
+    names.append({instanceAxis, shardAxis});
+    shape.append({numInstances, size / numInstances});
+  }
+  if (!split)
+    return std::optional<InstanceGroups>();
+  InstanceGroups groups;
+  groups.shardSize = shape[*split + 1];
+  if (dataParallelSize > 0) {
+    auto rescaled =
+        sim::rescaleDataParallelAxes(names, shape, dataParallelSize);
+    if (!rescaled)
+      return mesh.emitError("the auto policy cannot price ")
+             << numInstances << " distributed-optimizer instances: "
+             << llvm::toString(rescaled.takeError());
+    shape = std::move(*rescaled);
+  }
+  groups.across = sim::placeGroup(shape, {*split}, gpusPerNode);
+  groups.shard = sim::placeGroup(shape, {*split + 1}, gpusPerNode);
+  return std::optional<InstanceGroups>(groups);
+}
+
 /// Bad options are reported once, before any IR is looked at.
 LogicalResult AssignBucketsPass::initialize(MLIRContext *context) {
   Location loc = UnknownLoc::get(context);
@@ -414,6 +481,22 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
 
   size_t count = gradients.size();
   unsigned numStreams = simulated->streams.size() - 1;
+  // With several distributed-optimizer instances the buckets' collectives
+  // run on two groups the unscheduled step does not have, so on two streams
+  // of their own: the reduce-scatters and all-gathers within an instance on
+  // `instanceStream`, the all-reduces across instances on the next.
+  std::optional<InstanceGroups> instances;
+  if (useDistributedOptimizer && numDistributedOptimizerInstances > 1) {
+    FailureOr<std::optional<InstanceGroups>> groups =
+        getInstanceGroups(step, reductions, numDistributedOptimizerInstances,
+                          dataParallelSize, model.getProfile().gpusPerNode);
+    if (failed(groups))
+      return failure();
+    instances = *groups;
+  }
+  unsigned instanceStream = numStreams;
+  if (instances)
+    numStreams += 2;
   bk::StepTimeline timeline(count, numStreams, model.getCommComputeSlowdown());
   bk::BucketCosts costs(model);
   costs.stream.assign(count, 0);
@@ -462,12 +545,14 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
       if (comm == events.end())
         return op.emitError("was not simulated; the auto policy cannot "
                             "price its bucket");
-      unsigned stream = (*comm)->stream - 1;
+      unsigned stream = instances ? instanceStream : (*comm)->stream - 1;
       costs.stream[index] = stream;
       GradientReduction reduced = reductions[index];
       // The shards are those of the group as the IR has it, whatever `dp`
       // simulates (docs/CostModel.md).
-      if (useDistributedOptimizer)
+      if (instances)
+        costs.shardGroupSize[stream] = instances->shardSize;
+      else if (useDistributedOptimizer)
         costs.shardGroupSize[stream] = getGroupSize(
             lookupMesh(step, reduced.allReduce.getMeshAttr()),
             reduced.allReduce.getAxesAttr());
@@ -484,8 +569,7 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
         costs.packTime[index] = model.memoryTime(bytes);
         costs.unpackTime[index] = model.memoryTime(bytes);
       }
-      if (!inTail)
-        timeline.beginTail();
+      timeline.addReduction();
       inTail = true;
       continue;
     }
@@ -556,6 +640,12 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
 
   for (const sim::StreamInfo &stream : llvm::drop_begin(simulated->streams))
     costs.placement.push_back(stream.placement);
+  if (instances) {
+    costs.placement.push_back(instances->shard);
+    costs.placement.push_back(instances->across);
+    costs.numInstances = numDistributedOptimizerInstances;
+    costs.acrossInstancesStream = instanceStream + 1;
+  }
 
   bk::TimelineReplay replay(timeline, costs);
   bk::OptimalLayoutOptions options;

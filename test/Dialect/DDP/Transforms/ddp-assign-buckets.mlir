@@ -12,6 +12,7 @@
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="policy=size" 2>&1 | FileCheck %s --check-prefix=NOBUDGET
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="num-distributed-optimizer-instances=2" 2>&1 | FileCheck %s --check-prefix=INSTANCES
 // RUN: not ddp-opt %s -split-input-file --ddp-schedule="num-distributed-optimizer-instances=2" 2>&1 | FileCheck %s --check-prefix=INSTANCES
+// RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="policy=auto use-distributed-optimizer=true num-distributed-optimizer-instances=2 dp=3" 2>&1 | FileCheck %s --check-prefix=AUTOINSTANCES
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="bucket-size=-5" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="bucket-size=10 num-buckets=2" 2>&1 | FileCheck %s --check-prefix=EXCLUSIVE
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="policy=pytorch bucket-cap-bytes=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVECAP
@@ -27,6 +28,9 @@
 // HELP-NEXT:    =size
 // HELP-NEXT:    =auto
 // INSTANCES: error: num-distributed-optimizer-instances=2 needs use-distributed-optimizer=true
+// With dp=3 the simulator cannot resize the split mesh (dp_replicate,
+// dp_shard = 2) of the scheduled step, so auto cannot price it.
+// AUTOINSTANCES: error: the auto policy cannot price 2 distributed-optimizer instances: cannot simulate dp=3: it must be a multiple of 2, the size of the data-parallel axes after 'dp_replicate'
 
 // NOBUDGET: error: the size policy needs exactly one of bucket-size (elements) and bucket-bytes
 // NEGATIVE: error: bucket-size must not be negative, got -5
