@@ -477,6 +477,11 @@ LogicalResult ConcatOp::verify() {
   auto result = cast<RankedTensorType>(getResult().getType());
   if (result.getRank() < 1)
     return emitOpError("needs a result with rows, got a scalar");
+  // I64Attr reads back unsigned; the sign is in the attribute.
+  int64_t interleave = getInterleaveAttr().getInt();
+  if (interleave < 1)
+    return emitOpError("needs an interleave of at least 1, got ")
+           << interleave;
   int64_t rows = 0;
   for (auto [index, type] : llvm::enumerate(getInputs().getTypes())) {
     auto input = cast<RankedTensorType>(type);
@@ -488,6 +493,11 @@ LogicalResult ConcatOp::verify() {
              << " does not stack into the result " << result
              << ": every dimension but the first and the element type must "
                 "match";
+    if (input.getDimSize(0) % interleave != 0)
+      return emitOpError("operand #")
+             << index << " has " << input.getDimSize(0)
+             << " rows, which do not split into " << interleave
+             << " interleaved blocks";
     rows += input.getDimSize(0);
   }
   if (rows != result.getDimSize(0))

@@ -460,14 +460,24 @@ def DDP_ConcatOp : DDP_Op<"concat", [DDP_OnComputeStream]> {
     lowered, each operand is produced in place in the result's buffer, so
     concatenating copies nothing (as `ddp.bucket_pack`).
 
+    With `interleave` n, the inverse of `ddp.chunk ... interleave n`: each
+    operand is split into n equal blocks of rows, and block r of the result
+    is block r of every operand, in operand order. Concatenating what the
+    GEMM chunks of an all-gathered input produce (ddp-overlap-tp-comm's
+    pipelined all-gather: each chunk holds a slice of every rank's rows)
+    gives the product of the whole gathered input.
+
     ```mlir
     %y = ddp.concat %s0, %s1 : tensor<64x12288xbf16>, tensor<64x12288xbf16> -> tensor<128x12288xbf16>
+    %z = ddp.concat %g0, %g1 interleave 8 : tensor<64x4096xbf16>, tensor<64x4096xbf16> -> tensor<128x4096xbf16>
     ```
   }];
-  let arguments = (ins Variadic<DDP_Tensor>:$inputs);
+  let arguments = (ins Variadic<DDP_Tensor>:$inputs,
+                       DefaultValuedAttr<I64Attr, "1">:$interleave);
   let results = (outs DDP_Tensor:$result);
   let assemblyFormat = [{
-    $inputs attr-dict `:` type($inputs) `->` type($result)
+    $inputs (`interleave` $interleave^)? attr-dict `:` type($inputs) `->`
+    type($result)
   }];
   let hasVerifier = 1;
 }
