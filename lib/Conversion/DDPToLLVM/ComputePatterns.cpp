@@ -48,26 +48,55 @@ struct GetParamLowering : StepOpPattern<GetParamOp> {
 
 struct GemmLowering : StepOpPattern<GemmOp> {
   using StepOpPattern::StepOpPattern;
+  /// The ddp.concat that `result` is produced in, in place, if any.
+  ConcatOp getConcatPlacedIn(Value result) const {
+    if (!result.hasOneUse())
+      return {};
+    auto concat = dyn_cast<ConcatOp>(*result.user_begin());
+    if (!concat)
+      return {};
+    auto copies = program.plan.concatCopies.find(concat);
+    unsigned index = result.use_begin()->getOperandNumber();
+    if (copies != program.plan.concatCopies.end() &&
+        llvm::is_contained(copies->second, index))
+      return {};
+    return concat;
+  }
   void lower(GemmOp op, Adaptor adaptor, StepOpLowering &step) const override {
     std::string label = "gemm " + stringifyGemmPhase(op.getPhase()).str();
     // The lhs rows of an interleaved chunk lie in one range per block (the
-    // storage plan checked that nothing else reads it): one product per
-    // block, each writing its rows of the result.
-    auto chunk = op.getLhs().getDefiningOp<ChunkOp>();
-    int64_t blocks = chunk ? static_cast<int64_t>(chunk.getInterleave()) : 1;
-    int64_t rows = op.getM() / blocks;
+    // storage plan checked that nothing else reads it), and so do the rows
+    // of a result produced in place in an interleaved ddp.concat: one
+    // product per block, each reading and writing its rows.
     int64_t elementBytes =
         getElementBytes(op.getResult().getType().getElementType());
-    int64_t lhsBlockStride = 0;
-    if (chunk)
+    int64_t rowBytes =
+        op.getK() *
+        getElementBytes(
+            cast<RankedTensorType>(op.getLhs().getType()).getElementType());
+    int64_t blocks = 1, lhsBlockStride = 0, resultBlockStride = 0;
+    if (auto chunk = op.getLhs().getDefiningOp<ChunkOp>();
+        chunk && chunk.getInterleave() > 1) {
+      blocks = chunk.getInterleave();
       lhsBlockStride = getBytes(chunk.getInput()) / blocks;
+    }
+    if (auto concat = getConcatPlacedIn(op.getResult());
+        concat && concat.getInterleave() > 1) {
+      // The plan places it so only when the lhs is contiguous.
+      blocks = concat.getInterleave();
+      resultBlockStride = getBytes(concat.getResult()) / blocks;
+      lhsBlockStride = op.getM() / blocks * rowBytes;
+    }
+    int64_t rows = op.getM() / blocks;
+    if (resultBlockStride == 0)
+      resultBlockStride = rows * op.getN() * elementBytes;
     for (int64_t block = 0; block < blocks; ++block) {
       Value lhs = adaptor.getLhs(), result = step.result();
       if (block > 0) {
         lhs = step.entry().offsetPointer(step.loc, lhs,
                                          block * lhsBlockStride);
-        result = step.entry().offsetPointer(
-            step.loc, result, block * rows * op.getN() * elementBytes);
+        result = step.entry().offsetPointer(step.loc, result,
+                                            block * resultBlockStride);
       }
       step.call(RuntimeFunction::Gemm,
                 {step.context(), step.i32(getDType(op.getResult())),
@@ -203,18 +232,28 @@ struct ConcatLowering : StepOpPattern<ConcatOp> {
     auto copies = program.plan.concatCopies.find(op);
     if (copies == program.plan.concatCopies.end())
       return;
+    // Operand i's block r goes to block r of the result, after the blocks
+    // of the operands before it.
+    int64_t blocks = op.getInterleave();
+    int64_t resultBlockBytes = getBytes(op.getResult()) / blocks;
     SmallVector<int64_t> offsets;
     int64_t offset = 0;
     for (Value input : op.getInputs()) {
       offsets.push_back(offset);
-      offset += getBytes(input);
+      offset += getBytes(input) / blocks;
     }
     for (unsigned index : copies->second) {
-      Value rows =
-          step.entry().offsetPointer(step.loc, step.result(), offsets[index]);
-      step.call(RuntimeFunction::Copy,
-                {step.context(), rows, adaptor.getInputs()[index],
-                 step.i64(getBytes(op.getInputs()[index]))});
+      int64_t blockBytes = getBytes(op.getInputs()[index]) / blocks;
+      for (int64_t block = 0; block < blocks; ++block) {
+        Value rows = step.entry().offsetPointer(
+            step.loc, step.result(), block * resultBlockBytes + offsets[index]);
+        Value source = adaptor.getInputs()[index];
+        if (block > 0)
+          source = step.entry().offsetPointer(step.loc, source,
+                                              block * blockBytes);
+        step.call(RuntimeFunction::Copy,
+                  {step.context(), rows, source, step.i64(blockBytes)});
+      }
     }
   }
 };

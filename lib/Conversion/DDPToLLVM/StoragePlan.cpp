@@ -310,15 +310,29 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
     auto type = cast<RankedTensorType>(value.getType());
     return type.getNumElements() * getElementBytes(type.getElementType());
   };
+  // Interleaved, an operand's rows are one range per block: only a GEMM
+  // that writes its product block by block (and whose lhs is contiguous)
+  // produces it in place; the plan copies any other.
+  auto canWriteBlockwise = [](Operation *producer, Value result) {
+    auto gemm = dyn_cast_or_null<GemmOp>(producer);
+    auto lhsChunk = gemm ? gemm.getLhs().getDefiningOp<ChunkOp>() : ChunkOp();
+    return gemm && result.hasOneUse() &&
+           (!lhsChunk || lhsChunk.getInterleave() == 1);
+  };
   for (auto concat : body.getOps<ConcatOp>()) {
     Storage whole = newBuffer(concat.getResult().getType());
     plan.storage[concat.getResult()] = whole;
+    int64_t interleave = concat.getInterleave();
+    // The offset of each operand's first block; block r follows at r times
+    // the result's block.
     int64_t offset = 0;
     for (Value input : concat.getInputs()) {
       Operation *producer = input.getDefiningOp();
-      if (producer && writesItsResults(producer) && !plan.storage.count(input))
+      if (producer && writesItsResults(producer) &&
+          !plan.storage.count(input) &&
+          (interleave == 1 || canWriteBlockwise(producer, input)))
         plan.storage[input] = {Storage::Kind::Buffer, whole.index, offset};
-      offset += getTensorBytes(input);
+      offset += getTensorBytes(input) / interleave;
     }
   }
 
@@ -463,7 +477,7 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
                            !current.isRankView();
             if (!inPlace)
               plan.concatCopies[concat].push_back(index);
-            offset += getTensorBytes(input);
+            offset += getTensorBytes(input) / concat.getInterleave();
           }
         })
         .Case([&](ReduceScatterOp reduceScatter) {

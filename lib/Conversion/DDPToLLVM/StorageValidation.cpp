@@ -143,15 +143,21 @@ bool StorageValidator::isViewOf(Value view, Value base) const {
   return false;
 }
 
-/// Whether `first` and `second` are ddp.chunk views of the same tensor:
-/// nothing writes through a chunk, and the extent of an interleaved one (its
-/// first block's rows onwards) spans rows of its siblings that it does not
-/// read.
+/// Whether `first` and `second` are ddp.chunk views of the same tensor, or
+/// operands of the same interleaved ddp.concat: nothing writes through a
+/// chunk, and the extent of an interleaved piece (its first block's rows
+/// onwards) spans rows of its siblings that it neither reads nor writes.
 static bool areChunksOfOneTensor(Value first, Value second) {
   auto firstChunk = first.getDefiningOp<ChunkOp>();
   auto secondChunk = second.getDefiningOp<ChunkOp>();
-  return firstChunk && secondChunk &&
-         firstChunk.getInput() == secondChunk.getInput();
+  if (firstChunk && secondChunk &&
+      firstChunk.getInput() == secondChunk.getInput())
+    return true;
+  return llvm::any_of(first.getUsers(), [&](Operation *user) {
+    auto concat = dyn_cast<ConcatOp>(user);
+    return concat && concat.getInterleave() > 1 &&
+           llvm::is_contained(concat.getInputs(), second);
+  });
 }
 
 /// Whether `shard` is the rank's shard of `whole` in NCCL's in-place form

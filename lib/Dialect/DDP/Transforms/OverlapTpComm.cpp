@@ -1,8 +1,9 @@
 //===- OverlapTpComm.cpp - Overlap tensor-parallel collectives ------------===//
 //
 // Megatron's --tp-comm-overlap decided at compile time: GEMMs whose result a
-// tensor-parallel collective reduces are split into row chunks, each chunk's
-// collective running beside the next chunk's GEMM (pipeline), and the
+// tensor-parallel collective reduces, or whose input one gathers, are split
+// into row chunks, each chunk's collective running beside the next or the
+// previous chunk's GEMM (pipeline), and the
 // backward's collectives that only the next GEMM need not wait for run beside
 // it (bulk). The pass decides everything first (split counts from the
 // simulator's clock, op by op, so that the simulation of the result predicts
@@ -44,14 +45,20 @@ static constexpr int64_t kAutoSplits[] = {1, 2, 3, 4, 6, 8, 12, 16};
 
 namespace {
 
-/// A GEMM whose result one synchronous collective reduces.
+/// A GEMM whose result one synchronous collective reduces, or whose lhs one
+/// synchronous all-gather gathers for it alone.
 struct PipelineCandidate {
   GemmOp gemm;
-  /// A ddp.reduce_scatter or ddp.all_reduce.
+  /// A ddp.reduce_scatter or ddp.all_reduce after the GEMM, or a
+  /// ddp.all_gather before it.
   CollectiveOpInterface collective;
-  /// The rows of a chunk interleave over the group for a reduce-scatter
-  /// (the group's size), and are contiguous for an all-reduce (1).
+  /// The rows of a chunk interleave over the group for a reduce-scatter or
+  /// an all-gather (the group's size), and are contiguous for an all-reduce
+  /// (1).
   int64_t interleave = 1;
+  /// When the collective gathers the GEMM's lhs: when each of its chunks'
+  /// all-gathers ends (auto's walk, from the all-gather to the GEMM).
+  SmallVector<double, 16> gatherEnds;
   /// The decision; 1 leaves the GEMM whole.
   int64_t splits = 1;
   /// Whether the split count came from the IR (the user).
@@ -60,6 +67,7 @@ struct PipelineCandidate {
   bool allows(int64_t count) {
     return gemm.getM() % (count * interleave) == 0;
   }
+  bool gathersInput() const { return isa<AllGatherOp>(collective); }
 };
 
 class OverlapTpCommPass
@@ -73,6 +81,7 @@ private:
   LogicalResult findCandidates(func::FuncOp step);
   LogicalResult chooseSplits(func::FuncOp step);
   void rewritePipeline(PipelineCandidate &candidate);
+  void rewriteGatherPipeline(PipelineCandidate &candidate);
   void rewriteBulk(Operation *collective);
 
   /// tp-comm-num-splits as a number; nullopt for auto.
@@ -150,10 +159,16 @@ LogicalResult OverlapTpCommPass::findCandidates(func::FuncOp step) {
     bool reduces =
         collective &&
         isa<AllReduceOp, ReduceScatterOp>(collective.getOperation()) &&
-        isSynchronous(collective) && isModelParallel(collective);
+        isSynchronous(collective) && isModelParallel(collective) &&
+        collective->getBlock() == gemm->getBlock();
+    auto gather = gemm.getLhs().getDefiningOp<AllGatherOp>();
+    bool gathers = !reduces && gather && isSynchronous(gather) &&
+                   isModelParallel(gather) && gather.getResult().hasOneUse() &&
+                   gather->getBlock() == gemm->getBlock();
+    if (gathers)
+      collective = gather;
     // Row chunks of the result are row chunks of the lhs.
-    bool splittable = reduces && !gemm.getTransposeLhs() &&
-                      collective->getBlock() == gemm->getBlock();
+    bool splittable = (reduces || gathers) && !gemm.getTransposeLhs();
     if (userSplits) {
       auto count = dyn_cast<IntegerAttr>(userSplits);
       if (!count || count.getType().isUnsignedInteger() || count.getInt() < 1)
@@ -165,11 +180,14 @@ LogicalResult OverlapTpCommPass::findCandidates(func::FuncOp step) {
                << kSplitsAttrName << " = " << count.getInt()
                << " but cannot be split: only a GEMM whose lhs is not "
                   "transposed and whose result only a synchronous "
-                  "tensor-parallel reduce-scatter or all-reduce reads can";
+                  "tensor-parallel reduce-scatter or all-reduce reads, or "
+                  "whose lhs a synchronous tensor-parallel all-gather "
+                  "gathers for it alone, can";
     }
     if (!splittable)
       continue;
-    bool enabled = gemm.getPhase() == GemmPhase::Fwd    ? overlapRs
+    bool enabled = gathers ? overlapAg && gemm.getPhase() != GemmPhase::Wgrad
+                   : gemm.getPhase() == GemmPhase::Fwd   ? overlapRs
                    : gemm.getPhase() == GemmPhase::Dgrad ? overlapRsDgrad
                                                          : false;
     if (!userSplits && (!enabled || isDisabledLayer(gemm)))
@@ -177,7 +195,7 @@ LogicalResult OverlapTpCommPass::findCandidates(func::FuncOp step) {
     PipelineCandidate candidate;
     candidate.gemm = gemm;
     candidate.collective = collective;
-    if (isa<ReduceScatterOp>(collective.getOperation()))
+    if (isa<ReduceScatterOp, AllGatherOp>(collective.getOperation()))
       candidate.interleave = groupSizeOf(collective);
     if (userSplits) {
       candidate.userSet = true;
@@ -192,7 +210,8 @@ LogicalResult OverlapTpCommPass::findCandidates(func::FuncOp step) {
              << " rows must divide into " << candidate.splits << " x "
              << candidate.interleave
              << (candidate.interleave > 1
-                     ? " (chunks x the reduce-scatter's ranks)"
+                     ? (gathers ? " (chunks x the all-gather's ranks)"
+                                : " (chunks x the reduce-scatter's ranks)")
                      : "")
              << " equal parts";
     candidateOfGemm[gemm] = candidates.size();
@@ -240,7 +259,7 @@ LogicalResult OverlapTpCommPass::findCandidates(func::FuncOp step) {
     });
     if (bulkDgrad && hides && onlyWgrad)
       bulk.push_back(&op);
-    else if (overlapAg)
+    else if (overlapAg && readers.size() > 1)
       ++numAllGathersLeftWhole;
   }
   return success();
@@ -304,6 +323,39 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step) {
       on.blockUntil(end);
   };
 
+  // A gathered candidate's all-gathers, issued where the all-gather was,
+  // and its chunk GEMMs, each after its chunk arrives, where the GEMM was.
+  auto issueGathers = [&](sim::StepClock &on, PipelineCandidate &candidate,
+                          int64_t count, unsigned stream,
+                          const sim::GroupPlacement &placement) {
+    auto gathered =
+        cast<RankedTensorType>(candidate.collective->getResult(0).getType());
+    double commTime =
+        model
+            .collectiveCost(sim::CollectiveKind::AllGather,
+                            getTensorBytes(gathered.getNumElements() / count,
+                                           gathered.getElementType()),
+                            placement)
+            .total();
+    candidate.gatherEnds.clear();
+    for (int64_t chunk = 0; chunk < count; ++chunk)
+      candidate.gatherEnds.push_back(
+          on.issueCollective(stream, commTime).end);
+  };
+  auto runGatheredGemms = [&](sim::StepClock &on,
+                              const PipelineCandidate &candidate) {
+    GemmOp gemm = candidate.gemm;
+    int64_t count = candidate.gatherEnds.size();
+    double gemmTime = model.gemmTime(
+        gemm.getM() / count, gemm.getN(), gemm.getK(),
+        getElementTypeOf(gemm.getResult().getType().getElementType())
+            .value_or(ElementType::F32));
+    for (double end : candidate.gatherEnds) {
+      on.blockUntil(end);
+      on.runKernel(gemmTime);
+    }
+  };
+
   llvm::DenseMap<Value, double> bulkDone;
   llvm::DenseSet<Operation *> bulkSet(bulk.begin(), bulk.end());
   // A bulk collective is waited right before the first op that reads it.
@@ -315,10 +367,52 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step) {
       }
   };
   for (Operation &op : step.getBody().front()) {
-    if (candidateOfGemm.count(&op))
-      continue; // Priced with its collective, where the chunks go.
+    if (auto gemmIt = candidateOfGemm.find(&op);
+        gemmIt != candidateOfGemm.end()) {
+      PipelineCandidate &candidate = candidates[gemmIt->second];
+      // A reduced one is priced with its collective, where the chunks go.
+      if (!candidate.gathersInput())
+        continue;
+      if (!candidate.gatherEnds.empty()) {
+        waitForBulkOperands(&op);
+        runGatheredGemms(clock, candidate);
+        continue;
+      }
+    }
     auto candidateIt = candidateOfCollective.find(&op);
-    if (candidateIt != candidateOfCollective.end()) {
+    if (candidateIt != candidateOfCollective.end() &&
+        candidates[candidateIt->second].gathersInput()) {
+      PipelineCandidate &candidate = candidates[candidateIt->second];
+      FailureOr<std::pair<unsigned, sim::GroupPlacement>> stream =
+          (*simulation)->getCommStream(&op);
+      if (failed(stream))
+        return failure();
+      if (!candidate.userSet && !fixedSplits) {
+        // Priced as if the GEMM came right after the all-gather, as the
+        // importer emits it.
+        double best = std::numeric_limits<double>::infinity();
+        for (int64_t count : kAutoSplits) {
+          if (!candidate.allows(count))
+            continue;
+          sim::StepClock trial = clock;
+          issueGathers(trial, candidate, count, stream->first, stream->second);
+          runGatheredGemms(trial, candidate);
+          if (trial.getNow() < best) {
+            best = trial.getNow();
+            candidate.splits = count;
+          }
+        }
+      }
+      candidate.gatherEnds.clear();
+      // Left whole, the all-gather stays synchronous (below).
+      if (candidate.splits > 1) {
+        issueGathers(clock, candidate, candidate.splits, stream->first,
+                     stream->second);
+        continue;
+      }
+    }
+    if (candidateIt != candidateOfCollective.end() &&
+        !candidates[candidateIt->second].gathersInput()) {
       PipelineCandidate &candidate = candidates[candidateIt->second];
       waitForBulkOperands(candidate.gemm);
       FailureOr<std::pair<unsigned, sim::GroupPlacement>> stream =
@@ -439,6 +533,52 @@ void OverlapTpCommPass::rewritePipeline(PipelineCandidate &candidate) {
   numChunks += count;
 }
 
+void OverlapTpCommPass::rewriteGatherPipeline(PipelineCandidate &candidate) {
+  GemmOp gemm = candidate.gemm;
+  auto gather = cast<AllGatherOp>(candidate.collective.getOperation());
+  OpBuilder builder(gather);
+  if (candidate.splits == 1) {
+    gemm->setAttr(kSplitsAttrName, builder.getI64IntegerAttr(1));
+    return;
+  }
+  int64_t count = candidate.splits;
+  auto withRows = [&](Value value) {
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape[0] /= count;
+    return RankedTensorType::get(shape, type.getElementType());
+  };
+  auto tokenType = TokenType::get(builder.getContext());
+  SmallVector<Value> gathered, tokens;
+  for (int64_t index = 0; index < count; ++index) {
+    auto chunk = ChunkOp::create(builder, gather.getLoc(),
+                                 withRows(gather.getInput()), gather.getInput(),
+                                 index, count, /*interleave=*/1);
+    auto chunkGather = AllGatherOp::create(
+        builder, gather.getLoc(), withRows(gather.getResult()), tokenType,
+        chunk, gather.getMeshAttr(), gather.getAxesAttr());
+    gathered.push_back(chunkGather.getResult());
+    tokens.push_back(chunkGather.getAsyncToken());
+  }
+  builder.setInsertionPoint(gemm);
+  SmallVector<Value> products;
+  for (auto [piece, token] : llvm::zip(gathered, tokens)) {
+    WaitOp::create(builder, gather.getLoc(), token);
+    products.push_back(GemmOp::create(
+        builder, gemm.getLoc(), withRows(gemm.getResult()), gemm.getPhaseAttr(),
+        piece, gemm.getTransposeLhsAttr(), gemm.getRhs(),
+        gemm.getTransposeRhsAttr(), gemm.getLayerAttr()));
+  }
+  auto concat = ConcatOp::create(builder, gemm.getLoc(),
+                                 gemm.getResult().getType(), products,
+                                 candidate.interleave);
+  gemm.getResult().replaceAllUsesWith(concat.getResult());
+  gemm.erase();
+  gather.erase();
+  ++numGemmsPipelined;
+  numChunks += count;
+}
+
 void OverlapTpCommPass::rewriteBulk(Operation *collective) {
   Operation *first = nullptr;
   for (Operation *user : collective->getResult(0).getUsers())
@@ -466,8 +606,12 @@ void OverlapTpCommPass::runOnOperation() {
   predictedStepTime.reset();
   if (failed(findCandidates(step)) || failed(chooseSplits(step)))
     return signalPassFailure();
-  for (PipelineCandidate &candidate : candidates)
-    rewritePipeline(candidate);
+  for (PipelineCandidate &candidate : candidates) {
+    if (candidate.gathersInput())
+      rewriteGatherPipeline(candidate);
+    else
+      rewritePipeline(candidate);
+  }
   for (Operation *collective : bulk)
     rewriteBulk(collective);
   if (predictedStepTime)

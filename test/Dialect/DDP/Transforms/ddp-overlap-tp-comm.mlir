@@ -1,5 +1,5 @@
 // RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-tp-comm="tp-comm-num-splits=2" -verify-diagnostics | FileCheck %s
-// RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-tp-comm="tp-comm-num-splits=2 tp-comm-overlap-rs=false tp-comm-bulk-dgrad=false tp-comm-bulk-wgrad=false" -verify-diagnostics | FileCheck %s --check-prefix=OFF
+// RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-tp-comm="tp-comm-num-splits=2 tp-comm-overlap-ag=false tp-comm-overlap-rs=false tp-comm-bulk-dgrad=false tp-comm-bulk-wgrad=false" -verify-diagnostics | FileCheck %s --check-prefix=OFF
 // RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-tp-comm="tp-comm-num-splits=2 tp-comm-overlap-rs-dgrad=true" -verify-diagnostics | FileCheck %s --check-prefix=DGRAD
 // RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-tp-comm="tp-comm-num-splits=2 tp-comm-overlap-disable-qkv=true tp-comm-overlap-disable-fc1=true" -verify-diagnostics | FileCheck %s --check-prefix=DISABLED
 // Off, the pass changes nothing and checks nothing.
@@ -120,22 +120,63 @@ module {
 
 // -----
 
-// The all-gather before a forward GEMM stays synchronous (ring exchange is
-// not implemented); a data-parallel all-reduce is not the pass's business.
-// CHECK-LABEL: func.func @left_alone
-// CHECK-NEXT: ddp.all_gather %{{.*}} over @world[tp] :
-// CHECK-NEXT: ddp.get_param
-// CHECK-NEXT: ddp.gemm fwd
-// CHECK-NEXT: ddp.all_reduce sum %{{.*}} over @world[dp] :
+// The forward of a column-parallel layer (qkv) with sequence parallelism:
+// the all-gather of its input, which only the GEMM reads, becomes 2
+// asynchronous all-gathers of row chunks of the rank's 8 rows, issued where
+// it was, so that gathered chunk i holds chunk i of every rank's rows. Each
+// chunk's GEMM waits for its own gather only, and the products are stacked
+// back interleaved over the 4 ranks. A data-parallel all-reduce is not the
+// pass's business.
+// CHECK-LABEL: func.func @fprop_all_gather
+// CHECK-SAME: (%[[SHARD:.*]]: tensor<8x16xf32>)
+// CHECK-NEXT: %[[C0:.*]] = ddp.chunk %[[SHARD]][0 of 2] : tensor<8x16xf32> -> tensor<4x16xf32>
+// CHECK-NEXT: %[[G0:.*]], %[[T0:.*]] = ddp.all_gather %[[C0]] over @world[tp] async : tensor<4x16xf32> -> tensor<16x16xf32>
+// CHECK-NEXT: %[[C1:.*]] = ddp.chunk %[[SHARD]][1 of 2] : tensor<8x16xf32> -> tensor<4x16xf32>
+// CHECK-NEXT: %[[G1:.*]], %[[T1:.*]] = ddp.all_gather %[[C1]] over @world[tp] async : tensor<4x16xf32> -> tensor<16x16xf32>
+// CHECK-NEXT: %[[W:.*]] = ddp.get_param @linear_qkv.weight
+// CHECK-NEXT: ddp.wait %[[T0]]
+// CHECK-NEXT: %[[Y0:.*]] = ddp.gemm fwd %[[G0]], %[[W]] transposed : tensor<16x16xf32>, tensor<8x16xf32> -> tensor<16x8xf32>
+// CHECK-NEXT: ddp.wait %[[T1]]
+// CHECK-NEXT: %[[Y1:.*]] = ddp.gemm fwd %[[G1]], %[[W]] transposed : tensor<16x16xf32>, tensor<8x16xf32> -> tensor<16x8xf32>
+// CHECK-NEXT: %[[Y:.*]] = ddp.concat %[[Y0]], %[[Y1]] interleave 4 : tensor<16x8xf32>, tensor<16x8xf32> -> tensor<32x8xf32>
+// CHECK-NEXT: ddp.all_reduce sum %[[Y]] over @world[dp] :
+// OFF-LABEL: func.func @fprop_all_gather
+// OFF-NEXT: ddp.all_gather %{{.*}} over @world[tp] :
+// OFF-NOT: ddp.chunk
+// OFF: return
+// DISABLED-LABEL: func.func @fprop_all_gather
+// DISABLED-NEXT: ddp.all_gather %{{.*}} over @world[tp] :
+// DISABLED-NOT: ddp.chunk
+// DISABLED: return
 module {
   ddp.mesh @world(dp = 2, tp = 4)
   ddp.param @linear_qkv.weight : tensor<8x16xf32>
-  func.func @left_alone(%shard: tensor<8x16xf32>) -> tensor<32x8xf32> {
+  func.func @fprop_all_gather(%shard: tensor<8x16xf32>) -> tensor<32x8xf32> {
     %x = ddp.all_gather %shard over @world[tp] : tensor<8x16xf32> -> tensor<32x16xf32>
     %w = ddp.get_param @linear_qkv.weight : tensor<8x16xf32>
     %y = ddp.gemm fwd %x, %w transposed : tensor<32x16xf32>, tensor<8x16xf32> -> tensor<32x8xf32>
     %a = ddp.all_reduce sum %y over @world[dp] : tensor<32x8xf32>
     return %a : tensor<32x8xf32>
+  }
+}
+
+// -----
+
+// An all-gather that more than the GEMM reads stays whole: its chunks would
+// have to be stacked back for the other reader.
+// CHECK-LABEL: func.func @gathered_twice
+// CHECK-NEXT: ddp.all_gather %{{.*}} over @world[tp] :
+// CHECK-NOT: ddp.chunk
+// CHECK: return
+module {
+  ddp.mesh @world(tp = 4)
+  ddp.param @linear_qkv.weight : tensor<8x16xf32>
+  func.func @gathered_twice(%shard: tensor<8x16xf32>) -> (tensor<32x8xf32>, tensor<32x16xf32>) {
+    %x = ddp.all_gather %shard over @world[tp] : tensor<8x16xf32> -> tensor<32x16xf32>
+    %w = ddp.get_param @linear_qkv.weight : tensor<8x16xf32>
+    %y = ddp.gemm fwd %x, %w transposed : tensor<32x16xf32>, tensor<8x16xf32> -> tensor<32x8xf32>
+    %z = "test.other_reader"(%x) : (tensor<32x16xf32>) -> tensor<32x16xf32>
+    return %y, %z : tensor<32x8xf32>, tensor<32x16xf32>
   }
 }
 
@@ -211,7 +252,7 @@ module {
   ddp.mesh @world(tp = 2)
   ddp.param @proj : tensor<8x16xf32>
   func.func @not_splittable(%x: tensor<16x32xf32>, %dy: tensor<16x8xf32>) -> tensor<32x8xf32> {
-    // expected-error @+1 {{has ddp.tp_comm_splits = 2 but cannot be split: only a GEMM whose lhs is not transposed and whose result only a synchronous tensor-parallel reduce-scatter or all-reduce reads can}}
+    // expected-error @+1 {{has ddp.tp_comm_splits = 2 but cannot be split: only a GEMM whose lhs is not transposed and whose result only a synchronous tensor-parallel reduce-scatter or all-reduce reads, or whose lhs a synchronous tensor-parallel all-gather gathers for it alone, can}}
     %dw = ddp.gemm wgrad %x transposed, %dy {ddp.tp_comm_splits = 2} : tensor<16x32xf32>, tensor<16x8xf32> -> tensor<32x8xf32>
     %s = ddp.all_reduce sum %dw over @world[tp] : tensor<32x8xf32>
     return %s : tensor<32x8xf32>

@@ -367,7 +367,7 @@ def OverlapTpComm : Pass<"ddp-overlap-tp-comm", "mlir::func::FuncOp"> {
   let summary = "overlap the tensor-parallel collectives with the GEMMs beside them";
   let description = [{
     Megatron's --tp-comm-overlap (Transformer Engine's userbuffers), decided
-    at compile time. Two rewrites, each chosen per GEMM or collective:
+    at compile time. Three rewrites, each chosen per GEMM or collective:
 
     - **pipeline** (TE's `split_overlap_rs`): a forward GEMM (or, with
       `tp-comm-overlap-rs-dgrad`, a dgrad GEMM) whose result is reduced by a
@@ -393,6 +393,27 @@ def OverlapTpComm : Pass<"ddp-overlap-tp-comm", "mlir::func::FuncOp"> {
       `[r M/n + i m, r M/n + (i + 1) m)` of every block r (`interleave n`,
       `m = M / (n N)`), so that rank r receives exactly its rows of the
       whole reduce-scatter, in order.
+    - **pipelined all-gather** (TE's `split_overlap_ag`, as N chunked
+      all-gathers rather than a ring of send/recv): with
+      `tp-comm-overlap-ag`, a GEMM whose lhs is a synchronous tensor-parallel
+      `ddp.all_gather` that nothing else reads (the forward GEMM of a
+      column-parallel layer under sequence parallelism) becomes N
+      asynchronous all-gathers of row chunks of the rank's shard, issued
+      where the all-gather was, and N GEMMs, each waiting for its chunk, so
+      that the gather of chunk i + 1 runs beside the GEMM of chunk i.
+      Gathered chunk i holds chunk i of every rank's rows, so the GEMM
+      results are stacked back with `ddp.concat ... interleave n`:
+
+      ```mlir
+      %x0 = ddp.chunk %x[0 of 2] : tensor<256x12288xbf16> -> tensor<128x12288xbf16>
+      %g0, %t0 = ddp.all_gather %x0 over @world[tp] async : ... -> tensor<1024x12288xbf16>
+      ...
+      ddp.wait %t0
+      %y0 = ddp.gemm fwd %g0, %w transposed : ... -> tensor<1024x4608xbf16>
+      ddp.wait %t1
+      %y1 = ddp.gemm fwd %g1, %w transposed : ...
+      %y = ddp.concat %y0, %y1 interleave 8 : ... -> tensor<2048x4608xbf16>
+      ```
     - **bulk** (TE's `tp_comm_bulk_dgrad` / `tp_comm_bulk_wgrad`): in the
       backward pass, the all-gather of a layer's input that only its wgrad
       GEMM reads runs asynchronously beside the dgrad GEMM, and the
@@ -412,17 +433,17 @@ def OverlapTpComm : Pass<"ddp-overlap-tp-comm", "mlir::func::FuncOp"> {
     checked before the first op changes: an invalid one is an error that
     leaves the IR untouched.
 
-    Not done yet: the all-gather before a GEMM (TE's ring exchange,
-    `tp-comm-overlap-ag`) stays synchronous; the statistic `ag-left-whole`
-    counts those.
+    An all-gather before a GEMM that other ops read too (the backward's
+    gathered output gradient, read by the dgrad and the wgrad GEMM) stays
+    whole; the statistic `ag-left-whole` counts those.
   }];
   let options = [
     Option<"tpCommOverlap", "tp-comm-overlap", "bool", /*default=*/"true",
            "Overlap the tensor-parallel collectives (false: leave the step "
            "as it is). --ddp-schedule's default is false, as Megatron's">,
     Option<"overlapAg", "tp-comm-overlap-ag", "bool", /*default=*/"true",
-           "Overlap the all-gather before a GEMM (not implemented yet: "
-           "counted by ag-left-whole)">,
+           "Pipeline the all-gather before a GEMM with the GEMM's row "
+           "chunks">,
     Option<"overlapRs", "tp-comm-overlap-rs", "bool", /*default=*/"true",
            "Pipeline forward GEMMs with the reduce-scatter or all-reduce of "
            "their result">,
@@ -460,8 +481,8 @@ def OverlapTpComm : Pass<"ddp-overlap-tp-comm", "mlir::func::FuncOp"> {
     Statistic<"numBulkCollectives", "bulk-collectives",
               "Collectives made asynchronous beside the next GEMM">,
     Statistic<"numAllGathersLeftWhole", "ag-left-whole",
-              "All-gathers before a GEMM left synchronous (ring exchange "
-              "not implemented)">,
+              "All-gathers before a GEMM left synchronous: read by more "
+              "than that GEMM">,
   ];
 }
 
