@@ -62,6 +62,26 @@ void ddp::populateDDPSchedulePipeline(OpPassManager &pm,
     gather.alignParamGather = options.alignParamGather;
     pm.addNestedPass<func::FuncOp>(createOverlapParamGather(gather));
   }
+  // After the data-parallel schedule, so that auto prices each GEMM's
+  // split count beside the gradient reductions it will run with.
+  if (options.tpCommOverlap) {
+    OverlapTpCommOptions tp;
+    tp.overlapAg =
+        options.tpCommOverlapAg && !options.megatronDisableTpCommOverlapAg;
+    tp.overlapRs =
+        options.tpCommOverlapRs && !options.megatronDisableTpCommOverlapRs;
+    tp.overlapRsDgrad = options.tpCommOverlapRsDgrad;
+    tp.bulkDgrad =
+        options.tpCommBulkDgrad && !options.megatronDisableTpCommBulkDgrad;
+    tp.bulkWgrad =
+        options.tpCommBulkWgrad && !options.megatronDisableTpCommBulkWgrad;
+    tp.disableQkv = options.tpCommOverlapDisableQkv;
+    tp.disableFc1 = options.tpCommOverlapDisableFc1;
+    tp.numSplits = options.tpCommNumSplits;
+    tp.hardware = options.hardware;
+    tp.dataParallelSize = options.dataParallelSize;
+    pm.addNestedPass<func::FuncOp>(createOverlapTpComm(tp));
+  }
   pm.addPass(createVerifyCollectiveOrder());
 }
 

@@ -216,11 +216,17 @@ public:
 
   FailureOr<SimResult> run();
 
-private:
-  LogicalResult prepareMeshes(ModuleOp module);
-  FailureOr<SimGroup *> getGroup(CollectiveOpInterface op);
+  /// What run() does before the first op, and after the last.
+  LogicalResult begin();
+  SimResult finish();
 
   LogicalResult simulate(Operation *op);
+  FailureOr<SimGroup *> getGroup(CollectiveOpInterface op);
+  StepClock &getClock() { return clock; }
+
+private:
+  LogicalResult prepareMeshes(ModuleOp module);
+
   void runCompute(Operation *op, StringRef name, double baseTime);
   /// Runs an optimizer update of the elements of `grad` (of type
   /// `gradType`) of parameters of type `paramType`; `params` are the
@@ -548,8 +554,11 @@ LogicalResult StepSimulator::simulate(Operation *op) {
         return success();
       })
       // Views and markers: gradients are computed in place in their bucket,
-      // so packing and unpacking move nothing.
-      .Case<GetParamOp, BucketPackOp, BucketUnpackOp, func::ReturnOp>(
+      // and the pieces of a split GEMM in place in their operands and
+      // result, so packing, unpacking, chunking and concatenating move
+      // nothing.
+      .Case<GetParamOp, BucketPackOp, BucketUnpackOp, ChunkOp, ConcatOp,
+            func::ReturnOp>(
           [](Operation *) { return success(); })
       .Default([&](Operation *other) {
         if (unmodeled.insert(other->getName().getStringRef()).second)
@@ -601,7 +610,7 @@ void StepSimulator::computeLowerBound() {
                                      (*group)->placement);
 }
 
-FailureOr<SimResult> StepSimulator::run() {
+LogicalResult StepSimulator::begin() {
   auto module = step->getParentOfType<ModuleOp>();
   if (!module)
     return step.emitError("the step to simulate must be inside a module");
@@ -620,10 +629,10 @@ FailureOr<SimResult> StepSimulator::run() {
 
   if (!step.getBody().hasOneBlock())
     return step.emitError("the step to simulate must have a single block");
-  for (Operation &op : step.getBody().front())
-    if (failed(simulate(&op)))
-      return failure();
+  return success();
+}
 
+SimResult StepSimulator::finish() {
   // Communication that outlives compute (never waited) is exposed too.
   double now = clock.getNow(), lastComm = clock.getCommBusyUntil();
   if (lastComm > now)
@@ -633,8 +642,63 @@ FailureOr<SimResult> StepSimulator::run() {
   return std::move(result);
 }
 
+FailureOr<SimResult> StepSimulator::run() {
+  if (failed(begin()))
+    return failure();
+  for (Operation &op : step.getBody().front())
+    if (failed(simulate(&op)))
+      return failure();
+  return finish();
+}
+
 FailureOr<SimResult> ddp::sim::simulateStep(func::FuncOp step,
                                             const CostModel &model,
                                             const SimOptions &options) {
   return StepSimulator(step, model, options).run();
 }
+
+//===----------------------------------------------------------------------===//
+// Op by op
+//===----------------------------------------------------------------------===//
+
+struct IncrementalSimulation::Impl {
+  Impl(func::FuncOp step, const CostModel &model, const SimOptions &options)
+      : options(options), simulator(step, model, this->options) {}
+  SimOptions options;
+  StepSimulator simulator;
+};
+
+IncrementalSimulation::IncrementalSimulation() = default;
+IncrementalSimulation::~IncrementalSimulation() = default;
+
+FailureOr<std::unique_ptr<IncrementalSimulation>>
+IncrementalSimulation::create(func::FuncOp step, const CostModel &model,
+                              const SimOptions &options) {
+  std::unique_ptr<IncrementalSimulation> simulation(
+      new IncrementalSimulation());
+  SimOptions withoutEvents = options;
+  withoutEvents.recordEvents = false;
+  simulation->impl = std::make_unique<Impl>(step, model, withoutEvents);
+  if (failed(simulation->impl->simulator.begin()))
+    return failure();
+  return simulation;
+}
+
+LogicalResult IncrementalSimulation::simulate(Operation *op) {
+  return impl->simulator.simulate(op);
+}
+
+FailureOr<std::pair<unsigned, GroupPlacement>>
+IncrementalSimulation::getCommStream(Operation *collective) {
+  FailureOr<SimGroup *> group =
+      impl->simulator.getGroup(cast<CollectiveOpInterface>(collective));
+  if (failed(group))
+    return failure();
+  return std::make_pair((*group)->stream - 1, (*group)->placement);
+}
+
+StepClock &IncrementalSimulation::getClock() {
+  return impl->simulator.getClock();
+}
+
+double IncrementalSimulation::getStepEnd() { return getClock().getStepEnd(); }

@@ -109,6 +109,51 @@ struct SchedulePipelineOptions
       llvm::cl::desc("The auto policy's longest bucket in gradients (0: no "
                      "limit)"),
       llvm::cl::init(0)};
+  // Tensor-parallel overlap (ddp-overlap-tp-comm), Megatron's
+  // TransformerConfig fields with their defaults.
+  Option<bool> tpCommOverlap{
+      *this, "tp-comm-overlap",
+      llvm::cl::desc("Overlap the tensor-parallel collectives with the GEMMs "
+                     "beside them (Megatron's --tp-comm-overlap)"),
+      llvm::cl::init(false)};
+  Option<bool> tpCommOverlapAg{
+      *this, "tp-comm-overlap-ag",
+      llvm::cl::desc("Overlap the all-gather before a GEMM (not implemented "
+                     "yet)"),
+      llvm::cl::init(true)};
+  Option<bool> tpCommOverlapRs{
+      *this, "tp-comm-overlap-rs",
+      llvm::cl::desc("Pipeline forward GEMMs with the reduction of their "
+                     "result"),
+      llvm::cl::init(true)};
+  Option<bool> tpCommOverlapRsDgrad{
+      *this, "tp-comm-overlap-rs-dgrad",
+      llvm::cl::desc("Pipeline dgrad GEMMs with the reduction of their "
+                     "result"),
+      llvm::cl::init(false)};
+  Option<bool> tpCommBulkDgrad{
+      *this, "tp-comm-bulk-dgrad",
+      llvm::cl::desc("Run the all-gather of a layer's input for its wgrad "
+                     "beside its dgrad GEMM"),
+      llvm::cl::init(true)};
+  Option<bool> tpCommBulkWgrad{
+      *this, "tp-comm-bulk-wgrad",
+      llvm::cl::desc("Run the reduction of a dgrad result beside the wgrad "
+                     "GEMM"),
+      llvm::cl::init(true)};
+  Option<bool> tpCommOverlapDisableQkv{
+      *this, "tp-comm-overlap-disable-qkv",
+      llvm::cl::desc("Leave the QKV projection's collectives alone"),
+      llvm::cl::init(false)};
+  Option<bool> tpCommOverlapDisableFc1{
+      *this, "tp-comm-overlap-disable-fc1",
+      llvm::cl::desc("Leave the MLP's first projection's collectives alone"),
+      llvm::cl::init(false)};
+  Option<std::string> tpCommNumSplits{
+      *this, "tp-comm-num-splits",
+      llvm::cl::desc("Chunks per pipelined GEMM: a positive number, or auto "
+                     "(the cost model picks each GEMM's)"),
+      llvm::cl::init("auto")};
   Option<std::string> printBucketLayout{
       *this, "print-bucket-layout",
       llvm::cl::desc("Write the bucket layout as JSON to this file ('-': "
@@ -142,12 +187,29 @@ struct SchedulePipelineOptions
       llvm::cl::desc("Megatron's --check-for-nan-in-loss-and-grad: "
                      "check-for-nan-in-grad"),
       llvm::cl::init(false)};
+  Option<bool> megatronDisableTpCommOverlapAg{
+      *this, "disable-tp-comm-overlap-ag",
+      llvm::cl::desc("Megatron's --disable-tp-comm-overlap-ag"),
+      llvm::cl::init(false)};
+  Option<bool> megatronDisableTpCommOverlapRs{
+      *this, "disable-tp-comm-overlap-rs",
+      llvm::cl::desc("Megatron's --disable-tp-comm-overlap-rs"),
+      llvm::cl::init(false)};
+  Option<bool> megatronDisableTpCommBulkDgrad{
+      *this, "disable-tp-comm-bulk-dgrad",
+      llvm::cl::desc("Megatron's --disable-tp-comm-bulk-dgrad"),
+      llvm::cl::init(false)};
+  Option<bool> megatronDisableTpCommBulkWgrad{
+      *this, "disable-tp-comm-bulk-wgrad",
+      llvm::cl::desc("Megatron's --disable-tp-comm-bulk-wgrad"),
+      llvm::cl::init(false)};
 };
 
 /// Adds to `pm` (on a module): ddp-assign-buckets on each function,
 /// ddp-print-bucket-layout when asked, ddp-bucketize and, unless
 /// overlap-grad-reduce=false, ddp-overlap-grad-reduce on each function,
-/// ddp-overlap-param-gather when asked, and ddp-verify-collective-order.
+/// ddp-overlap-param-gather when asked, ddp-overlap-tp-comm with
+/// tp-comm-overlap, and ddp-verify-collective-order.
 void populateDDPSchedulePipeline(mlir::OpPassManager &pm,
                                  const SchedulePipelineOptions &options);
 

@@ -12,11 +12,13 @@
 #define DDP_SIM_SIMULATOR_H
 
 #include "ddp/Timing/CostModel.h"
+#include "ddp/Timing/StepClock.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -191,6 +193,37 @@ mlir::FailureOr<mlir::func::FuncOp> findStep(mlir::ModuleOp module,
 mlir::FailureOr<SimResult> simulateStep(mlir::func::FuncOp step,
                                         const CostModel &model,
                                         const SimOptions &options = {});
+
+/// A simulation that a pass drives op by op, to price choices the IR does
+/// not hold yet on the very clock the simulation of the finished step will
+/// follow (ddp-overlap-tp-comm prices each GEMM's split count so). Ops are
+/// fed in block order; between them the caller may run work of its own on
+/// getClock(), which must be what the IR it then builds prices to.
+class IncrementalSimulation {
+public:
+  /// Prepares the meshes of `step`'s module; emits an error and fails where
+  /// simulateStep would.
+  static mlir::FailureOr<std::unique_ptr<IncrementalSimulation>>
+  create(mlir::func::FuncOp step, const CostModel &model,
+         const SimOptions &options = {});
+  ~IncrementalSimulation();
+
+  /// Simulates `op` as simulateStep does.
+  mlir::LogicalResult simulate(mlir::Operation *op);
+  /// The communication stream of the clock that the group of `collective`
+  /// (an op of CollectiveOpInterface) runs on, and where its ranks sit.
+  mlir::FailureOr<std::pair<unsigned, GroupPlacement>>
+  getCommStream(mlir::Operation *collective);
+
+  StepClock &getClock();
+  /// When the step simulated so far ends.
+  double getStepEnd();
+
+private:
+  IncrementalSimulation();
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
 
 } // namespace sim
 } // namespace ddp

@@ -48,14 +48,62 @@ struct GetParamLowering : StepOpPattern<GetParamOp> {
 
 struct GemmLowering : StepOpPattern<GemmOp> {
   using StepOpPattern::StepOpPattern;
+  /// The ddp.concat that `result` is produced in, in place, if any.
+  ConcatOp getConcatPlacedIn(Value result) const {
+    if (!result.hasOneUse())
+      return {};
+    auto concat = dyn_cast<ConcatOp>(*result.user_begin());
+    if (!concat)
+      return {};
+    auto copies = program.plan.concatCopies.find(concat);
+    unsigned index = result.use_begin()->getOperandNumber();
+    if (copies != program.plan.concatCopies.end() &&
+        llvm::is_contained(copies->second, index))
+      return {};
+    return concat;
+  }
   void lower(GemmOp op, Adaptor adaptor, StepOpLowering &step) const override {
     std::string label = "gemm " + stringifyGemmPhase(op.getPhase()).str();
-    step.call(RuntimeFunction::Gemm,
-              {step.context(), step.i32(getDType(op.getResult())),
-               step.i32(op.getTransposeLhs()), step.i32(op.getTransposeRhs()),
-               step.i64(op.getM()), step.i64(op.getN()), step.i64(op.getK()),
-               adaptor.getLhs(), adaptor.getRhs(), step.result(),
-               step.str(label)});
+    // The lhs rows of an interleaved chunk lie in one range per block (the
+    // storage plan checked that nothing else reads it), and so do the rows
+    // of a result produced in place in an interleaved ddp.concat: one
+    // product per block, each reading and writing its rows.
+    int64_t elementBytes =
+        getElementBytes(op.getResult().getType().getElementType());
+    int64_t rowBytes =
+        op.getK() *
+        getElementBytes(
+            cast<RankedTensorType>(op.getLhs().getType()).getElementType());
+    int64_t blocks = 1, lhsBlockStride = 0, resultBlockStride = 0;
+    if (auto chunk = op.getLhs().getDefiningOp<ChunkOp>();
+        chunk && chunk.getInterleave() > 1) {
+      blocks = chunk.getInterleave();
+      lhsBlockStride = getBytes(chunk.getInput()) / blocks;
+    }
+    if (auto concat = getConcatPlacedIn(op.getResult());
+        concat && concat.getInterleave() > 1) {
+      // The plan places it so only when the lhs is contiguous.
+      blocks = concat.getInterleave();
+      resultBlockStride = getBytes(concat.getResult()) / blocks;
+      lhsBlockStride = op.getM() / blocks * rowBytes;
+    }
+    int64_t rows = op.getM() / blocks;
+    if (resultBlockStride == 0)
+      resultBlockStride = rows * op.getN() * elementBytes;
+    for (int64_t block = 0; block < blocks; ++block) {
+      Value lhs = adaptor.getLhs(), result = step.result();
+      if (block > 0) {
+        lhs = step.entry().offsetPointer(step.loc, lhs,
+                                         block * lhsBlockStride);
+        result = step.entry().offsetPointer(step.loc, result,
+                                            block * resultBlockStride);
+      }
+      step.call(RuntimeFunction::Gemm,
+                {step.context(), step.i32(getDType(op.getResult())),
+                 step.i32(op.getTransposeLhs()), step.i32(op.getTransposeRhs()),
+                 step.i64(rows), step.i64(op.getN()), step.i64(op.getK()), lhs,
+                 adaptor.getRhs(), result, step.str(label)});
+    }
   }
 };
 
@@ -165,6 +213,47 @@ struct BucketPackLowering : StepOpPattern<BucketPackOp> {
       step.call(RuntimeFunction::Copy,
                 {step.context(), slice, adaptor.getGrads()[index],
                  step.i64(getBytes(grad))});
+    }
+  }
+};
+
+/// ddp.chunk's result is a view of its input, as planned.
+struct ChunkLowering : StepOpPattern<ChunkOp> {
+  using StepOpPattern::StepOpPattern;
+  void lower(ChunkOp, Adaptor, StepOpLowering &) const override {}
+};
+
+/// ddp.concat copies only the operands the plan could not produce in their
+/// rows of the result.
+struct ConcatLowering : StepOpPattern<ConcatOp> {
+  using StepOpPattern::StepOpPattern;
+  void lower(ConcatOp op, Adaptor adaptor,
+             StepOpLowering &step) const override {
+    auto copies = program.plan.concatCopies.find(op);
+    if (copies == program.plan.concatCopies.end())
+      return;
+    // Operand i's block r goes to block r of the result, after the blocks
+    // of the operands before it.
+    int64_t blocks = op.getInterleave();
+    int64_t resultBlockBytes = getBytes(op.getResult()) / blocks;
+    SmallVector<int64_t> offsets;
+    int64_t offset = 0;
+    for (Value input : op.getInputs()) {
+      offsets.push_back(offset);
+      offset += getBytes(input) / blocks;
+    }
+    for (unsigned index : copies->second) {
+      int64_t blockBytes = getBytes(op.getInputs()[index]) / blocks;
+      for (int64_t block = 0; block < blocks; ++block) {
+        Value rows = step.entry().offsetPointer(
+            step.loc, step.result(), block * resultBlockBytes + offsets[index]);
+        Value source = adaptor.getInputs()[index];
+        if (block > 0)
+          source = step.entry().offsetPointer(step.loc, source,
+                                              block * blockBytes);
+        step.call(RuntimeFunction::Copy,
+                  {step.context(), rows, source, step.i64(blockBytes)});
+      }
     }
   }
 };
@@ -336,6 +425,7 @@ void ddp::populateComputePatterns(const LLVMTypeConverter &converter,
   patterns.add<GetParamLowering, GemmLowering, ComputeLowering,
                AccumulateLowering, ScaleLowering, CastLowering,
                GradReadyLowering, BucketPackLowering, BucketUnpackLowering,
+               ChunkLowering, ConcatLowering,
                CheckFiniteLowering, SGDLowering, AdamLowering,
                ShardSGDLowering, ShardAdamLowering, SetParamsLowering,
                GetParamShardLowering, SetParamShardLowering>(

@@ -46,7 +46,8 @@ static bool isLowerableTensor(Type type) {
 /// but those whose results the plan makes share storage with another value.
 static bool writesItsResults(Operation *op) {
   return isa_and_present<DDPDialect>(op->getDialect()) &&
-         !isa<GetParamOp, GradReadyOp, BucketPackOp, BucketUnpackOp>(op);
+         !isa<GetParamOp, GradReadyOp, BucketPackOp, BucketUnpackOp, ChunkOp,
+              ConcatOp>(op);
 }
 
 /// Whether `type` is a value only ddp ops may use in a step: the runtime
@@ -125,6 +126,18 @@ LogicalResult StepAnalysis::verifyLowerable() {
   // may compute scalars (lowered by the patterns the conversion has, e.g.
   // arith and func calls) but not touch the runtime's values.
   for (Operation &op : body.front()) {
+    // An interleaved chunk is one row range per block: only a GEMM that
+    // multiplies it block by block reads it without a copy.
+    if (auto chunk = dyn_cast<ChunkOp>(op); chunk && chunk.getInterleave() > 1)
+      for (OpOperand &use : chunk.getResult().getUses()) {
+        auto gemm = dyn_cast<GemmOp>(use.getOwner());
+        if (!gemm || use.getOperandNumber() != 0 || gemm.getTransposeLhs())
+          return use.getOwner()->emitError("'")
+                 << use.getOwner()->getName()
+                 << "' cannot be lowered: it reads an interleaved ddp.chunk, "
+                    "whose rows are not contiguous; only a ddp.gemm can, as "
+                    "its lhs, not transposed";
+      }
     if (isa_and_present<DDPDialect>(op.getDialect()) || isa<func::ReturnOp>(op))
       continue;
     if (op.getNumRegions() != 0)
@@ -290,6 +303,39 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
     }
   }
 
+  // Stacked tensors likewise: each operand is produced in its rows of the
+  // result, so that stacking the reduced chunks of a split GEMM copies
+  // nothing.
+  auto getTensorBytes = [](Value value) {
+    auto type = cast<RankedTensorType>(value.getType());
+    return type.getNumElements() * getElementBytes(type.getElementType());
+  };
+  // Interleaved, an operand's rows are one range per block: only a GEMM
+  // that writes its product block by block (and whose lhs is contiguous)
+  // produces it in place; the plan copies any other.
+  auto canWriteBlockwise = [](Operation *producer, Value result) {
+    auto gemm = dyn_cast_or_null<GemmOp>(producer);
+    auto lhsChunk = gemm ? gemm.getLhs().getDefiningOp<ChunkOp>() : ChunkOp();
+    return gemm && result.hasOneUse() &&
+           (!lhsChunk || lhsChunk.getInterleave() == 1);
+  };
+  for (auto concat : body.getOps<ConcatOp>()) {
+    Storage whole = newBuffer(concat.getResult().getType());
+    plan.storage[concat.getResult()] = whole;
+    int64_t interleave = concat.getInterleave();
+    // The offset of each operand's first block; block r follows at r times
+    // the result's block.
+    int64_t offset = 0;
+    for (Value input : concat.getInputs()) {
+      Operation *producer = input.getDefiningOp();
+      if (producer && writesItsResults(producer) &&
+          !plan.storage.count(input) &&
+          (interleave == 1 || canWriteBlockwise(producer, input)))
+        plan.storage[input] = {Storage::Kind::Buffer, whole.index, offset};
+      offset += getTensorBytes(input) / interleave;
+    }
+  }
+
   auto assignFresh = [&](Value result) {
     if (isa<RankedTensorType>(result.getType()) && !plan.storage.count(result))
       plan.storage[result] = newBuffer(result.getType());
@@ -300,10 +346,6 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
     plan.groupIndex[axes] = plan.groups.size();
     plan.groups.push_back(llvm::join(axes.getAsValueRange<StringAttr>(), ","));
     plan.groupSizes.push_back(getGroupSize(plan.mesh, axes));
-  };
-  auto getTensorBytes = [](Value value) {
-    auto type = cast<RankedTensorType>(value.getType());
-    return type.getNumElements() * getElementBytes(type.getElementType());
   };
   // The rank's shard of `whole` over the group of `axes`, whose shards are
   // `shardBytes` each.
@@ -411,7 +453,37 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
               plan.packCopies[pack].push_back(index);
           }
         })
+        .Case([&](ChunkOp chunk) {
+          // The rows of the first block's piece; an interleaved chunk's
+          // other blocks follow at the block stride (the GEMM's business).
+          Storage view = plan.storage.lookup(chunk.getInput());
+          auto input = cast<RankedTensorType>(chunk.getInput().getType());
+          int64_t rowBytes = getTensorBytes(chunk.getInput()) /
+                             std::max<int64_t>(input.getDimSize(0), 1);
+          int64_t pieceRows = input.getDimSize(0) /
+                              (chunk.getCount() * chunk.getInterleave());
+          view.byteOffset +=
+              static_cast<int64_t>(chunk.getIndex()) * pieceRows * rowBytes;
+          plan.storage[chunk.getResult()] = view;
+        })
+        .Case([&](ConcatOp concat) {
+          Storage whole = plan.storage.lookup(concat.getResult());
+          int64_t offset = whole.byteOffset;
+          for (auto [index, input] : llvm::enumerate(concat.getInputs())) {
+            Storage current = plan.storage.lookup(input);
+            bool inPlace = current.kind == Storage::Kind::Buffer &&
+                           current.index == whole.index &&
+                           current.byteOffset == offset &&
+                           !current.isRankView();
+            if (!inPlace)
+              plan.concatCopies[concat].push_back(index);
+            offset += getTensorBytes(input) / concat.getInterleave();
+          }
+        })
         .Case([&](ReduceScatterOp reduceScatter) {
+          // Already placed: in the rows of a ddp.concat.
+          if (plan.storage.count(reduceScatter.getResult()))
+            return;
           if (!canReduceScatterInPlace(reduceScatter)) {
             assignFresh(reduceScatter.getResult());
             return;

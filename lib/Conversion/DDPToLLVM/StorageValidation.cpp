@@ -111,6 +111,15 @@ void StorageValidator::collectViews() {
     } else if (auto unpack = dyn_cast<BucketUnpackOp>(op)) {
       for (Value grad : unpack.getGrads())
         baseOf[grad] = unpack.getBucket();
+    } else if (auto chunk = dyn_cast<ChunkOp>(op)) {
+      baseOf[chunk.getResult()] = chunk.getInput();
+    } else if (auto concat = dyn_cast<ConcatOp>(op)) {
+      // An operand the plan produced in its rows is part of the result.
+      llvm::SmallVector<unsigned> copied =
+          plan.concatCopies.lookup(concat.getOperation());
+      for (auto [index, input] : llvm::enumerate(concat.getInputs()))
+        if (!llvm::is_contained(copied, index) && !baseOf.count(input))
+          baseOf[input] = concat.getResult();
     } else if (auto pack = dyn_cast<BucketPackOp>(op)) {
       // A gradient the plan produced in its slice is part of the bucket; one
       // it copies at the pack is not.
@@ -132,6 +141,23 @@ bool StorageValidator::isViewOf(Value view, Value base) const {
     if (current == base)
       return true;
   return false;
+}
+
+/// Whether `first` and `second` are ddp.chunk views of the same tensor, or
+/// operands of the same interleaved ddp.concat: nothing writes through a
+/// chunk, and the extent of an interleaved piece (its first block's rows
+/// onwards) spans rows of its siblings that it neither reads nor writes.
+static bool areChunksOfOneTensor(Value first, Value second) {
+  auto firstChunk = first.getDefiningOp<ChunkOp>();
+  auto secondChunk = second.getDefiningOp<ChunkOp>();
+  if (firstChunk && secondChunk &&
+      firstChunk.getInput() == secondChunk.getInput())
+    return true;
+  return llvm::any_of(first.getUsers(), [&](Operation *user) {
+    auto concat = dyn_cast<ConcatOp>(user);
+    return concat && concat.getInterleave() > 1 &&
+           llvm::is_contained(concat.getInputs(), second);
+  });
 }
 
 /// Whether `shard` is the rank's shard of `whole` in NCCL's in-place form
@@ -259,6 +285,7 @@ LogicalResult StorageValidator::checkNoLiveOverlap() const {
                          second->defined <= first->lastRead;
         if (!livesMeet || isViewOf(first->value, second->value) ||
             isViewOf(second->value, first->value) ||
+            areChunksOfOneTensor(first->value, second->value) ||
             isInPlaceCollective(*first, *second))
           continue;
         InFlightDiagnostic diag = emitError(second->value)

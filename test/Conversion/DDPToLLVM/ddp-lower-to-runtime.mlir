@@ -517,3 +517,68 @@ func.func @step(%g: tensor<8xf32>) {
   ddp.set_param_shard %p params [@a, @b] offsets [0, 8] over @world[dp] : tensor<8xf32>
   return
 }
+
+// -----
+
+// Row chunks (ddp-overlap-tp-comm). An interleaved chunk is a view of one row
+// range per block, which the GEMM reading it multiplies block by block:
+// chunk 1 of 2 of 2 blocks of 8 rows (64 bytes each) is rows 4-7 (byte 256)
+// and rows 12-15 (512 bytes further), whose products are rows 0-3 and 4-7
+// of the result (128 bytes further).
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK: %[[LHS0:.*]] = llvm.getelementptr %[[X:.*]][256] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: llvm.call @ddprt_gemm({{.*}}, %[[LHS0]], %[[W:[0-9]+]], %[[Y:[0-9]+]], %{{[0-9]+}})
+// CHECK: %[[LHS1:.*]] = llvm.getelementptr %[[LHS0]][512] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: %[[Y1:.*]] = llvm.getelementptr %[[Y]][128] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: llvm.call @ddprt_gemm({{.*}}, %[[LHS1]], %[[W]], %[[Y1]], %{{[0-9]+}})
+// CHECK-NOT: @ddprt_gemm
+// An interleaved ddp.concat of operands no GEMM produced in place copies
+// each operand's blocks (2 rows, 64 bytes) to their places: %a's to bytes 0
+// and 128, %b's to 64 and 192.
+// CHECK: llvm.call @ddprt_copy(%{{[a-z0-9]+}}, %[[Z:[0-9]+]], %[[A:[0-9]+]], %[[BLOCK:[0-9]+]])
+// CHECK: %[[Z1:.*]] = llvm.getelementptr %[[Z]][128]
+// CHECK: %[[A1:.*]] = llvm.getelementptr %[[A]][64]
+// CHECK: llvm.call @ddprt_copy(%{{[a-z0-9]+}}, %[[Z1]], %[[A1]], %[[BLOCK]])
+// CHECK: %[[Z2:.*]] = llvm.getelementptr %[[Z]][64]
+// CHECK: llvm.call @ddprt_copy(%{{[a-z0-9]+}}, %[[Z2]], %[[B:[0-9]+]], %[[BLOCK]])
+// CHECK: %[[Z3:.*]] = llvm.getelementptr %[[Z]][192]
+// CHECK: %[[B1:.*]] = llvm.getelementptr %[[B]][64]
+// CHECK: llvm.call @ddprt_copy(%{{[a-z0-9]+}}, %[[Z3]], %[[B1]], %[[BLOCK]])
+// CHECK: llvm.return
+
+ddp.mesh @world(tp = 2)
+ddp.param @w : tensor<8x16xf32>
+
+func.func @step(%x: tensor<16x16xf32>, %a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %w = ddp.get_param @w : tensor<8x16xf32>
+  %c1 = ddp.chunk %x[1 of 2] interleave 2 : tensor<16x16xf32> -> tensor<8x16xf32>
+  %y = ddp.gemm fwd %c1, %w transposed : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x8xf32>
+  %z = ddp.concat %a, %b interleave 2 : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<8x8xf32>
+  return %y, %z : tensor<8x8xf32>, tensor<8x8xf32>
+}
+
+// -----
+
+// The GEMM chunks of a pipelined all-gather are produced in place in their
+// interleaved ddp.concat, block by block, with no copy: %y0's blocks of 4
+// rows (128 bytes; 256 bytes of a 16-column lhs) at bytes 0, 256, 512, 768
+// of the result, %y1's at 128, 384, 640, 896.
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK: llvm.call @ddprt_gemm({{.*}}, %[[G0:[0-9]+]], %[[W:[0-9]+]], %[[Y:[0-9]+]], %{{[0-9]+}})
+// CHECK-COUNT-3: llvm.call @ddprt_gemm({{.*}}, %{{[0-9]+}}, %[[W]], %{{[0-9]+}}, %{{[0-9]+}})
+// CHECK: %[[Y1:.*]] = llvm.getelementptr %[[Y]][128]
+// CHECK: llvm.call @ddprt_gemm({{.*}}, %{{[0-9]+}}, %[[W]], %[[Y1]], %{{[0-9]+}})
+// CHECK: %[[Y1B3:.*]] = llvm.getelementptr %[[Y1]][768]
+// CHECK-NOT: @ddprt_copy
+// CHECK: llvm.return
+
+ddp.mesh @world(tp = 4)
+ddp.param @w : tensor<8x16xf32>
+
+func.func @step(%g0: tensor<16x16xf32>, %g1: tensor<16x16xf32>) -> tensor<32x8xf32> {
+  %w = ddp.get_param @w : tensor<8x16xf32>
+  %y0 = ddp.gemm fwd %g0, %w transposed : tensor<16x16xf32>, tensor<8x16xf32> -> tensor<16x8xf32>
+  %y1 = ddp.gemm fwd %g1, %w transposed : tensor<16x16xf32>, tensor<8x16xf32> -> tensor<16x8xf32>
+  %y = ddp.concat %y0, %y1 interleave 4 : tensor<16x8xf32>, tensor<16x8xf32> -> tensor<32x8xf32>
+  return %y : tensor<32x8xf32>
+}

@@ -87,6 +87,9 @@ public:
   /// For each bucket_pack, the indices of the gradients that were not
   /// produced in place and are copied into their slice.
   llvm::DenseMap<mlir::Operation *, llvm::SmallVector<unsigned>> packCopies;
+  /// For each ddp.concat, the indices of the operands that were not
+  /// produced in place and are copied into their rows.
+  llvm::DenseMap<mlir::Operation *, llvm::SmallVector<unsigned>> concatCopies;
   /// How many gradients are produced directly in a bucket.
   int64_t numGradientsInBuckets = 0;
   /// How many reduce-scatters write the rank's shard of their input, and how

@@ -437,6 +437,75 @@ LogicalResult JoinOp::verify() {
 // Buckets and optimizer
 //===----------------------------------------------------------------------===//
 
+LogicalResult ChunkOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  // I64Attr reads back unsigned; the sign is in the attribute.
+  int64_t index = getIndexAttr().getInt(), count = getCountAttr().getInt();
+  int64_t interleave = getInterleaveAttr().getInt();
+  if (count < 1)
+    return emitOpError("needs a chunk count of at least 1, got ") << count;
+  if (index < 0 || index >= count)
+    return emitOpError("takes chunk ")
+           << index << " of " << count << "; it must be in [0, " << count
+           << ")";
+  if (interleave < 1)
+    return emitOpError("needs an interleave of at least 1, got ")
+           << interleave;
+  if (input.getRank() < 1)
+    return emitOpError("needs a tensor with rows, got a scalar");
+  if (input.getElementType() != result.getElementType())
+    return emitOpError("changes the element type from ")
+           << input.getElementType() << " to " << result.getElementType();
+  int64_t rows = input.getDimSize(0);
+  if (rows % (count * interleave) != 0)
+    return emitOpError("splits ")
+           << rows << " rows into " << interleave << " x " << count
+           << " chunks; the rows must divide evenly";
+  SmallVector<int64_t> expected(input.getShape());
+  expected[0] = rows / count;
+  if (result.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result must have shape ")
+           << formatShape(expected) << ", got "
+           << formatShape(result.getShape());
+  return success();
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one operand");
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (result.getRank() < 1)
+    return emitOpError("needs a result with rows, got a scalar");
+  // I64Attr reads back unsigned; the sign is in the attribute.
+  int64_t interleave = getInterleaveAttr().getInt();
+  if (interleave < 1)
+    return emitOpError("needs an interleave of at least 1, got ")
+           << interleave;
+  int64_t rows = 0;
+  for (auto [index, type] : llvm::enumerate(getInputs().getTypes())) {
+    auto input = cast<RankedTensorType>(type);
+    if (input.getElementType() != result.getElementType() ||
+        input.getRank() != result.getRank() ||
+        input.getShape().drop_front() != result.getShape().drop_front())
+      return emitOpError("operand #")
+             << index << " of type " << type
+             << " does not stack into the result " << result
+             << ": every dimension but the first and the element type must "
+                "match";
+    if (input.getDimSize(0) % interleave != 0)
+      return emitOpError("operand #")
+             << index << " has " << input.getDimSize(0)
+             << " rows, which do not split into " << interleave
+             << " interleaved blocks";
+    rows += input.getDimSize(0);
+  }
+  if (rows != result.getDimSize(0))
+    return emitOpError("stacks ")
+           << rows << " rows into a result of " << result.getDimSize(0);
+  return success();
+}
+
 LogicalResult BucketPackOp::verify() {
   return verifyBucketLayout(*this, getGrads().getTypes(), getOffsets(),
                             getBucket().getType());

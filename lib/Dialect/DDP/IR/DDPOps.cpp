@@ -203,6 +203,26 @@ std::optional<int64_t> ddp::getTensorSizeInBytes(Type type) {
   return bytes;
 }
 
+Operation *ddp::createAsyncCollective(OpBuilder &builder,
+                                      Operation *collective) {
+  Type token = builder.getType<TokenType>();
+  if (auto allReduce = dyn_cast<AllReduceOp>(collective))
+    return AllReduceOp::create(
+        builder, allReduce.getLoc(), allReduce.getResult().getType(), token,
+        allReduce.getReductionAttr(), allReduce.getInput(),
+        allReduce.getMeshAttr(), allReduce.getAxesAttr());
+  if (auto allGather = dyn_cast<AllGatherOp>(collective))
+    return AllGatherOp::create(builder, allGather.getLoc(),
+                               allGather.getResult().getType(), token,
+                               allGather.getInput(), allGather.getMeshAttr(),
+                               allGather.getAxesAttr());
+  auto reduceScatter = cast<ReduceScatterOp>(collective);
+  return ReduceScatterOp::create(
+      builder, reduceScatter.getLoc(), reduceScatter.getResult().getType(),
+      token, reduceScatter.getReductionAttr(), reduceScatter.getInput(),
+      reduceScatter.getMeshAttr(), reduceScatter.getAxesAttr());
+}
+
 int64_t ddp::getGroupSize(MeshOp mesh, ArrayAttr axes) {
   int64_t size = 1;
   for (Attribute axis : axes) {

@@ -163,21 +163,6 @@ LogicalResult OverlapGradReducePass::overlapStep(func::FuncOp step) {
   return success();
 }
 
-/// The asynchronous form of a bucket's synchronous `collective`.
-static Operation *createAsync(OpBuilder &builder, Operation *collective) {
-  Type token = builder.getType<TokenType>();
-  if (auto allReduce = dyn_cast<AllReduceOp>(collective))
-    return AllReduceOp::create(
-        builder, allReduce.getLoc(), allReduce.getResult().getType(), token,
-        allReduce.getReductionAttr(), allReduce.getInput(),
-        allReduce.getMeshAttr(), allReduce.getAxesAttr());
-  auto reduceScatter = cast<ReduceScatterOp>(collective);
-  return ReduceScatterOp::create(
-      builder, reduceScatter.getLoc(), reduceScatter.getResult().getType(),
-      token, reduceScatter.getReductionAttr(), reduceScatter.getInput(),
-      reduceScatter.getMeshAttr(), reduceScatter.getAxesAttr());
-}
-
 void OverlapGradReducePass::overlapBucket(Block &block, BlockOrder &order,
                                           BucketOps &bucket,
                                           Operation *&lastIssued) {
@@ -217,7 +202,7 @@ void OverlapGradReducePass::overlapBucket(Block &block, BlockOrder &order,
   }
 
   OpBuilder builder(collective);
-  Operation *async = createAsync(builder, collective);
+  Operation *async = createAsyncCollective(builder, collective);
   async->setDiscardableAttrs(collective->getDiscardableAttrDictionary());
   collective->getResult(0).replaceAllUsesWith(async->getResult(0));
   order.replaced(collective, async);
@@ -296,7 +281,7 @@ void OverlapGradReducePass::issueAcrossInstances(Block &block,
     }
   }
   OpBuilder builder(acrossInstances);
-  Operation *async = createAsync(builder, acrossInstances);
+  Operation *async = createAsyncCollective(builder, acrossInstances);
   async->setDiscardableAttrs(acrossInstances->getDiscardableAttrDictionary());
   acrossInstances.getResult().replaceAllUsesWith(async->getResult(0));
   order.replaced(acrossInstances, async);

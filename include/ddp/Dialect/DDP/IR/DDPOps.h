@@ -57,6 +57,13 @@ mlir::FloatType getFloatType(mlir::MLIRContext *context, ElementType type);
 /// sizes without checking.
 std::optional<int64_t> getTensorSizeInBytes(mlir::Type type);
 
+/// Creates, at `builder`'s insertion point, the asynchronous form of the
+/// synchronous all-reduce, reduce-scatter or all-gather `collective`: the
+/// same operands and inherent attributes, and a token. The discardable
+/// attributes are the caller's to carry over.
+mlir::Operation *createAsyncCollective(mlir::OpBuilder &builder,
+                                       mlir::Operation *collective);
+
 /// Element count of a statically shaped tensor type.
 inline int64_t getNumElements(mlir::Type type) {
   return mlir::cast<mlir::ShapedType>(type).getNumElements();

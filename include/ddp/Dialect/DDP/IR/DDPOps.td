@@ -414,6 +414,75 @@ def DDP_JoinOp : DDP_Op<"join", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Row chunks: the pieces of a GEMM split along M
+//===----------------------------------------------------------------------===//
+
+def DDP_ChunkOp : DDP_Op<"chunk", [MemoryEffects<[MemRead<DDP_ComputeStream>]>]> {
+  let summary = "chunk `index` of `count` equal row chunks of a tensor";
+  let description = [{
+    Splits dimension 0 (the rows; for activations, the tokens) of `input`
+    into `interleave` equal blocks, each block into `count` equal chunks,
+    and returns chunk `index` of every block, stacked. With `interleave` 1
+    (the default) that is rows `[index * M / count, (index + 1) * M /
+    count)`.
+
+    With `interleave` equal to the size of a process group, chunk `index`
+    holds rows `[r * M / n + index * m, r * M / n + (index + 1) * m)` of
+    every block `r`, `m = M / (n * count)`: the rows that a reduce-scatter
+    of the chunk over that group hands rank `r`, so that reduce-scattering
+    the chunks one by one and concatenating what each rank receives is the
+    reduce-scatter of the whole tensor (ddp-overlap-tp-comm's pipeline).
+
+    When lowered, a chunk is a view of its input, never a copy: a
+    contiguous range of rows, or, interleaved, one range per block that the
+    GEMM reading it multiplies block by block.
+
+    ```mlir
+    %c1 = ddp.chunk %x[1 of 4] : tensor<2048x1536xbf16> -> tensor<512x1536xbf16>
+    %r1 = ddp.chunk %x[1 of 4] interleave 8 : tensor<2048x1536xbf16> -> tensor<512x1536xbf16>
+    ```
+  }];
+  let arguments = (ins DDP_Tensor:$input, I64Attr:$index, I64Attr:$count,
+                       DefaultValuedAttr<I64Attr, "1">:$interleave);
+  let results = (outs DDP_Tensor:$result);
+  let assemblyFormat = [{
+    $input `[` $index `of` $count `]` (`interleave` $interleave^)? attr-dict
+    `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def DDP_ConcatOp : DDP_Op<"concat", [DDP_OnComputeStream]> {
+  let summary = "stack tensors along dimension 0";
+  let description = [{
+    The result's rows are the rows of the operands, in operand order. The
+    operands share the element type and every dimension but the first. When
+    lowered, each operand is produced in place in the result's buffer, so
+    concatenating copies nothing (as `ddp.bucket_pack`).
+
+    With `interleave` n, the inverse of `ddp.chunk ... interleave n`: each
+    operand is split into n equal blocks of rows, and block r of the result
+    is block r of every operand, in operand order. Concatenating what the
+    GEMM chunks of an all-gathered input produce (ddp-overlap-tp-comm's
+    pipelined all-gather: each chunk holds a slice of every rank's rows)
+    gives the product of the whole gathered input.
+
+    ```mlir
+    %y = ddp.concat %s0, %s1 : tensor<64x12288xbf16>, tensor<64x12288xbf16> -> tensor<128x12288xbf16>
+    %z = ddp.concat %g0, %g1 interleave 8 : tensor<64x4096xbf16>, tensor<64x4096xbf16> -> tensor<128x4096xbf16>
+    ```
+  }];
+  let arguments = (ins Variadic<DDP_Tensor>:$inputs,
+                       DefaultValuedAttr<I64Attr, "1">:$interleave);
+  let results = (outs DDP_Tensor:$result);
+  let assemblyFormat = [{
+    $inputs (`interleave` $interleave^)? attr-dict `:` type($inputs) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Gradient buckets
 //===----------------------------------------------------------------------===//
 

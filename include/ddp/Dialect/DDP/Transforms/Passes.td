@@ -363,6 +363,129 @@ def OverlapParamGather
   ];
 }
 
+def OverlapTpComm : Pass<"ddp-overlap-tp-comm", "mlir::func::FuncOp"> {
+  let summary = "overlap the tensor-parallel collectives with the GEMMs beside them";
+  let description = [{
+    Megatron's --tp-comm-overlap (Transformer Engine's userbuffers), decided
+    at compile time. Three rewrites, each chosen per GEMM or collective:
+
+    - **pipeline** (TE's `split_overlap_rs`): a forward GEMM (or, with
+      `tp-comm-overlap-rs-dgrad`, a dgrad GEMM) whose result is reduced by a
+      synchronous `ddp.reduce_scatter` (sequence parallelism) or
+      `ddp.all_reduce` (without it) becomes N GEMMs on row chunks of M (the
+      token dimension). Each chunk's collective is issued asynchronously
+      right after its GEMM, so that the reduction of chunk i runs beside the
+      GEMM of chunk i + 1; the results are waited and stacked
+      (`ddp.concat`) where the collective was:
+
+      ```mlir
+      %x0 = ddp.chunk %x[0 of 2] interleave 8 : tensor<2048x1536xbf16> -> tensor<1024x1536xbf16>
+      %y0 = ddp.gemm fwd %x0, %w transposed : ... -> tensor<1024x12288xbf16>
+      %s0, %t0 = ddp.reduce_scatter sum %y0 over @world[tp] async : ... -> tensor<128x12288xbf16>
+      %x1 = ddp.chunk %x[1 of 2] interleave 8 : ...
+      ...
+      ddp.wait %t0
+      ddp.wait %t1
+      %s = ddp.concat %s0, %s1 : ... -> tensor<256x12288xbf16>
+      ```
+
+      For a reduce-scatter over n ranks, chunk i holds rows
+      `[r M/n + i m, r M/n + (i + 1) m)` of every block r (`interleave n`,
+      `m = M / (n N)`), so that rank r receives exactly its rows of the
+      whole reduce-scatter, in order.
+    - **pipelined all-gather** (TE's `split_overlap_ag`, as N chunked
+      all-gathers rather than a ring of send/recv): with
+      `tp-comm-overlap-ag`, a GEMM whose lhs is a synchronous tensor-parallel
+      `ddp.all_gather` that nothing else reads (the forward GEMM of a
+      column-parallel layer under sequence parallelism) becomes N
+      asynchronous all-gathers of row chunks of the rank's shard, issued
+      where the all-gather was, and N GEMMs, each waiting for its chunk, so
+      that the gather of chunk i + 1 runs beside the GEMM of chunk i.
+      Gathered chunk i holds chunk i of every rank's rows, so the GEMM
+      results are stacked back with `ddp.concat ... interleave n`:
+
+      ```mlir
+      %x0 = ddp.chunk %x[0 of 2] : tensor<256x12288xbf16> -> tensor<128x12288xbf16>
+      %g0, %t0 = ddp.all_gather %x0 over @world[tp] async : ... -> tensor<1024x12288xbf16>
+      ...
+      ddp.wait %t0
+      %y0 = ddp.gemm fwd %g0, %w transposed : ... -> tensor<1024x4608xbf16>
+      ddp.wait %t1
+      %y1 = ddp.gemm fwd %g1, %w transposed : ...
+      %y = ddp.concat %y0, %y1 interleave 8 : ... -> tensor<2048x4608xbf16>
+      ```
+    - **bulk** (TE's `tp_comm_bulk_dgrad` / `tp_comm_bulk_wgrad`): in the
+      backward pass, the all-gather of a layer's input that only its wgrad
+      GEMM reads runs asynchronously beside the dgrad GEMM, and the
+      reduce-scatter (or all-reduce) of a dgrad GEMM's result that is not
+      pipelined runs beside the wgrad GEMM. Each is waited right before the
+      first op that reads its result.
+
+    N is `tp-comm-num-splits`, or with `auto` (the default) the count in
+    {1, 2, 3, 4, 6, 8, 12, 16} that the rows allow and that ends the
+    simulated step soonest, chosen GEMM by GEMM in block order on the
+    simulator's own clock; so the simulation of the rewritten step predicts
+    exactly the time the choices were made on. N = 1 leaves the GEMM whole.
+
+    Decisions are attributes: `ddp.tp_comm_splits = N` on each GEMM the
+    pass considered (a user-set value is taken as it is and checked), and
+    `ddp.tp_comm_bulk` on each collective made bulk. Every decision is
+    checked before the first op changes: an invalid one is an error that
+    leaves the IR untouched.
+
+    An all-gather before a GEMM that other ops read too (the backward's
+    gathered output gradient, read by the dgrad and the wgrad GEMM) stays
+    whole; the statistic `ag-left-whole` counts those.
+  }];
+  let options = [
+    Option<"tpCommOverlap", "tp-comm-overlap", "bool", /*default=*/"true",
+           "Overlap the tensor-parallel collectives (false: leave the step "
+           "as it is). --ddp-schedule's default is false, as Megatron's">,
+    Option<"overlapAg", "tp-comm-overlap-ag", "bool", /*default=*/"true",
+           "Pipeline the all-gather before a GEMM with the GEMM's row "
+           "chunks">,
+    Option<"overlapRs", "tp-comm-overlap-rs", "bool", /*default=*/"true",
+           "Pipeline forward GEMMs with the reduce-scatter or all-reduce of "
+           "their result">,
+    Option<"overlapRsDgrad", "tp-comm-overlap-rs-dgrad", "bool",
+           /*default=*/"false",
+           "Pipeline dgrad GEMMs with the reduce-scatter or all-reduce of "
+           "their result">,
+    Option<"bulkDgrad", "tp-comm-bulk-dgrad", "bool", /*default=*/"true",
+           "Run the all-gather of a layer's input for its wgrad GEMM beside "
+           "its dgrad GEMM">,
+    Option<"bulkWgrad", "tp-comm-bulk-wgrad", "bool", /*default=*/"true",
+           "Run the reduction of a dgrad GEMM's result beside the wgrad "
+           "GEMM">,
+    Option<"disableQkv", "tp-comm-overlap-disable-qkv", "bool",
+           /*default=*/"false",
+           "Leave the collectives of the attention's QKV projection alone">,
+    Option<"disableFc1", "tp-comm-overlap-disable-fc1", "bool",
+           /*default=*/"false",
+           "Leave the collectives of the MLP's first projection alone">,
+    Option<"numSplits", "tp-comm-num-splits", "std::string",
+           /*default=*/"\"auto\"",
+           "Chunks per pipelined GEMM: a positive number, or auto (the cost "
+           "model picks each GEMM's)">,
+    Option<"hardware", "hw", "std::string", /*default=*/"\"h100-sxm-ib400\"",
+           "Hardware profile for tp-comm-num-splits=auto (built-in name or "
+           "JSON file)">,
+    Option<"dataParallelSize", "dp", "int64_t", /*default=*/"0",
+           "Data-parallel size to price the step at (0: the mesh's)">,
+  ];
+  let statistics = [
+    Statistic<"numGemmsPipelined", "gemms-pipelined",
+              "GEMMs split into chunks, each chunk's collective beside the "
+              "next chunk">,
+    Statistic<"numChunks", "chunks", "GEMM chunks made">,
+    Statistic<"numBulkCollectives", "bulk-collectives",
+              "Collectives made asynchronous beside the next GEMM">,
+    Statistic<"numAllGathersLeftWhole", "ag-left-whole",
+              "All-gathers before a GEMM left synchronous: read by more "
+              "than that GEMM">,
+  ];
+}
+
 def PrintBucketLayout : Pass<"ddp-print-bucket-layout", "mlir::ModuleOp"> {
   let summary = "print the bucket layout recorded in the IR as JSON";
   let description = [{

@@ -1,0 +1,621 @@
+//===- OverlapTpComm.cpp - Overlap tensor-parallel collectives ------------===//
+//
+// Megatron's --tp-comm-overlap decided at compile time: GEMMs whose result a
+// tensor-parallel collective reduces, or whose input one gathers, are split
+// into row chunks, each chunk's collective running beside the next or the
+// previous chunk's GEMM (pipeline), and the
+// backward's collectives that only the next GEMM need not wait for run beside
+// it (bulk). The pass decides everything first (split counts from the
+// simulator's clock, op by op, so that the simulation of the result predicts
+// exactly what was chosen on), records the decisions as attributes, checks
+// them, and only then rewrites. docs/Scheduling.md has the design.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
+#include "ddp/Dialect/DDP/Transforms/Passes.h"
+#include "ddp/Sim/Simulator.h"
+#include "ddp/Timing/HardwareProfile.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLExtras.h"
+
+namespace ddp {
+#define GEN_PASS_DEF_OVERLAPTPCOMM
+#include "ddp/Dialect/DDP/Transforms/Passes.h.inc"
+} // namespace ddp
+
+using namespace mlir;
+using namespace ddp;
+
+/// The split count of a GEMM, decided or set by the user.
+static constexpr StringLiteral kSplitsAttrName = "ddp.tp_comm_splits";
+/// Marks a collective the pass made bulk (asynchronous beside the next GEMM).
+static constexpr StringLiteral kBulkAttrName = "ddp.tp_comm_bulk";
+/// On the step, with auto: the simulated step time the choices were made on
+/// (microseconds), which ddp-simulate of the result reproduces.
+static constexpr StringLiteral kPredictedAttrName =
+    "ddp.tp_comm_predicted_step_us";
+
+/// The split counts `auto` tries: TE's fixed 4, and the counts around it
+/// that the token dimension of real models divides into.
+static constexpr int64_t kAutoSplits[] = {1, 2, 3, 4, 6, 8, 12, 16};
+
+namespace {
+
+/// A GEMM whose result one synchronous collective reduces, or whose lhs one
+/// synchronous all-gather gathers for it alone.
+struct PipelineCandidate {
+  GemmOp gemm;
+  /// A ddp.reduce_scatter or ddp.all_reduce after the GEMM, or a
+  /// ddp.all_gather before it.
+  CollectiveOpInterface collective;
+  /// The rows of a chunk interleave over the group for a reduce-scatter or
+  /// an all-gather (the group's size), and are contiguous for an all-reduce
+  /// (1).
+  int64_t interleave = 1;
+  /// When the collective gathers the GEMM's lhs: when each of its chunks'
+  /// all-gathers ends (auto's walk, from the all-gather to the GEMM).
+  SmallVector<double, 16> gatherEnds;
+  /// The decision; 1 leaves the GEMM whole.
+  int64_t splits = 1;
+  /// Whether the split count came from the IR (the user).
+  bool userSet = false;
+
+  bool allows(int64_t count) {
+    return gemm.getM() % (count * interleave) == 0;
+  }
+  bool gathersInput() const { return isa<AllGatherOp>(collective); }
+};
+
+class OverlapTpCommPass
+    : public ddp::impl::OverlapTpCommBase<OverlapTpCommPass> {
+public:
+  using Base::Base;
+  LogicalResult initialize(MLIRContext *context) override;
+  void runOnOperation() override;
+
+private:
+  LogicalResult findCandidates(func::FuncOp step);
+  LogicalResult chooseSplits(func::FuncOp step);
+  void rewritePipeline(PipelineCandidate &candidate);
+  void rewriteGatherPipeline(PipelineCandidate &candidate);
+  void rewriteBulk(Operation *collective);
+
+  /// tp-comm-num-splits as a number; nullopt for auto.
+  std::optional<int64_t> fixedSplits;
+  SmallVector<PipelineCandidate> candidates;
+  llvm::DenseMap<Operation *, size_t> candidateOfGemm, candidateOfCollective;
+  /// The collectives to make bulk, in block order.
+  SmallVector<Operation *> bulk;
+  /// What auto's walk predicted, when it ran.
+  std::optional<double> predictedStepTime;
+};
+
+} // namespace
+
+LogicalResult OverlapTpCommPass::initialize(MLIRContext *context) {
+  if (numSplits == "auto")
+    return success();
+  int64_t count = 0;
+  if (StringRef(numSplits).getAsInteger(10, count) || count < 1)
+    return emitError(UnknownLoc::get(context),
+                     "tp-comm-num-splits must be 'auto' or a positive "
+                     "number, got '")
+           << numSplits << "'";
+  fixedSplits = count;
+  return success();
+}
+
+/// Whether every axis of the collective's group is a model-parallel one:
+/// the collectives this pass schedules are the tensor-parallel ones.
+static bool isModelParallel(CollectiveOpInterface collective) {
+  return llvm::all_of(collective.getAxesAttr(), [](Attribute axis) {
+    return llvm::is_contained(sim::getModelParallelAxisNames(),
+                              cast<StringAttr>(axis).getValue());
+  });
+}
+
+static bool isSynchronous(Operation *op) {
+  return !cast<AsyncOpInterface>(op).getAsyncToken();
+}
+
+/// The name of the parameter a GEMM multiplies by, or "". A wgrad GEMM
+/// does not read its weight: it is the weight of the dgrad GEMM that reads
+/// the same output gradient.
+static StringRef getWeightName(GemmOp gemm) {
+  for (Value operand : {gemm.getRhs(), gemm.getLhs()})
+    if (auto getParam = operand.getDefiningOp<GetParamOp>())
+      return getParam.getParam();
+  if (gemm.getPhase() == GemmPhase::Wgrad)
+    for (Operation *user : gemm.getLhs().getUsers())
+      if (auto dgrad = dyn_cast<GemmOp>(user);
+          dgrad && dgrad.getPhase() == GemmPhase::Dgrad)
+        return getWeightName(dgrad);
+  return "";
+}
+
+LogicalResult OverlapTpCommPass::findCandidates(func::FuncOp step) {
+  // Megatron's tp_comm_overlap_disable_qkv / _fc1 name TE's layers; ddp
+  // finds them by the weight's name (the importer's Megatron names).
+  auto isDisabledLayer = [&](GemmOp gemm) {
+    StringRef weight = getWeightName(gemm);
+    return (disableQkv && weight.contains("linear_qkv")) ||
+           (disableFc1 && weight.contains("linear_fc1"));
+  };
+  auto groupSizeOf = [&](CollectiveOpInterface collective) {
+    return getGroupSize(lookupMesh(step, collective.getMeshAttr()),
+                        collective.getAxesAttr());
+  };
+
+  for (auto gemm : step.getBody().front().getOps<GemmOp>()) {
+    auto userSplits = gemm->getAttr(kSplitsAttrName);
+    CollectiveOpInterface collective;
+    if (gemm.getResult().hasOneUse())
+      collective = dyn_cast<CollectiveOpInterface>(
+          *gemm.getResult().user_begin());
+    bool reduces =
+        collective &&
+        isa<AllReduceOp, ReduceScatterOp>(collective.getOperation()) &&
+        isSynchronous(collective) && isModelParallel(collective) &&
+        collective->getBlock() == gemm->getBlock();
+    auto gather = gemm.getLhs().getDefiningOp<AllGatherOp>();
+    bool gathers = !reduces && gather && isSynchronous(gather) &&
+                   isModelParallel(gather) && gather.getResult().hasOneUse() &&
+                   gather->getBlock() == gemm->getBlock();
+    if (gathers)
+      collective = gather;
+    // Row chunks of the result are row chunks of the lhs.
+    bool splittable = (reduces || gathers) && !gemm.getTransposeLhs();
+    if (userSplits) {
+      auto count = dyn_cast<IntegerAttr>(userSplits);
+      if (!count || count.getType().isUnsignedInteger() || count.getInt() < 1)
+        return gemm.emitError("has ")
+               << kSplitsAttrName << " = " << userSplits
+               << "; it must be a positive integer";
+      if (!splittable)
+        return gemm.emitError("has ")
+               << kSplitsAttrName << " = " << count.getInt()
+               << " but cannot be split: only a GEMM whose lhs is not "
+                  "transposed and whose result only a synchronous "
+                  "tensor-parallel reduce-scatter or all-reduce reads, or "
+                  "whose lhs a synchronous tensor-parallel all-gather "
+                  "gathers for it alone, can";
+    }
+    if (!splittable)
+      continue;
+    bool enabled = gathers ? overlapAg && gemm.getPhase() != GemmPhase::Wgrad
+                   : gemm.getPhase() == GemmPhase::Fwd   ? overlapRs
+                   : gemm.getPhase() == GemmPhase::Dgrad ? overlapRsDgrad
+                                                         : false;
+    if (!userSplits && (!enabled || isDisabledLayer(gemm)))
+      continue;
+    PipelineCandidate candidate;
+    candidate.gemm = gemm;
+    candidate.collective = collective;
+    if (isa<ReduceScatterOp, AllGatherOp>(collective.getOperation()))
+      candidate.interleave = groupSizeOf(collective);
+    if (userSplits) {
+      candidate.userSet = true;
+      candidate.splits = cast<IntegerAttr>(userSplits).getInt();
+    } else if (fixedSplits && candidate.allows(*fixedSplits)) {
+      // A count the rows do not allow leaves the GEMM whole, as auto would.
+      candidate.splits = *fixedSplits;
+    }
+    if (!candidate.allows(candidate.splits))
+      return gemm.emitError("cannot be split into ")
+             << candidate.splits << " chunks: its " << gemm.getM()
+             << " rows must divide into " << candidate.splits << " x "
+             << candidate.interleave
+             << (candidate.interleave > 1
+                     ? (gathers ? " (chunks x the all-gather's ranks)"
+                                : " (chunks x the reduce-scatter's ranks)")
+                     : "")
+             << " equal parts";
+    candidateOfGemm[gemm] = candidates.size();
+    candidateOfCollective[collective] = candidates.size();
+    candidates.push_back(candidate);
+  }
+
+  // Bulk: what the next GEMM does not read runs beside it. A collective
+  // right before its first reader has nothing to hide behind.
+  auto firstReader = [](Operation *op) -> Operation * {
+    Operation *first = nullptr;
+    for (Operation *user : op->getResult(0).getUsers())
+      if (!first || user->isBeforeInBlock(first))
+        first = user;
+    return first;
+  };
+  for (Operation &op : step.getBody().front()) {
+    auto collective = dyn_cast<CollectiveOpInterface>(op);
+    if (!collective || !isSynchronous(&op) || !isModelParallel(collective) ||
+        candidateOfCollective.count(&op))
+      continue;
+    Operation *reader = firstReader(&op);
+    bool hides = reader && reader != op.getNextNode();
+    if (isa<AllReduceOp, ReduceScatterOp>(op)) {
+      auto dgrad = collective.getPayload().getDefiningOp<GemmOp>();
+      if (bulkWgrad && hides && dgrad && dgrad.getPhase() == GemmPhase::Dgrad &&
+          !isDisabledLayer(dgrad))
+        bulk.push_back(&op);
+      continue;
+    }
+    auto gather = dyn_cast<AllGatherOp>(op);
+    if (!gather)
+      continue;
+    SmallVector<GemmOp> readers;
+    bool onlyGemms = llvm::all_of(gather.getResult().getUsers(), [&](Operation *user) {
+      auto gemm = dyn_cast<GemmOp>(user);
+      if (gemm)
+        readers.push_back(gemm);
+      return gemm != nullptr;
+    });
+    if (!onlyGemms || readers.empty())
+      continue;
+    bool onlyWgrad = llvm::all_of(readers, [&](GemmOp gemm) {
+      return gemm.getPhase() == GemmPhase::Wgrad && !isDisabledLayer(gemm);
+    });
+    if (bulkDgrad && hides && onlyWgrad)
+      bulk.push_back(&op);
+    else if (overlapAg && readers.size() > 1)
+      ++numAllGathersLeftWhole;
+  }
+  return success();
+}
+
+/// Bytes of a tensor as the simulator counts them.
+static double getTensorBytes(int64_t numel, Type elementType) {
+  return static_cast<double>(numel) *
+         getElementBytes(getElementTypeOf(elementType).value_or(ElementType::F32));
+}
+
+static sim::CollectiveKind getReductionKind(CollectiveOpInterface op) {
+  return isa<ReduceScatterOp>(op.getOperation())
+             ? sim::CollectiveKind::ReduceScatter
+                                  : sim::CollectiveKind::AllReduce;
+}
+
+LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step) {
+  bool anyAuto = llvm::any_of(candidates, [&](const PipelineCandidate &each) {
+    return !each.userSet && !fixedSplits;
+  });
+  if (!anyAuto)
+    return success();
+  llvm::Expected<sim::HardwareProfile> profile =
+      sim::lookupHardwareProfile(hardware);
+  if (!profile)
+    return step.emitError(llvm::toString(profile.takeError()));
+  sim::CostModel model(std::move(*profile));
+  sim::SimOptions options;
+  options.dataParallelSize = dataParallelSize;
+  FailureOr<std::unique_ptr<sim::IncrementalSimulation>> simulation =
+      sim::IncrementalSimulation::create(step, model, options);
+  if (failed(simulation))
+    return failure();
+  sim::StepClock &clock = (*simulation)->getClock();
+
+  // The region of a candidate, as the simulator prices the IR
+  // rewritePipeline builds (or, for one chunk, the IR as it is): each
+  // chunk's GEMM, its collective issued after it, then the waits in order.
+  auto runRegion = [&](sim::StepClock &on, const PipelineCandidate &candidate,
+                       int64_t count, unsigned stream,
+                       const sim::GroupPlacement &placement) {
+    GemmOp gemm = candidate.gemm;
+    Type elementType = gemm.getResult().getType().getElementType();
+    int64_t rows = gemm.getM() / count;
+    double gemmTime =
+        model.gemmTime(rows, gemm.getN(), gemm.getK(),
+                       getElementTypeOf(elementType).value_or(ElementType::F32));
+    double commTime =
+        model
+            .collectiveCost(getReductionKind(candidate.collective),
+                            getTensorBytes(rows * gemm.getN(), elementType),
+                            placement)
+            .total();
+    SmallVector<double, 16> ends;
+    for (int64_t chunk = 0; chunk < count; ++chunk) {
+      on.runKernel(gemmTime);
+      ends.push_back(on.issueCollective(stream, commTime).end);
+    }
+    for (double end : ends)
+      on.blockUntil(end);
+  };
+
+  // A gathered candidate's all-gathers, issued where the all-gather was,
+  // and its chunk GEMMs, each after its chunk arrives, where the GEMM was.
+  auto issueGathers = [&](sim::StepClock &on, PipelineCandidate &candidate,
+                          int64_t count, unsigned stream,
+                          const sim::GroupPlacement &placement) {
+    auto gathered =
+        cast<RankedTensorType>(candidate.collective->getResult(0).getType());
+    double commTime =
+        model
+            .collectiveCost(sim::CollectiveKind::AllGather,
+                            getTensorBytes(gathered.getNumElements() / count,
+                                           gathered.getElementType()),
+                            placement)
+            .total();
+    candidate.gatherEnds.clear();
+    for (int64_t chunk = 0; chunk < count; ++chunk)
+      candidate.gatherEnds.push_back(
+          on.issueCollective(stream, commTime).end);
+  };
+  auto runGatheredGemms = [&](sim::StepClock &on,
+                              const PipelineCandidate &candidate) {
+    GemmOp gemm = candidate.gemm;
+    int64_t count = candidate.gatherEnds.size();
+    double gemmTime = model.gemmTime(
+        gemm.getM() / count, gemm.getN(), gemm.getK(),
+        getElementTypeOf(gemm.getResult().getType().getElementType())
+            .value_or(ElementType::F32));
+    for (double end : candidate.gatherEnds) {
+      on.blockUntil(end);
+      on.runKernel(gemmTime);
+    }
+  };
+
+  llvm::DenseMap<Value, double> bulkDone;
+  llvm::DenseSet<Operation *> bulkSet(bulk.begin(), bulk.end());
+  // A bulk collective is waited right before the first op that reads it.
+  auto waitForBulkOperands = [&](Operation *reader) {
+    for (Value operand : reader->getOperands())
+      if (auto done = bulkDone.find(operand); done != bulkDone.end()) {
+        clock.blockUntil(done->second);
+        bulkDone.erase(done);
+      }
+  };
+  for (Operation &op : step.getBody().front()) {
+    if (auto gemmIt = candidateOfGemm.find(&op);
+        gemmIt != candidateOfGemm.end()) {
+      PipelineCandidate &candidate = candidates[gemmIt->second];
+      // A reduced one is priced with its collective, where the chunks go.
+      if (!candidate.gathersInput())
+        continue;
+      if (!candidate.gatherEnds.empty()) {
+        waitForBulkOperands(&op);
+        runGatheredGemms(clock, candidate);
+        continue;
+      }
+    }
+    auto candidateIt = candidateOfCollective.find(&op);
+    if (candidateIt != candidateOfCollective.end() &&
+        candidates[candidateIt->second].gathersInput()) {
+      PipelineCandidate &candidate = candidates[candidateIt->second];
+      FailureOr<std::pair<unsigned, sim::GroupPlacement>> stream =
+          (*simulation)->getCommStream(&op);
+      if (failed(stream))
+        return failure();
+      if (!candidate.userSet && !fixedSplits) {
+        // Priced as if the GEMM came right after the all-gather, as the
+        // importer emits it.
+        double best = std::numeric_limits<double>::infinity();
+        for (int64_t count : kAutoSplits) {
+          if (!candidate.allows(count))
+            continue;
+          sim::StepClock trial = clock;
+          issueGathers(trial, candidate, count, stream->first, stream->second);
+          runGatheredGemms(trial, candidate);
+          if (trial.getNow() < best) {
+            best = trial.getNow();
+            candidate.splits = count;
+          }
+        }
+      }
+      candidate.gatherEnds.clear();
+      // Left whole, the all-gather stays synchronous (below).
+      if (candidate.splits > 1) {
+        issueGathers(clock, candidate, candidate.splits, stream->first,
+                     stream->second);
+        continue;
+      }
+    }
+    if (candidateIt != candidateOfCollective.end() &&
+        !candidates[candidateIt->second].gathersInput()) {
+      PipelineCandidate &candidate = candidates[candidateIt->second];
+      waitForBulkOperands(candidate.gemm);
+      FailureOr<std::pair<unsigned, sim::GroupPlacement>> stream =
+          (*simulation)->getCommStream(&op);
+      if (failed(stream))
+        return failure();
+      if (!candidate.userSet && !fixedSplits) {
+        double best = std::numeric_limits<double>::infinity();
+        for (int64_t count : kAutoSplits) {
+          if (!candidate.allows(count))
+            continue;
+          sim::StepClock trial = clock;
+          runRegion(trial, candidate, count, stream->first, stream->second);
+          if (trial.getNow() < best) {
+            best = trial.getNow();
+            candidate.splits = count;
+          }
+        }
+      }
+      runRegion(clock, candidate, candidate.splits, stream->first,
+                stream->second);
+      continue;
+    }
+    waitForBulkOperands(&op);
+    if (bulkSet.count(&op)) {
+      FailureOr<std::pair<unsigned, sim::GroupPlacement>> stream =
+          (*simulation)->getCommStream(&op);
+      if (failed(stream))
+        return failure();
+      auto collective = cast<CollectiveOpInterface>(op);
+      // The size the simulator charges: the gathered result of an
+      // all-gather, else the input.
+      Value sized = isa<AllGatherOp>(op) ? op.getResult(0)
+                                         : Value(collective.getPayload());
+      auto type = cast<RankedTensorType>(sized.getType());
+      sim::CollectiveKind kind = isa<AllGatherOp>(op)
+                                     ? sim::CollectiveKind::AllGather
+                                     : getReductionKind(collective);
+      double time =
+          model
+              .collectiveCost(kind,
+                              getTensorBytes(type.getNumElements(),
+                                             type.getElementType()),
+                              stream->second)
+              .total();
+      bulkDone[op.getResult(0)] =
+          clock.issueCollective(stream->first, time).end;
+      continue;
+    }
+    if (failed((*simulation)->simulate(&op)))
+      return failure();
+  }
+  predictedStepTime = (*simulation)->getStepEnd();
+  return success();
+}
+
+void OverlapTpCommPass::rewritePipeline(PipelineCandidate &candidate) {
+  GemmOp gemm = candidate.gemm;
+  Operation *collective = candidate.collective;
+  OpBuilder builder(collective);
+  if (candidate.splits == 1) {
+    gemm->setAttr(kSplitsAttrName, builder.getI64IntegerAttr(1));
+    // Where the decision was priced: right before its collective.
+    gemm->moveBefore(collective);
+    return;
+  }
+  int64_t count = candidate.splits;
+  Location loc = gemm.getLoc();
+  auto lhsType = cast<RankedTensorType>(gemm.getLhs().getType());
+  auto resultType = cast<RankedTensorType>(gemm.getResult().getType());
+  SmallVector<int64_t> lhsShape(lhsType.getShape());
+  lhsShape[0] /= count;
+  SmallVector<int64_t> resultShape(resultType.getShape());
+  resultShape[0] /= count;
+  auto chunkResultType = RankedTensorType::get(resultShape,
+                                               resultType.getElementType());
+  auto reducedType =
+      cast<RankedTensorType>(collective->getResult(0).getType());
+  SmallVector<int64_t> reducedShape(reducedType.getShape());
+  reducedShape[0] /= count;
+  auto chunkReducedType =
+      RankedTensorType::get(reducedShape, reducedType.getElementType());
+  auto tokenType = TokenType::get(builder.getContext());
+
+  SmallVector<Value> reduced, tokens;
+  for (int64_t index = 0; index < count; ++index) {
+    auto chunk = ChunkOp::create(
+        builder, loc, RankedTensorType::get(lhsShape, lhsType.getElementType()),
+        gemm.getLhs(), index, count, candidate.interleave);
+    auto piece = GemmOp::create(
+        builder, loc, chunkResultType, gemm.getPhaseAttr(), chunk,
+        gemm.getTransposeLhsAttr(), gemm.getRhs(), gemm.getTransposeRhsAttr(),
+        gemm.getLayerAttr());
+    Operation *reduction;
+    if (auto allReduce = dyn_cast<AllReduceOp>(collective))
+      reduction = AllReduceOp::create(
+          builder, collective->getLoc(), chunkReducedType, tokenType,
+          allReduce.getReductionAttr(), piece, allReduce.getMeshAttr(),
+          allReduce.getAxesAttr());
+    else {
+      auto scatter = cast<ReduceScatterOp>(collective);
+      reduction = ReduceScatterOp::create(
+          builder, collective->getLoc(), chunkReducedType, tokenType,
+          scatter.getReductionAttr(), piece, scatter.getMeshAttr(),
+          scatter.getAxesAttr());
+    }
+    reduced.push_back(reduction->getResult(0));
+    tokens.push_back(reduction->getResult(1));
+  }
+  for (Value token : tokens)
+    WaitOp::create(builder, collective->getLoc(), token);
+  auto concat = ConcatOp::create(builder, collective->getLoc(), reducedType,
+                                 reduced);
+  collective->getResult(0).replaceAllUsesWith(concat.getResult());
+  collective->erase();
+  gemm.erase();
+  ++numGemmsPipelined;
+  numChunks += count;
+}
+
+void OverlapTpCommPass::rewriteGatherPipeline(PipelineCandidate &candidate) {
+  GemmOp gemm = candidate.gemm;
+  auto gather = cast<AllGatherOp>(candidate.collective.getOperation());
+  OpBuilder builder(gather);
+  if (candidate.splits == 1) {
+    gemm->setAttr(kSplitsAttrName, builder.getI64IntegerAttr(1));
+    return;
+  }
+  int64_t count = candidate.splits;
+  auto withRows = [&](Value value) {
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape[0] /= count;
+    return RankedTensorType::get(shape, type.getElementType());
+  };
+  auto tokenType = TokenType::get(builder.getContext());
+  SmallVector<Value> gathered, tokens;
+  for (int64_t index = 0; index < count; ++index) {
+    auto chunk = ChunkOp::create(builder, gather.getLoc(),
+                                 withRows(gather.getInput()), gather.getInput(),
+                                 index, count, /*interleave=*/1);
+    auto chunkGather = AllGatherOp::create(
+        builder, gather.getLoc(), withRows(gather.getResult()), tokenType,
+        chunk, gather.getMeshAttr(), gather.getAxesAttr());
+    gathered.push_back(chunkGather.getResult());
+    tokens.push_back(chunkGather.getAsyncToken());
+  }
+  builder.setInsertionPoint(gemm);
+  SmallVector<Value> products;
+  for (auto [piece, token] : llvm::zip(gathered, tokens)) {
+    WaitOp::create(builder, gather.getLoc(), token);
+    products.push_back(GemmOp::create(
+        builder, gemm.getLoc(), withRows(gemm.getResult()), gemm.getPhaseAttr(),
+        piece, gemm.getTransposeLhsAttr(), gemm.getRhs(),
+        gemm.getTransposeRhsAttr(), gemm.getLayerAttr()));
+  }
+  auto concat = ConcatOp::create(builder, gemm.getLoc(),
+                                 gemm.getResult().getType(), products,
+                                 candidate.interleave);
+  gemm.getResult().replaceAllUsesWith(concat.getResult());
+  gemm.erase();
+  gather.erase();
+  ++numGemmsPipelined;
+  numChunks += count;
+}
+
+void OverlapTpCommPass::rewriteBulk(Operation *collective) {
+  Operation *first = nullptr;
+  for (Operation *user : collective->getResult(0).getUsers())
+    if (!first || user->isBeforeInBlock(first))
+      first = user;
+  OpBuilder builder(collective);
+  Operation *async = createAsyncCollective(builder, collective);
+  async->setDiscardableAttrs(collective->getDiscardableAttrDictionary());
+  async->setAttr(kBulkAttrName, builder.getUnitAttr());
+  collective->getResult(0).replaceAllUsesWith(async->getResult(0));
+  collective->erase();
+  builder.setInsertionPoint(first);
+  WaitOp::create(builder, async->getLoc(), async->getResult(1));
+  ++numBulkCollectives;
+}
+
+void OverlapTpCommPass::runOnOperation() {
+  func::FuncOp step = getOperation();
+  if (!tpCommOverlap || step.isExternal() || !step.getBody().hasOneBlock())
+    return;
+  candidates.clear();
+  candidateOfGemm.clear();
+  candidateOfCollective.clear();
+  bulk.clear();
+  predictedStepTime.reset();
+  if (failed(findCandidates(step)) || failed(chooseSplits(step)))
+    return signalPassFailure();
+  for (PipelineCandidate &candidate : candidates) {
+    if (candidate.gathersInput())
+      rewriteGatherPipeline(candidate);
+    else
+      rewritePipeline(candidate);
+  }
+  for (Operation *collective : bulk)
+    rewriteBulk(collective);
+  if (predictedStepTime)
+    step->setAttr(kPredictedAttrName,
+                  FloatAttr::get(Float64Type::get(step.getContext()),
+                                 *predictedStepTime * 1e6));
+}
