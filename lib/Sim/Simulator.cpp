@@ -9,6 +9,7 @@
 #include "ddp/Sim/Simulator.h"
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/IR/ResultPlacement.h"
 #include "ddp/Timing/StepClock.h"
 
 #include "mlir/IR/SymbolTable.h"
@@ -553,12 +554,22 @@ LogicalResult StepSimulator::simulate(Operation *op) {
         blockComputeUntil(op, tokenDone.lookup(wait.getToken()), "wait");
         return success();
       })
+      // A stack copies the operands the lowering cannot produce in their
+      // rows (the gathered chunks of a pipelined all-gather that another op
+      // reads whole); the rest it moves nothing for.
+      .Case([&](ConcatOp concat) {
+        double bytes = 0;
+        for (auto [index, input] : llvm::enumerate(concat.getInputs()))
+          if (!canProduceInPlace(concat, index))
+            bytes += getTensorBytes(input.getType());
+        if (bytes > 0)
+          runCompute(op, "concat", model.memoryTime(2 * bytes));
+        return success();
+      })
       // Views and markers: gradients are computed in place in their bucket,
-      // and the pieces of a split GEMM in place in their operands and
-      // result, so packing, unpacking, chunking and concatenating move
-      // nothing.
-      .Case<GetParamOp, BucketPackOp, BucketUnpackOp, ChunkOp, ConcatOp,
-            func::ReturnOp>(
+      // and the pieces of a split GEMM in place in their operands, so
+      // packing, unpacking and chunking move nothing.
+      .Case<GetParamOp, BucketPackOp, BucketUnpackOp, ChunkOp, func::ReturnOp>(
           [](Operation *) { return success(); })
       .Default([&](Operation *other) {
         if (unmodeled.insert(other->getName().getStringRef()).second)

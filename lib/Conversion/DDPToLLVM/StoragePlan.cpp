@@ -3,6 +3,7 @@
 #include "ddp/Conversion/DDPToLLVM/StoragePlan.h"
 
 #include "ddp/Conversion/DDPToLLVM/RuntimeFunctions.h"
+#include "ddp/Dialect/DDP/IR/ResultPlacement.h"
 #include "ddp/Runtime/ddp_program.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -41,14 +42,6 @@ static bool isLowerableTensor(Type type) {
          getRuntimeDType(tensor.getElementType()) != 0;
 }
 
-/// Ops whose tensor results are written by the runtime call that lowers them
-/// and so can be placed anywhere, including inside a bucket: every ddp op
-/// but those whose results the plan makes share storage with another value.
-static bool writesItsResults(Operation *op) {
-  return isa_and_present<DDPDialect>(op->getDialect()) &&
-         !isa<GetParamOp, GradReadyOp, BucketPackOp, BucketUnpackOp, ChunkOp,
-              ConcatOp>(op);
-}
 
 /// Whether `type` is a value only ddp ops may use in a step: the runtime
 /// holds tensors in its buffers and tokens as handles.
@@ -303,21 +296,12 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
     }
   }
 
-  // Stacked tensors likewise: each operand is produced in its rows of the
-  // result, so that stacking the reduced chunks of a split GEMM copies
-  // nothing.
+  // Stacked tensors likewise: each operand that can be is produced in its
+  // rows of the result, so that stacking the reduced chunks of a split GEMM
+  // copies nothing.
   auto getTensorBytes = [](Value value) {
     auto type = cast<RankedTensorType>(value.getType());
     return type.getNumElements() * getElementBytes(type.getElementType());
-  };
-  // Interleaved, an operand's rows are one range per block: only a GEMM
-  // that writes its product block by block (and whose lhs is contiguous)
-  // produces it in place; the plan copies any other.
-  auto canWriteBlockwise = [](Operation *producer, Value result) {
-    auto gemm = dyn_cast_or_null<GemmOp>(producer);
-    auto lhsChunk = gemm ? gemm.getLhs().getDefiningOp<ChunkOp>() : ChunkOp();
-    return gemm && result.hasOneUse() &&
-           (!lhsChunk || lhsChunk.getInterleave() == 1);
   };
   for (auto concat : body.getOps<ConcatOp>()) {
     Storage whole = newBuffer(concat.getResult().getType());
@@ -326,11 +310,8 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
     // The offset of each operand's first block; block r follows at r times
     // the result's block.
     int64_t offset = 0;
-    for (Value input : concat.getInputs()) {
-      Operation *producer = input.getDefiningOp();
-      if (producer && writesItsResults(producer) &&
-          !plan.storage.count(input) &&
-          (interleave == 1 || canWriteBlockwise(producer, input)))
+    for (auto [index, input] : llvm::enumerate(concat.getInputs())) {
+      if (canProduceInPlace(concat, index) && !plan.storage.count(input))
         plan.storage[input] = {Storage::Kind::Buffer, whole.index, offset};
       offset += getTensorBytes(input) / interleave;
     }

@@ -46,7 +46,7 @@ static constexpr int64_t kAutoSplits[] = {1, 2, 3, 4, 6, 8, 12, 16};
 namespace {
 
 /// A GEMM whose result one synchronous collective reduces, or whose lhs one
-/// synchronous all-gather gathers for it alone.
+/// synchronous all-gather gathers (for it, and for readers after it).
 struct PipelineCandidate {
   GemmOp gemm;
   /// A ddp.reduce_scatter or ddp.all_reduce after the GEMM, or a
@@ -59,6 +59,9 @@ struct PipelineCandidate {
   /// When the collective gathers the GEMM's lhs: when each of its chunks'
   /// all-gathers ends (auto's walk, from the all-gather to the GEMM).
   SmallVector<double, 16> gatherEnds;
+  /// Whether ops after the GEMM read the gathered tensor whole: the
+  /// gathered chunks are then stacked back for them, a copy.
+  bool gatherReadAfter = false;
   /// The decision; 1 leaves the GEMM whole.
   int64_t splits = 1;
   /// Whether the split count came from the IR (the user).
@@ -161,10 +164,19 @@ LogicalResult OverlapTpCommPass::findCandidates(func::FuncOp step) {
         isa<AllReduceOp, ReduceScatterOp>(collective.getOperation()) &&
         isSynchronous(collective) && isModelParallel(collective) &&
         collective->getBlock() == gemm->getBlock();
+    // Other readers of the gathered tensor (the backward's wgrad GEMM) must
+    // come after the GEMM, where its chunks have all arrived.
     auto gather = gemm.getLhs().getDefiningOp<AllGatherOp>();
-    bool gathers = !reduces && gather && isSynchronous(gather) &&
-                   isModelParallel(gather) && gather.getResult().hasOneUse() &&
-                   gather->getBlock() == gemm->getBlock();
+    bool gathers =
+        !reduces && gather && isSynchronous(gather) &&
+        isModelParallel(gather) && !candidateOfCollective.count(gather) &&
+        gather->getBlock() == gemm->getBlock() &&
+        llvm::all_of(gather.getResult().getUses(), [&](OpOperand &use) {
+          return use.getOwner() == gemm.getOperation()
+                     ? use.getOperandNumber() == 0
+                     : use.getOwner()->getBlock() == gemm->getBlock() &&
+                           gemm->isBeforeInBlock(use.getOwner());
+        });
     if (gathers)
       collective = gather;
     // Row chunks of the result are row chunks of the lhs.
@@ -182,7 +194,7 @@ LogicalResult OverlapTpCommPass::findCandidates(func::FuncOp step) {
                   "transposed and whose result only a synchronous "
                   "tensor-parallel reduce-scatter or all-reduce reads, or "
                   "whose lhs a synchronous tensor-parallel all-gather "
-                  "gathers for it alone, can";
+                  "gathers for it and for readers after it, can";
     }
     if (!splittable)
       continue;
@@ -197,6 +209,8 @@ LogicalResult OverlapTpCommPass::findCandidates(func::FuncOp step) {
     candidate.collective = collective;
     if (isa<ReduceScatterOp, AllGatherOp>(collective.getOperation()))
       candidate.interleave = groupSizeOf(collective);
+    candidate.gatherReadAfter =
+        gathers && !gather.getResult().hasOneUse();
     if (userSplits) {
       candidate.userSet = true;
       candidate.splits = cast<IntegerAttr>(userSplits).getInt();
@@ -259,7 +273,7 @@ LogicalResult OverlapTpCommPass::findCandidates(func::FuncOp step) {
     });
     if (bulkDgrad && hides && onlyWgrad)
       bulk.push_back(&op);
-    else if (overlapAg && readers.size() > 1)
+    else if (overlapAg)
       ++numAllGathersLeftWhole;
   }
   return success();
@@ -325,16 +339,19 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step) {
 
   // A gathered candidate's all-gathers, issued where the all-gather was,
   // and its chunk GEMMs, each after its chunk arrives, where the GEMM was.
+  auto gathered = [](const PipelineCandidate &candidate) {
+    return cast<RankedTensorType>(
+        candidate.collective->getResult(0).getType());
+  };
   auto issueGathers = [&](sim::StepClock &on, PipelineCandidate &candidate,
                           int64_t count, unsigned stream,
                           const sim::GroupPlacement &placement) {
-    auto gathered =
-        cast<RankedTensorType>(candidate.collective->getResult(0).getType());
+    RankedTensorType type = gathered(candidate);
     double commTime =
         model
             .collectiveCost(sim::CollectiveKind::AllGather,
-                            getTensorBytes(gathered.getNumElements() / count,
-                                           gathered.getElementType()),
+                            getTensorBytes(type.getNumElements() / count,
+                                           type.getElementType()),
                             placement)
             .total();
     candidate.gatherEnds.clear();
@@ -354,6 +371,12 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step) {
       on.blockUntil(end);
       on.runKernel(gemmTime);
     }
+    // The gathered chunks stacked back for the later readers: a copy, as
+    // the simulator prices a ddp.concat it cannot produce in place.
+    if (candidate.gatherReadAfter)
+      on.runKernel(model.memoryTime(
+          2 * getTensorBytes(gathered(candidate).getNumElements(),
+                             gathered(candidate).getElementType())));
   };
 
   llvm::DenseMap<Value, double> bulkDone;
@@ -572,8 +595,16 @@ void OverlapTpCommPass::rewriteGatherPipeline(PipelineCandidate &candidate) {
   auto concat = ConcatOp::create(builder, gemm.getLoc(),
                                  gemm.getResult().getType(), products,
                                  candidate.interleave);
+  // The later readers get the gathered chunks stacked back, right after.
+  Value whole;
+  if (candidate.gatherReadAfter)
+    whole = ConcatOp::create(builder, gather.getLoc(),
+                             gather.getResult().getType(), gathered,
+                             candidate.interleave);
   gemm.getResult().replaceAllUsesWith(concat.getResult());
   gemm.erase();
+  if (whole)
+    gather.getResult().replaceAllUsesWith(whole);
   gather.erase();
   ++numGemmsPipelined;
   numChunks += count;

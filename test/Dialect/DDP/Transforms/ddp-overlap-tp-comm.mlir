@@ -162,20 +162,45 @@ module {
 
 // -----
 
-// An all-gather that more than the GEMM reads stays whole: its chunks would
-// have to be stacked back for the other reader.
-// CHECK-LABEL: func.func @gathered_twice
+// The backward of a row-parallel layer (fc2) with sequence parallelism: the
+// gathered output gradient is read by the dgrad GEMM and, after it, by the
+// wgrad GEMM. The dgrad GEMM is pipelined with the chunked all-gathers, and
+// the wgrad reads the gathered chunks stacked back (a copy the lowering
+// makes and the simulator prices).
+// CHECK-LABEL: func.func @fc2_backward
+// CHECK-NEXT: %[[C0:.*]] = ddp.chunk %{{.*}}[0 of 2] : tensor<8x16xf32> -> tensor<4x16xf32>
+// CHECK-NEXT: %[[G0:.*]], %[[T0:.*]] = ddp.all_gather %[[C0]] over @world[tp] async
+// CHECK-NEXT: ddp.chunk
+// CHECK-NEXT: %[[G1:.*]], %[[T1:.*]] = ddp.all_gather
+// CHECK-NEXT: ddp.get_param
+// CHECK-NEXT: ddp.wait %[[T0]]
+// CHECK-NEXT: %[[D0:.*]] = ddp.gemm dgrad %[[G0]]
+// CHECK-NEXT: ddp.wait %[[T1]]
+// CHECK-NEXT: %[[D1:.*]] = ddp.gemm dgrad %[[G1]]
+// CHECK-NEXT: %[[DX:.*]] = ddp.concat %[[D0]], %[[D1]] interleave 4 : tensor<16x64xf32>, tensor<16x64xf32> -> tensor<32x64xf32>
+// CHECK-NEXT: %[[DY:.*]] = ddp.concat %[[G0]], %[[G1]] interleave 4 : tensor<16x16xf32>, tensor<16x16xf32> -> tensor<32x16xf32>
+// CHECK-NEXT: ddp.gemm wgrad %[[DY]] transposed, %{{.*}} :
+// An all-gather read before its GEMM stays whole.
+// CHECK-LABEL: func.func @read_before
 // CHECK-NEXT: ddp.all_gather %{{.*}} over @world[tp] :
 // CHECK-NOT: ddp.chunk
 // CHECK: return
 module {
   ddp.mesh @world(tp = 4)
+  ddp.param @linear_fc2.weight : tensor<16x64xf32>
   ddp.param @linear_qkv.weight : tensor<8x16xf32>
-  func.func @gathered_twice(%shard: tensor<8x16xf32>) -> (tensor<32x8xf32>, tensor<32x16xf32>) {
+  func.func @fc2_backward(%dy_shard: tensor<8x16xf32>, %x: tensor<32x64xf32>) -> (tensor<32x64xf32>, tensor<16x64xf32>) {
+    %dy = ddp.all_gather %dy_shard over @world[tp] : tensor<8x16xf32> -> tensor<32x16xf32>
+    %w = ddp.get_param @linear_fc2.weight : tensor<16x64xf32>
+    %dx = ddp.gemm dgrad %dy, %w : tensor<32x16xf32>, tensor<16x64xf32> -> tensor<32x64xf32>
+    %dw = ddp.gemm wgrad %dy transposed, %x : tensor<32x16xf32>, tensor<32x64xf32> -> tensor<16x64xf32>
+    return %dx, %dw : tensor<32x64xf32>, tensor<16x64xf32>
+  }
+  func.func @read_before(%shard: tensor<8x16xf32>) -> (tensor<32x8xf32>, tensor<32x16xf32>) {
     %x = ddp.all_gather %shard over @world[tp] : tensor<8x16xf32> -> tensor<32x16xf32>
+    %z = "test.other_reader"(%x) : (tensor<32x16xf32>) -> tensor<32x16xf32>
     %w = ddp.get_param @linear_qkv.weight : tensor<8x16xf32>
     %y = ddp.gemm fwd %x, %w transposed : tensor<32x16xf32>, tensor<8x16xf32> -> tensor<32x8xf32>
-    %z = "test.other_reader"(%x) : (tensor<32x16xf32>) -> tensor<32x16xf32>
     return %y, %z : tensor<32x8xf32>, tensor<32x16xf32>
   }
 }
@@ -252,7 +277,7 @@ module {
   ddp.mesh @world(tp = 2)
   ddp.param @proj : tensor<8x16xf32>
   func.func @not_splittable(%x: tensor<16x32xf32>, %dy: tensor<16x8xf32>) -> tensor<32x8xf32> {
-    // expected-error @+1 {{has ddp.tp_comm_splits = 2 but cannot be split: only a GEMM whose lhs is not transposed and whose result only a synchronous tensor-parallel reduce-scatter or all-reduce reads, or whose lhs a synchronous tensor-parallel all-gather gathers for it alone, can}}
+    // expected-error @+1 {{has ddp.tp_comm_splits = 2 but cannot be split: only a GEMM whose lhs is not transposed and whose result only a synchronous tensor-parallel reduce-scatter or all-reduce reads, or whose lhs a synchronous tensor-parallel all-gather gathers for it and for readers after it, can}}
     %dw = ddp.gemm wgrad %x transposed, %dy {ddp.tp_comm_splits = 2} : tensor<16x32xf32>, tensor<16x8xf32> -> tensor<32x8xf32>
     %s = ddp.all_reduce sum %dw over @world[tp] : tensor<32x8xf32>
     return %s : tensor<32x8xf32>

@@ -395,14 +395,17 @@ def OverlapTpComm : Pass<"ddp-overlap-tp-comm", "mlir::func::FuncOp"> {
       whole reduce-scatter, in order.
     - **pipelined all-gather** (TE's `split_overlap_ag`, as N chunked
       all-gathers rather than a ring of send/recv): with
-      `tp-comm-overlap-ag`, a GEMM whose lhs is a synchronous tensor-parallel
-      `ddp.all_gather` that nothing else reads (the forward GEMM of a
-      column-parallel layer under sequence parallelism) becomes N
-      asynchronous all-gathers of row chunks of the rank's shard, issued
-      where the all-gather was, and N GEMMs, each waiting for its chunk, so
-      that the gather of chunk i + 1 runs beside the GEMM of chunk i.
-      Gathered chunk i holds chunk i of every rank's rows, so the GEMM
-      results are stacked back with `ddp.concat ... interleave n`:
+      `tp-comm-overlap-ag`, a GEMM (not a wgrad) whose lhs is a synchronous
+      tensor-parallel `ddp.all_gather` (the forward GEMM of a
+      column-parallel layer under sequence parallelism, the dgrad GEMM of a
+      row-parallel one) becomes N asynchronous all-gathers of row chunks of
+      the rank's shard, issued where the all-gather was, and N GEMMs, each
+      waiting for its chunk, so that the gather of chunk i + 1 runs beside
+      the GEMM of chunk i. Gathered chunk i holds chunk i of every rank's
+      rows, so the GEMM results are stacked back with `ddp.concat ...
+      interleave n`; ops after the GEMM that read the gathered tensor (the
+      wgrad GEMM) read the gathered chunks stacked back the same way, which
+      the lowering copies (and the simulator prices):
 
       ```mlir
       %x0 = ddp.chunk %x[0 of 2] : tensor<256x12288xbf16> -> tensor<128x12288xbf16>
@@ -433,9 +436,8 @@ def OverlapTpComm : Pass<"ddp-overlap-tp-comm", "mlir::func::FuncOp"> {
     checked before the first op changes: an invalid one is an error that
     leaves the IR untouched.
 
-    An all-gather before a GEMM that other ops read too (the backward's
-    gathered output gradient, read by the dgrad and the wgrad GEMM) stays
-    whole; the statistic `ag-left-whole` counts those.
+    An all-gather read before its GEMM, or by no GEMM's lhs, stays whole;
+    the statistic `ag-left-whole` counts those.
   }];
   let options = [
     Option<"tpCommOverlap", "tp-comm-overlap", "bool", /*default=*/"true",
@@ -481,8 +483,8 @@ def OverlapTpComm : Pass<"ddp-overlap-tp-comm", "mlir::func::FuncOp"> {
     Statistic<"numBulkCollectives", "bulk-collectives",
               "Collectives made asynchronous beside the next GEMM">,
     Statistic<"numAllGathersLeftWhole", "ag-left-whole",
-              "All-gathers before a GEMM left synchronous: read by more "
-              "than that GEMM">,
+              "Tensor-parallel all-gathers left synchronous, neither "
+              "pipelined nor bulk">,
   ];
 }
 
