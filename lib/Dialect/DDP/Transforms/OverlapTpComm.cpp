@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVectorExtras.h"
 
 namespace ddp {
 #define GEN_PASS_DEF_OVERLAPTPCOMM
@@ -82,7 +83,8 @@ public:
 
 private:
   LogicalResult findCandidates(func::FuncOp step);
-  LogicalResult chooseSplits(func::FuncOp step);
+  LogicalResult chooseSplits(func::FuncOp step,
+                             bool splitGathersReadAfter);
   void rewritePipeline(PipelineCandidate &candidate);
   void rewriteGatherPipeline(PipelineCandidate &candidate);
   void rewriteBulk(Operation *collective);
@@ -291,7 +293,8 @@ static sim::CollectiveKind getReductionKind(CollectiveOpInterface op) {
                                   : sim::CollectiveKind::AllReduce;
 }
 
-LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step) {
+LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
+                                              bool splitGathersReadAfter) {
   bool anyAuto = llvm::any_of(candidates, [&](const PipelineCandidate &each) {
     return !each.userSet && !fixedSplits;
   });
@@ -410,7 +413,10 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step) {
           (*simulation)->getCommStream(&op);
       if (failed(stream))
         return failure();
-      if (!candidate.userSet && !fixedSplits) {
+      if (!candidate.userSet && !fixedSplits && !splitGathersReadAfter &&
+          candidate.gatherReadAfter) {
+        candidate.splits = 1;
+      } else if (!candidate.userSet && !fixedSplits) {
         // Priced as if the GEMM came right after the all-gather, as the
         // importer emits it.
         double best = std::numeric_limits<double>::infinity();
@@ -635,8 +641,29 @@ void OverlapTpCommPass::runOnOperation() {
   candidateOfCollective.clear();
   bulk.clear();
   predictedStepTime.reset();
-  if (failed(findCandidates(step)) || failed(chooseSplits(step)))
+  if (failed(findCandidates(step)) ||
+      failed(chooseSplits(step, /*splitGathersReadAfter=*/true)))
     return signalPassFailure();
+  // Each choice is the best for the compute stream where it is made, and
+  // the copy that stacks a gathered tensor back for its later readers can
+  // make such a choice lose later in the step. A second walk leaves those
+  // all-gathers whole, and the faster walk is kept: auto is never slower
+  // than its own plan without them.
+  if (predictedStepTime &&
+      llvm::any_of(candidates, [](const PipelineCandidate &each) {
+        return each.gatherReadAfter && each.splits > 1 && !each.userSet;
+      })) {
+    SmallVector<int64_t> greedy = llvm::map_to_vector(
+        candidates, [](const PipelineCandidate &each) { return each.splits; });
+    double greedyTime = *predictedStepTime;
+    if (failed(chooseSplits(step, /*splitGathersReadAfter=*/false)))
+      return signalPassFailure();
+    if (greedyTime <= *predictedStepTime) {
+      for (auto [candidate, splits] : llvm::zip(candidates, greedy))
+        candidate.splits = splits;
+      predictedStepTime = greedyTime;
+    }
+  }
   for (PipelineCandidate &candidate : candidates) {
     if (candidate.gathersInput())
       rewriteGatherPipeline(candidate);
