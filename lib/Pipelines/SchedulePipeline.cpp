@@ -175,8 +175,7 @@ namespace {
 /// The pipeline's one pass: the passes it runs depend on the options the
 /// module records, so it builds them for each module and runs them as a
 /// dynamic pipeline.
-class SchedulePass
-    : public PassWrapper<SchedulePass, OperationPass<ModuleOp>> {
+class SchedulePass : public PassWrapper<SchedulePass, OperationPass<ModuleOp>> {
 public:
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SchedulePass)
 
@@ -197,8 +196,8 @@ public:
   void runOnOperation() override {
     SchedulePipelineOptions options;
     options.copyOptionValuesFrom(given);
-    if (failed(applyRecordedScheduleOptions(getOperation(), givenNames,
-                                            options)))
+    if (failed(
+            applyRecordedScheduleOptions(getOperation(), givenNames, options)))
       return signalPassFailure();
     OpPassManager pm(ModuleOp::getOperationName());
     addSchedulePasses(pm, options);
