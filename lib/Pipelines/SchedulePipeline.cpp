@@ -188,6 +188,7 @@ public:
     given.copyOptionValuesFrom(other.given);
   }
 
+  StringRef getName() const override { return "DDPSchedule"; }
   StringRef getArgument() const override { return "ddp-schedule"; }
   StringRef getDescription() const override {
     return "The ddp-schedule pipeline with the module's recorded options";
