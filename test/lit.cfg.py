@@ -22,6 +22,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.ddp_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(["ddp-opt"], [config.ddp_tools_dir])
 llvm_config.add_tool_substitutions(["ddp-import"], [config.ddp_tools_dir])
+llvm_config.add_tool_substitutions(["ddp-plan"], [config.ddp_tools_dir])
 
 # `torch`: a Python that can import torch.distributed (Debian's python3-torch;
 # DDP_TORCH_PYTHON picks another), to compare with PyTorch's own code.

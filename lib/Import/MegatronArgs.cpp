@@ -71,9 +71,7 @@ constexpr ScheduleArg scheduleArgs[] = {
      "num-distributed-optimizer-instances", true},
     {"ddp_pad_buckets_for_high_nccl_busbw", "pad-buckets-for-high-nccl-busbw",
      false},
-    // Recorded under the names ddp-schedule will give them (the
-    // tensor-parallel overlap is being added); nothing reads them yet
-    // (docs/Importer.md).
+    // The tensor-parallel overlap (ddp-overlap-tp-comm).
     {"tp_comm_overlap", "tp-comm-overlap", false},
     {"tp_comm_overlap_ag", "tp-comm-overlap-ag", false},
     {"tp_comm_overlap_rs", "tp-comm-overlap-rs", false},

@@ -3,17 +3,103 @@
 #include "ddp/Pipelines/SchedulePipeline.h"
 
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
+#include "ddp/Import/MegatronArgs.h"
 
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
+using namespace ddp;
 
-void ddp::populateDDPSchedulePipeline(OpPassManager &pm,
-                                      const SchedulePipelineOptions &options) {
+bool SchedulePipelineOptions::hasOption(StringRef name) const {
+  return OptionsMap.contains(name);
+}
+
+llvm::StringSet<> SchedulePipelineOptions::getGivenOptionNames() const {
+  llvm::StringSet<> names;
+  for (const auto &[name, option] : OptionsMap)
+    if (option->getNumOccurrences())
+      names.insert(name);
+  return names;
+}
+
+/// The options that have a Megatron flag name beside the field name; giving
+/// either name overrides a recorded value of the other.
+static constexpr std::pair<StringLiteral, StringLiteral> kFlagAliases[] = {
+    {"bucket-size", "ddp-bucket-size"},
+    {"num-buckets", "ddp-num-buckets"},
+    {"pad-buckets-for-high-nccl-busbw", "ddp-pad-buckets-for-high-nccl-busbw"},
+    {"average-in-collective", "ddp-average-in-collective"},
+    {"grad-reduce-in-fp32", "accumulate-allreduce-grads-in-fp32"},
+    {"check-for-nan-in-grad", "check-for-nan-in-loss-and-grad"},
+};
+
+static bool isGivenUnderAnyName(StringRef name,
+                                const llvm::StringSet<> &givenNames) {
+  if (givenNames.contains(name))
+    return true;
+  for (auto [field, flag] : kFlagAliases)
+    if ((name == field && givenNames.contains(flag)) ||
+        (name == flag && givenNames.contains(field)))
+      return true;
+  return false;
+}
+
+LogicalResult
+ddp::applyRecordedScheduleOptions(ModuleOp module,
+                                  const llvm::StringSet<> &givenNames,
+                                  SchedulePipelineOptions &options) {
+  Attribute attr = module->getAttr(kScheduleOptionsAttrName);
+  if (!attr)
+    return success();
+  auto recorded = dyn_cast<DictionaryAttr>(attr);
+  if (!recorded)
+    return module.emitError()
+           << "'" << kScheduleOptionsAttrName
+           << "' must be a dictionary from ddp-schedule option names to "
+              "values, got "
+           << attr;
+  for (NamedAttribute entry : recorded) {
+    StringRef name = entry.getName().getValue();
+    if (!options.hasOption(name))
+      return module.emitError()
+             << "'" << kScheduleOptionsAttrName << "' records '" << name
+             << "', which is not a ddp-schedule option";
+    if (isGivenUnderAnyName(name, givenNames))
+      continue;
+    std::string value;
+    if (auto boolAttr = dyn_cast<BoolAttr>(entry.getValue()))
+      value = boolAttr.getValue() ? "true" : "false";
+    else if (auto intAttr = dyn_cast<IntegerAttr>(entry.getValue()))
+      value = std::to_string(intAttr.getValue().getSExtValue());
+    else if (auto strAttr = dyn_cast<StringAttr>(entry.getValue()))
+      value = strAttr.getValue().str();
+    else
+      return module.emitError()
+             << "'" << kScheduleOptionsAttrName << "' records '" << name
+             << "' as " << entry.getValue()
+             << "; expected a bool, an integer or a string";
+    // One option at a time, so that the error names it (llvm::cl prints
+    // its own reason to stderr).
+    std::string parseErrors;
+    llvm::raw_string_ostream errorStream(parseErrors);
+    if (failed(options.parseFromString(
+            llvm::formatv("{0}={1}", name, value).str(), errorStream)))
+      return module.emitError()
+             << "'" << kScheduleOptionsAttrName << "' records a malformed "
+             << "value for '" << name << "': " << entry.getValue();
+  }
+  return success();
+}
+
+/// Adds the passes `options` ask for.
+static void addSchedulePasses(OpPassManager &pm,
+                              const SchedulePipelineOptions &options) {
   // A Megatron flag given on its own counts as its field; a field wins when
-  // both are given.
+  // both are given (on the command line, or recorded in the module).
   auto either = [](const auto &field, const auto &flag) {
-    return field.getNumOccurrences() ? field.getValue() : flag.getValue();
+    return field.hasValue() ? field.getValue() : flag.getValue();
   };
   AssignBucketsOptions assign;
   assign.policy = options.policy;
@@ -83,6 +169,52 @@ void ddp::populateDDPSchedulePipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createOverlapTpComm(tp));
   }
   pm.addPass(createVerifyCollectiveOrder());
+}
+
+namespace {
+/// The pipeline's one pass: the passes it runs depend on the options the
+/// module records, so it builds them for each module and runs them as a
+/// dynamic pipeline.
+class SchedulePass : public PassWrapper<SchedulePass, OperationPass<ModuleOp>> {
+public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SchedulePass)
+
+  explicit SchedulePass(const SchedulePipelineOptions &options)
+      : givenNames(options.getGivenOptionNames()) {
+    given.copyOptionValuesFrom(options);
+  }
+  SchedulePass(const SchedulePass &other)
+      : PassWrapper(other), givenNames(other.givenNames) {
+    given.copyOptionValuesFrom(other.given);
+  }
+
+  StringRef getName() const override { return "DDPSchedule"; }
+  StringRef getArgument() const override { return "ddp-schedule"; }
+  StringRef getDescription() const override {
+    return "The ddp-schedule pipeline with the module's recorded options";
+  }
+
+  void runOnOperation() override {
+    SchedulePipelineOptions options;
+    options.copyOptionValuesFrom(given);
+    if (failed(
+            applyRecordedScheduleOptions(getOperation(), givenNames, options)))
+      return signalPassFailure();
+    OpPassManager pm(ModuleOp::getOperationName());
+    addSchedulePasses(pm, options);
+    if (failed(runPipeline(pm, getOperation())))
+      signalPassFailure();
+  }
+
+private:
+  SchedulePipelineOptions given;
+  llvm::StringSet<> givenNames;
+};
+} // namespace
+
+void ddp::populateDDPSchedulePipeline(OpPassManager &pm,
+                                      const SchedulePipelineOptions &options) {
+  pm.addPass(std::make_unique<SchedulePass>(options));
 }
 
 void ddp::registerDDPSchedulePipeline() {

@@ -86,11 +86,25 @@ private:
 } // namespace
 
 void ddp::sim::writeTimelineSvg(const SimResult &result, raw_ostream &os) {
-  size_t lanes = result.streams.size();
-  double plotBottom = kTop + lanes * (kLaneHeight + kLaneGap);
+  writeTimelineSvg(ArrayRef<TimelinePanel>{{"", &result}}, os);
+}
+
+void ddp::sim::writeTimelineSvg(ArrayRef<TimelinePanel> panels,
+                                raw_ostream &os) {
+  // Each panel is a title line and its lanes, the next panel below; the
+  // longest step spans the shared axis.
+  double panelsHeight = 0;
+  double span = 0;
+  for (const TimelinePanel &panel : panels) {
+    panelsHeight +=
+        kTop + panel.result->streams.size() * (kLaneHeight + kLaneGap);
+    span = std::max(span, panel.result->stepTime);
+  }
+  double plotBottom = panelsHeight;
   double width = kLabelWidth + kPlotWidth + kMargin;
   double height = plotBottom + 70;
-  double span = result.stepTime > 0 ? result.stepTime : 1;
+  if (span <= 0)
+    span = 1;
   double scale = kPlotWidth / span;
 
   os << format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
@@ -98,37 +112,50 @@ void ddp::sim::writeTimelineSvg(const SimResult &result, raw_ostream &os) {
                width, height);
   os << format("<rect width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", width,
                height);
-  os << format("<text x=\"%.0f\" y=\"22\" font-size=\"14\">@", kMargin);
-  printHTMLEscaped(result.stepName, os);
-  os << " on ";
-  printHTMLEscaped(result.hardwareName, os);
-  os << format(": step %.3f ms, exposed communication %.3f ms</text>\n",
-               result.stepTime * 1e3, result.exposedCommTime * 1e3);
+  double panelTop = 0;
+  for (const TimelinePanel &panel : panels) {
+    const SimResult &result = *panel.result;
+    os << format("<text x=\"%.0f\" y=\"%.0f\" font-size=\"14\">", kMargin,
+                 panelTop + 22);
+    if (!panel.title.empty()) {
+      printHTMLEscaped(panel.title, os);
+      os << ": ";
+    }
+    os << "@";
+    printHTMLEscaped(result.stepName, os);
+    os << " on ";
+    printHTMLEscaped(result.hardwareName, os);
+    os << format(": step %.3f ms, exposed communication %.3f ms</text>\n",
+                 result.stepTime * 1e3, result.exposedCommTime * 1e3);
+    double lanesTop = panelTop + kTop;
 
-  // Lanes and their labels.
-  for (auto [index, stream] : enumerate(result.streams)) {
-    double y = kTop + index * (kLaneHeight + kLaneGap);
-    std::string label = stream.name;
-    if (!stream.axes.empty())
-      label += " [" + join(stream.axes, ",") + "]";
-    os << format("<text x=\"%.0f\" y=\"%.1f\">", kMargin,
-                 y + kLaneHeight / 2 + 4);
-    printHTMLEscaped(label, os);
-    os << "</text>\n";
-    os << format("<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" "
-                 "fill=\"#f2f2f2\"/>\n",
-                 kLabelWidth, y, kPlotWidth, kLaneHeight);
-  }
+    // Lanes and their labels.
+    size_t lanes = result.streams.size();
+    for (auto [index, stream] : enumerate(result.streams)) {
+      double y = lanesTop + index * (kLaneHeight + kLaneGap);
+      std::string label = stream.name;
+      if (!stream.axes.empty())
+        label += " [" + join(stream.axes, ",") + "]";
+      os << format("<text x=\"%.0f\" y=\"%.1f\">", kMargin,
+                   y + kLaneHeight / 2 + 4);
+      printHTMLEscaped(label, os);
+      os << "</text>\n";
+      os << format("<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" "
+                   "fill=\"#f2f2f2\"/>\n",
+                   kLabelWidth, y, kPlotWidth, kLaneHeight);
+    }
 
-  // Events, lane by lane; events of one lane are in time order.
-  SmallVector<SmallVector<const TimelineEvent *>> perLane(lanes);
-  for (const TimelineEvent &event : result.events)
-    perLane[event.stream].push_back(&event);
-  for (auto [index, events] : enumerate(perLane)) {
-    LaneWriter lane(os, kTop + index * (kLaneHeight + kLaneGap));
-    for (const TimelineEvent *event : events)
-      lane.add(kLabelWidth + event->start * scale,
-               kLabelWidth + event->end() * scale, event->category);
+    // Events, lane by lane; events of one lane are in time order.
+    SmallVector<SmallVector<const TimelineEvent *>> perLane(lanes);
+    for (const TimelineEvent &event : result.events)
+      perLane[event.stream].push_back(&event);
+    for (auto [index, events] : enumerate(perLane)) {
+      LaneWriter lane(os, lanesTop + index * (kLaneHeight + kLaneGap));
+      for (const TimelineEvent *event : events)
+        lane.add(kLabelWidth + event->start * scale,
+                 kLabelWidth + event->end() * scale, event->category);
+    }
+    panelTop = lanesTop + lanes * (kLaneHeight + kLaneGap);
   }
 
   // The axis, in milliseconds.

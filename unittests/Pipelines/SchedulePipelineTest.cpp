@@ -329,4 +329,54 @@ TEST_F(SchedulePipelineTest, AutoPredictsTheSimulatedStepTimeWithInstances) {
   }
 }
 
+TEST_F(SchedulePipelineTest,
+       RecordedOptionsAreDefaultsThatParsedOptionsOverride) {
+  // What ddp-import --megatron-args records: the module's defaults. An
+  // option parsed from a pipeline string wins, under either of its names;
+  // a field assigned in code is a default like the pipeline's own.
+  OwningOpRef<ModuleOp> module = importPreset("tiny");
+  ASSERT_TRUE(module);
+  Builder builder(&context);
+  (*module)->setAttr(
+      "ddp.schedule_options",
+      builder.getDictionaryAttr(
+          {builder.getNamedAttr("bucket-size", builder.getI64IntegerAttr(40)),
+           builder.getNamedAttr("check-for-nan-in-grad",
+                                builder.getBoolAttr(true)),
+           builder.getNamedAttr("overlap-param-gather",
+                                builder.getBoolAttr(true)),
+           builder.getNamedAttr("use-distributed-optimizer",
+                                builder.getBoolAttr(true))}));
+
+  SchedulePipelineOptions given;
+  ASSERT_TRUE(succeeded(
+      given.parseFromString("ddp-bucket-size=64 check-for-nan-in-grad=false")));
+  given.overlapParamGather = false;
+  EXPECT_EQ(given.getGivenOptionNames().size(), 2u);
+
+  SchedulePipelineOptions merged;
+  merged.copyOptionValuesFrom(given);
+  ASSERT_TRUE(succeeded(applyRecordedScheduleOptions(
+      *module, given.getGivenOptionNames(), merged)));
+  EXPECT_TRUE(merged.useDistributedOptimizer);
+  EXPECT_TRUE(merged.overlapParamGather);
+  EXPECT_FALSE(merged.checkForNanInGrad);
+  // The recorded bucket-size is dropped for the flag given in its place.
+  EXPECT_FALSE(merged.bucketSize.hasValue());
+  EXPECT_EQ(merged.megatronBucketSize, 64);
+
+  // The pipeline schedules with the merged options: a 64-element Megatron
+  // layout with the distributed optimizer and no NaN check.
+  PassManager pm(&context);
+  populateDDPSchedulePipeline(pm, given);
+  ASSERT_TRUE(succeeded(pm.run(*module)));
+  size_t reduceScatters = 0, checks = 0;
+  getStep(*module).walk([&](Operation *op) {
+    reduceScatters += isa<ReduceScatterOp>(op);
+    checks += isa<CheckFiniteOp>(op);
+  });
+  EXPECT_GT(reduceScatters, 0u);
+  EXPECT_EQ(checks, 0u);
+}
+
 } // namespace

@@ -13,8 +13,10 @@
 
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace ddp {
 
@@ -203,15 +205,36 @@ struct SchedulePipelineOptions
       *this, "disable-tp-comm-bulk-wgrad",
       llvm::cl::desc("Megatron's --disable-tp-comm-bulk-wgrad"),
       llvm::cl::init(false)};
+
+  /// Whether this struct has an option named `name`.
+  bool hasOption(llvm::StringRef name) const;
+  /// The options parsed from a pipeline string (`--ddp-schedule="name=..."`
+  /// or parseFromString), i.e. given explicitly. Values assigned in code do
+  /// not count: they are the embedder's defaults.
+  llvm::StringSet<> getGivenOptionNames() const;
 };
 
-/// Adds to `pm` (on a module): ddp-assign-buckets on each function,
-/// ddp-print-bucket-layout when asked, ddp-bucketize and, unless
-/// overlap-grad-reduce=false, ddp-overlap-grad-reduce on each function,
-/// ddp-overlap-param-gather when asked, ddp-overlap-tp-comm with
-/// tp-comm-overlap, and ddp-verify-collective-order.
+/// Adds to `pm` (on a module) one module pass that schedules the module
+/// with `options`, where the options recorded in the module's
+/// `ddp.schedule_options` (ddp-import --megatron-args) are the defaults: an
+/// option parsed from a pipeline string overrides the recorded one. It runs
+/// ddp-assign-buckets on each function, ddp-print-bucket-layout when asked,
+/// ddp-bucketize and, unless overlap-grad-reduce=false,
+/// ddp-overlap-grad-reduce on each function, ddp-overlap-param-gather when
+/// asked, ddp-overlap-tp-comm with tp-comm-overlap, and
+/// ddp-verify-collective-order.
 void populateDDPSchedulePipeline(mlir::OpPassManager &pm,
                                  const SchedulePipelineOptions &options);
+
+/// Parses the options recorded in `module`'s `ddp.schedule_options` into
+/// `options` with the pipeline's own parser, except those named in
+/// `givenNames` (under either of their names): those were given explicitly
+/// and keep their value. Emits an error at the module for an attribute that
+/// is not a dictionary, an unknown option or a malformed value.
+mlir::LogicalResult
+applyRecordedScheduleOptions(mlir::ModuleOp module,
+                             const llvm::StringSet<> &givenNames,
+                             SchedulePipelineOptions &options);
 
 /// Registers `ddp-schedule` with the pass pipeline registry.
 void registerDDPSchedulePipeline();

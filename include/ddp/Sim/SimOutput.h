@@ -38,6 +38,17 @@ void writeChromeTrace(const SimResult &result, llvm::raw_ostream &os);
 /// category, an axis in milliseconds.
 void writeTimelineSvg(const SimResult &result, llvm::raw_ostream &os);
 
+/// One timeline of a picture of several, and the title written before its
+/// own (empty: none).
+struct TimelinePanel {
+  llvm::StringRef title;
+  const SimResult *result = nullptr;
+};
+/// The timelines of `panels` one above the other on one time axis, which
+/// spans the longest step (ddp-plan compares two schedules so).
+void writeTimelineSvg(llvm::ArrayRef<TimelinePanel> panels,
+                      llvm::raw_ostream &os);
+
 } // namespace sim
 } // namespace ddp
 

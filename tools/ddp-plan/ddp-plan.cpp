@@ -1,0 +1,238 @@
+//===- ddp-plan.cpp - The configured schedule of a step against auto ------===//
+//
+//   ddp-import --megatron-args=train.log -o step.mlir
+//   ddp-plan step.mlir [--options="..."] [--hw=h100-sxm-ib400] [--svg=plan.svg]
+//
+// Schedules two copies of an imported step with the ddp-schedule pipeline:
+// the configured schedule (the options recorded in the module's
+// ddp.schedule_options, overridden by --options) and the same with
+// policy=auto. Simulates both on one hardware profile and prints a table:
+// step time, exposed communication, model state per rank and the options
+// that differ; --svg draws both timelines on one time axis
+// (docs/Simulation.md#comparing-a-schedule-with-auto-ddp-plan).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Dialect/DDP/Analysis/StepStats.h"
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
+#include "ddp/Pipelines/SchedulePipeline.h"
+#include "ddp/Sim/SimOutput.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+using namespace llvm;
+using namespace mlir;
+using namespace ddp;
+
+static cl::OptionCategory planCategory("ddp-plan options");
+
+static cl::opt<std::string> inputFile(cl::Positional,
+                                      cl::desc("<imported step (.mlir)>"),
+                                      cl::init("-"), cl::cat(planCategory));
+static cl::opt<std::string> scheduleOptions(
+    "options",
+    cl::desc("ddp-schedule options of the configured schedule, over the "
+             "ones the module records (e.g. \"overlap-param-gather=false\")"),
+    cl::value_desc("options"), cl::init(""), cl::cat(planCategory));
+static cl::opt<std::string> hardware(
+    "hw",
+    cl::desc("Hardware profile to schedule for and simulate on (built-in "
+             "name or JSON file)"),
+    cl::value_desc("profile"), cl::init("h100-sxm-ib400"),
+    cl::cat(planCategory));
+static cl::opt<std::string>
+    svgPath("svg", cl::desc("Write both timelines to this SVG file"),
+            cl::value_desc("file"), cl::init(""), cl::cat(planCategory));
+
+static int fail(const Twine &message) {
+  WithColor::error(errs(), "ddp-plan") << message << "\n";
+  return 1;
+}
+
+static void progress(const Twine &message) {
+  errs() << "ddp-plan: " << message << "\n";
+}
+
+namespace {
+/// One of the two schedules compared.
+struct Plan {
+  StringRef name;
+  SchedulePipelineOptions options;
+  OwningOpRef<ModuleOp> module;
+  sim::SimResult result;
+  double bytesPerRank = 0;
+  /// Buckets in the step's layout (`ddp.buckets`).
+  int64_t numBuckets = 0;
+  /// The options after the recorded ones were applied, by name (in name
+  /// order, as the table lists them).
+  std::map<std::string, std::string> effectiveOptions;
+};
+} // namespace
+
+/// `options` as name to value, from the pipeline's own printer (`{a=1 b=2}`;
+/// no value of a recorded or compared option holds a space).
+static std::map<std::string, std::string>
+getOptionValues(const SchedulePipelineOptions &options) {
+  std::string text;
+  raw_string_ostream os(text);
+  options.print(os);
+  std::map<std::string, std::string> values;
+  SmallVector<StringRef> entries;
+  StringRef(text).trim().drop_front().drop_back().split(entries, ' ', -1,
+                                                        false);
+  for (StringRef entry : entries) {
+    auto [name, value] = entry.split('=');
+    values[name.str()] = value.str();
+  }
+  return values;
+}
+
+/// Schedules `plan.module` with `plan.options` and simulates it on `model`.
+static LogicalResult runPlan(Plan &plan, const sim::CostModel &model) {
+  progress("scheduling the " + plan.name + " schedule");
+  SchedulePipelineOptions effective;
+  effective.copyOptionValuesFrom(plan.options);
+  if (failed(applyRecordedScheduleOptions(
+          *plan.module, plan.options.getGivenOptionNames(), effective)))
+    return failure();
+  plan.effectiveOptions = getOptionValues(effective);
+
+  PassManager pm(plan.module->getContext());
+  populateDDPSchedulePipeline(pm, plan.options);
+  if (failed(pm.run(*plan.module)))
+    return failure();
+
+  progress("simulating the " + plan.name + " schedule");
+  FailureOr<func::FuncOp> step = sim::findStep(*plan.module, "");
+  if (failed(step))
+    return failure();
+  sim::SimOptions simOptions;
+  simOptions.recordEvents = !svgPath.empty();
+  FailureOr<sim::SimResult> result =
+      sim::simulateStep(*step, model, simOptions);
+  if (failed(result))
+    return failure();
+  plan.result = std::move(*result);
+  if (auto buckets = (*step)->getAttrOfType<ArrayAttr>(kBucketsAttrName))
+    plan.numBuckets = buckets.size();
+  plan.bytesPerRank = computeModelState(*plan.module).getBytesPerRank();
+  return success();
+}
+
+static void printTable(const Plan &configured, const Plan &automatic,
+                       raw_ostream &os) {
+  auto row = [&](StringRef label, const Twine &left, const Twine &right) {
+    os << format("%-28s %18s %18s\n", label.str().c_str(), left.str().c_str(),
+                 right.str().c_str());
+  };
+  auto ms = [](double seconds) {
+    return formatv("{0:f3}", seconds * 1e3).str();
+  };
+  auto gib = [](double bytes) {
+    return formatv("{0:f2}", bytes / double(1ull << 30)).str();
+  };
+  const sim::SimResult &a = configured.result, &b = automatic.result;
+  os << "@" << a.stepName << " on " << a.hardwareName << ", " << a.numRanks
+     << " ranks\n";
+  row("", configured.name, automatic.name);
+  row("step time (ms)", ms(a.stepTime), ms(b.stepTime));
+  row("exposed communication (ms)", ms(a.exposedCommTime),
+      ms(b.exposedCommTime));
+  row("communication (ms)", ms(a.commTime), ms(b.commTime));
+  row("buckets", Twine(configured.numBuckets), Twine(automatic.numBuckets));
+  row("collectives", Twine(a.numCollectives), Twine(b.numCollectives));
+  row("model state per rank (GiB)", gib(configured.bytesPerRank),
+      gib(automatic.bytesPerRank));
+  os << "options that differ:\n";
+  bool any = false;
+  for (const auto &[name, left] : configured.effectiveOptions) {
+    const std::string &right = automatic.effectiveOptions.at(name);
+    if (left == right)
+      continue;
+    row("  " + name, left, right);
+    any = true;
+  }
+  if (!any)
+    os << "  (none)\n";
+  if (b.stepTime > 0)
+    os << formatv("auto / configured step time: {0:f3}\n",
+                  b.stepTime / a.stepTime);
+}
+
+int main(int argc, char **argv) {
+  InitLLVM initLLVM(argc, argv);
+  cl::HideUnrelatedOptions(planCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "ddp-plan: the configured schedule of an imported step against "
+      "policy=auto, simulated\n");
+
+  // Validate the options before the (long) work.
+  Expected<sim::HardwareProfile> profile = sim::lookupHardwareProfile(hardware);
+  if (!profile)
+    return fail(toString(profile.takeError()));
+  sim::CostModel model(std::move(*profile));
+
+  DialectRegistry registry;
+  registry.insert<DDPDialect, func::FuncDialect, arith::ArithDialect>();
+  // Before the plans, whose modules it owns.
+  MLIRContext context(registry);
+  Plan configured{"configured"}, automatic{"auto"};
+  for (Plan *plan : {&configured, &automatic}) {
+    std::string errors;
+    raw_string_ostream errorStream(errors);
+    if (failed(plan->options.parseFromString(scheduleOptions, errorStream)))
+      return fail("--options: " + StringRef(errors).trim());
+    // The profile the step is simulated on is the one it is scheduled for.
+    if (!plan->options.getGivenOptionNames().contains("hw"))
+      plan->options.hardware = hardware;
+  }
+  automatic.options.policy = BucketPolicy::Auto;
+
+  std::string error;
+  std::unique_ptr<MemoryBuffer> input = openInputFile(inputFile, &error);
+  if (!input)
+    return fail(error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  progress("reading " + inputFile);
+  configured.module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!configured.module)
+    return 1;
+  automatic.module = configured.module->clone();
+
+  for (Plan *plan : {&configured, &automatic})
+    if (failed(runPlan(*plan, model)))
+      return 1;
+
+  printTable(configured, automatic, outs());
+
+  if (!svgPath.empty()) {
+    progress("writing " + svgPath);
+    std::unique_ptr<ToolOutputFile> file = openOutputFile(svgPath, &error);
+    if (!file)
+      return fail(error);
+    sim::TimelinePanel panels[] = {{configured.name, &configured.result},
+                                   {automatic.name, &automatic.result}};
+    sim::writeTimelineSvg(panels, file->os());
+    file->keep();
+  }
+  return 0;
+}
