@@ -266,8 +266,9 @@ TEST_F(SchedulePipelineTest, TpCommOverlapPredictsTheSimulatedStepTime) {
         EXPECT_EQ(unmodeledOps(*module, hw, 8), "");
         size_t chunks = 0;
         getStep(*module).walk([&](ChunkOp) { ++chunks; });
-        if (shape.splits)
+        if (shape.splits) {
           EXPECT_GT(chunks, 0u);
+        }
 
         OwningOpRef<ModuleOp> whole = importModel(context, config);
         ASSERT_TRUE(succeeded(schedule(*whole, ("dp=8 hw=" + hw + extra).str())));
