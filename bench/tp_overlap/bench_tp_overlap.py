@@ -7,12 +7,13 @@ at data-parallel sizes 8 and 64, the simulated step time of:
 
   none     Megatron's DDP schedule (policy=megatron, overlapped gradient
            reduction), tensor-parallel collectives synchronous
-  TE       the same with Transformer Engine's defaults as far as ddp
-           implements them: the forward reduce-scatters pipelined in 4
-           chunks, bulk dgrad/wgrad overlap for the rest
-           (tp-comm-overlap=true tp-comm-num-splits=4); TE's ring exchange
-           of the all-gathers before qkv/fc1 (fprop) and proj/fc2 (dgrad)
-           is not implemented, so those stay synchronous in both TE and ddp
+  TE       the same with Transformer Engine's defaults as ddp implements
+           them (tp-comm-overlap=true tp-comm-num-splits=4): the forward
+           reduce-scatters (all-reduces without sequence parallelism) and
+           the all-gathers before the qkv/fc1 forward and the proj/fc2 dgrad
+           GEMMs pipelined in 4 chunks (ddp pipelines an all-gather as
+           chunked all-gathers, not TE's ring of send/recv), bulk
+           dgrad/wgrad overlap for the rest
   ddp      the same with tp-comm-num-splits=auto: each GEMM's split count
            from the cost model; its predicted step time (the step attribute
            ddp.tp_comm_predicted_step_us) is checked against the simulation
