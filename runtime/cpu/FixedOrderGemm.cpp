@@ -16,6 +16,11 @@
 #include <cmath>
 #include <vector>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DDPRT_HAVE_FMA_CLONE 1
+#endif
+
 using namespace ddprt::cpu;
 
 namespace {
@@ -79,9 +84,7 @@ void tilePortable(int64_t depth, const T *a, const T *b, T *c, int64_t ldc,
                                             first);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define DDPRT_HAVE_FMA_CLONE 1
+#ifdef DDPRT_HAVE_FMA_CLONE
 /// 8-lane f32 or 4-lane f64 AVX2 vectors, for the one tile below.
 template <typename T> struct Avx2;
 template <> struct Avx2<float> {

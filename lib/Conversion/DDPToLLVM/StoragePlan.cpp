@@ -197,8 +197,11 @@ unsigned StepAnalysis::getLastUse(Value value) const {
   unsigned last = 0;
   for (Operation *user : value.getUsers()) {
     last = std::max(last, getUseEnd(user));
+    // A marked gradient and a chunk are the same storage read later.
     if (auto gradReady = dyn_cast<GradReadyOp>(user))
       last = std::max(last, getLastUse(gradReady.getResult()));
+    if (auto chunk = dyn_cast<ChunkOp>(user))
+      last = std::max(last, getLastUse(chunk.getResult()));
   }
   return last;
 }
@@ -341,8 +344,11 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
   // in a buffer, read by the reduce-scatter only, and every other value
   // sharing those bytes has been read for the last time before it.
   auto canReduceScatterInPlace = [&](ReduceScatterOp op) {
+    // Not into a chunk: a view of another tensor (a step input, or rows
+    // its sibling chunks still read).
     Value input = op.getInput();
-    if (!input.getDefiningOp() || !input.hasOneUse())
+    if (!input.getDefiningOp() || isa<ChunkOp>(input.getDefiningOp()) ||
+        !input.hasOneUse())
       return false;
     Storage whole = plan.storage.lookup(input);
     if (whole.kind != Storage::Kind::Buffer || whole.isRankView())

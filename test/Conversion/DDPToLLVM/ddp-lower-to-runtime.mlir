@@ -582,3 +582,21 @@ func.func @step(%g0: tensor<16x16xf32>, %g1: tensor<16x16xf32>) -> tensor<32x8xf
   %y = ddp.concat %y0, %y1 interleave 4 : tensor<16x8xf32>, tensor<16x8xf32> -> tensor<32x8xf32>
   return %y : tensor<32x8xf32>
 }
+
+// -----
+
+// A GEMM with a transposed lhs cannot write an interleaved block of rows in
+// one call: it runs whole and the concat copies its blocks.
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK: llvm.call @ddprt_gemm(
+// CHECK-NOT: llvm.call @ddprt_gemm(
+// CHECK-COUNT-4: llvm.call @ddprt_copy(
+// CHECK: llvm.return
+
+ddp.mesh @world(tp = 2)
+
+func.func @step(%x: tensor<8x4xf32>, %dy: tensor<8x3xf32>, %b: tensor<4x3xf32>) -> tensor<8x3xf32> {
+  %p = ddp.gemm wgrad %x transposed, %dy : tensor<8x4xf32>, tensor<8x3xf32> -> tensor<4x3xf32>
+  %z = ddp.concat %p, %b interleave 2 : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<8x3xf32>
+  return %z : tensor<8x3xf32>
+}

@@ -18,8 +18,10 @@ bool ddp::canProduceInPlace(ConcatOp concat, unsigned index) {
     return false;
   if (concat.getInterleave() == 1)
     return true;
+  // Block r of the product is rows [r m, (r + 1) m) of the lhs: a
+  // transposed lhs stores them as columns, which one GEMM call cannot take.
   auto gemm = dyn_cast<GemmOp>(producer);
-  if (!gemm || !input.hasOneUse())
+  if (!gemm || !input.hasOneUse() || gemm.getTransposeLhs())
     return false;
   auto lhsChunk = gemm.getLhs().getDefiningOp<ChunkOp>();
   return !lhsChunk || lhsChunk.getInterleave() == 1;

@@ -375,8 +375,9 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
       on.runKernel(gemmTime);
     }
     // The gathered chunks stacked back for the later readers: a copy, as
-    // the simulator prices a ddp.concat it cannot produce in place.
-    if (candidate.gatherReadAfter)
+    // the simulator prices a ddp.concat it cannot produce in place. Whole,
+    // the all-gather stays as it is and nothing is stacked.
+    if (candidate.gatherReadAfter && count > 1)
       on.runKernel(model.memoryTime(
           2 * getTensorBytes(gathered(candidate).getNumElements(),
                              gathered(candidate).getElementType())));
@@ -409,6 +410,9 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
     if (candidateIt != candidateOfCollective.end() &&
         candidates[candidateIt->second].gathersInput()) {
       PipelineCandidate &candidate = candidates[candidateIt->second];
+      // Split, the all-gather's input is first read by its chunks, where
+      // the wait of a bulk collective that produced it goes.
+      waitForBulkOperands(&op);
       FailureOr<std::pair<unsigned, sim::GroupPlacement>> stream =
           (*simulation)->getCommStream(&op);
       if (failed(stream))

@@ -23,9 +23,10 @@ bool writesItsResults(mlir::Operation *op);
 /// Whether operand `index` of `concat` can be produced in its rows of the
 /// result, so that the concat copies nothing for it. Contiguous: any op that
 /// writes its results. Interleaved, the operand's rows are one range per
-/// block: only a ddp.gemm whose lhs is contiguous and whose result nothing
-/// else reads, lowered block by block. (The storage plan also copies an
-/// operand it has already placed elsewhere.)
+/// block: only a ddp.gemm whose lhs is contiguous and not transposed and
+/// whose result nothing else reads, lowered block by block. (The storage
+/// plan also copies an operand it has already placed elsewhere, which the
+/// simulator does not see; ddp-overlap-tp-comm never stacks such a value.)
 bool canProduceInPlace(ConcatOp concat, unsigned index);
 
 } // namespace ddp
