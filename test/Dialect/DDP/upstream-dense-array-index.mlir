@@ -6,7 +6,7 @@
 // fuzzing, docs/Fuzzing.md); it passes, and must lose its XFAIL, once the
 // parser reports an error instead.
 // XFAIL: *
-// RUN: not ddp-opt %s -verify-diagnostics
+// RUN: ddp-opt %s -verify-diagnostics
 
 func.func @f() {
   // expected-error @+1 {{}}
