@@ -84,15 +84,15 @@ HardwareProfile makeNvidiaNode(StringRef name, StringRef description,
   return p;
 }
 
-/// This project's CI machine: 2 cores, one rank per core, OpenBLAS GEMMs and
-/// Open MPI over shared memory. Measured with bench/sim/measure_cpu_profile.cpp
-/// (both ranks busy, the machine shared with other jobs, so +-30%); 16-bit
-/// rates are estimates (OpenBLAS converts through f32). docs/CostModel.md
-/// has the raw numbers.
+/// This project's CI machine: 2 cores, one rank per core, the CPU backend's
+/// fixed-order GEMM and Open MPI over shared memory. Measured with
+/// bench/sim/measure_cpu_profile.cpp (both ranks busy, the machine shared
+/// with other jobs, so +-30%); 16-bit rates are estimates (the runtime
+/// converts through f32). docs/CostModel.md has the raw numbers.
 HardwareProfile makeCpu() {
   HardwareProfile p;
   p.name = "cpu-mpi-2core";
-  p.description = "2-core x86 VM, one rank per core, OpenBLAS GEMMs, "
+  p.description = "2-core x86 VM, one rank per core, fixed-order GEMMs, "
                   "Open MPI over shared memory";
   p.gpusPerNode = 2;
   p.peakFlops = {25 * kGiga, 25 * kGiga, 55 * kGiga, 20 * kGiga};
