@@ -767,3 +767,91 @@ func.func @f(%shard: tensor<2xf32>) {
   ddp.set_param_shard %shard params [@w] offsets [2] over @world[dp] : tensor<2xf32>
   return
 }
+
+// -----
+
+func.func @f(%x: tensor<16x8xf32>) {
+  // expected-error @+1 {{'ddp.chunk' op needs a chunk count of at least 1, got 0}}
+  %c = ddp.chunk %x[0 of 0] : tensor<16x8xf32> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<16x8xf32>) {
+  // expected-error @+1 {{'ddp.chunk' op takes chunk 2 of 2; it must be in [0, 2)}}
+  %c = ddp.chunk %x[2 of 2] : tensor<16x8xf32> -> tensor<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<16x8xf32>) {
+  // expected-error @+1 {{'ddp.chunk' op needs an interleave of at least 1, got 0}}
+  %c = ddp.chunk %x[0 of 2] interleave 0 : tensor<16x8xf32> -> tensor<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<16x8xf32>) {
+  // expected-error @+1 {{'ddp.chunk' op changes the element type from 'f32' to 'bf16'}}
+  %c = ddp.chunk %x[0 of 2] : tensor<16x8xf32> -> tensor<8x8xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<12x8xf32>) {
+  // expected-error @+1 {{'ddp.chunk' op splits 12 rows into 4 x 2 chunks; the rows must divide evenly}}
+  %c = ddp.chunk %x[0 of 2] interleave 4 : tensor<12x8xf32> -> tensor<6x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<16x8xf32>) {
+  // expected-error @+1 {{'ddp.chunk' op result must have shape 8x8, got 4x8}}
+  %c = ddp.chunk %x[0 of 2] : tensor<16x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<8x8xf32>, %b: tensor<8x4xf32>) {
+  // expected-error @+1 {{'ddp.concat' op operand #1 of type 'tensor<8x4xf32>' does not stack into the result 'tensor<16x8xf32>': every dimension but the first and the element type must match}}
+  %y = ddp.concat %a, %b : tensor<8x8xf32>, tensor<8x4xf32> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<8x8xf32>) {
+  // expected-error @+1 {{'ddp.concat' op stacks 16 rows into a result of 24}}
+  %y = ddp.concat %a, %a : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<24x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<8x8xf32>) {
+  // expected-error @+1 {{'ddp.concat' op needs an interleave of at least 1, got 0}}
+  %y = ddp.concat %a, %a interleave 0 : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<6x8xf32>) {
+  // expected-error @+1 {{'ddp.concat' op operand #0 has 6 rows, which do not split into 4 interleaved blocks}}
+  %y = ddp.concat %a, %a interleave 4 : tensor<6x8xf32>, tensor<6x8xf32> -> tensor<12x8xf32>
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'ddp.concat' op needs at least one operand}}
+  %y = "ddp.concat"() <{interleave = 1 : i64}> : () -> tensor<16x8xf32>
+  return
+}

@@ -102,3 +102,17 @@ func.func @buckets(%g0: tensor<8x4xf32>, %g1: tensor<16x8xf32>, %c4: tensor<8xbf
   %r = ddp.get_param_shard params [@expert.weight, @fc1.weight] offsets [0, 64] over @world[dp] : tensor<128xf32>
   return
 }
+
+// Row chunks and stacks (ddp-overlap-tp-comm); interleave 1 is not printed.
+// CHECK-LABEL: func.func @chunks
+func.func @chunks(%x: tensor<16x8xf32>) -> (tensor<16x8xf32>, tensor<16x8xf32>) {
+  // CHECK: %[[C0:.*]] = ddp.chunk %{{.*}}[0 of 2] : tensor<16x8xf32> -> tensor<8x8xf32>
+  %c0 = ddp.chunk %x[0 of 2] interleave 1 : tensor<16x8xf32> -> tensor<8x8xf32>
+  // CHECK: %[[C1:.*]] = ddp.chunk %{{.*}}[1 of 2] interleave 4 : tensor<16x8xf32> -> tensor<8x8xf32>
+  %c1 = ddp.chunk %x[1 of 2] interleave 4 : tensor<16x8xf32> -> tensor<8x8xf32>
+  // CHECK: ddp.concat %[[C0]], %[[C1]] : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<16x8xf32>
+  %y = ddp.concat %c0, %c1 : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<16x8xf32>
+  // CHECK: ddp.concat %[[C0]], %[[C1]] interleave 4 : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<16x8xf32>
+  %z = ddp.concat %c0, %c1 interleave 4 : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<16x8xf32>
+  return %y, %z : tensor<16x8xf32>, tensor<16x8xf32>
+}
