@@ -217,10 +217,12 @@ struct BucketPackLowering : StepOpPattern<BucketPackOp> {
   }
 };
 
-/// ddp.chunk's result is a view of its input, as planned.
-struct ChunkLowering : StepOpPattern<ChunkOp> {
-  using StepOpPattern::StepOpPattern;
-  void lower(ChunkOp, Adaptor, StepOpLowering &) const override {}
+/// Ops whose results are views the storage plan placed (a ddp.chunk's rows
+/// of its input, a ddp.bucket_unpack's gradients in their bucket): no call.
+template <typename OpTy> struct ViewLowering : StepOpPattern<OpTy> {
+  using StepOpPattern<OpTy>::StepOpPattern;
+  void lower(OpTy, typename StepOpPattern<OpTy>::Adaptor,
+             StepOpLowering &) const override {}
 };
 
 /// ddp.concat copies only the operands the plan could not produce in their
@@ -256,12 +258,6 @@ struct ConcatLowering : StepOpPattern<ConcatOp> {
       }
     }
   }
-};
-
-/// ddp.bucket_unpack's results are views into the bucket, as planned.
-struct BucketUnpackLowering : StepOpPattern<BucketUnpackOp> {
-  using StepOpPattern::StepOpPattern;
-  void lower(BucketUnpackOp, Adaptor, StepOpLowering &) const override {}
 };
 
 struct CheckFiniteLowering : StepOpPattern<CheckFiniteOp> {
@@ -424,8 +420,9 @@ void ddp::populateComputePatterns(const LLVMTypeConverter &converter,
                                   ProgramLowering::Impl &program) {
   patterns.add<GetParamLowering, GemmLowering, ComputeLowering,
                AccumulateLowering, ScaleLowering, CastLowering,
-               GradReadyLowering, BucketPackLowering, BucketUnpackLowering,
-               ChunkLowering, ConcatLowering,
+               GradReadyLowering, BucketPackLowering,
+               ViewLowering<BucketUnpackOp>, ViewLowering<ChunkOp>,
+               ConcatLowering,
                CheckFiniteLowering, SGDLowering, AdamLowering,
                ShardSGDLowering, ShardAdamLowering, SetParamsLowering,
                GetParamShardLowering, SetParamShardLowering>(

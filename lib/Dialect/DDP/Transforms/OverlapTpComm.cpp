@@ -383,6 +383,24 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
                              gathered(candidate).getElementType())));
   };
 
+  // auto: the count the rows allow whose region, priced on a copy of the
+  // clock, frees the compute stream soonest.
+  auto chooseFastest = [&](PipelineCandidate &candidate,
+                           llvm::function_ref<void(sim::StepClock &, int64_t)>
+                               runCandidateRegion) {
+    double best = std::numeric_limits<double>::infinity();
+    for (int64_t count : kAutoSplits) {
+      if (!candidate.allows(count))
+        continue;
+      sim::StepClock trial = clock;
+      runCandidateRegion(trial, count);
+      if (trial.getNow() < best) {
+        best = trial.getNow();
+        candidate.splits = count;
+      }
+    }
+  };
+
   llvm::DenseMap<Value, double> bulkDone;
   llvm::DenseSet<Operation *> bulkSet(bulk.begin(), bulk.end());
   // A bulk collective is waited right before the first op that reads it.
@@ -423,18 +441,10 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
       } else if (!candidate.userSet && !fixedSplits) {
         // Priced as if the GEMM came right after the all-gather, as the
         // importer emits it.
-        double best = std::numeric_limits<double>::infinity();
-        for (int64_t count : kAutoSplits) {
-          if (!candidate.allows(count))
-            continue;
-          sim::StepClock trial = clock;
+        chooseFastest(candidate, [&](sim::StepClock &trial, int64_t count) {
           issueGathers(trial, candidate, count, stream->first, stream->second);
           runGatheredGemms(trial, candidate);
-          if (trial.getNow() < best) {
-            best = trial.getNow();
-            candidate.splits = count;
-          }
-        }
+        });
       }
       candidate.gatherEnds.clear();
       // Left whole, the all-gather stays synchronous (below).
@@ -453,17 +463,9 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
       if (failed(stream))
         return failure();
       if (!candidate.userSet && !fixedSplits) {
-        double best = std::numeric_limits<double>::infinity();
-        for (int64_t count : kAutoSplits) {
-          if (!candidate.allows(count))
-            continue;
-          sim::StepClock trial = clock;
+        chooseFastest(candidate, [&](sim::StepClock &trial, int64_t count) {
           runRegion(trial, candidate, count, stream->first, stream->second);
-          if (trial.getNow() < best) {
-            best = trial.getNow();
-            candidate.splits = count;
-          }
-        }
+        });
       }
       runRegion(clock, candidate, candidate.splits, stream->first,
                 stream->second);
