@@ -35,13 +35,18 @@ extern "C" ddprt_status ddprt_free(ddprt_context *context, void *data) {
   auto found = context->buffers.find(reinterpret_cast<uintptr_t>(data));
   bool isParam = false;
   for (const Param &param : context->params)
-    isParam |= param.data == data;
+    isParam |= param.ownsStorage && param.data == data;
   if (found == context->buffers.end() || isParam)
     return context->report(invalid(
         __func__, concat(data, " is not a buffer from ddprt_alloc (or was "
                                "freed already)")));
   // The compute stream may still use it.
   DDPRT_REPORT_IF_ERROR(context, context->backend->synchronize());
+  // Parameters stored in it go with it.
+  for (Param &param : context->params)
+    if (!param.ownsStorage &&
+        rangesOverlap(param.data, 1, data, found->second))
+      param.data = nullptr;
   context->backend->deallocate(data);
   context->buffers.erase(found);
   return DDPRT_OK;
@@ -106,6 +111,14 @@ extern "C" ddprt_status ddprt_param_register(ddprt_context *context,
                                              const char *name, int32_t dtype,
                                              int64_t numel, uint64_t seed,
                                              int32_t *param) {
+  return ddprt_param_register_in(context, name, dtype, numel, seed, nullptr,
+                                 param);
+}
+
+extern "C" ddprt_status
+ddprt_param_register_in(ddprt_context *context, const char *name,
+                        int32_t dtype, int64_t numel, uint64_t seed,
+                        void *storage, int32_t *param) {
   DDPRT_CHECK_CONTEXT(context);
   DDPRT_REPORT_IF_ERROR(context, checkOutput(__func__, "param", param));
   DDPRT_REPORT_IF_ERROR(context, checkString(__func__, "name", name));
@@ -114,11 +127,23 @@ extern "C" ddprt_status ddprt_param_register(ddprt_context *context,
   if (context->paramByName.count(name))
     return context->report(invalid(
         __func__, concat("parameter '", name, "' is registered already")));
-  Param entry{name, DType(dtype), numel, nullptr};
+  Param entry{name, DType(dtype), numel, storage};
   int64_t bytes = numel * elementSize(entry.dtype);
-  DDPRT_REPORT_IF_ERROR(context,
-                        context->backend->allocate(bytes, &entry.data));
-  context->buffers.emplace(reinterpret_cast<uintptr_t>(entry.data), bytes);
+  if (storage) {
+    DDPRT_REPORT_IF_ERROR(
+        context, checkBuffer(context, __func__, "storage", storage, bytes));
+    for (const Param &other : context->params)
+      if (rangesOverlap(storage, bytes, other.data,
+                        other.numel * elementSize(other.dtype)))
+        return context->report(invalid(
+            __func__, concat("the storage of parameter '", name,
+                             "' overlaps parameter '", other.name, "'")));
+    entry.ownsStorage = false;
+  } else {
+    DDPRT_REPORT_IF_ERROR(context,
+                          context->backend->allocate(bytes, &entry.data));
+    context->buffers.emplace(reinterpret_cast<uintptr_t>(entry.data), bytes);
+  }
   if (numel > 0)
     DDPRT_REPORT_IF_ERROR(context, context->backend->fillSeeded(
                                        {entry.data, entry.dtype, numel},

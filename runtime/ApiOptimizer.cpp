@@ -314,9 +314,12 @@ extern "C" ddprt_status ddprt_get_param_shard(ddprt_context *context,
   if (slice.numel == 0)
     return DDPRT_OK;
   const Param &source = context->params[size_t(param)];
+  // A parameter stored in the gathered bucket is its own shard already.
+  void *shardValues = getShardView(paramShard, source.dtype, slice).data;
+  if (shardValues == getSliceValues(source, slice))
+    return DDPRT_OK;
   return context->report(context->backend->copy(
-      getShardView(paramShard, source.dtype, slice).data,
-      getSliceValues(source, slice),
+      shardValues, getSliceValues(source, slice),
       slice.numel * int64_t(elementSize(source.dtype))));
 }
 
@@ -336,9 +339,14 @@ extern "C" ddprt_status ddprt_set_param_shard(ddprt_context *context,
   target.pendingGather = Param::PendingGather{group, offset, shardNumel};
   if (slice.numel == 0)
     return DDPRT_OK;
+  // The shard optimizer updated a parameter stored in the gathered bucket
+  // where it is.
+  void *shardValues =
+      getShardView(const_cast<void *>(paramShard), target.dtype, slice).data;
+  if (shardValues == getSliceValues(target, slice))
+    return DDPRT_OK;
   return context->report(context->backend->copy(
-      const_cast<void *>(getSliceValues(target, slice)),
-      getShardView(const_cast<void *>(paramShard), target.dtype, slice).data,
+      const_cast<void *>(getSliceValues(target, slice)), shardValues,
       slice.numel * int64_t(elementSize(target.dtype))));
 }
 

@@ -117,6 +117,11 @@ Status checkParam(const ddprt_context *context, const char *entry,
   if (param < 0 || size_t(param) >= context->params.size())
     return invalid(entry, concat("parameter ", param, " does not exist (",
                                  context->params.size(), " registered)"));
+  const Param &target = context->params[size_t(param)];
+  if (!target.data && target.numel > 0)
+    return invalid(entry, concat("parameter '", target.name,
+                                 "' was stored in a buffer that ddprt_free "
+                                 "released"));
   return Status::ok();
 }
 

@@ -35,6 +35,10 @@ struct Param {
   DType dtype;
   int64_t numel;
   void *data;
+  /// Whether the runtime allocated `data` for the parameter (it is in
+  /// `buffers`); else it is a slice of a buffer from ddprt_alloc, and null
+  /// once ddprt_free released that buffer.
+  bool ownsStorage = true;
   /// Adam's m and v, allocated at the first Adam step.
   float *moments = nullptr;
   int64_t adamSteps = 0;

@@ -42,21 +42,17 @@ double ShardedTail::getFromFirstGather() const {
   for (auto [index, group] : llvm::enumerate(groups)) {
     if (index > 0)
       seconds += group.beforeGather;
-    seconds += group.gather + group.afterGather;
+    seconds += group.gather;
   }
   return seconds;
 }
 
 void ShardedTailBuilder::add(size_t gradient) {
   unsigned updateClass = costs.update[gradient].updateClass;
-  double numel = double(costs.update[gradient].numel);
-  auto known = llvm::find_if(classes, [&](const auto &entry) {
-    return costs.update[entry.first].updateClass == updateClass;
-  });
-  if (known == classes.end())
-    classes.push_back({gradient, numel});
-  else
-    known->second += numel;
+  if (llvm::none_of(classes, [&](size_t known) {
+        return costs.update[known].updateClass == updateClass;
+      }))
+    classes.push_back(gradient);
 }
 
 ShardedTail ShardedTailBuilder::build(unsigned stream, ElementType bucketType,
@@ -69,7 +65,7 @@ ShardedTail ShardedTailBuilder::build(unsigned stream, ElementType bucketType,
   ShardedTail tail;
   tail.position = position;
   llvm::SmallVector<ElementType, 2> castTo{bucketType};
-  for (auto [gradient, numel] : classes) {
+  for (size_t gradient : classes) {
     const ShardedUpdate &update = costs.update[gradient];
     ShardedGroup group;
     if (!llvm::is_contained(castTo, update.gradType)) {
@@ -86,11 +82,9 @@ ShardedTail ShardedTailBuilder::build(unsigned stream, ElementType bucketType,
         sim::CollectiveKind::AllGather,
         double(paddedNumel) * getElementBytes(update.paramType),
         costs.placement[stream]);
-    group.afterGather =
-        model.memoryTime(2 * (numel * getElementBytes(update.paramType)));
-    // Simulator: ddp.get_param_shard and ddp.set_param_shard copy the shard.
-    group.shardCopy =
-        model.memoryTime(2 * (shardNumel * getElementBytes(update.paramType)));
+    // Simulator: the parameters are stored in the gathered bucket
+    // (ParamsInGathers), so ddp.set_params, ddp.get_param_shard and
+    // ddp.set_param_shard copy nothing.
     tail.groups.push_back(group);
   }
   // Simulator: the all-reduce of the shard, in the bucket's type.
@@ -577,7 +571,6 @@ TimelineReplay::evaluateWithParamGather(const BucketLayout &layout) const {
   auto issueGather = [&]() {
     Gather &gather = gathers[nextIssue++];
     const ShardedGroup &group = getGroup(gather);
-    clock.runKernel(group.shardCopy);
     unsigned stream =
         costs.stream[layout.buckets[gather.bucket].entries.front().gradient];
     gather.end = clock.issueCollective(stream, group.gather).end;
@@ -585,7 +578,6 @@ TimelineReplay::evaluateWithParamGather(const BucketLayout &layout) const {
   auto waitGather = [&]() {
     const Gather &gather = gathers[nextWait++];
     clock.blockUntil(gather.end);
-    clock.runKernel(getGroup(gather).afterGather);
     if (!costs.alignParamGather && nextIssue < gathers.size())
       issueGather();
   };
@@ -650,14 +642,13 @@ double TimelineReplay::replayShardedTail(
       if (!costs.overlapParamGather) {
         clock.runKernel(group.beforeGather);
         clock.blockUntil(clock.issueCollective(stream, group.gather).end);
-        clock.runKernel(group.afterGather);
         continue;
       }
-      // The cast, the shard optimizer and ddp.set_param_shard.
+      // The cast and the shard optimizer (ddp.set_param_shard copies
+      // nothing).
       clock.runKernel(group.cast);
       beforeShardOptimizer(index, number);
       clock.runKernel(group.beforeGather - group.cast);
-      clock.runKernel(group.shardCopy);
     }
   };
   size_t next = 0;

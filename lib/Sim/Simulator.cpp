@@ -257,6 +257,9 @@ private:
   llvm::DenseMap<std::pair<Attribute, Attribute>, SimGroup *> groupsByAttr;
   llvm::StringMap<SimGroup> groupsByKey;
   llvm::StringMap<Type> paramTypes;
+  /// The parameters the lowering stores in their gathered buckets, whose
+  /// copies in and out of the bucket cost nothing.
+  std::optional<ParamsInGathers> paramsInGathers;
   llvm::StringMap<double> optimizerTime;
   llvm::StringSet<> unmodeled;
   /// Ideal compute before each grad_ready, in the order of result.gradReady.
@@ -510,26 +513,33 @@ LogicalResult StepSimulator::simulate(Operation *op) {
       })
       .Case([&](SetParamsOp set) {
         // A copy of each parameter's slice of the gathered bucket: read and
-        // write the parameters' elements (the padding is not read).
+        // write the parameters' elements (the padding is not read), except
+        // for the parameters stored there.
         double bytes = 0;
-        for (Attribute param : set.getParams())
-          bytes += getTensorBytes(
-              paramTypes.lookup(cast<FlatSymbolRefAttr>(param).getValue()));
-        runCompute(op, "set_params", model.memoryTime(2 * bytes));
+        for (auto [index, param] : llvm::enumerate(set.getParams()))
+          if (!paramsInGathers->isStoredInPlace(set, index))
+            bytes += getTensorBytes(paramTypes.lookup(
+                cast<FlatSymbolRefAttr>(param).getValue()));
+        if (bytes > 0)
+          runCompute(op, "set_params", model.memoryTime(2 * bytes));
         return success();
       })
       // overlap-param-gather's reads and writes of the rank's shard of the
       // parameters: a copy of the shard, priced on its whole size as the
       // shard optimizers are (which parameter elements a rank's shard holds
-      // depends on the rank).
+      // depends on the rank); nothing where the parameters are stored in
+      // the gathered bucket and the shard is its rank's shard.
       .Case([&](GetParamShardOp get) {
-        runCompute(op, "get_param_shard",
-                   model.memoryTime(2 * getTensorBytes(get.getType())));
+        if (!paramsInGathers->isInPlace(get))
+          runCompute(op, "get_param_shard",
+                     model.memoryTime(2 * getTensorBytes(get.getType())));
         return success();
       })
       .Case([&](SetParamShardOp set) {
-        runCompute(op, "set_param_shard",
-                   model.memoryTime(2 * getTensorBytes(set.getShard().getType())));
+        if (!paramsInGathers->getShardBucket(set))
+          runCompute(op, "set_param_shard",
+                     model.memoryTime(
+                         2 * getTensorBytes(set.getShard().getType())));
         return success();
       })
       .Case([&](GradReadyOp ready) {
@@ -640,6 +650,7 @@ LogicalResult StepSimulator::begin() {
 
   if (!step.getBody().hasOneBlock())
     return step.emitError("the step to simulate must have a single block");
+  paramsInGathers.emplace(step.getBody().front());
   return success();
 }
 

@@ -68,7 +68,6 @@ struct RandomStep {
       costs.shardGroupSize = {2, 2, 2};
       for (size_t i = 0; i < count; ++i) {
         ShardedUpdate update;
-        update.numel = gradients[i].numel;
         if (uniform(0, 1) < 0.3) {
           update.updateClass = 1;
           update.rule = ddp::sim::OptimizerRule::Adam;

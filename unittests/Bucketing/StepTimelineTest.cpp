@@ -92,8 +92,8 @@ TEST(StepTimeline, PackAndUnpackKernelsRunOnTheComputeStream) {
 /// TwoGradients with the distributed optimizer: two 4-element f32
 /// gradients ready at t = 10 and t = 20 over a group of two, updated by SGD,
 /// then a 2 s kernel. A reduce-scatter or all-gather of a P-element bucket
-/// takes P / 2 s; SGD on an S-element shard moves 12 S bytes at 8 B/s; the
-/// copy of N parameter elements moves 8 N bytes.
+/// takes P / 2 s; SGD on an S-element shard moves 12 S bytes at 8 B/s. The
+/// parameters are stored in the gathered buckets: nothing copies them.
 struct ShardedTwoGradients {
   std::vector<Gradient> gradients = {
       makeGradient("g0", 4, ElementType::F32, /*groupSize=*/2),
@@ -116,8 +116,6 @@ struct ShardedTwoGradients {
     costs.distributedOptimizer = true;
     costs.shardGroupSize = {2};
     costs.update.resize(2);
-    for (ShardedUpdate &update : costs.update)
-      update.numel = 4;
     if (paramUses) {
       timeline.addParamUse(1, 0);
       timeline.addCompute(4);
@@ -150,12 +148,12 @@ struct ShardedTwoGradients {
 TEST(StepTimeline, ShardedBucketsGatherAfterTheirShardOptimizer) {
   // Reduce-scatters 10 -> 12 and 20 -> 22. At 20 the first bucket's SGD on
   // 2 elements (3 s), its all-gather queued behind the second
-  // reduce-scatter, 23 -> 25, the copy of 4 elements (4 s); then the second
-  // bucket the same way, 29 -> 38, and the 2 s kernel.
-  EXPECT_DOUBLE_EQ(ShardedTwoGradients(1).evaluate({{0}, {1}}), 40);
+  // reduce-scatter, 23 -> 25; then the second bucket the same way,
+  // 25 -> 30, and the 2 s kernel.
+  EXPECT_DOUBLE_EQ(ShardedTwoGradients(1).evaluate({{0}, {1}}), 32);
   // One bucket: reduce-scatter 20 -> 24, SGD on 4 elements (6 s), all-gather
-  // 4 s, copy 8 s, the kernel: 44.
-  EXPECT_DOUBLE_EQ(ShardedTwoGradients(1).evaluate({{0, 1}}), 44);
+  // 4 s, the kernel: 36.
+  EXPECT_DOUBLE_EQ(ShardedTwoGradients(1).evaluate({{0, 1}}), 36);
 }
 
 TEST(StepTimeline, ShardedTailSlowsDownBesideCommunication) {
@@ -163,47 +161,43 @@ TEST(StepTimeline, ShardedTailSlowsDownBesideCommunication) {
   // the first reduce-scatter (10 -> 12), then 9 s: g1 is ready at 21, its
   // reduce-scatter ends at 23. The first SGD (3 s) runs 2 s at half speed,
   // then 2 s: 25; all-gather 25 -> 27, then the rest at full speed:
-  // 27 + 4 + 3 + 2 + 4 + 2 = 42.
-  EXPECT_DOUBLE_EQ(ShardedTwoGradients(2).evaluate({{0}, {1}}), 42);
+  // 27 + 3 + 2 + 2 = 34.
+  EXPECT_DOUBLE_EQ(ShardedTwoGradients(2).evaluate({{0}, {1}}), 34);
 }
 
 TEST(StepTimeline, ShardedUpdateClassesGetAGroupEach) {
   // g1 is a bf16 parameter updated by Adam from a bf16 gradient, in an f32
   // bucket: its group casts the 4-element shard (24 B, 3 s), runs Adam on
-  // it (2 * 8 + 8 + 64 = 88 B, 11 s), gathers 8 bf16 elements (2 s) and
-  // copies 4 of them (16 B, 2 s): 18 s. The f32 group first: SGD 6 s,
-  // all-gather 4 s, copy 4 s. From the reduce-scatter's end at 24:
-  // 24 + 14 + 18 + 2 = 58.
+  // it (2 * 8 + 8 + 64 = 88 B, 11 s) and gathers 8 bf16 elements (2 s):
+  // 16 s. The f32 group first: SGD 6 s, all-gather 4 s. From the
+  // reduce-scatter's end at 24: 24 + 10 + 16 + 2 = 52.
   ShardedTwoGradients step(1);
   step.gradients[1].paramType = ElementType::BF16;
   step.costs.update[1] = {1, ddp::sim::OptimizerRule::Adam, ElementType::BF16,
-                          ElementType::BF16, 4};
-  EXPECT_DOUBLE_EQ(step.evaluate({{0, 1}}), 58);
+                          ElementType::BF16};
+  EXPECT_DOUBLE_EQ(step.evaluate({{0, 1}}), 52);
 }
 
 TEST(StepTimeline, ParamUsesDoNotChangeTheSynchronousGathers) {
-  EXPECT_DOUBLE_EQ(ShardedTwoGradients(1, true).evaluate({{0}, {1}}), 40);
+  EXPECT_DOUBLE_EQ(ShardedTwoGradients(1, true).evaluate({{0}, {1}}), 32);
 }
 
 TEST(StepTimeline, OverlappedParamGathersRunInForwardOrder) {
-  // g1's bucket is gathered first: its shard copied out of the parameters
-  // (2 elements, 16 B, 2 s), all-gathered 2 -> 4, waited at its first use
-  // and copied into the parameters (4 s): 8; then g0's bucket is issued,
-  // copy 8 -> 10, all-gather 10 -> 12. The 4 s kernel: 14; g0's bucket is
-  // complete, its copy: 18; the 6 s kernel: 24, reduce-scatter 24 -> 26;
-  // the 10 s kernel: 34, reduce-scatter 34 -> 36. The tail: per bucket SGD
-  // (3 s) and the copy of the shard into the parameters (2 s): 39, then
-  // after the second reduce-scatter 44, and the 2 s kernel: 46.
+  // g1's bucket is gathered first, 0 -> 2 (its shard is already in the
+  // bucket that stores the parameters), and waited at its first use: 2;
+  // then g0's bucket is issued, 2 -> 4. The 4 s kernel: 6; g0's bucket is
+  // complete; the 6 s kernel: 12, reduce-scatter 12 -> 14; the 10 s
+  // kernel: 22, reduce-scatter 22 -> 24. The tail: per bucket SGD (3 s),
+  // updating the parameters where they are: 25, 28, and the 2 s kernel: 30.
   ShardedTwoGradients chained(1, true);
   chained.costs.overlapParamGather = true;
-  EXPECT_DOUBLE_EQ(chained.evaluate({{0}, {1}}), 46);
-  // Aligned: both issued at the start, the second all-gather 4 -> 6 behind
-  // the first; the first use waits until 4, copies until 8; the kernel: 12,
-  // the second copy: 16, and everything after is 2 s earlier: 44.
+  EXPECT_DOUBLE_EQ(chained.evaluate({{0}, {1}}), 30);
+  // Aligned: both issued at the start, the second all-gather 2 -> 4 behind
+  // the first, as chained.
   ShardedTwoGradients aligned(1, true);
   aligned.costs.overlapParamGather = true;
   aligned.costs.alignParamGather = true;
-  EXPECT_DOUBLE_EQ(aligned.evaluate({{0}, {1}}), 44);
+  EXPECT_DOUBLE_EQ(aligned.evaluate({{0}, {1}}), 30);
 }
 
 TEST(StepTimeline, VerifyNamesTheProblem) {

@@ -265,7 +265,7 @@ TEST_F(ShardedPlanTest, RankViewPastTheEndOnTheLastRank) {
   // Shards 32 bytes apart: ranks 0 and 1 fit in the 64-byte bucket, rank
   // 2's does not.
   plan.storage[gradShard()].rankStride = 32;
-  expectRejected("places a value of 16 bytes at byte 64 of buffer #1 on rank "
+  expectRejected("places a value of 16 bytes at byte 64 of buffer #2 on rank "
                  "2 of group 'dp', which holds 64 bytes");
 }
 

@@ -58,8 +58,6 @@ struct ShardedUpdate {
   ElementType paramType = ElementType::F32;
   /// The type the update reads the gradient in.
   ElementType gradType = ElementType::F32;
-  /// The parameter's elements, which `ddp.set_params` copies.
-  int64_t numel = 0;
 };
 
 /// The distributed optimizer's work for one update class of a bucket.
@@ -70,14 +68,9 @@ struct ShardedGroup {
   double beforeGather = 0;
   /// The cast alone (part of beforeGather).
   double cast = 0;
-  /// The synchronous all-gather of the updated shards.
+  /// The all-gather of the updated shards, into the bucket that stores the
+  /// parameters.
   double gather = 0;
-  /// The copy of the gathered parameters (`ddp.set_params`).
-  double afterGather = 0;
-  /// With overlap-param-gather: the copy of the rank's shard out of the
-  /// parameters (`ddp.get_param_shard`) before the all-gather, and into
-  /// them (`ddp.set_param_shard`) after the shard optimizer.
-  double shardCopy = 0;
 };
 
 /// The distributed optimizer's work for a bucket: at tail position
@@ -163,9 +156,8 @@ public:
 private:
   const BucketCosts &costs;
   /// Per update class, in the order of its first gradient in the bucket (the
-  /// order of ddp-distribute-optimizer's groups): that gradient, and the
-  /// elements of the class's parameters.
-  llvm::SmallVector<std::pair<size_t, double>, 1> classes;
+  /// order of ddp-distribute-optimizer's groups): that gradient.
+  llvm::SmallVector<size_t, 1> classes;
 };
 
 /// The unscheduled step without its data-parallel reductions, in block order.

@@ -144,6 +144,7 @@ DDPRT_STATIC_ASSERT(sizeof(ddprt_status) == 4, "statuses are 32-bit");
 #define DDPRT_SYM_WRITE "ddprt_write"
 #define DDPRT_SYM_FILL_INPUT "ddprt_fill_input"
 #define DDPRT_SYM_PARAM_REGISTER "ddprt_param_register"
+#define DDPRT_SYM_PARAM_REGISTER_IN "ddprt_param_register_in"
 #define DDPRT_SYM_PARAM_LOOKUP "ddprt_param_lookup"
 #define DDPRT_SYM_PARAM_COUNT "ddprt_param_count"
 #define DDPRT_SYM_PARAM_INFO "ddprt_param_info"
@@ -275,6 +276,14 @@ DDPRT_EXPORT ddprt_status ddprt_param_register(ddprt_context *context,
                                                const char *name, int32_t dtype,
                                                int64_t numel, uint64_t seed,
                                                int32_t *param);
+
+/* The same, with the parameter stored at `storage`: numel elements inside
+ * one buffer from ddprt_alloc (a slice of the bucket its all-gather fills),
+ * which ddprt_free releases with it; after that the parameter can only be
+ * looked up. NULL storage allocates, as ddprt_param_register does. */
+DDPRT_EXPORT ddprt_status ddprt_param_register_in(
+    ddprt_context *context, const char *name, int32_t dtype, int64_t numel,
+    uint64_t seed, void *storage, int32_t *param);
 
 /* The number of a parameter registered under `name`. */
 DDPRT_EXPORT ddprt_status ddprt_param_lookup(ddprt_context *context,

@@ -354,20 +354,28 @@ struct ShardAdamLowering : StepOpPattern<ShardAdamOp> {
 };
 
 /// ddp.set_params copies each parameter's slice of the gathered values into
-/// the parameter's storage.
+/// the parameter's storage, unless the parameter is stored in that slice.
 struct SetParamsLowering : StepOpPattern<SetParamsOp> {
   using StepOpPattern::StepOpPattern;
   void lower(SetParamsOp op, Adaptor adaptor,
              StepOpLowering &step) const override {
     const StoragePlan &plan = program.plan;
+    Storage values = plan.storage.lookup(op.getValues());
     int64_t elementBytes =
         ddp::getElementBytes(op.getValues().getType().getElementType());
     for (auto [param, offset] :
          llvm::zip_equal(op.getParams().getAsRange<FlatSymbolRefAttr>(),
                          op.getOffsets())) {
+      const PlannedParam &planned = plan.params[plan.getParamIndex(param)];
+      if (planned.inBucket && !values.isRankView() &&
+          planned.inBucket->kind == values.kind &&
+          planned.inBucket->index == values.index &&
+          planned.inBucket->byteOffset ==
+              values.byteOffset + offset * elementBytes)
+        continue;
       Value slice = step.entry().offsetPointer(step.loc, adaptor.getValues(),
                                                offset * elementBytes);
-      int64_t numel = plan.params[plan.getParamIndex(param)].numel;
+      int64_t numel = planned.numel;
       step.call(RuntimeFunction::Copy,
                 {step.context(),
                  program.getParamData(step.entry(), step.loc, param), slice,

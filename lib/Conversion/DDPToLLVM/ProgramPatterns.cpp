@@ -66,6 +66,45 @@ static SizeTables createSizeTables(RewriterBase &rewriter, ModuleOp module,
                                (prefix + "numels").str(), numels)};
 }
 
+/// Where each planned parameter is stored in a buffer: `buffers[i]` is the
+/// buffer's index or -1 (storage of its own), `offsets[i]` the byte offset.
+struct StorageTables {
+  LLVM::GlobalOp buffers;
+  LLVM::GlobalOp offsets;
+
+  /// Parameter `index`'s storage: null, or its slice of the buffer whose
+  /// address `buffersGlobal` holds.
+  Value getPointer(EntryPointBuilder &entry, Location loc, Value index,
+                   LLVM::GlobalOp buffersGlobal) const {
+    RewriterBase &builder = entry.getBuilder();
+    Value buffer = entry.loadElement(loc, buffers, index, entry.getI64Type());
+    Value zero = entry.i64(loc, 0);
+    Value own = LLVM::ICmpOp::create(builder, loc, LLVM::ICmpPredicate::slt,
+                                     buffer, zero);
+    Value safeIndex = LLVM::SelectOp::create(builder, loc, own, zero, buffer);
+    Value base = entry.loadElement(loc, buffersGlobal, safeIndex,
+                                   entry.getPtrType());
+    Value slice = LLVM::GEPOp::create(
+        builder, loc, entry.getPtrType(), builder.getI8Type(), base,
+        ValueRange{entry.loadElement(loc, offsets, index, entry.getI64Type())});
+    return LLVM::SelectOp::create(builder, loc, own, entry.null(loc), slice);
+  }
+};
+
+static StorageTables createStorageTables(RewriterBase &rewriter,
+                                         ModuleOp module, Location loc,
+                                         ArrayRef<PlannedParam> params) {
+  SmallVector<int64_t> buffers, offsets;
+  for (const PlannedParam &param : params) {
+    buffers.push_back(param.inBucket ? int64_t(param.inBucket->index) : -1);
+    offsets.push_back(param.inBucket ? param.inBucket->byteOffset : 0);
+  }
+  return {createTable<int64_t>(rewriter, module, loc,
+                               "__ddp_param_buffers", buffers),
+          createTable<int64_t>(rewriter, module, loc,
+                               "__ddp_param_byte_offsets", offsets)};
+}
+
 /// A constant array global of the addresses of `globals`.
 static LLVM::GlobalOp createPointerTable(RewriterBase &rewriter,
                                          ModuleOp module, Location loc,
@@ -265,6 +304,18 @@ void MeshLowering::emitSetup(ConversionPatternRewriter &rewriter) const {
         {context, name, entry.elementAddress(loc, program.groupsGlobal, index)});
   }
 
+  // Buffers first: some parameters are stored in them.
+  if (!plan.buffers.empty()) {
+    SizeTables sizes = createSizeTables<PlannedBuffer>(
+        rewriter, module, loc, "__ddp_buffer_", plan.buffers);
+    entry.forEach(loc, plan.buffers.size(), [&](Value index) {
+      entry.callChecked(
+          loc, RuntimeFunction::Alloc,
+          {context, entry.loadElement(loc, sizes.dtypes, index, i32),
+           entry.loadElement(loc, sizes.numels, index, i64),
+           entry.elementAddress(loc, program.buffersGlobal, index)});
+    });
+  }
   if (!plan.params.empty()) {
     SmallVector<LLVM::GlobalOp> names;
     for (PlannedParam &param : plan.params)
@@ -275,28 +326,26 @@ void MeshLowering::emitSetup(ConversionPatternRewriter &rewriter) const {
         createPointerTable(rewriter, module, loc, "__ddp_param_names", names);
     SizeTables sizes = createSizeTables<PlannedParam>(
         rewriter, module, loc, "__ddp_param_", plan.params);
+    // A parameter stored in a gathered bucket is registered at its slice
+    // (buffer index and byte offset in two tables, index -1 for none), the
+    // others with storage of their own.
+    std::optional<StorageTables> inBucket;
+    if (plan.numParamsInBuckets > 0)
+      inBucket = createStorageTables(rewriter, module, loc, plan.params);
     entry.forEach(loc, plan.params.size(), [&](Value index) {
+      Value storage = inBucket ? inBucket->getPointer(entry, loc, index,
+                                                      program.buffersGlobal)
+                               : entry.null(loc);
       entry.callChecked(
-          loc, RuntimeFunction::ParamRegister,
+          loc, RuntimeFunction::ParamRegisterIn,
           {context, entry.loadElement(loc, nameTable, index, ptr),
            entry.loadElement(loc, sizes.dtypes, index, i32),
-           entry.loadElement(loc, sizes.numels, index, i64), seed,
+           entry.loadElement(loc, sizes.numels, index, i64), seed, storage,
            entry.elementAddress(loc, program.paramIdsGlobal, index)});
       entry.callChecked(
           loc, RuntimeFunction::ParamData,
           {context, entry.loadElement(loc, program.paramIdsGlobal, index, i32),
            entry.elementAddress(loc, program.paramDataGlobal, index)});
-    });
-  }
-  if (!plan.buffers.empty()) {
-    SizeTables sizes = createSizeTables<PlannedBuffer>(
-        rewriter, module, loc, "__ddp_buffer_", plan.buffers);
-    entry.forEach(loc, plan.buffers.size(), [&](Value index) {
-      entry.callChecked(
-          loc, RuntimeFunction::Alloc,
-          {context, entry.loadElement(loc, sizes.dtypes, index, i32),
-           entry.loadElement(loc, sizes.numels, index, i64),
-           entry.elementAddress(loc, program.buffersGlobal, index)});
     });
   }
   for (unsigned bufferIndex : plan.inputBuffers) {

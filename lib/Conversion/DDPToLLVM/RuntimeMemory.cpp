@@ -39,7 +39,9 @@ RuntimeMemory ddp::estimateRuntimeMemory(const StoragePlan &plan) {
     updatedParams.insert(sgd.getParamAttr().getAttr());
   for (const PlannedParam &param : plan.params) {
     int64_t bytes = PlannedBuffer{param.dtype, param.numel}.getBytes();
-    memory.paramBytes += bytes;
+    // A parameter stored in its gathered bucket is in the buffers' bytes.
+    if (!param.inBucket)
+      memory.paramBytes += bytes;
     memory.largestParamBytes = std::max(memory.largestParamBytes, bytes);
     ParamOp op = param.op;
     StringAttr name = op.getSymNameAttr();

@@ -89,6 +89,12 @@ public:
   /// The position of the first update of `param` after `position`, if any.
   std::optional<unsigned> getNextUpdate(StringAttr param,
                                         unsigned position) const;
+  /// Records that the op at `position` writes `param`'s storage (a write
+  /// into the bucket that stores it).
+  void addUpdate(StringAttr param, unsigned position) {
+    SmallVector<unsigned> &positions = updates[param];
+    positions.insert(llvm::upper_bound(positions, position), position);
+  }
 
 private:
   unsigned getCompletion(Value token) const;
@@ -279,6 +285,36 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
     plan.inputBuffers.push_back(plan.storage[argument].index);
   }
 
+  // Parameters in the bucket their all-gather fills, as Megatron keeps
+  // them in its parameter buffer: the all-gather updates them in place.
+  // The bucket is written from the first op that writes into it on, which
+  // the parameters' aliases must not outlive; ddp.set_param_shard's shard
+  // is produced in it by the shard optimizer.
+  ParamsInGathers paramsInGathers(body);
+  for (PlannedParam &param : plan.params) {
+    StringAttr name = param.op.getSymNameAttr();
+    const GatheredParam *slot = paramsInGathers.lookup(name);
+    if (!slot)
+      continue;
+    AllGatherOp gather = slot->gather;
+    Value gathered = gather.getResult();
+    if (!plan.storage.count(gathered))
+      plan.storage[gathered] = newBuffer(gathered.getType());
+    Storage inBucket = plan.storage.lookup(gathered);
+    inBucket.byteOffset +=
+        slot->offset * getElementBytes(gather.getResult().getType().getElementType());
+    param.inBucket = inBucket;
+    analysis.addUpdate(name, paramsInGathers.getPosition(
+                                 paramsInGathers.getFirstWrite(gather)));
+    ++plan.numParamsInBuckets;
+  }
+  for (auto setShard : body.getOps<SetParamShardOp>())
+    if (paramsInGathers.getShardBucket(setShard))
+      for (auto name : setShard.getParams().getAsRange<FlatSymbolRefAttr>())
+        analysis.addUpdate(name.getAttr(),
+                           paramsInGathers.getPosition(
+                               setShard.getShard().getDefiningOp()));
+
   // Buckets first, so that the gradients they pack are produced in place:
   // the op that computes a gradient writes straight into its slice.
   for (auto pack : body.getOps<BucketPackOp>()) {
@@ -374,17 +410,41 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
   // A shard whose only reader is an all-gather over the same group is
   // written straight into the rank's shard of the gathered buffer, so that
   // the all-gather is in place (sendbuff == recvbuff + rank * sendcount).
+  // The gathered buffer may already be there, made for the parameters it
+  // stores.
   auto placeShardInGather = [&](Value shard, ArrayAttr axes) {
     if (!shard.hasOneUse())
       return;
     auto gather = dyn_cast<AllGatherOp>(*shard.user_begin());
-    if (!gather || gather.getAxesAttr() != axes ||
-        plan.storage.count(gather.getResult()))
+    if (!gather || gather.getAxesAttr() != axes)
       return;
-    Storage gathered = newBuffer(gather.getResult().getType());
-    plan.storage[gather.getResult()] = gathered;
+    Value result = gather.getResult();
+    if (!plan.storage.count(result))
+      plan.storage[result] = newBuffer(result.getType());
+    Storage gathered = plan.storage.lookup(result);
+    if (gathered.kind != Storage::Kind::Buffer || gathered.isRankView() ||
+        gathered.byteOffset != 0 ||
+        plan.buffers[gathered.index].numel !=
+            cast<RankedTensorType>(result.getType()).getNumElements())
+      return;
     plan.storage[shard] = getRankView(gathered, axes, getTensorBytes(shard));
     ++plan.numInPlaceAllGathers;
+  };
+  // A shard that ddp.set_param_shard writes into parameters stored in a
+  // gathered bucket is produced in the rank's shard of that bucket: the
+  // shard optimizer then updates the parameters' elements where they are.
+  auto placeShardInParams = [&](Value shard, ArrayAttr axes) {
+    if (!shard.hasOneUse())
+      return;
+    auto setShard = dyn_cast<SetParamShardOp>(*shard.user_begin());
+    if (!setShard)
+      return;
+    AllGatherOp bucket = paramsInGathers.getShardBucket(setShard);
+    if (!bucket)
+      return;
+    plan.storage[shard] =
+        getRankView(plan.storage.lookup(bucket.getResult()), axes,
+                    getTensorBytes(shard));
   };
 
   for (Operation &op : body) {
@@ -395,9 +455,11 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
     } else if (auto shardSgd = dyn_cast<ShardSGDOp>(op)) {
       noteGroup(shardSgd.getAxesAttr());
       placeShardInGather(shardSgd.getResult(), shardSgd.getAxesAttr());
+      placeShardInParams(shardSgd.getResult(), shardSgd.getAxesAttr());
     } else if (auto shardAdam = dyn_cast<ShardAdamOp>(op)) {
       noteGroup(shardAdam.getAxesAttr());
       placeShardInGather(shardAdam.getResult(), shardAdam.getAxesAttr());
+      placeShardInParams(shardAdam.getResult(), shardAdam.getAxesAttr());
     } else if (auto getShard = dyn_cast<GetParamShardOp>(op)) {
       noteGroup(getShard.getAxesAttr());
       placeShardInGather(getShard.getResult(), getShard.getAxesAttr());

@@ -323,16 +323,50 @@ LogicalResult StorageValidator::checkParamReadsBeforeUpdates() const {
       for (auto name : setShard.getParams().getAsRange<FlatSymbolRefAttr>())
         updates[plan.getParamIndex(name)].push_back(position.lookup(&op));
   }
+  // A parameter stored in a buffer is also written by every value placed
+  // over its bytes, from that value's definition to the end of the op that
+  // writes it (an asynchronous all-gather writes until its wait).
+  llvm::DenseMap<unsigned, llvm::SmallVector<std::pair<unsigned, unsigned>>>
+      writes;
+  for (auto [index, param] : llvm::enumerate(plan.params)) {
+    if (!param.inBucket)
+      continue;
+    const Storage &slot = *param.inBucket;
+    int64_t bytes = PlannedBuffer{param.dtype, param.numel}.getBytes();
+    std::optional<int64_t> capacity = getCapacity(slot);
+    if (slot.kind != Storage::Kind::Buffer || slot.isRankView() ||
+        !capacity || slot.byteOffset < 0 ||
+        slot.byteOffset + bytes > *capacity)
+      return mlir::emitError(ParamOp(param.op).getLoc(),
+                             "internal error: the storage plan stores this "
+                             "parameter outside buffer #")
+             << slot.index;
+    for (const PlacedValue &value : placed) {
+      Operation *writer = value.value.getDefiningOp();
+      if (writer && value.storage.kind == Storage::Kind::Buffer &&
+          value.storage.index == slot.index &&
+          value.begin() < slot.byteOffset + bytes &&
+          slot.byteOffset < value.end())
+        writes[index].push_back({value.defined, getReadEnd(writer)});
+    }
+  }
   for (const PlacedValue &value : placed) {
     if (value.storage.kind != Storage::Kind::Param)
       continue;
-    for (unsigned update : updates.lookup(value.storage.index))
-      if (value.defined < update && update < value.lastRead) {
-        ParamOp param = plan.params[value.storage.index].op;
-        return emitError(value.value)
-               << "lets this value alias parameter @" << param.getSymName()
-               << ", which the optimizer overwrites before its last read";
-      }
+    bool overwritten = llvm::any_of(
+        updates.lookup(value.storage.index), [&](unsigned update) {
+          return value.defined < update && update < value.lastRead;
+        });
+    overwritten |= llvm::any_of(
+        writes.lookup(value.storage.index), [&](auto write) {
+          return value.defined < write.second && write.first < value.lastRead;
+        });
+    if (overwritten) {
+      ParamOp param = plan.params[value.storage.index].op;
+      return emitError(value.value)
+             << "lets this value alias parameter @" << param.getSymName()
+             << ", which the optimizer overwrites before its last read";
+    }
   }
   return success();
 }

@@ -42,15 +42,17 @@
 // CHECK: %[[GROUP0:.*]] = llvm.getelementptr %[[GROUPS]][0, 0]
 // CHECK: llvm.call @ddprt_group_create(%[[CTX]], %{{.*}}, %[[GROUP0]])
 // CHECK: llvm.cond_br %{{.*}}, ^{{.*}}, ^[[FAIL:bb[0-9]+]](
+// CHECK: llvm.call @ddprt_alloc(
+// CHECK-NOT: llvm.call @ddprt_alloc(
 // CHECK: ^[[HEADER:bb[0-9]+]](%[[I:.*]]: i64):
+// CHECK: %[[OWN:.*]] = llvm.mlir.zero : !llvm.ptr
 // CHECK: %[[NAMES:.*]] = llvm.mlir.addressof @__ddp_param_names
 // CHECK: %[[NAMESLOT:.*]] = llvm.getelementptr %[[NAMES]][0, %[[I]]]
 // CHECK: %[[NAME:.*]] = llvm.load %[[NAMESLOT]] : !llvm.ptr -> !llvm.ptr
-// CHECK: llvm.call @ddprt_param_register(%[[CTX]], %[[NAME]], %{{.*}}, %{{.*}}, %[[SEED]], %{{.*}})
+// CHECK: llvm.call @ddprt_param_register_in(%[[CTX]], %[[NAME]], %{{.*}}, %{{.*}}, %[[SEED]], %[[OWN]], %{{.*}})
 // CHECK: llvm.call @ddprt_param_data(
 // CHECK: %[[NEXT:.*]] = llvm.add %[[I]], %{{.*}} : i64
 // CHECK: llvm.br ^[[HEADER]](%[[NEXT]] : i64)
-// CHECK: llvm.call @ddprt_alloc(
 // CHECK-NOT: llvm.call @ddprt_alloc(
 // CHECK: llvm.call @ddprt_fill_input(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}}, %[[SEED]])
 // CHECK: ^[[FAIL]](%[[FAILED:.*]]: i32):
@@ -388,18 +390,39 @@ func.func @step(%x: tensor<4xf32>) {
 
 // The distributed optimizer: the shard optimizer calls the runtime once per
 // parameter of the bucket, with the group, the parameter's offset in the
-// bucket and the shard's size; set_params copies each parameter's slice of
-// the gathered bucket into the parameter (8 elements of bf16 = 16 bytes at
-// byte 0, then 8 at byte 16 for the 4 elements of @b).
+// bucket and the shard's size. The parameters are stored in the gathered
+// bucket (buffer #1: @a at byte 0, @b at byte 16, 8 bf16 elements on), so
+// the setup registers them at those slices of it and set_params copies
+// nothing.
 
+// CHECK: llvm.mlir.global internal constant @__ddp_buffer_numels(dense<[16, 16, 8, 8]>
+// CHECK: llvm.mlir.global internal constant @__ddp_param_buffers(dense<1> : tensor<2xi64>)
+// CHECK: llvm.mlir.global internal constant @__ddp_param_byte_offsets(dense<[0, 16]> : tensor<2xi64>)
+// CHECK-LABEL: llvm.func @ddp_program_setup
+// CHECK: llvm.call @ddprt_alloc(
+// CHECK: ^[[HEADER:bb[0-9]+]](%[[I:.*]]: i64):
+// CHECK: %[[BUFFERS:.*]] = llvm.mlir.addressof @__ddp_param_buffers
+// CHECK: %[[BUFFERSLOT:.*]] = llvm.getelementptr %[[BUFFERS]][0, %[[I]]]
+// CHECK: %[[BUFFER:.*]] = llvm.load %[[BUFFERSLOT]] : !llvm.ptr -> i64
+// CHECK: %[[OWN:.*]] = llvm.icmp "slt" %[[BUFFER]], %{{.*}} : i64
+// CHECK: %[[INDEX:.*]] = llvm.select %[[OWN]], %{{.*}}, %[[BUFFER]] : i1, i64
+// CHECK: %[[DATA:.*]] = llvm.mlir.addressof @__ddp_buffers
+// CHECK: %[[DATASLOT:.*]] = llvm.getelementptr %[[DATA]][0, %[[INDEX]]]
+// CHECK: %[[BASE:.*]] = llvm.load %[[DATASLOT]] : !llvm.ptr -> !llvm.ptr
+// CHECK: %[[OFFSETS:.*]] = llvm.mlir.addressof @__ddp_param_byte_offsets
+// CHECK: %[[OFFSETSLOT:.*]] = llvm.getelementptr %[[OFFSETS]][0, %[[I]]]
+// CHECK: %[[OFFSET:.*]] = llvm.load %[[OFFSETSLOT]] : !llvm.ptr -> i64
+// CHECK: %[[SLICE:.*]] = llvm.getelementptr %[[BASE]][%[[OFFSET]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: %[[STORAGE:.*]] = llvm.select %[[OWN]], %[[NULL]], %[[SLICE]] : i1, !llvm.ptr
+// CHECK: llvm.call @ddprt_param_register_in(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[STORAGE]], %{{.*}})
 // CHECK-LABEL: llvm.func @ddp_program_step
 // CHECK: llvm.call @ddprt_reduce_scatter(%{{[a-z0-9]+}}, %[[GROUP:[0-9]+]],
 // CHECK: llvm.call @ddprt_shard_adam(%{{[a-z0-9]+}}, %[[GROUP]], %{{[0-9]+}}, %[[OFFSET0:[0-9]+]], %{{[0-9]+}}, %[[GRAD:[0-9]+]], %[[SHARD:[0-9]+]], %[[RESULT:[0-9]+]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}) : (!llvm.ptr, i32, i32, i64, i32, !llvm.ptr, i64, !llvm.ptr, f64, f64, f64, f64) -> i32
 // CHECK: llvm.call @ddprt_shard_adam(%{{[a-z0-9]+}}, %[[GROUP]], %{{[0-9]+}}, %[[OFFSET1:[0-9]+]], %{{[0-9]+}}, %[[GRAD]], %[[SHARD]], %[[RESULT]],
-// CHECK: llvm.call @ddprt_all_gather(%{{[a-z0-9]+}}, %[[GROUP]], %{{[0-9]+}}, %{{[0-9]+}}, %[[RESULT]], %[[GATHERED:[0-9]+]], %{{[0-9]+}})
-// CHECK: llvm.call @ddprt_copy(%{{[a-z0-9]+}}, %{{[0-9]+}}, %[[GATHERED]], %{{[0-9]+}})
-// CHECK: %[[SLICE:.*]] = llvm.getelementptr %[[GATHERED]][16] : (!llvm.ptr) -> !llvm.ptr, i8
-// CHECK: llvm.call @ddprt_copy(%{{[a-z0-9]+}}, %{{[0-9]+}}, %[[SLICE]], %{{[0-9]+}})
+// CHECK: llvm.call @ddprt_all_gather(%{{[a-z0-9]+}}, %[[GROUP]], %{{[0-9]+}}, %{{[0-9]+}}, %[[RESULT]], %{{[0-9]+}}, %{{[0-9]+}})
+// CHECK-NOT: llvm.call @ddprt_copy
+// CHECK: llvm.return
 
 ddp.mesh @world(dp = 2)
 ddp.param @a : tensor<8xbf16>
@@ -486,18 +509,21 @@ func.func @step(%x: tensor<16xf32>) {
 // overlap-param-gather: get_param_shard and set_param_shard call the runtime
 // once per parameter of the bucket, with the group, the parameter's offset,
 // the shard's size (8 elements) and the shard; the gathered bucket is waited
-// and written before the parameter's first read.
+// before the parameter's first read. The parameters are stored in the
+// gathered bucket, whose rank shard both shards are (the runtime sees that
+// and copies nothing), and set_params copies nothing.
 
 // CHECK-LABEL: llvm.func @ddp_program_step
 // CHECK-DAG: %[[EIGHT:.*]] = llvm.mlir.constant(8 : i64) : i64
 // CHECK-DAG: %[[ZERO:.*]] = llvm.mlir.constant(0 : i64) : i64
-// CHECK: llvm.call @ddprt_get_param_shard(%{{[a-z0-9]+}}, %[[GROUP:[0-9]+]], %[[A:[0-9]+]], %[[ZERO]], %[[EIGHT]], %[[SHARD:[0-9]+]]) : (!llvm.ptr, i32, i32, i64, i64, !llvm.ptr) -> i32
+// CHECK: %[[SHARD:.*]] = llvm.getelementptr %[[GATHERED:[0-9]+]][%{{[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: llvm.call @ddprt_get_param_shard(%{{[a-z0-9]+}}, %[[GROUP:[0-9]+]], %[[A:[0-9]+]], %[[ZERO]], %[[EIGHT]], %[[SHARD]]) : (!llvm.ptr, i32, i32, i64, i64, !llvm.ptr) -> i32
 // CHECK: llvm.call @ddprt_get_param_shard(%{{[a-z0-9]+}}, %[[GROUP]], %[[B:[0-9]+]], %[[EIGHT]], %[[EIGHT]], %[[SHARD]])
-// CHECK: llvm.call @ddprt_all_gather(%{{[a-z0-9]+}}, %[[GROUP]], %{{[0-9]+}}, %[[EIGHT]], %[[SHARD]],
+// CHECK: llvm.call @ddprt_all_gather(%{{[a-z0-9]+}}, %[[GROUP]], %{{[0-9]+}}, %[[EIGHT]], %[[SHARD]], %[[GATHERED]],
 // CHECK: llvm.call @ddprt_wait
-// CHECK: llvm.call @ddprt_copy
-// CHECK: llvm.call @ddprt_copy
-// CHECK: llvm.call @ddprt_shard_sgd(%{{[a-z0-9]+}}, %[[GROUP]], %[[A]], %[[ZERO]], %{{[0-9]+}}, %{{[0-9]+}}, %[[EIGHT]], %[[RESULT:[0-9]+]],
+// CHECK-NOT: llvm.call @ddprt_copy
+// CHECK: %[[RESULT:.*]] = llvm.getelementptr %[[GATHERED]][%{{[0-9]+}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: llvm.call @ddprt_shard_sgd(%{{[a-z0-9]+}}, %[[GROUP]], %[[A]], %[[ZERO]], %{{[0-9]+}}, %{{[0-9]+}}, %[[EIGHT]], %[[RESULT]],
 // CHECK: llvm.call @ddprt_shard_sgd
 // CHECK: llvm.call @ddprt_set_param_shard(%{{[a-z0-9]+}}, %[[GROUP]], %[[A]], %[[ZERO]], %[[EIGHT]], %[[RESULT]]) : (!llvm.ptr, i32, i32, i64, i64, !llvm.ptr) -> i32
 // CHECK: llvm.call @ddprt_set_param_shard(%{{[a-z0-9]+}}, %[[GROUP]], %[[B]], %[[EIGHT]], %[[EIGHT]], %[[RESULT]])

@@ -57,6 +57,10 @@ struct PlannedParam {
   ParamOp op;
   int32_t dtype = 0;
   int64_t numel = 0;
+  /// The slice of the gathered bucket the parameter is stored in (a buffer,
+  /// never a rank view); none when the runtime allocates its storage
+  /// (docs/Lowering.md, Storage, rule 8).
+  std::optional<Storage> inBucket;
 };
 
 class StoragePlan {
@@ -96,6 +100,8 @@ public:
   /// many all-gathers read it from their result (rank views, no buffer).
   int64_t numInPlaceReduceScatters = 0;
   int64_t numInPlaceAllGathers = 0;
+  /// How many parameters are stored in the bucket their all-gather fills.
+  int64_t numParamsInBuckets = 0;
 
   unsigned getParamIndex(mlir::FlatSymbolRefAttr name) const;
   /// The group of mesh axes `axes`.

@@ -425,7 +425,6 @@ static bk::ShardedUpdate getShardedUpdate(Operation *op,
   update.rule =
       isa<SGDOp>(op) ? sim::OptimizerRule::SGD : sim::OptimizerRule::Adam;
   update.paramType = gradient.paramType;
-  update.numel = gradient.numel;
   update.gradType =
       getElementTypeOf(grad.getType()).value_or(bk::ElementType::F32);
   // The optimizer with its hyperparameters, and the two element types.

@@ -38,8 +38,12 @@ struct StepStatsPass : impl::StepStatsBase<StepStatsPass> {
     RuntimeMemory memory = estimateRuntimeMemory(*plan);
     os << "runtime memory per rank: " << memory.getTotalBytes() << " bytes ("
        << formatBytes(memory.getTotalBytes()) << ")\n"
-       << "  parameters: " << memory.paramBytes << "\n"
-       << "  buffers: " << memory.bufferBytes << "\n"
+       << "  parameters: " << memory.paramBytes << "\n";
+    if (plan->numParamsInBuckets > 0)
+      os << "  parameters stored in their gathered buckets (counted in "
+            "buffers): "
+         << plan->numParamsInBuckets << "\n";
+    os << "  buffers: " << memory.bufferBytes << "\n"
        << "  optimizer state: " << memory.optimizerStateBytes << "\n"
        << "  cpu working copies: " << memory.workingCopyBytes << "\n";
   }
