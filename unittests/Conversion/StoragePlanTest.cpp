@@ -289,6 +289,78 @@ TEST_F(ShardedPlanTest, RankViewInAGroupThatDoesNotExist) {
                  "exist");
 }
 
+TEST_F(ShardedPlanTest, ParametersAreStoredInTheGatheredBucket) {
+  // @a at byte 0 and @b at byte 32 of the gathered bucket, which the shard
+  // optimizer's result is the rank's shard of.
+  EXPECT_EQ(plan.numParamsInBuckets, 2);
+  unsigned gatheredIndex = plan.storage.lookup(gathered()).index;
+  for (auto [param, byteOffset] :
+       llvm::zip_equal(plan.params, SmallVector<int64_t>{0, 32})) {
+    ASSERT_TRUE(param.inBucket);
+    EXPECT_EQ(param.inBucket->kind, Storage::Kind::Buffer);
+    EXPECT_EQ(param.inBucket->index, gatheredIndex);
+    EXPECT_EQ(param.inBucket->byteOffset, byteOffset);
+    EXPECT_FALSE(param.inBucket->isRankView());
+  }
+}
+
+TEST_F(ShardedPlanTest, StoredParameterOutsideItsBucket) {
+  plan.params[1].inBucket->byteOffset = 40;
+  expectRejected("stores this parameter outside buffer #");
+}
+
+/// @a is stored in the gathered bucket, which the shard optimizer writes
+/// (the rank's shard of @a's elements) before ddp.set_params: %a, read by
+/// the scale after that write, cannot alias @a.
+constexpr const char *kAliasReadAfterTheShardOptimizer = R"mlir(
+  ddp.mesh @world(dp = 4)
+  ddp.param @a : tensor<8xf32>
+  ddp.param @b : tensor<2x4xf32>
+  func.func @step(%x: tensor<16xf32>) -> tensor<8xf32> {
+    %a = ddp.get_param @a : tensor<8xf32>
+    %g = ddp.reduce_scatter sum %x over @world[dp] : tensor<16xf32> -> tensor<4xf32>
+    %p = ddp.shard_sgd %g params [@a, @b] offsets [0, 8] over @world[dp] lr 0.1 : tensor<4xf32> -> tensor<4xf32>
+    %twice = ddp.scale %a by 2.0 : tensor<8xf32>
+    %w = ddp.all_gather %p over @world[dp] : tensor<4xf32> -> tensor<16xf32>
+    ddp.set_params %w params [@a, @b] offsets [0, 8] : tensor<16xf32>
+    return %twice : tensor<8xf32>
+  }
+)mlir";
+
+TEST_F(BrokenPlanTest, AliasOfAStoredParameterReadAfterTheBucketIsWritten) {
+  parse(kAliasReadAfterTheShardOptimizer);
+  EXPECT_EQ(plan.numParamsInBuckets, 2);
+  ASSERT_EQ(plan.copiedParams.size(), 1u);
+  plan.storage[result(0)] = {Storage::Kind::Param, 0, 0};
+  expectRejected("lets this value alias parameter @a, which the optimizer "
+                 "overwrites before its last read");
+}
+
+/// A parameter read between the first write into its gathered bucket and
+/// ddp.set_params keeps storage of its own; the rest of the bucket is
+/// stored in it.
+constexpr const char *kParamsThatKeepTheirStorage = R"mlir(
+  ddp.mesh @world(dp = 4)
+  ddp.param @a : tensor<8xf32>
+  ddp.param @b : tensor<2x4xf32>
+  func.func @step(%x: tensor<16xf32>) -> tensor<8xf32> {
+    %g = ddp.reduce_scatter sum %x over @world[dp] : tensor<16xf32> -> tensor<4xf32>
+    %p = ddp.shard_sgd %g params [@a, @b] offsets [0, 8] over @world[dp] lr 0.1 : tensor<4xf32> -> tensor<4xf32>
+    %a = ddp.get_param @a : tensor<8xf32>
+    %w = ddp.all_gather %p over @world[dp] : tensor<4xf32> -> tensor<16xf32>
+    ddp.set_params %w params [@a, @b] offsets [0, 8] : tensor<16xf32>
+    return %a : tensor<8xf32>
+  }
+)mlir";
+
+TEST_F(BrokenPlanTest, ParametersReadBeforeTheirSetParamsKeepTheirStorage) {
+  parse(kParamsThatKeepTheirStorage);
+  EXPECT_EQ(plan.numParamsInBuckets, 1);
+  EXPECT_FALSE(plan.params[0].inBucket);
+  ASSERT_TRUE(plan.params[1].inBucket);
+  EXPECT_EQ(plan.params[1].inBucket->byteOffset, 32);
+}
+
 /// The reduce-scatter's input is read after it, so its result cannot be the
 /// rank's shard of the input.
 constexpr const char *kInputReadAfterReduceScatter = R"mlir(

@@ -302,6 +302,68 @@ TEST_F(ParamTest, RegisteredParametersAreIdenticalOnEveryRank) {
             DDPRT_ERROR_INVALID_ARGUMENT);
 }
 
+// A parameter stored in a slice of a buffer (the bucket its all-gather
+// fills) holds the values ddprt_param_register would give it, is the slice,
+// and goes with the buffer; storage outside a buffer or over another
+// parameter is refused.
+TEST_F(ParamTest, ParametersStoredInABufferSliceGoWithTheBuffer) {
+  int32_t own = -1, inside = -1;
+  DDPRT_ASSERT_OK(context, ddprt_param_register(context, "slice.own",
+                                                DDPRT_DTYPE_BF16, 64, 7, &own));
+  void *bucket = nullptr;
+  DDPRT_ASSERT_OK(context,
+                  ddprt_alloc(context, DDPRT_DTYPE_BF16, 256, &bucket));
+  void *slice = static_cast<char *>(bucket) + 2 * 100;
+  DDPRT_ASSERT_OK(context,
+                  ddprt_param_register_in(context, "slice.in", DDPRT_DTYPE_BF16,
+                                          64, 7, slice, &inside));
+  void *data = nullptr;
+  DDPRT_EXPECT_OK(context, ddprt_param_data(context, inside, &data));
+  EXPECT_EQ(data, slice);
+  // The same name and seed give the same values wherever they are stored.
+  int32_t reference = -1;
+  DDPRT_ASSERT_OK(context,
+                  ddprt_param_register_in(context, "slice.in.ref",
+                                          DDPRT_DTYPE_BF16, 64, 7, nullptr,
+                                          &reference));
+  std::vector<char> a(128), b(128);
+  DDPRT_EXPECT_OK(context, ddprt_param_read(context, inside, a.data(), 128));
+  DDPRT_EXPECT_OK(context, ddprt_read(context, b.data(), slice, 128));
+  EXPECT_EQ(a, b);
+
+  // Errors: storage that is no buffer's, that runs past its buffer, or that
+  // overlaps a parameter.
+  int32_t bad = -1;
+  std::vector<char> host(128);
+  EXPECT_EQ(ddprt_param_register_in(context, "slice.host", DDPRT_DTYPE_BF16,
+                                    64, 7, host.data(), &bad),
+            DDPRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(ddprt_param_register_in(context, "slice.past", DDPRT_DTYPE_BF16,
+                                    64, 7, static_cast<char *>(bucket) + 400,
+                                    &bad),
+            DDPRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ddprt_last_error(context)).find("past the end"),
+            std::string::npos);
+  EXPECT_EQ(ddprt_param_register_in(context, "slice.overlap", DDPRT_DTYPE_BF16,
+                                    64, 7, static_cast<char *>(slice) + 2,
+                                    &bad),
+            DDPRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ddprt_last_error(context))
+                .find("overlaps parameter 'slice.in'"),
+            std::string::npos);
+
+  // The buffer can be freed (a program's teardown does); the parameter
+  // stored in it is gone with it, the one with its own storage is not.
+  DDPRT_EXPECT_OK(context, ddprt_free(context, bucket));
+  EXPECT_EQ(ddprt_param_read(context, inside, a.data(), 128),
+            DDPRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ddprt_last_error(context))
+                .find("'slice.in' was stored in a buffer that ddprt_free "
+                      "released"),
+            std::string::npos);
+  DDPRT_EXPECT_OK(context, ddprt_param_read(context, own, a.data(), 128));
+}
+
 // A 16-bit parameter is updated through an fp32 main copy (Megatron's
 // mixed-precision optimizer): steps of lr * grad = 2^-10 on a bf16 1.0 each
 // round back to 1.0 on their own (the bf16 below 1.0 is 1 - 2^-8), but the
