@@ -3,6 +3,7 @@
 #include "ddp/Bucketing/OptimalLayout.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <cmath>
@@ -399,12 +400,28 @@ BucketLayout searchStreams(llvm::ArrayRef<Gradient> gradients,
 /// How far refine() moves a boundary, in gradients.
 constexpr size_t kRefineReach = 16;
 
+/// Whether refine() also tries cuts 2^j gradients from a boundary beyond
+/// kRefineReach, for every j: moves of any size in O(log) candidates.
+enum class Reach { Near, Geometric };
+
+/// Whether `cut` (a bucket of the pair ending after `cut` of its `size`
+/// gradients) is a candidate near `boundary`.
+static bool isCandidateCut(size_t cut, size_t boundary, size_t size,
+                           Reach reach) {
+  if (cut == boundary)
+    return false;
+  size_t distance = cut > boundary ? cut - boundary : boundary - cut;
+  if (distance <= kRefineReach || cut == size)
+    return true;
+  return reach == Reach::Geometric && llvm::isPowerOf2_64(distance);
+}
+
 /// Re-cuts each pair of consecutive buckets of one stream at the boundary
 /// (or merge) that shortens the replay most, while any does.
 unsigned refine(llvm::ArrayRef<Gradient> gradients,
                 const TimelineReplay &replay,
                 const OptimalLayoutOptions &options, BucketLayout &layout,
-                double &time) {
+                double &time, Reach reach = Reach::Near) {
   unsigned moves = 0;
   for (unsigned sweep = 0; sweep < options.maxRefinementSweeps; ++sweep) {
     bool improved = false;
@@ -428,10 +445,8 @@ unsigned refine(llvm::ArrayRef<Gradient> gradients,
       BucketLayout best;
       double bestTime = time;
       size_t boundary = layout.buckets[index].entries.size();
-      for (size_t cut = boundary > kRefineReach ? boundary - kRefineReach : 1;
-           cut <= joined.size(); ++cut) {
-        if (cut == boundary ||
-            (cut > boundary + kRefineReach && cut != joined.size()))
+      for (size_t cut = 1; cut <= joined.size(); ++cut) {
+        if (!isCandidateCut(cut, boundary, joined.size(), reach))
           continue;
         BucketLayout candidate = layout;
         candidate.buckets.erase(candidate.buckets.begin() + next);
@@ -461,6 +476,65 @@ unsigned refine(llvm::ArrayRef<Gradient> gradients,
       break;
   }
   return moves;
+}
+
+/// Each stream's gradients, in ready order, cut into `count` buckets of
+/// about equal elements (fewer if the stream has fewer gradients).
+BucketLayout layOutEvenly(llvm::ArrayRef<Gradient> gradients,
+                          const std::map<StreamKey, std::vector<size_t>> &members,
+                          size_t count, const PaddingOptions &padding) {
+  BucketLayout layout;
+  for (const auto &[key, stream] : members) {
+    int64_t total = 0;
+    for (size_t gradient : stream)
+      total += gradients[gradient].numel;
+    std::vector<size_t> bucket;
+    int64_t filled = 0;
+    size_t made = 0;
+    for (auto [index, gradient] : llvm::enumerate(stream)) {
+      bucket.push_back(gradient);
+      filled += gradients[gradient].numel;
+      size_t left = stream.size() - index - 1;
+      // Close the bucket once it holds its share of the elements.
+      bool full = double(filled) * count >= double(total) * (made + 1);
+      if (left == 0 || (made + 1 < count && full)) {
+        layout.buckets.push_back(layOutBucket(gradients, bucket, padding));
+        bucket.clear();
+        ++made;
+      }
+    }
+  }
+  sortByCompletion(layout.buckets);
+  return layout;
+}
+
+/// With overlap-param-gather the search's model keeps the all-gathers in
+/// the tail, but the step gathers every bucket in the forward, chained
+/// (each issued at the previous one's wait) or all at once: how long the
+/// forward waits depends on the layout in a way the search does not see
+/// (many small buckets hide behind the compute between their first uses,
+/// one large bucket is waited for whole). So layouts of 1 to 64 even
+/// buckets per stream, and the result so far, are replayed with the
+/// gathers in the forward; the best is refined with moves of any size.
+unsigned searchForwardGathers(llvm::ArrayRef<Gradient> gradients,
+                              const TimelineReplay &replay,
+                              const std::map<StreamKey, std::vector<size_t>> &members,
+                              const OptimalLayoutOptions &options,
+                              BucketLayout &layout, double &time) {
+  size_t largest = 0;
+  for (const auto &[key, stream] : members)
+    largest = std::max(largest, stream.size());
+  for (size_t count : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}) {
+    if (count > largest)
+      break;
+    BucketLayout even = layOutEvenly(gradients, members, count, options.padding);
+    double evenTime = replay.evaluate(even);
+    if (evenTime < time) {
+      time = evenTime;
+      layout = std::move(even);
+    }
+  }
+  return refine(gradients, replay, options, layout, time, Reach::Geometric);
 }
 
 /// Buckets of each stream are contiguous runs of its ready order.
@@ -544,9 +618,14 @@ llvm::Expected<OptimalLayoutResult> ddp::bucketing::computeOptimalLayout(
       result.startingLayoutWon = true;
     }
   }
-  if (replay.getSlowdown() > 1 &&
-      isContiguousPerStream(gradients, result.layout))
+  if (!isContiguousPerStream(gradients, result.layout))
+    return result;
+  if (replay.getSlowdown() > 1)
     result.refinements =
         refine(gradients, replay, options, result.layout, result.stepTime);
+  if (replay.getCosts().overlapParamGather)
+    result.refinements +=
+        searchForwardGathers(gradients, replay, streamMembers, options,
+                             result.layout, result.stepTime);
   return result;
 }

@@ -34,7 +34,7 @@ struct RandomStep {
 
   RandomStep(unsigned seed, size_t count, double slowdown,
              bool twoStreams = false, bool distributedOptimizer = false,
-             bool instances = false)
+             bool instances = false, bool paramGathers = false)
       : timeline(count, 3, slowdown) {
     std::mt19937 random(seed);
     auto uniform = [&](double low, double high) {
@@ -80,7 +80,15 @@ struct RandomStep {
         costs.numInstances = 2;
         costs.acrossInstancesStream = 2;
       }
+      costs.overlapParamGather = paramGathers;
     }
+    // With overlap-param-gather, a forward first uses the parameters in the
+    // reverse of their gradients' ready order.
+    if (paramGathers)
+      for (size_t i = 0; i < count; ++i) {
+        timeline.addParamUse(count - 1 - i, i);
+        timeline.addCompute(uniform(0, 3));
+      }
     for (size_t i = 0; i < count; ++i) {
       timeline.addCompute(uniform(0, 5));
       if (uniform(0, 1) < 0.3)
@@ -304,6 +312,34 @@ TEST_P(ExactSearchWithInstances, MatchesExhaustiveSearch) {
 
 INSTANTIATE_TEST_SUITE_P(RandomSteps, ExactSearchWithInstances,
                          ::testing::Range(0u, 32u));
+
+// With overlap-param-gather the search's own model has the all-gathers in
+// the tail; the layouts it then tries on the replay with the gathers in the
+// forward (even buckets, moves of any size) bring it nearer the exhaustive
+// optimum of that replay: on these 24 steps of 10 gradients 12 are optimal
+// and the largest gap is 3.8% (without them: 11, and 6.0%).
+TEST(OptimalLayout, ForwardGathersNearTheExhaustiveOptimum) {
+  std::vector<double> gaps;
+  for (unsigned seed = 0; seed < 24; ++seed) {
+    RandomStep step(seed, 10, /*slowdown=*/seed % 2 ? 1.1 : 1,
+                    /*twoStreams=*/false, /*distributedOptimizer=*/true,
+                    /*instances=*/false, /*paramGathers=*/true);
+    step.costs.alignParamGather = seed % 3 == 0;
+    TimelineReplay replay(step.timeline, step.costs);
+    OptimalLayoutOptions options;
+    options.padding.distributedOptimizer = true;
+    llvm::Expected<OptimalLayoutResult> result =
+        computeOptimalLayout(step.gradients, replay, options);
+    ASSERT_TRUE(bool(result)) << llvm::toString(result.takeError());
+    EXPECT_DOUBLE_EQ(result->stepTime, replay.evaluate(result->layout));
+    double best = bruteForce(step, replay, options.padding);
+    EXPECT_GE(result->stepTime, best * (1 - 1e-12));
+    gaps.push_back(result->stepTime / best - 1);
+  }
+  llvm::sort(gaps);
+  EXPECT_LE(gaps[11], 1e-12) << "fewer than 12 optimal layouts";
+  EXPECT_LE(gaps.back(), 0.04) << "largest gap";
+}
 
 TEST(OptimalLayout, NeverSlowerThanTheStartingLayouts) {
   for (unsigned seed = 0; seed < 16; ++seed) {
