@@ -104,9 +104,10 @@ struct ShardedTwoGradients {
                                         /*scaleSecondsPerElement=*/1)};
   StepTimeline timeline;
 
-  /// With `paramUses`, g1's parameter is first used at t = 0 (op 0) and
-  /// g0's at t = 4 (op 1), in the 10 s before g0 is ready.
-  explicit ShardedTwoGradients(double slowdown, bool paramUses = false)
+  /// With `paramUses`, g1's parameter is first used at t = `firstUse` (op
+  /// 0) and g0's `gap` s later (op 1), in the 10 s before g0 is ready.
+  explicit ShardedTwoGradients(double slowdown, bool paramUses = false,
+                               double firstUse = 0, double gap = 4)
       : timeline(2, 1, slowdown) {
     costs.stream = {0, 0};
     costs.packTime = {0, 0};
@@ -117,10 +118,12 @@ struct ShardedTwoGradients {
     costs.shardGroupSize = {2};
     costs.update.resize(2);
     if (paramUses) {
+      if (firstUse > 0)
+        timeline.addCompute(firstUse);
       timeline.addParamUse(1, 0);
-      timeline.addCompute(4);
+      timeline.addCompute(gap);
       timeline.addParamUse(0, 1);
-      timeline.addCompute(6);
+      timeline.addCompute(10 - firstUse - gap);
     } else {
       timeline.addCompute(10);
     }
@@ -198,6 +201,18 @@ TEST(StepTimeline, OverlappedParamGathersRunInForwardOrder) {
   aligned.costs.overlapParamGather = true;
   aligned.costs.alignParamGather = true;
   EXPECT_DOUBLE_EQ(aligned.evaluate({{0}, {1}}), 30);
+  // g1's parameter first used at 3, g0's at 4: chained, g0's all-gather is
+  // issued at 3 (g1's wait), 3 -> 5, and the forward waits 1 s for it: the
+  // 6 s kernel 5 -> 11, reduce-scatter 11 -> 13, the 10 s kernel 21,
+  // reduce-scatter 21 -> 23; SGD 24, SGD 27, the kernel: 29. Aligned, it
+  // runs 2 -> 4 and nothing waits: everything 1 s earlier, 28.
+  ShardedTwoGradients chainedLate(1, true, /*firstUse=*/3, /*gap=*/1);
+  chainedLate.costs.overlapParamGather = true;
+  EXPECT_DOUBLE_EQ(chainedLate.evaluate({{0}, {1}}), 29);
+  ShardedTwoGradients alignedLate(1, true, /*firstUse=*/3, /*gap=*/1);
+  alignedLate.costs.overlapParamGather = true;
+  alignedLate.costs.alignParamGather = true;
+  EXPECT_DOUBLE_EQ(alignedLate.evaluate({{0}, {1}}), 28);
 }
 
 TEST(StepTimeline, VerifyNamesTheProblem) {
