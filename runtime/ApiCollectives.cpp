@@ -25,6 +25,11 @@ public:
     }
     return first;
   }
+  Status orderCommunicationAfter() override {
+    for (std::unique_ptr<AsyncOp> &op : ops)
+      DDPRT_RETURN_IF_ERROR(op->orderCommunicationAfter());
+    return Status::ok();
+  }
 
 private:
   std::vector<std::unique_ptr<AsyncOp>> ops;
@@ -205,6 +210,17 @@ extern "C" ddprt_status ddprt_wait(ddprt_context *context,
   std::unique_ptr<AsyncOp> op;
   DDPRT_REPORT_IF_ERROR(context, takeHandle(context, __func__, handle, op));
   return context->report(op->wait());
+}
+
+extern "C" ddprt_status ddprt_comm_wait(ddprt_context *context,
+                                        ddprt_handle handle) {
+  DDPRT_CHECK_CONTEXT(context);
+  auto found = context->handles.find(handle);
+  if (found == context->handles.end())
+    return context->report(makeError(
+        DDPRT_ERROR_BAD_HANDLE, __func__, ": handle ", handle,
+        " is not outstanding (never issued, or waited or joined already)"));
+  return context->report(found->second->orderCommunicationAfter());
 }
 
 extern "C" ddprt_status ddprt_join(ddprt_context *context,

@@ -83,6 +83,9 @@ public:
   /// Orders the compute stream after the op (on the CPU: blocks until it has
   /// finished) and returns how it went.
   virtual Status wait() = 0;
+  /// Orders the communication issued from now on after the op, without
+  /// holding the compute stream (ddprt_comm_wait).
+  virtual Status orderCommunicationAfter() = 0;
 };
 
 /// Shared by both backends: the job and where its events go.

@@ -16,8 +16,8 @@ namespace {
 using State = TimelineReplay::State;
 
 /// `a` is no worse than `b` in every component, so nothing reachable from
-/// `b` beats what is reachable from `a` on `replay`.
-bool dominates(const TimelineReplay &replay, const State &a, const State &b) {
+/// `b` beats what is reachable from `a`.
+bool dominates(const State &a, const State &b) {
   if (a.clock.getNow() > b.clock.getNow() || a.tailBound > b.tailBound)
     return false;
   for (unsigned stream = 0, e = a.clock.getNumCommStreams(); stream < e;
@@ -30,31 +30,6 @@ bool dominates(const TimelineReplay &replay, const State &a, const State &b) {
     if (a.firstGatherReady[stream] > b.firstGatherReady[stream] ||
         a.gatherWork[stream] > b.gatherWork[stream])
       return false;
-  // A bucket whose all-reduce across instances is still to come: no later
-  // and with no more work, and once issued (TimelineReplay::addShardedWork)
-  // no more to the components above: its position on the same side of
-  // each stream's anchor, and no more kernels after it than the sharded
-  // work `a` has less.
-  if (bool(a.pending) != bool(b.pending))
-    return false;
-  if (!a.pending)
-    return true;
-  const ShardedTail &x = a.pending->sharded, &y = b.pending->sharded;
-  if (a.pending->reduceScatterEnd > b.pending->reduceScatterEnd ||
-      x.acrossInstances > y.acrossInstances ||
-      x.getBeforeFirstGather() > y.getBeforeFirstGather() ||
-      x.getFromFirstGather() > y.getFromFirstGather() ||
-      replay.getTailWorkFrom(x.position) - a.shardedWork >
-          replay.getTailWorkFrom(y.position) - b.shardedWork)
-    return false;
-  for (unsigned stream = 0, e = a.clock.getNumCommStreams(); stream < e;
-       ++stream) {
-    size_t anchor = replay.getAnchor(stream);
-    if (anchor != SIZE_MAX &&
-        ((x.position < anchor) != (y.position < anchor) ||
-         (x.position == anchor) != (y.position == anchor)))
-      return false;
-  }
   return true;
 }
 
@@ -69,13 +44,12 @@ struct Node {
   size_t previousNode = 0;
 };
 
-void insertIntoFront(const TimelineReplay &replay, std::vector<Node> &front,
-                     Node node) {
+void insertIntoFront(std::vector<Node> &front, Node node) {
   for (const Node &kept : front)
-    if (dominates(replay, kept.state, node.state))
+    if (dominates(kept.state, node.state))
       return;
   llvm::erase_if(front, [&](const Node &kept) {
-    return dominates(replay, node.state, kept.state);
+    return dominates(node.state, kept.state);
   });
   front.push_back(std::move(node));
 }
@@ -116,7 +90,6 @@ private:
       replay.runEvent(event, state);
       for (size_t index : fixedAt[event]) {
         const Bucket &bucket = fixedBuckets[index];
-        replay.issueAcrossInstances(state);
         replay.issueBucket(state, replay.getIssueTime(bucket),
                            costs.stream[bucket.entries.front().gradient],
                            replay.getCollectiveTime(bucket),
@@ -286,7 +259,6 @@ std::pair<std::vector<Bucket>, double> StreamSearch::run(size_t span,
           continue;
         const Candidate &candidate = candidates[end - split - 1];
         Node next{state, split, node};
-        replay.issueAcrossInstances(next.state);
         replay.issueBucket(next.state, candidate.issueSeconds, stream,
                            candidate.collectiveSeconds, candidate.firstUse,
                            sharded ? &candidate.sharded : nullptr);
@@ -312,7 +284,7 @@ std::pair<std::vector<Bucket>, double> StreamSearch::run(size_t span,
                          restBound[end]);
         if (lowerBound(next.state, end) > upperBound)
           continue;
-        insertIntoFront(replay, fronts[end], std::move(next));
+        insertIntoFront(fronts[end], std::move(next));
       }
     }
   }

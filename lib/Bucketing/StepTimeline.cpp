@@ -142,11 +142,6 @@ void StepTimeline::addParamUse(size_t gradient, size_t ordinal) {
 
 void StepTimeline::beginTail() { inTail = true; }
 
-void StepTimeline::addReduction() {
-  beginTail();
-  reductionsEnd = tail.size();
-}
-
 void StepTimeline::addTailCompute(double seconds,
                                   llvm::ArrayRef<size_t> gradients) {
   tail.push_back(
@@ -209,7 +204,7 @@ llvm::Error StepTimeline::verify() const {
 TimelineReplay::TimelineReplay(const StepTimeline &timeline,
                                const BucketCosts &costs)
     : costs(costs), numStreams(timeline.numStreams),
-      slowdown(timeline.slowdown), reductionsEnd(timeline.reductionsEnd) {
+      slowdown(timeline.slowdown) {
   std::vector<bool> bucketStream(numStreams, false);
   for (unsigned stream : costs.stream)
     bucketStream[stream] = true;
@@ -329,29 +324,14 @@ double TimelineReplay::issueBucket(State &state, double issueSeconds,
                  state.clock.getTailWaitBound(end, tailSuffix[firstUse]));
     return end;
   }
-  if (costs.numInstances > 1) {
-    assert(!state.pending && "the previous bucket's all-reduce across "
-                             "instances goes first");
-    state.pending = State::PendingBucket{end, firstUse, *sharded};
-    return end;
-  }
+  // Simulator: the asynchronous all-reduce across instances, issued right
+  // after the reduce-scatter and after it (`async after`).
+  if (costs.numInstances > 1)
+    end = state.clock
+              .issueCollective(costs.acrossInstancesStream,
+                               sharded->acrossInstances, /*notBefore=*/end)
+              .end;
   addShardedWork(state, end, *sharded);
-  return end;
-}
-
-std::optional<double> TimelineReplay::issueAcrossInstances(State &state) const {
-  if (!state.pending)
-    return std::nullopt;
-  // Simulator: ddp.wait for the reduce-scatter, then the asynchronous
-  // all-reduce on the stream of the group across instances.
-  State::PendingBucket pending = std::move(*state.pending);
-  state.pending.reset();
-  state.clock.blockUntil(pending.reduceScatterEnd);
-  double end = state.clock
-                   .issueCollective(costs.acrossInstancesStream,
-                                    pending.sharded.acrossInstances)
-                   .end;
-  addShardedWork(state, end, pending.sharded);
   return end;
 }
 
@@ -387,11 +367,6 @@ void TimelineReplay::addShardedWork(State &state, double end,
 double TimelineReplay::finish(const State &state) const {
   if (!costs.distributedOptimizer)
     return state.clock.finishTail(tailSuffix.front(), state.tailBound);
-  if (state.pending) {
-    State issued = state;
-    issueAcrossInstances(issued);
-    return finish(issued);
-  }
   assert(slowdown == 1 && "the sharded tail has a closed form without "
                           "slowdown only; evaluate() replays it");
   // Every bucket's sharded work follows the start of the tail; a stream's
@@ -473,35 +448,30 @@ double TimelineReplay::evaluate(const BucketLayout &layout) const {
     for (const Bucket &bucket : layout.buckets)
       sharded.push_back(getShardedTail(bucket));
   std::vector<double> reductionEnd(layout.buckets.size());
-  size_t lastIssued = 0;
   State state = initialState();
   for (size_t event = 0; event < events.size(); ++event) {
     runSegmentBefore(event, state);
     runEvent(event, state);
-    issueBucketsAt(event, layout, issuedAt, sharded, state, reductionEnd,
-                   lastIssued);
+    issueBucketsAt(event, layout, issuedAt, sharded, state, reductionEnd);
   }
   runSegmentBefore(events.size(), state);
   if (!costs.distributedOptimizer)
     return finish(state);
-  return replayShardedTail(layout, sharded, reductionEnd, lastIssued, state);
+  return replayShardedTail(layout, sharded, reductionEnd, state);
 }
 
 void TimelineReplay::issueBucketsAt(
     size_t event, const BucketLayout &layout,
     llvm::ArrayRef<std::vector<size_t>> issuedAt,
     llvm::ArrayRef<ShardedTail> sharded, State &state,
-    std::vector<double> &reductionEnd, size_t &lastIssued) const {
+    std::vector<double> &reductionEnd) const {
   for (size_t index : issuedAt[event]) {
-    if (std::optional<double> end = issueAcrossInstances(state))
-      reductionEnd[lastIssued] = *end;
     const Bucket &bucket = layout.buckets[index];
     reductionEnd[index] =
         issueBucket(state, getIssueTime(bucket),
                     costs.stream[bucket.entries.front().gradient],
                     getCollectiveTime(bucket), getFirstUse(bucket),
                     sharded.empty() ? nullptr : &sharded[index]);
-    lastIssued = index;
   }
 }
 
@@ -588,7 +558,6 @@ TimelineReplay::evaluateWithParamGather(const BucketLayout &layout) const {
     issueGather();
 
   std::vector<double> reductionEnd(layout.buckets.size());
-  size_t lastIssued = 0;
   size_t nextUse = 0;
   for (size_t event = 0; event <= events.size(); ++event) {
     size_t begin = segmentBegin[event];
@@ -605,10 +574,9 @@ TimelineReplay::evaluateWithParamGather(const BucketLayout &layout) const {
     if (event == events.size())
       break;
     runEvent(event, state);
-    issueBucketsAt(event, layout, issuedAt, sharded, state, reductionEnd,
-                   lastIssued);
+    issueBucketsAt(event, layout, issuedAt, sharded, state, reductionEnd);
   }
-  return replayShardedTail(layout, sharded, reductionEnd, lastIssued, state,
+  return replayShardedTail(layout, sharded, reductionEnd, state,
                            [&](size_t bucket, size_t group) {
                              size_t index = gatherOf[bucket][group];
                              if (gathers[index].firstUse != kInTail)
@@ -621,13 +589,12 @@ TimelineReplay::evaluateWithParamGather(const BucketLayout &layout) const {
 
 double TimelineReplay::replayShardedTail(
     const BucketLayout &layout, llvm::ArrayRef<ShardedTail> sharded,
-    std::vector<double> &reductionEnd, size_t lastIssued, State &state,
+    llvm::ArrayRef<double> reductionEnd, State &state,
     llvm::function_ref<void(size_t, size_t)> beforeShardOptimizer) const {
-  // Op by op, as the simulator runs the scheduled tail: with several
-  // instances the last bucket's all-reduce across them after the last
-  // reduction; a bucket's wait, then per group the cast and the shard
-  // optimizer, the all-gather (which holds the compute stream) and the
-  // copy.
+  // Op by op, as the simulator runs the scheduled tail: a bucket's wait
+  // (for its all-reduce across instances, with several), then per group
+  // the cast and the shard optimizer and the all-gather (which holds the
+  // compute stream).
   sim::StepClock &clock = state.clock;
   std::vector<size_t> byPosition(layout.buckets.size());
   for (size_t index = 0; index < byPosition.size(); ++index)
@@ -653,9 +620,6 @@ double TimelineReplay::replayShardedTail(
   };
   size_t next = 0;
   for (size_t position = 0; position <= tail.size(); ++position) {
-    if (position == reductionsEnd)
-      if (std::optional<double> end = issueAcrossInstances(state))
-        reductionEnd[lastIssued] = *end;
     for (; next < byPosition.size() &&
            sharded[byPosition[next]].position == position;
          ++next)

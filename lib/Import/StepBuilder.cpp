@@ -127,7 +127,8 @@ Value StepBuilder::allReduce(Value input, const Group &group,
                              Reduction reduction) {
   return AllReduceOp::create(builder, loc, input.getType(), /*token=*/Type(),
                              ReductionAttr::get(&context, reduction), input,
-                             meshRef, group.axes)
+                             meshRef, group.axes,
+                             /*asyncDependencies=*/ValueRange())
       .getResult();
 }
 
@@ -145,7 +146,8 @@ Value StepBuilder::allGather(Value input, const Group &group) {
   auto type = scaleDim0(cast<RankedTensorType>(input.getType()), group.size,
                         /*divide=*/false);
   return AllGatherOp::create(builder, loc, type, /*token=*/Type(), input,
-                             meshRef, group.axes)
+                             meshRef, group.axes,
+                             /*asyncDependencies=*/ValueRange())
       .getResult();
 }
 
@@ -154,7 +156,8 @@ Value StepBuilder::reduceScatter(Value input, const Group &group) {
                         /*divide=*/true);
   return ReduceScatterOp::create(builder, loc, type, /*token=*/Type(),
                                  ReductionAttr::get(&context, Reduction::Sum),
-                                 input, meshRef, group.axes)
+                                 input, meshRef, group.axes,
+                                 /*asyncDependencies=*/ValueRange())
       .getResult();
 }
 
@@ -195,7 +198,8 @@ OwningOpRef<ModuleOp> StepBuilder::finish(ValueRange results) {
         AllReduceOp::create(builder, loc, gradient.getType(),
                             /*token=*/Type(),
                             ReductionAttr::get(&context, Reduction::Avg),
-                            gradient, meshRef, group.axes)
+                            gradient, meshRef, group.axes,
+                            /*asyncDependencies=*/ValueRange())
             .getResult());
   }
   for (auto [entry, gradient] : llvm::zip(ready, reduced)) {

@@ -421,13 +421,18 @@ LogicalResult StepSimulator::runCollective(CollectiveOpInterface op) {
   record.bytes = getCollectiveBytes(op);
   record.cost =
       model.collectiveCost(record.kind, record.bytes, (*group)->placement);
-  Value token = cast<AsyncOpInterface>(op.getOperation()).getAsyncToken();
+  auto async = cast<AsyncOpInterface>(op.getOperation());
+  Value token = async.getAsyncToken();
   record.async = token != nullptr;
   double duration = record.cost.total();
+  // An op issued after other asynchronous ops starts once they are done.
+  double notBefore = 0;
+  for (Value dependency : async.getAsyncDependencies())
+    notBefore = std::max(notBefore, tokenDone.lookup(dependency));
 
   // Collectives of one group run in issue order on the group's stream, sync
   // or async alike.
-  auto [start, end] = clock.issueCollective(stream - 1, duration);
+  auto [start, end] = clock.issueCollective(stream - 1, duration, notBefore);
   streamTransferBound[stream] += model.collectiveTransferBound(
       record.kind, record.bytes, (*group)->placement);
   result.streams[stream].busyTime += duration;

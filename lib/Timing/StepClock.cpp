@@ -38,8 +38,11 @@ double StepClock::runKernel(double seconds) {
 }
 
 StepClock::Interval StepClock::issueCollective(unsigned stream,
-                                               double seconds) {
-  double start = std::max(now, streamFree[stream]);
+                                               double seconds,
+                                               double notBefore) {
+  // `notBefore` is the end of collectives in flight, so communication stays
+  // in flight without a gap up to the new one (runKernel relies on that).
+  double start = std::max({now, streamFree[stream], notBefore});
   double end = start + seconds;
   streamFree[stream] = end;
   commBusyUntil = std::max(commBusyUntil, end);

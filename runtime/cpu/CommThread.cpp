@@ -61,6 +61,17 @@ std::shared_ptr<Completion> CommThread::submit(CommTask task) {
   return completion;
 }
 
+void CommThread::submitAfter(std::shared_ptr<Completion> task) {
+  CommTask point;
+  point.after = std::move(task);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    queue.push_back(std::move(point));
+    ++queued;
+  }
+  wakeUp.notify_one();
+}
+
 void CommThread::stop() {
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -82,19 +93,32 @@ void CommThread::loop() {
       spinUntil([this] { return queued.load() > 0; });
     {
       std::unique_lock<std::mutex> lock(mutex);
-      auto ready = [this] { return stopping || !queue.empty(); };
       if (posted.empty()) {
-        wakeUp.wait(lock, ready);
+        wakeUp.wait(lock, [this] { return stopping || !queue.empty(); });
       } else if (idlePolls > 16) {
+        // Sleep unless there is a task to start: an ordering point held by
+        // a posted task is not one.
         int shift = std::min(idlePolls - 16, 6);
-        wakeUp.wait_for(lock, std::chrono::microseconds(1 << shift), ready);
+        wakeUp.wait_for(lock, std::chrono::microseconds(1 << shift), [this] {
+          return stopping ||
+                 (!queue.empty() && !(queue.front().after &&
+                                      !queue.front().after->isFinished()));
+        });
       }
-      if (!queue.empty()) {
+      // An ordering point holds the queue until its task is done. That task
+      // was queued before it, so it is posted (and completes by the polling
+      // below) or already done: with nothing posted the point is passed.
+      while (!queue.empty() && queue.front().after &&
+             (queue.front().after->isFinished() || posted.empty())) {
+        queue.pop_front();
+        --queued;
+      }
+      if (!queue.empty() && !queue.front().after) {
         task = std::move(queue.front());
         queue.pop_front();
         --queued;
         haveTask = true;
-      } else if (stopping && posted.empty()) {
+      } else if (queue.empty() && stopping && posted.empty()) {
         return;
       }
     }

@@ -40,6 +40,7 @@ class Completion {
 public:
   void complete(Status result);
   Status wait();
+  bool isFinished() const { return finished.load(); }
 
 private:
   std::mutex mutex;
@@ -60,6 +61,9 @@ struct CommTask {
   std::function<Status(MPI_Request *request)> start;
   std::function<Status(const MPI_Status &status)> finish;
   std::shared_ptr<Completion> completion;
+  /// For an ordering point (submitAfter) instead of a task: the task that
+  /// every later task starts after.
+  std::shared_ptr<Completion> after;
 };
 
 class CommThread {
@@ -71,6 +75,10 @@ public:
 
   /// Queues a task; its completion is set once it is done.
   std::shared_ptr<Completion> submit(CommTask task);
+  /// Starts the tasks queued after this call only once `task` (queued
+  /// before) is done, as cudaStreamWaitEvent orders a stream; the thread
+  /// keeps progressing the posted requests meanwhile.
+  void submitAfter(std::shared_ptr<Completion> task);
   /// Drains the queue and the posted requests, then ends the thread.
   void stop();
 

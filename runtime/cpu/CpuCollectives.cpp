@@ -49,15 +49,21 @@ std::string pointerText(const void *pointer) { return concat(pointer); }
 /// A pending CPU collective: waiting blocks the compute thread.
 class CpuAsyncOp final : public AsyncOp {
 public:
-  CpuAsyncOp(std::shared_ptr<Completion> completion, TraceRecorder &trace)
-      : completion(std::move(completion)), trace(trace) {}
+  CpuAsyncOp(std::shared_ptr<Completion> completion, CommThread &comm,
+             TraceRecorder &trace)
+      : completion(std::move(completion)), comm(comm), trace(trace) {}
   Status wait() override {
     TraceSpan span(trace, "wait", TraceCategory::Wait, 0);
     return completion->wait();
   }
+  Status orderCommunicationAfter() override {
+    comm.submitAfter(completion);
+    return Status::ok();
+  }
 
 private:
   std::shared_ptr<Completion> completion;
+  CommThread &comm;
   TraceRecorder &trace;
 };
 
@@ -427,7 +433,8 @@ Status CpuBackend::collective(const CollectiveOp &op,
   };
   std::shared_ptr<Completion> completion = comm.submit(std::move(task));
   if (async) {
-    *async = std::make_unique<CpuAsyncOp>(std::move(completion), env.trace);
+    *async =
+        std::make_unique<CpuAsyncOp>(std::move(completion), comm, env.trace);
     return Status::ok();
   }
   TraceSpan span(env.trace, "wait", TraceCategory::Wait, 0);

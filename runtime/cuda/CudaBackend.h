@@ -51,6 +51,7 @@ public:
       : backend(backend), done(done) {}
   ~CudaAsyncOp() override { cudaEventDestroy(done); }
   Status wait() override;
+  Status orderCommunicationAfter() override;
 
 private:
   CudaBackend &backend;
@@ -95,6 +96,9 @@ public:
 
   /// Makes the compute stream wait for `done` (recorded or about to be).
   Status waitOnCompute(cudaEvent_t done);
+  /// Orders the communication stream after `done`: what is issued on it
+  /// from now on starts after that event.
+  Status waitOnComm(cudaEvent_t done);
 
 private:
   /// Records the start of a traced span on `stream`; endSpan records its end.

@@ -62,6 +62,17 @@ const char *ncclReduceOpName(int32_t reduction) {
 
 Status CudaAsyncOp::wait() { return backend.waitOnCompute(done); }
 
+Status CudaAsyncOp::orderCommunicationAfter() {
+  return backend.waitOnComm(done);
+}
+
+Status CudaBackend::waitOnComm(cudaEvent_t done) {
+  // A held send or receive has no recorded event until it is issued.
+  DDPRT_RETURN_IF_ERROR(flushPointToPoint());
+  return checkCuda(cudaStreamWaitEvent(commStream, done, 0),
+                   "cudaStreamWaitEvent(comm, done)");
+}
+
 Status CudaBackend::waitOnCompute(cudaEvent_t done) {
   // A held send or receive has no recorded event until it is issued.
   DDPRT_RETURN_IF_ERROR(flushPointToPoint());

@@ -205,7 +205,6 @@ double finishInClosedForm(const TimelineReplay &replay,
     for (size_t index : issuedAt[event]) {
       const Bucket &bucket = layout.buckets[index];
       ShardedTail sharded = replay.getShardedTail(bucket);
-      replay.issueAcrossInstances(state);
       replay.issueBucket(
           state, replay.getIssueTime(bucket),
           replay.getCosts().stream[bucket.entries.front().gradient],

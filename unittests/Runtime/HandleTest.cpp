@@ -98,6 +98,62 @@ TEST_F(HandleTest, FailedJoinConsumesNothing) {
   DDPRT_EXPECT_OK(context, ddprt_free(context, a));
 }
 
+// ddp's `async after`: an all-reduce issued after a reduce-scatter reads its
+// result with no wait between them. Without ddprt_comm_wait the CPU
+// backend's communication thread would start the all-reduce while the
+// reduce-scatter is still posted, and read the shard before it is written.
+TEST_F(HandleTest, CommWaitOrdersTheNextCollectiveAfterAnOp) {
+  int world = ddprt::test::worldSize();
+  int32_t group = groupOf("dp,tp");
+  for (int64_t numel : {int64_t(1), int64_t(4096), int64_t(1) << 18}) {
+    void *input = upload(DDPRT_DTYPE_F32,
+                         std::vector<double>(size_t(numel * world), 1.0));
+    void *shard = upload(DDPRT_DTYPE_F32, std::vector<double>(size_t(numel)));
+    ddprt_handle handles[2] = {0, 0};
+    DDPRT_EXPECT_OK(context, ddprt_reduce_scatter(
+                                 context, group, DDPRT_REDUCTION_SUM,
+                                 DDPRT_DTYPE_F32, numel, input, shard,
+                                 &handles[0]));
+    DDPRT_EXPECT_OK(context, ddprt_comm_wait(context, handles[0]));
+    DDPRT_EXPECT_OK(context, ddprt_all_reduce(context, group,
+                                              DDPRT_REDUCTION_SUM,
+                                              DDPRT_DTYPE_F32, numel, shard,
+                                              shard, &handles[1]));
+    // The handle ordered after is still outstanding; one join consumes both.
+    ddprt_handle joined = 0;
+    DDPRT_EXPECT_OK(context, ddprt_join(context, handles, 2, &joined));
+    DDPRT_EXPECT_OK(context, ddprt_wait(context, joined));
+    EXPECT_EQ(download(DDPRT_DTYPE_F32, shard, numel),
+              std::vector<double>(size_t(numel), double(world) * world))
+        << numel << " elements";
+    for (void *buffer : {input, shard})
+      DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+  }
+}
+
+TEST_F(HandleTest, CommWaitAfterAJoinAndOnStaleHandles) {
+  void *a = nullptr, *b = nullptr, *c = nullptr;
+  ddprt_handle handles[] = {issue(a), issue(b)};
+  ddprt_handle joined = 0;
+  DDPRT_EXPECT_OK(context, ddprt_join(context, handles, 2, &joined));
+  DDPRT_EXPECT_OK(context, ddprt_comm_wait(context, joined));
+  ddprt_handle after = issue(c);
+  DDPRT_EXPECT_OK(context, ddprt_wait(context, after));
+  DDPRT_EXPECT_OK(context, ddprt_wait(context, joined));
+  for (void *buffer : {a, b, c})
+    expectSummed(buffer);
+  // A consumed handle and one never issued are errors that name it.
+  EXPECT_EQ(ddprt_comm_wait(context, joined), DDPRT_ERROR_BAD_HANDLE);
+  EXPECT_NE(std::string(ddprt_last_error(context))
+                .find("ddprt_comm_wait: handle " + std::to_string(joined) +
+                      " is not outstanding"),
+            std::string::npos)
+      << ddprt_last_error(context);
+  EXPECT_EQ(ddprt_comm_wait(context, 0), DDPRT_ERROR_BAD_HANDLE);
+  for (void *buffer : {a, b, c})
+    DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+}
+
 TEST(HandleLifetimeTest, FinalizeReportsHandlesNeverWaited) {
   ddprt_context *context = nullptr;
   ASSERT_EQ(ddprt_init(DDPRT_ABI_VERSION, meshForWorld().c_str(),

@@ -26,10 +26,9 @@
 // With several distributed-optimizer instances (BucketCosts::numInstances)
 // the reduce-scatter and the all-gathers run within an instance, and each
 // bucket's shard is all-reduced across the instances on a stream of its
-// own, as ddp-overlap-grad-reduce places it: after a wait for the
-// reduce-scatter right before the next bucket is issued, and for the last
-// bucket after the step's last reduction; its wait replaces the
-// reduce-scatter's before the shard optimizer.
+// own, as ddp-overlap-grad-reduce places it: issued with the
+// reduce-scatter and started when that ends (`async after`); its wait
+// replaces the reduce-scatter's before the shard optimizer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -181,10 +180,6 @@ public:
   void addParamUse(size_t gradient, size_t ordinal);
   /// Ends the backward part: what follows consumes the reduced gradients.
   void beginTail();
-  /// A gradient's reduction in the unscheduled step: the first begins the
-  /// tail; with several distributed-optimizer instances the last bucket's
-  /// all-reduce across them goes after the last.
-  void addReduction();
   /// A kernel of the tail that uses the reduced `gradients`.
   void addTailCompute(double seconds, llvm::ArrayRef<size_t> gradients = {});
   /// The optimizer update of `gradient`'s parameter: a tail kernel that the
@@ -220,8 +215,6 @@ private:
   std::vector<Item> backward;
   bool inTail = false;
   std::vector<TailItem> tail;
-  /// The tail position right after the last reduction.
-  size_t reductionsEnd = 0;
   /// A problem noticed while building, reported by verify().
   std::string buildError;
 };
@@ -261,15 +254,6 @@ public:
     /// work issued before it, plus the tail's kernels from its position.
     /// Plus the final sharded work, it bounds the step (see finish()).
     double acrossBound = -std::numeric_limits<double>::infinity();
-    /// With several instances: the bucket issued last, whose all-reduce
-    /// across instances is issued with the next bucket or in the tail
-    /// (issueAcrossInstances()), and its sharded work joins the above then.
-    struct PendingBucket {
-      double reduceScatterEnd;
-      size_t firstUse;
-      ShardedTail sharded;
-    };
-    std::optional<PendingBucket> pending;
   };
 
   /// Points of the backward part where the state matters beyond the compute
@@ -301,23 +285,17 @@ public:
   /// Issues a bucket at the current point: `issueSeconds` of kernels, then
   /// its collective on `stream`, waited before tail position `firstUse`;
   /// with the distributed optimizer `sharded` is its work in the tail.
-  /// Returns when the collective ends. With several instances the bucket
-  /// becomes the state's pending bucket: call issueAcrossInstances() first.
+  /// Returns when the collective ends; with several instances, when the
+  /// all-reduce of the shard across them, issued right after it and
+  /// started once it ends, does.
   double issueBucket(State &state, double issueSeconds, unsigned stream,
                      double collectiveSeconds, size_t firstUse,
                      const ShardedTail *sharded = nullptr) const;
-  /// With several instances, where ddp-overlap-grad-reduce puts them before
-  /// the next bucket's issue: the wait for the pending bucket's
-  /// reduce-scatter and its asynchronous all-reduce across instances.
-  /// Returns when that ends; nothing happens (and nullopt is returned)
-  /// without a pending bucket.
-  std::optional<double> issueAcrossInstances(State &state) const;
   /// The step time, from the state where the tail begins. With the
   /// distributed optimizer, in closed form on the overlap model only (no
   /// slowdown: what the search runs on); evaluate() replays the tail op by
-  /// op. With several instances the closed form issues the last bucket's
-  /// all-reduce across them at the start of the tail, and takes the tail's
-  /// bucket order to be their issue order: it is exact where both hold.
+  /// op. With several instances the closed form takes the tail's bucket
+  /// order to be their issue order: it is exact where that holds.
   double finish(const State &state) const;
 
   /// Replaces components of `state` that cannot affect the step time by the
@@ -352,22 +330,20 @@ private:
                       const ShardedTail &sharded) const;
   /// Issues the buckets of `layout` that follow event `event`, recording
   /// when each one's reduction ends in `reductionEnd` (across instances,
-  /// with several) and the last one issued in `lastIssued`.
+  /// with several).
   void issueBucketsAt(size_t event, const BucketLayout &layout,
                       llvm::ArrayRef<std::vector<size_t>> issuedAt,
                       llvm::ArrayRef<ShardedTail> sharded, State &state,
-                      std::vector<double> &reductionEnd,
-                      size_t &lastIssued) const;
+                      std::vector<double> &reductionEnd) const;
   /// Runs the distributed optimizer's tail on `state`'s clock, where every
   /// bucket of `layout` was issued and its reduction ends at
-  /// `reductionEnd`, bucket `lastIssued` last (with several instances its
-  /// all-reduce across them is still pending). With overlap-param-gather,
+  /// `reductionEnd`. With overlap-param-gather,
   /// `beforeShardOptimizer(bucket, group)` runs between the group's cast
   /// and its shard optimizer, and the group's updated shard is written into
   /// the parameters instead of gathered.
   double replayShardedTail(
       const BucketLayout &layout, llvm::ArrayRef<ShardedTail> sharded,
-      std::vector<double> &reductionEnd, size_t lastIssued, State &state,
+      llvm::ArrayRef<double> reductionEnd, State &state,
       llvm::function_ref<void(size_t, size_t)> beforeShardOptimizer = {}) const;
   /// evaluate() with overlap-param-gather.
   double evaluateWithParamGather(const BucketLayout &layout) const;
@@ -406,8 +382,6 @@ private:
   /// skipped in the replay), and getAnchor() per stream.
   std::vector<StepTimeline::TailItem> tail;
   std::vector<size_t> anchor;
-  /// The timeline's reductionsEnd.
-  size_t reductionsEnd = 0;
   /// Compute-stream time of the backward from the segment before event i to
   /// the tail, with nothing in flight beside it.
   std::vector<double> backwardSuffix;

@@ -33,7 +33,7 @@ extern "C" {
 
 /* Bumped on every change to a signature, a constant or a struct below; the
  * compiler passes the version it was built with to ddprt_init. */
-#define DDPRT_ABI_VERSION 4
+#define DDPRT_ABI_VERSION 5
 
 #if defined(__GNUC__)
 #define DDPRT_EXPORT __attribute__((visibility("default")))
@@ -163,6 +163,7 @@ DDPRT_STATIC_ASSERT(sizeof(ddprt_status) == 4, "statuses are 32-bit");
 #define DDPRT_SYM_RECV "ddprt_recv"
 #define DDPRT_SYM_WAIT "ddprt_wait"
 #define DDPRT_SYM_JOIN "ddprt_join"
+#define DDPRT_SYM_COMM_WAIT "ddprt_comm_wait"
 #define DDPRT_SYM_SGD "ddprt_sgd"
 #define DDPRT_SYM_ADAM "ddprt_adam"
 #define DDPRT_SYM_SYNCHRONIZE "ddprt_synchronize"
@@ -411,6 +412,15 @@ DDPRT_EXPORT ddprt_status ddprt_wait(ddprt_context *context,
 DDPRT_EXPORT ddprt_status ddprt_join(ddprt_context *context,
                                      const ddprt_handle *handles, int32_t count,
                                      ddprt_handle *joined);
+
+/* Orders the communication issued after this call after the op of `handle`,
+ * without holding the compute stream (as cudaStreamWaitEvent orders a
+ * stream): an asynchronous collective issued next may read what that op
+ * writes. The handle stays outstanding (it is not consumed). The lowering of
+ * `async after %t` calls it for each token, issues the op, and joins the
+ * tokens into the op's handle. */
+DDPRT_EXPORT ddprt_status ddprt_comm_wait(ddprt_context *context,
+                                          ddprt_handle handle);
 
 /*===----------------------------------------------------------------------===*
  * Optimizer (on the compute stream)

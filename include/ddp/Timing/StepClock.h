@@ -9,7 +9,9 @@
 //     times slower;
 //   - each communication stream (one per process group) runs its collectives
 //     in issue order, each from when it is issued or when the one before it
-//     ends, whichever is later (NCCL serializes a communicator's operations);
+//     ends, whichever is later (NCCL serializes a communicator's operations),
+//     and a collective issued after other asynchronous ops (`async after`)
+//     not before they end;
 //   - a synchronous collective, and a wait, hold the compute stream until the
 //     collective ends;
 //   - the step ends when the last stream goes idle.
@@ -95,9 +97,11 @@ public:
     double start;
     double end;
   };
-  /// Issues a collective that takes `seconds` on `stream`; returns when it
-  /// runs.
-  Interval issueCollective(unsigned stream, double seconds);
+  /// Issues a collective that takes `seconds` on `stream`, not to start
+  /// before `notBefore` (the end of asynchronous ops it is issued after,
+  /// which are in flight until then); returns when it runs.
+  Interval issueCollective(unsigned stream, double seconds,
+                           double notBefore = 0);
 
   /// Holds the compute stream until `time`; returns how long it was held (0
   /// when `time` has passed).

@@ -2,7 +2,9 @@
 //
 // Patterns for the step's communication: each collective becomes its
 // runtime call with the group of its axes; an asynchronous one passes the
-// stack slot of its token's ddprt_handle, which ddp.wait and ddp.join read.
+// stack slot of its token's ddprt_handle, which ddp.wait and ddp.join read,
+// and one issued after others (`async after`) orders the communication
+// after them with ddprt_comm_wait and joins their handles into its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,12 +36,14 @@ struct AllReduceLowering : StepOpPattern<AllReduceOp> {
   using StepOpPattern::StepOpPattern;
   void lower(AllReduceOp op, Adaptor adaptor,
              StepOpLowering &step) const override {
-    step.call(RuntimeFunction::AllReduce,
-              {step.context(), step.getGroup(),
-               step.i32(getRuntimeReduction(op.getReduction())),
-               step.i32(getDType(op.getInput())),
-               step.i64(ddp::getNumElements(op.getInput().getType())),
-               adaptor.getInput(), step.result(), step.handleArgument()});
+    step.callCollective(
+        RuntimeFunction::AllReduce,
+        {step.context(), step.getGroup(),
+         step.i32(getRuntimeReduction(op.getReduction())),
+         step.i32(getDType(op.getInput())),
+         step.i64(ddp::getNumElements(op.getInput().getType())),
+         adaptor.getInput(), step.result()},
+        adaptor.getAsyncDependencies());
   }
 };
 
@@ -47,12 +51,14 @@ struct ReduceScatterLowering : StepOpPattern<ReduceScatterOp> {
   using StepOpPattern::StepOpPattern;
   void lower(ReduceScatterOp op, Adaptor adaptor,
              StepOpLowering &step) const override {
-    step.call(RuntimeFunction::ReduceScatter,
-              {step.context(), step.getGroup(),
-               step.i32(getRuntimeReduction(op.getReduction())),
-               step.i32(getDType(op.getInput())),
-               step.i64(ddp::getNumElements(op.getResult().getType())),
-               adaptor.getInput(), step.result(), step.handleArgument()});
+    step.callCollective(
+        RuntimeFunction::ReduceScatter,
+        {step.context(), step.getGroup(),
+         step.i32(getRuntimeReduction(op.getReduction())),
+         step.i32(getDType(op.getInput())),
+         step.i64(ddp::getNumElements(op.getResult().getType())),
+         adaptor.getInput(), step.result()},
+        adaptor.getAsyncDependencies());
   }
 };
 
@@ -60,33 +66,39 @@ struct AllGatherLowering : StepOpPattern<AllGatherOp> {
   using StepOpPattern::StepOpPattern;
   void lower(AllGatherOp op, Adaptor adaptor,
              StepOpLowering &step) const override {
-    step.call(RuntimeFunction::AllGather,
-              {step.context(), step.getGroup(),
-               step.i32(getDType(op.getInput())),
-               step.i64(ddp::getNumElements(op.getInput().getType())),
-               adaptor.getInput(), step.result(), step.handleArgument()});
+    step.callCollective(
+        RuntimeFunction::AllGather,
+        {step.context(), step.getGroup(), step.i32(getDType(op.getInput())),
+         step.i64(ddp::getNumElements(op.getInput().getType())),
+         adaptor.getInput(), step.result()},
+        adaptor.getAsyncDependencies());
   }
 };
 
 struct SendLowering : StepOpPattern<SendOp> {
   using StepOpPattern::StepOpPattern;
   void lower(SendOp op, Adaptor adaptor, StepOpLowering &step) const override {
-    step.call(RuntimeFunction::Send,
-              {step.context(), step.getGroup(), step.i64(op.getOffset()),
-               step.i32(getDType(op.getInput())),
-               step.i64(ddp::getNumElements(op.getInput().getType())),
-               adaptor.getInput(), step.handleArgument()});
+    step.callCollective(
+        RuntimeFunction::Send,
+        {step.context(), step.getGroup(), step.i64(op.getOffset()),
+         step.i32(getDType(op.getInput())),
+         step.i64(ddp::getNumElements(op.getInput().getType())),
+         adaptor.getInput()},
+        adaptor.getAsyncDependencies());
   }
 };
 
 struct RecvLowering : StepOpPattern<RecvOp> {
   using StepOpPattern::StepOpPattern;
-  void lower(RecvOp op, Adaptor, StepOpLowering &step) const override {
-    step.call(RuntimeFunction::Recv,
-              {step.context(), step.getGroup(), step.i64(op.getOffset()),
-               step.i32(getDType(op.getResult())),
-               step.i64(ddp::getNumElements(op.getResult().getType())),
-               step.result(), step.handleArgument()});
+  void lower(RecvOp op, Adaptor adaptor,
+             StepOpLowering &step) const override {
+    step.callCollective(
+        RuntimeFunction::Recv,
+        {step.context(), step.getGroup(), step.i64(op.getOffset()),
+         step.i32(getDType(op.getResult())),
+         step.i64(ddp::getNumElements(op.getResult().getType())),
+         step.result()},
+        adaptor.getAsyncDependencies());
   }
 };
 

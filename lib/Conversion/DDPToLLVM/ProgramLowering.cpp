@@ -362,6 +362,33 @@ Value StepOpLowering::handleArgument() {
   return slot;
 }
 
+void StepOpLowering::callCollective(RuntimeFunction function,
+                                    SmallVector<Value> arguments,
+                                    ValueRange dependencySlots) {
+  RewriterBase &b = entry().getBuilder();
+  Type i64Type = entry().getI64Type();
+  SmallVector<Value> dependencies;
+  for (Value slot : dependencySlots) {
+    dependencies.push_back(LLVM::LoadOp::create(b, loc, i64Type, slot));
+    call(RuntimeFunction::CommWait, {context(), dependencies.back()});
+  }
+  Value handle = handleArgument();
+  arguments.push_back(handle);
+  call(function, arguments);
+  if (dependencies.empty())
+    return;
+  dependencies.push_back(LLVM::LoadOp::create(b, loc, i64Type, handle));
+  Value handles = program.joinArray;
+  for (auto [index, value] : llvm::enumerate(dependencies)) {
+    Value element = LLVM::GEPOp::create(
+        b, loc, entry().getPtrType(), i64Type, handles,
+        ArrayRef<LLVM::GEPArg>{entry().gepIndex(loc, index)});
+    LLVM::StoreOp::create(b, loc, value, element);
+  }
+  call(RuntimeFunction::Join,
+       {context(), handles, i32(dependencies.size()), handle});
+}
+
 void StepOpLowering::finish(ConversionPatternRewriter &rewriter) {
   for (auto [index, value] : llvm::enumerate(results))
     if (!value)

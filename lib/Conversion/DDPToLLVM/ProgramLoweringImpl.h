@@ -186,6 +186,14 @@ public:
   /// The handle slot of an async op's token (it becomes the token's value),
   /// or null for a synchronous one.
   mlir::Value handleArgument();
+  /// Calls the collective `function` with `arguments` and the handle slot
+  /// (handleArgument()) last. An op issued after others (`async after`)
+  /// first orders the communication after each of `dependencySlots`
+  /// (ddprt_comm_wait), and its handle then joins theirs, which it
+  /// consumes.
+  void callCollective(RuntimeFunction function,
+                      llvm::SmallVector<mlir::Value> arguments,
+                      mlir::ValueRange dependencySlots);
   /// The group of the collective being lowered.
   mlir::Value getGroup() {
     return getGroup(mlir::cast<CollectiveOpInterface>(op).getAxesAttr());

@@ -217,6 +217,10 @@ public:
     }
     for (auto join : body.getOps<JoinOp>())
       maxJoined = std::max(maxJoined, join.getTokens().size());
+    // An op issued after others joins their handles into its own.
+    for (auto async : body.getOps<AsyncOpInterface>())
+      if (size_t dependencies = async.getAsyncDependencies().size())
+        maxJoined = std::max(maxJoined, dependencies + 1);
     Type tensorType = getRuntimeTensorType(rewriter.getContext());
     if (maxInputs)
       program.inputArray = entry.allocaAtEntry(loc, tensorType, maxInputs);

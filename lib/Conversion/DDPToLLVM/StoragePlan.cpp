@@ -185,10 +185,13 @@ std::optional<unsigned> StepAnalysis::getNextUpdate(StringAttr param,
 }
 
 unsigned StepAnalysis::getCompletion(Value token) const {
-  // The verifier guarantees one consumer, a wait or a join.
+  // The verifier guarantees one consumer: a wait, a join, or an op issued
+  // after the token's op, whose own completion covers it.
   Operation *consumer = *token.user_begin();
   if (auto join = dyn_cast<JoinOp>(consumer))
     return getCompletion(join.getResult());
+  if (auto dependent = dyn_cast<AsyncOpInterface>(consumer))
+    return getCompletion(dependent.getAsyncToken());
   return getPosition(consumer);
 }
 

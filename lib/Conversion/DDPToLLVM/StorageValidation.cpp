@@ -90,6 +90,8 @@ unsigned StorageValidator::getCompletion(Value token) const {
   for (Operation *user : token.getUsers()) {
     if (auto join = dyn_cast<JoinOp>(user))
       last = std::max(last, getCompletion(join.getResult()));
+    else if (auto dependent = dyn_cast<AsyncOpInterface>(user))
+      last = std::max(last, getCompletion(dependent.getAsyncToken()));
     else
       last = std::max(last, position.lookup(user));
   }

@@ -275,6 +275,49 @@ func.func @step(%x: tensor<2x3xbf16>, %y: tensor<3x2xbf16>) {
 
 // -----
 
+// An all-reduce issued after a reduce-scatter (`async after`, the shard of a
+// distributed-optimizer bucket all-reduced across instances): the
+// communication is ordered after the reduce-scatter's handle
+// (ddprt_comm_wait), the all-reduce reads its result with no wait between,
+// and the reduce-scatter's handle joins the all-reduce's, which the one
+// wait takes.
+
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK-DAG: %[[TWO:.*]] = llvm.mlir.constant(2 : i32)
+// CHECK-DAG: %[[PAIR:.*]] = llvm.mlir.constant(2 : i64)
+// CHECK-DAG: %[[HANDLES:.*]] = llvm.alloca %[[PAIR]] x i64 : (i64) -> !llvm.ptr
+// CHECK: llvm.call @ddprt_reduce_scatter(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[SHARD:.*]], %[[RS:[0-9]+]])
+// CHECK-NOT: ddprt_wait
+// CHECK: %[[H0:.*]] = llvm.load %[[RS]] : !llvm.ptr -> i64
+// CHECK-NEXT: llvm.call @ddprt_comm_wait(%{{.*}}, %[[H0]])
+// CHECK: llvm.call @ddprt_all_reduce(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[SHARD]], %{{.*}}, %[[AR:[0-9]+]])
+// CHECK: %[[H1:.*]] = llvm.load %[[AR]] : !llvm.ptr -> i64
+// CHECK: %[[E0:.*]] = llvm.getelementptr %[[HANDLES]][0] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK: llvm.store %[[H0]], %[[E0]] : i64, !llvm.ptr
+// CHECK: %[[E1:.*]] = llvm.getelementptr %[[HANDLES]][1] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK: llvm.store %[[H1]], %[[E1]] : i64, !llvm.ptr
+// CHECK: llvm.call @ddprt_join(%{{.*}}, %[[HANDLES]], %[[TWO]], %[[AR]])
+// CHECK-NOT: ddprt_wait
+// CHECK: llvm.call @ddprt_gemm(
+// CHECK: %[[J:.*]] = llvm.load %[[AR]] : !llvm.ptr -> i64
+// CHECK-NEXT: llvm.call @ddprt_wait(%{{.*}}, %[[J]])
+// CHECK-NOT: ddprt_wait
+// CHECK: llvm.call @ddprt_shard_sgd(
+
+ddp.mesh @world(dp_replicate = 2, dp_shard = 2)
+ddp.param @w : tensor<8xf32>
+
+func.func @step(%g: tensor<8xf32>, %x: tensor<4x4xf32>) {
+  %s, %t0 = ddp.reduce_scatter sum %g over @world[dp_shard] async : tensor<8xf32> -> tensor<4xf32>
+  %r, %t1 = ddp.all_reduce sum %s over @world[dp_replicate] async after %t0 : tensor<4xf32>
+  %y = ddp.gemm fwd %x, %x : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  ddp.wait %t1
+  %n = ddp.shard_sgd %r params [@w] offsets [0] over @world[dp_shard] lr 0.1 : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
 // A NaN/Inf check names the bucket and where each parameter's gradient lies
 // in it, so that the runtime's message (which gives the first bad element)
 // says whose gradient is not finite.

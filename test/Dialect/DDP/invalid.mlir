@@ -284,9 +284,41 @@ func.func @f(%g: tensor<4xf32>) {
 
 ddp.mesh @world(dp = 2)
 func.func @f(%g: tensor<4xf32>) -> !ddp.token {
-  // expected-error @+1 {{'ddp.all_reduce' op returns a token consumed by 'func.return'; only ddp.wait and ddp.join may consume a token}}
+  // expected-error @+1 {{'ddp.all_reduce' op returns a token consumed by 'func.return'; only ddp.wait, ddp.join and an asynchronous op issued after it may consume a token}}
   %r, %t = ddp.all_reduce sum %g over @world[dp] async : tensor<4xf32>
   return %t : !ddp.token
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+func.func @f(%g: tensor<4xf32>) {
+  %r, %t = ddp.all_reduce sum %g over @world[dp] async : tensor<4xf32>
+  // expected-error @+1 {{'ddp.all_reduce' op is issued after 1 token(s) but is synchronous; only an 'async' collective can be issued after other asynchronous ops}}
+  %s = "ddp.all_reduce"(%r, %t) <{reduction = #ddp<reduction sum>, mesh = @world, axes = ["dp"]}> : (tensor<4xf32>, !ddp.token) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.all_reduce' op returns a token that is used 2 times; it must be waited exactly once}}
+  %r, %t = ddp.all_reduce sum %g over @world[dp] async : tensor<4xf32>
+  %s, %u = ddp.all_reduce sum %r over @world[dp] async after %t : tensor<4xf32>
+  ddp.wait %t
+  ddp.wait %u
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+// expected-note @+1 {{prior use here}}
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{use of value '%g' expects different type than prior uses: '!ddp.token' vs 'tensor<4xf32>'}}
+  %r, %t = ddp.all_reduce sum %g over @world[dp] async after %g : tensor<4xf32>
+  return
 }
 
 // -----

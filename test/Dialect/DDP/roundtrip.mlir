@@ -62,8 +62,13 @@ func.func @collectives(%g: tensor<64xf32>, %m: tensor<4x8xbf16>) {
   %rv2 = ddp.recv from 1 over @world[tp] : tensor<4x8xbf16>
   // CHECK: %[[J:.*]] = ddp.join %[[T0]], %{{.*}}, %{{.*}}
   %j = ddp.join %t0, %t1, %t2
-  // CHECK: ddp.wait %[[J]]
-  ddp.wait %j
+  // CHECK: %{{.*}}, %[[T4:.*]] = ddp.all_gather %{{.*}} over @world[tp] async after %[[J]] : tensor<4x8xbf16> -> tensor<8x8xbf16>
+  %ag2, %t4 = ddp.all_gather %m over @world[tp] async after %j : tensor<4x8xbf16> -> tensor<8x8xbf16>
+  // CHECK: %{{.*}}, %[[T5:.*]] = ddp.all_reduce sum %{{.*}} over @world[dp] async after %[[T4]], %{{.*}} : tensor<32xf32>
+  %t6 = ddp.send %m to 1 over @world[tp] async : tensor<4x8xbf16>
+  %r2, %t5 = ddp.all_reduce sum %rs over @world[dp] async after %t4, %t6 : tensor<32xf32>
+  // CHECK: ddp.wait %[[T5]]
+  ddp.wait %t5
   // CHECK: ddp.wait %{{.*}}
   ddp.wait %t3
   // CHECK: ddp.all_reduce sum %{{.*}} over @moe[edp] : tensor<64xf32>

@@ -51,9 +51,10 @@ static std::string formatShape(ArrayRef<int64_t> shape) {
   return out;
 }
 
-/// A token must be consumed exactly once, by a wait or a join: a token never
-/// waited leaves a collective that may still be writing its result, one waited
-/// twice means a schedule that lost track of it.
+/// A token must be consumed exactly once, by a wait, a join or an
+/// asynchronous op issued after it: a token never waited leaves a collective
+/// that may still be writing its result, one waited twice means a schedule
+/// that lost track of it.
 static LogicalResult verifyTokenUses(Operation *op, Value token) {
   if (!token)
     return success();
@@ -64,11 +65,27 @@ static LogicalResult verifyTokenUses(Operation *op, Value token) {
     return op->emitOpError("returns a token that is used ")
            << numUses << " times; it must be waited exactly once";
   Operation *user = *token.user_begin();
-  if (!isa<WaitOp, JoinOp>(user))
+  auto dependent = dyn_cast<AsyncOpInterface>(user);
+  if (!isa<WaitOp, JoinOp>(user) &&
+      !(dependent && llvm::is_contained(dependent.getAsyncDependencies(), token)))
     return op->emitOpError("returns a token consumed by '")
            << user->getName()
-           << "'; only ddp.wait and ddp.join may consume a token";
+           << "'; only ddp.wait, ddp.join and an asynchronous op issued "
+              "after it may consume a token";
   return success();
+}
+
+/// A collective's token rules: its own token is consumed exactly once, and
+/// only an asynchronous collective can be issued after other ops (a
+/// synchronous one runs on the compute stream, which would have to wait).
+static LogicalResult verifyAsyncCollective(Operation *op) {
+  auto async = cast<AsyncOpInterface>(op);
+  if (!async.isAsync() && !async.getAsyncDependencies().empty())
+    return op->emitOpError("is issued after ")
+           << async.getAsyncDependencies().size()
+           << " token(s) but is synchronous; only an 'async' collective can "
+              "be issued after other asynchronous ops";
+  return verifyTokenUses(op, async.getAsyncToken());
 }
 
 static FailureOr<ParamOp> lookupParam(Operation *op, FlatSymbolRefAttr name,
@@ -365,18 +382,14 @@ GradReadyOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 // Collectives
 //===----------------------------------------------------------------------===//
 
-LogicalResult AllReduceOp::verify() {
-  return verifyTokenUses(*this, getToken());
-}
+LogicalResult AllReduceOp::verify() { return verifyAsyncCollective(*this); }
 
 LogicalResult
 AllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyGroup(*this, symbolTable);
 }
 
-LogicalResult ReduceScatterOp::verify() {
-  return verifyTokenUses(*this, getToken());
-}
+LogicalResult ReduceScatterOp::verify() { return verifyAsyncCollective(*this); }
 
 LogicalResult
 ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
@@ -387,9 +400,7 @@ ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                               getResult().getType(), *groupSize);
 }
 
-LogicalResult AllGatherOp::verify() {
-  return verifyTokenUses(*this, getToken());
-}
+LogicalResult AllGatherOp::verify() { return verifyAsyncCollective(*this); }
 
 LogicalResult
 AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
@@ -400,7 +411,7 @@ AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                               getInput().getType(), *groupSize);
 }
 
-LogicalResult SendOp::verify() { return verifyTokenUses(*this, getToken()); }
+LogicalResult SendOp::verify() { return verifyAsyncCollective(*this); }
 
 LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<int64_t> groupSize = verifyGroup(*this, symbolTable);
@@ -409,7 +420,7 @@ LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyPeerOffset(*this, getOffset(), *groupSize);
 }
 
-LogicalResult RecvOp::verify() { return verifyTokenUses(*this, getToken()); }
+LogicalResult RecvOp::verify() { return verifyAsyncCollective(*this); }
 
 LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<int64_t> groupSize = verifyGroup(*this, symbolTable);

@@ -148,15 +148,30 @@ static void printReal(OpAsmPrinter &p, Operation *, FloatAttr attr) {
 }
 
 /// An optional `async`; when present the op returns a `!ddp.token`.
-static ParseResult parseAsyncToken(OpAsmParser &parser, Type &tokenType) {
-  if (succeeded(parser.parseOptionalKeyword("async")))
-    tokenType = parser.getBuilder().getType<TokenType>();
+/// `async` gives the op a token; `async after %t0, %t1` also issues it after
+/// the ops of those tokens.
+static ParseResult parseAsyncToken(
+    OpAsmParser &parser, Type &tokenType,
+    SmallVectorImpl<OpAsmParser::UnresolvedOperand> &dependencies) {
+  if (failed(parser.parseOptionalKeyword("async")))
+    return success();
+  tokenType = parser.getBuilder().getType<TokenType>();
+  if (failed(parser.parseOptionalKeyword("after")))
+    return success();
+  do {
+    if (parser.parseOperand(dependencies.emplace_back()))
+      return failure();
+  } while (succeeded(parser.parseOptionalComma()));
   return success();
 }
 
-static void printAsyncToken(OpAsmPrinter &p, Operation *, Type tokenType) {
-  if (tokenType)
-    p << "async";
+static void printAsyncToken(OpAsmPrinter &p, Operation *, Type tokenType,
+                            OperandRange dependencies) {
+  if (!tokenType)
+    return;
+  p << "async";
+  if (!dependencies.empty())
+    p << " after " << dependencies;
 }
 
 //===----------------------------------------------------------------------===//
@@ -204,23 +219,24 @@ std::optional<int64_t> ddp::getTensorSizeInBytes(Type type) {
 }
 
 Operation *ddp::createAsyncCollective(OpBuilder &builder,
-                                      Operation *collective) {
+                                      Operation *collective,
+                                      ValueRange dependencies) {
   Type token = builder.getType<TokenType>();
   if (auto allReduce = dyn_cast<AllReduceOp>(collective))
     return AllReduceOp::create(
         builder, allReduce.getLoc(), allReduce.getResult().getType(), token,
         allReduce.getReductionAttr(), allReduce.getInput(),
-        allReduce.getMeshAttr(), allReduce.getAxesAttr());
+        allReduce.getMeshAttr(), allReduce.getAxesAttr(), dependencies);
   if (auto allGather = dyn_cast<AllGatherOp>(collective))
     return AllGatherOp::create(builder, allGather.getLoc(),
                                allGather.getResult().getType(), token,
                                allGather.getInput(), allGather.getMeshAttr(),
-                               allGather.getAxesAttr());
+                               allGather.getAxesAttr(), dependencies);
   auto reduceScatter = cast<ReduceScatterOp>(collective);
   return ReduceScatterOp::create(
       builder, reduceScatter.getLoc(), reduceScatter.getResult().getType(),
       token, reduceScatter.getReductionAttr(), reduceScatter.getInput(),
-      reduceScatter.getMeshAttr(), reduceScatter.getAxesAttr());
+      reduceScatter.getMeshAttr(), reduceScatter.getAxesAttr(), dependencies);
 }
 
 int64_t ddp::getGroupSize(MeshOp mesh, ArrayAttr axes) {

@@ -568,7 +568,7 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
         costs.packTime[index] = model.memoryTime(bytes);
         costs.unpackTime[index] = model.memoryTime(bytes);
       }
-      timeline.addReduction();
+      timeline.beginTail();
       inTail = true;
       continue;
     }

@@ -260,7 +260,8 @@ void BucketizePass::materialize(BucketPlan &plan, Operation *insertAfter,
                            builder, loc, bucketTensor,
                            /*token=*/Type(),
                            ReductionAttr::get(builder.getContext(), reduction),
-                           bucket, plan.spec.mesh, plan.spec.axes))
+                           bucket, plan.spec.mesh, plan.spec.axes,
+                           /*asyncDependencies=*/ValueRange()))
                       ->getResult(0);
   Operation *unpack = mark(BucketUnpackOp::create(builder, loc, unpackedTypes,
                                                   reduced, offsetsAttr));

@@ -360,7 +360,8 @@ void DistributeOptimizerPass::shard(ShardPlan &plan) {
   auto reduceScatter = ReduceScatterOp::create(
       builder, collective.getLoc(), gradShardType, /*token=*/Type(),
       collective.getReductionAttr(), collective.getInput(),
-      collective.getMeshAttr(), plan.shardAxes);
+      collective.getMeshAttr(), plan.shardAxes,
+      /*asyncDependencies=*/ValueRange());
   reduceScatter->setDiscardableAttrs(bucketAttrs);
   // With several instances, each holds a partial reduction of the shard;
   // Megatron all-reduces it across the instances right after the
@@ -372,7 +373,7 @@ void DistributeOptimizerPass::shard(ShardPlan &plan) {
     auto acrossInstances = AllReduceOp::create(
         builder, collective.getLoc(), gradShardType, /*token=*/Type(),
         collective.getReductionAttr(), reducedShard, collective.getMeshAttr(),
-        plan.instanceAxes);
+        plan.instanceAxes, /*asyncDependencies=*/ValueRange());
     acrossInstances->setDiscardableAttrs(bucketAttrs);
     reducedShard = acrossInstances.getResult();
   }
@@ -409,7 +410,8 @@ void DistributeOptimizerPass::shard(ShardPlan &plan) {
     Value gathered =
         AllGatherOp::create(builder, loc, bucketType.clone(group.paramElement),
                             /*token=*/Type(), paramShard,
-                            collective.getMeshAttr(), plan.shardAxes)
+                            collective.getMeshAttr(), plan.shardAxes,
+                            /*asyncDependencies=*/ValueRange())
             .getResult();
     SetParamsOp::create(builder, loc, gathered, params, offsets);
   }

@@ -6,8 +6,9 @@
 // back) sink to their first use, and the collective becomes asynchronous
 // with its wait before that use. With several distributed-optimizer
 // instances a bucket has a second collective, the all-reduce of the shard
-// across instances: it is issued asynchronously once the next bucket is
-// ready, after the wait for the reduce-scatter.
+// across instances: it is issued right after the reduce-scatter, after it
+// on a communication stream (`async after`), as Megatron issues both on its
+// communication stream, and only its wait goes on the compute stream.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,10 +37,8 @@ struct BucketOps {
   /// optimizer.
   Operation *collective = nullptr;
   /// Under several distributed-optimizer instances: the all-reduce of the
-  /// reduce-scatter's shard across them, and the wait for the
-  /// reduce-scatter that goes before it.
+  /// reduce-scatter's shard across them.
   AllReduceOp acrossInstances;
-  Operation *collectiveWait = nullptr;
   SmallVector<Operation *> afterCollective;
 };
 
@@ -85,8 +84,6 @@ private:
   LogicalResult overlapStep(func::FuncOp step);
   void overlapBucket(Block &block, BlockOrder &order, BucketOps &bucket,
                      Operation *&lastIssued);
-  void issueAcrossInstances(Block &block, BlockOrder &order, BucketOps &bucket,
-                            Operation *nextBucketIssue);
 };
 
 } // namespace
@@ -148,18 +145,8 @@ LogicalResult OverlapGradReducePass::overlapStep(func::FuncOp step) {
   Block &block = step.getBody().front();
   BlockOrder order(block);
   Operation *lastIssued = nullptr;
-  BucketOps *previous = nullptr;
-  for (auto &[index, bucket] : buckets) {
+  for (auto &[index, bucket] : buckets)
     overlapBucket(block, order, bucket, lastIssued);
-    Operation *issue = bucket.beforeCollective.empty()
-                           ? bucket.collective
-                           : bucket.beforeCollective.front();
-    if (previous && previous->acrossInstances)
-      issueAcrossInstances(block, order, *previous, issue);
-    previous = &bucket;
-  }
-  if (previous && previous->acrossInstances)
-    issueAcrossInstances(block, order, *previous, /*nextBucketIssue=*/nullptr);
   return success();
 }
 
@@ -170,7 +157,8 @@ void OverlapGradReducePass::overlapBucket(Block &block, BlockOrder &order,
   if (cast<AsyncOpInterface>(collective).isAsync()) {
     // Already asynchronous (the pass ran before); keep the issue order.
     lastIssued = collective;
-    bucket.acrossInstances = nullptr;
+    if (bucket.acrossInstances)
+      lastIssued = bucket.acrossInstances;
     return;
   }
 
@@ -211,6 +199,26 @@ void OverlapGradReducePass::overlapBucket(Block &block, BlockOrder &order,
   lastIssued = async;
   ++numCollectivesMadeAsync;
 
+  // The all-reduce across instances reads the shard on the communication
+  // stream right after the reduce-scatter: the compute stream waits for the
+  // pair once, before the shard is used.
+  Operation *waited = async;
+  if (AllReduceOp acrossInstances = bucket.acrossInstances) {
+    builder.setInsertionPointAfter(async);
+    Operation *chained = createAsyncCollective(
+        builder, acrossInstances,
+        cast<AsyncOpInterface>(async).getAsyncToken());
+    chained->setDiscardableAttrs(
+        acrossInstances->getDiscardableAttrDictionary());
+    acrossInstances.getResult().replaceAllUsesWith(chained->getResult(0));
+    order.replaced(acrossInstances, chained);
+    order.movedAfter(chained, async);
+    acrossInstances->erase();
+    bucket.acrossInstances = nullptr;
+    lastIssued = waited = chained;
+    ++numCollectivesMadeAsync;
+  }
+
   // Unpacking and casts back sink to right before their first use outside
   // the bucket (an optimizer op); an op whose only users are the bucket's
   // casts goes where the first of them goes, and what nobody reads goes to
@@ -237,58 +245,13 @@ void OverlapGradReducePass::overlapBucket(Block &block, BlockOrder &order,
     order.movedBefore(op, target);
   }
   Operation *waitBefore = nullptr;
-  for (Operation *user : async->getResult(0).getUsers()) {
+  for (Operation *user : waited->getResult(0).getUsers()) {
     Operation *top = block.findAncestorOpInBlock(*user);
     if (top && (!waitBefore || order.isBefore(top, waitBefore)))
       waitBefore = top;
   }
   builder.setInsertionPoint(waitBefore ? waitBefore : terminator);
-  bucket.collectiveWait =
-      WaitOp::create(builder, async->getLoc(),
-                     cast<AsyncOpInterface>(async).getAsyncToken());
-  bucket.collectiveWait->setAttr(kBucketAttrName,
-                                 async->getAttr(kBucketAttrName));
-}
-
-/// Issues the all-reduce across instances of `bucket` asynchronously. The
-/// runtime cannot make one asynchronous collective wait for another without
-/// the compute stream, so the reduce-scatter's wait comes first: right
-/// before the next bucket is issued (`nextBucketIssue`), when the
-/// reduce-scatter has had that bucket's backward to finish; or where the
-/// all-reduce was, for the last bucket or when its result is used before
-/// the next bucket. Its own wait goes before the first use of its result.
-void OverlapGradReducePass::issueAcrossInstances(Block &block,
-                                                 BlockOrder &order,
-                                                 BucketOps &bucket,
-                                                 Operation *nextBucketIssue) {
-  AllReduceOp acrossInstances = bucket.acrossInstances;
-  auto firstUseOf = [&](Value value) {
-    Operation *first = nullptr;
-    for (Operation *user : value.getUsers()) {
-      Operation *top = block.findAncestorOpInBlock(*user);
-      if (top && (!first || order.isBefore(top, first)))
-        first = top;
-    }
-    return first;
-  };
-  Operation *firstUse = firstUseOf(acrossInstances.getResult());
-  if (nextBucketIssue &&
-      (!firstUse || order.isBefore(nextBucketIssue, firstUse))) {
-    for (Operation *op :
-         {bucket.collectiveWait, acrossInstances.getOperation()}) {
-      op->moveBefore(nextBucketIssue);
-      order.movedBefore(op, nextBucketIssue);
-    }
-  }
-  OpBuilder builder(acrossInstances);
-  Operation *async = createAsyncCollective(builder, acrossInstances);
-  async->setDiscardableAttrs(acrossInstances->getDiscardableAttrDictionary());
-  acrossInstances.getResult().replaceAllUsesWith(async->getResult(0));
-  order.replaced(acrossInstances, async);
-  acrossInstances->erase();
-  ++numCollectivesMadeAsync;
-  builder.setInsertionPoint(firstUse ? firstUse : block.getTerminator());
-  WaitOp::create(builder, async->getLoc(),
-                 cast<AsyncOpInterface>(async).getAsyncToken())
-      ->setAttr(kBucketAttrName, async->getAttr(kBucketAttrName));
+  WaitOp::create(builder, waited->getLoc(),
+                 cast<AsyncOpInterface>(waited).getAsyncToken())
+      ->setAttr(kBucketAttrName, waited->getAttr(kBucketAttrName));
 }

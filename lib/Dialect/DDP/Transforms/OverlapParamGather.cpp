@@ -171,7 +171,8 @@ void OverlapParamGatherPass::runOnOperation() {
     gather.gather = AllGatherOp::create(
         builder, loc, oldGather.getResult().getType(),
         TokenType::get(&getContext()), shard.getResult(),
-        oldGather.getMeshAttr(), oldGather.getAxesAttr());
+        oldGather.getMeshAttr(), oldGather.getAxesAttr(),
+        /*asyncDependencies=*/ValueRange());
   };
 
   // The end of the step keeps the rank's updated shard in the parameters.

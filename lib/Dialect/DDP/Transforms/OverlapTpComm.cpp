@@ -546,13 +546,13 @@ void OverlapTpCommPass::rewritePipeline(PipelineCandidate &candidate) {
       reduction = AllReduceOp::create(
           builder, collective->getLoc(), chunkReducedType, tokenType,
           allReduce.getReductionAttr(), piece, allReduce.getMeshAttr(),
-          allReduce.getAxesAttr());
+          allReduce.getAxesAttr(), /*asyncDependencies=*/ValueRange());
     else {
       auto scatter = cast<ReduceScatterOp>(collective);
       reduction = ReduceScatterOp::create(
           builder, collective->getLoc(), chunkReducedType, tokenType,
           scatter.getReductionAttr(), piece, scatter.getMeshAttr(),
-          scatter.getAxesAttr());
+          scatter.getAxesAttr(), /*asyncDependencies=*/ValueRange());
     }
     reduced.push_back(reduction->getResult(0));
     tokens.push_back(reduction->getResult(1));
@@ -591,7 +591,8 @@ void OverlapTpCommPass::rewriteGatherPipeline(PipelineCandidate &candidate) {
                                  index, count, /*interleave=*/1);
     auto chunkGather = AllGatherOp::create(
         builder, gather.getLoc(), withRows(gather.getResult()), tokenType,
-        chunk, gather.getMeshAttr(), gather.getAxesAttr());
+        chunk, gather.getMeshAttr(), gather.getAxesAttr(),
+        /*asyncDependencies=*/ValueRange());
     gathered.push_back(chunkGather.getResult());
     tokens.push_back(chunkGather.getAsyncToken());
   }

@@ -2,7 +2,8 @@
 //
 // Two properties that make a schedule safe to run:
 //  - every asynchronous op's results are read only after its token has been
-//    waited, and the token is waited exactly once;
+//    waited (or by an asynchronous op issued after it), and the token is
+//    waited exactly once;
 //  - every rank issues the same collectives in the same order. The program
 //    is SPMD with static groups, shapes and element types, so this holds as
 //    long as no collective sits where only some ranks might reach it: inside
@@ -69,25 +70,37 @@ LogicalResult VerifyCollectiveOrderPass::checkUnconditional(Operation *op,
   return success();
 }
 
-/// The token of `op` reaches exactly one wait (through joins), in `op`'s
-/// block, before any use of `op`'s results.
+/// The token of `op` reaches exactly one wait (through joins and the tokens
+/// of asynchronous ops issued after it), in `op`'s block, before any use of
+/// `op`'s results other than by those asynchronous ops.
 LogicalResult VerifyCollectiveOrderPass::checkToken(AsyncOpInterface op) {
   Value token = op.getAsyncToken();
   SmallVector<Operation *> waits;
+  // The ops issued after `op` (directly or through joins and other such
+  // ops) on a communication stream: they may read its results unwaited.
+  llvm::SmallPtrSet<Operation *, 4> issuedAfter;
   SmallVector<Value> worklist{token};
   while (!worklist.empty()) {
     Value value = worklist.pop_back_val();
     if (value.use_empty())
       return op->emitError("its token is never waited (through ")
-             << (value == token ? "no op" : "a ddp.join") << ")";
+             << (value == token ? "no op" : "a ddp.join or a dependent op")
+             << ")";
     for (Operation *user : value.getUsers()) {
-      if (auto join = dyn_cast<JoinOp>(user))
+      auto dependent = dyn_cast<AsyncOpInterface>(user);
+      if (auto join = dyn_cast<JoinOp>(user)) {
         worklist.push_back(join.getResult());
-      else if (isa<WaitOp>(user))
+      } else if (isa<WaitOp>(user)) {
         waits.push_back(user);
-      else
+      } else if (dependent && dependent.isAsync() &&
+                 llvm::is_contained(dependent.getAsyncDependencies(), value)) {
+        issuedAfter.insert(user);
+        worklist.push_back(dependent.getAsyncToken());
+      } else {
         return op->emitError("its token is used by '")
-               << user->getName() << "', which neither waits nor joins it";
+               << user->getName()
+               << "', which neither waits nor joins it nor is issued after it";
+      }
     }
   }
   if (waits.size() != 1) {
@@ -107,10 +120,20 @@ LogicalResult VerifyCollectiveOrderPass::checkToken(AsyncOpInterface op) {
     diag.attachNote(wait->getLoc()) << "the wait";
     return diag;
   }
+  for (Operation *dependent : issuedAfter)
+    if (dependent->getBlock() != block) {
+      InFlightDiagnostic diag =
+          dependent->emitError("is issued after an asynchronous op of another "
+                               "block");
+      diag.attachNote(op->getLoc()) << "the asynchronous op";
+      return diag;
+    }
   for (Value result : op->getResults()) {
     if (result == token)
       continue;
     for (Operation *user : result.getUsers()) {
+      if (issuedAfter.contains(user))
+        continue;
       Operation *inBlock = block->findAncestorOpInBlock(*user);
       if (inBlock && wait->isBeforeInBlock(inBlock))
         continue;

@@ -126,21 +126,19 @@ func.func @reduce_scatter(%ga: tensor<8xf32>, %x: tensor<4x4xf32>) {
 
 // Several distributed-optimizer instances: a bucket's reduce-scatter within
 // an instance is followed by the all-reduce of its shard across instances.
-// The reduce-scatter is issued after the bucket's last gradient; its wait
-// and the asynchronous all-reduce go right before the next bucket is issued
-// (for the last bucket, where the all-reduce was); the all-reduce's wait
-// goes before the shard optimizer.
+// Both are issued after the bucket's last gradient, the all-reduce after the
+// reduce-scatter on a communication stream (`async after`), so the compute
+// stream never waits for the reduce-scatter; the all-reduce's wait, which
+// covers both, goes before the shard optimizer.
 // CHECK-LABEL: func.func @across_instances
 // CHECK:      ddp.grad_ready @a
 // CHECK-NEXT: %[[R0:.*]], %[[T0:.*]] = ddp.reduce_scatter sum %{{.*}} over @world[dp_shard] async {ddp.bucket = 0 : i64} : tensor<8xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[A0:.*]], %[[U0:.*]] = ddp.all_reduce sum %[[R0]] over @world[dp_replicate] async after %[[T0]] {ddp.bucket = 0 : i64} : tensor<4xf32>
 // CHECK-NEXT: ddp.gemm
 // CHECK-NEXT: ddp.grad_ready @b
-// CHECK-NEXT: ddp.wait %[[T0]] {ddp.bucket = 0 : i64}
-// CHECK-NEXT: %[[A0:.*]], %[[U0:.*]] = ddp.all_reduce sum %[[R0]] over @world[dp_replicate] async {ddp.bucket = 0 : i64} : tensor<4xf32>
 // CHECK-NEXT: %[[R1:.*]], %[[T1:.*]] = ddp.reduce_scatter sum %{{.*}} over @world[dp_shard] async {ddp.bucket = 1 : i64} : tensor<8xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[A1:.*]], %[[U1:.*]] = ddp.all_reduce sum %[[R1]] over @world[dp_replicate] async after %[[T1]] {ddp.bucket = 1 : i64} : tensor<4xf32>
 // CHECK-NEXT: ddp.gemm
-// CHECK-NEXT: ddp.wait %[[T1]] {ddp.bucket = 1 : i64}
-// CHECK-NEXT: %[[A1:.*]], %[[U1:.*]] = ddp.all_reduce sum %[[R1]] over @world[dp_replicate] async {ddp.bucket = 1 : i64} : tensor<4xf32>
 // CHECK-NEXT: ddp.wait %[[U0]] {ddp.bucket = 0 : i64}
 // CHECK-NEXT: ddp.shard_sgd %[[A0]]
 // CHECK-NEXT: ddp.wait %[[U1]] {ddp.bucket = 1 : i64}

@@ -18,6 +18,18 @@ func.func @scheduled(%g: tensor<8xf32>, %h: tensor<8xf32>) -> tensor<8xf32> {
   return %y : tensor<8xf32>
 }
 
+// An all-reduce issued after a reduce-scatter (`async after`) reads its
+// result unwaited; the one wait covers both.
+// CHECK-LABEL: func.func @chained
+// CHECK: async after
+func.func @chained(%g: tensor<8xf32>) -> tensor<4xf32> {
+  %r, %t = ddp.reduce_scatter sum %g over @world[dp] async : tensor<8xf32> -> tensor<4xf32>
+  %a, %u = ddp.all_reduce sum %r over @world[tp] async after %t : tensor<4xf32>
+  ddp.wait %u
+  %y = ddp.compute "add"(%a, %r) flops 4.0 bytes 48.0 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
 // A function that issues collectives, called unconditionally.
 // CHECK-LABEL: func.func @caller
 func.func private @reduce(%g: tensor<8xf32>) -> tensor<8xf32> {
@@ -57,6 +69,21 @@ func.func @read_before_joined_wait(%g: tensor<8xf32>, %h: tensor<8xf32>) -> tens
   return %s : tensor<8xf32>
 }
 ddp.param @w : tensor<8xf32>
+
+// -----
+
+ddp.mesh @world(dp = 2, tp = 2)
+func.func @read_before_chained_wait(%g: tensor<8xf32>) -> tensor<4xf32> {
+  // expected-note @+1 {{the asynchronous op}}
+  %r, %t = ddp.reduce_scatter sum %g over @world[dp] async : tensor<8xf32> -> tensor<4xf32>
+  %a, %u = ddp.all_reduce sum %r over @world[tp] async after %t : tensor<4xf32>
+  // expected-error @+1 {{uses the result of 'ddp.reduce_scatter' before its token is waited}}
+  %y = ddp.compute "read"(%r) flops 4.0 bytes 32.0 : (tensor<4xf32>) -> tensor<4xf32>
+  // expected-note @+1 {{the wait}}
+  ddp.wait %u
+  return %a : tensor<4xf32>
+}
+
 
 // -----
 

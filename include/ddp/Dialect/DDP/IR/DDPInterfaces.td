@@ -11,7 +11,8 @@ def DDP_AsyncOpInterface : OpInterface<"AsyncOpInterface"> {
     An op that runs either synchronously on the compute stream or, when it
     returns a `!ddp.token`, asynchronously on a communication stream. Passes
     that overlap communication treat every such op alike through this
-    interface.
+    interface. An asynchronous op may be issued after other asynchronous
+    ops (its dependencies) and then read their results without a wait.
   }];
   let methods = [
     InterfaceMethod<"The token, or null when the op is synchronous.",
@@ -19,6 +20,13 @@ def DDP_AsyncOpInterface : OpInterface<"AsyncOpInterface"> {
       [{ return $_op.getToken(); }]>,
     InterfaceMethod<"Whether the op is issued asynchronously.",
       "bool", "isAsync", (ins), [{ return $_op.getAsyncToken() != nullptr; }]>,
+    InterfaceMethod<[{
+        The tokens of the asynchronous ops this one is issued after, on a
+        communication stream and without holding the compute stream
+        (`async after %t`); it consumes them.
+      }],
+      "::mlir::OperandRange", "getAsyncDependencies", (ins), [{}],
+      [{ return $_op.getAsyncDependencies(); }]>,
   ];
 }
 

@@ -59,10 +59,12 @@ std::optional<int64_t> getTensorSizeInBytes(mlir::Type type);
 
 /// Creates, at `builder`'s insertion point, the asynchronous form of the
 /// synchronous all-reduce, reduce-scatter or all-gather `collective`: the
-/// same operands and inherent attributes, and a token. The discardable
-/// attributes are the caller's to carry over.
+/// same operands and inherent attributes, and a token, issued after the ops
+/// of `dependencies`. The discardable attributes are the caller's to carry
+/// over.
 mlir::Operation *createAsyncCollective(mlir::OpBuilder &builder,
-                                       mlir::Operation *collective);
+                                       mlir::Operation *collective,
+                                       mlir::ValueRange dependencies = {});
 
 /// Element count of a statically shaped tensor type.
 inline int64_t getNumElements(mlir::Type type) {

@@ -261,14 +261,16 @@ def DDP_GradReadyOp : DDP_ParamUserOp<"grad_ready",
 // Collectives
 //===----------------------------------------------------------------------===//
 
-/// Collectives share their process group (mesh + axes) and an optional
-/// token: present when the collective is issued asynchronously.
+/// Collectives share their process group (mesh + axes), an optional token
+/// (present when the collective is issued asynchronously) and the tokens of
+/// the asynchronous ops it is issued after (`async after %t`).
 class DDP_CollectiveOp<string mnemonic, list<Trait> traits = []>
     : DDP_Op<mnemonic, !listconcat(traits, [
           DDP_OnComputeStream,
           DeclareOpInterfaceMethods<SymbolUserOpInterface>,
           DDP_AsyncOpInterface, DDP_CollectiveOpInterface])> {
-  dag commonArgs = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes);
+  dag commonArgs = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
+                        Variadic<DDP_TokenType>:$asyncDependencies);
   let hasVerifier = 1;
   // What this rank sends; recv overrides it with what it receives.
   let extraClassDeclaration = [{
@@ -285,6 +287,14 @@ def DDP_AllReduceOp : DDP_CollectiveOp<"all_reduce",
     cross-entropy) of the group's inputs. With `async` it also returns a token and
     runs on a communication stream.
 
+    `async after %t, ...` (every collective has it) issues the collective on
+    a communication stream once the asynchronous ops of the listed tokens
+    are done, without holding the compute stream: it may read their
+    results, and it consumes their tokens, so that waiting its own token
+    covers them too. Megatron's distributed optimizer with several
+    instances all-reduces each bucket's shard across the instances so,
+    right after the reduce-scatter that produces it.
+
     `avg` over `n` ranks is a pre-multiplied sum, as NCCL's `ncclAvg` for
     floating point: each input is first scaled by `1/n` exactly as
     `ddp.scale` scales it, then the results are summed. So `avg` equals
@@ -294,6 +304,9 @@ def DDP_AllReduceOp : DDP_CollectiveOp<"all_reduce",
     %r = ddp.all_reduce sum %g over @world[dp] : tensor<4096xf32>
     %a, %t = ddp.all_reduce avg %b over @world[dp] async : tensor<8192xbf16>
     ddp.wait %t
+    %s, %t0 = ddp.reduce_scatter sum %g over @world[dp_shard] async : tensor<8192xf32> -> tensor<4096xf32>
+    %r, %t1 = ddp.all_reduce sum %s over @world[dp_replicate] async after %t0 : tensor<4096xf32>
+    ddp.wait %t1
     ```
   }];
   let arguments = !con((ins DDP_ReductionAttr:$reduction, DDP_Tensor:$input),
@@ -301,7 +314,7 @@ def DDP_AllReduceOp : DDP_CollectiveOp<"all_reduce",
   let results = (outs DDP_Tensor:$result, Optional<DDP_TokenType>:$token);
   let assemblyFormat = [{
     custom<EnumKeyword>($reduction) $input `over` custom<Group>($mesh, $axes)
-    custom<AsyncToken>(type($token)) attr-dict `:` type($result)
+    custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($result)
   }];
 }
 
@@ -321,7 +334,7 @@ def DDP_ReduceScatterOp : DDP_CollectiveOp<"reduce_scatter"> {
   let results = (outs DDP_Tensor:$result, Optional<DDP_TokenType>:$token);
   let assemblyFormat = [{
     custom<EnumKeyword>($reduction) $input `over` custom<Group>($mesh, $axes)
-    custom<AsyncToken>(type($token)) attr-dict `:` type($input) `->`
+    custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($input) `->`
     type($result)
   }];
 }
@@ -338,7 +351,7 @@ def DDP_AllGatherOp : DDP_CollectiveOp<"all_gather"> {
   let results = (outs DDP_Tensor:$result, Optional<DDP_TokenType>:$token);
   let assemblyFormat = [{
     $input `over` custom<Group>($mesh, $axes)
-    custom<AsyncToken>(type($token)) attr-dict `:` type($input) `->`
+    custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($input) `->`
     type($result)
   }];
 }
@@ -358,7 +371,7 @@ def DDP_SendOp : DDP_CollectiveOp<"send"> {
   let results = (outs Optional<DDP_TokenType>:$token);
   let assemblyFormat = [{
     $input `to` $offset `over` custom<Group>($mesh, $axes)
-    custom<AsyncToken>(type($token)) attr-dict `:` type($input)
+    custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($input)
   }];
 }
 
@@ -376,7 +389,7 @@ def DDP_RecvOp : DDP_CollectiveOp<"recv"> {
   let results = (outs DDP_Tensor:$result, Optional<DDP_TokenType>:$token);
   let assemblyFormat = [{
     `from` $offset `over` custom<Group>($mesh, $axes)
-    custom<AsyncToken>(type($token)) attr-dict `:` type($result)
+    custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($result)
   }];
   let extraClassDeclaration = [{
     mlir::TypedValue<mlir::RankedTensorType> getPayload() { return getResult(); }
