@@ -22,6 +22,14 @@ sizes 8, 64 and 512, the simulated step time of:
   free DP     the unscheduled step with its data-parallel reductions deleted
               (as in docs/BucketingBench.md)
   bound       the simulator's lower bound of the unscheduled step
+  floor       a lower bound of every distributed-optimizer schedule, whatever
+              its bucket layout: the parameter whose gradient is ready last
+              (the shared embedding on every preset) is reduce-scattered after
+              that, and all-gathered before its first use in the next step,
+              so a step takes at least the compute from that use to that
+              gradient plus the latency of one reduce-scatter and of one
+              all-gather over its group (each priced for one element per
+              rank). Where it exceeds megatron no layout can meet the target.
 
 and the model state per rank (ddp-simulate's `model_state.bytes_per_rank`,
 Megatron-LM's count) of megatron and of auto, in one run. The step is
@@ -109,6 +117,52 @@ def predicted_step_time(scheduled):
     raise RuntimeError(f"{scheduled} has no predicted step time")
 
 
+GRAD_READY = r"%([\w.#]+) = ddp.grad_ready @{param}, "
+REDUCTION = (r"ddp.all_reduce avg %{value} over (@\w+\[[^\]]*\])"
+             r".*: tensor<(?:\d+x)*(\w+)>")
+
+
+def lone_collective_ms(mesh, group, dtype, hw, collective):
+    """The simulated time of one reduce-scatter or all-gather over `group` of
+    one element per rank: its latency, as the cost model prices it."""
+    size = 1
+    for axis in re.search(r"\[(.*)\]", group).group(1).split(","):
+        size *= int(re.search(rf"\b{axis.strip()} = (\d+)", mesh).group(1))
+    whole, one = f"tensor<{size}x{dtype}>", f"tensor<1x{dtype}>"
+    if collective == "reduce_scatter":
+        op = (f"%r = ddp.reduce_scatter sum %g over {group} : "
+              f"{whole} -> {one}")
+        argument = whole
+    else:
+        op = f"%r = ddp.all_gather %g over {group} : {one} -> {whole}"
+        argument = one
+    with tempfile.NamedTemporaryFile("w", suffix=".mlir") as step:
+        step.write(f"{mesh}\nfunc.func @step(%g: {argument}) {{\n  {op}\n"
+                   "  return\n}\n")
+        step.flush()
+        return simulate(step.name, hw)["times_ms"]["step"]
+
+
+def floor_ms(step, unscheduled, hw):
+    """The distributed optimizer's floor (see above), or None where the
+    parameter of the last gradient is not the step's first parameter read
+    (the compute window would then need that first use's time)."""
+    last = unscheduled["grad_ready"][-1]
+    with open(step) as text:
+        source = text.read()
+    first_read = re.search(r"ddp.get_param @([\w.]+)", source).group(1)
+    if first_read != last["param"]:
+        return None
+    mesh = re.search(r"^\s*(ddp.mesh .*)$", source, re.M).group(1)
+    value = re.search(GRAD_READY.format(param=re.escape(last["param"])),
+                      source).group(1)
+    group, dtype = re.search(REDUCTION.format(value=re.escape(value)),
+                             source).groups()
+    return last["time_ms"] + sum(
+        lone_collective_ms(mesh, group, dtype, hw, collective)
+        for collective in ("reduce_scatter", "all_gather"))
+
+
 def measure(task):
     """The rows of one preset at one data-parallel size (both profiles), the
     targets they miss, and the seconds of auto's ddp-schedule runs."""
@@ -123,6 +177,7 @@ def measure(task):
         for hw in HARDWARE:
             unscheduled = simulate(step, hw)
             bound = unscheduled["lower_bound_ms"]
+            floor = floor_ms(step, unscheduled, hw)
             free_time = simulate(free, hw)["times_ms"]["step"]
             times, state = {}, {}
             for name, options in POLICIES:
@@ -145,20 +200,31 @@ def measure(task):
                 misses.append(f"auto predicted {predicted:.6f} ms, "
                               f"simulated {times['auto']:.6f} ms on "
                               f"{preset} {hw} dp={dp}")
+            # The floor bounds every distributed-optimizer schedule.
+            for name in ["dist-opt", "dist-opt+pg", "auto"]:
+                if floor is not None and floor > times[name] * (1 + 1e-9):
+                    misses.append(f"floor {floor:.6f} ms above {name} "
+                                  f"{times[name]:.6f} ms on {preset} {hw} "
+                                  f"dp={dp}: the floor is no bound")
+            # A target no layout can meet (the floor above megatron) is
+            # told apart from the others.
+            why = (" (infeasible: floor above megatron)"
+                   if floor is not None and floor > times["megatron"] else "")
             if times["dist-opt+pg"] > times["megatron"] * (1 + 1e-9):
                 misses.append(f"dist-opt+pg > megatron on {preset} {hw} "
-                              f"dp={dp}")
+                              f"dp={dp}{why}")
             others = min(times[name] for name, _ in POLICIES)
             if times["auto"] > others * (1 + 1e-9):
                 misses.append(f"auto > another column on {preset} {hw} "
-                              f"dp={dp}")
+                              f"dp={dp}{why}")
             rows.append((preset, hw, dp, times, with_pg, free_time, bound,
-                         state))
+                         state, floor))
             print(f"{preset} {hw} dp={dp}: " + ", ".join(
                 f"{name} {times[name]:.3f}" for name in times) +
                   f" ({'with' if with_pg else 'without'} pg, "
                   f"{seconds:.1f} s), free DP {free_time:.3f}, "
-                  f"bound {bound['value']:.3f} ms", file=sys.stderr,
+                  f"bound {bound['value']:.3f}, floor {floor} ms",
+                  file=sys.stderr,
                   flush=True)
     return rows, misses, auto_seconds
 
@@ -190,16 +256,17 @@ def main():
 
     lines = [
         "| preset | hardware | dp | megatron | dist-opt | dist-opt+pg "
-        "| auto | free DP | lower bound | auto / bound "
+        "| auto | free DP | lower bound | auto / bound | floor "
         "| bytes/rank megatron | bytes/rank auto |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for preset, hw, dp, times, with_pg, free_time, bound, state in rows:
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for preset, hw, dp, times, with_pg, free_time, bound, state, floor in rows:
         cells = [f"{times[name]:.2f}" for name in
                  ["megatron", "dist-opt", "dist-opt+pg"]]
         cells.append(f"{times['auto']:.2f} ({'+pg' if with_pg else 'no pg'})")
         cells.append(f"{free_time:.2f}")
         cells.append(f"{bound['value']:.2f} ({bound['binding']})")
         cells.append(f"{times['auto'] / bound['value']:.3f}")
+        cells.append("n/a" if floor is None else f"{floor:.2f}")
         cells.append(in_units(state["megatron"]))
         cells.append(in_units(state["auto"]))
         lines.append(f"| {preset} | {hw} | {dp} | " + " | ".join(cells) + " |")
