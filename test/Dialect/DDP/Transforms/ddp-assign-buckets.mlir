@@ -18,6 +18,8 @@
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="policy=pytorch bucket-cap-bytes=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVECAP
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="dp=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGEDP
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="dp=4611686018427387904" 2>&1 | FileCheck %s --check-prefix=HUGEGROUP
+// RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="use-distributed-optimizer=true dp=4" 2>&1 | FileCheck %s --check-prefix=DPSHARDS
+// RUN: ddp-opt %s -split-input-file --ddp-assign-buckets="use-distributed-optimizer=true dp=6" -verify-diagnostics -o /dev/null
 
 // BADPOLICY: for the --policy option: Cannot find option named 'bogus'!
 
@@ -40,6 +42,10 @@
 // would the group [dp, tp] of @model_parallel with dp resized to 2^62.
 // HUGEDP: error: gradient of '{{.*}}' is reduced over a group of 9223372036854775807 ranks; bucketing supports at most 2147483647
 // HUGEGROUP: error: with dp=4611686018427387904 the group ["dp", "tp"] of mesh model_parallel has more ranks than fit in int64
+// Priced at dp=4, a bucket is padded to lcm(4, 128) = 128 elements, which
+// the 3 ranks of @three_shards cannot shard; at dp=6, lcm(6, 128) = 384 they
+// can.
+// DPSHARDS: error: with dp=4 and use-distributed-optimizer the buckets of this group are padded to multiples of 128 elements for its 4 ranks, which do not split into the 3 shards the step's mesh gives it; import the step at that data-parallel size (ddp-import --set data_parallel_size=4) or pick a dp whose padding the mesh's group divides
 
 // Four f32 gradients ready in reverse registration order over a 4-rank group.
 // MEGATRON-LABEL: func.func @dense
@@ -254,5 +260,16 @@ func.func @two_meshes(%ga: tensor<8xf32>, %gb: tensor<8xf32>) {
   %ra = ddp.all_reduce avg %a over @world[dp] : tensor<8xf32>
   // expected-error @+1 {{bucketing needs every gradient reduced over one mesh; this one uses @other and an earlier one @world}}
   %rb = ddp.all_reduce avg %b over @other[dp] : tensor<8xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 3)
+ddp.param @a : tensor<8xf32>
+func.func @three_shards(%ga: tensor<8xf32>) {
+  %a = ddp.grad_ready @a, %ga : tensor<8xf32>
+  %ra = ddp.all_reduce avg %a over @world[dp] : tensor<8xf32>
+  ddp.sgd @a, %ra lr 0.5 : tensor<8xf32>
   return
 }
