@@ -7,6 +7,7 @@
 
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -46,6 +47,18 @@ static bool isGivenUnderAnyName(StringRef name,
   return false;
 }
 
+/// `value` in quotes that MLIR's pass option parser takes as one value and
+/// strips, or nullopt where none can: the parser has no escapes, ends a
+/// quoted value at the next quote of its kind, and trims what it unquotes.
+static std::optional<std::string> quoteOptionValue(StringRef value) {
+  if (value != value.trim())
+    return std::nullopt;
+  for (char quote : {'"', '\''})
+    if (!value.contains(quote))
+      return (Twine(quote) + value + Twine(quote)).str();
+  return std::nullopt;
+}
+
 LogicalResult
 ddp::applyRecordedScheduleOptions(ModuleOp module,
                                   const llvm::StringSet<> &givenNames,
@@ -69,17 +82,31 @@ ddp::applyRecordedScheduleOptions(ModuleOp module,
     if (isGivenUnderAnyName(name, givenNames))
       continue;
     std::string value;
-    if (auto boolAttr = dyn_cast<BoolAttr>(entry.getValue()))
+    if (auto boolAttr = dyn_cast<BoolAttr>(entry.getValue())) {
       value = boolAttr.getValue() ? "true" : "false";
-    else if (auto intAttr = dyn_cast<IntegerAttr>(entry.getValue()))
-      value = std::to_string(intAttr.getValue().getSExtValue());
-    else if (auto strAttr = dyn_cast<StringAttr>(entry.getValue()))
-      value = strAttr.getValue().str();
-    else
+    } else if (auto intAttr = dyn_cast<IntegerAttr>(entry.getValue())) {
+      // Every digit, so that a value past int64 is rejected by the parser
+      // rather than truncated into another value.
+      value = llvm::toString(intAttr.getValue(), /*Radix=*/10,
+                             /*Signed=*/!intAttr.getType().isUnsignedInteger());
+    } else if (auto strAttr = dyn_cast<StringAttr>(entry.getValue())) {
+      // Unquoted, a space would end the value and start another option
+      // ("h100-sxm-ib400 policy=pytorch"), overriding the command line.
+      std::optional<std::string> quoted = quoteOptionValue(strAttr.getValue());
+      if (!quoted)
+        return module.emitError()
+               << "'" << kScheduleOptionsAttrName << "' records a value for '"
+               << name << "' that ddp-schedule's option parser cannot read "
+               << "as one value: " << entry.getValue()
+               << "; it must not contain both kinds of quotes nor begin or "
+                  "end with white space";
+      value = std::move(*quoted);
+    } else {
       return module.emitError()
              << "'" << kScheduleOptionsAttrName << "' records '" << name
              << "' as " << entry.getValue()
              << "; expected a bool, an integer or a string";
+    }
     // One option at a time, so that the error names it (llvm::cl prints
     // its own reason to stderr).
     std::string parseErrors;
