@@ -142,13 +142,13 @@ static void addSchedulePasses(OpPassManager &pm,
   assign.numDistributedOptimizerInstances =
       options.numDistributedOptimizerInstances;
   assign.padBucketsForHighNcclBusbw =
-      options.padBucketsForHighNcclBusbw || options.megatronPadBuckets;
+      either(options.padBucketsForHighNcclBusbw, options.megatronPadBuckets);
   assign.gradReduceInFp32 =
-      options.gradReduceInFp32 || options.megatronGradReduceInFp32;
-  assign.averageInCollective =
-      options.averageInCollective || options.megatronAverageInCollective;
+      either(options.gradReduceInFp32, options.megatronGradReduceInFp32);
+  assign.averageInCollective = either(options.averageInCollective,
+                                      options.megatronAverageInCollective);
   assign.checkForNanInGrad =
-      options.checkForNanInGrad || options.megatronCheckForNan;
+      either(options.checkForNanInGrad, options.megatronCheckForNan);
   assign.firstBucketBytes = options.firstBucketBytes;
   assign.bucketCapBytes = options.bucketCapBytes;
   assign.maxBucketGradients = options.maxBucketGradients;
