@@ -120,9 +120,9 @@ ddp::applyRecordedScheduleOptions(ModuleOp module,
   return success();
 }
 
-/// Adds the passes `options` ask for.
-static void addSchedulePasses(OpPassManager &pm,
-                              const SchedulePipelineOptions &options) {
+/// ddp-assign-buckets' options in `options`.
+static AssignBucketsOptions
+getAssignBucketsOptions(const SchedulePipelineOptions &options) {
   // A Megatron flag given on its own counts as its field; a field wins when
   // both are given (on the command line, or recorded in the module).
   auto either = [](const auto &field, const auto &flag) {
@@ -145,14 +145,31 @@ static void addSchedulePasses(OpPassManager &pm,
       either(options.padBucketsForHighNcclBusbw, options.megatronPadBuckets);
   assign.gradReduceInFp32 =
       either(options.gradReduceInFp32, options.megatronGradReduceInFp32);
-  assign.averageInCollective = either(options.averageInCollective,
-                                      options.megatronAverageInCollective);
+  assign.averageInCollective =
+      either(options.averageInCollective, options.megatronAverageInCollective);
   assign.checkForNanInGrad =
       either(options.checkForNanInGrad, options.megatronCheckForNan);
   assign.firstBucketBytes = options.firstBucketBytes;
   assign.bucketCapBytes = options.bucketCapBytes;
   assign.maxBucketGradients = options.maxBucketGradients;
-  pm.addNestedPass<func::FuncOp>(createAssignBuckets(assign));
+  return assign;
+}
+
+/// What the passes `options` ask for reject before they read any IR.
+static llvm::Error checkPassOptions(const SchedulePipelineOptions &options) {
+  if (llvm::Error error =
+          checkAssignBucketsOptions(getAssignBucketsOptions(options)))
+    return error;
+  if (!options.tpCommOverlap)
+    return llvm::Error::success();
+  return parseTpCommNumSplits(options.tpCommNumSplits).takeError();
+}
+
+/// Adds the passes `options` ask for.
+static void addSchedulePasses(OpPassManager &pm,
+                              const SchedulePipelineOptions &options) {
+  pm.addNestedPass<func::FuncOp>(
+      createAssignBuckets(getAssignBucketsOptions(options)));
   if (!options.printBucketLayout.empty()) {
     PrintBucketLayoutOptions print;
     print.outputPath = options.printBucketLayout;
@@ -227,6 +244,19 @@ public:
     if (failed(
             applyRecordedScheduleOptions(getOperation(), givenNames, options)))
       return signalPassFailure();
+    // The passes report a bad option without a location, as it reaches them
+    // from the command line; one that only the recorded options bring in is
+    // the module's.
+    if (llvm::Error error = checkPassOptions(options)) {
+      if (!llvm::errorToBool(checkPassOptions(given))) {
+        getOperation().emitError()
+            << "'" << kScheduleOptionsAttrName
+            << "' records options that ddp-schedule rejects: "
+            << llvm::toString(std::move(error));
+        return signalPassFailure();
+      }
+      llvm::consumeError(std::move(error));
+    }
     OpPassManager pm(ModuleOp::getOperationName());
     addSchedulePasses(pm, options);
     if (failed(runPipeline(pm, getOperation())))

@@ -51,6 +51,33 @@ module attributes {ddp.schedule_options = {"hw" = "h100-sxm-ib400 "}} {
 
 // -----
 
+// Values each option's parser takes but the passes reject before reading
+// any IR: reported at the module, not without a location as for the same
+// options on the command line.
+// expected-error@+1 {{'ddp.schedule_options' records options that ddp-schedule rejects: bucket-size must not be negative, got -5}}
+module attributes {ddp.schedule_options = {"bucket-size" = -5}} {
+}
+
+// -----
+
+// expected-error@+1 {{'ddp.schedule_options' records options that ddp-schedule rejects: num-distributed-optimizer-instances=2 needs use-distributed-optimizer=true}}
+module attributes {ddp.schedule_options = {"num-distributed-optimizer-instances" = 2}} {
+}
+
+// -----
+
+// expected-error@+1 {{'ddp.schedule_options' records options that ddp-schedule rejects: the size policy needs exactly one of bucket-size (elements) and bucket-bytes}}
+module attributes {ddp.schedule_options = {"policy" = "size"}} {
+}
+
+// -----
+
+// expected-error@+1 {{'ddp.schedule_options' records options that ddp-schedule rejects: tp-comm-num-splits must be 'auto' or a positive number, got '0'}}
+module attributes {ddp.schedule_options = {"tp-comm-overlap" = true, "tp-comm-num-splits" = "0"}} {
+}
+
+// -----
+
 // A value of a kind no option has.
 // expected-error@+1 {{'ddp.schedule_options' records 'bucket-size' as 4.000000e+01 : f64; expected a bool, an integer or a string}}
 module attributes {ddp.schedule_options = {"bucket-size" = 40.0}} {

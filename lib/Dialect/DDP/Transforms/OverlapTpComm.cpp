@@ -106,16 +106,25 @@ private:
 
 } // namespace
 
-LogicalResult OverlapTpCommPass::initialize(MLIRContext *context) {
+llvm::Expected<std::optional<int64_t>>
+ddp::parseTpCommNumSplits(StringRef numSplits) {
   if (numSplits == "auto")
-    return success();
+    return std::nullopt;
   int64_t count = 0;
-  if (StringRef(numSplits).getAsInteger(10, count) || count < 1)
-    return emitError(UnknownLoc::get(context),
-                     "tp-comm-num-splits must be 'auto' or a positive "
-                     "number, got '")
-           << numSplits << "'";
-  fixedSplits = count;
+  if (numSplits.getAsInteger(10, count) || count < 1)
+    return llvm::createStringError("tp-comm-num-splits must be 'auto' or a "
+                                   "positive number, got '" +
+                                   numSplits + "'");
+  return count;
+}
+
+LogicalResult OverlapTpCommPass::initialize(MLIRContext *context) {
+  llvm::Expected<std::optional<int64_t>> count =
+      parseTpCommNumSplits(numSplits);
+  if (!count)
+    return emitError(UnknownLoc::get(context))
+           << llvm::toString(count.takeError());
+  fixedSplits = *count;
   return success();
 }
 
