@@ -253,6 +253,17 @@ func.func @overlap(%ga: tensor<4xf32>, %gb: tensor<4xf32>) attributes {ddp.bucke
 
 ddp.mesh @world(dp = 2)
 ddp.param @a : tensor<4xf32>
+func.func @before_the_start(%ga: tensor<4xf32>) attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 4, padded_numel = 4, average_in_collective = false, check_finite = false>]} {
+  // expected-error @+1 {{bucket 0: the gradient of @a at offset -4 starts before the bucket}}
+  %a = ddp.grad_ready @a, %ga {ddp.bucket = 0 : i64, ddp.bucket_offset = -4 : i64} : tensor<4xf32>
+  %ra = ddp.all_reduce avg %a over @world[dp] : tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+ddp.param @a : tensor<4xf32>
 func.func @past_the_end(%ga: tensor<4xf32>) attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 4, padded_numel = 4, average_in_collective = false, check_finite = false>]} {
   // expected-error @+1 {{bucket 0: the gradient of @a ends at element 5, past the 4 elements of the bucket}}
   %a = ddp.grad_ready @a, %ga {ddp.bucket = 0 : i64, ddp.bucket_offset = 1 : i64} : tensor<4xf32>
