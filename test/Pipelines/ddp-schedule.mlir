@@ -46,7 +46,7 @@
 // SYNC:     ddp.grad_ready @fc1.weight
 // SYNC-NEXT: ddp.bucket_pack
 // SYNC-NEXT: ddp.scale {{.*}} by 0.25
-// SYNC-NEXT: ddp.all_reduce sum {{.*}} over @world[dp] {{ *}}{ddp.bucket = 0 : i64} : tensor<172xf32>
+// SYNC-NEXT: ddp.all_reduce sum {{.*}} over @world[dp] {ddp.bucket = 0 : i64} : tensor<172xf32>
 // SYNC-NOT: async
 // SYNC-NOT: ddp.wait
 

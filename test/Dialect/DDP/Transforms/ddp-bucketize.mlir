@@ -16,11 +16,11 @@
 // CHECK:      %[[A:.*]] = ddp.grad_ready @a
 // CHECK-NEXT: %[[P0:.*]] = ddp.bucket_pack %[[D]], %[[C]] offsets [0, 50] {ddp.bucket = 0 : i64} : tensor<50xf32>, tensor<4x25xf32> -> tensor<150xf32>
 // CHECK-NEXT: %[[S0:.*]] = ddp.scale %[[P0]] by 0.25 {ddp.bucket = 0 : i64} : tensor<150xf32>
-// CHECK-NEXT: %[[R0:.*]] = ddp.all_reduce sum %[[S0]] over @world[dp] {{ *}}{ddp.bucket = 0 : i64} : tensor<150xf32>
+// CHECK-NEXT: %[[R0:.*]] = ddp.all_reduce sum %[[S0]] over @world[dp] {ddp.bucket = 0 : i64} : tensor<150xf32>
 // CHECK-NEXT: %[[U0:.*]]:2 = ddp.bucket_unpack %[[R0]] offsets [0, 50] {ddp.bucket = 0 : i64} : tensor<150xf32> -> tensor<50xf32>, tensor<4x25xf32>
 // CHECK-NEXT: %[[P1:.*]] = ddp.bucket_pack %[[B]], %[[A]] offsets [0, 128] {ddp.bucket = 1 : i64} : tensor<100xf32>, tensor<10x10xf32> -> tensor<256xf32>
 // CHECK-NEXT: ddp.check_finite %[[P1]] bucket 1 params [@b, @a] offsets [0, 128] {ddp.bucket = 1 : i64} : tensor<256xf32>
-// CHECK-NEXT: %[[R1:.*]] = ddp.all_reduce avg %[[P1]] over @world[dp] {{ *}}{ddp.bucket = 1 : i64} : tensor<256xf32>
+// CHECK-NEXT: %[[R1:.*]] = ddp.all_reduce avg %[[P1]] over @world[dp] {ddp.bucket = 1 : i64} : tensor<256xf32>
 // CHECK-NEXT: %[[U1:.*]]:2 = ddp.bucket_unpack %[[R1]] offsets [0, 128] {ddp.bucket = 1 : i64} : tensor<256xf32> -> tensor<100xf32>, tensor<10x10xf32>
 // CHECK-NEXT: ddp.sgd @d, %[[U0]]#0
 // CHECK-NEXT: ddp.sgd @c, %[[U0]]#1
