@@ -7,6 +7,7 @@
 
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -46,6 +47,18 @@ static bool isGivenUnderAnyName(StringRef name,
   return false;
 }
 
+/// `value` in quotes that MLIR's pass option parser takes as one value and
+/// strips, or nullopt where none can: the parser has no escapes, ends a
+/// quoted value at the next quote of its kind, and trims what it unquotes.
+static std::optional<std::string> quoteOptionValue(StringRef value) {
+  if (value != value.trim())
+    return std::nullopt;
+  for (char quote : {'"', '\''})
+    if (!value.contains(quote))
+      return (Twine(quote) + value + Twine(quote)).str();
+  return std::nullopt;
+}
+
 LogicalResult
 ddp::applyRecordedScheduleOptions(ModuleOp module,
                                   const llvm::StringSet<> &givenNames,
@@ -69,17 +82,31 @@ ddp::applyRecordedScheduleOptions(ModuleOp module,
     if (isGivenUnderAnyName(name, givenNames))
       continue;
     std::string value;
-    if (auto boolAttr = dyn_cast<BoolAttr>(entry.getValue()))
+    if (auto boolAttr = dyn_cast<BoolAttr>(entry.getValue())) {
       value = boolAttr.getValue() ? "true" : "false";
-    else if (auto intAttr = dyn_cast<IntegerAttr>(entry.getValue()))
-      value = std::to_string(intAttr.getValue().getSExtValue());
-    else if (auto strAttr = dyn_cast<StringAttr>(entry.getValue()))
-      value = strAttr.getValue().str();
-    else
+    } else if (auto intAttr = dyn_cast<IntegerAttr>(entry.getValue())) {
+      // Every digit, so that a value past int64 is rejected by the parser
+      // rather than truncated into another value.
+      value = llvm::toString(intAttr.getValue(), /*Radix=*/10,
+                             /*Signed=*/!intAttr.getType().isUnsignedInteger());
+    } else if (auto strAttr = dyn_cast<StringAttr>(entry.getValue())) {
+      // Unquoted, a space would end the value and start another option
+      // ("h100-sxm-ib400 policy=pytorch"), overriding the command line.
+      std::optional<std::string> quoted = quoteOptionValue(strAttr.getValue());
+      if (!quoted)
+        return module.emitError()
+               << "'" << kScheduleOptionsAttrName << "' records a value for '"
+               << name << "' that ddp-schedule's option parser cannot read "
+               << "as one value: " << entry.getValue()
+               << "; it must not contain both kinds of quotes nor begin or "
+                  "end with white space";
+      value = std::move(*quoted);
+    } else {
       return module.emitError()
              << "'" << kScheduleOptionsAttrName << "' records '" << name
              << "' as " << entry.getValue()
              << "; expected a bool, an integer or a string";
+    }
     // One option at a time, so that the error names it (llvm::cl prints
     // its own reason to stderr).
     std::string parseErrors;
@@ -93,9 +120,9 @@ ddp::applyRecordedScheduleOptions(ModuleOp module,
   return success();
 }
 
-/// Adds the passes `options` ask for.
-static void addSchedulePasses(OpPassManager &pm,
-                              const SchedulePipelineOptions &options) {
+/// ddp-assign-buckets' options in `options`.
+static AssignBucketsOptions
+getAssignBucketsOptions(const SchedulePipelineOptions &options) {
   // A Megatron flag given on its own counts as its field; a field wins when
   // both are given (on the command line, or recorded in the module).
   auto either = [](const auto &field, const auto &flag) {
@@ -115,17 +142,34 @@ static void addSchedulePasses(OpPassManager &pm,
   assign.numDistributedOptimizerInstances =
       options.numDistributedOptimizerInstances;
   assign.padBucketsForHighNcclBusbw =
-      options.padBucketsForHighNcclBusbw || options.megatronPadBuckets;
+      either(options.padBucketsForHighNcclBusbw, options.megatronPadBuckets);
   assign.gradReduceInFp32 =
-      options.gradReduceInFp32 || options.megatronGradReduceInFp32;
+      either(options.gradReduceInFp32, options.megatronGradReduceInFp32);
   assign.averageInCollective =
-      options.averageInCollective || options.megatronAverageInCollective;
+      either(options.averageInCollective, options.megatronAverageInCollective);
   assign.checkForNanInGrad =
-      options.checkForNanInGrad || options.megatronCheckForNan;
+      either(options.checkForNanInGrad, options.megatronCheckForNan);
   assign.firstBucketBytes = options.firstBucketBytes;
   assign.bucketCapBytes = options.bucketCapBytes;
   assign.maxBucketGradients = options.maxBucketGradients;
-  pm.addNestedPass<func::FuncOp>(createAssignBuckets(assign));
+  return assign;
+}
+
+/// What the passes `options` ask for reject before they read any IR.
+static llvm::Error checkPassOptions(const SchedulePipelineOptions &options) {
+  if (llvm::Error error =
+          checkAssignBucketsOptions(getAssignBucketsOptions(options)))
+    return error;
+  if (!options.tpCommOverlap)
+    return llvm::Error::success();
+  return parseTpCommNumSplits(options.tpCommNumSplits).takeError();
+}
+
+/// Adds the passes `options` ask for.
+static void addSchedulePasses(OpPassManager &pm,
+                              const SchedulePipelineOptions &options) {
+  pm.addNestedPass<func::FuncOp>(
+      createAssignBuckets(getAssignBucketsOptions(options)));
   if (!options.printBucketLayout.empty()) {
     PrintBucketLayoutOptions print;
     print.outputPath = options.printBucketLayout;
@@ -200,6 +244,19 @@ public:
     if (failed(
             applyRecordedScheduleOptions(getOperation(), givenNames, options)))
       return signalPassFailure();
+    // The passes report a bad option without a location, as it reaches them
+    // from the command line; one that only the recorded options bring in is
+    // the module's.
+    if (llvm::Error error = checkPassOptions(options)) {
+      if (!llvm::errorToBool(checkPassOptions(given))) {
+        getOperation().emitError()
+            << "'" << kScheduleOptionsAttrName
+            << "' records options that ddp-schedule rejects: "
+            << llvm::toString(std::move(error));
+        return signalPassFailure();
+      }
+      llvm::consumeError(std::move(error));
+    }
     OpPassManager pm(ModuleOp::getOperationName());
     addSchedulePasses(pm, options);
     if (failed(runPipeline(pm, getOperation())))

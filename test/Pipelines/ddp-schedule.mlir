@@ -4,6 +4,7 @@
 // RUN: ddp-opt %s --ddp-schedule="policy=auto hw=a100-sxm-ib200 dp=64 accumulate-allreduce-grads-in-fp32" | FileCheck %s --check-prefix=AUTO
 // RUN: ddp-opt %s --ddp-schedule="policy=pytorch bucket-cap-bytes=100" | FileCheck %s --check-prefix=PYTORCH
 // RUN: not ddp-opt %s --ddp-schedule="policy=megatron bucket-size=40 ddp-num-buckets=2" 2>&1 | FileCheck %s --check-prefix=EXCLUSIVE
+// RUN: ddp-opt --help | FileCheck %s --check-prefix=HELP
 
 // Megatron's flag names work as the fields they set: buckets closed once they
 // reach 40 elements (4 + 32 + 8, then 128), checked for NaN, averaged in the collective, each
@@ -45,7 +46,7 @@
 // SYNC:     ddp.grad_ready @fc1.weight
 // SYNC-NEXT: ddp.bucket_pack
 // SYNC-NEXT: ddp.scale {{.*}} by 0.25
-// SYNC-NEXT: ddp.all_reduce sum {{.*}} over @world[dp] {{ *}}{ddp.bucket = 0 : i64} : tensor<172xf32>
+// SYNC-NEXT: ddp.all_reduce sum {{.*}} over @world[dp] {ddp.bucket = 0 : i64} : tensor<172xf32>
 // SYNC-NOT: async
 // SYNC-NOT: ddp.wait
 
@@ -63,6 +64,10 @@
 // AUTO: ddp.wait
 
 // EXCLUSIVE: error: bucket-size and num-buckets are exclusive
+
+// The pipeline's help says what its options do.
+// HELP-LABEL: --ddp-schedule - Bucket the data-parallel gradient reduction
+// HELP: --tp-comm-overlap-ag - Pipeline the all-gather before a GEMM with the GEMM's row chunks{{$}}
 
 ddp.mesh @world(dp = 4)
 ddp.param @fc1.weight layer 0 : tensor<16x8xf32>

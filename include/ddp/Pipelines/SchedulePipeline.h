@@ -120,8 +120,8 @@ struct SchedulePipelineOptions
       llvm::cl::init(false)};
   Option<bool> tpCommOverlapAg{
       *this, "tp-comm-overlap-ag",
-      llvm::cl::desc("Overlap the all-gather before a GEMM (not implemented "
-                     "yet)"),
+      llvm::cl::desc("Pipeline the all-gather before a GEMM with the GEMM's "
+                     "row chunks"),
       llvm::cl::init(true)};
   Option<bool> tpCommOverlapRs{
       *this, "tp-comm-overlap-rs",

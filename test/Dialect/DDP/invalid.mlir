@@ -842,6 +842,24 @@ func.func @f(%x: tensor<12x8xf32>) {
 
 // -----
 
+// 2^62 x 4 wraps to 0 in int64: the check must not divide by it.
+func.func @f(%x: tensor<32x8xf32>) {
+  // expected-error @+1 {{'ddp.chunk' op splits 32 rows into 4 x 4611686018427387904 chunks; the rows must divide evenly}}
+  %c = ddp.chunk %x[0 of 4611686018427387904] interleave 4 : tensor<32x8xf32> -> tensor<0x8xf32>
+  return
+}
+
+// -----
+
+// 2^63 - 1 x 2 wraps to -2, which divides the rows.
+func.func @f(%x: tensor<32x8xf32>) {
+  // expected-error @+1 {{'ddp.chunk' op splits 32 rows into 2 x 9223372036854775807 chunks; the rows must divide evenly}}
+  %c = ddp.chunk %x[0 of 9223372036854775807] interleave 2 : tensor<32x8xf32> -> tensor<0x8xf32>
+  return
+}
+
+// -----
+
 func.func @f(%x: tensor<16x8xf32>) {
   // expected-error @+1 {{'ddp.chunk' op result must have shape 8x8, got 4x8}}
   %c = ddp.chunk %x[0 of 2] : tensor<16x8xf32> -> tensor<4x8xf32>

@@ -1,5 +1,6 @@
-// RUN: ddp-opt %s --verify-roundtrip | FileCheck %s
-// RUN: ddp-opt %s --mlir-print-op-generic | ddp-opt --verify-roundtrip | FileCheck %s
+// Strict whitespace: the printed form has one space between its elements.
+// RUN: ddp-opt %s --verify-roundtrip | FileCheck %s --strict-whitespace
+// RUN: ddp-opt %s --mlir-print-op-generic | ddp-opt --verify-roundtrip | FileCheck %s --strict-whitespace
 
 // CHECK: ddp.mesh @world(dp = 2, tp = 2)
 ddp.mesh @world(dp = 2, tp = 2)
@@ -75,6 +76,11 @@ func.func @collectives(%g: tensor<64xf32>, %m: tensor<4x8xbf16>) {
   %e = ddp.all_reduce sum %r over @moe[edp] : tensor<64xf32>
   // CHECK: ddp.all_reduce max %{{.*}} over @world[tp] : tensor<64xf32>
   %mx = ddp.all_reduce max %e over @world[tp] : tensor<64xf32>
+  // CHECK: ddp.all_reduce max %{{.*}} over @world[tp] {note = 1 : i64} : tensor<64xf32>
+  %mx2 = ddp.all_reduce max %e over @world[tp] {note = 1 : i64} : tensor<64xf32>
+  // CHECK: ddp.all_gather %{{.*}} over @world[tp] async {note = 1 : i64} : tensor<4x8xbf16> -> tensor<8x8xbf16>
+  %ag3, %t7 = ddp.all_gather %m over @world[tp] async {note = 1 : i64} : tensor<4x8xbf16> -> tensor<8x8xbf16>
+  ddp.wait %t7
   return
 }
 

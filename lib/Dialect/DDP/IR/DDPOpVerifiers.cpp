@@ -469,7 +469,10 @@ LogicalResult ChunkOp::verify() {
     return emitOpError("changes the element type from ")
            << input.getElementType() << " to " << result.getElementType();
   int64_t rows = input.getDimSize(0);
-  if (rows % (count * interleave) != 0)
+  // The product of two large attributes must not wrap (to 0, a division by
+  // zero, or to a divisor of the rows).
+  int64_t parts = 0;
+  if (llvm::MulOverflow(count, interleave, parts) || rows % parts != 0)
     return emitOpError("splits ")
            << rows << " rows into " << interleave << " x " << count
            << " chunks; the rows must divide evenly";

@@ -165,11 +165,14 @@ static ParseResult parseAsyncToken(
   return success();
 }
 
+// The formats put an empty literal before the directive, so that no space
+// is printed for it: a synchronous op, which prints nothing here, has one
+// space before its attributes or colon, not two.
 static void printAsyncToken(OpAsmPrinter &p, Operation *, Type tokenType,
                             OperandRange dependencies) {
   if (!tokenType)
     return;
-  p << "async";
+  p << " async";
   if (!dependencies.empty())
     p << " after " << dependencies;
 }

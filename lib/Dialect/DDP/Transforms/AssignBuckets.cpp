@@ -20,6 +20,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace ddp {
@@ -56,6 +57,7 @@ public:
   void runOnOperation() override;
 
 private:
+  AssignBucketsOptions getOptions() const;
   FailureOr<StepDecision> assignStep(func::FuncOp step);
   FailureOr<bk::BucketLayout>
   computeAutoLayout(func::FuncOp step, ArrayRef<GradientReduction> reductions,
@@ -171,28 +173,62 @@ getInstanceGroups(func::FuncOp step, ArrayRef<GradientReduction> reductions,
   return std::optional<InstanceGroups>(groups);
 }
 
-/// Bad options are reported once, before any IR is looked at.
-LogicalResult AssignBucketsPass::initialize(MLIRContext *context) {
-  Location loc = UnknownLoc::get(context);
+llvm::Error
+ddp::checkAssignBucketsOptions(const AssignBucketsOptions &options) {
   for (auto [name, value] :
-       {std::pair<StringRef, int64_t>{"bucket-size", bucketSize},
-        {"bucket-bytes", bucketBytes},
-        {"num-buckets", numBuckets},
-        {"dp", dataParallelSize},
-        {"max-bucket-gradients", maxBucketGradients},
-        {"first-bucket-bytes", firstBucketBytes},
-        {"bucket-cap-bytes", bucketCapBytes}})
+       {std::pair<StringRef, int64_t>{"bucket-size", options.bucketSize},
+        {"bucket-bytes", options.bucketBytes},
+        {"num-buckets", options.numBuckets},
+        {"dp", options.dataParallelSize},
+        {"max-bucket-gradients", options.maxBucketGradients},
+        {"first-bucket-bytes", options.firstBucketBytes},
+        {"bucket-cap-bytes", options.bucketCapBytes}})
     if (value < 0)
-      return emitError(loc) << name << " must not be negative, got " << value;
-  if (policy == BucketPolicy::Size && (bucketSize > 0) == (bucketBytes > 0))
-    return emitError(loc) << "the size policy needs exactly one of "
-                             "bucket-size (elements) and bucket-bytes";
+      return llvm::createStringError(
+          llvm::formatv("{0} must not be negative, got {1}", name, value));
+  if (options.policy == BucketPolicy::Size &&
+      (options.bucketSize > 0) == (options.bucketBytes > 0))
+    return llvm::createStringError("the size policy needs exactly one of "
+                                   "bucket-size (elements) and bucket-bytes");
   // Megatron-LM asserts the same: the instances partition the distributed
   // optimizer's shards, so without it the option would be silently ignored.
-  if (numDistributedOptimizerInstances != 1 && !useDistributedOptimizer)
-    return emitError(loc) << "num-distributed-optimizer-instances="
-                          << int64_t(numDistributedOptimizerInstances)
-                          << " needs use-distributed-optimizer=true";
+  if (options.numDistributedOptimizerInstances != 1 &&
+      !options.useDistributedOptimizer)
+    return llvm::createStringError(
+        llvm::formatv("num-distributed-optimizer-instances={0} needs "
+                      "use-distributed-optimizer=true",
+                      options.numDistributedOptimizerInstances));
+  return llvm::Error::success();
+}
+
+AssignBucketsOptions AssignBucketsPass::getOptions() const {
+  AssignBucketsOptions options;
+  options.policy = policy;
+  options.bucketSize = bucketSize;
+  options.bucketBytes = bucketBytes;
+  options.numBuckets = numBuckets;
+  options.overlapGradReduce = overlapGradReduce;
+  options.useDistributedOptimizer = useDistributedOptimizer;
+  options.overlapParamGather = overlapParamGather;
+  options.alignParamGather = alignParamGather;
+  options.numDistributedOptimizerInstances = numDistributedOptimizerInstances;
+  options.padBucketsForHighNcclBusbw = padBucketsForHighNcclBusbw;
+  options.gradReduceInFp32 = gradReduceInFp32;
+  options.averageInCollective = averageInCollective;
+  options.checkForNanInGrad = checkForNanInGrad;
+  options.firstBucketBytes = firstBucketBytes;
+  options.bucketCapBytes = bucketCapBytes;
+  options.hardware = hardware;
+  options.dataParallelSize = dataParallelSize;
+  options.maxBucketGradients = maxBucketGradients;
+  return options;
+}
+
+/// Bad options are reported once, before any IR is looked at.
+LogicalResult AssignBucketsPass::initialize(MLIRContext *context) {
+  if (llvm::Error error = checkAssignBucketsOptions(getOptions()))
+    return emitError(UnknownLoc::get(context))
+           << llvm::toString(std::move(error));
   return success();
 }
 

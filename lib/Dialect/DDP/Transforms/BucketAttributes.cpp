@@ -3,6 +3,7 @@
 #include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace ddp;
@@ -92,6 +93,52 @@ ddp::readRecordedBuckets(func::FuncOp step) {
   for (auto [spec, bucketMembers] : llvm::zip_equal(*specs, *members))
     buckets.push_back({spec, std::move(bucketMembers)});
   return buckets;
+}
+
+FailureOr<int64_t> ddp::checkBucketLayout(func::FuncOp step, size_t index,
+                                          const RecordedBucket &bucket) {
+  auto bucketError = [&](Operation *op) {
+    return op->emitError() << "bucket " << index << ": ";
+  };
+  const BucketSpec &spec = bucket.spec;
+  if (bucket.members.empty())
+    return bucketError(step) << "no gradient is assigned to it";
+  int64_t end = 0;
+  for (const BucketMember &member : bucket.members) {
+    GradReadyOp ready = member.ready;
+    int64_t numel = ready.getType().getNumElements();
+    if (member.offset < 0)
+      return bucketError(ready)
+             << "the gradient of " << ready.getParamAttr() << " at offset "
+             << member.offset << " starts before the bucket";
+    if (member.offset < end)
+      return bucketError(ready)
+             << "the gradient of " << ready.getParamAttr() << " at offset "
+             << member.offset << " overlaps the gradient before it, which "
+             << "ends at element " << end;
+    if (llvm::AddOverflow(member.offset, numel, end))
+      return bucketError(ready)
+             << "the gradient of " << ready.getParamAttr() << " at offset "
+             << member.offset << " with " << numel << " elements ends past "
+             << "the " << spec.paddedNumel << " elements of the bucket";
+    if (end > spec.paddedNumel)
+      return bucketError(ready)
+             << "the gradient of " << ready.getParamAttr() << " ends at "
+             << "element " << end << ", past the " << spec.paddedNumel
+             << " elements of the bucket";
+  }
+  if (end != spec.numel)
+    return bucketError(step)
+           << "'numel' is " << spec.numel
+           << " but its last gradient ends at element " << end;
+  MeshOp mesh = lookupMesh(step, spec.mesh);
+  if (!mesh)
+    return bucketError(step) << spec.mesh << " is not a ddp.mesh";
+  int64_t groupSize = getGroupSize(mesh, spec.axes);
+  if (groupSize < 1)
+    return bucketError(step) << "mesh " << spec.mesh << " has no axes "
+                             << getGroupName(spec.axes);
+  return groupSize;
 }
 
 FailureOr<AllReduceOp> ddp::getGradientReduction(GradReadyOp ready) {

@@ -9,7 +9,6 @@
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
-#include "llvm/Support/MathExtras.h"
 
 namespace ddp {
 #define GEN_PASS_DEF_BUCKETIZE
@@ -58,19 +57,17 @@ static bool isMaterialized(GradReadyOp ready, int64_t index) {
 /// Checks bucket `index` and plans it; sets `done` when it is already
 /// materialised.
 static LogicalResult planBucket(func::FuncOp step, size_t index,
-                                const BucketSpec &spec,
-                                ArrayRef<BucketMember> members,
-                                BucketPlan &plan, bool &done) {
+                                const RecordedBucket &bucket, BucketPlan &plan,
+                                bool &done) {
   auto bucketError = [&](Operation *op) {
     return op->emitError() << "bucket " << index << ": ";
   };
-  if (members.empty())
-    return bucketError(step) << "no gradient is assigned to it";
-
+  ArrayRef<BucketMember> members = bucket.members;
   size_t materialized = llvm::count_if(members, [&](const BucketMember &m) {
     return isMaterialized(m.ready, index);
   });
-  done = materialized == members.size();
+  // An empty bucket is not done: checkBucketLayout rejects it.
+  done = !members.empty() && materialized == members.size();
   if (done)
     return success();
   if (materialized != 0)
@@ -78,11 +75,15 @@ static LogicalResult planBucket(func::FuncOp step, size_t index,
            << materialized << " of its " << members.size()
            << " gradients are already in a materialised bucket; assign the "
               "others to a bucket of their own";
+  FailureOr<int64_t> groupSize = checkBucketLayout(step, index, bucket);
+  if (failed(groupSize))
+    return failure();
 
+  const BucketSpec &spec = bucket.spec;
   plan.index = index;
   plan.spec = spec;
   plan.members.assign(members.begin(), members.end());
-  int64_t end = 0;
+  plan.groupSize = *groupSize;
   for (auto [position, member] : llvm::enumerate(members)) {
     GradReadyOp ready = member.ready;
     FailureOr<AllReduceOp> reduction = getGradientReduction(ready);
@@ -112,37 +113,10 @@ static LogicalResult planBucket(func::FuncOp step, size_t index,
              << "with '" << stringifyEnum(allReduce.getReduction())
              << "', the bucket's first gradient with '"
              << stringifyEnum(plan.reduction) << "'";
-    int64_t numel = ready.getType().getNumElements();
-    if (member.offset < end)
-      return bucketError(ready)
-             << "the gradient of " << ready.getParamAttr() << " at offset "
-             << member.offset << " overlaps the gradient before it, which "
-             << "ends at element " << end;
-    if (llvm::AddOverflow(member.offset, numel, end))
-      return bucketError(ready)
-             << "the gradient of " << ready.getParamAttr() << " at offset "
-             << member.offset << " with " << numel << " elements ends past "
-             << "the " << spec.paddedNumel << " elements of the bucket";
-    if (end > spec.paddedNumel)
-      return bucketError(ready)
-             << "the gradient of " << ready.getParamAttr() << " ends at "
-             << "element " << end << ", past the " << spec.paddedNumel
-             << " elements of the bucket";
     plan.reductions.push_back(allReduce);
     if (!plan.anchor || plan.anchor->isBeforeInBlock(allReduce))
       plan.anchor = allReduce;
   }
-  if (end != spec.numel)
-    return bucketError(step)
-           << "'numel' is " << spec.numel
-           << " but its last gradient ends at element " << end;
-  MeshOp mesh = lookupMesh(step, spec.mesh);
-  if (!mesh)
-    return bucketError(step) << spec.mesh << " is not a ddp.mesh";
-  plan.groupSize = getGroupSize(mesh, spec.axes);
-  if (plan.groupSize < 1)
-    return bucketError(step) << "mesh " << spec.mesh << " has no axes "
-                             << getGroupName(spec.axes);
   return success();
 }
 
@@ -161,8 +135,7 @@ LogicalResult BucketizePass::bucketizeStep(func::FuncOp step) {
   for (auto [index, bucket] : llvm::enumerate(*buckets)) {
     BucketPlan plan;
     bool done = false;
-    if (failed(planBucket(step, index, bucket.spec, bucket.members, plan,
-                          done)))
+    if (failed(planBucket(step, index, bucket, plan, done)))
       return failure();
     if (!done)
       plans.push_back(std::move(plan));

@@ -22,6 +22,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVectorExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace ddp {
 #define GEN_PASS_DEF_OVERLAPTPCOMM
@@ -69,7 +70,11 @@ struct PipelineCandidate {
   bool userSet = false;
 
   bool allows(int64_t count) {
-    return gemm.getM() % (count * interleave) == 0;
+    // A user's count can be anything up to INT64_MAX: count x interleave
+    // must not wrap into a product that happens to divide the rows.
+    int64_t parts = 0;
+    return !llvm::MulOverflow(count, interleave, parts) &&
+           gemm.getM() % parts == 0;
   }
   bool gathersInput() const { return isa<AllGatherOp>(collective); }
 };
@@ -101,16 +106,25 @@ private:
 
 } // namespace
 
-LogicalResult OverlapTpCommPass::initialize(MLIRContext *context) {
+llvm::Expected<std::optional<int64_t>>
+ddp::parseTpCommNumSplits(StringRef numSplits) {
   if (numSplits == "auto")
-    return success();
+    return std::nullopt;
   int64_t count = 0;
-  if (StringRef(numSplits).getAsInteger(10, count) || count < 1)
-    return emitError(UnknownLoc::get(context),
-                     "tp-comm-num-splits must be 'auto' or a positive "
-                     "number, got '")
-           << numSplits << "'";
-  fixedSplits = count;
+  if (numSplits.getAsInteger(10, count) || count < 1)
+    return llvm::createStringError("tp-comm-num-splits must be 'auto' or a "
+                                   "positive number, got '" +
+                                   numSplits + "'");
+  return count;
+}
+
+LogicalResult OverlapTpCommPass::initialize(MLIRContext *context) {
+  llvm::Expected<std::optional<int64_t>> count =
+      parseTpCommNumSplits(numSplits);
+  if (!count)
+    return emitError(UnknownLoc::get(context))
+           << llvm::toString(count.takeError());
+  fixedSplits = *count;
   return success();
 }
 

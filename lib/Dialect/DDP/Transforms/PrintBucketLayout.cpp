@@ -27,9 +27,10 @@ public:
 
 } // namespace
 
-/// The layout recorded on `step` in the bucketing library's terms. With
-/// `sharded`, every bucket's group size is read from its mesh and must divide
-/// its padded size.
+/// The layout recorded on `step` in the bucketing library's terms, checked
+/// as ddp-bucketize checks it, so that the report shows only layouts that
+/// can be materialised. With `sharded`, every bucket's group size must
+/// divide its padded size.
 static LogicalResult readLayout(func::FuncOp step, bool sharded,
                                 std::vector<bk::Gradient> &gradients,
                                 bk::BucketLayout &layout) {
@@ -37,6 +38,9 @@ static LogicalResult readLayout(func::FuncOp step, bool sharded,
   if (failed(recorded))
     return failure();
   for (auto [index, entry] : llvm::enumerate(*recorded)) {
+    FailureOr<int64_t> groupSize = checkBucketLayout(step, index, entry);
+    if (failed(groupSize))
+      return failure();
     const BucketSpec &spec = entry.spec;
     bk::Bucket bucket;
     bucket.type = *getElementTypeOf(spec.elementType);
@@ -44,12 +48,7 @@ static LogicalResult readLayout(func::FuncOp step, bool sharded,
     bucket.numel = spec.numel;
     bucket.paddedNumel = spec.paddedNumel;
     if (sharded) {
-      auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(step, spec.mesh);
-      bucket.groupSize = mesh ? getGroupSize(mesh, spec.axes) : -1;
-      if (bucket.groupSize < 1)
-        return step.emitError("bucket ")
-               << index << "'s group " << spec.mesh << "[" << bucket.group
-               << "] is not a group of a mesh in the module";
+      bucket.groupSize = *groupSize;
       if (bucket.paddedNumel % bucket.groupSize != 0)
         return step.emitError("bucket ")
                << index << " of " << bucket.paddedNumel

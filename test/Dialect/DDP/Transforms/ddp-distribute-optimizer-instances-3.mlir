@@ -6,8 +6,8 @@
 
 // CHECK-LABEL: ddp.mesh @world(dp_replicate = 3, dp_shard = 2)
 // CHECK-LABEL: func.func @fp32_bucket_adam
-// CHECK:      %[[R:.*]] = ddp.reduce_scatter sum %{{.*}} over @world[dp_shard] {{ *}}{ddp.bucket = 0 : i64} : tensor<384xf32> -> tensor<192xf32>
-// CHECK-NEXT: %[[A:.*]] = ddp.all_reduce sum %[[R]] over @world[dp_replicate] {{ *}}{ddp.bucket = 0 : i64} : tensor<192xf32>
+// CHECK:      %[[R:.*]] = ddp.reduce_scatter sum %{{.*}} over @world[dp_shard] {ddp.bucket = 0 : i64} : tensor<384xf32> -> tensor<192xf32>
+// CHECK-NEXT: %[[A:.*]] = ddp.all_reduce sum %[[R]] over @world[dp_replicate] {ddp.bucket = 0 : i64} : tensor<192xf32>
 // CHECK-NEXT: %[[C:.*]] = ddp.cast %[[A]] {ddp.bucket = 0 : i64} : tensor<192xf32> to tensor<192xbf16>
 // CHECK-NEXT: %[[N:.*]] = ddp.shard_adam %[[C]] params [@w, @v] offsets [0, 128] over @world[dp_shard] lr 0.001 betas(0.9, 0.999) eps 1.0e-08 : tensor<192xbf16> -> tensor<192xbf16>
 // CHECK-NEXT: %[[G:.*]] = ddp.all_gather %[[N]] over @world[dp_shard] : tensor<192xbf16> -> tensor<384xbf16>

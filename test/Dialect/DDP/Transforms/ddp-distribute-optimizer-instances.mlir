@@ -24,11 +24,11 @@
 // CHECK-NEXT: ddp.all_reduce sum %[[L]] over @world[tp] : tensor<1xf32>
 // CHECK:      %[[P0:.*]] = ddp.bucket_pack
 // CHECK-NEXT: %[[S0:.*]] = ddp.scale %[[P0]] by 0.25 {ddp.bucket = 0 : i64} : tensor<152xf32>
-// CHECK-NEXT: %[[R0:.*]] = ddp.reduce_scatter sum %[[S0]] over @world[dp_shard] {{ *}}{ddp.bucket = 0 : i64} : tensor<152xf32> -> tensor<76xf32>
-// CHECK-NEXT: %[[A0:.*]] = ddp.all_reduce sum %[[R0]] over @world[dp_replicate] {{ *}}{ddp.bucket = 0 : i64} : tensor<76xf32>
+// CHECK-NEXT: %[[R0:.*]] = ddp.reduce_scatter sum %[[S0]] over @world[dp_shard] {ddp.bucket = 0 : i64} : tensor<152xf32> -> tensor<76xf32>
+// CHECK-NEXT: %[[A0:.*]] = ddp.all_reduce sum %[[R0]] over @world[dp_replicate] {ddp.bucket = 0 : i64} : tensor<76xf32>
 // CHECK-NEXT: %[[P1:.*]] = ddp.bucket_pack
-// CHECK-NEXT: %[[R1:.*]] = ddp.reduce_scatter avg %[[P1]] over @world[dp_shard] {{ *}}{ddp.bucket = 1 : i64} : tensor<256xf32> -> tensor<128xf32>
-// CHECK-NEXT: %[[A1:.*]] = ddp.all_reduce avg %[[R1]] over @world[dp_replicate] {{ *}}{ddp.bucket = 1 : i64} : tensor<128xf32>
+// CHECK-NEXT: %[[R1:.*]] = ddp.reduce_scatter avg %[[P1]] over @world[dp_shard] {ddp.bucket = 1 : i64} : tensor<256xf32> -> tensor<128xf32>
+// CHECK-NEXT: %[[A1:.*]] = ddp.all_reduce avg %[[R1]] over @world[dp_replicate] {ddp.bucket = 1 : i64} : tensor<128xf32>
 // CHECK-NEXT: %[[N0:.*]] = ddp.shard_sgd %[[A0]] params [@d, @c] offsets [0, 52] over @world[dp_shard] lr 0.1 : tensor<76xf32> -> tensor<76xf32>
 // CHECK-NEXT: %[[G0:.*]] = ddp.all_gather %[[N0]] over @world[dp_shard] : tensor<76xf32> -> tensor<152xf32>
 // CHECK-NEXT: ddp.set_params %[[G0]] params [@d, @c] offsets [0, 52] : tensor<152xf32>
@@ -70,7 +70,7 @@ func.func @two_buckets(%loss: tensor<1xf32>, %ga: tensor<10x10xf32>, %gb: tensor
 // the whole group (4) is sharded: what must divide is the instance size.
 // CHECK-LABEL: ddp.mesh @world(dp_replicate = 2, dp_shard = 2)
 // CHECK-LABEL: func.func @instance_divides
-// CHECK: ddp.reduce_scatter sum %{{.*}} over @world[dp_shard] {{ *}}{ddp.bucket = 0 : i64} : tensor<6xf32> -> tensor<3xf32>
+// CHECK: ddp.reduce_scatter sum %{{.*}} over @world[dp_shard] {ddp.bucket = 0 : i64} : tensor<6xf32> -> tensor<3xf32>
 ddp.mesh @world(dp = 4)
 ddp.param @a : tensor<6xf32>
 func.func @instance_divides(%g: tensor<6xf32>) {
@@ -99,7 +99,7 @@ func.func @no_buckets(%g: tensor<8xf32>) {
 // Errors. The mesh cannot be factored: 2 does not divide dp = 5.
 // UNTOUCHED: ddp.mesh @world(dp = 5)
 // UNTOUCHED-LABEL: func.func @not_factorable
-// UNTOUCHED: ddp.all_reduce sum %{{.*}} over @world[dp] {{ *}}{ddp.bucket = 0 : i64} : tensor<10xf32>
+// UNTOUCHED: ddp.all_reduce sum %{{.*}} over @world[dp] {ddp.bucket = 0 : i64} : tensor<10xf32>
 // UNTOUCHED: ddp.sgd @a
 // expected-error @+1 {{num-distributed-optimizer-instances=2 does not divide axis 'dp' (5 ranks) of mesh @world: the data-parallel group cannot be split into equal instances}}
 ddp.mesh @world(dp = 5)
@@ -117,7 +117,7 @@ func.func @not_factorable(%g: tensor<10xf32>) {
 // bucket before it and the mesh stay as they were.
 // UNTOUCHED: ddp.mesh @world(dp = 6)
 // UNTOUCHED-LABEL: func.func @not_divisible
-// UNTOUCHED: ddp.all_reduce sum %{{.*}} over @world[dp] {{ *}}{ddp.bucket = 0 : i64} : tensor<6xf32>
+// UNTOUCHED: ddp.all_reduce sum %{{.*}} over @world[dp] {ddp.bucket = 0 : i64} : tensor<6xf32>
 ddp.mesh @world(dp = 6)
 ddp.param @a : tensor<6xf32>
 ddp.param @b : tensor<8xf32>

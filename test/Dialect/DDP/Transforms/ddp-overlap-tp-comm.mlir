@@ -8,6 +8,9 @@
 // RUN: not ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-tp-comm="tp-comm-num-splits=2" --mlir-print-ir-after-failure 2>&1 | FileCheck %s --check-prefix=UNTOUCHED
 // RUN: not ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-tp-comm="tp-comm-num-splits=zero" 2>&1 | FileCheck %s --check-prefix=BADSPLITS
 // RUN: not ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-tp-comm="tp-comm-num-splits=0" 2>&1 | FileCheck %s --check-prefix=BADSPLITS
+// A count no rows divide into (here one whose product with the group size
+// wraps in int64) leaves every GEMM whole.
+// RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-tp-comm="tp-comm-num-splits=9223372036854775807" -verify-diagnostics | FileCheck %s --check-prefix=HUGE
 
 // BADSPLITS: tp-comm-num-splits must be 'auto' or a positive number, got '{{zero|0}}'
 
@@ -29,6 +32,11 @@
 // CHECK-NEXT: ddp.wait %[[T1]]
 // CHECK-NEXT: %[[S:.*]] = ddp.concat %[[S0]], %[[S1]] : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<8x8xf32>
 // CHECK-NEXT: return %[[S]]
+// HUGE-LABEL: func.func @fprop_reduce_scatter
+// HUGE-NEXT: ddp.get_param
+// HUGE-NEXT: ddp.gemm fwd {{.*}} {ddp.tp_comm_splits = 1 : i64}
+// HUGE-NEXT: ddp.reduce_scatter sum
+// HUGE-NEXT: return
 // OFF-LABEL: func.func @fprop_reduce_scatter
 // OFF-NEXT: ddp.get_param
 // OFF-NEXT: ddp.gemm fwd
@@ -240,6 +248,21 @@ module {
     %y2 = ddp.gemm fwd %z, %w transposed {ddp.tp_comm_splits = 2} : tensor<6x16xf32>, tensor<8x16xf32> -> tensor<6x8xf32>
     %s2 = ddp.reduce_scatter sum %y2 over @world[tp] : tensor<6x8xf32> -> tensor<3x8xf32>
     return %s, %s2 : tensor<16x8xf32>, tensor<3x8xf32>
+  }
+}
+
+// -----
+
+// 2^63 - 1 chunks x 2 ranks wraps to -2 in int64, which divides the rows.
+module {
+  ddp.mesh @world(tp = 2)
+  ddp.param @proj : tensor<8x16xf32>
+  func.func @huge_splits(%x: tensor<32x16xf32>) -> tensor<16x8xf32> {
+    %w = ddp.get_param @proj : tensor<8x16xf32>
+    // expected-error @+1 {{cannot be split into 9223372036854775807 chunks: its 32 rows must divide into 9223372036854775807 x 2 (chunks x the reduce-scatter's ranks) equal parts}}
+    %y = ddp.gemm fwd %x, %w transposed {ddp.tp_comm_splits = 9223372036854775807} : tensor<32x16xf32>, tensor<8x16xf32> -> tensor<32x8xf32>
+    %s = ddp.reduce_scatter sum %y over @world[tp] : tensor<32x8xf32> -> tensor<16x8xf32>
+    return %s : tensor<16x8xf32>
   }
 }
 

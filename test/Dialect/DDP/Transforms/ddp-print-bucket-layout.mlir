@@ -9,10 +9,9 @@
 // bucket that does not split evenly is an error.
 // RUN: not ddp-opt %s -split-input-file --ddp-print-bucket-layout="use-distributed-optimizer=true" -o /dev/null 2> %t.err | FileCheck %s --check-prefix=SHARDS
 // RUN: FileCheck %s --check-prefix=UNEVEN < %t.err
-// The shard report needs each group's size: a bucket over an axis its mesh
-// lacks (which ddp-bucketize would refuse too) is an error.
-// RUN: not ddp-opt %S/Inputs/bucket-group-not-in-mesh.mlir --ddp-print-bucket-layout="use-distributed-optimizer=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NO-GROUP
-// NO-GROUP: bucket-group-not-in-mesh.mlir:4:1: error: bucket 0's group @world[tp] is not a group of a mesh in the module
+// A layout ddp-bucketize would refuse is refused by the report too, with
+// the shards or without, with the same error.
+// RUN: FileCheck %s --check-prefix=REFUSED < %t.err
 
 // A layout written by hand: buckets in issue order, each gradient at its
 // offset, the second bucket padded.
@@ -231,5 +230,81 @@ func.func @one() attributes {ddp.buckets = []} {
 }
 // expected-error @+1 {{the layout report covers one step, but this is the second function with 'ddp.buckets'}}
 func.func @two() attributes {ddp.buckets = []} {
+  return
+}
+
+// -----
+
+// A gradient past the end of its bucket.
+// REFUSED: [[@LINE+9]]:9: error: bucket 0: the gradient of @b ends at element 100008, past the 16 elements of the bucket
+ddp.mesh @world(dp = 2)
+ddp.param @a : tensor<8xf32>
+ddp.param @b : tensor<8xf32>
+func.func @step(%ga: tensor<8xf32>, %gb: tensor<8xf32>) attributes {
+    ddp.buckets = [
+      #ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 16, padded_numel = 16, average_in_collective = false, check_finite = false>]} {
+  %ra = ddp.grad_ready @a, %ga {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64} : tensor<8xf32>
+  // expected-error @+1 {{bucket 0: the gradient of @b ends at element 100008, past the 16 elements of the bucket}}
+  %rb = ddp.grad_ready @b, %gb {ddp.bucket = 0 : i64, ddp.bucket_offset = 100000 : i64} : tensor<8xf32>
+  %xa = ddp.all_reduce avg %ra over @world[dp] : tensor<8xf32>
+  %xb = ddp.all_reduce avg %rb over @world[dp] : tensor<8xf32>
+  ddp.sgd @a, %xa lr 0.5 : tensor<8xf32>
+  ddp.sgd @b, %xb lr 0.5 : tensor<8xf32>
+  return
+}
+
+// -----
+
+// A numel that is not where the last gradient ends.
+// REFUSED: [[@LINE+5]]:1: error: bucket 0: 'numel' is 12 but its last gradient ends at element 16
+ddp.mesh @world(dp = 2)
+ddp.param @a : tensor<8xf32>
+ddp.param @b : tensor<8xf32>
+// expected-error @+1 {{bucket 0: 'numel' is 12 but its last gradient ends at element 16}}
+func.func @step(%ga: tensor<8xf32>, %gb: tensor<8xf32>) attributes {
+    ddp.buckets = [
+      #ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 12, padded_numel = 16, average_in_collective = false, check_finite = false>]} {
+  %ra = ddp.grad_ready @a, %ga {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64} : tensor<8xf32>
+  %rb = ddp.grad_ready @b, %gb {ddp.bucket = 0 : i64, ddp.bucket_offset = 8 : i64} : tensor<8xf32>
+  %xa = ddp.all_reduce avg %ra over @world[dp] : tensor<8xf32>
+  %xb = ddp.all_reduce avg %rb over @world[dp] : tensor<8xf32>
+  ddp.sgd @a, %xa lr 0.5 : tensor<8xf32>
+  ddp.sgd @b, %xb lr 0.5 : tensor<8xf32>
+  return
+}
+
+// -----
+
+// A gradient before the start of its bucket.
+// REFUSED: [[@LINE+8]]:9: error: bucket 0: the gradient of @a at offset -8 starts before the bucket
+ddp.mesh @world(dp = 2)
+ddp.param @a : tensor<8xf32>
+ddp.param @b : tensor<8xf32>
+func.func @step(%ga: tensor<8xf32>, %gb: tensor<8xf32>) attributes {
+    ddp.buckets = [
+      #ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 8, padded_numel = 8, average_in_collective = false, check_finite = false>]} {
+  // expected-error @+1 {{bucket 0: the gradient of @a at offset -8 starts before the bucket}}
+  %ra = ddp.grad_ready @a, %ga {ddp.bucket = 0 : i64, ddp.bucket_offset = -8 : i64} : tensor<8xf32>
+  %rb = ddp.grad_ready @b, %gb {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64} : tensor<8xf32>
+  %xa = ddp.all_reduce avg %ra over @world[dp] : tensor<8xf32>
+  %xb = ddp.all_reduce avg %rb over @world[dp] : tensor<8xf32>
+  ddp.sgd @a, %xa lr 0.5 : tensor<8xf32>
+  ddp.sgd @b, %xb lr 0.5 : tensor<8xf32>
+  return
+}
+
+// -----
+
+// A bucket over an axis its mesh lacks.
+// REFUSED: [[@LINE+4]]:1: error: bucket 0: mesh @world has no axes tp
+ddp.mesh @world(dp = 2)
+ddp.param @r : tensor<8xf32>
+// expected-error @+1 {{bucket 0: mesh @world has no axes tp}}
+func.func @step(%r: tensor<8xf32>) attributes {
+    ddp.buckets = [
+      #ddp.bucket<dtype = f32, mesh = @world, axes = ["tp"], numel = 8, padded_numel = 8, average_in_collective = false, check_finite = false>]} {
+  %g = ddp.grad_ready @r, %r {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64} : tensor<8xf32>
+  %a = ddp.all_reduce avg %g over @world[dp] : tensor<8xf32>
+  ddp.sgd @r, %a lr 0.1 : tensor<8xf32>
   return
 }

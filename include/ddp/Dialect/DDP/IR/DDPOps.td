@@ -314,7 +314,7 @@ def DDP_AllReduceOp : DDP_CollectiveOp<"all_reduce",
   let results = (outs DDP_Tensor:$result, Optional<DDP_TokenType>:$token);
   let assemblyFormat = [{
     custom<EnumKeyword>($reduction) $input `over` custom<Group>($mesh, $axes)
-    custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($result)
+    `` custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($result)
   }];
 }
 
@@ -334,7 +334,7 @@ def DDP_ReduceScatterOp : DDP_CollectiveOp<"reduce_scatter"> {
   let results = (outs DDP_Tensor:$result, Optional<DDP_TokenType>:$token);
   let assemblyFormat = [{
     custom<EnumKeyword>($reduction) $input `over` custom<Group>($mesh, $axes)
-    custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($input) `->`
+    `` custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($input) `->`
     type($result)
   }];
 }
@@ -351,7 +351,7 @@ def DDP_AllGatherOp : DDP_CollectiveOp<"all_gather"> {
   let results = (outs DDP_Tensor:$result, Optional<DDP_TokenType>:$token);
   let assemblyFormat = [{
     $input `over` custom<Group>($mesh, $axes)
-    custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($input) `->`
+    `` custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($input) `->`
     type($result)
   }];
 }
@@ -371,7 +371,7 @@ def DDP_SendOp : DDP_CollectiveOp<"send"> {
   let results = (outs Optional<DDP_TokenType>:$token);
   let assemblyFormat = [{
     $input `to` $offset `over` custom<Group>($mesh, $axes)
-    custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($input)
+    `` custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($input)
   }];
 }
 
@@ -389,7 +389,7 @@ def DDP_RecvOp : DDP_CollectiveOp<"recv"> {
   let results = (outs DDP_Tensor:$result, Optional<DDP_TokenType>:$token);
   let assemblyFormat = [{
     `from` $offset `over` custom<Group>($mesh, $axes)
-    custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($result)
+    `` custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($result)
   }];
   let extraClassDeclaration = [{
     mlir::TypedValue<mlir::RankedTensorType> getPayload() { return getResult(); }

@@ -76,6 +76,16 @@ struct RecordedBucket {
 mlir::FailureOr<llvm::SmallVector<RecordedBucket>>
 readRecordedBuckets(mlir::func::FuncOp step);
 
+/// Checks the layout of bucket `index` of `step`: it has gradients, they
+/// lie within its `padded_numel` elements without overlapping, the last
+/// ends at its `numel`, and its group is a group of a mesh in the module;
+/// returns the group's size. Errors name
+/// the bucket, at the gradient or at the step. ddp-bucketize and
+/// ddp-print-bucket-layout accept the same layouts through it.
+mlir::FailureOr<int64_t> checkBucketLayout(mlir::func::FuncOp step,
+                                           size_t index,
+                                           const RecordedBucket &bucket);
+
 /// The reduction a gradient goes through in the unscheduled step: the one
 /// synchronous `ddp.all_reduce` of the `grad_ready` result. Null when there
 /// is none; an error on the op when there are several.

@@ -28,6 +28,17 @@ inline llvm::cl::ValuesClass getBucketPolicyOptionValues() {
 #define GEN_PASS_DECL
 #include "ddp/Dialect/DDP/Transforms/Passes.h.inc"
 
+/// What ddp-assign-buckets rejects in its options before it reads any IR (a
+/// negative size, the size policy without a budget, instances without the
+/// distributed optimizer). ddp-schedule checks with it the options a module
+/// records, to report their errors at the module.
+llvm::Error checkAssignBucketsOptions(const AssignBucketsOptions &options);
+
+/// tp-comm-num-splits of ddp-overlap-tp-comm as a count, or nullopt for
+/// `auto`; an error for anything else.
+llvm::Expected<std::optional<int64_t>>
+parseTpCommNumSplits(llvm::StringRef numSplits);
+
 #define GEN_PASS_REGISTRATION
 #include "ddp/Dialect/DDP/Transforms/Passes.h.inc"
 

@@ -502,7 +502,8 @@ def PrintBucketLayout : Pass<"ddp-print-bucket-layout", "mlir::ModuleOp"> {
 
     `offset` is the parameter's first element in the bucket, `numel` the end
     of the last parameter, `padded_numel` the size with end padding; the
-    schema is in docs/Bucketing.md. The IR is not changed.
+    schema is in docs/Bucketing.md. The IR is not changed. A layout that
+    `ddp-bucketize` would refuse is refused with the same error.
 
     With `use-distributed-optimizer`, each bucket also lists the shard of
     it that each rank of its group owns (rank `r` of `n`: elements
