@@ -16,6 +16,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -173,6 +175,74 @@ static void checkInstancesAreExact(ModuleOp input,
   });
 }
 
+/// The top-level elements of a textual pass pipeline: `a{x=1},f.g(b,c)`
+/// gives `a{x=1}` and `f.g(b,c)`.
+static SmallVector<StringRef> splitPipelineList(StringRef text) {
+  SmallVector<StringRef> elements;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t index = 0; index < text.size(); ++index) {
+    char c = text[index];
+    if (c == '(' || c == '{')
+      ++depth;
+    else if (c == ')' || c == '}')
+      --depth;
+    else if (c == ',' && depth == 0) {
+      elements.push_back(text.slice(start, index).trim());
+      start = index + 1;
+    }
+  }
+  elements.push_back(text.drop_front(start).trim());
+  return elements;
+}
+
+/// The op a pipeline element `<op-name>(...)` nests its passes on; nullopt
+/// for a pass (`name` or `name{options}`).
+static std::optional<StringRef> getNestedOpName(StringRef element) {
+  size_t open = element.find_first_of("({");
+  if (open == StringRef::npos || element[open] != '(')
+    return std::nullopt;
+  return element.take_front(open).rtrim();
+}
+
+/// Fills `pm`, which runs on the input's module, with --pass-pipeline
+/// `text`: either anchored on the module as mlir-opt takes it
+/// ('builtin.module(...)' or 'any(...)'), or a list of passes run on the
+/// module, `<op>(...)` running its passes on each such op of the module
+/// ('func.func(...),ddp-verify-collective-order'). A list element nested on
+/// an op the module does not hold would run nothing, silently (parsed as a
+/// list, 'builtin.module(...)' nests a second module pass manager that finds
+/// no module inside the module): that is an error.
+static void addPassPipeline(StringRef text, ModuleOp input, PassManager &pm) {
+  text = text.trim();
+  std::string error;
+  llvm::raw_string_ostream errorStream(error);
+  SmallVector<StringRef> elements = splitPipelineList(text);
+  std::optional<StringRef> anchor = getNestedOpName(elements.front());
+  if (elements.size() == 1 && (anchor == ModuleOp::getOperationName() ||
+                               anchor == OpPassManager::getAnyOpAnchorName())) {
+    FailureOr<OpPassManager> parsed = parsePassPipeline(text, errorStream);
+    if (failed(parsed))
+      fail("bad --pass-pipeline: " + error);
+    static_cast<OpPassManager &>(pm) = std::move(*parsed);
+    return;
+  }
+  llvm::SetVector<StringRef> heldOps;
+  for (Operation &op : input.getBody()->getOperations())
+    heldOps.insert(op.getName().getStringRef());
+  for (StringRef element : elements) {
+    std::optional<StringRef> opName = getNestedOpName(element);
+    if (opName && !heldOps.contains(*opName))
+      fail("--pass-pipeline '" + text + "' nests passes on '" + *opName +
+           "', but the step's module holds no '" + *opName + "' (it holds " +
+           llvm::join(heldOps, ", ") +
+           "), so they would never run; anchor the whole pipeline on the "
+           "module ('builtin.module(...)') or list the passes to run on it");
+  }
+  if (failed(parsePassPipeline(text, pm, errorStream)))
+    fail("bad --pass-pipeline: " + error);
+}
+
 std::vector<RunProgram> ddp::buildSchedules(ModuleOp input,
                                             MLIRContext &context,
                                             const RunRequest &request) {
@@ -180,7 +250,7 @@ std::vector<RunProgram> ddp::buildSchedules(ModuleOp input,
   auto runPipeline = [&](RunProgram &program,
                          llvm::function_ref<void(PassManager &)> populate) {
     program.module = input.clone();
-    PassManager pm(&context);
+    auto pm = PassManager::on<ModuleOp>(&context);
     populate(pm);
     if (failed(pm.run(*program.module)))
       fail("scheduling '" + request.inputFile + "' failed" +
@@ -194,10 +264,7 @@ std::vector<RunProgram> ddp::buildSchedules(ModuleOp input,
     RunProgram &program = schedules.emplace_back();
     program.label = "the scheduled program";
     runPipeline(program, [&](PassManager &pm) {
-      std::string error;
-      llvm::raw_string_ostream errorStream(error);
-      if (failed(parsePassPipeline(request.passPipeline, pm, errorStream)))
-        fail("bad --pass-pipeline: " + error);
+      addPassPipeline(request.passPipeline, input, pm);
     });
   } else {
     for (const std::string &option : request.scheduleOptions) {

@@ -2,9 +2,9 @@
 //
 //   mpirun -np 2 ddp-run step.mlir [--steps=3] [--backend=cpu]
 //   mpirun -np 2 ddp-run step.mlir --verify --schedule='policy=megatron'
-//   mpirun -np 2 ddp-run step.mlir --verify
-//   --pass-pipeline='builtin.module(...)' mpirun -np 2 ddp-run step.mlir
-//   --verify --scheduled=hand-edited.mlir
+//   mpirun -np 2 ddp-run step.mlir --verify \
+//       --pass-pipeline='builtin.module(...)'
+//   mpirun -np 2 ddp-run step.mlir --verify --scheduled=hand-edited.mlir
 //   mpirun -np 2 ddp-run step.mlir --predict --hw=cpu-mpi-2core \
 //       --trace=measured.json --predicted-trace=predicted.json
 //   ddp-run step.mlir --emit-object=step.o
@@ -92,9 +92,11 @@ static cl::list<std::string> scheduleOptions(
     cl::value_desc("options"), cl::cat(runCategory));
 static cl::opt<std::string>
     passPipeline("pass-pipeline",
-                 cl::desc("Schedule the input with this pass pipeline, e.g. "
+                 cl::desc("Schedule the input with this pass pipeline, "
+                          "anchored on the module, e.g. "
                           "'builtin.module(func.func(ddp-assign-buckets{"
-                          "policy=megatron},ddp-bucketize))'"),
+                          "policy=megatron},ddp-bucketize))', or the passes "
+                          "alone"),
                  cl::cat(runCategory));
 static cl::opt<std::string>
     scheduledFile("scheduled",
