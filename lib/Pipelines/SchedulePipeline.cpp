@@ -93,9 +93,8 @@ ddp::applyRecordedScheduleOptions(ModuleOp module,
   return success();
 }
 
-/// Adds the passes `options` ask for.
-static void addSchedulePasses(OpPassManager &pm,
-                              const SchedulePipelineOptions &options) {
+AssignBucketsOptions
+ddp::getAssignBucketsOptions(const SchedulePipelineOptions &options) {
   // A Megatron flag given on its own counts as its field; a field wins when
   // both are given (on the command line, or recorded in the module).
   auto either = [](const auto &field, const auto &flag) {
@@ -125,6 +124,13 @@ static void addSchedulePasses(OpPassManager &pm,
   assign.firstBucketBytes = options.firstBucketBytes;
   assign.bucketCapBytes = options.bucketCapBytes;
   assign.maxBucketGradients = options.maxBucketGradients;
+  return assign;
+}
+
+/// Adds the passes `options` ask for.
+static void addSchedulePasses(OpPassManager &pm,
+                              const SchedulePipelineOptions &options) {
+  AssignBucketsOptions assign = getAssignBucketsOptions(options);
   pm.addNestedPass<func::FuncOp>(createAssignBuckets(assign));
   if (!options.printBucketLayout.empty()) {
     PrintBucketLayoutOptions print;
