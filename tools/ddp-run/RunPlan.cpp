@@ -191,7 +191,8 @@ static std::string formatOption(StringRef name, bool value) {
 /// Under --verify, fails if the schedule `scheduleText` cannot equal the
 /// input bitwise with `effective`, the options the pipeline will use (those
 /// given over those the input records); `given` are the ones given alone.
-/// The refusal names the recorded options that made the difference.
+/// The refusal names the recorded options that made the difference, and a
+/// grad-reduce-in-fp32 to verify with only when that one can be verified.
 static void checkVerifiable(ModuleOp input,
                             const AssignBucketsOptions &effective,
                             const AssignBucketsOptions &given,
@@ -219,12 +220,21 @@ static void checkVerifiable(ModuleOp input,
   if (!recorded.empty())
     message += " (with " + llvm::join(recorded, ", ") + " from the input's " +
                kScheduleOptionsAttrName.str() + ")";
-  if (whyFp32ReductionIsInexact(input, effective))
-    fail(message + ": " + *why + "; verify it with grad-reduce-in-fp32=false");
-  fail(message + ": " + *why +
-       (why->find("rounded to 16 bits") != std::string::npos
-            ? " (verify it with grad-reduce-in-fp32=true)"
-            : ""));
+  // The one option a refusal can point to: whether it helps depends on
+  // everything else.
+  AssignBucketsOptions flipped = effective;
+  flipped.gradReduceInFp32 = !effective.gradReduceInFp32;
+  std::optional<std::string> whyFlipped = whyNotVerifiable(input, flipped);
+  std::string setting =
+      formatOption("grad-reduce-in-fp32", effective.gradReduceInFp32);
+  std::string other =
+      formatOption("grad-reduce-in-fp32", flipped.gradReduceInFp32);
+  if (!whyFlipped)
+    fail(message + ": " + *why + "; verify it with " + other);
+  if (*whyFlipped == *why)
+    fail(message + ": " + *why);
+  fail(message + " with either setting of grad-reduce-in-fp32: with " +
+       setting + ", " + *why + "; with " + other + ", " + *whyFlipped);
 }
 
 /// The options ddp-schedule will schedule `input` with when given `given`:
