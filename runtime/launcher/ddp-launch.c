@@ -165,6 +165,11 @@ int main(int argc, char **argv) {
              chosen == DDPRT_BACKEND_CUDA ? "cuda" : "cpu");
   }
 
+  /* A step built with overlap-param-gather leaves each rank with only its
+   * shard of the update and gathers the rest in the next step: complete that
+   * gather first (a collective, so on every rank). */
+  if (dumpPath)
+    check(context, ddprt_finish_param_sync(context), "ddprt_finish_param_sync");
   if (dumpPath && rank == 0)
     dumpParams(context, dumpPath);
   check(context, ddp_program_teardown(context), "tearing down the program");

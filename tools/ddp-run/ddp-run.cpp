@@ -33,7 +33,6 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/ADT/StringExtras.h"
@@ -42,7 +41,6 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 #include <algorithm>
 #include <chrono>
@@ -437,15 +435,9 @@ int main(int argc, char **argv) {
   if (isLeader)
     printSummary(plan, mesh, session.getNumRanks(), chosenBackend);
 
-  if (!paramDumpFile.empty() && !difference && isLeader) {
-    std::string error;
-    std::unique_ptr<llvm::ToolOutputFile> output =
-        openOutputFile(paramDumpFile, &error);
-    if (!output)
-      fail(error);
-    session.dumpParams(output->os());
-    output->keep();
-  }
+  // Every rank, since finishing the parameter gathers is collective.
+  if (!paramDumpFile.empty() && !difference)
+    session.dumpParams(paramDumpFile);
 
   for (RunProgram &program : programs)
     session.check(program.jit->getEntryPoints().teardown(runtimeContext),
