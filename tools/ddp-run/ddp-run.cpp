@@ -44,6 +44,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 
 using namespace mlir;
@@ -70,6 +71,8 @@ static cl::opt<std::string>
     tracePath("trace",
               cl::desc("Write the measured Chrome trace of all ranks here"),
               cl::value_desc("file"), cl::cat(runCategory));
+/// The longest --timeout whose milliseconds fit ddprt_init's int32_t.
+static constexpr int kMaxTimeoutSeconds = INT32_MAX / 1000;
 static cl::opt<int>
     timeoutSeconds("timeout",
                    cl::desc("Seconds a collective may take before all ranks "
@@ -322,6 +325,11 @@ int main(int argc, char **argv) {
 
   if (numSteps < 1)
     fail("--steps must be at least 1");
+  // The runtime takes milliseconds in an int32_t.
+  if (timeoutSeconds < 0 || timeoutSeconds > kMaxTimeoutSeconds)
+    fail("--timeout must be from 0 to " + llvm::Twine(kMaxTimeoutSeconds) +
+         " seconds (0: DDPRT_TIMEOUT, else 60), got " +
+         llvm::Twine(int(timeoutSeconds)));
   bool wantsSchedule = scheduleOptions.getNumOccurrences() > 0;
   if (wantsSchedule + !passPipeline.empty() + !scheduledFile.empty() > 1)
     fail("give one of --schedule, --pass-pipeline and --scheduled");
