@@ -143,6 +143,7 @@ static void addSchedulePasses(OpPassManager &pm,
   if (options.useDistributedOptimizer) {
     DistributeOptimizerOptions distribute;
     distribute.numInstances = options.numDistributedOptimizerInstances;
+    distribute.layoutDataParallelSize = options.dataParallelSize;
     pm.addPass(createDistributeOptimizer(distribute));
   }
   if (options.overlapGradReduce)

@@ -113,11 +113,12 @@ struct StepUpdates {
 };
 
 /// Checks bucket `index`, whose collective is `collective`, and plans it
-/// for `numInstances` distributed-optimizer instances.
-static LogicalResult planShard(func::FuncOp step, int64_t index,
-                               AllReduceOp collective,
-                               const StepUpdates &stepUpdates,
-                               int64_t numInstances, ShardPlan &plan) {
+/// for `numInstances` distributed-optimizer instances; `layoutDataParallelSize`
+/// is the size the buckets were laid out for (0: the mesh's).
+static LogicalResult
+planShard(func::FuncOp step, int64_t index, AllReduceOp collective,
+          const StepUpdates &stepUpdates, int64_t numInstances,
+          int64_t layoutDataParallelSize, ShardPlan &plan) {
   const auto &updates = stepUpdates.updates;
   auto bucketError = [&](Operation *op) {
     return op->emitError() << "bucket " << index << ": ";
@@ -165,6 +166,13 @@ static LogicalResult planShard(func::FuncOp step, int64_t index,
     if (numInstances > 1)
       diag << " (the " << groupSize << " ranks of the group in "
            << numInstances << " instances of " << plan.numShards << ")";
+    // With use-distributed-optimizer the layout is padded for the size it
+    // was made for: when that is not the group's, the padding is the cause.
+    if (layoutDataParallelSize > 0 && layoutDataParallelSize != groupSize)
+      return diag << "; the buckets were laid out and padded for dp="
+                  << layoutDataParallelSize << ", not for the " << groupSize
+                  << " ranks of the group (drop dp=" << layoutDataParallelSize
+                  << " to lay them out for the mesh)";
     return diag << "; lay the buckets out with use-distributed-optimizer, "
                    "which pads them to a multiple of the group size";
   }
@@ -293,7 +301,7 @@ void DistributeOptimizerPass::runOnOperation() {
     for (auto [index, collective] : collectives) {
       ShardPlan &plan = plans.emplace_back();
       if (failed(planShard(step, index, collective, stepUpdates, numInstances,
-                           plan)) ||
+                           layoutDataParallelSize, plan)) ||
           failed(checkReadsBeforeUpdate(plan, step)))
         return signalPassFailure();
     }

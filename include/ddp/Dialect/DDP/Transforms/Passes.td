@@ -281,6 +281,10 @@ def DistributeOptimizer
            "Split the data-parallel group into this many instances, each "
            "sharding the optimizer alone (Megatron's "
            "num_distributed_optimizer_instances); 1: one instance">,
+    Option<"layoutDataParallelSize", "dp", "int64_t", /*default=*/"0",
+           "The data-parallel size ddp-assign-buckets laid the buckets out "
+           "and padded them for (its dp option; 0: the mesh's), which the "
+           "error names when a bucket does not split into equal shards">,
   ];
   let statistics = [
     Statistic<"numBucketsSharded", "buckets-sharded",
