@@ -135,6 +135,11 @@ static cl::opt<bool> memoryCheck(
              "on this machine) exceeds what the machine has available "
              "(cpu backend)"),
     cl::init(true), cl::cat(runCategory));
+static cl::opt<int64_t> availableMemory(
+    "available-memory",
+    cl::desc("Take this many bytes as what the machine has available in the "
+             "memory check (to test the check)"),
+    cl::Hidden, cl::cat(runCategory));
 static cl::opt<int> abiVersion(
     "abi-version",
     cl::desc("Pass this ABI version to ddprt_init instead of the compiler's "
@@ -180,19 +185,23 @@ static double getTypicalStepTime(std::vector<double> times) {
 
 /// Ends the run before anything is allocated when every rank on this machine
 /// together would need more memory than it has available.
-static void checkMemory(ArrayRef<RunProgram> programs) {
+static void checkMemory(ArrayRef<RunProgram> programs,
+                        bool deterministicReductions) {
   SmallVector<ModuleOp> modules;
   for (const RunProgram &program : programs)
     modules.push_back(*program.module);
   // Every program has been lowered, so every plan builds.
-  std::optional<int64_t> bytesPerRank = estimateRankBytes(modules);
-  if (!bytesPerRank)
+  std::optional<RankMemoryEstimate> perRank =
+      estimateRankBytes(modules, deterministicReductions);
+  if (!perRank)
     fail("cannot plan the storage of '" + inputFile + "'");
   std::optional<int64_t> available = getAvailableMemoryBytes();
+  if (availableMemory.getNumOccurrences())
+    available = availableMemory;
   if (!available)
     return;
   if (std::optional<std::string> error =
-          checkMemoryFits(*bytesPerRank, getRanksOnThisMachine(), *available))
+          checkMemoryFits(*perRank, getRanksOnThisMachine(), *available))
     fail(*error);
 }
 
@@ -368,10 +377,17 @@ int main(int argc, char **argv) {
   SmallVector<ParamDescription> params = describeParams(*input);
   checkComparable(mesh, params, programs, request);
   std::vector<OwningOpRef<ModuleOp>> lowered = lowerPrograms(programs);
+  // Under --verify, groups of more than 2 ranks reduce in rank order: MPI
+  // picks its summation order by message size, so a gradient reduced alone
+  // and inside a bucket could otherwise differ in the last bit once values
+  // are no longer small integers. (Two numbers add the same either way.)
+  int64_t meshRanks = mesh.getNumRanks();
+  bool deterministicReductions =
+      verify && meshRanks > 2 && backend != DDPRT_BACKEND_CUDA;
   // Buffers of the CUDA backend live on the device, which this host cannot
   // see before the runtime starts.
   if (memoryCheck && objectFile.empty() && backend != DDPRT_BACKEND_CUDA)
-    checkMemory(programs);
+    checkMemory(programs, deterministicReductions);
 
   // Predictions come first: a profile that does not load should stop the
   // run before any rank starts the runtime.
@@ -384,7 +400,6 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  int64_t meshRanks = mesh.getNumRanks();
   if (meshRanks > 1 && !isUnderProcessManager())
     fail("the step's mesh " + formatMesh(mesh) + " has " +
          llvm::Twine(meshRanks) +
@@ -401,12 +416,8 @@ int main(int argc, char **argv) {
     program.jit = std::move(*jit);
   }
 
-  // Under --verify, groups of more than 2 ranks reduce in rank order: MPI
-  // picks its summation order by message size, so a gradient reduced alone
-  // and inside a bucket could otherwise differ in the last bit once values
-  // are no longer small integers. (Two numbers add the same either way.)
   int32_t flags = DDPRT_FLAG_RETURN_ERRORS;
-  if (verify && meshRanks > 2 && backend != DDPRT_BACKEND_CUDA)
+  if (deterministicReductions)
     flags |= DDPRT_FLAG_DETERMINISTIC_REDUCTIONS;
 
   // The first program starts the runtime with the ABI version and the mesh
