@@ -120,9 +120,8 @@ ddp::applyRecordedScheduleOptions(ModuleOp module,
   return success();
 }
 
-/// ddp-assign-buckets' options in `options`.
-static AssignBucketsOptions
-getAssignBucketsOptions(const SchedulePipelineOptions &options) {
+AssignBucketsOptions
+ddp::getAssignBucketsOptions(const SchedulePipelineOptions &options) {
   // A Megatron flag given on its own counts as its field; a field wins when
   // both are given (on the command line, or recorded in the module).
   auto either = [](const auto &field, const auto &flag) {

@@ -17,6 +17,8 @@
 
 #include "ddp/Runtime/ddp_program.h"
 
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,7 +131,18 @@ int main(int argc, char **argv) {
     } else if ((value = option(argv[i], "--seed"))) {
       seed = strtoull(value, NULL, 10);
     } else if ((value = option(argv[i], "--timeout"))) {
-      timeoutSeconds = strtol(value, NULL, 10);
+      /* The runtime takes milliseconds in an int32_t. */
+      char *end = NULL;
+      errno = 0;
+      timeoutSeconds = strtol(value, &end, 10);
+      if (end == value || *end != '\0' || errno == ERANGE ||
+          timeoutSeconds < 0 || timeoutSeconds > INT32_MAX / 1000) {
+        fprintf(stderr,
+                "ddp-launch: error: --timeout must be from 0 to %d seconds "
+                "(0: DDPRT_TIMEOUT, else 60), got '%s'\n",
+                INT32_MAX / 1000, value);
+        exit(2);
+      }
     } else if ((value = option(argv[i], "--trace"))) {
       tracePath = value;
     } else if ((value = option(argv[i], "--dump-params"))) {
@@ -165,6 +178,11 @@ int main(int argc, char **argv) {
              chosen == DDPRT_BACKEND_CUDA ? "cuda" : "cpu");
   }
 
+  /* A step built with overlap-param-gather leaves each rank with only its
+   * shard of the update and gathers the rest in the next step: complete that
+   * gather first (a collective, so on every rank). */
+  if (dumpPath)
+    check(context, ddprt_finish_param_sync(context), "ddprt_finish_param_sync");
   if (dumpPath && rank == 0)
     dumpParams(context, dumpPath);
   check(context, ddp_program_teardown(context), "tearing down the program");

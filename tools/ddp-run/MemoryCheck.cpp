@@ -12,20 +12,30 @@
 using namespace mlir;
 using namespace ddp;
 
-std::optional<int64_t> ddp::estimateRankBytes(ArrayRef<ModuleOp> programs) {
-  int64_t total = 0, largestParam = 0;
+std::optional<RankMemoryEstimate>
+ddp::estimateRankBytes(ArrayRef<ModuleOp> programs,
+                       bool deterministicReductions) {
+  RankMemoryEstimate estimate;
+  int64_t largestParam = 0;
   for (ModuleOp program : programs) {
     FailureOr<StoragePlan> plan = StoragePlan::build(program);
     if (failed(plan))
       return std::nullopt;
     RuntimeMemory memory = estimateRuntimeMemory(*plan);
-    total += memory.getTotalBytes();
+    estimate.bytes += memory.getTotalBytes();
     largestParam = std::max(largestParam, memory.largestParamBytes);
+    // The programs run one after the other, each to ddprt_synchronize, and
+    // a collective's scratch is freed when it completes.
+    if (deterministicReductions)
+      estimate.deterministicReductionBytes =
+          std::max(estimate.deterministicReductionBytes,
+                   memory.deterministicReductionBytes);
   }
   // --verify reads a parameter of each of two programs at a time.
   if (programs.size() > 1)
-    total += 2 * largestParam;
-  return total;
+    estimate.bytes += 2 * largestParam;
+  estimate.bytes += estimate.deterministicReductionBytes;
+  return estimate;
 }
 
 int64_t ddp::getRanksOnThisMachine() {
@@ -58,15 +68,20 @@ std::optional<int64_t> ddp::getAvailableMemoryBytes() {
   return std::nullopt;
 }
 
-std::optional<std::string> ddp::checkMemoryFits(int64_t bytesPerRank,
-                                                int64_t ranks,
-                                                int64_t availableBytes) {
+std::optional<std::string>
+ddp::checkMemoryFits(const RankMemoryEstimate &perRank, int64_t ranks,
+                     int64_t availableBytes) {
+  int64_t bytesPerRank = perRank.bytes;
   int64_t needed = 0;
   if (!llvm::MulOverflow(bytesPerRank, ranks, needed) &&
       needed <= availableBytes)
     return std::nullopt;
   std::string message =
       "the run needs about " + formatBytes(bytesPerRank) + " per rank";
+  if (perRank.deterministicReductionBytes > 0)
+    message += " (" + formatBytes(perRank.deterministicReductionBytes) +
+               " of it the scratch of the deterministic reductions --verify "
+               "uses on more than 2 ranks)";
   if (ranks > 1)
     message += " x " + std::to_string(ranks) + " ranks on this machine = " +
                (needed >= bytesPerRank ? formatBytes(needed)

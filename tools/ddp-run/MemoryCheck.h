@@ -19,9 +19,20 @@
 
 namespace ddp {
 
-/// Bytes one rank allocates to run `programs` in one runtime context, or
-/// nullopt (with the error emitted) when one of them cannot be lowered.
-std::optional<int64_t> estimateRankBytes(llvm::ArrayRef<mlir::ModuleOp> programs);
+/// What one rank allocates to run some programs in one runtime context.
+struct RankMemoryEstimate {
+  int64_t bytes = 0;
+  /// The part of `bytes` that is the deterministic reductions' scratch.
+  int64_t deterministicReductionBytes = 0;
+};
+
+/// What one rank allocates to run `programs` in one runtime context, the
+/// scratch of DDPRT_FLAG_DETERMINISTIC_REDUCTIONS included when
+/// `deterministicReductions`; nullopt (with the error emitted) when one of
+/// them cannot be lowered.
+std::optional<RankMemoryEstimate>
+estimateRankBytes(llvm::ArrayRef<mlir::ModuleOp> programs,
+                  bool deterministicReductions);
 
 /// The processes of this job on this machine (Open MPI's, MPICH's or PMI's
 /// local size; 1 outside mpirun).
@@ -30,9 +41,10 @@ int64_t getRanksOnThisMachine();
 /// MemAvailable from /proc/meminfo, if it can be read.
 std::optional<int64_t> getAvailableMemoryBytes();
 
-/// An error message when `ranks` ranks of `bytesPerRank` each do not fit in
+/// An error message when `ranks` ranks of `perRank` each do not fit in
 /// `availableBytes`; nullopt when they do.
-std::optional<std::string> checkMemoryFits(int64_t bytesPerRank, int64_t ranks,
+std::optional<std::string> checkMemoryFits(const RankMemoryEstimate &perRank,
+                                           int64_t ranks,
                                            int64_t availableBytes);
 
 } // namespace ddp

@@ -9,6 +9,7 @@
 
 #include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
+#include "ddp/Import/MegatronArgs.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
 #include "ddp/Sim/SimOutput.h"
 
@@ -16,6 +17,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -92,19 +95,19 @@ static sim::SimResult predictStep(ModuleOp program, const sim::CostModel &model,
   return *result;
 }
 
-/// Under --verify, fails if `options` reduce 16-bit gradients in f32 where
-/// that cannot equal the input's average bitwise. The step's avg pre-scales
-/// each contribution by 1/n in the gradient's own type; grad-reduce-in-fp32
-/// scales in f32 and rounds to 16 bits only after the sum. The two agree
-/// when 1/n is a power of two and differ otherwise: the option then changes
-/// what the step computes (docs/RationaleDDP.md).
-static void checkFp32ReductionIsExact(ModuleOp input,
-                                      const SchedulePipelineOptions &options,
-                                      StringRef scheduleText, bool verify) {
-  if (!verify ||
-      !(options.gradReduceInFp32 || options.megatronGradReduceInFp32))
-    return;
+/// Why reducing 16-bit gradients in f32 (grad-reduce-in-fp32, when
+/// `options` ask for it) cannot equal the input's average bitwise, if it
+/// cannot. The step's avg pre-scales each contribution by 1/n in the
+/// gradient's own type; grad-reduce-in-fp32 scales in f32 and rounds to 16
+/// bits only after the sum. The two agree when 1/n is a power of two and
+/// differ otherwise: the option then changes what the step computes
+/// (docs/RationaleDDP.md).
+static std::optional<std::string>
+whyFp32ReductionIsInexact(ModuleOp input, const AssignBucketsOptions &options) {
+  if (!options.gradReduceInFp32)
+    return std::nullopt;
   MeshOp mesh = getMesh(input);
+  std::optional<std::string> why;
   input.walk([&](AllReduceOp reduce) {
     auto type = cast<RankedTensorType>(reduce.getResult().getType());
     int64_t groupSize = getGroupSize(mesh, reduce.getAxes());
@@ -115,33 +118,31 @@ static void checkFp32ReductionIsExact(ModuleOp input,
     std::string element;
     llvm::raw_string_ostream os(element);
     os << type.getElementType();
-    fail("schedule '" + scheduleText +
-         "' cannot be verified bitwise: grad-reduce-in-fp32 averages the " +
-         element + " gradients over " + llvm::Twine(groupSize) +
-         " ranks in f32, where the unscheduled step averages them in " +
-         element + ", and 1/" + llvm::Twine(groupSize) +
-         " rounds differently in the two (it changes what the step "
-         "computes); verify it with grad-reduce-in-fp32=false");
+    why = "grad-reduce-in-fp32 averages the " + element + " gradients over " +
+          std::to_string(groupSize) +
+          " ranks in f32, where the unscheduled step averages them in " +
+          element + ", and 1/" + std::to_string(groupSize) +
+          " rounds differently in the two (it changes what the step "
+          "computes)";
+    return WalkResult::interrupt();
   });
+  return why;
 }
 
-/// Under --verify, fails if `options` split the data-parallel group into
-/// distributed-optimizer instances where the two-level reduction cannot
-/// equal the input's one reduction bitwise. The deterministic reduction adds
-/// ranks in pairs, so a reduce-scatter within instances of m consecutive
-/// ranks followed by an all-reduce across them adds in the same order only
-/// when m is a power of two; 16-bit partial sums are rounded once per level
-/// unless reduced in f32; and `avg` scales by 1/m and 1/k instead of 1/n.
-static void checkInstancesAreExact(ModuleOp input,
-                                   const SchedulePipelineOptions &options,
-                                   StringRef scheduleText, bool verify) {
+/// Why splitting the data-parallel group into distributed-optimizer
+/// instances (when `options` ask for it) cannot equal the input's one
+/// reduction bitwise, if it cannot. The deterministic reduction adds ranks in
+/// pairs, so a reduce-scatter within instances of m consecutive ranks
+/// followed by an all-reduce across them adds in the same order only when m
+/// is a power of two; 16-bit partial sums are rounded once per level unless
+/// reduced in f32; and `avg` scales by 1/m and 1/k instead of 1/n.
+static std::optional<std::string>
+whyInstancesAreInexact(ModuleOp input, const AssignBucketsOptions &options) {
   int64_t numInstances = options.numDistributedOptimizerInstances;
-  if (!verify || !options.useDistributedOptimizer || numInstances <= 1)
-    return;
-  bool fp32 = options.gradReduceInFp32 || options.megatronGradReduceInFp32;
-  bool average =
-      options.averageInCollective || options.megatronAverageInCollective;
+  if (!options.useDistributedOptimizer || numInstances <= 1)
+    return std::nullopt;
   MeshOp mesh = getMesh(input);
+  std::optional<std::string> why;
   input.walk([&](AllReduceOp reduce) {
     int64_t groupSize = getGroupSize(mesh, reduce.getAxes());
     if (reduce.getReduction() != Reduction::Avg || groupSize < 1 ||
@@ -149,28 +150,174 @@ static void checkInstancesAreExact(ModuleOp input,
       return WalkResult::advance();
     int64_t instanceSize = groupSize / numInstances;
     auto type = cast<RankedTensorType>(reduce.getResult().getType());
-    std::string why;
     if (!llvm::isPowerOf2_64(uint64_t(instanceSize)))
       why = "instances of " + std::to_string(instanceSize) +
             " ranks are not a power of two, so the deterministic reduction "
             "(in pairs of ranks) adds the " +
             std::to_string(groupSize) + " contributions in another order";
     else if (instanceSize > 1 &&
-             type.getElementType().getIntOrFloatBitWidth() < 32 && !fp32)
+             type.getElementType().getIntOrFloatBitWidth() < 32 &&
+             !options.gradReduceInFp32)
       why = "each instance's partial sums are rounded to 16 bits before the "
             "all-reduce across instances, where the unscheduled step rounds "
-            "once (verify it with grad-reduce-in-fp32=true)";
-    else if (average && !llvm::isPowerOf2_64(uint64_t(numInstances)))
+            "once";
+    else if (options.averageInCollective &&
+             !llvm::isPowerOf2_64(uint64_t(numInstances)))
       why = "average-in-collective scales by 1/" +
             std::to_string(instanceSize) + " and 1/" +
-            std::to_string(numInstances) + " where the unscheduled step "
-            "scales by 1/" + std::to_string(groupSize);
-    if (why.empty())
-      return WalkResult::advance();
-    fail("schedule '" + scheduleText + "' cannot be verified bitwise: " +
-         why);
-    return WalkResult::interrupt();
+            std::to_string(numInstances) +
+            " where the unscheduled step "
+            "scales by 1/" +
+            std::to_string(groupSize);
+    return why ? WalkResult::interrupt() : WalkResult::advance();
   });
+  return why;
+}
+
+/// Why a schedule with `options` cannot equal the input bitwise, if it
+/// cannot.
+static std::optional<std::string>
+whyNotVerifiable(ModuleOp input, const AssignBucketsOptions &options) {
+  if (std::optional<std::string> why =
+          whyFp32ReductionIsInexact(input, options))
+    return why;
+  return whyInstancesAreInexact(input, options);
+}
+
+static std::string formatOption(StringRef name, bool value) {
+  return (name + "=" + (value ? "true" : "false")).str();
+}
+
+/// Under --verify, fails if the schedule `scheduleText` cannot equal the
+/// input bitwise with `effective`, the options the pipeline will use (those
+/// given over those the input records); `given` are the ones given alone.
+/// The refusal names the recorded options that made the difference, and a
+/// grad-reduce-in-fp32 to verify with only when that one can be verified.
+static void checkVerifiable(ModuleOp input,
+                            const AssignBucketsOptions &effective,
+                            const AssignBucketsOptions &given,
+                            StringRef scheduleText) {
+  std::optional<std::string> why = whyNotVerifiable(input, effective);
+  if (!why)
+    return;
+  std::string message =
+      "schedule '" + scheduleText.str() + "' cannot be verified bitwise";
+  SmallVector<std::string> recorded;
+  if (effective.gradReduceInFp32 != given.gradReduceInFp32)
+    recorded.push_back(
+        formatOption("grad-reduce-in-fp32", effective.gradReduceInFp32));
+  if (effective.averageInCollective != given.averageInCollective)
+    recorded.push_back(
+        formatOption("average-in-collective", effective.averageInCollective));
+  if (effective.useDistributedOptimizer != given.useDistributedOptimizer)
+    recorded.push_back(formatOption("use-distributed-optimizer",
+                                    effective.useDistributedOptimizer));
+  if (effective.numDistributedOptimizerInstances !=
+      given.numDistributedOptimizerInstances)
+    recorded.push_back(
+        "num-distributed-optimizer-instances=" +
+        std::to_string(effective.numDistributedOptimizerInstances));
+  if (!recorded.empty())
+    message += " (with " + llvm::join(recorded, ", ") + " from the input's " +
+               kScheduleOptionsAttrName.str() + ")";
+  // The one option a refusal can point to: whether it helps depends on
+  // everything else.
+  AssignBucketsOptions flipped = effective;
+  flipped.gradReduceInFp32 = !effective.gradReduceInFp32;
+  std::optional<std::string> whyFlipped = whyNotVerifiable(input, flipped);
+  std::string setting =
+      formatOption("grad-reduce-in-fp32", effective.gradReduceInFp32);
+  std::string other =
+      formatOption("grad-reduce-in-fp32", flipped.gradReduceInFp32);
+  if (!whyFlipped)
+    fail(message + ": " + *why + "; verify it with " + other);
+  if (*whyFlipped == *why)
+    fail(message + ": " + *why);
+  fail(message + " with either setting of grad-reduce-in-fp32: with " +
+       setting + ", " + *why + "; with " + other + ", " + *whyFlipped);
+}
+
+/// The options ddp-schedule will schedule `input` with when given `given`:
+/// the options `input` records in ddp.schedule_options, overridden by those
+/// `given` names (as the pipeline merges them).
+static AssignBucketsOptions
+getEffectiveOptions(ModuleOp input, const SchedulePipelineOptions &given,
+                    const RunRequest &request, StringRef scheduleText) {
+  SchedulePipelineOptions effective;
+  effective.copyOptionValuesFrom(given);
+  if (failed(applyRecordedScheduleOptions(input, given.getGivenOptionNames(),
+                                          effective)))
+    fail("scheduling '" + request.inputFile + "' failed with '" + scheduleText +
+         "'");
+  return getAssignBucketsOptions(effective);
+}
+
+/// The top-level elements of a textual pass pipeline: `a{x=1},f.g(b,c)`
+/// gives `a{x=1}` and `f.g(b,c)`.
+static SmallVector<StringRef> splitPipelineList(StringRef text) {
+  SmallVector<StringRef> elements;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t index = 0; index < text.size(); ++index) {
+    char c = text[index];
+    if (c == '(' || c == '{')
+      ++depth;
+    else if (c == ')' || c == '}')
+      --depth;
+    else if (c == ',' && depth == 0) {
+      elements.push_back(text.slice(start, index).trim());
+      start = index + 1;
+    }
+  }
+  elements.push_back(text.drop_front(start).trim());
+  return elements;
+}
+
+/// The op a pipeline element `<op-name>(...)` nests its passes on; nullopt
+/// for a pass (`name` or `name{options}`).
+static std::optional<StringRef> getNestedOpName(StringRef element) {
+  size_t open = element.find_first_of("({");
+  if (open == StringRef::npos || element[open] != '(')
+    return std::nullopt;
+  return element.take_front(open).rtrim();
+}
+
+/// Fills `pm`, which runs on the input's module, with --pass-pipeline
+/// `text`: either anchored on the module as mlir-opt takes it
+/// ('builtin.module(...)' or 'any(...)'), or a list of passes run on the
+/// module, `<op>(...)` running its passes on each such op of the module
+/// ('func.func(...),ddp-verify-collective-order'). A list element nested on
+/// an op the module does not hold would run nothing, silently (parsed as a
+/// list, 'builtin.module(...)' nests a second module pass manager that finds
+/// no module inside the module): that is an error.
+static void addPassPipeline(StringRef text, ModuleOp input, PassManager &pm) {
+  text = text.trim();
+  std::string error;
+  llvm::raw_string_ostream errorStream(error);
+  SmallVector<StringRef> elements = splitPipelineList(text);
+  std::optional<StringRef> anchor = getNestedOpName(elements.front());
+  if (elements.size() == 1 && (anchor == ModuleOp::getOperationName() ||
+                               anchor == OpPassManager::getAnyOpAnchorName())) {
+    FailureOr<OpPassManager> parsed = parsePassPipeline(text, errorStream);
+    if (failed(parsed))
+      fail("bad --pass-pipeline: " + error);
+    static_cast<OpPassManager &>(pm) = std::move(*parsed);
+    return;
+  }
+  llvm::SetVector<StringRef> heldOps;
+  for (Operation &op : input.getBody()->getOperations())
+    heldOps.insert(op.getName().getStringRef());
+  for (StringRef element : elements) {
+    std::optional<StringRef> opName = getNestedOpName(element);
+    if (opName && !heldOps.contains(*opName))
+      fail("--pass-pipeline '" + text + "' nests passes on '" + *opName +
+           "', but the step's module holds no '" + *opName + "' (it holds " +
+           llvm::join(heldOps, ", ") +
+           "), so they would never run; anchor the whole pipeline on the "
+           "module ('builtin.module(...)') or list the passes to run on it");
+  }
+  if (failed(parsePassPipeline(text, pm, errorStream)))
+    fail("bad --pass-pipeline: " + error);
 }
 
 std::vector<RunProgram> ddp::buildSchedules(ModuleOp input,
@@ -180,7 +327,7 @@ std::vector<RunProgram> ddp::buildSchedules(ModuleOp input,
   auto runPipeline = [&](RunProgram &program,
                          llvm::function_ref<void(PassManager &)> populate) {
     program.module = input.clone();
-    PassManager pm(&context);
+    auto pm = PassManager::on<ModuleOp>(&context);
     populate(pm);
     if (failed(pm.run(*program.module)))
       fail("scheduling '" + request.inputFile + "' failed" +
@@ -194,10 +341,7 @@ std::vector<RunProgram> ddp::buildSchedules(ModuleOp input,
     RunProgram &program = schedules.emplace_back();
     program.label = "the scheduled program";
     runPipeline(program, [&](PassManager &pm) {
-      std::string error;
-      llvm::raw_string_ostream errorStream(error);
-      if (failed(parsePassPipeline(request.passPipeline, pm, errorStream)))
-        fail("bad --pass-pipeline: " + error);
+      addPassPipeline(request.passPipeline, input, pm);
     });
   } else {
     for (const std::string &option : request.scheduleOptions) {
@@ -209,8 +353,10 @@ std::vector<RunProgram> ddp::buildSchedules(ModuleOp input,
           auto options = SchedulePipelineOptions::createFromString(expanded);
           if (!options)
             fail("bad --schedule options '" + expanded + "'");
-          checkFp32ReductionIsExact(input, *options, expanded, request.verify);
-          checkInstancesAreExact(input, *options, expanded, request.verify);
+          if (request.verify)
+            checkVerifiable(
+                input, getEffectiveOptions(input, *options, request, expanded),
+                getAssignBucketsOptions(*options), expanded);
           populateDDPSchedulePipeline(pm, *options);
         });
       }

@@ -2,7 +2,9 @@
 
 #include "RuntimeSession.h"
 
+#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -102,7 +104,16 @@ void RuntimeSession::finalize() {
   check(status, "ddprt_finalize");
 }
 
-void RuntimeSession::dumpParams(llvm::raw_ostream &os) {
+void RuntimeSession::dumpParams(llvm::StringRef path) {
+  check(ddprt_finish_param_sync(context), "ddprt_finish_param_sync");
+  if (rank != 0)
+    return;
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(path, &error);
+  if (!output)
+    fail(error);
+  llvm::raw_ostream &os = output->os();
   int32_t count = 0;
   check(ddprt_param_count(context, &count), "ddprt_param_count");
   for (int32_t param = 0; param < count; ++param) {
@@ -118,4 +129,5 @@ void RuntimeSession::dumpParams(llvm::raw_ostream &os) {
       os << llvm::format_hex_no_prefix(byte, 2);
     os << "\n";
   }
+  output->keep();
 }

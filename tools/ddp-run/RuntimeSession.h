@@ -62,10 +62,13 @@ public:
   /// The current value of a parameter, in host memory.
   std::vector<uint8_t> readParam(int32_t param, int64_t bytes);
 
-  /// Writes every parameter of the context, one line each:
+  /// Rank 0 writes every parameter of the context to `path`, one line each:
   /// `<name> <dtype> <numel> <bytes in hex, memory order>`; the AOT launcher
-  /// writes the same format, so that two runs compare with `cmp`.
-  void dumpParams(llvm::raw_ostream &os);
+  /// writes the same format, so that two runs compare with `cmp`. Every rank
+  /// calls it: it first completes the parameter gathers a step built with
+  /// overlap-param-gather leaves to the next one (ddprt_finish_param_sync, a
+  /// collective), so that the values are the whole updated parameters.
+  void dumpParams(llvm::StringRef path);
 
   /// Waits for all work, writes the trace and ends the runtime.
   void finalize();

@@ -2,9 +2,9 @@
 //
 //   mpirun -np 2 ddp-run step.mlir [--steps=3] [--backend=cpu]
 //   mpirun -np 2 ddp-run step.mlir --verify --schedule='policy=megatron'
-//   mpirun -np 2 ddp-run step.mlir --verify
-//   --pass-pipeline='builtin.module(...)' mpirun -np 2 ddp-run step.mlir
-//   --verify --scheduled=hand-edited.mlir
+//   mpirun -np 2 ddp-run step.mlir --verify \
+//       --pass-pipeline='builtin.module(...)'
+//   mpirun -np 2 ddp-run step.mlir --verify --scheduled=hand-edited.mlir
 //   mpirun -np 2 ddp-run step.mlir --predict --hw=cpu-mpi-2core \
 //       --trace=measured.json --predicted-trace=predicted.json
 //   ddp-run step.mlir --emit-object=step.o
@@ -33,7 +33,6 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/ADT/StringExtras.h"
@@ -42,10 +41,10 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 
 using namespace mlir;
@@ -72,6 +71,8 @@ static cl::opt<std::string>
     tracePath("trace",
               cl::desc("Write the measured Chrome trace of all ranks here"),
               cl::value_desc("file"), cl::cat(runCategory));
+/// The longest --timeout whose milliseconds fit ddprt_init's int32_t.
+static constexpr int kMaxTimeoutSeconds = INT32_MAX / 1000;
 static cl::opt<int>
     timeoutSeconds("timeout",
                    cl::desc("Seconds a collective may take before all ranks "
@@ -92,9 +93,11 @@ static cl::list<std::string> scheduleOptions(
     cl::value_desc("options"), cl::cat(runCategory));
 static cl::opt<std::string>
     passPipeline("pass-pipeline",
-                 cl::desc("Schedule the input with this pass pipeline, e.g. "
+                 cl::desc("Schedule the input with this pass pipeline, "
+                          "anchored on the module, e.g. "
                           "'builtin.module(func.func(ddp-assign-buckets{"
-                          "policy=megatron},ddp-bucketize))'"),
+                          "policy=megatron},ddp-bucketize))', or the passes "
+                          "alone"),
                  cl::cat(runCategory));
 static cl::opt<std::string>
     scheduledFile("scheduled",
@@ -132,6 +135,11 @@ static cl::opt<bool> memoryCheck(
              "on this machine) exceeds what the machine has available "
              "(cpu backend)"),
     cl::init(true), cl::cat(runCategory));
+static cl::opt<int64_t> availableMemory(
+    "available-memory",
+    cl::desc("Take this many bytes as what the machine has available in the "
+             "memory check (to test the check)"),
+    cl::Hidden, cl::cat(runCategory));
 static cl::opt<int> abiVersion(
     "abi-version",
     cl::desc("Pass this ABI version to ddprt_init instead of the compiler's "
@@ -177,19 +185,23 @@ static double getTypicalStepTime(std::vector<double> times) {
 
 /// Ends the run before anything is allocated when every rank on this machine
 /// together would need more memory than it has available.
-static void checkMemory(ArrayRef<RunProgram> programs) {
+static void checkMemory(ArrayRef<RunProgram> programs,
+                        bool deterministicReductions) {
   SmallVector<ModuleOp> modules;
   for (const RunProgram &program : programs)
     modules.push_back(*program.module);
   // Every program has been lowered, so every plan builds.
-  std::optional<int64_t> bytesPerRank = estimateRankBytes(modules);
-  if (!bytesPerRank)
+  std::optional<RankMemoryEstimate> perRank =
+      estimateRankBytes(modules, deterministicReductions);
+  if (!perRank)
     fail("cannot plan the storage of '" + inputFile + "'");
   std::optional<int64_t> available = getAvailableMemoryBytes();
+  if (availableMemory.getNumOccurrences())
+    available = availableMemory;
   if (!available)
     return;
   if (std::optional<std::string> error =
-          checkMemoryFits(*bytesPerRank, getRanksOnThisMachine(), *available))
+          checkMemoryFits(*perRank, getRanksOnThisMachine(), *available))
     fail(*error);
 }
 
@@ -322,6 +334,11 @@ int main(int argc, char **argv) {
 
   if (numSteps < 1)
     fail("--steps must be at least 1");
+  // The runtime takes milliseconds in an int32_t.
+  if (timeoutSeconds < 0 || timeoutSeconds > kMaxTimeoutSeconds)
+    fail("--timeout must be from 0 to " + llvm::Twine(kMaxTimeoutSeconds) +
+         " seconds (0: DDPRT_TIMEOUT, else 60), got " +
+         llvm::Twine(int(timeoutSeconds)));
   bool wantsSchedule = scheduleOptions.getNumOccurrences() > 0;
   if (wantsSchedule + !passPipeline.empty() + !scheduledFile.empty() > 1)
     fail("give one of --schedule, --pass-pipeline and --scheduled");
@@ -360,10 +377,17 @@ int main(int argc, char **argv) {
   SmallVector<ParamDescription> params = describeParams(*input);
   checkComparable(mesh, params, programs, request);
   std::vector<OwningOpRef<ModuleOp>> lowered = lowerPrograms(programs);
+  // Under --verify, groups of more than 2 ranks reduce in rank order: MPI
+  // picks its summation order by message size, so a gradient reduced alone
+  // and inside a bucket could otherwise differ in the last bit once values
+  // are no longer small integers. (Two numbers add the same either way.)
+  int64_t meshRanks = mesh.getNumRanks();
+  bool deterministicReductions =
+      verify && meshRanks > 2 && backend != DDPRT_BACKEND_CUDA;
   // Buffers of the CUDA backend live on the device, which this host cannot
   // see before the runtime starts.
   if (memoryCheck && objectFile.empty() && backend != DDPRT_BACKEND_CUDA)
-    checkMemory(programs);
+    checkMemory(programs, deterministicReductions);
 
   // Predictions come first: a profile that does not load should stop the
   // run before any rank starts the runtime.
@@ -376,7 +400,6 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  int64_t meshRanks = mesh.getNumRanks();
   if (meshRanks > 1 && !isUnderProcessManager())
     fail("the step's mesh " + formatMesh(mesh) + " has " +
          llvm::Twine(meshRanks) +
@@ -393,12 +416,8 @@ int main(int argc, char **argv) {
     program.jit = std::move(*jit);
   }
 
-  // Under --verify, groups of more than 2 ranks reduce in rank order: MPI
-  // picks its summation order by message size, so a gradient reduced alone
-  // and inside a bucket could otherwise differ in the last bit once values
-  // are no longer small integers. (Two numbers add the same either way.)
   int32_t flags = DDPRT_FLAG_RETURN_ERRORS;
-  if (verify && meshRanks > 2 && backend != DDPRT_BACKEND_CUDA)
+  if (deterministicReductions)
     flags |= DDPRT_FLAG_DETERMINISTIC_REDUCTIONS;
 
   // The first program starts the runtime with the ABI version and the mesh
@@ -435,15 +454,9 @@ int main(int argc, char **argv) {
   if (isLeader)
     printSummary(plan, mesh, session.getNumRanks(), chosenBackend);
 
-  if (!paramDumpFile.empty() && !difference && isLeader) {
-    std::string error;
-    std::unique_ptr<llvm::ToolOutputFile> output =
-        openOutputFile(paramDumpFile, &error);
-    if (!output)
-      fail(error);
-    session.dumpParams(output->os());
-    output->keep();
-  }
+  // Every rank, since finishing the parameter gathers is collective.
+  if (!paramDumpFile.empty() && !difference)
+    session.dumpParams(paramDumpFile);
 
   for (RunProgram &program : programs)
     session.check(program.jit->getEntryPoints().teardown(runtimeContext),

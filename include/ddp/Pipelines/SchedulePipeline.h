@@ -236,6 +236,14 @@ applyRecordedScheduleOptions(mlir::ModuleOp module,
                              const llvm::StringSet<> &givenNames,
                              SchedulePipelineOptions &options);
 
+/// The options of ddp-assign-buckets that `options` give, each Megatron
+/// flag merged into its field as the pipeline merges them (a field with a
+/// value wins over its flag; a boolean is on when either is): what the
+/// pipeline lays the buckets out with, and what decides whether a schedule
+/// can equal the unscheduled step bitwise (ddp-run --verify).
+AssignBucketsOptions
+getAssignBucketsOptions(const SchedulePipelineOptions &options);
+
 /// Registers `ddp-schedule` with the pass pipeline registry.
 void registerDDPSchedulePipeline();
 

@@ -3,15 +3,19 @@
 // Read off the storage plan, so that ddp-run can refuse a run that cannot
 // fit before any rank allocates, and ddp-step-stats can say what a step will
 // need. The runtime's own allocations are counted as runtime/ makes them:
-// ApiOptimizer.cpp gives each Adam-updated parameter 2 f32 moments per element and
-// each updated 16-bit parameter an f32 main copy (per element in this rank's
-// shard under the distributed optimizer), and backend computes 16-bit GEMMs and collectives on f32 copies.
+// ApiOptimizer.cpp gives each Adam-updated parameter 2 f32 moments per element
+// and each updated 16-bit parameter an f32 main copy (per element in this
+// rank's shard under the distributed optimizer), and backend computes 16-bit
+// GEMMs and collectives on f32 copies. The scratch of the deterministic
+// reductions is counted apart: only ddp-run
+// --verify on more than 2 ranks asks the runtime for them.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ddp/Conversion/DDPToLLVM/StoragePlan.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Format.h"
 
@@ -25,6 +29,76 @@ static bool is16Bit(Type type) {
 
 static int64_t numElementsOf(Value value) {
   return cast<RankedTensorType>(value.getType()).getNumElements();
+}
+
+/// Bytes the CPU backend allocates for one all-reduce or reduce-scatter
+/// under DDPRT_FLAG_DETERMINISTIC_REDUCTIONS, as runtime/cpu/
+/// CpuCollectives.cpp does (preScaleAverage, prepareGatherThenReduce): the
+/// input scaled by 1/n for avg, in the element type; an f32 copy of a 16-bit
+/// input; every rank's contribution to this rank's result, gathered in the
+/// accumulation type; an f32 result that a 16-bit result is rounded from.
+/// Reduce-scatter's input is group size x its result.
+static int64_t getDeterministicReductionBytes(Type elementType,
+                                              int64_t inputNumel,
+                                              int64_t resultNumel,
+                                              int64_t groupSize,
+                                              Reduction reduction) {
+  int64_t elementBytes = getElementBytes(elementType);
+  int64_t accumulatorBytes = elementType.isF64() ? 8 : 4;
+  bool wide = elementType.isF16() || elementType.isBF16();
+  int64_t bytes = resultNumel * groupSize * accumulatorBytes;
+  if (reduction == Reduction::Avg)
+    bytes += inputNumel * elementBytes;
+  if (wide)
+    bytes += (inputNumel + resultNumel) * int64_t(sizeof(float));
+  return bytes;
+}
+
+/// The peak of getDeterministicReductionBytes over `step`: the scratch of an
+/// asynchronous collective lives until it completes, at the latest at the
+/// wait of its token (or of a join of it), so it is counted from the op to
+/// that wait; a token never waited stays counted to the end of the step.
+static int64_t getPeakDeterministicReductionBytes(const StoragePlan &plan) {
+  int64_t live = 0, peak = 0;
+  // The collectives a token completes: its own, or those joined into it.
+  llvm::DenseMap<Value, SmallVector<Operation *, 1>> completes;
+  llvm::DenseMap<Operation *, int64_t> pending;
+  auto count = [&](Operation *op, Value input, Value result, Value token,
+                   ArrayAttr axes, Reduction reduction) {
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t bytes = getDeterministicReductionBytes(
+        inputType.getElementType(), inputType.getNumElements(),
+        numElementsOf(result), getGroupSize(plan.mesh, axes), reduction);
+    peak = std::max(peak, live + bytes);
+    if (!token)
+      return;
+    live += bytes;
+    pending[op] = bytes;
+    completes[token].push_back(op);
+  };
+  func::FuncOp step = plan.step;
+  for (Operation &op : step.getBody().front()) {
+    if (auto reduce = dyn_cast<AllReduceOp>(op))
+      count(&op, reduce.getInput(), reduce.getResult(), reduce.getToken(),
+            reduce.getAxesAttr(), reduce.getReduction());
+    else if (auto scatter = dyn_cast<ReduceScatterOp>(op))
+      count(&op, scatter.getInput(), scatter.getResult(), scatter.getToken(),
+            scatter.getAxesAttr(), scatter.getReduction());
+    else if (auto join = dyn_cast<JoinOp>(op)) {
+      SmallVector<Operation *, 1> &joined = completes[join.getResult()];
+      for (Value token : join.getTokens())
+        llvm::append_range(joined, completes.lookup(token));
+    } else if (auto wait = dyn_cast<WaitOp>(op)) {
+      for (Operation *collective : completes.lookup(wait.getToken())) {
+        auto it = pending.find(collective);
+        if (it == pending.end())
+          continue;
+        live -= it->second;
+        pending.erase(it);
+      }
+    }
+  }
+  return peak;
 }
 
 RuntimeMemory ddp::estimateRuntimeMemory(const StoragePlan &plan) {
@@ -90,6 +164,7 @@ RuntimeMemory ddp::estimateRuntimeMemory(const StoragePlan &plan) {
   }
   memory.workingCopyBytes =
       (gemmLhs + gemmRhs + gemmProduct + collective) * int64_t(sizeof(float));
+  memory.deterministicReductionBytes = getPeakDeterministicReductionBytes(plan);
   return memory;
 }
 

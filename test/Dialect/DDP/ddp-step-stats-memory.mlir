@@ -13,12 +13,18 @@
 // cpu working copies, f32: the largest GEMM lhs (16x8 = 128), rhs (16x4 =
 // 64) and product (16x4 = 64), and the 32-element bf16 all-reduce: 288 x 4
 // = 1152. Total 2112.
+// Apart, what the deterministic reductions of ddp-run --verify on more than
+// 2 ranks add (runtime/cpu/CpuCollectives.cpp) while the all-reduce runs:
+// the 2 ranks' contributions gathered in f32 (2 x 32 x 4 = 256), the f32
+// copies of the bf16 input and result (2 x 32 x 4 = 256), and the input
+// scaled by 1/2 for avg, in bf16 (32 x 2 = 64): 576.
 
 // CHECK: runtime memory per rank: 2112 bytes (2.06 KiB)
 // CHECK-NEXT:   parameters: 64
 // CHECK-NEXT:   buffers: 512
 // CHECK-NEXT:   optimizer state: 384
 // CHECK-NEXT:   cpu working copies: 1152
+// CHECK-NEXT:   not in the total: deterministic reductions (ddp-run --verify on more than 2 ranks): 576
 
 // The model state as Megatron-LM counts it: the bf16 parameter (64), its
 // bf16 gradient reduced alone (64), the f32 main copy (128) and the moments
@@ -74,6 +80,10 @@ func.func @step(%x: tensor<16x8xbf16>) {
 // @b at 0, @a at 64 (gradient starts at multiples of 64), the end at 128
 // (lcm(4, 128)): 80 f32 elements of padding.
 // SHARDED: mesh: dp=4 (4 ranks)
+// The bucket's reduce-scatter (128 f32 elements, pre-scaled, so a sum) under
+// the deterministic reductions: the 4 ranks' contributions to this rank's
+// 32 elements, in f32 (4 x 32 x 4 = 512); no copies, no avg.
+// SHARDED: not in the total: deterministic reductions (ddp-run --verify on more than 2 ranks): 512{{$}}
 // SHARDED: model state per rank (bytes, as Megatron-LM counts it):
 // SHARDED-NEXT:   parameters: 96
 // SHARDED-NEXT:   gradients: 192

@@ -140,6 +140,13 @@ struct RuntimeMemory {
   int64_t workingCopyBytes = 0;
   /// The largest parameter (ddp-run --verify reads parameters one by one).
   int64_t largestParamBytes = 0;
+  /// The CPU backend's scratch under DDPRT_FLAG_DETERMINISTIC_REDUCTIONS
+  /// (ddp-run --verify on more than 2 ranks), at its peak: the all-reduces
+  /// and reduce-scatters in flight at once (issued and not yet waited, and
+  /// a synchronous one), each holding its group's contributions in f32 (f64
+  /// for f64), f32 copies of a 16-bit input and result, and the input scaled
+  /// by 1/n for `avg`. Not in getTotalBytes, since the flag is the caller's.
+  int64_t deterministicReductionBytes = 0;
 
   int64_t getTotalBytes() const;
 };

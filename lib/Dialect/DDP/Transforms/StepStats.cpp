@@ -45,7 +45,10 @@ struct StepStatsPass : impl::StepStatsBase<StepStatsPass> {
          << plan->numParamsInBuckets << "\n";
     os << "  buffers: " << memory.bufferBytes << "\n"
        << "  optimizer state: " << memory.optimizerStateBytes << "\n"
-       << "  cpu working copies: " << memory.workingCopyBytes << "\n";
+       << "  cpu working copies: " << memory.workingCopyBytes << "\n"
+       << "  not in the total: deterministic reductions (ddp-run --verify on "
+          "more than 2 ranks): "
+       << memory.deterministicReductionBytes << "\n";
   }
 
   void runOnOperation() override {
