@@ -884,6 +884,16 @@ func.func @f(%a: tensor<8x8xf32>) {
 
 // -----
 
+// Three operands of 2^62 - 1 rows (the most an f16 tensor holds) stack more
+// rows than int64 counts.
+func.func @f(%a: tensor<4611686018427387903xf16>) {
+  // expected-error @+1 {{'ddp.concat' op stacks more rows than fit in int64}}
+  %y = ddp.concat %a, %a, %a : tensor<4611686018427387903xf16>, tensor<4611686018427387903xf16>, tensor<4611686018427387903xf16> -> tensor<4611686018427387903xf16>
+  return
+}
+
+// -----
+
 func.func @f(%a: tensor<8x8xf32>) {
   // expected-error @+1 {{'ddp.concat' op needs an interleave of at least 1, got 0}}
   %y = ddp.concat %a, %a interleave 0 : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<16x8xf32>

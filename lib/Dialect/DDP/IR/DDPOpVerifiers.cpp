@@ -512,7 +512,9 @@ LogicalResult ConcatOp::verify() {
              << index << " has " << input.getDimSize(0)
              << " rows, which do not split into " << interleave
              << " interleaved blocks";
-    rows += input.getDimSize(0);
+    // Operands of 2^62 rows each would wrap the count into the result's.
+    if (llvm::AddOverflow(rows, input.getDimSize(0), rows))
+      return emitOpError("stacks more rows than fit in int64");
   }
   if (rows != result.getDimSize(0))
     return emitOpError("stacks ")
