@@ -81,8 +81,9 @@ JitProgram::create(ModuleOp lowered) {
 llvm::Error ddp::writeObjectFile(ModuleOp lowered, llvm::StringRef path) {
   // A generic CPU of the host's architecture: the object is meant to run on
   // another machine (a GPU node) than the one that compiled it.
-  llvm::orc::JITTargetMachineBuilder targetBuilder(
-      llvm::Triple(llvm::sys::getDefaultTargetTriple()));
+  // Braces: with parentheses clang reads this as a function declaration.
+  llvm::orc::JITTargetMachineBuilder targetBuilder{
+      llvm::Triple(llvm::sys::getDefaultTargetTriple())};
   targetBuilder.setRelocationModel(llvm::Reloc::PIC_);
   // As in the JIT: a chain of calls has nothing to optimize, and the
   // optimizing code generator is superlinear on a step of 40k calls.
