@@ -56,9 +56,10 @@ static std::string describeParams(SetParamsOp setParams) {
 }
 
 /// Checks that `setParams` writes the all-gathered result of a shard
-/// optimizer over the same parameters, and fills `gather`.
-static LogicalResult planGather(func::FuncOp step, SetParamsOp setParams,
-                                ParamGather &gather) {
+/// optimizer over the same parameters, and fills `gather`; false when the
+/// gather is already overlapped as this pass overlaps it.
+static FailureOr<bool> planGather(func::FuncOp step, SetParamsOp setParams,
+                                  ParamGather &gather) {
   auto error = [&]() {
     return setParams->emitError()
            << "cannot overlap the gather of parameters ["
@@ -69,8 +70,15 @@ static LogicalResult planGather(func::FuncOp step, SetParamsOp setParams,
   auto allGather = setParams.getValues().getDefiningOp<AllGatherOp>();
   if (!allGather)
     return error() << "the values are not a ddp.all_gather";
-  if (allGather.getToken())
+  if (allGather.getToken()) {
+    // The pass ran before: it gathers the parameters' shard, read back by
+    // ddp.get_param_shard, asynchronously. Running it again changes nothing.
+    auto shard = allGather.getInput().getDefiningOp<GetParamShardOp>();
+    if (shard && shard.getParamsAttr() == setParams.getParamsAttr() &&
+        shard.getOffsetsAttr() == setParams.getOffsetsAttr())
+      return false;
     return error() << "the ddp.all_gather is already asynchronous";
+  }
   if (!allGather.getResult().hasOneUse())
     return error() << "the gathered values are read by more than this write";
   Operation *update = allGather.getInput().getDefiningOp();
@@ -91,7 +99,7 @@ static LogicalResult planGather(func::FuncOp step, SetParamsOp setParams,
                    << " at offsets " << offsets;
   gather.setParams = setParams;
   gather.gather = allGather;
-  return success();
+  return true;
 }
 
 /// Whether `op` or an op nested in it names one of `params`.
@@ -141,8 +149,12 @@ void OverlapParamGatherPass::runOnOperation() {
 
   SmallVector<ParamGather> gathers;
   WalkResult planned = step.walk([&](SetParamsOp setParams) {
-    if (failed(planGather(step, setParams, gathers.emplace_back())))
+    FailureOr<bool> toOverlap =
+        planGather(step, setParams, gathers.emplace_back());
+    if (failed(toOverlap))
       return WalkResult::interrupt();
+    if (!*toOverlap)
+      gathers.pop_back();
     return WalkResult::advance();
   });
   if (planned.wasInterrupted())

@@ -1,5 +1,8 @@
 // RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-param-gather -verify-diagnostics | FileCheck %s
 // RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-param-gather=align-param-gather=true -verify-diagnostics | FileCheck %s --check-prefix=ALIGN
+// Running it again changes nothing.
+// RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-param-gather --ddp-overlap-param-gather -verify-diagnostics | FileCheck %s
+// RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-param-gather=align-param-gather=true --ddp-overlap-param-gather=align-param-gather=true -verify-diagnostics | FileCheck %s --check-prefix=ALIGN
 // A failing run changes nothing, not even the gathers that were valid.
 // RUN: not ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-param-gather --mlir-print-ir-after-failure 2>&1 | FileCheck %s --check-prefix=UNTOUCHED
 
