@@ -675,7 +675,19 @@ FailureOr<SimResult> StepSimulator::run() {
   for (Operation &op : step.getBody().front())
     if (failed(simulate(&op)))
       return failure();
-  return finish();
+  SimResult simulated = finish();
+  // A profile with latencies or overheads near the largest double (a unit
+  // mistake) gives steps that take longer than anything reports: times are
+  // carried in microseconds in int64 (statistics, attributes) and printed
+  // in milliseconds, where they would overflow to inf.
+  constexpr double kMaxStepSeconds = 9e12;
+  if (!(simulated.stepTime <= kMaxStepSeconds))
+    return step.emitError("the simulated step takes more than 9e12 s with "
+                          "hardware profile '")
+           << model.getProfile().name
+           << "': its latencies, overheads or rates are out of any "
+              "hardware's range";
+  return simulated;
 }
 
 FailureOr<SimResult> ddp::sim::simulateStep(func::FuncOp step,

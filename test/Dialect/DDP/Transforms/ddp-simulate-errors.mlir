@@ -13,6 +13,9 @@
 // RUN: not ddp-opt %s --ddp-simulate="step=nope" 2>&1 | FileCheck %s --check-prefix=STEP
 // RUN: not ddp-opt %s --ddp-simulate="report=/nonexistent-dir/r.json" 2>&1 | FileCheck %s --check-prefix=WRITE
 // RUN: not ddp-opt %s --ddp-simulate="hw=a100-sxm-ib200 fp8-gemms=true" 2>&1 | FileCheck %s --check-prefix=FP8
+// A latency of 1e300 us (a unit mistake) makes the step too long to report:
+// the microseconds would overflow int64 and the milliseconds print as inf.
+// RUN: not ddp-opt %s --ddp-simulate="hw=%S/Inputs/huge-latency.json" 2>&1 | FileCheck %s --check-prefix=HUGE-LATENCY
 
 // MISSING: error: ddp-simulate: hardware profile '{{.*}}missing-field.json': missing field 'inter_node.latency_us'
 // NEGATIVE: error: ddp-simulate: hardware profile '{{.*}}negative-bandwidth.json': field 'intra_node.bus_bandwidth_gbps' must be greater than 0, got -5
@@ -23,9 +26,10 @@
 // DP-NEGATIVE: error: ddp-simulate: dp must be positive (or 0 to keep the mesh), got -4{{$}}
 // DP-HUGE: ddp-simulate-errors.mlir:{{[0-9]+}}:1: error: cannot simulate a mesh of sizes (1048576, 4, 2): it has more than 1048576 ranks, the most the simulator places
 // DP-OVERFLOW: error: cannot simulate a mesh of sizes (1152921504606846976, 4, 2): it has more than 1048576 ranks
-// DP: [[@LINE+5]]:1: error: cannot simulate dp=6: it must be a multiple of 4, the size of the data-parallel axes after 'edp'
+// DP: [[@LINE+6]]:1: error: cannot simulate dp=6: it must be a multiple of 4, the size of the data-parallel axes after 'edp'
 // STEP: error: no function named 'nope' with a body to simulate
 // WRITE: error: ddp-simulate: cannot write the report to '/nonexistent-dir/r.json'
+// HUGE-LATENCY: ddp-simulate-errors.mlir:[[@LINE+4]]:1: error: the simulated step takes more than 9e12 s with hardware profile 'lit-unit': its latencies, overheads or rates are out of any hardware's range
 // FP8: error: ddp-simulate: fp8-gemms needs an FP8 peak, but hardware profile 'a100-sxm-ib200' has no 'peak_tflops.fp8'
 
 ddp.mesh @world(edp = 2, ep = 4, tp = 2)
