@@ -22,8 +22,9 @@ sizes 8, 64 and 512, the simulated step time of:
   free DP     the unscheduled step with its data-parallel reductions deleted
               (as in docs/BucketingBench.md)
   bound       the simulator's lower bound of the unscheduled step
-  floor       a lower bound of every distributed-optimizer schedule, whatever
-              its bucket layout: the parameter whose gradient is ready last
+  floor       a lower bound of every distributed-optimizer schedule with one
+              instance (the table's), whatever its bucket layout, on the
+              simulator's rules: the parameter whose gradient is ready last
               (the shared embedding on every preset) is reduce-scattered after
               that, and all-gathered before its first use in the next step,
               so a step takes at least the compute from that use to that
@@ -145,13 +146,15 @@ def lone_collective_ms(mesh, group, dtype, hw, collective):
 
 def floor_ms(step, unscheduled, hw):
     """The distributed optimizer's floor (see above), or None where the
-    parameter of the last gradient is not the step's first parameter read
-    (the compute window would then need that first use's time)."""
+    step's first op is not the read of the last gradient's parameter (the
+    compute before that read could overlap its all-gather)."""
     last = unscheduled["grad_ready"][-1]
     with open(step) as text:
         source = text.read()
-    first_read = re.search(r"ddp.get_param @([\w.]+)", source).group(1)
-    if first_read != last["param"]:
+    body = source[source.index("func.func @step"):].split("\n")[1:]
+    first_op = next(line.strip() for line in body if line.strip())
+    first_read = re.match(r"%\w+ = ddp.get_param @([\w.]+)", first_op)
+    if not first_read or first_read.group(1) != last["param"]:
         return None
     mesh = re.search(r"^\s*(ddp.mesh .*)$", source, re.M).group(1)
     value = re.search(GRAD_READY.format(param=re.escape(last["param"])),

@@ -11,6 +11,14 @@
 // RUN: ddp-opt %s --ddp-schedule="use-distributed-optimizer=true dp=6" | FileCheck %s --check-prefix=DP6
 // DP6: ddp.reduce_scatter sum %{{.*}} over @world[dp] {{.*}}: tensor<384xf32> -> tensor<128xf32>
 
+// With 2 instances the buckets are sharded over one instance: 128 of the 256
+// ranks of Inputs/dp256-step.mlir, which 384 elements (lcm(384, 128)) split
+// into; with one instance they do not split into 256 shards.
+// RUN: ddp-opt %S/Inputs/dp256-step.mlir --ddp-schedule="use-distributed-optimizer=true num-distributed-optimizer-instances=2 dp=384" | FileCheck %s --check-prefix=INSTANCES
+// INSTANCES: ddp.reduce_scatter sum %{{.*}} over @world[dp_shard] {{.*}}: tensor<384xf32> -> tensor<3xf32>
+// RUN: not ddp-opt %S/Inputs/dp256-step.mlir --ddp-schedule="use-distributed-optimizer=true dp=384" 2>&1 | FileCheck %s --check-prefix=ONE-INSTANCE
+// ONE-INSTANCE: error: with dp=384 and use-distributed-optimizer the buckets of this group are padded to multiples of 384 elements for its 384 ranks, which do not split into the 256 shards the step's mesh gives it
+
 // Without dp= the buckets are padded for the mesh's 3 ranks (lcm(3, 128)).
 // RUN: ddp-opt %s --ddp-schedule="use-distributed-optimizer=true" | FileCheck %s --check-prefix=MESH
 // MESH: ddp.reduce_scatter sum %{{.*}} over @world[dp] {{.*}}: tensor<384xf32> -> tensor<128xf32>

@@ -31,6 +31,10 @@ TEST_F(ArgumentTest, NullContext) {
                       "context is NULL"),
             std::string::npos);
   EXPECT_EQ(ddprt_finalize(nullptr), DDPRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(ddprt_comm_wait(nullptr, 1), DDPRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ddprt_last_error(nullptr))
+                .find("ddprt_comm_wait: the context is NULL"),
+            std::string::npos);
 }
 
 TEST_F(ArgumentTest, BadDTypesCountsAndPointers) {

@@ -97,6 +97,14 @@ static int64_t getPeakDeterministicReductionBytes(const StoragePlan &plan) {
         pending.erase(it);
       }
     }
+    // An op issued after others (`async after`) completes them too: the
+    // wait of an all-reduce chained after a reduce-scatter frees both.
+    if (auto async = dyn_cast<AsyncOpInterface>(op))
+      if (Value token = async.getAsyncToken())
+        for (Value dependency : async.getAsyncDependencies()) {
+          SmallVector<Operation *, 1> covered = completes.lookup(dependency);
+          llvm::append_range(completes[token], covered);
+        }
   }
   return peak;
 }

@@ -318,6 +318,38 @@ func.func @step(%g: tensor<8xf32>, %x: tensor<4x4xf32>) {
 
 // -----
 
+// Issued after two tokens, one of them a join: ddprt_comm_wait on each, and
+// a join of the three handles (the stack array holds the longest list).
+
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK-DAG: %[[THREE:.*]] = llvm.mlir.constant(3 : i32)
+// CHECK-DAG: %[[SLOTS:.*]] = llvm.mlir.constant(3 : i64)
+// CHECK-DAG: %[[HANDLES:.*]] = llvm.alloca %[[SLOTS]] x i64 : (i64) -> !llvm.ptr
+// CHECK: llvm.call @ddprt_join(%{{.*}}, %[[HANDLES]], %{{.*}}, %[[J:[0-9]+]])
+// CHECK: llvm.call @ddprt_all_reduce(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[X:[0-9]+]])
+// CHECK: %[[HJ:.*]] = llvm.load %[[J]] : !llvm.ptr -> i64
+// CHECK-NEXT: llvm.call @ddprt_comm_wait(%{{.*}}, %[[HJ]])
+// CHECK: %[[HX:.*]] = llvm.load %[[X]] : !llvm.ptr -> i64
+// CHECK-NEXT: llvm.call @ddprt_comm_wait(%{{.*}}, %[[HX]])
+// CHECK: llvm.call @ddprt_all_reduce(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[R:[0-9]+]])
+// CHECK: llvm.call @ddprt_join(%{{.*}}, %[[HANDLES]], %[[THREE]], %[[R]])
+// CHECK: %[[HR:.*]] = llvm.load %[[R]] : !llvm.ptr -> i64
+// CHECK-NEXT: llvm.call @ddprt_wait(%{{.*}}, %[[HR]])
+
+ddp.mesh @world(dp = 2)
+
+func.func @step(%g: tensor<8xf32>, %h: tensor<8xf32>) {
+  %s0, %t0 = ddp.reduce_scatter sum %g over @world[dp] async : tensor<8xf32> -> tensor<4xf32>
+  %s1, %t1 = ddp.reduce_scatter sum %h over @world[dp] async : tensor<8xf32> -> tensor<4xf32>
+  %j = ddp.join %t0, %t1
+  %x, %t2 = ddp.all_reduce sum %h over @world[dp] async : tensor<8xf32>
+  %r, %t3 = ddp.all_reduce sum %s0 over @world[dp] async after %j, %t2 : tensor<4xf32>
+  ddp.wait %t3
+  return
+}
+
+// -----
+
 // A NaN/Inf check names the bucket and where each parameter's gradient lies
 // in it, so that the runtime's message (which gives the first bad element)
 // says whose gradient is not finite.

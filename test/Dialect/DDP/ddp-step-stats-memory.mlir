@@ -109,3 +109,23 @@ func.func @step(%x: tensor<16x8xbf16>, %db: tensor<16xbf16>) {
   ddp.adam @b, %rb lr 0.001 betas(0.9, 0.999) eps 1.0e-08 : tensor<16xbf16>
   return
 }
+
+// -----
+
+// Two buckets whose shard is all-reduced across instances after its
+// reduce-scatter (`async after`). Each collective's deterministic scratch is
+// the group's 2 contributions to 4 f32 elements (2 x 4 x 4 = 32 bytes); the
+// all-reduce's wait completes its reduce-scatter too, so the first pair is
+// freed before the second is issued: the peak is one pair, 64 (not 96).
+// CHECK-LABEL: mesh: dp_replicate=2 dp_shard=2 (4 ranks)
+// CHECK: not in the total: deterministic reductions (ddp-run --verify on more than 2 ranks): 64{{$}}
+ddp.mesh @world(dp_replicate = 2, dp_shard = 2)
+func.func @step(%g0: tensor<8xf32>, %g1: tensor<8xf32>) {
+  %s0, %t0 = ddp.reduce_scatter sum %g0 over @world[dp_shard] async : tensor<8xf32> -> tensor<4xf32>
+  %a0, %u0 = ddp.all_reduce sum %s0 over @world[dp_replicate] async after %t0 : tensor<4xf32>
+  ddp.wait %u0
+  %s1, %t1 = ddp.reduce_scatter sum %g1 over @world[dp_shard] async : tensor<8xf32> -> tensor<4xf32>
+  %a1, %u1 = ddp.all_reduce sum %s1 over @world[dp_replicate] async after %t1 : tensor<4xf32>
+  ddp.wait %u1
+  return
+}

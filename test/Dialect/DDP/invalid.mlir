@@ -314,6 +314,38 @@ func.func @f(%g: tensor<4xf32>) {
 // -----
 
 ddp.mesh @world(dp = 2)
+ddp.mesh @world(dp = 2)
+func.func @f(%g: tensor<4xf32>) {
+  %r, %t = ddp.all_reduce sum %g over @world[dp] async : tensor<4xf32>
+  // expected-error @+1 {{'ddp.recv' op cannot be issued after other asynchronous ops: a send and its receive must be issued together, which holding one back can deadlock; wait for the ops first}}
+  %v, %u = ddp.recv from -1 over @world[dp] async after %t : tensor<4xf32>
+  ddp.wait %u
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+func.func @f(%g: tensor<4xf32>) {
+  %r, %t = ddp.all_reduce sum %g over @world[dp] async : tensor<4xf32>
+  // expected-error @+1 {{'ddp.send' op cannot be issued after other asynchronous ops}}
+  %u = ddp.send %g to 1 over @world[dp] async after %t : tensor<4xf32>
+  ddp.wait %u
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+func.func @f(%g: tensor<4xf32>, %t: !ddp.token) {
+  // expected-error @+1 {{'ddp.all_reduce' op is issued after a block argument; tokens must come from an asynchronous op or a ddp.join}}
+  %r, %u = ddp.all_reduce sum %g over @world[dp] async after %t : tensor<4xf32>
+  ddp.wait %u
+  return
+}
+
+// -----
+
 // expected-note @+1 {{prior use here}}
 func.func @f(%g: tensor<4xf32>) {
   // expected-error @+1 {{use of value '%g' expects different type than prior uses: '!ddp.token' vs 'tensor<4xf32>'}}

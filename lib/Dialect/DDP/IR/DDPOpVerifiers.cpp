@@ -80,11 +80,26 @@ static LogicalResult verifyTokenUses(Operation *op, Value token) {
 /// synchronous one runs on the compute stream, which would have to wait).
 static LogicalResult verifyAsyncCollective(Operation *op) {
   auto async = cast<AsyncOpInterface>(op);
-  if (!async.isAsync() && !async.getAsyncDependencies().empty())
+  OperandRange dependencies = async.getAsyncDependencies();
+  if (!async.isAsync() && !dependencies.empty())
     return op->emitOpError("is issued after ")
-           << async.getAsyncDependencies().size()
+           << dependencies.size()
            << " token(s) but is synchronous; only an 'async' collective can "
               "be issued after other asynchronous ops";
+  // A send completes only once its peer's receive is posted: holding a
+  // send or a receive back behind another op lets both ranks of a pair wait
+  // for each other (and NCCL needs a pair issued together).
+  if (isa<SendOp, RecvOp>(op) && !dependencies.empty())
+    return op->emitOpError("cannot be issued after other asynchronous ops: "
+                           "a send and its receive must be issued together, "
+                           "which holding one back can deadlock; wait for "
+                           "the ops first");
+  // As for ddp.wait: a token passed in from outside the step could not be
+  // checked for being consumed exactly once.
+  for (Value dependency : dependencies)
+    if (!dependency.getDefiningOp())
+      return op->emitOpError("is issued after a block argument; tokens must "
+                             "come from an asynchronous op or a ddp.join");
   return verifyTokenUses(op, async.getAsyncToken());
 }
 

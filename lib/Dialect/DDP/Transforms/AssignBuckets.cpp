@@ -348,20 +348,27 @@ FailureOr<StepDecision> AssignBucketsPass::assignStep(func::FuncOp step) {
     if (failed(groupSize))
       return failure();
     // The distributed optimizer shards each bucket over the group the step
-    // has, whatever size the layout is priced at: the padding for the
-    // priced group must also split into that many shards.
+    // has (over one instance of it, with several), whatever size the layout
+    // is priced at: the padding for the priced group must also split into
+    // that many shards. (Instances that do not divide the group are an
+    // error of their own.)
     int64_t programGroupSize = getGroupSize(mesh, allReduce.getAxesAttr());
+    int64_t numShards = programGroupSize;
+    if (numDistributedOptimizerInstances > 1 &&
+        programGroupSize % numDistributedOptimizerInstances == 0)
+      numShards = programGroupSize / numDistributedOptimizerInstances;
     int64_t endDivisor = bk::getBucketEndDivisor(getPadding(), *groupSize);
-    if (useDistributedOptimizer && endDivisor % programGroupSize != 0)
+    if (useDistributedOptimizer && endDivisor % numShards != 0)
       return allReduce.emitError("with dp=")
-             << int64_t(dataParallelSize) << " and use-distributed-optimizer the "
-             << "buckets of this group are padded to multiples of "
+             << int64_t(dataParallelSize)
+             << " and use-distributed-optimizer the buckets of this group are "
+                "padded to multiples of "
              << endDivisor << " elements for its " << *groupSize
-             << " ranks, which do not split into the " << programGroupSize
+             << " ranks, which do not split into the " << numShards
              << " shards the step's mesh gives it; import the step at that "
                 "data-parallel size (ddp-import --set data_parallel_size="
-             << int64_t(dataParallelSize) << ") or pick a dp whose padding the mesh's "
-                "group divides";
+             << int64_t(dataParallelSize)
+             << ") or pick a dp whose padding the mesh's group divides";
     RankedTensorType gradType = reduction.ready.getType();
     std::optional<bk::ElementType> gradElement =
         getElementTypeOf(gradType.getElementType());

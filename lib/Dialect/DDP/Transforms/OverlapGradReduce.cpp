@@ -244,12 +244,16 @@ void OverlapGradReducePass::overlapBucket(Block &block, BlockOrder &order,
     op->moveBefore(target);
     order.movedBefore(op, target);
   }
+  // The one wait covers the reduce-scatter too: it goes before the first
+  // reader of either result (but the all-reduce chained after it).
   Operation *waitBefore = nullptr;
-  for (Operation *user : waited->getResult(0).getUsers()) {
-    Operation *top = block.findAncestorOpInBlock(*user);
-    if (top && (!waitBefore || order.isBefore(top, waitBefore)))
-      waitBefore = top;
-  }
+  for (Value result : {async->getResult(0), waited->getResult(0)})
+    for (Operation *user : result.getUsers()) {
+      Operation *top = block.findAncestorOpInBlock(*user);
+      if (top && top != waited &&
+          (!waitBefore || order.isBefore(top, waitBefore)))
+        waitBefore = top;
+    }
   builder.setInsertionPoint(waitBefore ? waitBefore : terminator);
   WaitOp::create(builder, waited->getLoc(),
                  cast<AsyncOpInterface>(waited).getAsyncToken())

@@ -120,14 +120,6 @@ LogicalResult VerifyCollectiveOrderPass::checkToken(AsyncOpInterface op) {
     diag.attachNote(wait->getLoc()) << "the wait";
     return diag;
   }
-  for (Operation *dependent : issuedAfter)
-    if (dependent->getBlock() != block) {
-      InFlightDiagnostic diag =
-          dependent->emitError("is issued after an asynchronous op of another "
-                               "block");
-      diag.attachNote(op->getLoc()) << "the asynchronous op";
-      return diag;
-    }
   for (Value result : op->getResults()) {
     if (result == token)
       continue;

@@ -163,6 +163,29 @@ func.func @across_instances(%ga: tensor<8xf32>, %gb: tensor<8xf32>, %x: tensor<4
 
 // -----
 
+// Something else reads the reduce-scatter's shard too: the one wait goes
+// before it, the first reader of either collective's result.
+// CHECK-LABEL: func.func @shard_read_elsewhere
+// CHECK:      %[[R0:.*]], %[[T0:.*]] = ddp.reduce_scatter sum
+// CHECK-NEXT: %[[A0:.*]], %[[U0:.*]] = ddp.all_reduce sum %[[R0]] over @world[dp_replicate] async after %[[T0]]
+// CHECK-NEXT: ddp.gemm
+// CHECK-NEXT: ddp.wait %[[U0]] {ddp.bucket = 0 : i64}
+// CHECK-NEXT: ddp.compute "norm"(%[[R0]])
+// CHECK-NEXT: ddp.shard_sgd %[[A0]]
+ddp.mesh @world(dp_replicate = 2, dp_shard = 2)
+ddp.param @a : tensor<8xf32>
+func.func @shard_read_elsewhere(%ga: tensor<8xf32>, %x: tensor<4x4xf32>) {
+  %a = ddp.grad_ready @a, %ga : tensor<8xf32>
+  %y = ddp.gemm dgrad %x, %x : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %r0 = ddp.reduce_scatter sum %a over @world[dp_shard] {ddp.bucket = 0 : i64} : tensor<8xf32> -> tensor<4xf32>
+  %a0 = ddp.all_reduce sum %r0 over @world[dp_replicate] {ddp.bucket = 0 : i64} : tensor<4xf32>
+  %n = ddp.compute "norm"(%r0) flops 4.0 bytes 16.0 : (tensor<4xf32>) -> tensor<1xf32>
+  %n0 = ddp.shard_sgd %a0 params [@a] offsets [0] over @world[dp_shard] lr 0.1 : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
 ddp.mesh @world(dp = 2)
 ddp.param @a : tensor<4xf32>
 func.func @two_collectives(%ga: tensor<4xf32>) {
