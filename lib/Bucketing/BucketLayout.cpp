@@ -18,8 +18,6 @@ using namespace ddp::bucketing;
 /// they stay clear of overflow even after the end padding (at most
 /// kMaxGroupSize x 2^16 elements of 8 bytes).
 static constexpr int64_t kMaxTotalBytes = int64_t(1) << 62;
-/// NCCL and MPI number ranks with an int.
-static constexpr int64_t kMaxGroupSize = std::numeric_limits<int32_t>::max();
 /// Megatron's gradient start alignment, in elements (see padGradientStart).
 static constexpr int64_t kGradientStartAlignment = 64;
 

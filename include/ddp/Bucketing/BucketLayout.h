@@ -19,6 +19,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -96,6 +97,10 @@ llvm::Error validateGradients(llvm::ArrayRef<Gradient> gradients);
 /// The multiple a bucket's end is padded to under `padding` for a group of
 /// `groupSize` ranks (1 when nothing is padded).
 int64_t getBucketEndDivisor(const PaddingOptions &padding, int64_t groupSize);
+
+/// The largest process group bucketing lays out for: NCCL and MPI number
+/// ranks with an int. validateGradients rejects larger ones.
+inline constexpr int64_t kMaxGroupSize = std::numeric_limits<int32_t>::max();
 /// The element a gradient placed at `cursor` starts at under `padding`.
 int64_t padGradientStart(const PaddingOptions &padding, int64_t cursor);
 /// `value` rounded up to a multiple of `divisor`.

@@ -357,7 +357,12 @@ FailureOr<StepDecision> AssignBucketsPass::assignStep(func::FuncOp step) {
     if (numDistributedOptimizerInstances > 1 &&
         programGroupSize % numDistributedOptimizerInstances == 0)
       numShards = programGroupSize / numDistributedOptimizerInstances;
-    int64_t endDivisor = bk::getBucketEndDivisor(getPadding(), *groupSize);
+    // A group past kMaxGroupSize is the layout's error to report (and its
+    // padding would overflow here).
+    int64_t endDivisor =
+        *groupSize <= bk::kMaxGroupSize
+            ? bk::getBucketEndDivisor(getPadding(), *groupSize)
+            : numShards;
     if (useDistributedOptimizer && endDivisor % numShards != 0)
       return allReduce.emitError("with dp=")
              << int64_t(dataParallelSize)

@@ -17,6 +17,7 @@
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="bucket-size=10 num-buckets=2" 2>&1 | FileCheck %s --check-prefix=EXCLUSIVE
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="policy=pytorch bucket-cap-bytes=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVECAP
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="dp=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGEDP
+// RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="dp=9223372036854775807 use-distributed-optimizer=true" 2>&1 | FileCheck %s --check-prefix=HUGEDPSHARDS
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="dp=4611686018427387904" 2>&1 | FileCheck %s --check-prefix=HUGEGROUP
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="use-distributed-optimizer=true dp=4" 2>&1 | FileCheck %s --check-prefix=DPSHARDS
 // RUN: ddp-opt %s -split-input-file --ddp-assign-buckets="use-distributed-optimizer=true dp=6" -verify-diagnostics -o /dev/null
@@ -41,6 +42,11 @@
 // Megatron's default bucket size, 1M elements x dp, would overflow int64; so
 // would the group [dp, tp] of @model_parallel with dp resized to 2^62.
 // HUGEDP: error: gradient of '{{.*}}' is reduced over a group of 9223372036854775807 ranks; bucketing supports at most 2147483647
+// With the distributed optimizer too, not a dp= message whose padding
+// overflowed (lcm(2^63 - 1, 128)).
+// HUGEDPSHARDS-NOT: use-distributed-optimizer the buckets
+// HUGEDPSHARDS: error: gradient of '{{.*}}' is reduced over a group of 9223372036854775807 ranks; bucketing supports at most 2147483647
+// HUGEDPSHARDS-NOT: use-distributed-optimizer the buckets
 // HUGEGROUP: error: with dp=4611686018427387904 the group ["dp", "tp"] of mesh model_parallel has more ranks than fit in int64
 // Priced at dp=4, a bucket is padded to lcm(4, 128) = 128 elements, which
 // the 3 ranks of @three_shards cannot shard; at dp=6, lcm(6, 128) = 384 they
