@@ -54,6 +54,33 @@ static const char *option(const char *arg, const char *name) {
   return NULL;
 }
 
+/* Parses all of `value` as a number from `min` to `max`; else ends the
+ * launcher with an error that names the option and its range. strtoull
+ * alone would take "2abc" as 2, "" as 0, and "-1" as 2^64 - 1. Base 0, as
+ * ddp-run (llvm::cl) reads its numbers: "0x10" and "020" are 16 there too,
+ * so that the same options run the same steps with the same seed. */
+static unsigned long long parseNumber(const char *name, const char *value,
+                                      unsigned long long min,
+                                      unsigned long long max) {
+  char *end = NULL;
+  errno = 0;
+  unsigned long long number = 0;
+  /* strtoull skips white space and takes a sign: only digits are a number. */
+  int valid = value[0] >= '0' && value[0] <= '9';
+  if (valid) {
+    number = strtoull(value, &end, 0);
+    valid = *end == '\0' && errno != ERANGE && number >= min && number <= max;
+  }
+  if (!valid) {
+    fprintf(stderr,
+            "ddp-launch: error: %s must be a whole number from %llu to %llu, "
+            "got '%s'\n",
+            name, min, max, value);
+    exit(2);
+  }
+  return number;
+}
+
 static const char *dtypeName(int32_t dtype) {
   switch (dtype) {
   case DDPRT_DTYPE_F16:
@@ -125,11 +152,10 @@ int main(int argc, char **argv) {
       else
         usage(argv[0], argv[i]);
     } else if ((value = option(argv[i], "--steps"))) {
-      steps = strtol(value, NULL, 10);
-      if (steps < 1)
-        usage(argv[0], argv[i]);
+      /* As ddp-run's --steps, an int. */
+      steps = (long)parseNumber("--steps", value, 1, INT32_MAX);
     } else if ((value = option(argv[i], "--seed"))) {
-      seed = strtoull(value, NULL, 10);
+      seed = parseNumber("--seed", value, 0, UINT64_MAX);
     } else if ((value = option(argv[i], "--timeout"))) {
       /* The runtime takes milliseconds in an int32_t. */
       char *end = NULL;
