@@ -100,6 +100,21 @@ static int64_t elementBytes(int32_t dtype) {
                                                                : 8;
 }
 
+/* Writes `name` so that the line stays one line of four fields: a
+ * backslash as \\, a byte up to the space or DEL as \xhh, the rest as it is
+ * (docs/ddp-run.md#options). ddp-run's RuntimeSession::dumpParams writes the
+ * same bytes. */
+static void writeEscapedName(FILE *file, const char *name) {
+  for (const unsigned char *byte = (const unsigned char *)name; *byte; ++byte) {
+    if (*byte == '\\')
+      fputs("\\\\", file);
+    else if (*byte <= ' ' || *byte == 0x7f)
+      fprintf(file, "\\x%02x", *byte);
+    else
+      fputc(*byte, file);
+  }
+}
+
 static void dumpParams(ddprt_context *context, const char *path) {
   FILE *file = fopen(path, "w");
   if (!file) {
@@ -118,7 +133,8 @@ static void dumpParams(ddprt_context *context, const char *path) {
     unsigned char *host = malloc(bytes ? bytes : 1);
     check(context, ddprt_param_read(context, param, host, bytes),
           "ddprt_param_read");
-    fprintf(file, "%s %s %lld ", name, dtypeName(dtype), (long long)numel);
+    writeEscapedName(file, name);
+    fprintf(file, " %s %lld ", dtypeName(dtype), (long long)numel);
     for (int64_t i = 0; i < bytes; ++i)
       fprintf(file, "%02x", host[i]);
     fputc('\n', file);
