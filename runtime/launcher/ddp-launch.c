@@ -118,7 +118,8 @@ static void writeEscapedName(FILE *file, const char *name) {
 static void dumpParams(ddprt_context *context, const char *path) {
   FILE *file = fopen(path, "w");
   if (!file) {
-    fprintf(stderr, "ddp-launch: error: cannot write '%s'\n", path);
+    fprintf(stderr, "ddp-launch: error: cannot write '%s': %s\n", path,
+            strerror(errno));
     exit(1);
   }
   int32_t count = 0;
@@ -140,7 +141,19 @@ static void dumpParams(ddprt_context *context, const char *path) {
     fputc('\n', file);
     free(host);
   }
-  fclose(file);
+  /* A full disk may show only now: the writes above went to stdio's
+   * buffer. */
+  int error = 0;
+  errno = 0;
+  if (fflush(file) != 0 || ferror(file))
+    error = errno ? errno : EIO;
+  if (fclose(file) != 0 && !error)
+    error = errno;
+  if (error) {
+    fprintf(stderr, "ddp-launch: error: cannot write '%s': %s\n", path,
+            strerror(error));
+    exit(1);
+  }
 }
 
 static double now(void) {

@@ -2,6 +2,8 @@
 
 #include "RuntimeSession.h"
 
+#include "ddp/Support/OutputFile.h"
+
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -146,5 +148,6 @@ void RuntimeSession::dumpParams(llvm::StringRef path) {
       os << llvm::format_hex_no_prefix(byte, 2);
     os << "\n";
   }
-  output->keep();
+  if (llvm::Error error = finishOutputFile(*output, path))
+    fail(llvm::toString(std::move(error)));
 }
