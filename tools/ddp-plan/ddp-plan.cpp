@@ -18,6 +18,7 @@
 #include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
 #include "ddp/Sim/SimOutput.h"
+#include "ddp/Support/OutputFile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -188,6 +189,14 @@ int main(int argc, char **argv) {
   if (!profile)
     return fail(toString(profile.takeError()));
   sim::CostModel model(std::move(*profile));
+  // Opened now, so that a path it cannot write stops it before the work.
+  std::string error;
+  std::unique_ptr<ToolOutputFile> svgFile;
+  if (!svgPath.empty()) {
+    svgFile = openOutputFile(svgPath, &error);
+    if (!svgFile)
+      return fail(error);
+  }
 
   DialectRegistry registry;
   registry.insert<DDPDialect, func::FuncDialect, arith::ArithDialect>();
@@ -205,7 +214,6 @@ int main(int argc, char **argv) {
   }
   automatic.options.policy = BucketPolicy::Auto;
 
-  std::string error;
   std::unique_ptr<MemoryBuffer> input = openInputFile(inputFile, &error);
   if (!input)
     return fail(error);
@@ -223,16 +231,16 @@ int main(int argc, char **argv) {
       return 1;
 
   printTable(configured, automatic, outs());
+  if (Error error = flushStdout())
+    return fail(toString(std::move(error)));
 
-  if (!svgPath.empty()) {
+  if (svgFile) {
     progress("writing " + svgPath);
-    std::unique_ptr<ToolOutputFile> file = openOutputFile(svgPath, &error);
-    if (!file)
-      return fail(error);
     sim::TimelinePanel panels[] = {{configured.name, &configured.result},
                                    {automatic.name, &automatic.result}};
-    sim::writeTimelineSvg(panels, file->os());
-    file->keep();
+    sim::writeTimelineSvg(panels, svgFile->os());
+    if (Error error = finishOutputFile(*svgFile, svgPath))
+      return fail(toString(std::move(error)));
   }
   return 0;
 }
