@@ -2,6 +2,7 @@
 //
 //   ddp-import --megatron-args=train.log -o step.mlir
 //   ddp-plan step.mlir [--options="..."] [--hw=h100-sxm-ib400] [--svg=plan.svg]
+//            [--step=NAME]
 //
 // Schedules two copies of an imported step with the ddp-schedule pipeline:
 // the configured schedule (the options recorded in the module's
@@ -60,6 +61,11 @@ static cl::opt<std::string> hardware(
 static cl::opt<std::string>
     svgPath("svg", cl::desc("Write both timelines to this SVG file"),
             cl::value_desc("file"), cl::init(""), cl::cat(planCategory));
+static cl::opt<std::string>
+    stepName("step",
+             cl::desc("The function to simulate (default: the only function "
+                      "with a body), as ddp-simulate's 'step' option"),
+             cl::value_desc("name"), cl::init(""), cl::cat(planCategory));
 
 static int fail(const Twine &message) {
   WithColor::error(errs(), "ddp-plan") << message << "\n";
@@ -120,7 +126,7 @@ static LogicalResult runPlan(Plan &plan, const sim::CostModel &model) {
     return failure();
 
   progress("simulating the " + plan.name + " schedule");
-  FailureOr<func::FuncOp> step = sim::findStep(*plan.module, "");
+  FailureOr<func::FuncOp> step = sim::findStep(*plan.module, stepName);
   if (failed(step))
     return failure();
   sim::SimOptions simOptions;
@@ -223,6 +229,9 @@ int main(int argc, char **argv) {
   progress("reading " + inputFile);
   configured.module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!configured.module)
+    return 1;
+  FailureOr<func::FuncOp> step = sim::findStep(*configured.module, stepName);
+  if (failed(step))
     return 1;
   automatic.module = configured.module->clone();
 
