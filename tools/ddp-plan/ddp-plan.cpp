@@ -16,6 +16,7 @@
 
 #include "ddp/Dialect/DDP/Analysis/StepStats.h"
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
 #include "ddp/Sim/SimOutput.h"
@@ -142,6 +143,44 @@ static LogicalResult runPlan(Plan &plan, const sim::CostModel &model) {
   return success();
 }
 
+/// What shows that `step` has been scheduled already, and where; nullopt for
+/// an unscheduled step. The pipeline leaves a scheduled step as it is (its
+/// gradients are no longer reduced by the synchronous all-reduces that it
+/// buckets), so both columns would show the input's schedule, not the
+/// configured one and auto's. The marks are what the schedule passes leave:
+/// the layout ddp-assign-buckets records, and the ops and asynchronous
+/// collectives that only the rewrites after it create (an unscheduled step
+/// has its collectives synchronous, docs/Architecture.md).
+static std::optional<std::pair<Location, std::string>>
+findScheduleMark(func::FuncOp step) {
+  for (StringRef name : {kBucketsAttrName, kBucketPolicyAttrName})
+    if (step->hasAttr(name))
+      return std::make_pair(step.getLoc(),
+                            ("it has the bucket layout attribute '" + name +
+                             "' of ddp-assign-buckets")
+                                .str());
+  std::optional<std::pair<Location, std::string>> mark;
+  step.walk([&](Operation *op) {
+    std::string why;
+    if (auto async = dyn_cast<AsyncOpInterface>(op); async && async.isAsync())
+      why =
+          "it has an asynchronous '" + op->getName().getStringRef().str() + "'";
+    else if (isa<BucketPackOp, BucketUnpackOp, WaitOp, JoinOp, ChunkOp,
+                 ConcatOp, ShardSGDOp, ShardAdamOp, GetParamShardOp,
+                 SetParamShardOp, SetParamsOp>(op))
+      why = "it has a '" + op->getName().getStringRef().str() +
+            "', which only the schedule passes create";
+    else if (isa<GradReadyOp>(op) && op->hasAttr(kBucketAttrName))
+      why = "a gradient is assigned to a bucket ('" + kBucketAttrName.str() +
+            "')";
+    else
+      return WalkResult::advance();
+    mark = std::make_pair(op->getLoc(), std::move(why));
+    return WalkResult::interrupt();
+  });
+  return mark;
+}
+
 static void printTable(const Plan &configured, const Plan &automatic,
                        raw_ostream &os) {
   auto row = [&](StringRef label, const Twine &left, const Twine &right) {
@@ -233,6 +272,15 @@ int main(int argc, char **argv) {
   FailureOr<func::FuncOp> step = sim::findStep(*configured.module, stepName);
   if (failed(step))
     return 1;
+  if (std::optional<std::pair<Location, std::string>> mark =
+          findScheduleMark(*step)) {
+    emitError(mark->first)
+        << "'@" << step->getSymName()
+        << "' is scheduled already: " << mark->second
+        << "; ddp-plan schedules the step itself, so give it the unscheduled "
+           "step (ddp-import's output)";
+    return 1;
+  }
   automatic.module = configured.module->clone();
 
   for (Plan *plan : {&configured, &automatic})
