@@ -7,8 +7,10 @@
 
 #include "Context.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <system_error>
 
 using namespace ddprt;
 
@@ -146,18 +148,24 @@ static Status writeTrace(ddprt_context &context) {
   DDPRT_RETURN_IF_ERROR(status);
   if (context.mpi.getRank() != 0)
     return Status::ok();
+  auto cannotWrite = [&](int error) {
+    return makeError(
+        DDPRT_ERROR_INVALID_ARGUMENT,
+        "ddprt_finalize: cannot write the trace to '", context.tracePath,
+        "': ", std::error_code(error, std::generic_category()).message());
+  };
   std::FILE *file = std::fopen(context.tracePath.c_str(), "w");
   if (!file)
-    return makeError(DDPRT_ERROR_INVALID_ARGUMENT,
-                     "ddprt_finalize: cannot write the trace to '",
-                     context.tracePath, "'");
+    return cannotWrite(errno);
   std::string text = TraceRecorder::mergeRanks(all);
-  bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
-  written = std::fclose(file) == 0 && written;
-  if (!written)
-    return makeError(DDPRT_ERROR_INVALID_ARGUMENT,
-                     "ddprt_finalize: writing the trace to '",
-                     context.tracePath, "' failed");
+  // A full disk may show only at fclose, when stdio writes its buffer.
+  if (std::fwrite(text.data(), 1, text.size(), file) != text.size()) {
+    int error = errno;
+    std::fclose(file);
+    return cannotWrite(error);
+  }
+  if (std::fclose(file) != 0)
+    return cannotWrite(errno);
   return Status::ok();
 }
 

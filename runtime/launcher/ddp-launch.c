@@ -54,6 +54,33 @@ static const char *option(const char *arg, const char *name) {
   return NULL;
 }
 
+/* Parses all of `value` as a number from `min` to `max`; else ends the
+ * launcher with an error that names the option and its range. strtoull
+ * alone would take "2abc" as 2, "" as 0, and "-1" as 2^64 - 1. Base 0, as
+ * ddp-run (llvm::cl) reads its numbers: "0x10" and "020" are 16 there too,
+ * so that the same options run the same steps with the same seed. */
+static unsigned long long parseNumber(const char *name, const char *value,
+                                      unsigned long long min,
+                                      unsigned long long max) {
+  char *end = NULL;
+  errno = 0;
+  unsigned long long number = 0;
+  /* strtoull skips white space and takes a sign: only digits are a number. */
+  int valid = value[0] >= '0' && value[0] <= '9';
+  if (valid) {
+    number = strtoull(value, &end, 0);
+    valid = *end == '\0' && errno != ERANGE && number >= min && number <= max;
+  }
+  if (!valid) {
+    fprintf(stderr,
+            "ddp-launch: error: %s must be a whole number from %llu to %llu, "
+            "got '%s'\n",
+            name, min, max, value);
+    exit(2);
+  }
+  return number;
+}
+
 static const char *dtypeName(int32_t dtype) {
   switch (dtype) {
   case DDPRT_DTYPE_F16:
@@ -73,10 +100,26 @@ static int64_t elementBytes(int32_t dtype) {
                                                                : 8;
 }
 
+/* Writes `name` so that the line stays one line of four fields: a
+ * backslash as \\, a byte up to the space or DEL as \xhh, the rest as it is
+ * (docs/ddp-run.md#options). ddp-run's RuntimeSession::dumpParams writes the
+ * same bytes. */
+static void writeEscapedName(FILE *file, const char *name) {
+  for (const unsigned char *byte = (const unsigned char *)name; *byte; ++byte) {
+    if (*byte == '\\')
+      fputs("\\\\", file);
+    else if (*byte <= ' ' || *byte == 0x7f)
+      fprintf(file, "\\x%02x", *byte);
+    else
+      fputc(*byte, file);
+  }
+}
+
 static void dumpParams(ddprt_context *context, const char *path) {
   FILE *file = fopen(path, "w");
   if (!file) {
-    fprintf(stderr, "ddp-launch: error: cannot write '%s'\n", path);
+    fprintf(stderr, "ddp-launch: error: cannot write '%s': %s\n", path,
+            strerror(errno));
     exit(1);
   }
   int32_t count = 0;
@@ -91,13 +134,26 @@ static void dumpParams(ddprt_context *context, const char *path) {
     unsigned char *host = malloc(bytes ? bytes : 1);
     check(context, ddprt_param_read(context, param, host, bytes),
           "ddprt_param_read");
-    fprintf(file, "%s %s %lld ", name, dtypeName(dtype), (long long)numel);
+    writeEscapedName(file, name);
+    fprintf(file, " %s %lld ", dtypeName(dtype), (long long)numel);
     for (int64_t i = 0; i < bytes; ++i)
       fprintf(file, "%02x", host[i]);
     fputc('\n', file);
     free(host);
   }
-  fclose(file);
+  /* A full disk may show only now: the writes above went to stdio's
+   * buffer. */
+  int error = 0;
+  errno = 0;
+  if (fflush(file) != 0 || ferror(file))
+    error = errno ? errno : EIO;
+  if (fclose(file) != 0 && !error)
+    error = errno;
+  if (error) {
+    fprintf(stderr, "ddp-launch: error: cannot write '%s': %s\n", path,
+            strerror(error));
+    exit(1);
+  }
 }
 
 static double now(void) {
@@ -125,11 +181,10 @@ int main(int argc, char **argv) {
       else
         usage(argv[0], argv[i]);
     } else if ((value = option(argv[i], "--steps"))) {
-      steps = strtol(value, NULL, 10);
-      if (steps < 1)
-        usage(argv[0], argv[i]);
+      /* As ddp-run's --steps, an int. */
+      steps = (long)parseNumber("--steps", value, 1, INT32_MAX);
     } else if ((value = option(argv[i], "--seed"))) {
-      seed = strtoull(value, NULL, 10);
+      seed = parseNumber("--seed", value, 0, UINT64_MAX);
     } else if ((value = option(argv[i], "--timeout"))) {
       /* The runtime takes milliseconds in an int32_t. */
       char *end = NULL;

@@ -16,6 +16,7 @@
 #include "ddp/Import/Import.h"
 #include "ddp/Import/MegatronArgs.h"
 #include "ddp/Support/BoundedJSON.h"
+#include "ddp/Support/OutputFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -71,6 +72,14 @@ static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
 static int fail(const Twine &message) {
   WithColor::error(errs(), "ddp-import") << message << "\n";
   return 1;
+}
+
+/// The exit code after printing to stdout: 1 when what was printed did not
+/// reach it (`> /dev/full`).
+static int finishStdout() {
+  if (Error error = flushStdout())
+    return fail(toString(std::move(error)));
+  return 0;
 }
 
 /// Reads and parses a JSON file; a syntax error names its line and column.
@@ -170,7 +179,7 @@ int main(int argc, char **argv) {
   if (listPresets) {
     for (const ModelPreset &preset : getModelPresets())
       outs() << left_justify(preset.name, 16) << preset.description << "\n";
-    return 0;
+    return finishStdout();
   }
 
   int numInputs = !presetName.empty() + !configFile.empty() +
@@ -211,7 +220,7 @@ int main(int argc, char **argv) {
     if (printConfig) {
       outs() << formatv("{0:2}", json::Value(modelConfigToJSON(*config)))
              << "\n";
-      return 0;
+      return finishStdout();
     }
     readTiming.stop();
     mlir::TimingScope importTiming = timing.nest("import");
@@ -235,6 +244,7 @@ int main(int argc, char **argv) {
     return fail(errorMessage);
   module->print(output->os());
   output->os() << "\n";
-  output->keep();
+  if (Error error = finishOutputFile(*output, outputFile))
+    return fail(toString(std::move(error)));
   return 0;
 }

@@ -5,19 +5,32 @@
 // lowered with it by ddp-lower-to-runtime), and the generic cleanups an
 // embedder may run after a schedule, so that tests can show they keep it.
 //
+// The output file is opened here rather than by MlirOptMain(argc, argv, ...),
+// which keeps it without looking at its write errors: a full disk ended
+// ddp-opt with "LLVM ERROR: IO failure on output stream", naming no file.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ddp/Conversion/Passes.h"
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
+#include "ddp/Support/OutputFile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+#include <cstdio>
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -31,8 +44,45 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
   mlir::registerSCCPPass();
   mlir::registerSymbolDCEPass();
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "ddp optimizer driver: schedules the communication of a "
-                  "data-parallel training step\n",
-      registry));
+  auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
+      argc, argv,
+      "ddp optimizer driver: schedules the communication of a data-parallel "
+      "training step\n",
+      registry);
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
+  // What prints a list and exits writes no output file: MlirOptMain's own.
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return mlir::asMainReturnCode(
+        mlir::MlirOptMain(argc, argv, inputFile, outputFile, registry));
+  // Where MlirOptMain has it, after the options.
+  llvm::InitLLVM initLLVM(argc, argv);
+
+  // As MlirOptMain: a tool that waits for a terminal seems to hang.
+  if (inputFile == "-" &&
+      llvm::sys::Process::FileDescriptorIsDisplayed(fileno(stdin)))
+    llvm::errs() << "(processing input from stdin now, hit ctrl-c/ctrl-d to "
+                    "interrupt)\n";
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      mlir::openInputFile(inputFile, &errorMessage);
+  if (!input) {
+    llvm::errs() << errorMessage << "\n";
+    return EXIT_FAILURE;
+  }
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFile, &errorMessage);
+  if (!output) {
+    llvm::errs() << errorMessage << "\n";
+    return EXIT_FAILURE;
+  }
+  if (mlir::failed(
+          mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
+    return EXIT_FAILURE;
+  if (llvm::Error error = ddp::finishOutputFile(*output, outputFile)) {
+    llvm::WithColor::error(llvm::errs(), "ddp-opt")
+        << llvm::toString(std::move(error)) << "\n";
+    return EXIT_FAILURE;
+  }
+  return EXIT_SUCCESS;
 }

@@ -2,6 +2,7 @@
 //
 //   ddp-import --megatron-args=train.log -o step.mlir
 //   ddp-plan step.mlir [--options="..."] [--hw=h100-sxm-ib400] [--svg=plan.svg]
+//            [--step=NAME]
 //
 // Schedules two copies of an imported step with the ddp-schedule pipeline:
 // the configured schedule (the options recorded in the module's
@@ -15,9 +16,11 @@
 
 #include "ddp/Dialect/DDP/Analysis/StepStats.h"
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
 #include "ddp/Sim/SimOutput.h"
+#include "ddp/Support/OutputFile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -59,6 +62,11 @@ static cl::opt<std::string> hardware(
 static cl::opt<std::string>
     svgPath("svg", cl::desc("Write both timelines to this SVG file"),
             cl::value_desc("file"), cl::init(""), cl::cat(planCategory));
+static cl::opt<std::string>
+    stepName("step",
+             cl::desc("The function to simulate (default: the only function "
+                      "with a body), as ddp-simulate's 'step' option"),
+             cl::value_desc("name"), cl::init(""), cl::cat(planCategory));
 
 static int fail(const Twine &message) {
   WithColor::error(errs(), "ddp-plan") << message << "\n";
@@ -119,7 +127,7 @@ static LogicalResult runPlan(Plan &plan, const sim::CostModel &model) {
     return failure();
 
   progress("simulating the " + plan.name + " schedule");
-  FailureOr<func::FuncOp> step = sim::findStep(*plan.module, "");
+  FailureOr<func::FuncOp> step = sim::findStep(*plan.module, stepName);
   if (failed(step))
     return failure();
   sim::SimOptions simOptions;
@@ -133,6 +141,44 @@ static LogicalResult runPlan(Plan &plan, const sim::CostModel &model) {
     plan.numBuckets = buckets.size();
   plan.bytesPerRank = computeModelState(*plan.module).getBytesPerRank();
   return success();
+}
+
+/// What shows that `step` has been scheduled already, and where; nullopt for
+/// an unscheduled step. The pipeline leaves a scheduled step as it is (its
+/// gradients are no longer reduced by the synchronous all-reduces that it
+/// buckets), so both columns would show the input's schedule, not the
+/// configured one and auto's. The marks are what the schedule passes leave:
+/// the layout ddp-assign-buckets records, and the ops and asynchronous
+/// collectives that only the rewrites after it create (an unscheduled step
+/// has its collectives synchronous, docs/Architecture.md).
+static std::optional<std::pair<Location, std::string>>
+findScheduleMark(func::FuncOp step) {
+  for (StringRef name : {kBucketsAttrName, kBucketPolicyAttrName})
+    if (step->hasAttr(name))
+      return std::make_pair(step.getLoc(),
+                            ("it has the bucket layout attribute '" + name +
+                             "' of ddp-assign-buckets")
+                                .str());
+  std::optional<std::pair<Location, std::string>> mark;
+  step.walk([&](Operation *op) {
+    std::string why;
+    if (auto async = dyn_cast<AsyncOpInterface>(op); async && async.isAsync())
+      why =
+          "it has an asynchronous '" + op->getName().getStringRef().str() + "'";
+    else if (isa<BucketPackOp, BucketUnpackOp, WaitOp, JoinOp, ChunkOp,
+                 ConcatOp, ShardSGDOp, ShardAdamOp, GetParamShardOp,
+                 SetParamShardOp, SetParamsOp>(op))
+      why = "it has a '" + op->getName().getStringRef().str() +
+            "', which only the schedule passes create";
+    else if (isa<GradReadyOp>(op) && op->hasAttr(kBucketAttrName))
+      why = "a gradient is assigned to a bucket ('" + kBucketAttrName.str() +
+            "')";
+    else
+      return WalkResult::advance();
+    mark = std::make_pair(op->getLoc(), std::move(why));
+    return WalkResult::interrupt();
+  });
+  return mark;
 }
 
 static void printTable(const Plan &configured, const Plan &automatic,
@@ -188,6 +234,14 @@ int main(int argc, char **argv) {
   if (!profile)
     return fail(toString(profile.takeError()));
   sim::CostModel model(std::move(*profile));
+  // Opened now, so that a path it cannot write stops it before the work.
+  std::string error;
+  std::unique_ptr<ToolOutputFile> svgFile;
+  if (!svgPath.empty()) {
+    svgFile = openOutputFile(svgPath, &error);
+    if (!svgFile)
+      return fail(error);
+  }
 
   DialectRegistry registry;
   registry.insert<DDPDialect, func::FuncDialect, arith::ArithDialect>();
@@ -205,7 +259,6 @@ int main(int argc, char **argv) {
   }
   automatic.options.policy = BucketPolicy::Auto;
 
-  std::string error;
   std::unique_ptr<MemoryBuffer> input = openInputFile(inputFile, &error);
   if (!input)
     return fail(error);
@@ -216,6 +269,18 @@ int main(int argc, char **argv) {
   configured.module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!configured.module)
     return 1;
+  FailureOr<func::FuncOp> step = sim::findStep(*configured.module, stepName);
+  if (failed(step))
+    return 1;
+  if (std::optional<std::pair<Location, std::string>> mark =
+          findScheduleMark(*step)) {
+    emitError(mark->first)
+        << "'@" << step->getSymName()
+        << "' is scheduled already: " << mark->second
+        << "; ddp-plan schedules the step itself, so give it the unscheduled "
+           "step (ddp-import's output)";
+    return 1;
+  }
   automatic.module = configured.module->clone();
 
   for (Plan *plan : {&configured, &automatic})
@@ -223,16 +288,16 @@ int main(int argc, char **argv) {
       return 1;
 
   printTable(configured, automatic, outs());
+  if (Error error = flushStdout())
+    return fail(toString(std::move(error)));
 
-  if (!svgPath.empty()) {
+  if (svgFile) {
     progress("writing " + svgPath);
-    std::unique_ptr<ToolOutputFile> file = openOutputFile(svgPath, &error);
-    if (!file)
-      return fail(error);
     sim::TimelinePanel panels[] = {{configured.name, &configured.result},
                                    {automatic.name, &automatic.result}};
-    sim::writeTimelineSvg(panels, file->os());
-    file->keep();
+    sim::writeTimelineSvg(panels, svgFile->os());
+    if (Error error = finishOutputFile(*svgFile, svgPath))
+      return fail(toString(std::move(error)));
   }
   return 0;
 }

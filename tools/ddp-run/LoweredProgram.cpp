@@ -3,6 +3,7 @@
 #include "LoweredProgram.h"
 
 #include "ddp/Conversion/DDPToLLVM/RuntimeFunctions.h"
+#include "ddp/Support/OutputFile.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -113,6 +114,5 @@ llvm::Error ddp::writeObjectFile(ModuleOp lowered, llvm::StringRef path) {
                                      llvm::CodeGenFileType::ObjectFile))
     return llvm::createStringError("the target cannot emit object files");
   codegen.run(*llvmModule);
-  output.keep();
-  return llvm::Error::success();
+  return finishOutputFile(output, path);
 }

@@ -12,6 +12,7 @@
 #include "ddp/Import/MegatronArgs.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
 #include "ddp/Sim/SimOutput.h"
+#include "ddp/Support/OutputFile.h"
 
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -90,7 +91,8 @@ static sim::SimResult predictStep(ModuleOp program, const sim::CostModel &model,
     if (!output)
       fail(error);
     sim::writeChromeTrace(*result, output->os());
-    output->keep();
+    if (llvm::Error error = finishOutputFile(*output, tracePath))
+      fail(llvm::toString(std::move(error)));
   }
   return *result;
 }

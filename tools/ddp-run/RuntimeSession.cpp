@@ -2,6 +2,8 @@
 
 #include "RuntimeSession.h"
 
+#include "ddp/Support/OutputFile.h"
+
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -104,6 +106,21 @@ void RuntimeSession::finalize() {
   check(status, "ddprt_finalize");
 }
 
+/// Writes `name` so that the line stays one line of four fields: a
+/// backslash as \\, a byte up to the space or DEL as \xhh, the rest as it is
+/// (docs/ddp-run.md#options). The launcher's writeEscapedName (ddp-launch.c)
+/// writes the same bytes, so that the two dumps compare with cmp.
+static void writeEscapedName(llvm::raw_ostream &os, llvm::StringRef name) {
+  for (unsigned char byte : name) {
+    if (byte == '\\')
+      os << "\\\\";
+    else if (byte <= ' ' || byte == 0x7f)
+      os << "\\x" << llvm::format_hex_no_prefix(byte, 2);
+    else
+      os << byte;
+  }
+}
+
 void RuntimeSession::dumpParams(llvm::StringRef path) {
   check(ddprt_finish_param_sync(context), "ddprt_finish_param_sync");
   if (rank != 0)
@@ -124,10 +141,13 @@ void RuntimeSession::dumpParams(llvm::StringRef path) {
           "ddprt_param_info");
     std::vector<uint8_t> bytes =
         readParam(param, numel * getRuntimeElementBytes(dtype));
-    os << name << " " << stringifyElementType(getElementTypeOfRuntimeDType(dtype)) << " " << numel << " ";
+    writeEscapedName(os, name);
+    os << " " << stringifyElementType(getElementTypeOfRuntimeDType(dtype))
+       << " " << numel << " ";
     for (uint8_t byte : bytes)
       os << llvm::format_hex_no_prefix(byte, 2);
     os << "\n";
   }
-  output->keep();
+  if (llvm::Error error = finishOutputFile(*output, path))
+    fail(llvm::toString(std::move(error)));
 }

@@ -28,6 +28,7 @@
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
+#include "ddp/Support/OutputFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -319,6 +320,13 @@ static void printVerified(const RunPlan &plan, const StepVerifier &verifier) {
                     "its replicas hold\n";
 }
 
+/// Flushes what was printed to stdout; a failed write (`> /dev/full`) is an
+/// error naming stdout rather than LLVM's abort at exit.
+static void flushSummary() {
+  if (llvm::Error error = flushStdout())
+    fail(llvm::toString(std::move(error)));
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   llvm::InitializeNativeTarget();
@@ -465,7 +473,7 @@ int main(int argc, char **argv) {
 
   // The summary first, then what went wrong, in that order on a terminal
   // and in a pipe alike.
-  llvm::outs().flush();
+  flushSummary();
   if (difference) {
     if (isLeader)
       printError("verify failed: " + *difference);
@@ -473,5 +481,6 @@ int main(int argc, char **argv) {
   }
   if (verifier && isLeader)
     printVerified(plan, *verifier);
+  flushSummary();
   return 0;
 }

@@ -3,6 +3,7 @@
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
+#include "ddp/Support/OutputFile.h"
 
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -99,6 +100,11 @@ void PrintBucketLayoutPass::runOnOperation() {
     bk::writeLayoutJSON(json, layout, gradients, useDistributedOptimizer);
   }
   output->os() << "\n";
-  output->keep();
+  if (llvm::Error writeError = finishOutputFile(*output, outputPath)) {
+    module.emitError("cannot write the bucket layout to '")
+        << outputPath
+        << "': " << llvm::errorToErrorCode(std::move(writeError)).message();
+    return signalPassFailure();
+  }
   markAllAnalysesPreserved();
 }

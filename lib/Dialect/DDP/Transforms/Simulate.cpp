@@ -10,6 +10,7 @@
 #include "ddp/Dialect/DDP/Analysis/StepStats.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Sim/SimOutput.h"
+#include "ddp/Support/OutputFile.h"
 
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
@@ -78,18 +79,17 @@ static llvm::json::Value toJSON(const ModelState &state) {
 LogicalResult
 SimulatePass::writeFile(StringRef path, StringRef what,
                         llvm::function_ref<void(raw_ostream &)> write) {
-  if (path == "-") {
-    write(llvm::outs());
-    llvm::outs().flush();
-    return success();
-  }
+  // "-" opens llvm::outs().
   std::string error;
   std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(path, &error);
   if (!file)
     return emitError(getOperation().getLoc(), "ddp-simulate: cannot write the ")
            << what << " to '" << path << "': " << error;
   write(file->os());
-  file->keep();
+  if (llvm::Error writeError = finishOutputFile(*file, path))
+    return emitError(getOperation().getLoc(), "ddp-simulate: cannot write the ")
+           << what << " to '" << path
+           << "': " << llvm::errorToErrorCode(std::move(writeError)).message();
   return success();
 }
 

@@ -3,6 +3,7 @@
 #include "ddp/Conversion/DDPToLLVM/StoragePlan.h"
 #include "ddp/Dialect/DDP/Analysis/StepStats.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
+#include "ddp/Support/OutputFile.h"
 
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -63,8 +64,11 @@ struct StepStatsPass : impl::StepStatsBase<StepStatsPass> {
     stats.print(file->os());
     printRuntimeMemory(file->os());
     stats.modelState.print(file->os());
-    file->os().flush();
-    file->keep();
+    if (llvm::Error error = finishOutputFile(*file, output)) {
+      getOperation().emitError("-ddp-step-stats: ")
+          << llvm::toString(std::move(error));
+      return signalPassFailure();
+    }
     numParams = stats.numParams;
     numOps = stats.numOps;
     numUnusedResults = stats.numUnusedResults;
