@@ -1,18 +1,18 @@
 //===- SchedulePipelineFuzzer.cpp - Fuzz scheduling, simulation, lowering -===//
 //
-// Input: one byte of options, then MLIR text. Input that parses and verifies
-// goes through the ddp-schedule pipeline (which ends with the collective
-// order check), the simulator and the lowering to runtime calls. A pass may
-// reject the input with a diagnostic; it must not crash.
-//
-// The options byte: bits 0-1 pick the policy (megatron, pytorch, size,
-// auto); bit 2 use-distributed-optimizer; bit 3 overlap-grad-reduce=false;
-// bit 4 check-for-nan-in-grad; bit 5 grad-reduce-in-fp32; bit 6
-// pad-buckets-for-high-nccl-busbw; bit 7 average-in-collective.
+// Input: one byte that chooses what runs, kOptionBytes bytes of options
+// (ScheduleFuzzOptions.h), then MLIR text. Input that parses and verifies
+// goes, when the first byte is below 128, through the ddp-schedule pipeline
+// (which ends with the collective order check), ddp-simulate and
+// ddp-lower-to-runtime; otherwise through one pass of Passes.td alone
+// (getPassesFuzzedAlone()[byte % count]). The option bytes set the options
+// of whatever runs. A pass may reject the input with a diagnostic; it must
+// not crash.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FuzzSupport.h"
+#include "ScheduleFuzzOptions.h"
 
 #include "ddp/Conversion/Passes.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
@@ -20,46 +20,91 @@
 
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
+using namespace ddp::fuzz;
 
-static void setOptions(ddp::SchedulePipelineOptions &options, uint8_t bits) {
-  static const ddp::BucketPolicy policies[] = {
-      ddp::BucketPolicy::Megatron, ddp::BucketPolicy::PyTorch,
-      ddp::BucketPolicy::Size, ddp::BucketPolicy::Auto};
-  options.policy = policies[bits & 3];
-  options.useDistributedOptimizer = bits & 4;
-  options.overlapGradReduce = !(bits & 8);
-  options.checkForNanInGrad = bits & 16;
-  options.gradReduceInFp32 = bits & 32;
-  options.padBucketsForHighNcclBusbw = bits & 64;
-  options.averageInCollective = bits & 128;
+/// The option names `pass` accepts, read off its default instance once.
+static const llvm::StringSet<> &getAcceptedOptions(const PassAlone &pass) {
+  static llvm::StringMap<llvm::StringSet<>> accepted;
+  auto [it, inserted] = accepted.try_emplace(pass.name);
+  if (!inserted)
+    return it->second;
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  if (pass.name == "ddp-schedule") {
+    ddp::SchedulePipelineOptions().print(os);
+  } else {
+    OpPassManager pm;
+    if (failed(parsePassPipeline(getPipelineText(pass, ""), pm)))
+      reportBug("a pass fuzzed alone is not registered");
+    pm.printAsTextualPipeline(os);
+  }
+  for (const std::string &name : getPrintedOptionNames(printed))
+    it->second.insert(name);
+  return it->second;
+}
+
+/// The passes that run on `byte`'s choice, as a textual pipeline.
+static std::string getPipeline(uint8_t choice,
+                               llvm::ArrayRef<uint8_t> optionBytes) {
+  auto withOptions = [&](const PassAlone &pass) {
+    const llvm::StringSet<> &accepted = getAcceptedOptions(pass);
+    return decodeOptions(optionBytes, [&](llvm::StringRef name) {
+      return accepted.contains(name);
+    });
+  };
+  if (choice >= 128) {
+    llvm::ArrayRef<PassAlone> passes = getPassesFuzzedAlone();
+    const PassAlone &pass = passes[choice % passes.size()];
+    return getPipelineText(pass, withOptions(pass));
+  }
+  PassAlone schedule{"ddp-schedule", false};
+  PassAlone simulate{"ddp-simulate", false};
+  PassAlone lower{"ddp-lower-to-runtime", false};
+  return "builtin.module(ddp-schedule{" + withOptions(schedule) +
+         "}, ddp-simulate{" + withOptions(simulate) +
+         "}, ddp-lower-to-runtime{" + withOptions(lower) + "})";
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (size == 0)
+  constexpr size_t header = 1 + kOptionBytes;
+  if (size < header)
     return -1;
+  static bool registered = [] {
+    ddp::registerDDPPasses();
+    ddp::registerDDPConversionPasses();
+    ddp::registerDDPSchedulePipeline();
+    return true;
+  }();
+  (void)registered;
   // A copy: the tools read files NUL-terminated, which MLIR's lexer relies
   // on at the end of the buffer; libFuzzer's input is not.
-  std::string text = ddp::fuzz::asText(data + 1, size - 1).str();
-  if (ddp::fuzz::crashesUpstreamParser(text))
+  std::string text = asText(data + header, size - header).str();
+  if (crashesUpstreamParser(text))
     return -1;
-  MLIRContext *context = &ddp::fuzz::getContext();
-  ddp::fuzz::SilenceDiagnostics silence(context);
+  MLIRContext *context = &getContext();
+  SilenceDiagnostics silence(context);
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(text, ParserConfig(context));
   if (!module)
     return 0;
 
+  std::string pipeline =
+      getPipeline(data[0], llvm::ArrayRef(data + 1, kOptionBytes));
   PassManager pm(context);
-  ddp::SchedulePipelineOptions options;
-  setOptions(options, data[0]);
-  ddp::populateDDPSchedulePipeline(pm, options);
-  ddp::SimulateOptions simulate;
-  simulate.outputPath = "";
-  simulate.reportPath = "/dev/null";
-  pm.addPass(ddp::createSimulate(simulate));
-  pm.addPass(ddp::createLowerDDPToRuntime());
+  // An option value a pass's parser rejects (a policy it does not know) is
+  // a user's error, reported by the parser; only the values the tables
+  // give reach here, so that is a bug in the tables.
+  std::string parseErrors;
+  llvm::raw_string_ostream errors(parseErrors);
+  if (failed(parsePassPipeline(pipeline, pm, errors))) {
+    llvm::errs() << pipeline << "\n" << parseErrors << "\n";
+    reportBug("the fuzzer's option tables give a value a pass rejects");
+  }
   (void)pm.run(*module);
   return 0;
 }

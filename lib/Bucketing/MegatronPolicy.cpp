@@ -22,12 +22,8 @@
 
 using namespace ddp::bucketing;
 
-/// `DistributedDataParallel.__init__`: max(40M, 1M * dp) elements unless the
-/// user chose a size or a count, and a single bucket when the reduction is
-/// not overlapped with the backward pass.
-static llvm::Expected<std::optional<int64_t>>
-resolveBucketSize(llvm::ArrayRef<Gradient> gradients,
-                  const MegatronOptions &options) {
+llvm::Error
+ddp::bucketing::checkMegatronOptions(const MegatronOptions &options) {
   if (options.bucketSize && options.numBuckets)
     return llvm::createStringError(
         "bucket-size and num-buckets are exclusive (Megatron: cannot specify "
@@ -38,6 +34,17 @@ resolveBucketSize(llvm::ArrayRef<Gradient> gradients,
   if (options.numBuckets && *options.numBuckets < 1)
     return llvm::createStringError("num-buckets must be positive, got %lld",
                                    static_cast<long long>(*options.numBuckets));
+  return llvm::Error::success();
+}
+
+/// `DistributedDataParallel.__init__`: max(40M, 1M * dp) elements unless the
+/// user chose a size or a count, and a single bucket when the reduction is
+/// not overlapped with the backward pass.
+static llvm::Expected<std::optional<int64_t>>
+resolveBucketSize(llvm::ArrayRef<Gradient> gradients,
+                  const MegatronOptions &options) {
+  if (llvm::Error error = checkMegatronOptions(options))
+    return std::move(error);
   if (options.dataParallelSize < 1)
     return llvm::createStringError(
         "the data-parallel size must be positive, got %lld",

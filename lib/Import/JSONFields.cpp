@@ -2,6 +2,9 @@
 
 #include "JSONFields.h"
 
+#include "ddp/Bucketing/BucketLayout.h"
+#include "ddp/Support/FormatNumber.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -103,7 +106,8 @@ Expected<bool> importer::readOptimizerField(StringRef key,
   if (isBeta ? !(*number >= 0.0 && *number < 1.0) : !(*number > 0.0))
     return fieldError(source, key,
                       formatv("expected a number in {0}, got {1}",
-                              isBeta ? "[0, 1)" : "(0, inf)", *number));
+                              isBeta ? "[0, 1)" : "(0, inf)",
+                              formatShortest(*number)));
   *target = *number;
   return true;
 }
@@ -125,6 +129,17 @@ Error importer::checkDimension(StringRef source, const Twine &field,
                     formatv("{0} is {1:F0}, more than {2}, the largest tensor "
                             "dimension the importer builds",
                             what, size, kMaxDimension));
+}
+
+Error importer::checkDataParallelSize(StringRef source, int64_t size) {
+  if (size <= bucketing::kMaxGroupSize)
+    return Error::success();
+  return fieldError(source, "data_parallel_size",
+                    formatv("data_parallel_size is {0}, more than {1}, the "
+                            "most ranks the scheduling passes reduce "
+                            "gradients over (NCCL and MPI number ranks with "
+                            "an int)",
+                            size, bucketing::kMaxGroupSize));
 }
 
 Error importer::unknownFieldError(StringRef source, StringRef key,

@@ -68,6 +68,13 @@ constexpr int64_t kMaxParamPasses = int64_t(1) << 20;
 llvm::Error checkDimension(llvm::StringRef source, const llvm::Twine &field,
                            llvm::StringRef what, double size);
 
+/// An error naming `data_parallel_size` unless `size` ranks are at most
+/// bucketing::kMaxGroupSize, the largest group the scheduling passes reduce
+/// gradients over. Every other mesh axis divides a bounded tensor dimension
+/// (T the heads, E the experts), so with this bound the mesh's rank count
+/// fits in int64 as the dialect requires.
+llvm::Error checkDataParallelSize(llvm::StringRef source, int64_t size);
+
 /// A field that is not known: the message lists the known ones so that a
 /// typo is easy to spot.
 llvm::Error unknownFieldError(llvm::StringRef source, llvm::StringRef key,

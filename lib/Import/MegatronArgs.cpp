@@ -11,6 +11,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Regex.h"
 
 using namespace llvm;
@@ -583,13 +584,19 @@ Error ArgumentReader::mapBatch(MegatronRun &run) {
   // parseModelConfig reports; avoid dividing by them then.
   if (micro < 1 || dp < 1)
     return Error::success();
-  if (**global < 1 || **global % (micro * dp) != 0)
+  // The product of two sizes the log gives may not fit in int64 (a modulo
+  // by its wrapped value divided by zero); then no int64 global batch is a
+  // multiple of it.
+  int64_t perStep;
+  bool overflows = MulOverflow(micro, dp, perStep);
+  if (**global < 1 || overflows || **global % perStep != 0)
     return lineError(arguments.find("global_batch_size")->second.line,
                      formatv("global_batch_size ({0}) is not a positive "
                              "multiple of micro_batch_size x "
-                             "data_parallel_size ({1} x {2})",
-                             **global, micro, dp));
-  run.config["num_microbatches"] = **global / (micro * dp);
+                             "data_parallel_size ({1} x {2}{3})",
+                             **global, micro, dp,
+                             overflows ? ", more than 2^63 - 1" : ""));
+  run.config["num_microbatches"] = **global / perStep;
   return Error::success();
 }
 
@@ -603,6 +610,11 @@ Error ArgumentReader::mapSchedule(MegatronRun &run) {
                            run.scheduleOptions, arg.optionName);
     if (error)
       return error;
+    if (run.scheduleOptions.get(arg.optionName)) {
+      const Argument &argument = arguments.find(arg.megatronName)->second;
+      run.scheduleOptionSources[arg.optionName] = {
+          arg.megatronName.str(), argument.value.str(), argument.line};
+    }
   }
   return Error::success();
 }

@@ -4,6 +4,7 @@
 
 #include "JSONFields.h"
 #include "ddp/Support/BoundedJSON.h"
+#include "ddp/Support/FormatNumber.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -20,6 +21,7 @@ using namespace ddp::importer;
 //===----------------------------------------------------------------------===//
 
 int64_t ModelConfig::getFfnHiddenSize() const {
+  // validateModelConfig bounds hiddenSize first, so 8 x hiddenSize fits.
   if (ffnHiddenSize > 0)
     return ffnHiddenSize;
   // Megatron's arguments.py: SwiGLU keeps the parameter count of a 4h GELU
@@ -163,7 +165,8 @@ static Error readOtherField(StringRef key, const json::Value &value,
     if (!(*number >= 0.0 && *number < 1.0))
       return fieldError(
           source, key,
-          formatv("expected a probability in [0, 1), got {0}", *number));
+          formatv("expected a probability in [0, 1), got {0}",
+                  formatShortest(*number)));
     config.hiddenDropout = *number;
     return Error::success();
   }
@@ -351,6 +354,13 @@ static Error checkStepSize(const ModelConfig &config, StringRef source) {
 }
 
 Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
+  // The default FFN width is 4 x hidden_size (8/3 with SwiGLU), computed in
+  // int64: bound hidden_size before anything derives from it.
+  if (Error error = checkDimension(source, "hidden_size", "hidden_size",
+                                   double(config.hiddenSize)))
+    return error;
+  if (Error error = checkDataParallelSize(source, config.dataParallelSize))
+    return error;
   int64_t tp = config.tensorModelParallelSize;
   if (config.kvChannels == 0)
     if (Error error =

@@ -188,6 +188,8 @@ Expected<ParamInventory> ddp::parseParamInventory(const json::Value &json,
                                    "tokens_per_microbatch",
                                    inventory.tokensPerMicrobatch))
     return std::move(error);
+  if (Error error = checkDataParallelSize(source, inventory.dataParallelSize))
+    return std::move(error);
 
   const json::Array *params = (*object)->get("params")->getAsArray();
   if (!params || params->empty())

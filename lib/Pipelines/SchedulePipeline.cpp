@@ -154,8 +154,8 @@ ddp::getAssignBucketsOptions(const SchedulePipelineOptions &options) {
   return assign;
 }
 
-/// What the passes `options` ask for reject before they read any IR.
-static llvm::Error checkPassOptions(const SchedulePipelineOptions &options) {
+llvm::Error
+ddp::checkSchedulePipelineOptions(const SchedulePipelineOptions &options) {
   if (llvm::Error error =
           checkAssignBucketsOptions(getAssignBucketsOptions(options)))
     return error;
@@ -246,8 +246,8 @@ public:
     // The passes report a bad option without a location, as it reaches them
     // from the command line; one that only the recorded options bring in is
     // the module's.
-    if (llvm::Error error = checkPassOptions(options)) {
-      if (!llvm::errorToBool(checkPassOptions(given))) {
+    if (llvm::Error error = checkSchedulePipelineOptions(options)) {
+      if (!llvm::errorToBool(checkSchedulePipelineOptions(given))) {
         getOperation().emitError()
             << "'" << kScheduleOptionsAttrName
             << "' records options that ddp-schedule rejects: "

@@ -2,40 +2,109 @@
 
 #include "ddp/Support/BoundedJSON.h"
 
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <optional>
+#include <string>
+
 using namespace llvm;
+
+namespace {
+/// An array or object the scan is inside of.
+struct Container {
+  bool isObject = false;
+  /// In an object: whether the next string is a key (after `{` or `,`).
+  bool expectKey = false;
+  /// In an object: its keys so far, with the line of each.
+  StringMap<unsigned> keys;
+};
+} // namespace
+
+/// The key `quoted` (with its quotes) stands for: llvm::json decodes the
+/// escapes, so that "a" and "\u0061" are one key.
+static std::string decodeKey(StringRef quoted) {
+  if (!quoted.contains('\\'))
+    return quoted.drop_front().drop_back().str();
+  Expected<json::Value> value = json::parse(quoted);
+  if (!value) {
+    // Only a valid document's duplicates are reported; this one is not.
+    consumeError(value.takeError());
+    return quoted.str();
+  }
+  return value->getAsString()->str();
+}
 
 Expected<json::Value> ddp::parseJSON(StringRef text) {
   // Positions as llvm::json reports them: 1-based lines, columns counted
   // from 0, so that callers that reformat its errors handle ours alike.
-  unsigned depth = 0, line = 1;
+  unsigned line = 1;
   size_t lineStart = 0;
   bool inString = false, escaped = false;
+  SmallVector<Container, 8> containers;
+  // Whether the string being scanned is an object's key, and where it starts.
+  bool inKey = false;
+  size_t keyStart = 0;
+  unsigned keyLine = 0, keyColumn = 0;
+  // llvm::json::parse keeps the last of two equal keys; the first duplicate
+  // is reported once the text parses, so that syntax errors come first.
+  std::optional<std::string> duplicate;
   for (auto [offset, c] : enumerate(text)) {
     if (inString) {
-      if (escaped)
+      if (escaped) {
         escaped = false;
-      else if (c == '\\')
+      } else if (c == '\\') {
         escaped = true;
-      else if (c == '"')
+      } else if (c == '"') {
         inString = false;
+        if (inKey) {
+          inKey = false;
+          Container &object = containers.back();
+          object.expectKey = false;
+          std::string key = decodeKey(text.slice(keyStart, offset + 1));
+          auto [it, inserted] = object.keys.try_emplace(key, keyLine);
+          if (!inserted && !duplicate)
+            duplicate = formatv("[{0}:{1}, byte={2}]: duplicate key '{3}' "
+                                "in an object (first on line {4})",
+                                keyLine, keyColumn, keyStart, key, it->second)
+                            .str();
+        }
+      }
     } else if (c == '"') {
       inString = true;
+      if (!containers.empty() && containers.back().isObject &&
+          containers.back().expectKey) {
+        inKey = true;
+        keyStart = offset;
+        keyLine = line;
+        // Counted from 1, as editors count: llvm::json reports the position
+        // after the character it stopped at, which reads the same.
+        keyColumn = offset - lineStart + 1;
+      }
     } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJSONDepth)
+      if (containers.size() == kMaxJSONDepth)
         return createStringError(
             inconvertibleErrorCode(),
             formatv("[{0}:{1}, byte={2}]: arrays and objects nest more than "
                     "{3} levels deep",
                     line, offset - lineStart, offset, kMaxJSONDepth));
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
+      Container &container = containers.emplace_back();
+      container.isObject = c == '{';
+      container.expectKey = container.isObject;
+    } else if ((c == ']' || c == '}') && !containers.empty()) {
+      containers.pop_back();
+    } else if (c == ',' && !containers.empty() &&
+               containers.back().isObject) {
+      containers.back().expectKey = true;
     }
     if (c == '\n') {
       ++line;
       lineStart = offset + 1;
     }
   }
-  return json::parse(text);
+  Expected<json::Value> value = json::parse(text);
+  if (!value || !duplicate)
+    return value;
+  return createStringError(inconvertibleErrorCode(), *duplicate);
 }

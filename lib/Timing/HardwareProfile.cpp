@@ -7,10 +7,10 @@
 
 #include "ddp/Timing/HardwareProfile.h"
 #include "ddp/Support/BoundedJSON.h"
+#include "ddp/Support/FormatNumber.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -167,12 +167,9 @@ Expected<HardwareProfile> ddp::sim::getBuiltinHardwareProfile(StringRef name) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Numbers in messages as the user wrote them (`-370`, `0.5`), not `%.2f`.
-std::string formatNumber(double value) {
-  std::string text;
-  raw_string_ostream(text) << format("%g", value);
-  return text;
-}
+/// Numbers in messages as the user wrote them (`-370`, `0.5`, `1.0000001`),
+/// not rounded.
+std::string formatNumber(double value) { return ddp::formatShortest(value); }
 
 /// Reads the fields of a profile object, reporting the first problem with
 /// the dotted name of the field it concerns. With a base profile, absent

@@ -78,6 +78,26 @@ module attributes {ddp.schedule_options = {"tp-comm-overlap" = true, "tp-comm-nu
 
 // -----
 
+// Megatron-LM rejects these three too; the passes used to find them only
+// while they ran, at an op of the step.
+// expected-error@+1 {{'ddp.schedule_options' records options that ddp-schedule rejects: bucket-size and num-buckets are exclusive}}
+module attributes {ddp.schedule_options = {"bucket-size" = 100, "num-buckets" = 4}} {
+}
+
+// -----
+
+// expected-error@+1 {{'ddp.schedule_options' records options that ddp-schedule rejects: num-distributed-optimizer-instances must be at least 1, got 0}}
+module attributes {ddp.schedule_options = {"use-distributed-optimizer" = true, "num-distributed-optimizer-instances" = 0}} {
+}
+
+// -----
+
+// expected-error@+1 {{'ddp.schedule_options' records options that ddp-schedule rejects: overlap-param-gather=true needs use-distributed-optimizer=true}}
+module attributes {ddp.schedule_options = {"overlap-param-gather" = true}} {
+}
+
+// -----
+
 // A value of a kind no option has.
 // expected-error@+1 {{'ddp.schedule_options' records 'bucket-size' as 4.000000e+01 : f64; expected a bool, an integer or a string}}
 module attributes {ddp.schedule_options = {"bucket-size" = 40.0}} {

@@ -15,6 +15,7 @@
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Import/Import.h"
 #include "ddp/Import/MegatronArgs.h"
+#include "ddp/Pipelines/SchedulePipeline.h"
 #include "ddp/Support/BoundedJSON.h"
 #include "ddp/Support/OutputFile.h"
 
@@ -23,7 +24,10 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Regex.h"
@@ -105,30 +109,108 @@ static Expected<json::Value> readJSONFile(StringRef path) {
                            path + ": malformed JSON: " + message);
 }
 
-/// The model config of a Megatron-LM run, with the overrides applied; its
-/// schedule options go to `scheduleOptions`. Prints the reader's notes.
-static Expected<json::Value> loadMegatronRun(StringRef path,
-                                             json::Object &scheduleOptions) {
+/// The model config of a Megatron-LM run, with the overrides applied; the
+/// rest of the run (its schedule options) goes to `run`. Prints the reader's
+/// notes.
+static Expected<json::Value> loadMegatronRun(StringRef path, MegatronRun &run) {
   ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
       MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
   if (std::error_code error = buffer.getError())
     return createStringError(error, "cannot read '%s': %s", path.str().c_str(),
                              error.message().c_str());
-  Expected<MegatronRun> run = readMegatronArgs((*buffer)->getBuffer(), path);
-  if (!run)
-    return run.takeError();
-  for (const std::string &note : run->notes)
+  Expected<MegatronRun> read = readMegatronArgs((*buffer)->getBuffer(), path);
+  if (!read)
+    return read.takeError();
+  run = std::move(*read);
+  for (const std::string &note : run.notes)
     WithColor::note(errs(), "ddp-import") << note << "\n";
-  if (Error error = applyOverrides(run->config, overrides))
+  if (Error error = applyOverrides(run.config, overrides))
     return std::move(error);
-  scheduleOptions = std::move(run->scheduleOptions);
-  return json::Value(std::move(run->config));
+  return json::Value(std::move(run.config));
+}
+
+/// Rejects a run whose DDP arguments ddp-schedule would reject, naming the
+/// arguments and their lines, so that the error comes at import and not at
+/// the first `ddp-opt --ddp-schedule` of the step. The options are checked
+/// as the pipeline checks those a module records, with its own parser and
+/// checks. This is here and not in DDPImport because the importer is the
+/// pipeline's input: DDPPipelines reads the attribute DDPImport records and
+/// sits on every pass, the bucketing policies and the simulator, which the
+/// importer library must not pull in.
+static Error checkRecordedSchedule(mlir::MLIRContext &context,
+                                   StringRef source, const MegatronRun &run,
+                                   const ModelConfig &config) {
+  mlir::OwningOpRef<mlir::ModuleOp> scratch =
+      mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
+  recordScheduleOptions(*scratch, run.scheduleOptions);
+  // The recorded options, except those in `skipped`, checked.
+  auto check = [&](const StringSet<> &skipped) -> Error {
+    SchedulePipelineOptions options;
+    if (mlir::failed(applyRecordedScheduleOptions(*scratch, skipped, options)))
+      return createStringError(inconvertibleErrorCode(),
+                               "internal error: ddp-schedule cannot read the "
+                               "options recorded from " +
+                                   source);
+    return checkSchedulePipelineOptions(options);
+  };
+
+  auto describe = [](const MegatronRun::ArgumentSource &argument) {
+    return argument.name + " " + argument.value;
+  };
+
+  if (Error error = check({})) {
+    std::string reason = toString(std::move(error));
+    // The arguments to blame: those without which the options pass, in the
+    // order of the log.
+    SmallVector<const MegatronRun::ArgumentSource *> culprits;
+    for (const auto &entry : run.scheduleOptionSources) {
+      StringSet<> skipped;
+      skipped.insert(entry.getKey());
+      if (!errorToBool(check(skipped)))
+        culprits.push_back(&entry.getValue());
+    }
+    llvm::sort(culprits, [](const auto *a, const auto *b) {
+      return a->line < b->line;
+    });
+    if (culprits.empty())
+      return createStringError(inconvertibleErrorCode(),
+                               source + ": ddp-schedule rejects the run's "
+                                        "DDP arguments: " +
+                                   reason);
+    std::string others;
+    for (const MegatronRun::ArgumentSource *other : drop_begin(culprits))
+      others +=
+          formatv(" with {0} (line {1})", describe(*other), other->line).str();
+    return createStringError(
+        inconvertibleErrorCode(),
+        formatv("{0}:{1}: {2}{3}: ddp-schedule rejects {4}: {5}", source,
+                culprits.front()->line, describe(*culprits.front()), others,
+                culprits.size() == 1 ? "this option" : "these options",
+                reason));
+  }
+
+  // Megatron's parallel_state asserts the same: the instances are equal
+  // parts of the data-parallel group (ddp-distribute-optimizer finds it on
+  // the mesh, once the step is scheduled).
+  auto instances = run.scheduleOptionSources.find(
+      "num-distributed-optimizer-instances");
+  if (instances != run.scheduleOptionSources.end()) {
+    int64_t count = *run.scheduleOptions.getInteger(instances->getKey());
+    if (config.dataParallelSize % count != 0)
+      return createStringError(
+          inconvertibleErrorCode(),
+          formatv("{0}:{1}: {2} does not divide data_parallel_size ({3}): "
+                  "the data-parallel group is split into equal instances",
+                  source, instances->getValue().line,
+                  describe(instances->getValue()), config.dataParallelSize));
+  }
+  return Error::success();
 }
 
 /// The input as a JSON object with the overrides applied.
 static Expected<json::Value> loadInput(StringRef path, StringRef &source,
                                        std::string &presetSource,
-                                       json::Object &scheduleOptions) {
+                                       MegatronRun &run) {
   if (!presetName.empty()) {
     const ModelPreset *preset = lookupModelPreset(presetName);
     if (!preset) {
@@ -148,7 +230,7 @@ static Expected<json::Value> loadInput(StringRef path, StringRef &source,
   }
   source = path;
   if (!megatronArgsFile.empty())
-    return loadMegatronRun(path, scheduleOptions);
+    return loadMegatronRun(path, run);
   Expected<json::Value> value = readJSONFile(path);
   if (!value)
     return value.takeError();
@@ -195,11 +277,11 @@ int main(int argc, char **argv) {
   mlir::TimingScope readTiming = timing.nest("read input");
   StringRef source;
   std::string presetSource;
-  json::Object scheduleOptions;
+  MegatronRun run;
   Expected<json::Value> input = loadInput(
       isInventory ? inventoryFile
                   : (megatronArgsFile.empty() ? configFile : megatronArgsFile),
-      source, presetSource, scheduleOptions);
+      source, presetSource, run);
   if (!input)
     return fail(toString(input.takeError()));
 
@@ -222,12 +304,15 @@ int main(int argc, char **argv) {
              << "\n";
       return finishStdout();
     }
+    // Only a Megatron run says how it was scheduled.
+    if (!megatronArgsFile.empty())
+      if (Error error = checkRecordedSchedule(context, source, run, *config))
+        return fail(toString(std::move(error)));
     readTiming.stop();
     mlir::TimingScope importTiming = timing.nest("import");
     module = importModel(context, *config);
-    // Only a Megatron run says how it was scheduled.
     if (!megatronArgsFile.empty())
-      recordScheduleOptions(*module, scheduleOptions);
+      recordScheduleOptions(*module, run.scheduleOptions);
   }
 
   // The importer only builds what verifies; a failure here is a bug in it.

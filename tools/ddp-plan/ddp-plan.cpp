@@ -139,7 +139,10 @@ static LogicalResult runPlan(Plan &plan, const sim::CostModel &model) {
   plan.result = std::move(*result);
   if (auto buckets = (*step)->getAttrOfType<ArrayAttr>(kBucketsAttrName))
     plan.numBuckets = buckets.size();
-  plan.bytesPerRank = computeModelState(*plan.module).getBytesPerRank();
+  FailureOr<ModelState> state = computeModelState(*plan.module);
+  if (failed(state))
+    return failure();
+  plan.bytesPerRank = state->getBytesPerRank();
   return success();
 }
 

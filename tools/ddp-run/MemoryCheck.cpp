@@ -3,11 +3,13 @@
 #include "MemoryCheck.h"
 
 #include "ddp/Conversion/DDPToLLVM/StoragePlan.h"
+#include "ddp/Support/CheckedCount.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cstdlib>
+#include <limits>
 
 using namespace mlir;
 using namespace ddp;
@@ -16,25 +18,30 @@ std::optional<RankMemoryEstimate>
 ddp::estimateRankBytes(ArrayRef<ModuleOp> programs,
                        bool deterministicReductions) {
   RankMemoryEstimate estimate;
+  CheckedCount bytes;
   int64_t largestParam = 0;
   for (ModuleOp program : programs) {
     FailureOr<StoragePlan> plan = StoragePlan::build(program);
     if (failed(plan))
       return std::nullopt;
-    RuntimeMemory memory = estimateRuntimeMemory(*plan);
-    estimate.bytes += memory.getTotalBytes();
-    largestParam = std::max(largestParam, memory.largestParamBytes);
+    FailureOr<RuntimeMemory> memory = estimateRuntimeMemory(*plan);
+    if (failed(memory))
+      return std::nullopt;
+    bytes += memory->getTotalBytes();
+    largestParam = std::max(largestParam, memory->largestParamBytes);
     // The programs run one after the other, each to ddprt_synchronize, and
     // a collective's scratch is freed when it completes.
     if (deterministicReductions)
       estimate.deterministicReductionBytes =
           std::max(estimate.deterministicReductionBytes,
-                   memory.deterministicReductionBytes);
+                   memory->deterministicReductionBytes);
   }
   // --verify reads a parameter of each of two programs at a time.
   if (programs.size() > 1)
-    estimate.bytes += 2 * largestParam;
-  estimate.bytes += estimate.deterministicReductionBytes;
+    bytes += CheckedCount(largestParam) * 2;
+  bytes += estimate.deterministicReductionBytes;
+  // More than int64 holds fits in no machine's memory: the check refuses it.
+  estimate.bytes = bytes.getOr(std::numeric_limits<int64_t>::max());
   return estimate;
 }
 

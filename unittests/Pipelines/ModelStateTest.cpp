@@ -40,7 +40,9 @@ protected:
     PassManager pm(&context);
     populateDDPSchedulePipeline(pm, parsed);
     EXPECT_TRUE(succeeded(pm.run(*module))) << options.str();
-    return computeStepStats(*module);
+    FailureOr<StepStats> stats = computeStepStats(*module);
+    EXPECT_TRUE(succeeded(stats));
+    return succeeded(stats) ? *stats : StepStats();
   }
 
   MLIRContext context;

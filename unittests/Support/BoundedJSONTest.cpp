@@ -37,6 +37,33 @@ TEST(BoundedJSON, IgnoresBracketsInStrings) {
   EXPECT_EQ(value->getAsArray()->front().getAsString()->size(), 2001u);
 }
 
+TEST(BoundedJSON, RejectsAKeyTwiceInAnObject) {
+  llvm::Expected<llvm::json::Value> value =
+      parseJSON("{\"a\": 1,\n \"b\": {\"a\": 2}, \"a\": 3}");
+  ASSERT_FALSE(bool(value));
+  EXPECT_EQ(llvm::toString(value.takeError()),
+            "[2:17, byte=25]: duplicate key 'a' in an object (first on line "
+            "1)");
+  // Keys are compared as decoded: \u0061 is 'a'.
+  value = parseJSON("[{\"b\": [{\"a\": 1, \"\\u0061\": 2}]}]");
+  ASSERT_FALSE(bool(value));
+  EXPECT_NE(llvm::toString(value.takeError()).find("duplicate key 'a'"),
+            std::string::npos);
+}
+
+TEST(BoundedJSON, AcceptsEqualKeysInDifferentObjectsAndKeysAsValues) {
+  llvm::Expected<llvm::json::Value> value = parseJSON(
+      R"({"a": {"a": "a", "b": ["a", {"a": 1}]}, "b": {"a": 2}, "c": "b"})");
+  ASSERT_TRUE(bool(value)) << llvm::toString(value.takeError());
+}
+
+TEST(BoundedJSON, ReportsSyntaxErrorsBeforeDuplicateKeys) {
+  llvm::Expected<llvm::json::Value> value = parseJSON(R"({"a": 1, "a": 2)");
+  ASSERT_FALSE(bool(value));
+  EXPECT_EQ(llvm::toString(value.takeError()).find("duplicate"),
+            std::string::npos);
+}
+
 TEST(BoundedJSON, ReportsSyntaxErrorsAsLLVMDoes) {
   llvm::Expected<llvm::json::Value> value = parseJSON("[1,");
   ASSERT_FALSE(bool(value));

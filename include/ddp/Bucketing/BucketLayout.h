@@ -88,8 +88,13 @@ struct PaddingOptions {
   bool padForHighNcclBusbw = false;
 };
 
+/// The most ranks a gradient may be reduced over: NCCL and MPI number ranks
+/// with an int. The importer caps the data-parallel size at it, so that
+/// every step it builds can be bucketed.
+constexpr int64_t kMaxGroupSize = std::numeric_limits<int32_t>::max();
+
 /// Checks what every policy assumes of its input: at least one element per
-/// gradient, a group of 1 to 2^31 - 1 ranks, distinct names, and less than
+/// gradient, a group of 1 to kMaxGroupSize ranks, distinct names, and less than
 /// 2^62 bytes in all (with padding), so that no cursor, padded size or byte
 /// count of a layout overflows int64. Returns the first problem found.
 llvm::Error validateGradients(llvm::ArrayRef<Gradient> gradients);
@@ -98,9 +103,6 @@ llvm::Error validateGradients(llvm::ArrayRef<Gradient> gradients);
 /// `groupSize` ranks (1 when nothing is padded).
 int64_t getBucketEndDivisor(const PaddingOptions &padding, int64_t groupSize);
 
-/// The largest process group bucketing lays out for: NCCL and MPI number
-/// ranks with an int. validateGradients rejects larger ones.
-inline constexpr int64_t kMaxGroupSize = std::numeric_limits<int32_t>::max();
 /// The element a gradient placed at `cursor` starts at under `padding`.
 int64_t padGradientStart(const PaddingOptions &padding, int64_t cursor);
 /// `value` rounded up to a multiple of `divisor`.

@@ -32,6 +32,11 @@ struct MegatronOptions {
   int64_t dataParallelSize = 1;
 };
 
+/// What Megatron-LM rejects in a bucket size and a number of buckets: both
+/// given (arguments.py asserts it), or either below 1. computeMegatronLayout
+/// checks it first; ddp-assign-buckets checks it before it reads any IR.
+llvm::Error checkMegatronOptions(const MegatronOptions &options);
+
 /// Buffers keyed by (param dtype, grad dtype, expert or not, group); each
 /// walked in reverse registration order; a bucket closes after the gradient
 /// that makes it reach the bucket size (measured with start padding); with

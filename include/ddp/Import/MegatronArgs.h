@@ -19,6 +19,7 @@
 #define DDP_IMPORT_MEGATRONARGS_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
@@ -38,6 +39,13 @@ struct MegatronRun {
   llvm::json::Object config;
   /// ddp-schedule option name to value (a bool or an integer).
   llvm::json::Object scheduleOptions;
+  /// The argument each entry of scheduleOptions was read from, so that an
+  /// option ddp-schedule rejects can be traced to its line of the log.
+  struct ArgumentSource {
+    std::string name, value;
+    unsigned line;
+  };
+  llvm::StringMap<ArgumentSource> scheduleOptionSources;
   /// What the step leaves out or ignores, one sentence each.
   std::vector<std::string> notes;
 };

@@ -244,6 +244,14 @@ applyRecordedScheduleOptions(mlir::ModuleOp module,
 AssignBucketsOptions
 getAssignBucketsOptions(const SchedulePipelineOptions &options);
 
+/// What the passes `options` ask for reject before they read any IR
+/// (checkAssignBucketsOptions of the merged options, and a bad
+/// tp-comm-num-splits with tp-comm-overlap). The pipeline reports it for the
+/// options a module records; ddp-import --megatron-args for a run's options
+/// before it imports the run.
+llvm::Error
+checkSchedulePipelineOptions(const SchedulePipelineOptions &options);
+
 /// Registers `ddp-schedule` with the pass pipeline registry.
 void registerDDPSchedulePipeline();
 

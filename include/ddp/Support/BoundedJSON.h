@@ -1,9 +1,10 @@
 //===- BoundedJSON.h - JSON parsing with a nesting limit --------*- C++ -*-===//
 //
 // llvm::json::parse recurses once per nested array or object, so a file of
-// 50,000 `[` overflows the stack. Every JSON input of ddp (model config,
-// parameter inventory, hardware profile) is parsed through parseJSON, which
-// rejects deep nesting with a cheap scan first.
+// 50,000 `[` overflows the stack, and it keeps the last of two equal keys of
+// an object, so a field given twice is silently overridden. Every JSON input
+// of ddp (model config, parameter inventory, hardware profile) is parsed
+// through parseJSON, which rejects both with a cheap scan.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,8 +20,11 @@ namespace ddp {
 constexpr unsigned kMaxJSONDepth = 256;
 
 /// llvm::json::parse, after checking that arrays and objects nest at most
-/// kMaxJSONDepth deep. A too deep input fails with an error in
-/// llvm::json::parse's format: `[line:column, byte=offset]: message`.
+/// kMaxJSONDepth deep; a text that parses but has an object with a key twice
+/// (after decoding escapes) is an error too. Both fail with an error in
+/// llvm::json::parse's format, `[line:column, byte=offset]: message`; a
+/// duplicate key is reported at its second occurrence:
+/// `[3:2, byte=40]: duplicate key 'a' in an object (first on line 2)`.
 llvm::Expected<llvm::json::Value> parseJSON(llvm::StringRef text);
 
 } // namespace ddp

@@ -13,6 +13,7 @@
 #include "ProgramLoweringImpl.h"
 
 #include "ddp/Conversion/DDPToLLVM/DDPToLLVM.h"
+#include "ddp/Support/CheckedCount.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
@@ -43,7 +44,8 @@ struct LowerDDPToRuntimePass
     const StoragePlan &plan = (*program)->getImpl().plan;
     if (validateStorage && failed(verifyStoragePlan(plan)))
       return signalPassFailure();
-    recordStatistics(plan);
+    if (failed(recordStatistics(plan)))
+      return signalPassFailure();
 
     LLVMTypeConverter converter(context);
     populateDDPToLLVMTypeConversions(converter);
@@ -62,12 +64,18 @@ struct LowerDDPToRuntimePass
     numRuntimeCalls = (*program)->getImpl().step->getNumCalls();
   }
 
-  void recordStatistics(const StoragePlan &plan) {
+  /// Fails, before anything is rewritten, when the buffers add up to more
+  /// bytes than int64 counts: no rank could allocate them.
+  LogicalResult recordStatistics(const StoragePlan &plan) {
     numBuffers = plan.buffers.size();
-    int64_t bytes = 0;
+    CheckedCount bytes;
     for (const PlannedBuffer &buffer : plan.buffers)
       bytes += buffer.getBytes();
-    numBufferBytes = bytes;
+    if (!bytes.fits())
+      return emitError(func::FuncOp(plan.step).getLoc(),
+          "the step's buffers (activations, gradients and buckets) add up to "
+          "more than 2^63 - 1 bytes; no rank could allocate them");
+    numBufferBytes = *bytes.get();
     numGradientsInBuckets = plan.numGradientsInBuckets;
     numInPlaceReduceScatters = plan.numInPlaceReduceScatters;
     numInPlaceAllGathers = plan.numInPlaceAllGathers;
@@ -79,6 +87,7 @@ struct LowerDDPToRuntimePass
     int64_t getParams =
         llvm::range_size(func::FuncOp(plan.step).getBody().front().getOps<GetParamOp>());
     numParamAliases = getParams - plan.copiedParams.size();
+    return success();
   }
 };
 } // namespace

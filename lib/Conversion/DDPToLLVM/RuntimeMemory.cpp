@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ddp/Conversion/DDPToLLVM/StoragePlan.h"
+#include "ddp/Support/CheckedCount.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
@@ -38,19 +39,19 @@ static int64_t numElementsOf(Value value) {
 /// input; every rank's contribution to this rank's result, gathered in the
 /// accumulation type; an f32 result that a 16-bit result is rounded from.
 /// Reduce-scatter's input is group size x its result.
-static int64_t getDeterministicReductionBytes(Type elementType,
-                                              int64_t inputNumel,
-                                              int64_t resultNumel,
-                                              int64_t groupSize,
-                                              Reduction reduction) {
+static CheckedCount getDeterministicReductionBytes(Type elementType,
+                                                   int64_t inputNumel,
+                                                   int64_t resultNumel,
+                                                   int64_t groupSize,
+                                                   Reduction reduction) {
   int64_t elementBytes = getElementBytes(elementType);
   int64_t accumulatorBytes = elementType.isF64() ? 8 : 4;
   bool wide = elementType.isF16() || elementType.isBF16();
-  int64_t bytes = resultNumel * groupSize * accumulatorBytes;
+  CheckedCount bytes = CheckedCount(resultNumel) * groupSize * accumulatorBytes;
   if (reduction == Reduction::Avg)
-    bytes += inputNumel * elementBytes;
+    bytes += CheckedCount(inputNumel) * elementBytes;
   if (wide)
-    bytes += (inputNumel + resultNumel) * int64_t(sizeof(float));
+    bytes += (CheckedCount(inputNumel) + resultNumel) * int64_t(sizeof(float));
   return bytes;
 }
 
@@ -58,18 +59,22 @@ static int64_t getDeterministicReductionBytes(Type elementType,
 /// asynchronous collective lives until it completes, at the latest at the
 /// wait of its token (or of a join of it), so it is counted from the op to
 /// that wait; a token never waited stays counted to the end of the step.
-static int64_t getPeakDeterministicReductionBytes(const StoragePlan &plan) {
-  int64_t live = 0, peak = 0;
+static CheckedCount
+getPeakDeterministicReductionBytes(const StoragePlan &plan) {
+  CheckedCount live = 0, peak = 0;
   // The collectives a token completes: its own, or those joined into it.
   llvm::DenseMap<Value, SmallVector<Operation *, 1>> completes;
-  llvm::DenseMap<Operation *, int64_t> pending;
+  llvm::DenseMap<Operation *, CheckedCount> pending;
   auto count = [&](Operation *op, Value input, Value result, Value token,
                    ArrayAttr axes, Reduction reduction) {
     auto inputType = cast<RankedTensorType>(input.getType());
-    int64_t bytes = getDeterministicReductionBytes(
+    CheckedCount bytes = getDeterministicReductionBytes(
         inputType.getElementType(), inputType.getNumElements(),
         numElementsOf(result), getGroupSize(plan.mesh, axes), reduction);
-    peak = std::max(peak, live + bytes);
+    CheckedCount held = live + bytes;
+    // An overflow stays in `peak`, which the caller reports.
+    if (!held.fits() || held.getOr(0) > peak.getOr(0))
+      peak = held;
     if (!token)
       return;
     live += bytes;
@@ -109,8 +114,9 @@ static int64_t getPeakDeterministicReductionBytes(const StoragePlan &plan) {
   return peak;
 }
 
-RuntimeMemory ddp::estimateRuntimeMemory(const StoragePlan &plan) {
-  RuntimeMemory memory;
+FailureOr<RuntimeMemory> ddp::estimateRuntimeMemory(const StoragePlan &plan) {
+  CheckedCount paramBytes, optimizerStateBytes, bufferBytes;
+  int64_t largestParamBytes = 0;
   llvm::DenseSet<StringAttr> adamParams, updatedParams;
   func::FuncOp step = plan.step;
   Block &body = step.getBody().front();
@@ -123,34 +129,38 @@ RuntimeMemory ddp::estimateRuntimeMemory(const StoragePlan &plan) {
     int64_t bytes = PlannedBuffer{param.dtype, param.numel}.getBytes();
     // A parameter stored in its gathered bucket is in the buffers' bytes.
     if (!param.inBucket)
-      memory.paramBytes += bytes;
-    memory.largestParamBytes = std::max(memory.largestParamBytes, bytes);
+      paramBytes += bytes;
+    largestParamBytes = std::max(largestParamBytes, bytes);
     ParamOp op = param.op;
     StringAttr name = op.getSymNameAttr();
     if (adamParams.contains(name))
-      memory.optimizerStateBytes += 2 * param.numel * int64_t(sizeof(float));
-    if (updatedParams.contains(name) &&
-        is16Bit(op.getTensorType()))
-      memory.optimizerStateBytes += param.numel * int64_t(sizeof(float));
+      optimizerStateBytes += CheckedCount(param.numel) * 2 * sizeof(float);
+    if (updatedParams.contains(name) && is16Bit(op.getTensorType()))
+      optimizerStateBytes += CheckedCount(param.numel) * sizeof(float);
   }
   // A shard optimizer's state covers the parameter elements of this rank's
   // shard: at most the shard.
   auto addShardState = [&](Value shard, Type paramShard, int64_t perElement) {
     if (is16Bit(paramShard))
       ++perElement;
-    memory.optimizerStateBytes +=
-        perElement * numElementsOf(shard) * int64_t(sizeof(float));
+    optimizerStateBytes +=
+        CheckedCount(numElementsOf(shard)) * perElement * sizeof(float);
   };
   for (auto shardSgd : body.getOps<ShardSGDOp>())
     addShardState(shardSgd.getGrad(), shardSgd.getResult().getType(), 0);
   for (auto shardAdam : body.getOps<ShardAdamOp>())
     addShardState(shardAdam.getGrad(), shardAdam.getResult().getType(), 2);
   for (const PlannedBuffer &buffer : plan.buffers)
-    memory.bufferBytes += buffer.getBytes();
+    bufferBytes += buffer.getBytes();
 
   // The CPU backend keeps one f32 copy per GEMM operand and result (each
   // grown to the largest) and widens a 16-bit collective's payload.
-  int64_t gemmLhs = 0, gemmRhs = 0, gemmProduct = 0, collective = 0;
+  int64_t gemmLhs = 0, gemmRhs = 0, gemmProduct = 0;
+  CheckedCount collective = 0;
+  auto growCollective = [&](CheckedCount numel) {
+    if (!numel.fits() || numel.getOr(0) > collective.getOr(0))
+      collective = numel;
+  };
   for (Operation &op : body) {
     if (auto gemm = dyn_cast<GemmOp>(op)) {
       if (!is16Bit(gemm.getResult().getType()))
@@ -160,23 +170,46 @@ RuntimeMemory ddp::estimateRuntimeMemory(const StoragePlan &plan) {
       gemmProduct = std::max(gemmProduct, numElementsOf(gemm.getResult()));
     } else if (auto reduce = dyn_cast<AllReduceOp>(op)) {
       if (is16Bit(reduce.getInput().getType()))
-        collective = std::max(collective, numElementsOf(reduce.getInput()));
+        growCollective(numElementsOf(reduce.getInput()));
     } else if (auto scatter = dyn_cast<ReduceScatterOp>(op)) {
       if (is16Bit(scatter.getInput().getType()))
-        collective = std::max(collective, numElementsOf(scatter.getInput()) +
-                                              numElementsOf(scatter.getResult()));
+        growCollective(CheckedCount(numElementsOf(scatter.getInput())) +
+                       numElementsOf(scatter.getResult()));
     } else if (auto gather = dyn_cast<AllGatherOp>(op)) {
       if (is16Bit(gather.getInput().getType()))
-        collective = std::max(collective, numElementsOf(gather.getResult()));
+        growCollective(numElementsOf(gather.getResult()));
     }
   }
-  memory.workingCopyBytes =
-      (gemmLhs + gemmRhs + gemmProduct + collective) * int64_t(sizeof(float));
-  memory.deterministicReductionBytes = getPeakDeterministicReductionBytes(plan);
+  CheckedCount workingCopyBytes =
+      (CheckedCount(gemmLhs) + gemmRhs + gemmProduct + collective) *
+      sizeof(float);
+  CheckedCount deterministicReductionBytes =
+      getPeakDeterministicReductionBytes(plan);
+
+  // Each part, and the total getTotalBytes makes of them.
+  CheckedCount total =
+      paramBytes + bufferBytes + optimizerStateBytes + workingCopyBytes;
+  for (auto [count, what] :
+       {std::pair{total, "parameters, buffers, optimizer state and working "
+                         "copies"},
+        std::pair{deterministicReductionBytes,
+                  "deterministic reductions' scratch"}})
+    if (!count.fits())
+      return emitError(step.getLoc(), "the step needs more than 2^63 - 1 "
+                                       "bytes per rank for its ")
+             << what << "; no rank can hold it";
+  RuntimeMemory memory;
+  memory.paramBytes = *paramBytes.get();
+  memory.bufferBytes = *bufferBytes.get();
+  memory.optimizerStateBytes = *optimizerStateBytes.get();
+  memory.workingCopyBytes = *workingCopyBytes.get();
+  memory.largestParamBytes = largestParamBytes;
+  memory.deterministicReductionBytes = *deterministicReductionBytes.get();
   return memory;
 }
 
 int64_t RuntimeMemory::getTotalBytes() const {
+  // estimateRuntimeMemory has checked that this fits.
   return paramBytes + bufferBytes + optimizerStateBytes + workingCopyBytes;
 }
 

@@ -122,3 +122,22 @@ ddp.mesh @world(dp = 2)
 func.func @step() {
   return
 }
+
+// -----
+
+// Buffers that each fit, and add up to more bytes than int64 counts: two
+// gradients of 2^61 bytes and their all-reduced results (the sum overflowed
+// in the lowering's statistics: issue 25).
+ddp.mesh @world(dp = 2)
+ddp.param @a : tensor<576460752303423488xf32>
+ddp.param @b : tensor<576460752303423488xf32>
+// expected-error @below {{the step's buffers (activations, gradients and buckets) add up to more than 2^63 - 1 bytes; no rank could allocate them}}
+func.func @step(%ga: tensor<576460752303423488xf32>, %gb: tensor<576460752303423488xf32>) {
+  %a = ddp.grad_ready @a, %ga : tensor<576460752303423488xf32>
+  %b = ddp.grad_ready @b, %gb : tensor<576460752303423488xf32>
+  %ra = ddp.all_reduce avg %a over @world[dp] : tensor<576460752303423488xf32>
+  %rb = ddp.all_reduce avg %b over @world[dp] : tensor<576460752303423488xf32>
+  ddp.sgd @a, %ra lr 0.5 : tensor<576460752303423488xf32>
+  ddp.sgd @b, %rb lr 0.5 : tensor<576460752303423488xf32>
+  return
+}

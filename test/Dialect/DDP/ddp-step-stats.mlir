@@ -2,6 +2,10 @@
 // RUN: ddp-opt -ddp-step-stats='output=%t.txt' %s | FileCheck %s --check-prefix=UNCHANGED
 // RUN: FileCheck %s < %t.txt
 // RUN: not ddp-opt -ddp-step-stats='output=%t.missing/x.txt' %s 2>&1 | FileCheck %s --check-prefix=NO-FILE
+// Totals past int64 are an error, not a wrapped count (issue 25).
+// RUN: not ddp-opt -ddp-step-stats %S/Transforms/Inputs/huge-params.mlir 2>&1 | FileCheck %s --check-prefix=HUGE
+// HUGE: huge-params.mlir:{{[0-9]+}}:{{[0-9]+}}: error: the step's parameter, gradient and optimizer bytes add up to more than 2^63 - 1
+// HUGE-NOT: total:
 
 // CHECK: mesh: dp=2 ep=2 tp=4 (16 ranks)
 // Model: 8x4 split over tp (x4) = 128, 4x4 expert (x ep 2) = 32, 2x4 expert

@@ -562,6 +562,16 @@ func.func @f(%g: tensor<4xf32>) {
 
 // -----
 
+// A value is printed with every digit it needs, not rounded to a valid one.
+ddp.param @w : tensor<4xf32>
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.adam' op beta1 must be in [0, 1), got 1.0000001}}
+  ddp.adam @w, %g lr 1.0e-3 betas(1.0000001, 0.999) eps 1.0e-8 : tensor<4xf32>
+  return
+}
+
+// -----
+
 ddp.param @w : tensor<4xf32>
 func.func @f(%g: tensor<4xf32>) {
   // expected-error @+1 {{'ddp.adam' op eps must be positive and finite, got 0}}

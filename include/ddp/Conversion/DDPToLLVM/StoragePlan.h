@@ -150,7 +150,9 @@ struct RuntimeMemory {
 
   int64_t getTotalBytes() const;
 };
-RuntimeMemory estimateRuntimeMemory(const StoragePlan &plan);
+/// Fails, with an error at the step, when the total or the deterministic
+/// reductions' scratch does not fit in int64.
+mlir::FailureOr<RuntimeMemory> estimateRuntimeMemory(const StoragePlan &plan);
 
 /// "1.50 GiB", "312 bytes".
 std::string formatBytes(int64_t bytes);

@@ -3,6 +3,7 @@
 #include "ddp/Dialect/DDP/Analysis/StepStats.h"
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Support/CheckedCount.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/STLExtras.h"
@@ -32,6 +33,7 @@ static int64_t getElementBytes(Type type) {
 }
 
 static int64_t getBytes(Type type) {
+  // The dialect bounds each tensor type to less than 2^63 bytes.
   return cast<ShapedType>(type).getNumElements() * getElementBytes(type);
 }
 
@@ -52,18 +54,32 @@ static bool isPacked(GradReadyOp ready) {
   });
 }
 
+namespace {
+/// ModelState's counts while they are summed over the module.
+struct Totals {
+  CheckedCount paramElements, paramBytes, gradBytes, gradPaddingBytes,
+      mainParamBytes, optimizerStateBytes;
+  struct Sharded {
+    int64_t groupSize = 1;
+    CheckedCount paramElements, mainParamBytes, optimizerStateBytes;
+  };
+  std::map<std::string, Sharded> sharded;
+};
+} // namespace
+
 /// Adds the optimizer state of the ops in `function` to `state`.
 static void addOptimizerState(func::FuncOp function, const SymbolTable &symbols,
-                              ModelState &state) {
+                              Totals &state) {
   auto lookupParam = [&](FlatSymbolRefAttr name) {
     return symbols.lookup<ParamOp>(name.getAttr());
   };
   // Per element of a parameter: an f32 main copy when it is 16-bit, and
   // Adam's two f32 moments.
   auto getStateBytes = [](ParamOp param, bool adam) {
-    int64_t elements = param.getTensorType().getNumElements();
-    return std::pair{is16BitFloat(param.getTensorType()) ? 4 * elements : 0,
-                     adam ? 8 * elements : 0};
+    CheckedCount elements = param.getTensorType().getNumElements();
+    return std::pair{
+        elements * (is16BitFloat(param.getTensorType()) ? 4 : 0),
+        elements * (adam ? 8 : 0)};
   };
   auto addWhole = [&](FlatSymbolRefAttr name, bool adam) {
     ParamOp param = lookupParam(name);
@@ -77,7 +93,7 @@ static void addOptimizerState(func::FuncOp function, const SymbolTable &symbols,
     auto mesh = symbols.lookup<MeshOp>(shardOp.getMeshAttr().getAttr());
     if (!mesh)
       return;
-    ModelState::Sharded &entry = state.sharded[joinAxes(shardOp.getAxesAttr())];
+    Totals::Sharded &entry = state.sharded[joinAxes(shardOp.getAxesAttr())];
     entry.groupSize = getGroupSize(mesh, shardOp.getAxesAttr());
     for (auto name :
          shardOp.getParams().template getAsRange<FlatSymbolRefAttr>()) {
@@ -104,10 +120,10 @@ static void addOptimizerState(func::FuncOp function, const SymbolTable &symbols,
 
 /// Adds the gradients of `function` to `state`: each bucket with its
 /// padding, and each gradient reduced alone in its own type.
-static void addGradients(func::FuncOp function, ModelState &state) {
+static void addGradients(func::FuncOp function, Totals &state) {
   function.walk([&](Operation *op) {
     if (auto pack = dyn_cast<BucketPackOp>(op)) {
-      int64_t packed = 0;
+      CheckedCount packed;
       for (Value gradient : pack->getOperands())
         packed += getBytes(gradient.getType());
       state.gradBytes += packed;
@@ -119,21 +135,70 @@ static void addGradients(func::FuncOp function, ModelState &state) {
   });
 }
 
-ModelState ddp::computeModelState(ModuleOp module) {
-  ModelState state;
+/// `count`, or an error at `module` naming `what` when it does not fit.
+static FailureOr<int64_t> getTotal(ModuleOp module, CheckedCount count,
+                                   StringRef what) {
+  if (std::optional<int64_t> value = count.get())
+    return *value;
+  return emitError(module.getLoc(), "the step's ")
+         << what
+         << " add up to more than 2^63 - 1; ddp counts them in int64 (no "
+            "rank could hold them)";
+}
+
+FailureOr<ModelState> ddp::computeModelState(ModuleOp module) {
+  Totals totals;
   SymbolTable symbols(module);
   for (ParamOp param : module.getOps<ParamOp>()) {
-    state.paramElements += param.getTensorType().getNumElements();
-    state.paramBytes += getBytes(param.getTensorType());
+    totals.paramElements += param.getTensorType().getNumElements();
+    totals.paramBytes += getBytes(param.getTensorType());
   }
   for (func::FuncOp function : module.getOps<func::FuncOp>()) {
-    addGradients(function, state);
-    addOptimizerState(function, symbols, state);
+    addGradients(function, totals);
+    addOptimizerState(function, symbols, totals);
+  }
+
+  // Each field, and the sums print and getReplicatedBytes make of them.
+  ModelState state;
+  auto take = [&](int64_t &field, CheckedCount count, StringRef what) {
+    FailureOr<int64_t> value = getTotal(module, count, what);
+    if (succeeded(value))
+      field = *value;
+    return value;
+  };
+  if (failed(take(state.paramElements, totals.paramElements,
+                  "parameter elements")) ||
+      failed(take(state.paramBytes, totals.paramBytes, "parameter bytes")) ||
+      failed(take(state.gradBytes, totals.gradBytes, "gradient bytes")) ||
+      failed(take(state.gradPaddingBytes, totals.gradPaddingBytes,
+                  "bucket padding bytes")) ||
+      failed(take(state.mainParamBytes, totals.mainParamBytes,
+                  "main parameter bytes")) ||
+      failed(take(state.optimizerStateBytes, totals.optimizerStateBytes,
+                  "optimizer state bytes")) ||
+      failed(getTotal(module,
+                      totals.paramBytes + totals.gradBytes +
+                          totals.mainParamBytes + totals.optimizerStateBytes,
+                      "parameter, gradient and optimizer bytes")))
+    return failure();
+  for (auto &[axes, entry] : totals.sharded) {
+    ModelState::Sharded &sharded = state.sharded[axes];
+    sharded.groupSize = entry.groupSize;
+    if (failed(take(sharded.paramElements, entry.paramElements,
+                    "sharded parameter elements")) ||
+        failed(take(sharded.mainParamBytes, entry.mainParamBytes,
+                    "sharded main parameter bytes")) ||
+        failed(take(sharded.optimizerStateBytes, entry.optimizerStateBytes,
+                    "sharded optimizer state bytes")) ||
+        failed(getTotal(module,
+                        entry.mainParamBytes + entry.optimizerStateBytes,
+                        "sharded optimizer bytes")))
+      return failure();
   }
   return state;
 }
 
-StepStats ddp::computeStepStats(ModuleOp module) {
+FailureOr<StepStats> ddp::computeStepStats(ModuleOp module) {
   StepStats stats;
   // The first mesh sets the parallel sizes; a step has one.
   for (MeshOp mesh : module.getOps<MeshOp>()) {
@@ -151,15 +216,34 @@ StepStats ddp::computeStepStats(ModuleOp module) {
     break;
   }
 
+  CheckedCount localElements, modelElements;
   for (ParamOp param : module.getOps<ParamOp>()) {
     int64_t elements = param.getTensorType().getNumElements();
-    int64_t copies = (param.getTpDim() ? stats.tensorParallelSize : 1) *
-                     (param.getExpert() ? stats.expertParallelSize : 1);
+    // tp x ep may exceed int64 on its own when the mesh has more axes.
+    CheckedCount copies = CheckedCount(param.getTpDim()
+                                           ? stats.tensorParallelSize
+                                           : 1) *
+                          (param.getExpert() ? stats.expertParallelSize : 1);
     ++stats.numParams;
-    stats.localParamElements += elements;
-    stats.modelParamElements += elements * copies;
+    localElements += elements;
+    modelElements += copies * elements;
   }
-  stats.modelState = computeModelState(module);
+  FailureOr<int64_t> local =
+      getTotal(module, localElements, "parameter elements");
+  if (failed(local))
+    return failure();
+  FailureOr<int64_t> model = getTotal(
+      module, modelElements,
+      "parameter elements of the whole model (each counted once per "
+      "tensor- or expert-parallel rank that holds a part)");
+  if (failed(model))
+    return failure();
+  stats.localParamElements = *local;
+  stats.modelParamElements = *model;
+  FailureOr<ModelState> state = computeModelState(module);
+  if (failed(state))
+    return failure();
+  stats.modelState = std::move(*state);
 
   for (func::FuncOp function : module.getOps<func::FuncOp>()) {
     function.walk([&](Operation *op) {

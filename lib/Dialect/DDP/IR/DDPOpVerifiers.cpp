@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Support/FormatNumber.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -22,7 +23,6 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
-#include <cstdio>
 
 using namespace mlir;
 using namespace ddp;
@@ -38,10 +38,9 @@ static bool isIdentifier(StringRef name) {
 }
 
 /// `%g`, so that diagnostics read `got -0.001` and `got inf`.
+/// Every digit the value needs: `%g` would print a beta of 1.0000001 as 1.
 static std::string formatDouble(double value) {
-  char buffer[32];
-  snprintf(buffer, sizeof(buffer), "%g", value);
-  return buffer;
+  return ddp::formatShortest(value);
 }
 
 static std::string formatShape(ArrayRef<int64_t> shape) {

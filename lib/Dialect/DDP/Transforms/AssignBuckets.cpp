@@ -190,6 +190,24 @@ ddp::checkAssignBucketsOptions(const AssignBucketsOptions &options) {
       (options.bucketSize > 0) == (options.bucketBytes > 0))
     return llvm::createStringError("the size policy needs exactly one of "
                                    "bucket-size (elements) and bucket-bytes");
+  // The megatron layout's own checks (auto starts from that layout), here so
+  // that they are reported before any IR is read, and once.
+  if (options.policy == BucketPolicy::Megatron ||
+      options.policy == BucketPolicy::Auto) {
+    bk::MegatronOptions megatron;
+    if (options.bucketSize > 0)
+      megatron.bucketSize = options.bucketSize;
+    if (options.numBuckets > 0)
+      megatron.numBuckets = options.numBuckets;
+    if (llvm::Error error = bk::checkMegatronOptions(megatron))
+      return error;
+  }
+  // ddp-distribute-optimizer rejects it too, but only once it runs.
+  if (options.numDistributedOptimizerInstances < 1)
+    return llvm::createStringError(
+        llvm::formatv("num-distributed-optimizer-instances must be at least "
+                      "1, got {0}",
+                      options.numDistributedOptimizerInstances));
   // Megatron-LM asserts the same: the instances partition the distributed
   // optimizer's shards, so without it the option would be silently ignored.
   if (options.numDistributedOptimizerInstances != 1 &&
@@ -198,6 +216,12 @@ ddp::checkAssignBucketsOptions(const AssignBucketsOptions &options) {
         llvm::formatv("num-distributed-optimizer-instances={0} needs "
                       "use-distributed-optimizer=true",
                       options.numDistributedOptimizerInstances));
+  // Megatron-LM asserts this too: the gathers that overlap are those of the
+  // distributed optimizer's updated shards. ddp-overlap-param-gather finds
+  // it at the first full optimizer op; this finds it before any IR is read.
+  if (options.overlapParamGather && !options.useDistributedOptimizer)
+    return llvm::createStringError("overlap-param-gather=true needs "
+                                   "use-distributed-optimizer=true");
   return llvm::Error::success();
 }
 

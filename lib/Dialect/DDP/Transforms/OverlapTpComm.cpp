@@ -260,7 +260,9 @@ LogicalResult OverlapTpCommPass::findCandidates(func::FuncOp step) {
   };
   for (Operation &op : step.getBody().front()) {
     auto collective = dyn_cast<CollectiveOpInterface>(op);
-    if (!collective || !isSynchronous(&op) || !isModelParallel(collective) ||
+    // Only these run in bulk; a send has no result to find a reader of.
+    if (!isa<AllReduceOp, ReduceScatterOp, AllGatherOp>(op) ||
+        !isSynchronous(&op) || !isModelParallel(collective) ||
         candidateOfCollective.count(&op))
       continue;
     Operation *reader = firstReader(&op);

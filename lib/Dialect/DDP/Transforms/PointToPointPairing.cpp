@@ -137,7 +137,11 @@ LogicalResult ddp::verifyPointToPointPairs(
     // The op verifier has checked the mesh, the axes and that the offset
     // addresses another rank.
     int64_t groupSize = getGroupSize(mesh, collective.getAxesAttr());
-    int64_t forward = (getPeerOffset(&op) % groupSize + groupSize) % groupSize;
+    // Adding the group size only to a negative remainder: a positive one
+    // plus a group of nearly 2^63 ranks would overflow.
+    int64_t forward = getPeerOffset(&op) % groupSize;
+    if (forward < 0)
+      forward += groupSize;
     int64_t distance = isa<SendOp>(op) ? forward : groupSize - forward;
     Channel &channel = channels[{collective.getMeshAttr(),
                                  collective.getAxesAttr(), distance}];

@@ -10,6 +10,7 @@
 #include "ddp/Dialect/DDP/Analysis/StepStats.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Sim/SimOutput.h"
+#include "ddp/Support/CheckedCount.h"
 #include "ddp/Support/OutputFile.h"
 
 #include "mlir/Support/FileUtilities.h"
@@ -43,15 +44,21 @@ private:
 
 /// The model state per rank of `module` (docs/DistributedOptimizer.md) at
 /// the simulated sizes: a shard optimizer's group may be resized by `dp`.
-static ModelState getSimulatedModelState(ModuleOp module,
-                                         const SimResult &result) {
-  ModelState state = computeModelState(module);
-  for (auto &[axes, sharded] : state.sharded) {
-    sharded.groupSize = 1;
+static FailureOr<ModelState> getSimulatedModelState(ModuleOp module,
+                                                    const SimResult &result) {
+  FailureOr<ModelState> state = computeModelState(module);
+  if (failed(state))
+    return failure();
+  for (auto &[axes, sharded] : state->sharded) {
+    CheckedCount groupSize = 1;
     for (StringRef axis : llvm::split(axes, ','))
       for (const MeshAxisInfo &info : result.meshAxes)
         if (info.name == axis)
-          sharded.groupSize *= info.size;
+          groupSize *= info.size;
+    if (!groupSize.fits())
+      return emitError(module.getLoc(), "the simulated group [")
+             << axes << "] has more than 2^63 - 1 ranks; choose a smaller dp";
+    sharded.groupSize = *groupSize.get();
   }
   return state;
 }
@@ -137,8 +144,12 @@ void SimulatePass::runOnOperation() {
 
   // Only what is written needs it.
   ModelState modelState;
-  if (!outputPath.empty() || !reportPath.empty())
-    modelState = getSimulatedModelState(module, *result);
+  if (!outputPath.empty() || !reportPath.empty()) {
+    FailureOr<ModelState> state = getSimulatedModelState(module, *result);
+    if (failed(state))
+      return signalPassFailure();
+    modelState = std::move(*state);
+  }
   bool ok = true;
   if (!outputPath.empty())
     ok &= succeeded(writeFile(outputPath, "summary", [&](raw_ostream &os) {

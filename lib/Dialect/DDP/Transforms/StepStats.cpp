@@ -23,20 +23,20 @@ struct StepStatsPass : impl::StepStatsBase<StepStatsPass> {
   /// cannot be lowered (the planner's diagnostic, without its location).
   void printRuntimeMemory(llvm::raw_ostream &os) {
     std::string reason;
-    mlir::FailureOr<StoragePlan> plan = mlir::failure();
-    {
-      mlir::ScopedDiagnosticHandler capture(&getContext(), [&](mlir::Diagnostic &diag) {
-        if (reason.empty())
-          reason = diag.str();
-        return mlir::success();
-      });
-      plan = StoragePlan::build(getOperation());
-    }
-    if (failed(plan)) {
+    mlir::ScopedDiagnosticHandler capture(&getContext(), [&](mlir::Diagnostic &diag) {
+      if (reason.empty())
+        reason = diag.str();
+      return mlir::success();
+    });
+    mlir::FailureOr<StoragePlan> plan = StoragePlan::build(getOperation());
+    mlir::FailureOr<RuntimeMemory> estimated = mlir::failure();
+    if (succeeded(plan))
+      estimated = estimateRuntimeMemory(*plan);
+    if (failed(estimated)) {
       os << "runtime memory per rank: not lowerable: " << reason << "\n";
       return;
     }
-    RuntimeMemory memory = estimateRuntimeMemory(*plan);
+    const RuntimeMemory &memory = *estimated;
     os << "runtime memory per rank: " << memory.getTotalBytes() << " bytes ("
        << formatBytes(memory.getTotalBytes()) << ")\n"
        << "  parameters: " << memory.paramBytes << "\n";
@@ -60,7 +60,10 @@ struct StepStatsPass : impl::StepStatsBase<StepStatsPass> {
       getOperation().emitError("-ddp-step-stats: ") << errorMessage;
       return signalPassFailure();
     }
-    StepStats stats = computeStepStats(getOperation());
+    mlir::FailureOr<StepStats> computed = computeStepStats(getOperation());
+    if (failed(computed))
+      return signalPassFailure();
+    const StepStats &stats = *computed;
     stats.print(file->os());
     printRuntimeMemory(file->os());
     stats.modelState.print(file->os());

@@ -15,6 +15,10 @@
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="policy=auto use-distributed-optimizer=true num-distributed-optimizer-instances=2 dp=3" 2>&1 | FileCheck %s --check-prefix=AUTOINSTANCES
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="bucket-size=-5" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="bucket-size=10 num-buckets=2" 2>&1 | FileCheck %s --check-prefix=EXCLUSIVE
+// RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="policy=auto bucket-size=10 num-buckets=2" 2>&1 | FileCheck %s --check-prefix=EXCLUSIVE
+// RUN: ddp-opt %s -split-input-file --ddp-assign-buckets="policy=size bucket-size=10 num-buckets=2" -verify-diagnostics -o /dev/null
+// RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="use-distributed-optimizer=true num-distributed-optimizer-instances=0" 2>&1 | FileCheck %s --check-prefix=ZEROINSTANCES
+// RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="overlap-param-gather=true" 2>&1 | FileCheck %s --check-prefix=PARAMGATHER
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="policy=pytorch bucket-cap-bytes=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVECAP
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="dp=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGEDP
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="dp=9223372036854775807 use-distributed-optimizer=true" 2>&1 | FileCheck %s --check-prefix=HUGEDPSHARDS
@@ -39,6 +43,8 @@
 // NEGATIVE: error: bucket-size must not be negative, got -5
 // NEGATIVECAP: error: bucket-cap-bytes must not be negative, got -1
 // EXCLUSIVE: error: bucket-size and num-buckets are exclusive (Megatron: cannot specify both --ddp-num-buckets and --ddp-bucket-size)
+// ZEROINSTANCES: error: num-distributed-optimizer-instances must be at least 1, got 0
+// PARAMGATHER: error: overlap-param-gather=true needs use-distributed-optimizer=true
 // Megatron's default bucket size, 1M elements x dp, would overflow int64; so
 // would the group [dp, tp] of @model_parallel with dp resized to 2^62.
 // HUGEDP: error: gradient of '{{.*}}' is reduced over a group of 9223372036854775807 ranks; bucketing supports at most 2147483647

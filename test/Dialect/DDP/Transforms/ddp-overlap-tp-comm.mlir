@@ -306,3 +306,24 @@ module {
     return %s : tensor<32x8xf32>
   }
 }
+
+// -----
+
+// Sends and receives over tp are not bulk candidates and stay as they are;
+// a synchronous send has no result (the pass read past it: issue 25).
+// CHECK-LABEL: func.func @point_to_point
+// CHECK-NEXT: ddp.send %{{.*}} to 1 over @world[tp] : tensor<8xf32>
+// CHECK-NEXT: %[[R:.*]] = ddp.recv from 1 over @world[tp] : tensor<8xf32>
+// CHECK-NEXT: %[[S:.*]] = ddp.send %{{.*}} to 1 over @world[tp] async : tensor<8xf32>
+// CHECK-NEXT: ddp.wait %[[S]]
+// CHECK-NEXT: return %[[R]]
+module {
+  ddp.mesh @world(tp = 2)
+  func.func @point_to_point(%x: tensor<8xf32>) -> tensor<8xf32> {
+    ddp.send %x to 1 over @world[tp] : tensor<8xf32>
+    %r = ddp.recv from 1 over @world[tp] : tensor<8xf32>
+    %t = ddp.send %x to 1 over @world[tp] async : tensor<8xf32>
+    ddp.wait %t
+    return %r : tensor<8xf32>
+  }
+}

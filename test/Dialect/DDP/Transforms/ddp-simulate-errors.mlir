@@ -5,6 +5,15 @@
 // RUN: python3 -c "print('[' * 50000)" > %t.deep.json
 // RUN: not ddp-opt %s --ddp-simulate="hw=%t.deep.json" 2>&1 | FileCheck %s --check-prefix=DEEP
 // RUN: not ddp-opt %s --ddp-simulate="hw=%S/Inputs/does-not-exist.json" 2>&1 | FileCheck %s --check-prefix=NOFILE
+// A field twice is an error, as in every JSON input (llvm::json keeps the
+// last one); a number is echoed with every digit it needs.
+// RUN: printf '{"base": "a100-sxm-ib200",\n "gpus_per_node": 4, "gpus_per_node": 8}' > %t.twice.json
+// RUN: not ddp-opt %s --ddp-simulate="hw=%t.twice.json" 2>&1 | FileCheck %s --check-prefix=TWICE
+// RUN: printf '{"base": "a100-sxm-ib200", "comm_compute_slowdown": 0.9999999}' > %t.slowdown.json
+// RUN: not ddp-opt %s --ddp-simulate="hw=%t.slowdown.json" 2>&1 | FileCheck %s --check-prefix=SLOWDOWN
+// Parameters and gradients that take more bytes than int64 counts.
+// RUN: not ddp-opt %S/Inputs/huge-params.mlir --ddp-simulate 2>&1 | FileCheck %s --check-prefix=HUGE-STATE
+// RUN: not ddp-opt %S/Inputs/huge-params.mlir --ddp-simulate="output= report=-" 2>&1 | FileCheck %s --check-prefix=HUGE-STATE
 // RUN: not ddp-opt %s --ddp-simulate="algorithm=butterfly" 2>&1 | FileCheck %s --check-prefix=ALGO
 // RUN: not ddp-opt %s --ddp-simulate="dp=6" 2>&1 | FileCheck %s --check-prefix=DP
 // RUN: not ddp-opt %s --ddp-simulate="dp=-4" 2>&1 | FileCheck %s --check-prefix=DP-NEGATIVE
@@ -22,6 +31,9 @@
 // UNKNOWN: error: ddp-simulate: unknown hardware profile 'h100-sxm-infiniband'; built-in profiles are: h100-sxm-nvlink, h100-sxm-ib400, a100-sxm-ib200, h200-sxm-ib400, cpu-mpi-2core
 // DEEP: error: ddp-simulate: hardware profile '{{.*}}deep.json' is not valid JSON: [1:256, byte=256]: arrays and objects nest more than 256 levels deep
 // NOFILE: error: ddp-simulate: cannot read hardware profile '{{.*}}does-not-exist.json'
+// TWICE: error: ddp-simulate: hardware profile '{{.*}}twice.json' is not valid JSON: [2:22, byte=48]: duplicate key 'gpus_per_node' in an object (first on line 2)
+// SLOWDOWN: error: ddp-simulate: hardware profile '{{.*}}slowdown.json': field 'comm_compute_slowdown' must be at least 1, got 0.9999999{{$}}
+// HUGE-STATE: huge-params.mlir:{{[0-9]+}}:{{[0-9]+}}: error: the step's parameter, gradient and optimizer bytes add up to more than 2^63 - 1; ddp counts them in int64 (no rank could hold them)
 // ALGO: for the --algorithm option: Cannot find option named 'butterfly'!
 // DP-NEGATIVE: error: ddp-simulate: dp must be positive (or 0 to keep the mesh), got -4{{$}}
 // DP-HUGE: ddp-simulate-errors.mlir:{{[0-9]+}}:1: error: cannot simulate a mesh of sizes (1048576, 4, 2): it has more than 1048576 ranks, the most the simulator places

@@ -233,6 +233,22 @@ func.func @ring_3_steps(%x: tensor<4x8xbf16>, %w: tensor<8x8xbf16>) -> (tensor<4
 
 // -----
 
+// A group of 2^63 - 1 ranks: a send to the next rank pairs with a receive
+// from the previous one (the pairing computed 1 + 2^63 - 1: issue 25).
+// CHECK-LABEL: func.func @ring_of_int64_max
+// CHECK: ddp.send %{{.*}} to 1 over @world[tp] async
+// CHECK-NEXT: ddp.recv from -1 over @world[tp] async
+ddp.mesh @world(tp = 9223372036854775807)
+func.func @ring_of_int64_max(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %s = ddp.send %x to 1 over @world[tp] async : tensor<8xf32>
+  %c, %r = ddp.recv from -1 over @world[tp] async : tensor<8xf32>
+  %j = ddp.join %s, %r
+  ddp.wait %j
+  return %c : tensor<8xf32>
+}
+
+// -----
+
 // 4 steps over tp, with a ring over dp in the other direction issued in the
 // same batch (in a group of 4 a receive from -3 is a receive from 1), and an
 // asynchronous all-reduce that is waited after the ring.

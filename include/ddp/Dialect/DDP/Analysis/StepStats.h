@@ -109,12 +109,14 @@ struct StepStats {
   void print(llvm::raw_ostream &os) const;
 };
 
-/// Summarises `module`. The module must verify.
-StepStats computeStepStats(mlir::ModuleOp module);
+/// Summarises `module`. The module must verify. Fails, with an error at the
+/// module, when a count summed over it does not fit in int64.
+mlir::FailureOr<StepStats> computeStepStats(mlir::ModuleOp module);
 
 /// The model state per rank of `module` alone (what computeStepStats puts
-/// in modelState). The module must verify.
-ModelState computeModelState(mlir::ModuleOp module);
+/// in modelState). The module must verify. Fails, with an error at the
+/// module, when a byte count summed over it does not fit in int64.
+mlir::FailureOr<ModelState> computeModelState(mlir::ModuleOp module);
 
 } // namespace ddp
 

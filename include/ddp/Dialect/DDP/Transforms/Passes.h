@@ -29,9 +29,11 @@ inline llvm::cl::ValuesClass getBucketPolicyOptionValues() {
 #include "ddp/Dialect/DDP/Transforms/Passes.h.inc"
 
 /// What ddp-assign-buckets rejects in its options before it reads any IR (a
-/// negative size, the size policy without a budget, instances without the
-/// distributed optimizer). ddp-schedule checks with it the options a module
-/// records, to report their errors at the module.
+/// negative size, the size policy without a budget, both a bucket size and
+/// a number of buckets for the megatron layout, fewer than one instance,
+/// instances or overlap-param-gather without the distributed optimizer).
+/// ddp-schedule checks with it the options a module records, to report
+/// their errors at the module.
 llvm::Error checkAssignBucketsOptions(const AssignBucketsOptions &options);
 
 /// tp-comm-num-splits of ddp-overlap-tp-comm as a count, or nullopt for

@@ -1,0 +1,23 @@
+//===- FormatNumber.h - Numbers in messages as written ----------*- C++ -*-===//
+//
+// An error that echoes a number the user gave must show the number that was
+// wrong: `%.2f` or `%g` round 1.0000001 to "1.00" or "1", which reads as a
+// valid value and hides the mistake.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_SUPPORT_FORMATNUMBER_H
+#define DDP_SUPPORT_FORMATNUMBER_H
+
+#include <string>
+
+namespace ddp {
+
+/// `value` with the fewest significant digits that read back as the same
+/// double, in `%g` notation, with an integer part below 10^17 written out:
+/// 1.0000001, -1e-12, 0.1, 370, 1e+20.
+std::string formatShortest(double value);
+
+} // namespace ddp
+
+#endif // DDP_SUPPORT_FORMATNUMBER_H
