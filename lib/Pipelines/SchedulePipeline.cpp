@@ -2,8 +2,8 @@
 
 #include "ddp/Pipelines/SchedulePipeline.h"
 
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
-#include "ddp/Import/MegatronArgs.h"
 
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"

@@ -3,6 +3,7 @@
 #include "ddp/Support/BoundedJSON.h"
 
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -36,6 +37,17 @@ static std::string decodeKey(StringRef quoted) {
   return value->getAsString()->str();
 }
 
+/// `key` as a message shows it: on one line, control bytes escaped, at most
+/// 64 characters.
+static std::string printableKey(StringRef key) {
+  std::string printed;
+  raw_string_ostream os(printed);
+  printEscapedString(key.take_front(64), os);
+  if (key.size() > 64)
+    os << "...";
+  return printed;
+}
+
 Expected<json::Value> ddp::parseJSON(StringRef text) {
   // Positions as llvm::json reports them: 1-based lines, columns counted
   // from 0, so that callers that reformat its errors handle ours alike.
@@ -67,7 +79,8 @@ Expected<json::Value> ddp::parseJSON(StringRef text) {
           if (!inserted && !duplicate)
             duplicate = formatv("[{0}:{1}, byte={2}]: duplicate key '{3}' "
                                 "in an object (first on line {4})",
-                                keyLine, keyColumn, keyStart, key, it->second)
+                                keyLine, keyColumn, keyStart,
+                                printableKey(key), it->second)
                             .str();
         }
       }

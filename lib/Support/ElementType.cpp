@@ -2,6 +2,8 @@
 
 #include "ddp/Support/ElementType.h"
 
+#include "ddp/Runtime/ddprt.h"
+
 #include "llvm/Support/ErrorHandling.h"
 
 using namespace ddp;
@@ -38,4 +40,32 @@ int64_t ddp::getElementBytes(ElementType type) {
     return 8;
   }
   llvm_unreachable("unknown element type");
+}
+
+int32_t ddp::getRuntimeDType(ElementType type) {
+  switch (type) {
+  case ElementType::F16:
+    return DDPRT_DTYPE_F16;
+  case ElementType::BF16:
+    return DDPRT_DTYPE_BF16;
+  case ElementType::F32:
+    return DDPRT_DTYPE_F32;
+  case ElementType::F64:
+    return DDPRT_DTYPE_F64;
+  }
+  llvm_unreachable("unknown element type");
+}
+
+ElementType ddp::getElementTypeOfRuntimeDType(int32_t dtype) {
+  switch (dtype) {
+  case DDPRT_DTYPE_F16:
+    return ElementType::F16;
+  case DDPRT_DTYPE_BF16:
+    return ElementType::BF16;
+  case DDPRT_DTYPE_F32:
+    return ElementType::F32;
+  case DDPRT_DTYPE_F64:
+    return ElementType::F64;
+  }
+  llvm_unreachable("not a DDPRT_DTYPE_*");
 }

@@ -169,6 +169,12 @@ static Error checkRecordedSchedule(mlir::MLIRContext &context,
       if (!errorToBool(check(skipped)))
         culprits.push_back(&entry.getValue());
     }
+    // No one argument alone: those the reason names (an option and the one
+    // it needs, both set by the log).
+    if (culprits.empty())
+      for (const auto &entry : run.scheduleOptionSources)
+        if (StringRef(reason).contains(entry.getKey()))
+          culprits.push_back(&entry.getValue());
     llvm::sort(culprits, [](const auto *a, const auto *b) {
       return a->line < b->line;
     });

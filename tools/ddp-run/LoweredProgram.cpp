@@ -38,7 +38,7 @@ getRuntimeSymbols(llvm::orc::MangleAndInterner interner) {
   symbols[interner(SymbolName)] = {                                            \
       llvm::orc::ExecutorAddr::fromPtr(&Function),                             \
       llvm::JITSymbolFlags::Exported};
-#include "ddp/Conversion/DDPToLLVM/RuntimeFunctions.def"
+#include "ddp/Runtime/RuntimeFunctions.def"
   return symbols;
 }
 

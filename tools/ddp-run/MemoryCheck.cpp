@@ -2,7 +2,7 @@
 
 #include "MemoryCheck.h"
 
-#include "ddp/Conversion/DDPToLLVM/StoragePlan.h"
+#include "ddp/Dialect/DDP/Analysis/StoragePlan.h"
 #include "ddp/Support/CheckedCount.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -31,16 +31,17 @@ ddp::estimateRankBytes(ArrayRef<ModuleOp> programs,
     largestParam = std::max(largestParam, memory->largestParamBytes);
     // The programs run one after the other, each to ddprt_synchronize, and
     // a collective's scratch is freed when it completes.
+    // More than int64 holds fits in no machine's memory: the check refuses.
     if (deterministicReductions)
       estimate.deterministicReductionBytes =
           std::max(estimate.deterministicReductionBytes,
-                   memory->deterministicReductionBytes);
+                   memory->deterministicReductionBytes.value_or(
+                       std::numeric_limits<int64_t>::max()));
   }
   // --verify reads a parameter of each of two programs at a time.
   if (programs.size() > 1)
     bytes += CheckedCount(largestParam) * 2;
   bytes += estimate.deterministicReductionBytes;
-  // More than int64 holds fits in no machine's memory: the check refuses it.
   estimate.bytes = bytes.getOr(std::numeric_limits<int64_t>::max());
   return estimate;
 }

@@ -191,11 +191,12 @@ static void checkMemory(ArrayRef<RunProgram> programs,
   SmallVector<ModuleOp> modules;
   for (const RunProgram &program : programs)
     modules.push_back(*program.module);
-  // Every program has been lowered, so every plan builds.
+  // Every program has been lowered, so every plan builds; the estimate
+  // fails only on a total past int64, reported above.
   std::optional<RankMemoryEstimate> perRank =
       estimateRankBytes(modules, deterministicReductions);
   if (!perRank)
-    fail("cannot plan the storage of '" + inputFile + "'");
+    fail("cannot estimate the memory '" + inputFile + "' needs per rank");
   std::optional<int64_t> available = getAvailableMemoryBytes();
   if (availableMemory.getNumOccurrences())
     available = availableMemory;

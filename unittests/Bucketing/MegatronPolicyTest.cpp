@@ -15,6 +15,8 @@
 
 #include <limits>
 #include <numeric>
+#include <ostream>
+#include <string>
 
 using namespace ddp::bucketing;
 using namespace ddp::bucketing::testing;
@@ -163,8 +165,30 @@ std::vector<BucketSizeCase> bucketSizeCases() {
   return cases;
 }
 
+/// The case as CTest lists it, e.g. `size9025_distopt_bias_dp8`.
+std::string describe(const BucketSizeCase &c) {
+  std::string name = c.bucketSize ? "size" + std::to_string(*c.bucketSize)
+                                  : "defaultsize";
+  if (c.distributedOptimizer)
+    name += "_distopt";
+  if (c.bias)
+    name += "_bias";
+  if (c.sharedEmbedding)
+    name += "_shared";
+  return name + "_dp" + std::to_string(c.dp);
+}
+
+std::string bucketSizeCaseName(
+    const ::testing::TestParamInfo<BucketSizeCase> &info) {
+  return describe(info.param);
+}
+
+/// What gtest prints for GetParam(), instead of the struct's bytes.
+void PrintTo(const BucketSizeCase &c, std::ostream *os) { *os << describe(c); }
+
 INSTANTIATE_TEST_SUITE_P(TestParamAndGradBuffer, TestBucketSizes,
-                         ::testing::ValuesIn(bucketSizeCases()));
+                         ::testing::ValuesIn(bucketSizeCases()),
+                         bucketSizeCaseName);
 
 /// Two of the cases above with their numbers written out, so that the gold
 /// computation itself is checked too: 95*95 = 9025-element weights and 95-

@@ -12,8 +12,10 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <map>
 #include <random>
+#include <string>
 
 using namespace ddp::bucketing;
 using namespace ddp::bucketing::testing;
@@ -156,7 +158,13 @@ TEST_P(ExactSearch, MatchesExhaustiveSearch) {
   EXPECT_EQ(result->refinements, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(RandomSteps, ExactSearch, ::testing::Range(0u, 48u));
+/// `seed7`: the random step a case searches.
+std::string seedName(const ::testing::TestParamInfo<unsigned> &info) {
+  return "seed" + std::to_string(info.param);
+}
+
+INSTANTIATE_TEST_SUITE_P(RandomSteps, ExactSearch, ::testing::Range(0u, 48u),
+                         seedName);
 
 class SearchWithSlowdown
     : public ::testing::TestWithParam<std::tuple<unsigned, double>> {};
@@ -185,7 +193,18 @@ TEST_P(SearchWithSlowdown, ExactOnTheOverlapModelAndCloseOnTheFullOne) {
 
 INSTANTIATE_TEST_SUITE_P(RandomSteps, SearchWithSlowdown,
                          ::testing::Combine(::testing::Range(0u, 12u),
-                                            ::testing::Values(1.1, 1.5, 3.0)));
+                                            ::testing::Values(1.1, 1.5, 3.0)),
+                         [](const auto &info) {
+                           // `seed3_slowdown1_5`
+                           std::string slowdown =
+                               std::to_string(std::get<1>(info.param));
+                           slowdown.erase(slowdown.find_last_not_of('0') + 1);
+                           std::replace(slowdown.begin(), slowdown.end(), '.',
+                                        '_');
+                           return "seed" +
+                                  std::to_string(std::get<0>(info.param)) +
+                                  "_slowdown" + slowdown;
+                         });
 
 /// The step time of `layout` from TimelineReplay::finish, the closed form
 /// the search runs on, rather than evaluate()'s replay of the tail.
@@ -296,7 +315,7 @@ TEST_P(ExactShardedSearch, MatchesExhaustiveSearch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(RandomSteps, ExactShardedSearch,
-                         ::testing::Range(0u, 32u));
+                         ::testing::Range(0u, 32u), seedName);
 
 class ExactSearchWithInstances : public ::testing::TestWithParam<unsigned> {};
 
@@ -310,7 +329,7 @@ TEST_P(ExactSearchWithInstances, MatchesExhaustiveSearch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(RandomSteps, ExactSearchWithInstances,
-                         ::testing::Range(0u, 32u));
+                         ::testing::Range(0u, 32u), seedName);
 
 // With overlap-param-gather the search's own model has the all-gathers in
 // the tail; the layouts it then tries on the replay with the gathers in the

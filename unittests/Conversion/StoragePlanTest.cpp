@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ddp/Conversion/DDPToLLVM/StoragePlan.h"
+#include "ddp/Dialect/DDP/Analysis/StoragePlan.h"
 #include "ddp/Conversion/Passes.h"
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Import/Import.h"

@@ -49,11 +49,12 @@ protected:
       EXPECT_TRUE(bool(buffer)) << file;
       if (!buffer)
         continue;
-      llvm::Regex pass("Pass<\"([a-z0-9-]+)\", *\"([a-zA-Z:]+)\"");
+      // The anchor is optional: an op-agnostic pass runs on the module.
+      llvm::Regex pass("Pass<\"([a-z0-9-]+)\"(, *\"([a-zA-Z:]+)\")?");
       llvm::StringRef text = (*buffer)->getBuffer();
       llvm::SmallVector<llvm::StringRef> match;
       while (pass.match(text, &match)) {
-        declared.emplace_back(match[1].str(), match[2] == "mlir::func::FuncOp");
+        declared.emplace_back(match[1].str(), match[3] == "mlir::func::FuncOp");
         text = text.substr(text.find(match[0]) + match[0].size());
       }
     }

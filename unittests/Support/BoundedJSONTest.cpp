@@ -57,6 +57,23 @@ TEST(BoundedJSON, AcceptsEqualKeysInDifferentObjectsAndKeysAsValues) {
   ASSERT_TRUE(bool(value)) << llvm::toString(value.takeError());
 }
 
+// A key with a newline or a quote stays on the message's one line, and a
+// long one is cut.
+TEST(BoundedJSON, EscapesAndShortensTheDuplicateKey) {
+  llvm::Expected<llvm::json::Value> value =
+      parseJSON(R"({"a\nb\"": 1, "a\nb\"": 2})");
+  ASSERT_FALSE(bool(value));
+  std::string message = llvm::toString(value.takeError());
+  EXPECT_NE(message.find("duplicate key 'a\\0Ab\\22'"), std::string::npos)
+      << message;
+  std::string key(100, 'k');
+  value = parseJSON("{\"" + key + "\": 1, \"" + key + "\": 2}");
+  ASSERT_FALSE(bool(value));
+  message = llvm::toString(value.takeError());
+  EXPECT_NE(message.find("'" + key.substr(0, 64) + "...'"), std::string::npos)
+      << message;
+}
+
 TEST(BoundedJSON, ReportsSyntaxErrorsBeforeDuplicateKeys) {
   llvm::Expected<llvm::json::Value> value = parseJSON(R"({"a": 1, "a": 2)");
   ASSERT_FALSE(bool(value));

@@ -18,6 +18,8 @@
 #ifndef DDP_IMPORT_MEGATRONARGS_H
 #define DDP_IMPORT_MEGATRONARGS_H
 
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
@@ -28,11 +30,6 @@
 #include <vector>
 
 namespace ddp {
-
-/// The module attribute that records the schedule a step was configured
-/// with: a dictionary from ddp-schedule option names (`overlap-grad-reduce`,
-/// `bucket-size`, ...) to their values.
-constexpr llvm::StringLiteral kScheduleOptionsAttrName = "ddp.schedule_options";
 
 struct MegatronRun {
   /// Model config fields, as parseModelConfig reads them.

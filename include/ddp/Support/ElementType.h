@@ -29,6 +29,12 @@ std::optional<ElementType> parseElementType(llvm::StringRef name);
 /// Bytes of one element.
 int64_t getElementBytes(ElementType type);
 
+/// The DDPRT_DTYPE_* of an element type (include/ddp/Runtime/ddprt.h, a C
+/// header with no dependencies: the runtime's ABI is below every layer).
+int32_t getRuntimeDType(ElementType type);
+/// The element type of a DDPRT_DTYPE_* (the runtime reports only those).
+ElementType getElementTypeOfRuntimeDType(int32_t dtype);
+
 } // namespace ddp
 
 #endif // DDP_SUPPORT_ELEMENTTYPE_H

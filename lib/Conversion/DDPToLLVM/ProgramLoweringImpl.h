@@ -9,7 +9,7 @@
 #ifndef DDP_LIB_CONVERSION_DDPTOLLVM_PROGRAMLOWERINGIMPL_H
 #define DDP_LIB_CONVERSION_DDPTOLLVM_PROGRAMLOWERINGIMPL_H
 
-#include "ddp/Conversion/DDPToLLVM/StoragePlan.h"
+#include "ddp/Dialect/DDP/Analysis/StoragePlan.h"
 
 #include "ddp/Conversion/DDPToLLVM/DDPToLLVM.h"
 #include "ddp/Conversion/DDPToLLVM/RuntimeFunctions.h"

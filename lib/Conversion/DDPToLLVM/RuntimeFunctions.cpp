@@ -16,7 +16,7 @@ using namespace ddp;
 #define DDPRT_ENTRY_POINT(Enumerator, SymbolName, Function)                    \
   static_assert(std::string_view(SymbolName) == #Function,                     \
                 #SymbolName " does not name " #Function);
-#include "ddp/Conversion/DDPToLLVM/RuntimeFunctions.def"
+#include "ddp/Runtime/RuntimeFunctions.def"
 
 // getRuntimeTensorType spells the layout of ddprt_tensor as LLVM sees it.
 static_assert(offsetof(ddprt_tensor, data) == 0 &&
@@ -26,40 +26,12 @@ static_assert(offsetof(ddprt_tensor, data) == 0 &&
                   sizeof(ddprt_tensor) == 24,
               "ddprt_tensor is no longer {ptr, i64, i32, i32}");
 
-int32_t ddp::getRuntimeDType(ElementType type) {
-  switch (type) {
-  case ElementType::F16:
-    return DDPRT_DTYPE_F16;
-  case ElementType::BF16:
-    return DDPRT_DTYPE_BF16;
-  case ElementType::F32:
-    return DDPRT_DTYPE_F32;
-  case ElementType::F64:
-    return DDPRT_DTYPE_F64;
-  }
-  llvm_unreachable("unknown element type");
-}
-
-ElementType ddp::getElementTypeOfRuntimeDType(int32_t dtype) {
-  switch (dtype) {
-  case DDPRT_DTYPE_F16:
-    return ElementType::F16;
-  case DDPRT_DTYPE_BF16:
-    return ElementType::BF16;
-  case DDPRT_DTYPE_F32:
-    return ElementType::F32;
-  case DDPRT_DTYPE_F64:
-    return ElementType::F64;
-  }
-  llvm_unreachable("not a DDPRT_DTYPE_*");
-}
-
 StringRef ddp::getRuntimeFunctionName(RuntimeFunction function) {
   switch (function) {
 #define DDPRT_ENTRY_POINT(Enumerator, SymbolName, Function)                    \
   case RuntimeFunction::Enumerator:                                            \
     return SymbolName;
-#include "ddp/Conversion/DDPToLLVM/RuntimeFunctions.def"
+#include "ddp/Runtime/RuntimeFunctions.def"
   }
   llvm_unreachable("unknown runtime function");
 }
@@ -70,7 +42,7 @@ LLVM::LLVMFunctionType ddp::getRuntimeFunctionType(RuntimeFunction function,
 #define DDPRT_ENTRY_POINT(Enumerator, SymbolName, Function)                    \
   case RuntimeFunction::Enumerator:                                            \
     return getLLVMFunctionType<decltype(Function)>(context);
-#include "ddp/Conversion/DDPToLLVM/RuntimeFunctions.def"
+#include "ddp/Runtime/RuntimeFunctions.def"
   }
   llvm_unreachable("unknown runtime function");
 }

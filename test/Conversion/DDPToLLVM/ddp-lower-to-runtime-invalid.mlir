@@ -141,3 +141,13 @@ func.func @step(%ga: tensor<576460752303423488xf32>, %gb: tensor<576460752303423
   ddp.sgd @b, %rb lr 0.5 : tensor<576460752303423488xf32>
   return
 }
+
+// -----
+
+// A step input the dialect does not bound: 2^61 f32 elements take 2^63
+// bytes.
+ddp.mesh @world(dp = 2)
+// expected-error @below {{cannot lower step @step: argument #0 of type 'tensor<2305843009213693952xf32>' takes 2^63 bytes or more; no rank can hold it}}
+func.func @step(%x: tensor<2305843009213693952xf32>) -> tensor<2305843009213693952xf32> {
+  return %x : tensor<2305843009213693952xf32>
+}

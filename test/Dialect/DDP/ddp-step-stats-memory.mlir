@@ -129,3 +129,18 @@ func.func @step(%g0: tensor<8xf32>, %g1: tensor<8xf32>) {
   ddp.wait %u1
   return
 }
+
+// -----
+
+// Scratch past int64 (2^40 ranks' contributions to 2^30 f32 elements)
+// stays reported as such when a later, smaller collective fits; the step
+// still lowers, since only --verify on more than 2 ranks needs the scratch.
+// CHECK-LABEL: mesh: dp=1099511627776 (1099511627776 ranks)
+// CHECK: runtime memory per rank: {{[0-9]+}} bytes
+// CHECK: not in the total: deterministic reductions (ddp-run --verify on more than 2 ranks): more than 2^63 - 1{{$}}
+ddp.mesh @world(dp = 1099511627776)
+func.func @step(%x: tensor<1073741824xf32>, %y: tensor<8xf32>) -> (tensor<1073741824xf32>, tensor<8xf32>) {
+  %a = ddp.all_reduce sum %x over @world[dp] : tensor<1073741824xf32>
+  %b = ddp.all_reduce sum %y over @world[dp] : tensor<8xf32>
+  return %a, %b : tensor<1073741824xf32>, tensor<8xf32>
+}

@@ -25,13 +25,8 @@ namespace ddp {
 
 enum class RuntimeFunction {
 #define DDPRT_ENTRY_POINT(Enumerator, SymbolName, Function) Enumerator,
-#include "ddp/Conversion/DDPToLLVM/RuntimeFunctions.def"
+#include "ddp/Runtime/RuntimeFunctions.def"
 };
-
-/// The DDPRT_DTYPE_* of an element type.
-int32_t getRuntimeDType(ElementType type);
-/// The element type of a DDPRT_DTYPE_* (the runtime reports only those).
-ElementType getElementTypeOfRuntimeDType(int32_t dtype);
 
 /// The symbol name of an entry point, as ddprt.h spells it.
 llvm::StringRef getRuntimeFunctionName(RuntimeFunction function);

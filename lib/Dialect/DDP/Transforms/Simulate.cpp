@@ -10,7 +10,6 @@
 #include "ddp/Dialect/DDP/Analysis/StepStats.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Sim/SimOutput.h"
-#include "ddp/Support/CheckedCount.h"
 #include "ddp/Support/OutputFile.h"
 
 #include "mlir/Support/FileUtilities.h"
@@ -49,16 +48,13 @@ static FailureOr<ModelState> getSimulatedModelState(ModuleOp module,
   FailureOr<ModelState> state = computeModelState(module);
   if (failed(state))
     return failure();
+  // The simulator places at most 2^20 ranks, so the product fits.
   for (auto &[axes, sharded] : state->sharded) {
-    CheckedCount groupSize = 1;
+    sharded.groupSize = 1;
     for (StringRef axis : llvm::split(axes, ','))
       for (const MeshAxisInfo &info : result.meshAxes)
         if (info.name == axis)
-          groupSize *= info.size;
-    if (!groupSize.fits())
-      return emitError(module.getLoc(), "the simulated group [")
-             << axes << "] has more than 2^63 - 1 ranks; choose a smaller dp";
-    sharded.groupSize = *groupSize.get();
+          sharded.groupSize *= info.size;
   }
   return state;
 }

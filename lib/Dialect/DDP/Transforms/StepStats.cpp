@@ -1,6 +1,6 @@
 //===- StepStats.cpp - The -ddp-step-stats pass ---------------------------===//
 
-#include "ddp/Conversion/DDPToLLVM/StoragePlan.h"
+#include "ddp/Dialect/DDP/Analysis/StoragePlan.h"
 #include "ddp/Dialect/DDP/Analysis/StepStats.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 #include "ddp/Support/OutputFile.h"
@@ -49,7 +49,10 @@ struct StepStatsPass : impl::StepStatsBase<StepStatsPass> {
        << "  cpu working copies: " << memory.workingCopyBytes << "\n"
        << "  not in the total: deterministic reductions (ddp-run --verify on "
           "more than 2 ranks): "
-       << memory.deterministicReductionBytes << "\n";
+       << (memory.deterministicReductionBytes
+               ? std::to_string(*memory.deterministicReductionBytes)
+               : std::string("more than 2^63 - 1"))
+       << "\n";
   }
 
   void runOnOperation() override {

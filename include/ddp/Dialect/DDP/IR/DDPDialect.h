@@ -16,4 +16,12 @@
 #define GET_ATTRDEF_CLASSES
 #include "ddp/Dialect/DDP/IR/DDPAttrs.h.inc"
 
+namespace ddp {
+/// The module attribute that records the schedule a step was configured
+/// with: a dictionary from ddp-schedule option names (`overlap-grad-reduce`,
+/// `bucket-size`, ...) to their values. The importer writes it, the
+/// schedule pipeline reads it.
+constexpr llvm::StringLiteral kScheduleOptionsAttrName = "ddp.schedule_options";
+} // namespace ddp
+
 #endif // DDP_DIALECT_DDP_IR_DDPDIALECT_H

@@ -1,8 +1,8 @@
 //===- StoragePlan.cpp - Where every tensor of a step lives ---------------===//
 
-#include "ddp/Conversion/DDPToLLVM/StoragePlan.h"
+#include "ddp/Dialect/DDP/Analysis/StoragePlan.h"
 
-#include "ddp/Conversion/DDPToLLVM/RuntimeFunctions.h"
+#include "ddp/Support/ElementType.h"
 #include "ddp/Dialect/DDP/IR/ResultPlacement.h"
 #include "ddp/Runtime/ddp_program.h"
 
@@ -55,7 +55,7 @@ static bool isDefinedByLowering(StringRef name) {
 #define DDPRT_ENTRY_POINT(Enumerator, SymbolName, Function)                    \
   if (name == SymbolName)                                                      \
     return true;
-#include "ddp/Conversion/DDPToLLVM/RuntimeFunctions.def"
+#include "ddp/Runtime/RuntimeFunctions.def"
   return name == DDP_PROGRAM_SYM_INIT || name == DDP_PROGRAM_SYM_SETUP ||
          name == DDP_PROGRAM_SYM_STEP || name == DDP_PROGRAM_SYM_TEARDOWN;
 }
@@ -119,6 +119,11 @@ LogicalResult StepAnalysis::verifyLowerable() {
              << type
              << "; step inputs must be statically shaped tensors of f16, "
                 "bf16, f32 or f64";
+    else if (!getTensorSizeInBytes(type))
+      // The dialect bounds its own values; the step's inputs are func's.
+      return step.emitError("cannot lower step @")
+             << step.getSymName() << ": argument #" << index << " of type "
+             << type << " takes 2^63 bytes or more; no rank can hold it";
   // Which ddp ops can be lowered is the conversion's business: one without
   // a pattern fails it. Here: what a step returns (the importer returns the
   // losses) is computed and left in its buffers, and ops of other dialects

@@ -7,10 +7,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ddp/Conversion/DDPToLLVM/StoragePlan.h"
+#include "ddp/Dialect/DDP/Analysis/StoragePlan.h"
+#include "ddp/Support/CheckedCount.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace ddp;
@@ -224,20 +227,42 @@ StorageValidator::checkInsideStorage(const PlacedValue &value) const {
     return emitError(value.value)
            << "names " << kind << " #" << value.storage.index
            << ", which does not exist";
-  for (int64_t rank = 0; rank < value.groupSize; ++rank) {
-    int64_t begin = value.storage.getByteOffset(rank);
-    if (begin >= 0 && begin + value.bytes <= *capacity)
-      continue;
-    InFlightDiagnostic diag = emitError(value.value)
-                              << "places a value of " << value.bytes
-                              << " bytes at byte " << begin << " of " << kind
-                              << " #" << value.storage.index;
-    if (value.storage.isRankView())
-      diag << " on rank " << rank << " of group '"
-           << plan.groups[*value.storage.rankGroup] << "'";
-    return diag << ", which holds " << *capacity << " bytes";
+  // A rank view's offset is linear in the rank, so the ranks whose bytes
+  // fit are an interval: check the first and last, and find the first that
+  // does not fit by bisection (a group may have 2^40 ranks).
+  auto getBegin = [&](int64_t rank) {
+    // Checked: the plan under validation may be wrong.
+    return CheckedCount(value.storage.byteOffset) +
+           CheckedCount(value.storage.isRankView() ? rank : 0) *
+               value.storage.rankStride;
+  };
+  auto fits = [&](int64_t rank) {
+    CheckedCount begin = getBegin(rank);
+    std::optional<int64_t> end = (begin + value.bytes).get();
+    return begin.fits() && *begin.get() >= 0 && end && *end <= *capacity;
+  };
+  int64_t last = value.groupSize - 1;
+  if (fits(0) && fits(last))
+    return success();
+  int64_t rank = 0;
+  if (fits(0)) {
+    // fits(lo) and !fits(hi).
+    int64_t lo = 0, hi = last;
+    while (hi - lo > 1) {
+      int64_t mid = lo + (hi - lo) / 2;
+      (fits(mid) ? lo : hi) = mid;
+    }
+    rank = hi;
   }
-  return success();
+  int64_t begin = getBegin(rank).getOr(std::numeric_limits<int64_t>::max());
+  InFlightDiagnostic diag = emitError(value.value)
+                            << "places a value of " << value.bytes
+                            << " bytes at byte " << begin << " of " << kind
+                            << " #" << value.storage.index;
+  if (value.storage.isRankView())
+    diag << " on rank " << rank << " of group '"
+         << plan.groups[*value.storage.rankGroup] << "'";
+  return diag << ", which holds " << *capacity << " bytes";
 }
 
 LogicalResult StorageValidator::checkViewsInsideBases() const {

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DDP_CONVERSION_DDPTOLLVM_STORAGEPLAN_H
-#define DDP_CONVERSION_DDPTOLLVM_STORAGEPLAN_H
+#ifndef DDP_DIALECT_DDP_ANALYSIS_STORAGEPLAN_H
+#define DDP_DIALECT_DDP_ANALYSIS_STORAGEPLAN_H
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 
@@ -145,13 +145,14 @@ struct RuntimeMemory {
   /// and reduce-scatters in flight at once (issued and not yet waited, and
   /// a synchronous one), each holding its group's contributions in f32 (f64
   /// for f64), f32 copies of a 16-bit input and result, and the input scaled
-  /// by 1/n for `avg`. Not in getTotalBytes, since the flag is the caller's.
-  int64_t deterministicReductionBytes = 0;
+  /// by 1/n for `avg`. Not in getTotalBytes, since the flag is the caller's;
+  /// nullopt when it is more than int64 counts, which only a run that asks
+  /// for the flag must refuse.
+  std::optional<int64_t> deterministicReductionBytes = 0;
 
   int64_t getTotalBytes() const;
 };
-/// Fails, with an error at the step, when the total or the deterministic
-/// reductions' scratch does not fit in int64.
+/// Fails, with an error at the step, when the total does not fit in int64.
 mlir::FailureOr<RuntimeMemory> estimateRuntimeMemory(const StoragePlan &plan);
 
 /// "1.50 GiB", "312 bytes".
@@ -164,4 +165,4 @@ int64_t getElementBytes(mlir::Type elementType);
 
 } // namespace ddp
 
-#endif // DDP_CONVERSION_DDPTOLLVM_STORAGEPLAN_H
+#endif // DDP_DIALECT_DDP_ANALYSIS_STORAGEPLAN_H

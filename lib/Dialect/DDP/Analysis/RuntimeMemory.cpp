@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ddp/Conversion/DDPToLLVM/StoragePlan.h"
+#include "ddp/Dialect/DDP/Analysis/StoragePlan.h"
 #include "ddp/Support/CheckedCount.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -73,7 +73,7 @@ getPeakDeterministicReductionBytes(const StoragePlan &plan) {
         numElementsOf(result), getGroupSize(plan.mesh, axes), reduction);
     CheckedCount held = live + bytes;
     // An overflow stays in `peak`, which the caller reports.
-    if (!held.fits() || held.getOr(0) > peak.getOr(0))
+    if (peak.fits() && (!held.fits() || *held.get() > *peak.get()))
       peak = held;
     if (!token)
       return;
@@ -158,7 +158,7 @@ FailureOr<RuntimeMemory> ddp::estimateRuntimeMemory(const StoragePlan &plan) {
   int64_t gemmLhs = 0, gemmRhs = 0, gemmProduct = 0;
   CheckedCount collective = 0;
   auto growCollective = [&](CheckedCount numel) {
-    if (!numel.fits() || numel.getOr(0) > collective.getOr(0))
+    if (collective.fits() && (!numel.fits() || *numel.get() > *collective.get()))
       collective = numel;
   };
   for (Operation &op : body) {
@@ -186,25 +186,21 @@ FailureOr<RuntimeMemory> ddp::estimateRuntimeMemory(const StoragePlan &plan) {
   CheckedCount deterministicReductionBytes =
       getPeakDeterministicReductionBytes(plan);
 
-  // Each part, and the total getTotalBytes makes of them.
+  // The parts, and the total getTotalBytes makes of them.
   CheckedCount total =
       paramBytes + bufferBytes + optimizerStateBytes + workingCopyBytes;
-  for (auto [count, what] :
-       {std::pair{total, "parameters, buffers, optimizer state and working "
-                         "copies"},
-        std::pair{deterministicReductionBytes,
-                  "deterministic reductions' scratch"}})
-    if (!count.fits())
-      return emitError(step.getLoc(), "the step needs more than 2^63 - 1 "
-                                       "bytes per rank for its ")
-             << what << "; no rank can hold it";
+  if (!total.fits())
+    return emitError(step.getLoc(),
+                     "the step needs more than 2^63 - 1 bytes per rank for "
+                     "its parameters, buffers, optimizer state and working "
+                     "copies; no rank can hold it");
   RuntimeMemory memory;
   memory.paramBytes = *paramBytes.get();
   memory.bufferBytes = *bufferBytes.get();
   memory.optimizerStateBytes = *optimizerStateBytes.get();
   memory.workingCopyBytes = *workingCopyBytes.get();
   memory.largestParamBytes = largestParamBytes;
-  memory.deterministicReductionBytes = *deterministicReductionBytes.get();
+  memory.deterministicReductionBytes = deterministicReductionBytes.get();
   return memory;
 }
 
