@@ -184,5 +184,5 @@ std::string ddp::fuzz::getPipelineText(const PassAlone &pass,
   std::string text = pass.name.str() + "{" + options.str() + "}";
   if (pass.onFunctions)
     text = "func.func(" + text + ")";
-  return "builtin.module(" + text + ")";
+  return text;
 }

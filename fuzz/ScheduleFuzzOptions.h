@@ -65,7 +65,11 @@ llvm::SmallVector<std::string> getPrintedOptionNames(llvm::StringRef printed);
 /// The names in `printed` that neither table lists.
 llvm::SmallVector<std::string> findUnfuzzedOptions(llvm::StringRef printed);
 
-/// `pass` with `options` as a textual pipeline on a builtin.module.
+/// `pass` with `options` as the passes of a textual pipeline that
+/// mlir::parsePassPipeline adds to a pass manager on builtin.module (nested
+/// in func.func where the pass runs there). Not wrapped in
+/// `builtin.module(...)`: that overload would nest it in a second module
+/// pass manager, which finds no module inside the module and runs nothing.
 std::string getPipelineText(const PassAlone &pass, llvm::StringRef options);
 
 } // namespace ddp::fuzz

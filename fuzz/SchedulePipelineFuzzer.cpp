@@ -24,6 +24,9 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <cstdlib>
+#include <optional>
+
 using namespace mlir;
 using namespace ddp::fuzz;
 
@@ -38,7 +41,7 @@ static const llvm::StringSet<> &getAcceptedOptions(const PassAlone &pass) {
   if (pass.name == "ddp-schedule") {
     ddp::SchedulePipelineOptions().print(os);
   } else {
-    OpPassManager pm;
+    OpPassManager pm("builtin.module");
     if (failed(parsePassPipeline(getPipelineText(pass, ""), pm)))
       reportBug("a pass fuzzed alone is not registered");
     pm.printAsTextualPipeline(os);
@@ -65,9 +68,9 @@ static std::string getPipeline(uint8_t choice,
   PassAlone schedule{"ddp-schedule", false};
   PassAlone simulate{"ddp-simulate", false};
   PassAlone lower{"ddp-lower-to-runtime", false};
-  return "builtin.module(ddp-schedule{" + withOptions(schedule) +
-         "}, ddp-simulate{" + withOptions(simulate) +
-         "}, ddp-lower-to-runtime{" + withOptions(lower) + "})";
+  return "ddp-schedule{" + withOptions(schedule) + "}, ddp-simulate{" +
+         withOptions(simulate) + "}, ddp-lower-to-runtime{" +
+         withOptions(lower) + "}";
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -87,7 +90,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (crashesUpstreamParser(text))
     return -1;
   MLIRContext *context = &getContext();
-  SilenceDiagnostics silence(context);
+  // DDP_FUZZ_VERBOSE=1 when replaying an input: what runs, and why it stops.
+  static const bool verbose = std::getenv("DDP_FUZZ_VERBOSE");
+  std::optional<SilenceDiagnostics> silence;
+  if (!verbose)
+    silence.emplace(context);
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(text, ParserConfig(context));
   if (!module)
@@ -95,6 +102,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   std::string pipeline =
       getPipeline(data[0], llvm::ArrayRef(data + 1, kOptionBytes));
+  if (verbose)
+    llvm::errs() << "fuzz-schedule: " << pipeline << "\n";
   PassManager pm(context);
   // An option value a pass's parser rejects (a policy it does not know) is
   // a user's error, reported by the parser; only the values the tables
@@ -105,6 +114,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     llvm::errs() << pipeline << "\n" << parseErrors << "\n";
     reportBug("the fuzzer's option tables give a value a pass rejects");
   }
-  (void)pm.run(*module);
+  LogicalResult result = pm.run(*module);
+  if (verbose)
+    llvm::errs() << "fuzz-schedule: "
+                 << (succeeded(result) ? "succeeded" : "failed") << "\n";
   return 0;
 }

@@ -118,6 +118,19 @@ TEST_F(ScheduleFuzzOptionsTest, EveryOptionOfTheSchedulePipelineIsFuzzed) {
          "getFuzzedOptions() in fuzz/ScheduleFuzzOptions.cpp";
 }
 
+// The text nests a pass once, in func.func where it runs there: wrapped in
+// builtin.module(...) too, it ran on modules inside the module, of which
+// there are none, and fuzz-schedule ran nothing at all.
+TEST_F(ScheduleFuzzOptionsTest, PassesRunOnTheInputModule) {
+  for (const PassAlone &pass : getPassesFuzzedAlone()) {
+    std::string printed = printDefault(pass);
+    std::string expected = "builtin.module(" +
+                           std::string(pass.onFunctions ? "func.func(" : "") +
+                           pass.name.str() + "{";
+    EXPECT_EQ(printed.substr(0, expected.size()), expected) << printed;
+  }
+}
+
 // The check itself: an option the tables do not list is reported.
 struct OptionsWithANewOne
     : public PassPipelineOptions<OptionsWithANewOne> {
