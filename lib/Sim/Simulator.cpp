@@ -174,25 +174,8 @@ static double getTensorBytes(Type type) {
          getElementBytes(getCostedElementType(type));
 }
 
-static CollectiveKind getCollectiveKind(CollectiveOpInterface op) {
-  return llvm::TypeSwitch<Operation *, CollectiveKind>(op.getOperation())
-      .Case([](AllReduceOp) { return CollectiveKind::AllReduce; })
-      .Case([](ReduceScatterOp) { return CollectiveKind::ReduceScatter; })
-      .Case([](AllGatherOp) { return CollectiveKind::AllGather; })
-      .Case<SendOp, RecvOp>(
-          [](Operation *) { return CollectiveKind::SendRecv; })
-      .Default([](Operation *) -> CollectiveKind {
-        llvm_unreachable("a collective the cost model does not know");
-      });
-}
-
-/// The size nccl-tests reports for the collective (see
-/// CostModel::collectiveCost): the gathered output of an all-gather, else
-/// what this rank contributes (or receives, for a recv).
 static double getCollectiveBytes(CollectiveOpInterface op) {
-  if (auto allGather = dyn_cast<AllGatherOp>(op.getOperation()))
-    return getTensorBytes(allGather.getResult().getType());
-  return getTensorBytes(op.getPayload().getType());
+  return getTensorBytes(op.getCostedTensor().getType());
 }
 
 namespace {
@@ -417,7 +400,7 @@ LogicalResult StepSimulator::runCollective(CollectiveOpInterface op) {
     return failure();
   unsigned stream = (*group)->stream;
   CollectiveRecord record;
-  record.kind = getCollectiveKind(op);
+  record.kind = op.getCostKind();
   record.bytes = getCollectiveBytes(op);
   record.cost =
       model.collectiveCost(record.kind, record.bytes, (*group)->placement);
@@ -632,7 +615,7 @@ void StepSimulator::computeLowerBound() {
   double bytes =
       static_cast<double>(last.numElements) *
       getElementBytes(getCostedElementType(collective.getPayload().getType()));
-  bound.tail += model.collectiveTime(getCollectiveKind(collective), bytes,
+  bound.tail += model.collectiveTime(collective.getCostKind(), bytes,
                                      (*group)->placement);
 }
 

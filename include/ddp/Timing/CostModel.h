@@ -18,15 +18,13 @@
 #ifndef DDP_TIMING_COSTMODEL_H
 #define DDP_TIMING_COSTMODEL_H
 
+#include "ddp/Timing/CollectiveKind.h"
 #include "ddp/Timing/HardwareProfile.h"
 
 #include <cstdint>
 
 namespace ddp {
 namespace sim {
-
-enum class CollectiveKind { AllReduce, ReduceScatter, AllGather, SendRecv };
-llvm::StringRef stringifyCollectiveKind(CollectiveKind kind);
 
 /// Ring and tree are NCCL's two algorithms; `Auto` takes whichever the model
 /// says is faster, as NCCL's tuner does. Only all-reduce has a tree.

@@ -303,12 +303,6 @@ static double getTensorBytes(int64_t numel, Type elementType) {
          getElementBytes(getElementTypeOf(elementType).value_or(ElementType::F32));
 }
 
-static sim::CollectiveKind getReductionKind(CollectiveOpInterface op) {
-  return isa<ReduceScatterOp>(op.getOperation())
-             ? sim::CollectiveKind::ReduceScatter
-                                  : sim::CollectiveKind::AllReduce;
-}
-
 LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
                                               bool splitGathersReadAfter) {
   bool anyAuto = llvm::any_of(candidates, [&](const PipelineCandidate &each) {
@@ -343,7 +337,7 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
                        getElementTypeOf(elementType).value_or(ElementType::F32));
     double commTime =
         model
-            .collectiveCost(getReductionKind(candidate.collective),
+            .collectiveCost(candidate.collective.getCostKind(),
                             getTensorBytes(rows * gemm.getN(), elementType),
                             placement)
             .total();
@@ -368,7 +362,7 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
     RankedTensorType type = gathered(candidate);
     double commTime =
         model
-            .collectiveCost(sim::CollectiveKind::AllGather,
+            .collectiveCost(candidate.collective.getCostKind(),
                             getTensorBytes(type.getNumElements() / count,
                                            type.getElementType()),
                             placement)
@@ -494,14 +488,9 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
       if (failed(stream))
         return failure();
       auto collective = cast<CollectiveOpInterface>(op);
-      // The size the simulator charges: the gathered result of an
-      // all-gather, else the input.
-      Value sized = isa<AllGatherOp>(op) ? op.getResult(0)
-                                         : Value(collective.getPayload());
-      auto type = cast<RankedTensorType>(sized.getType());
-      sim::CollectiveKind kind = isa<AllGatherOp>(op)
-                                     ? sim::CollectiveKind::AllGather
-                                     : getReductionKind(collective);
+      // The size the simulator charges.
+      RankedTensorType type = collective.getCostedTensor().getType();
+      sim::CollectiveKind kind = collective.getCostKind();
       double time =
           model
               .collectiveCost(kind,

@@ -44,6 +44,19 @@ def DDP_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
     InterfaceMethod<"The tensor this rank contributes (or receives, for "
                     "recv), whose size sets the volume of the collective.",
       "::mlir::TypedValue<::mlir::RankedTensorType>", "getPayload">,
+    InterfaceMethod<[{
+        How the cost model prices the op (send and recv as one
+        point-to-point transfer). DDP_CollectiveOp declares it from its
+        `costKind`, so a collective without one does not compile.
+      }],
+      "::ddp::sim::CollectiveKind", "getCostKind">,
+    InterfaceMethod<[{
+        The tensor whose bytes the cost model charges, as nccl-tests sizes
+        a collective: the payload, except the gathered result of an
+        all-gather.
+      }],
+      "::mlir::TypedValue<::mlir::RankedTensorType>", "getCostedTensor",
+      (ins), [{}], [{ return $_op.getPayload(); }]>,
   ];
 }
 

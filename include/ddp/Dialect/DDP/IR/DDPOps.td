@@ -264,7 +264,12 @@ def DDP_GradReadyOp : DDP_ParamUserOp<"grad_ready",
 /// Collectives share their process group (mesh + axes), an optional token
 /// (present when the collective is issued asynchronously) and the tokens of
 /// the asynchronous ops it is issued after (`async after %t`).
-class DDP_CollectiveOp<string mnemonic, list<Trait> traits = []>
+///
+/// `costKind` is how the cost model prices the op (an enumerator of
+/// ddp::sim::CollectiveKind): every collective must name one, so that a new
+/// collective cannot reach the simulator unpriced.
+class DDP_CollectiveOp<string mnemonic, string costKind,
+                       list<Trait> traits = []>
     : DDP_Op<mnemonic, !listconcat(traits, [
           DDP_OnComputeStream,
           DeclareOpInterfaceMethods<SymbolUserOpInterface>,
@@ -272,13 +277,15 @@ class DDP_CollectiveOp<string mnemonic, list<Trait> traits = []>
   dag commonArgs = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
                         Variadic<DDP_TokenType>:$asyncDependencies);
   let hasVerifier = 1;
+  code costKindDecl = "static ::ddp::sim::CollectiveKind getCostKind() { "
+                      "return ::ddp::sim::CollectiveKind::" # costKind # "; }";
   // What this rank sends; recv overrides it with what it receives.
-  let extraClassDeclaration = [{
+  let extraClassDeclaration = costKindDecl # [{
     mlir::TypedValue<mlir::RankedTensorType> getPayload() { return getInput(); }
   }];
 }
 
-def DDP_AllReduceOp : DDP_CollectiveOp<"all_reduce",
+def DDP_AllReduceOp : DDP_CollectiveOp<"all_reduce", "AllReduce",
                                         [AllTypesMatch<["input", "result"]>]> {
   let summary = "reduce a tensor over a process group, result on every rank";
   let description = [{
@@ -318,7 +325,7 @@ def DDP_AllReduceOp : DDP_CollectiveOp<"all_reduce",
   }];
 }
 
-def DDP_ReduceScatterOp : DDP_CollectiveOp<"reduce_scatter"> {
+def DDP_ReduceScatterOp : DDP_CollectiveOp<"reduce_scatter", "ReduceScatter"> {
   let summary = "reduce over a group and keep this rank's slice of dim 0";
   let description = [{
     Rank `i` of an `n`-rank group ends with slice `i` of the reduced tensor
@@ -339,7 +346,7 @@ def DDP_ReduceScatterOp : DDP_CollectiveOp<"reduce_scatter"> {
   }];
 }
 
-def DDP_AllGatherOp : DDP_CollectiveOp<"all_gather"> {
+def DDP_AllGatherOp : DDP_CollectiveOp<"all_gather", "AllGather"> {
   let summary = "concatenate every rank's tensor along dim 0";
   let description = [{
     ```mlir
@@ -354,9 +361,16 @@ def DDP_AllGatherOp : DDP_CollectiveOp<"all_gather"> {
     `` custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($input) `->`
     type($result)
   }];
+  // NCCL's bus bandwidth of an all-gather is counted on the gathered size.
+  let extraClassDeclaration = costKindDecl # [{
+    mlir::TypedValue<mlir::RankedTensorType> getPayload() { return getInput(); }
+    mlir::TypedValue<mlir::RankedTensorType> getCostedTensor() {
+      return getResult();
+    }
+  }];
 }
 
-def DDP_SendOp : DDP_CollectiveOp<"send"> {
+def DDP_SendOp : DDP_CollectiveOp<"send", "SendRecv"> {
   let summary = "send a tensor to the rank `offset` places further in a group";
   let description = [{
     Rank `i` of an `n`-rank group sends to rank `(i + offset) mod n`. Offsets
@@ -375,7 +389,7 @@ def DDP_SendOp : DDP_CollectiveOp<"send"> {
   }];
 }
 
-def DDP_RecvOp : DDP_CollectiveOp<"recv"> {
+def DDP_RecvOp : DDP_CollectiveOp<"recv", "SendRecv"> {
   let summary = "receive a tensor from the rank `offset` places away in a group";
   let description = [{
     Rank `i` of an `n`-rank group receives from rank `(i + offset) mod n`.
@@ -391,7 +405,7 @@ def DDP_RecvOp : DDP_CollectiveOp<"recv"> {
     `from` $offset `over` custom<Group>($mesh, $axes)
     `` custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($result)
   }];
-  let extraClassDeclaration = [{
+  let extraClassDeclaration = costKindDecl # [{
     mlir::TypedValue<mlir::RankedTensorType> getPayload() { return getResult(); }
   }];
 }
