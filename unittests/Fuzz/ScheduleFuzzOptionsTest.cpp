@@ -124,10 +124,15 @@ TEST_F(ScheduleFuzzOptionsTest, EveryOptionOfTheSchedulePipelineIsFuzzed) {
 TEST_F(ScheduleFuzzOptionsTest, PassesRunOnTheInputModule) {
   for (const PassAlone &pass : getPassesFuzzedAlone()) {
     std::string printed = printDefault(pass);
+    // The pass, then its options or the end of its nest.
     std::string expected = "builtin.module(" +
                            std::string(pass.onFunctions ? "func.func(" : "") +
-                           pass.name.str() + "{";
+                           pass.name.str();
     EXPECT_EQ(printed.substr(0, expected.size()), expected) << printed;
+    EXPECT_TRUE(printed.size() > expected.size() &&
+                (printed[expected.size()] == '{' ||
+                 printed[expected.size()] == ')'))
+        << printed;
   }
 }
 

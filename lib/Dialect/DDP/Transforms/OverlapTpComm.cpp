@@ -337,7 +337,7 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
                        getElementTypeOf(elementType).value_or(ElementType::F32));
     double commTime =
         model
-            .collectiveCost(candidate.collective.getCostKind(),
+            .collectiveCost(CollectiveOpInterface(candidate.collective).getCostKind(),
                             getTensorBytes(rows * gemm.getN(), elementType),
                             placement)
             .total();
@@ -362,7 +362,7 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
     RankedTensorType type = gathered(candidate);
     double commTime =
         model
-            .collectiveCost(candidate.collective.getCostKind(),
+            .collectiveCost(CollectiveOpInterface(candidate.collective).getCostKind(),
                             getTensorBytes(type.getNumElements() / count,
                                            type.getElementType()),
                             placement)
