@@ -10,13 +10,13 @@
 #include "ddp/Timing/HardwareProfile.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  std::optional<ddp::sim::HardwareProfile> profile =
-      ddp::fuzz::readJSONInput<ddp::sim::HardwareProfile>(
-          data, size, ddp::sim::parseHardwareProfile);
+  std::optional<ddp::timing::HardwareProfile> profile =
+      ddp::fuzz::readJSONInput<ddp::timing::HardwareProfile>(
+          data, size, ddp::timing::parseHardwareProfile);
   if (!profile)
     return 0;
-  llvm::Expected<ddp::sim::HardwareProfile> reread =
-      ddp::sim::parseHardwareProfile(ddp::sim::toJSON(*profile), "fuzz");
+  llvm::Expected<ddp::timing::HardwareProfile> reread =
+      ddp::timing::parseHardwareProfile(ddp::sim::toJSON(*profile), "fuzz");
   if (!reread)
     ddp::fuzz::reportBug("a hardware profile does not read back");
   return 0;

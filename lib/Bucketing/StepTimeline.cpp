@@ -27,8 +27,8 @@ double BucketCosts::getBucketIssueTime(unsigned stream, ElementType type,
 double BucketCosts::getCollectiveTime(unsigned stream, ElementType type,
                                       int64_t paddedNumel) const {
   return model.collectiveTime(distributedOptimizer
-                                  ? sim::CollectiveKind::ReduceScatter
-                                  : sim::CollectiveKind::AllReduce,
+                                  ? timing::CollectiveKind::ReduceScatter
+                                  : timing::CollectiveKind::AllReduce,
                               double(paddedNumel) * getElementBytes(type),
                               placement[stream]);
 }
@@ -60,7 +60,7 @@ ShardedTail ShardedTailBuilder::build(unsigned stream, ElementType bucketType,
                                       size_t position) const {
   // Simulator: each op of ddp-distribute-optimizer's groups, priced as it
   // prices them.
-  const sim::CostModel &model = costs.model;
+  const timing::CostModel &model = costs.model;
   double shardNumel = double(paddedNumel / costs.shardGroupSize[stream]);
   ShardedTail tail;
   tail.position = position;
@@ -79,7 +79,7 @@ ShardedTail ShardedTailBuilder::build(unsigned stream, ElementType bucketType,
                                               update.paramType,
                                               update.gradType);
     group.gather = model.collectiveTime(
-        sim::CollectiveKind::AllGather,
+        timing::CollectiveKind::AllGather,
         double(paddedNumel) * getElementBytes(update.paramType),
         costs.placement[stream]);
     // Simulator: the parameters are stored in the gathered bucket
@@ -90,7 +90,7 @@ ShardedTail ShardedTailBuilder::build(unsigned stream, ElementType bucketType,
   // Simulator: the all-reduce of the shard, in the bucket's type.
   if (costs.numInstances > 1)
     tail.acrossInstances =
-        model.collectiveTime(sim::CollectiveKind::AllReduce,
+        model.collectiveTime(timing::CollectiveKind::AllReduce,
                              shardNumel * getElementBytes(bucketType),
                              costs.placement[costs.acrossInstancesStream]);
   return tail;
@@ -290,7 +290,7 @@ TimelineReplay::TimelineReplay(const StepTimeline &timeline,
 }
 
 TimelineReplay::State TimelineReplay::initialState() const {
-  State state{sim::StepClock(slowdown, numStreams)};
+  State state{timing::StepClock(slowdown, numStreams)};
   if (costs.distributedOptimizer) {
     state.firstGatherReady.assign(numStreams,
                                   -std::numeric_limits<double>::infinity());
@@ -531,7 +531,7 @@ TimelineReplay::evaluateWithParamGather(const BucketLayout &layout) const {
   }
 
   State state = initialState();
-  sim::StepClock &clock = state.clock;
+  timing::StepClock &clock = state.clock;
   auto getGroup = [&](const Gather &gather) -> const ShardedGroup & {
     return sharded[gather.bucket].groups[gather.group];
   };
@@ -595,7 +595,7 @@ double TimelineReplay::replayShardedTail(
   // (for its all-reduce across instances, with several), then per group
   // the cast and the shard optimizer and the all-gather (which holds the
   // compute stream).
-  sim::StepClock &clock = state.clock;
+  timing::StepClock &clock = state.clock;
   std::vector<size_t> byPosition(layout.buckets.size());
   for (size_t index = 0; index < byPosition.size(); ++index)
     byPosition[index] = index;

@@ -15,6 +15,7 @@
 using namespace llvm;
 using namespace ddp;
 using namespace ddp::sim;
+using namespace ddp::timing;
 
 /// Everything a reader of the trace wants to know about an op beyond its
 /// name and interval.

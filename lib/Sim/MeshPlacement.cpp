@@ -21,6 +21,7 @@
 using namespace mlir;
 using namespace ddp;
 using namespace ddp::sim;
+using namespace ddp::timing;
 
 ArrayRef<StringRef> ddp::sim::getModelParallelAxisNames() {
   static const StringRef names[] = {"tp", "cp", "pp", "etp"};

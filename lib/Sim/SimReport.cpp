@@ -8,6 +8,7 @@
 
 using namespace llvm;
 using namespace ddp::sim;
+using namespace ddp::timing;
 
 static double toMs(double seconds) { return seconds * 1e3; }
 

@@ -29,6 +29,7 @@
 using namespace mlir;
 using namespace ddp;
 using namespace ddp::sim;
+using namespace ddp::timing;
 
 //===----------------------------------------------------------------------===//
 // The simulation

@@ -9,9 +9,9 @@
 #include <cmath>
 
 using namespace llvm;
-using namespace ddp::sim;
+using namespace ddp::timing;
 
-StringRef ddp::sim::stringifyCollectiveKind(CollectiveKind kind) {
+StringRef ddp::timing::stringifyCollectiveKind(CollectiveKind kind) {
   switch (kind) {
   case CollectiveKind::AllReduce:
     return "all_reduce";
@@ -25,7 +25,7 @@ StringRef ddp::sim::stringifyCollectiveKind(CollectiveKind kind) {
   llvm_unreachable("unknown collective kind");
 }
 
-StringRef ddp::sim::stringifyCollectiveAlgorithm(CollectiveAlgorithm algo) {
+StringRef ddp::timing::stringifyCollectiveAlgorithm(CollectiveAlgorithm algo) {
   switch (algo) {
   case CollectiveAlgorithm::Ring:
     return "ring";
@@ -42,7 +42,7 @@ GroupPlacement GroupPlacement::consecutive(int64_t ranks, int64_t gpusPerNode) {
   return {ranks, static_cast<int64_t>(divideCeil(ranks, perNode)), perNode};
 }
 
-double ddp::sim::getBusFactor(CollectiveKind kind, int64_t ranks) {
+double ddp::timing::getBusFactor(CollectiveKind kind, int64_t ranks) {
   double n = static_cast<double>(ranks);
   switch (kind) {
   case CollectiveKind::AllReduce:

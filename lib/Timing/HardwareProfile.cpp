@@ -18,7 +18,7 @@
 #include <limits>
 
 using namespace llvm;
-using namespace ddp::sim;
+using namespace ddp::timing;
 
 //===----------------------------------------------------------------------===//
 // Built-in profiles
@@ -148,11 +148,11 @@ const BuiltinProfiles &getBuiltins() {
 }
 } // namespace
 
-ArrayRef<StringRef> ddp::sim::getBuiltinHardwareProfileNames() {
+ArrayRef<StringRef> ddp::timing::getBuiltinHardwareProfileNames() {
   return getBuiltins().names;
 }
 
-Expected<HardwareProfile> ddp::sim::getBuiltinHardwareProfile(StringRef name) {
+Expected<HardwareProfile> ddp::timing::getBuiltinHardwareProfile(StringRef name) {
   for (const HardwareProfile &profile : getBuiltins().profiles)
     if (profile.name == name)
       return profile;
@@ -283,7 +283,7 @@ private:
 } // namespace
 
 Expected<HardwareProfile>
-ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
+ddp::timing::parseHardwareProfile(const json::Value &json, StringRef source) {
   auto makeError = [](const Twine &message) {
     return createStringError(inconvertibleErrorCode(), message);
   };
@@ -425,7 +425,7 @@ ddp::sim::parseHardwareProfile(const json::Value &json, StringRef source) {
   return profile;
 }
 
-Expected<HardwareProfile> ddp::sim::loadHardwareProfile(StringRef path) {
+Expected<HardwareProfile> ddp::timing::loadHardwareProfile(StringRef path) {
   ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
       MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer)
@@ -442,7 +442,7 @@ Expected<HardwareProfile> ddp::sim::loadHardwareProfile(StringRef path) {
 }
 
 Expected<HardwareProfile>
-ddp::sim::lookupHardwareProfile(StringRef nameOrPath) {
+ddp::timing::lookupHardwareProfile(StringRef nameOrPath) {
   if (is_contained(getBuiltinHardwareProfileNames(), nameOrPath))
     return getBuiltinHardwareProfile(nameOrPath);
   // Anything that looks like a file is read as one; a bare word is a
@@ -452,7 +452,7 @@ ddp::sim::lookupHardwareProfile(StringRef nameOrPath) {
   return getBuiltinHardwareProfile(nameOrPath);
 }
 
-json::Value ddp::sim::toJSON(const HardwareProfile &p) {
+json::Value ddp::timing::toJSON(const HardwareProfile &p) {
   json::Object peak;
   for (unsigned i = 0; i < kNumElementTypes; ++i)
     peak[stringifyElementType(static_cast<ElementType>(i))] =

@@ -2,7 +2,7 @@
 
 #include "ddp/Timing/StepClock.h"
 
-using namespace ddp::sim;
+using namespace ddp::timing;
 
 //===----------------------------------------------------------------------===//
 // ComputeStreamWork

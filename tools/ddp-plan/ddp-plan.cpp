@@ -112,7 +112,7 @@ getOptionValues(const SchedulePipelineOptions &options) {
 }
 
 /// Schedules `plan.module` with `plan.options` and simulates it on `model`.
-static LogicalResult runPlan(Plan &plan, const sim::CostModel &model) {
+static LogicalResult runPlan(Plan &plan, const timing::CostModel &model) {
   progress("scheduling the " + plan.name + " schedule");
   SchedulePipelineOptions effective;
   effective.copyOptionValuesFrom(plan.options);
@@ -233,10 +233,10 @@ int main(int argc, char **argv) {
       "policy=auto, simulated\n");
 
   // Validate the options before the (long) work.
-  Expected<sim::HardwareProfile> profile = sim::lookupHardwareProfile(hardware);
+  Expected<timing::HardwareProfile> profile = timing::lookupHardwareProfile(hardware);
   if (!profile)
     return fail(toString(profile.takeError()));
-  sim::CostModel model(std::move(*profile));
+  timing::CostModel model(std::move(*profile));
   // Opened now, so that a path it cannot write stops it before the work.
   std::string error;
   std::unique_ptr<ToolOutputFile> svgFile;

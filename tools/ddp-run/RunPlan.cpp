@@ -76,7 +76,7 @@ static SmallVector<std::string> expandAlternatives(StringRef text) {
 }
 
 /// Simulates `program` on `model`; writes its trace when `tracePath` is set.
-static sim::SimResult predictStep(ModuleOp program, const sim::CostModel &model,
+static sim::SimResult predictStep(ModuleOp program, const timing::CostModel &model,
                                   StringRef tracePath) {
   FailureOr<func::FuncOp> step = sim::findStep(program, "");
   if (failed(step))
@@ -467,11 +467,11 @@ void ddp::checkComparable(MeshOp mesh, ArrayRef<ParamDescription> params,
 void ddp::predictPrograms(std::vector<RunProgram> &programs,
                           StringRef hardwareProfile,
                           StringRef predictedTracePath) {
-  llvm::Expected<sim::HardwareProfile> profile =
-      sim::lookupHardwareProfile(hardwareProfile);
+  llvm::Expected<timing::HardwareProfile> profile =
+      timing::lookupHardwareProfile(hardwareProfile);
   if (!profile)
     fail(llvm::toString(profile.takeError()));
-  sim::CostModel model(*profile);
+  timing::CostModel model(*profile);
   for (RunProgram &program : programs)
     program.prediction = predictStep(
         *program.module, model,

@@ -31,7 +31,7 @@ namespace {
 struct RandomStep {
   std::vector<Gradient> gradients;
   /// The model is set once the constructor has drawn its numbers.
-  BucketCosts costs{ddp::sim::CostModel(ddp::sim::HardwareProfile())};
+  BucketCosts costs{ddp::timing::CostModel(ddp::timing::HardwareProfile())};
   StepTimeline timeline;
 
   RandomStep(unsigned seed, size_t count, double slowdown,
@@ -72,7 +72,7 @@ struct RandomStep {
         ShardedUpdate update;
         if (uniform(0, 1) < 0.3) {
           update.updateClass = 1;
-          update.rule = ddp::sim::OptimizerRule::Adam;
+          update.rule = ddp::timing::OptimizerRule::Adam;
           update.paramType = ElementType::BF16;
           update.gradType = ElementType::BF16;
         }

@@ -176,7 +176,7 @@ TEST(StepTimeline, ShardedUpdateClassesGetAGroupEach) {
   // reduce-scatter's end at 24: 24 + 10 + 16 + 2 = 52.
   ShardedTwoGradients step(1);
   step.gradients[1].paramType = ElementType::BF16;
-  step.costs.update[1] = {1, ddp::sim::OptimizerRule::Adam, ElementType::BF16,
+  step.costs.update[1] = {1, ddp::timing::OptimizerRule::Adam, ElementType::BF16,
                           ElementType::BF16};
   EXPECT_DOUBLE_EQ(step.evaluate({{0, 1}}), 52);
 }

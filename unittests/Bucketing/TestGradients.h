@@ -61,11 +61,11 @@ bucketIndices(const BucketLayout &layout) {
 /// elements: a ring all-reduce over `kPairInNode` takes `latency +
 /// secondsPerElement * numel` and over `kPairAcrossNodes` twice that; a
 /// scaling kernel takes `scaleOverhead + scaleSecondsPerElement * numel`.
-inline sim::CostModel makeLinearCostModel(double latency,
+inline timing::CostModel makeLinearCostModel(double latency,
                                           double secondsPerElement,
                                           double scaleOverhead = 0,
                                           double scaleSecondsPerElement = 0) {
-  sim::HardwareProfile profile;
+  timing::HardwareProfile profile;
   profile.name = "linear";
   profile.gpusPerNode = 8;
   profile.collectiveBaseLatency = latency;
@@ -79,10 +79,10 @@ inline sim::CostModel makeLinearCostModel(double latency,
       scaleSecondsPerElement > 0 ? 8 / scaleSecondsPerElement : 1e30;
   profile.memoryEfficiency = 1;
   profile.kernelOverhead = scaleOverhead;
-  return sim::CostModel(profile, sim::CollectiveAlgorithm::Ring);
+  return timing::CostModel(profile, timing::CollectiveAlgorithm::Ring);
 }
-inline constexpr sim::GroupPlacement kPairInNode{2, 1, 2};
-inline constexpr sim::GroupPlacement kPairAcrossNodes{2, 2, 1};
+inline constexpr timing::GroupPlacement kPairInNode{2, 1, 2};
+inline constexpr timing::GroupPlacement kPairAcrossNodes{2, 2, 1};
 
 } // namespace ddp::bucketing::testing
 

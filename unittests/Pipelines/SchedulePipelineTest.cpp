@@ -87,10 +87,10 @@ protected:
   }
 
   double simulate(ModuleOp module, StringRef hw, int64_t dp = 0) {
-    llvm::Expected<sim::HardwareProfile> profile =
-        sim::lookupHardwareProfile(hw);
+    llvm::Expected<timing::HardwareProfile> profile =
+        timing::lookupHardwareProfile(hw);
     EXPECT_TRUE(bool(profile));
-    sim::CostModel model(std::move(*profile));
+    timing::CostModel model(std::move(*profile));
     sim::SimOptions options;
     options.dataParallelSize = dp;
     options.recordEvents = false;
@@ -102,7 +102,7 @@ protected:
 
   /// The ops the simulator does not price, comma-separated.
   std::string unmodeledOps(ModuleOp module, StringRef hw, int64_t dp) {
-    sim::CostModel model(*sim::lookupHardwareProfile(hw));
+    timing::CostModel model(*timing::lookupHardwareProfile(hw));
     sim::SimOptions options;
     options.dataParallelSize = dp;
     options.recordEvents = false;

@@ -18,7 +18,9 @@
 #include <map>
 
 using namespace ddp::sim;
+using namespace ddp::timing;
 using namespace ddp::sim::test;
+using namespace ddp::timing::test;
 
 namespace {
 // Three streams: compute, dp and tp; synchronous and asynchronous

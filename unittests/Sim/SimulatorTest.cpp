@@ -19,7 +19,9 @@
 #include "gtest/gtest.h"
 
 using namespace ddp::sim;
+using namespace ddp::timing;
 using namespace ddp::sim::test;
+using namespace ddp::timing::test;
 
 namespace {
 constexpr double kMs = 1e-3;

@@ -53,7 +53,7 @@ struct ShardedUpdate {
   /// hyperparameters, parameter and gradient element types) share one shard
   /// optimizer, all-gather and copy.
   unsigned updateClass = 0;
-  sim::OptimizerRule rule = sim::OptimizerRule::SGD;
+  timing::OptimizerRule rule = timing::OptimizerRule::SGD;
   ElementType paramType = ElementType::F32;
   /// The type the update reads the gradient in.
   ElementType gradType = ElementType::F32;
@@ -91,10 +91,10 @@ struct ShardedTail {
 
 /// What buckets add to the step.
 struct BucketCosts {
-  explicit BucketCosts(sim::CostModel model) : model(std::move(model)) {}
+  explicit BucketCosts(timing::CostModel model) : model(std::move(model)) {}
 
   /// Prices the buckets' scaling kernels and all-reduces.
-  sim::CostModel model;
+  timing::CostModel model;
   /// Communication stream of each gradient's group.
   std::vector<unsigned> stream;
   /// Compute-stream time spent on each gradient before packing (the cast to
@@ -104,7 +104,7 @@ struct BucketCosts {
   /// Per communication stream: where the ranks of its group sit, and whether
   /// a bucket on it is scaled by 1/n on the compute stream before its
   /// all-reduce (an average the collective does not take itself).
-  std::vector<sim::GroupPlacement> placement;
+  std::vector<timing::GroupPlacement> placement;
   std::vector<bool> prescaled;
 
   /// Megatron's distributed optimizer: buckets are reduce-scattered and the
@@ -235,7 +235,7 @@ public:
 
   /// The state of every stream at a point of the replay.
   struct State {
-    sim::StepClock clock;
+    timing::StepClock clock;
     /// max over the buckets issued so far of the clock's getTailWaitBound
     /// for the bucket (its end, the tail work from its first use to the
     /// end): what the tail's waits add to the step (see finish()).
@@ -358,7 +358,7 @@ private:
   double slowdown;
   /// The items between events, flattened: kernels and synchronous
   /// collectives on streams that no bucket uses.
-  sim::ComputeStreamWork work;
+  timing::ComputeStreamWork work;
   std::vector<Event> events;
   /// Items [segmentBegin[i], segmentBegin[i + 1]) run before event i.
   std::vector<size_t> segmentBegin;

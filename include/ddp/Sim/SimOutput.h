@@ -22,12 +22,12 @@ constexpr int64_t kSimReportSchemaVersion = 1;
 
 /// A human-readable summary: step time, compute, communication, exposed
 /// communication, overlap, lower bound and the streams.
-void printTextSummary(const SimResult &result, const CostModel &model,
+void printTextSummary(const SimResult &result, const timing::CostModel &model,
                       llvm::raw_ostream &os);
 
 /// The machine-readable report (docs/schemas/sim-report.schema.json).
 llvm::json::Value buildJsonReport(const SimResult &result,
-                                  const CostModel &model);
+                                  const timing::CostModel &model);
 
 /// The Chrome trace: one `X` event per recorded interval, `pid` 0 named
 /// "simulated", `tid` 0 the compute stream and 1... the communication

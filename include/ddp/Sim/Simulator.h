@@ -31,10 +31,10 @@ llvm::StringRef stringifyEventCategory(EventCategory category);
 
 /// What the simulator priced for a collective.
 struct CollectiveRecord {
-  CollectiveKind kind = CollectiveKind::AllReduce;
+  timing::CollectiveKind kind = timing::CollectiveKind::AllReduce;
   /// nccl-tests size of the collective (see CostModel::collectiveCost).
   double bytes = 0;
-  CollectiveCost cost;
+  timing::CollectiveCost cost;
   bool async = false;
 };
 
@@ -59,7 +59,7 @@ struct StreamInfo {
   std::string name;
   /// The mesh axes of the process group (empty for the compute stream).
   llvm::SmallVector<std::string> axes;
-  GroupPlacement placement;
+  timing::GroupPlacement placement;
   /// Seconds the stream is busy, and how many ops ran on it.
   double busyTime = 0;
   int64_t numOps = 0;
@@ -179,7 +179,7 @@ rescaleDataParallelAxes(llvm::ArrayRef<llvm::StringRef> axisNames,
 /// Where the group spanned by `groupAxes` (indices into `meshShape`) sits,
 /// with ranks numbered row-major (first axis slowest) and `gpusPerNode`
 /// consecutive ranks per node. Describes the group holding rank 0.
-GroupPlacement placeGroup(llvm::ArrayRef<int64_t> meshShape,
+timing::GroupPlacement placeGroup(llvm::ArrayRef<int64_t> meshShape,
                           llvm::ArrayRef<unsigned> groupAxes,
                           int64_t gpusPerNode);
 
@@ -191,7 +191,7 @@ mlir::FailureOr<mlir::func::FuncOp> findStep(mlir::ModuleOp module,
 /// Simulates one step. Emits an error at the offending op and fails on IR it
 /// cannot price (a group whose mesh cannot be rescaled).
 mlir::FailureOr<SimResult> simulateStep(mlir::func::FuncOp step,
-                                        const CostModel &model,
+                                        const timing::CostModel &model,
                                         const SimOptions &options = {});
 
 /// A simulation that a pass drives op by op, to price choices the IR does
@@ -204,7 +204,7 @@ public:
   /// Prepares the meshes of `step`'s module; emits an error and fails where
   /// simulateStep would.
   static mlir::FailureOr<std::unique_ptr<IncrementalSimulation>>
-  create(mlir::func::FuncOp step, const CostModel &model,
+  create(mlir::func::FuncOp step, const timing::CostModel &model,
          const SimOptions &options = {});
   ~IncrementalSimulation();
 
@@ -212,10 +212,10 @@ public:
   mlir::LogicalResult simulate(mlir::Operation *op);
   /// The communication stream of the clock that the group of `collective`
   /// (an op of CollectiveOpInterface) runs on, and where its ranks sit.
-  mlir::FailureOr<std::pair<unsigned, GroupPlacement>>
+  mlir::FailureOr<std::pair<unsigned, timing::GroupPlacement>>
   getCommStream(mlir::Operation *collective);
 
-  StepClock &getClock();
+  timing::StepClock &getClock();
   /// When the step simulated so far ends.
   double getStepEnd();
 

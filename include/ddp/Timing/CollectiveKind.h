@@ -11,14 +11,14 @@
 #include "llvm/ADT/StringRef.h"
 
 namespace ddp {
-namespace sim {
+namespace timing {
 
 /// Send and receive are one point-to-point transfer to the cost model.
 enum class CollectiveKind { AllReduce, ReduceScatter, AllGather, SendRecv };
 /// `all_reduce`, ..., `send_recv`, as the simulator's report writes it.
 llvm::StringRef stringifyCollectiveKind(CollectiveKind kind);
 
-} // namespace sim
+} // namespace timing
 } // namespace ddp
 
 #endif // DDP_TIMING_COLLECTIVEKIND_H

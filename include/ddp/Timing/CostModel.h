@@ -24,7 +24,7 @@
 #include <cstdint>
 
 namespace ddp {
-namespace sim {
+namespace timing {
 
 /// Ring and tree are NCCL's two algorithms; `Auto` takes whichever the model
 /// says is faster, as NCCL's tuner does. Only all-reduce has a tree.
@@ -154,7 +154,7 @@ private:
 /// of `ranks`: 2(n-1)/n, (n-1)/n, or 1.
 double getBusFactor(CollectiveKind kind, int64_t ranks);
 
-} // namespace sim
+} // namespace timing
 } // namespace ddp
 
 #endif // DDP_TIMING_COSTMODEL_H

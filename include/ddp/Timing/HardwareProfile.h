@@ -27,7 +27,7 @@
 #include <string>
 
 namespace ddp {
-namespace sim {
+namespace timing {
 
 /// Element types the cost model distinguishes; they index per-dtype tables.
 using ddp::ElementType;
@@ -114,7 +114,7 @@ llvm::json::Value toJSON(const HardwareProfile &profile);
 /// The version of the profile schema, written as `"schema_version"`.
 constexpr int64_t kHardwareProfileSchemaVersion = 1;
 
-} // namespace sim
+} // namespace timing
 } // namespace ddp
 
 #endif // DDP_TIMING_HARDWAREPROFILE_H

@@ -28,7 +28,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace ddp::sim {
+namespace ddp::timing {
 
 /// Compute-stream work whose timing depends on the communication streams only
 /// through the slowdown: kernels, and synchronous collectives on streams that
@@ -133,6 +133,6 @@ private:
   llvm::SmallVector<double, 4> streamFree;
 };
 
-} // namespace ddp::sim
+} // namespace ddp::timing
 
 #endif // DDP_TIMING_STEPCLOCK_H

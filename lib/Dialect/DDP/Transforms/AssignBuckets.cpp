@@ -111,7 +111,7 @@ static FailureOr<int64_t> getLaidOutGroupSize(MeshOp mesh, ArrayAttr axes,
 struct InstanceGroups {
   /// The ranks of one instance, and the ranks across instances that hold
   /// the same shard.
-  sim::GroupPlacement shard, across;
+  timing::GroupPlacement shard, across;
   /// The size of the group within an instance as the IR has it.
   int64_t shardSize = 1;
 };
@@ -510,7 +510,7 @@ static bk::ShardedUpdate getShardedUpdate(Operation *op,
                               : cast<AdamOp>(op).getGrad();
   bk::ShardedUpdate update;
   update.rule =
-      isa<SGDOp>(op) ? sim::OptimizerRule::SGD : sim::OptimizerRule::Adam;
+      isa<SGDOp>(op) ? timing::OptimizerRule::SGD : timing::OptimizerRule::Adam;
   update.paramType = gradient.paramType;
   update.gradType =
       getElementTypeOf(grad.getType()).value_or(bk::ElementType::F32);
@@ -530,11 +530,11 @@ FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
     func::FuncOp step, ArrayRef<GradientReduction> reductions,
     ArrayRef<bk::Gradient> gradients,
     ArrayRef<bk::BucketLayout> startingLayouts, double &predictedStepTime) {
-  llvm::Expected<sim::HardwareProfile> profile =
-      sim::lookupHardwareProfile(hardware);
+  llvm::Expected<timing::HardwareProfile> profile =
+      timing::lookupHardwareProfile(hardware);
   if (!profile)
     return step.emitError(llvm::toString(profile.takeError()));
-  sim::CostModel model(std::move(*profile));
+  timing::CostModel model(std::move(*profile));
   sim::SimOptions simOptions;
   simOptions.dataParallelSize = dataParallelSize;
   simOptions.recordEvents = true;

@@ -310,25 +310,25 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
   });
   if (!anyAuto)
     return success();
-  llvm::Expected<sim::HardwareProfile> profile =
-      sim::lookupHardwareProfile(hardware);
+  llvm::Expected<timing::HardwareProfile> profile =
+      timing::lookupHardwareProfile(hardware);
   if (!profile)
     return step.emitError(llvm::toString(profile.takeError()));
-  sim::CostModel model(std::move(*profile));
+  timing::CostModel model(std::move(*profile));
   sim::SimOptions options;
   options.dataParallelSize = dataParallelSize;
   FailureOr<std::unique_ptr<sim::IncrementalSimulation>> simulation =
       sim::IncrementalSimulation::create(step, model, options);
   if (failed(simulation))
     return failure();
-  sim::StepClock &clock = (*simulation)->getClock();
+  timing::StepClock &clock = (*simulation)->getClock();
 
   // The region of a candidate, as the simulator prices the IR
   // rewritePipeline builds (or, for one chunk, the IR as it is): each
   // chunk's GEMM, its collective issued after it, then the waits in order.
-  auto runRegion = [&](sim::StepClock &on, const PipelineCandidate &candidate,
+  auto runRegion = [&](timing::StepClock &on, const PipelineCandidate &candidate,
                        int64_t count, unsigned stream,
-                       const sim::GroupPlacement &placement) {
+                       const timing::GroupPlacement &placement) {
     GemmOp gemm = candidate.gemm;
     Type elementType = gemm.getResult().getType().getElementType();
     int64_t rows = gemm.getM() / count;
@@ -356,9 +356,9 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
     return cast<RankedTensorType>(
         candidate.collective->getResult(0).getType());
   };
-  auto issueGathers = [&](sim::StepClock &on, PipelineCandidate &candidate,
+  auto issueGathers = [&](timing::StepClock &on, PipelineCandidate &candidate,
                           int64_t count, unsigned stream,
-                          const sim::GroupPlacement &placement) {
+                          const timing::GroupPlacement &placement) {
     RankedTensorType type = gathered(candidate);
     double commTime =
         model
@@ -372,7 +372,7 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
       candidate.gatherEnds.push_back(
           on.issueCollective(stream, commTime).end);
   };
-  auto runGatheredGemms = [&](sim::StepClock &on,
+  auto runGatheredGemms = [&](timing::StepClock &on,
                               const PipelineCandidate &candidate) {
     GemmOp gemm = candidate.gemm;
     int64_t count = candidate.gatherEnds.size();
@@ -396,13 +396,13 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
   // auto: the count the rows allow whose region, priced on a copy of the
   // clock, frees the compute stream soonest.
   auto chooseFastest = [&](PipelineCandidate &candidate,
-                           llvm::function_ref<void(sim::StepClock &, int64_t)>
+                           llvm::function_ref<void(timing::StepClock &, int64_t)>
                                runCandidateRegion) {
     double best = std::numeric_limits<double>::infinity();
     for (int64_t count : kAutoSplits) {
       if (!candidate.allows(count))
         continue;
-      sim::StepClock trial = clock;
+      timing::StepClock trial = clock;
       runCandidateRegion(trial, count);
       if (trial.getNow() < best) {
         best = trial.getNow();
@@ -441,7 +441,7 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
       // Split, the all-gather's input is first read by its chunks, where
       // the wait of a bulk collective that produced it goes.
       waitForBulkOperands(&op);
-      FailureOr<std::pair<unsigned, sim::GroupPlacement>> stream =
+      FailureOr<std::pair<unsigned, timing::GroupPlacement>> stream =
           (*simulation)->getCommStream(&op);
       if (failed(stream))
         return failure();
@@ -451,7 +451,7 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
       } else if (!candidate.userSet && !fixedSplits) {
         // Priced as if the GEMM came right after the all-gather, as the
         // importer emits it.
-        chooseFastest(candidate, [&](sim::StepClock &trial, int64_t count) {
+        chooseFastest(candidate, [&](timing::StepClock &trial, int64_t count) {
           issueGathers(trial, candidate, count, stream->first, stream->second);
           runGatheredGemms(trial, candidate);
         });
@@ -468,12 +468,12 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
         !candidates[candidateIt->second].gathersInput()) {
       PipelineCandidate &candidate = candidates[candidateIt->second];
       waitForBulkOperands(candidate.gemm);
-      FailureOr<std::pair<unsigned, sim::GroupPlacement>> stream =
+      FailureOr<std::pair<unsigned, timing::GroupPlacement>> stream =
           (*simulation)->getCommStream(&op);
       if (failed(stream))
         return failure();
       if (!candidate.userSet && !fixedSplits) {
-        chooseFastest(candidate, [&](sim::StepClock &trial, int64_t count) {
+        chooseFastest(candidate, [&](timing::StepClock &trial, int64_t count) {
           runRegion(trial, candidate, count, stream->first, stream->second);
         });
       }
@@ -483,14 +483,14 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
     }
     waitForBulkOperands(&op);
     if (bulkSet.count(&op)) {
-      FailureOr<std::pair<unsigned, sim::GroupPlacement>> stream =
+      FailureOr<std::pair<unsigned, timing::GroupPlacement>> stream =
           (*simulation)->getCommStream(&op);
       if (failed(stream))
         return failure();
       auto collective = cast<CollectiveOpInterface>(op);
       // The size the simulator charges.
       RankedTensorType type = collective.getCostedTensor().getType();
-      sim::CollectiveKind kind = collective.getCostKind();
+      timing::CollectiveKind kind = collective.getCostKind();
       double time =
           model
               .collectiveCost(kind,

@@ -26,6 +26,7 @@ namespace ddp {
 using namespace mlir;
 using namespace ddp;
 using namespace ddp::sim;
+using namespace ddp::timing;
 
 namespace {
 struct SimulatePass : public ddp::impl::SimulateBase<SimulatePass> {

@@ -49,7 +49,7 @@ def DDP_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
         point-to-point transfer). DDP_CollectiveOp declares it from its
         `costKind`, so a collective without one does not compile.
       }],
-      "::ddp::sim::CollectiveKind", "getCostKind">,
+      "::ddp::timing::CollectiveKind", "getCostKind">,
     InterfaceMethod<[{
         The tensor whose bytes the cost model charges, as nccl-tests sizes
         a collective: the payload, except the gathered result of an

@@ -266,7 +266,7 @@ def DDP_GradReadyOp : DDP_ParamUserOp<"grad_ready",
 /// the asynchronous ops it is issued after (`async after %t`).
 ///
 /// `costKind` is how the cost model prices the op (an enumerator of
-/// ddp::sim::CollectiveKind): every collective must name one, so that a new
+/// ddp::timing::CollectiveKind): every collective must name one, so that a new
 /// collective cannot reach the simulator unpriced.
 class DDP_CollectiveOp<string mnemonic, string costKind,
                        list<Trait> traits = []>
@@ -277,8 +277,8 @@ class DDP_CollectiveOp<string mnemonic, string costKind,
   dag commonArgs = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
                         Variadic<DDP_TokenType>:$asyncDependencies);
   let hasVerifier = 1;
-  code costKindDecl = "static ::ddp::sim::CollectiveKind getCostKind() { "
-                      "return ::ddp::sim::CollectiveKind::" # costKind # "; }";
+  code costKindDecl = "static ::ddp::timing::CollectiveKind getCostKind() { "
+                      "return ::ddp::timing::CollectiveKind::" # costKind # "; }";
   // What this rank sends; recv overrides it with what it receives.
   let extraClassDeclaration = costKindDecl # [{
     mlir::TypedValue<mlir::RankedTensorType> getPayload() { return getInput(); }

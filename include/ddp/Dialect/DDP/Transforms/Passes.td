@@ -40,14 +40,14 @@ def Simulate : Pass<"ddp-simulate", "mlir::ModuleOp"> {
            "Simulate this data-parallel size instead of the mesh's: the first "
            "data-parallel mesh axis is resized so that the product of the "
            "data-parallel axes is dp (0 keeps the mesh)">,
-    Option<"algorithm", "algorithm", "::ddp::sim::CollectiveAlgorithm",
-           /*default=*/"::ddp::sim::CollectiveAlgorithm::Auto",
+    Option<"algorithm", "algorithm", "::ddp::timing::CollectiveAlgorithm",
+           /*default=*/"::ddp::timing::CollectiveAlgorithm::Auto",
            "All-reduce algorithm", [{::llvm::cl::values(
-             clEnumValN(::ddp::sim::CollectiveAlgorithm::Ring, "ring",
+             clEnumValN(::ddp::timing::CollectiveAlgorithm::Ring, "ring",
                         "NCCL's ring"),
-             clEnumValN(::ddp::sim::CollectiveAlgorithm::Tree, "tree",
+             clEnumValN(::ddp::timing::CollectiveAlgorithm::Tree, "tree",
                         "NCCL's tree (all-reduce only; others use the ring)"),
-             clEnumValN(::ddp::sim::CollectiveAlgorithm::Auto, "auto",
+             clEnumValN(::ddp::timing::CollectiveAlgorithm::Auto, "auto",
                         "the faster one per collective, as NCCL's tuner "
                         "picks"))}]>,
     Option<"fp8Gemms", "fp8-gemms", "bool", /*default=*/"false",

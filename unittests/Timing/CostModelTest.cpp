@@ -8,7 +8,8 @@
 #include "gtest/gtest.h"
 
 using namespace ddp::sim;
-using namespace ddp::sim::test;
+using namespace ddp::timing;
+using namespace ddp::timing::test;
 
 namespace {
 constexpr double kGiB = 1073741824.0;

@@ -2,9 +2,9 @@
 
 #include "TestProfiles.h"
 
-using namespace ddp::sim;
+using namespace ddp::timing;
 
-HardwareProfile ddp::sim::test::makeUnitProfile() {
+HardwareProfile ddp::timing::test::makeUnitProfile() {
   HardwareProfile p;
   p.name = "unit";
   p.gpusPerNode = 8;
@@ -25,7 +25,7 @@ HardwareProfile ddp::sim::test::makeUnitProfile() {
   return p;
 }
 
-HardwareProfile ddp::sim::test::makeWorkedExampleProfile() {
+HardwareProfile ddp::timing::test::makeWorkedExampleProfile() {
   HardwareProfile p = makeUnitProfile();
   p.name = "worked-example";
   p.intraNodeBusBandwidth = 100e9;

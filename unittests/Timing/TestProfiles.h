@@ -1,11 +1,11 @@
 //===- TestProfiles.h - Profiles with round numbers for tests ---*- C++ -*-===//
 
-#ifndef DDP_UNITTESTS_SIM_TESTPROFILES_H
-#define DDP_UNITTESTS_SIM_TESTPROFILES_H
+#ifndef DDP_UNITTESTS_TIMING_TESTPROFILES_H
+#define DDP_UNITTESTS_TIMING_TESTPROFILES_H
 
 #include "ddp/Timing/HardwareProfile.h"
 
-namespace ddp::sim::test {
+namespace ddp::timing::test {
 
 /// A machine whose times are easy to compute by hand: 1 TFLOP/s in every
 /// dtype reached by every GEMM shape (1x1 tiles, one unit, no K penalty),
@@ -18,6 +18,6 @@ HardwareProfile makeUnitProfile();
 /// 10 us base latency, 2 us per hop inside a node and 20 us across nodes.
 HardwareProfile makeWorkedExampleProfile();
 
-} // namespace ddp::sim::test
+} // namespace ddp::timing::test
 
-#endif // DDP_UNITTESTS_SIM_TESTPROFILES_H
+#endif // DDP_UNITTESTS_TIMING_TESTPROFILES_H

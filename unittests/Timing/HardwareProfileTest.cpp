@@ -9,7 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-using namespace ddp::sim;
+using namespace ddp::timing;
 using ::testing::HasSubstr;
 
 namespace {
