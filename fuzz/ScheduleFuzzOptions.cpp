@@ -179,6 +179,14 @@ SmallVector<std::string> ddp::fuzz::findUnfuzzedOptions(StringRef printed) {
   return missing;
 }
 
+std::string ddp::fuzz::getSchedulePipelineText(StringRef scheduleOptions,
+                                               StringRef simulateOptions,
+                                               StringRef lowerOptions) {
+  return getPipelineText({"ddp-schedule", false}, scheduleOptions) + ", " +
+         getPipelineText({"ddp-simulate", false}, simulateOptions) + ", " +
+         getPipelineText({"ddp-lower-to-runtime", false}, lowerOptions);
+}
+
 std::string ddp::fuzz::getPipelineText(const PassAlone &pass,
                                        StringRef options) {
   std::string text = pass.name.str() + "{" + options.str() + "}";

@@ -65,6 +65,12 @@ llvm::SmallVector<std::string> getPrintedOptionNames(llvm::StringRef printed);
 /// The names in `printed` that neither table lists.
 llvm::SmallVector<std::string> findUnfuzzedOptions(llvm::StringRef printed);
 
+/// What runs for a first byte below 128: ddp-schedule, ddp-simulate and
+/// ddp-lower-to-runtime with these options, as getPipelineText writes it.
+std::string getSchedulePipelineText(llvm::StringRef scheduleOptions,
+                                    llvm::StringRef simulateOptions,
+                                    llvm::StringRef lowerOptions);
+
 /// `pass` with `options` as the passes of a textual pipeline that
 /// mlir::parsePassPipeline adds to a pass manager on builtin.module (nested
 /// in func.func where the pass runs there). Not wrapped in

@@ -68,9 +68,8 @@ static std::string getPipeline(uint8_t choice,
   PassAlone schedule{"ddp-schedule", false};
   PassAlone simulate{"ddp-simulate", false};
   PassAlone lower{"ddp-lower-to-runtime", false};
-  return "ddp-schedule{" + withOptions(schedule) + "}, ddp-simulate{" +
-         withOptions(simulate) + "}, ddp-lower-to-runtime{" +
-         withOptions(lower) + "}";
+  return getSchedulePipelineText(withOptions(schedule), withOptions(simulate),
+                                 withOptions(lower));
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -78,6 +77,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < header)
     return -1;
   static bool registered = [] {
+    // The passes' tests, and so the seeds, hold ops of other dialects
+    // (`test.if`), as steps may.
+    getContext().allowUnregisteredDialects();
     ddp::registerDDPPasses();
     ddp::registerDDPConversionPasses();
     ddp::registerDDPSchedulePipeline();
@@ -91,7 +93,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return -1;
   MLIRContext *context = &getContext();
   // DDP_FUZZ_VERBOSE=1 when replaying an input: what runs, and why it stops.
-  static const bool verbose = std::getenv("DDP_FUZZ_VERBOSE");
+  static const bool verbose = [] {
+    const char *value = std::getenv("DDP_FUZZ_VERBOSE");
+    return value && llvm::StringRef(value) == "1";
+  }();
   std::optional<SilenceDiagnostics> silence;
   if (!verbose)
     silence.emplace(context);

@@ -16,6 +16,14 @@ example=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work/prefix" "$work/build"
 mkdir -p "$work"
 cmake --install "$build" --prefix "$work/prefix" >"$work/install.log"
+# Every ddp header an installed header includes is installed too.
+include=$work/prefix/include
+missing=$(grep -rhoE '#include "ddp/[^"]+"' "$include/ddp" | sed -E 's/#include "(.*)"/\1/' |
+  sort -u | while read -r header; do [[ -f $include/$header ]] || echo "$header"; done)
+if [[ -n $missing ]]; then
+  echo "installed headers include headers that are not installed: $missing" >&2
+  exit 1
+fi
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -G Ninja -S "$example" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \

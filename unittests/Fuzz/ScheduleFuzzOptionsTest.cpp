@@ -36,6 +36,7 @@ protected:
   static void SetUpTestSuite() {
     ddp::registerDDPPasses();
     ddp::registerDDPConversionPasses();
+    ddp::registerDDPSchedulePipeline();
   }
 
   /// The passes Passes.td declares, by name, and whether each runs on
@@ -134,6 +135,27 @@ TEST_F(ScheduleFuzzOptionsTest, PassesRunOnTheInputModule) {
                  printed[expected.size()] == ')'))
         << printed;
   }
+}
+
+// The same for the pipeline that runs for a first byte below 128.
+TEST_F(ScheduleFuzzOptionsTest, ThePipelineRunsOnTheInputModule) {
+  OpPassManager pm("builtin.module");
+  std::string errors;
+  llvm::raw_string_ostream errorStream(errors);
+  ASSERT_TRUE(succeeded(parsePassPipeline(
+      getSchedulePipelineText("policy=auto", "", ""), pm, errorStream)))
+      << errors;
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  pm.printAsTextualPipeline(os);
+  // Three passes on the module itself (ddp-schedule runs its own as a
+  // dynamic pipeline), not one pass manager nested in it.
+  EXPECT_EQ(printed.find("builtin.module(builtin.module"), std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("ddp-simulate"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("ddp-lower-to-runtime"), std::string::npos)
+      << printed;
+  EXPECT_EQ(pm.size(), 3u) << printed;
 }
 
 // The check itself: an option the tables do not list is reported.
