@@ -199,6 +199,8 @@ INSTANTIATE_TEST_SUITE_P(RandomSteps, SearchWithSlowdown,
                            std::string slowdown =
                                std::to_string(std::get<1>(info.param));
                            slowdown.erase(slowdown.find_last_not_of('0') + 1);
+                           if (slowdown.back() == '.')
+                             slowdown.pop_back();
                            std::replace(slowdown.begin(), slowdown.end(), '.',
                                         '_');
                            return "seed" +
