@@ -19,6 +19,12 @@
  * Every entry point returns the first failing runtime status (DDPRT_OK when
  * all went well); ddprt_last_error gives the message.
  *
+ * Versioned with the runtime's ABI: ddp_program_init passes the
+ * DDPRT_ABI_VERSION the program was lowered for to ddprt_init, which refuses
+ * any other, so a program and a host built from different headers fail at
+ * init, naming both versions. A change to these entry points bumps
+ * DDPRT_ABI_VERSION in ddprt.h.
+ *
  *===----------------------------------------------------------------------===*/
 
 #ifndef DDP_RUNTIME_DDP_PROGRAM_H
