@@ -28,7 +28,7 @@ ArrayRef<StringRef> ddp::sim::getModelParallelAxisNames() {
   return names;
 }
 
-static bool isModelParallelAxis(StringRef name) {
+bool ddp::sim::isModelParallelAxis(StringRef name) {
   return llvm::is_contained(getModelParallelAxisNames(), name);
 }
 

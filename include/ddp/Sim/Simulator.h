@@ -165,6 +165,8 @@ struct SimResult {
 /// data-parallel (dense data parallelism, and expert parallelism carved out
 /// of it as Megatron does).
 llvm::ArrayRef<llvm::StringRef> getModelParallelAxisNames();
+/// Whether `name` is one of getModelParallelAxisNames().
+bool isModelParallelAxis(llvm::StringRef name);
 
 /// The axis sizes a mesh has when its data-parallel size becomes
 /// `dataParallelSize`: the first (slowest) data-parallel axis absorbs the
