@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!profile)
     return 0;
   llvm::Expected<ddp::timing::HardwareProfile> reread =
-      ddp::timing::parseHardwareProfile(ddp::sim::toJSON(*profile), "fuzz");
+      ddp::timing::parseHardwareProfile(ddp::timing::toJSON(*profile), "fuzz");
   if (!reread)
     ddp::fuzz::reportBug("a hardware profile does not read back");
   return 0;
