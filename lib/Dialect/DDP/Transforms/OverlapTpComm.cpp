@@ -335,9 +335,11 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
     double gemmTime =
         model.gemmTime(rows, gemm.getN(), gemm.getK(),
                        getElementTypeOf(elementType).value_or(ElementType::F32));
+    timing::CollectiveKind kind =
+        CollectiveOpInterface(candidate.collective).getCostKind();
     double commTime =
         model
-            .collectiveCost(CollectiveOpInterface(candidate.collective).getCostKind(),
+            .collectiveCost(kind,
                             getTensorBytes(rows * gemm.getN(), elementType),
                             placement)
             .total();
@@ -360,9 +362,11 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
                           int64_t count, unsigned stream,
                           const timing::GroupPlacement &placement) {
     RankedTensorType type = gathered(candidate);
+    timing::CollectiveKind kind =
+        CollectiveOpInterface(candidate.collective).getCostKind();
     double commTime =
         model
-            .collectiveCost(CollectiveOpInterface(candidate.collective).getCostKind(),
+            .collectiveCost(kind,
                             getTensorBytes(type.getNumElements() / count,
                                            type.getElementType()),
                             placement)
