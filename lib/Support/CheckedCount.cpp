@@ -6,33 +6,29 @@
 
 using namespace ddp;
 
-/// Applies `op` (one of llvm's checked operations) unless either side has
-/// overflowed already.
 template <typename Op>
-static CheckedCount &apply(CheckedCount &self, int64_t &value,
-                           bool &overflowed, CheckedCount other, Op op) {
-  std::optional<int64_t> rhs = other.get();
+CheckedCount &CheckedCount::apply(CheckedCount other, Op op) {
   std::optional<int64_t> result;
-  if (!overflowed && rhs)
-    result = op(value, *rhs);
+  if (!overflowed && !other.overflowed)
+    result = op(value, other.value);
   if (result)
     value = *result;
   else
     overflowed = true;
-  return self;
+  return *this;
 }
 
 CheckedCount &CheckedCount::operator+=(CheckedCount other) {
-  return apply(*this, value, overflowed, other,
+  return apply(other,
                [](int64_t a, int64_t b) { return llvm::checkedAdd(a, b); });
 }
 
 CheckedCount &CheckedCount::operator-=(CheckedCount other) {
-  return apply(*this, value, overflowed, other,
+  return apply(other,
                [](int64_t a, int64_t b) { return llvm::checkedSub(a, b); });
 }
 
 CheckedCount &CheckedCount::operator*=(CheckedCount other) {
-  return apply(*this, value, overflowed, other,
+  return apply(other,
                [](int64_t a, int64_t b) { return llvm::checkedMul(a, b); });
 }

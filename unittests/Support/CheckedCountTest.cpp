@@ -51,6 +51,15 @@ TEST(CheckedCount, OverflowIsSticky) {
   EXPECT_FALSE(other.fits());
 }
 
+// A peak over a step: an overflow is kept, whatever comes after it.
+TEST(CheckedCount, MaxKeepsAnOverflow) {
+  EXPECT_EQ(CheckedCount::max(3, 5).get(), 5);
+  EXPECT_EQ(CheckedCount::max(5, 3).get(), 5);
+  CheckedCount huge = CheckedCount(kMax) + 1;
+  EXPECT_FALSE(CheckedCount::max(huge, 8).fits());
+  EXPECT_FALSE(CheckedCount::max(8, huge).fits());
+}
+
 TEST(CheckedCount, Products) {
   EXPECT_FALSE((CheckedCount(int64_t(1) << 62) * 2).fits());
   EXPECT_FALSE((CheckedCount(kMin) * -1).fits());

@@ -43,8 +43,18 @@ public:
   friend CheckedCount operator*(CheckedCount a, CheckedCount b) {
     return a *= b;
   }
+  /// The larger of the two; one that does not fit is larger than any.
+  static CheckedCount max(CheckedCount a, CheckedCount b) {
+    if (!a.fits() || !b.fits())
+      return !a.fits() ? a : b;
+    return a.value >= b.value ? a : b;
+  }
 
 private:
+  /// `value op other` with one of llvm's checked operations, unless either
+  /// side has overflowed already.
+  template <typename Op> CheckedCount &apply(CheckedCount other, Op op);
+
   int64_t value = 0;
   bool overflowed = false;
 };

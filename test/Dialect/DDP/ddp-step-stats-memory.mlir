@@ -144,3 +144,16 @@ func.func @step(%x: tensor<1073741824xf32>, %y: tensor<8xf32>) -> (tensor<107374
   %b = ddp.all_reduce sum %y over @world[dp] : tensor<8xf32>
   return %a, %b : tensor<1073741824xf32>, tensor<8xf32>
 }
+
+// -----
+
+// Buffers past int64 in all (two inputs of 2^62 bytes and their sum): the
+// runtime memory is not counted, and says why; the rest of the summary is.
+// CHECK-LABEL: mesh: dp=2 (2 ranks)
+// CHECK: runtime memory per rank: not lowerable: the step needs more than 2^63 - 1 bytes per rank for its parameters, buffers, optimizer state and working copies; no rank can hold it
+// CHECK-NEXT: model state per rank
+ddp.mesh @world(dp = 2)
+func.func @step(%x: tensor<1152921504606846976xf32>, %y: tensor<1152921504606846976xf32>) -> tensor<1152921504606846976xf32> {
+  %z = ddp.accumulate %x, %y : tensor<1152921504606846976xf32>
+  return %z : tensor<1152921504606846976xf32>
+}

@@ -71,10 +71,8 @@ getPeakDeterministicReductionBytes(const StoragePlan &plan) {
     CheckedCount bytes = getDeterministicReductionBytes(
         inputType.getElementType(), inputType.getNumElements(),
         numElementsOf(result), getGroupSize(plan.mesh, axes), reduction);
-    CheckedCount held = live + bytes;
     // An overflow stays in `peak`, which the caller reports.
-    if (peak.fits() && (!held.fits() || *held.get() > *peak.get()))
-      peak = held;
+    peak = CheckedCount::max(peak, live + bytes);
     if (!token)
       return;
     live += bytes;
@@ -158,8 +156,7 @@ FailureOr<RuntimeMemory> ddp::estimateRuntimeMemory(const StoragePlan &plan) {
   int64_t gemmLhs = 0, gemmRhs = 0, gemmProduct = 0;
   CheckedCount collective = 0;
   auto growCollective = [&](CheckedCount numel) {
-    if (collective.fits() && (!numel.fits() || *numel.get() > *collective.get()))
-      collective = numel;
+    collective = CheckedCount::max(collective, numel);
   };
   for (Operation &op : body) {
     if (auto gemm = dyn_cast<GemmOp>(op)) {

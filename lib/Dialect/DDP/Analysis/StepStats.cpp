@@ -28,14 +28,9 @@ static std::string getGroupKey(Operation *op,
          joinAxes(collective.getAxesAttr()) + "]";
 }
 
-static int64_t getElementBytes(Type type) {
-  return cast<ShapedType>(type).getElementTypeBitWidth() / 8;
-}
-
-static int64_t getBytes(Type type) {
-  // The dialect bounds each tensor type to less than 2^63 bytes.
-  return cast<ShapedType>(type).getNumElements() * getElementBytes(type);
-}
+/// The verifier gives every ddp tensor a float element type and less than
+/// 2^63 bytes.
+static int64_t getBytes(Type type) { return *getTensorSizeInBytes(type); }
 
 /// The runtime keeps an f32 main copy of these (ApiOptimizer.cpp).
 static bool is16BitFloat(Type type) {
