@@ -1,6 +1,6 @@
 //===- ApiCollectives.cpp - Collectives, point-to-point and handles -------===//
 //
-// All-reduce, reduce-scatter, all-gather, send and receive, and the
+// All-reduce, reduce-scatter, all-gather, send, receive and broadcast, and the
 // handles of asynchronous ones (ddprt_wait, ddprt_join).
 //
 //===----------------------------------------------------------------------===//
@@ -188,6 +188,34 @@ extern "C" ddprt_status ddprt_recv(ddprt_context *context, int32_t group,
   DDPRT_REPORT_IF_ERROR(context,
                         checkBuffer(context, __func__, "result", result,
                                     numel * elementSize(op.dtype)));
+  return issueCollective(context, op, handle);
+}
+
+extern "C" ddprt_status ddprt_broadcast(ddprt_context *context, int32_t group,
+                                        int64_t root, int32_t dtype,
+                                        int64_t numel, const void *input,
+                                        void *result, ddprt_handle *handle) {
+  DDPRT_CHECK_CONTEXT(context);
+  CollectiveOp op;
+  op.kind = CollectiveKind::Broadcast;
+  op.group = group;
+  op.input = input;
+  op.result = result;
+  DDPRT_REPORT_IF_ERROR(context,
+                        prepareCollective(context, __func__, op, dtype, numel));
+  if (root < 0 || root >= op.groupSize)
+    return context->report(
+        invalid(__func__, concat("root ", root, " is not a rank of group '",
+                                 op.groupName, "' of ", op.groupSize,
+                                 " rank(s)")));
+  op.root = root;
+  int64_t bytes = numel * elementSize(op.dtype);
+  // Only the root's input is read.
+  if (op.groupRank == root)
+    DDPRT_REPORT_IF_ERROR(
+        context, checkBuffer(context, __func__, "input", input, bytes));
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkBuffer(context, __func__, "result", result, bytes));
   return issueCollective(context, op, handle);
 }
 

@@ -4,22 +4,6 @@
 
 using namespace ddprt;
 
-const char *ddprt::collectiveName(CollectiveKind kind) {
-  switch (kind) {
-  case CollectiveKind::AllReduce:
-    return "all_reduce";
-  case CollectiveKind::ReduceScatter:
-    return "reduce_scatter";
-  case CollectiveKind::AllGather:
-    return "all_gather";
-  case CollectiveKind::Send:
-    return "send";
-  case CollectiveKind::Recv:
-    return "recv";
-  }
-  return "?";
-}
-
 const char *ddprt::reductionName(int32_t reduction) {
   switch (reduction) {
   case DDPRT_REDUCTION_SUM:
@@ -33,7 +17,7 @@ const char *ddprt::reductionName(int32_t reduction) {
 }
 
 std::string CollectiveOp::describe() const {
-  std::string what = concat(collectiveName(kind), "(");
+  std::string what = concat(ddp::getCollectiveName(kind), "(");
   if (kind == CollectiveKind::AllReduce ||
       kind == CollectiveKind::ReduceScatter)
     what += concat(reductionName(reduction), ", ");
@@ -42,5 +26,7 @@ std::string CollectiveOp::describe() const {
     what += concat(" to group rank ", peer);
   if (kind == CollectiveKind::Recv)
     what += concat(" from group rank ", peer);
+  if (kind == CollectiveKind::Broadcast)
+    what += concat(" from group rank ", root);
   return what + concat(", group '", groupName, "' of ", groupSize, " ranks)");
 }

@@ -10,6 +10,8 @@
 #ifndef DDPRT_BACKEND_H
 #define DDPRT_BACKEND_H
 
+#include "ddp/Runtime/CollectiveKind.h"
+
 #include "Element.h"
 #include "ElementOps.h"
 #include "Mesh.h"
@@ -51,9 +53,10 @@ struct GemmOp {
   std::string label;
 };
 
-enum class CollectiveKind { AllReduce, ReduceScatter, AllGather, Send, Recv };
+/// The collectives of include/ddp/Runtime/Collectives.def, which the
+/// compiler's cost model prices by the same enumerators.
+using ddp::CollectiveKind;
 
-const char *collectiveName(CollectiveKind kind);
 /// "sum", "avg" or "max" for a DDPRT_REDUCTION_*.
 const char *reductionName(int32_t reduction);
 
@@ -71,6 +74,7 @@ struct CollectiveOp {
   const void *input = nullptr;
   void *result = nullptr;
   int64_t peer = 0; // group rank of the peer of a send or recv
+  int64_t root = 0; // group rank whose input a broadcast copies
 
   /// "all_reduce(sum, 1024 x f32, group 'dp')", for messages.
   std::string describe() const;

@@ -27,8 +27,8 @@ double BucketCosts::getBucketIssueTime(unsigned stream, ElementType type,
 double BucketCosts::getCollectiveTime(unsigned stream, ElementType type,
                                       int64_t paddedNumel) const {
   return model.collectiveTime(distributedOptimizer
-                                  ? timing::CollectiveKind::ReduceScatter
-                                  : timing::CollectiveKind::AllReduce,
+                                  ? CollectiveKind::ReduceScatter
+                                  : CollectiveKind::AllReduce,
                               double(paddedNumel) * getElementBytes(type),
                               placement[stream]);
 }
@@ -79,7 +79,7 @@ ShardedTail ShardedTailBuilder::build(unsigned stream, ElementType bucketType,
                                               update.paramType,
                                               update.gradType);
     group.gather = model.collectiveTime(
-        timing::CollectiveKind::AllGather,
+        CollectiveKind::AllGather,
         double(paddedNumel) * getElementBytes(update.paramType),
         costs.placement[stream]);
     // Simulator: the parameters are stored in the gathered bucket
@@ -90,7 +90,7 @@ ShardedTail ShardedTailBuilder::build(unsigned stream, ElementType bucketType,
   // Simulator: the all-reduce of the shard, in the bucket's type.
   if (costs.numInstances > 1)
     tail.acrossInstances =
-        model.collectiveTime(timing::CollectiveKind::AllReduce,
+        model.collectiveTime(CollectiveKind::AllReduce,
                              shardNumel * getElementBytes(bucketType),
                              costs.placement[costs.acrossInstancesStream]);
   return tail;

@@ -119,7 +119,7 @@ json::Value ddp::sim::buildJsonReport(const SimResult &result,
     const CollectiveRecord &record = *event.collective;
     collectives.push_back(json::Object{
         {"op", event.name},
-        {"kind", stringifyCollectiveKind(record.kind)},
+        {"kind", getCollectiveName(record.kind)},
         {"tid", static_cast<int64_t>(event.stream)},
         {"async", record.async},
         {"bytes", record.bytes},

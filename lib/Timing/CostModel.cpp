@@ -9,21 +9,8 @@
 #include <cmath>
 
 using namespace llvm;
+using namespace ddp;
 using namespace ddp::timing;
-
-StringRef ddp::timing::stringifyCollectiveKind(CollectiveKind kind) {
-  switch (kind) {
-  case CollectiveKind::AllReduce:
-    return "all_reduce";
-  case CollectiveKind::ReduceScatter:
-    return "reduce_scatter";
-  case CollectiveKind::AllGather:
-    return "all_gather";
-  case CollectiveKind::SendRecv:
-    return "send_recv";
-  }
-  llvm_unreachable("unknown collective kind");
-}
 
 StringRef ddp::timing::stringifyCollectiveAlgorithm(CollectiveAlgorithm algo) {
   switch (algo) {
@@ -45,13 +32,25 @@ GroupPlacement GroupPlacement::consecutive(int64_t ranks, int64_t gpusPerNode) {
 double ddp::timing::getBusFactor(CollectiveKind kind, int64_t ranks) {
   double n = static_cast<double>(ranks);
   switch (kind) {
-  case CollectiveKind::AllReduce:
-    return 2 * (n - 1) / n;
-  case CollectiveKind::ReduceScatter:
-  case CollectiveKind::AllGather:
-    return (n - 1) / n;
-  case CollectiveKind::SendRecv:
-    return 1;
+#define DDP_COLLECTIVE(Enumerator, Name, BusFactor, Steps, InterSteps)          \
+  case CollectiveKind::Enumerator:                                             \
+    return BusFactor;
+#include "ddp/Runtime/Collectives.def"
+  }
+  llvm_unreachable("unknown collective kind");
+}
+
+/// The hops of a ring and those that cross nodes (NCCL's nsteps and
+/// nInterSteps), as Collectives.def gives them.
+static std::pair<int64_t, int64_t> getRingSteps(CollectiveKind kind,
+                                                const GroupPlacement &group) {
+  double n = static_cast<double>(group.ranks);
+  double nodes = static_cast<double>(group.nodes);
+  switch (kind) {
+#define DDP_COLLECTIVE(Enumerator, Name, BusFactor, Steps, InterSteps)          \
+  case CollectiveKind::Enumerator:                                             \
+    return {static_cast<int64_t>(Steps), static_cast<int64_t>(InterSteps)};
+#include "ddp/Runtime/Collectives.def"
   }
   llvm_unreachable("unknown collective kind");
 }
@@ -139,23 +138,8 @@ CollectiveCost CostModel::ringCost(CollectiveKind kind, double bytes,
   cost.busBandwidth = busBandwidth(group);
   cost.transfer = bytes * getBusFactor(kind, group.ranks) / cost.busBandwidth;
   // One hop per ring step; the steps that cross a node boundary pay the
-  // network's latency (NCCL: nsteps and nInterSteps).
-  int64_t steps, interSteps;
-  switch (kind) {
-  case CollectiveKind::AllReduce:
-    steps = 2 * (group.ranks - 1);
-    interSteps = 2 * (group.nodes - 1);
-    break;
-  case CollectiveKind::ReduceScatter:
-  case CollectiveKind::AllGather:
-    steps = group.ranks - 1;
-    interSteps = group.nodes - 1;
-    break;
-  case CollectiveKind::SendRecv:
-    steps = 1;
-    interSteps = group.spansNodes() ? 1 : 0;
-    break;
-  }
+  // network's latency.
+  auto [steps, interSteps] = getRingSteps(kind, group);
   cost.latency = hardware.collectiveBaseLatency +
                  (steps - interSteps) * hardware.intraNodeHopLatency +
                  interSteps * hardware.interNodeHopLatency;

@@ -272,6 +272,20 @@ static Status prepareAllGather(const CollectiveOp &op,
   return Status::ok();
 }
 
+/// MPI broadcasts in place: the root first copies its input into the result,
+/// which every rank then receives into.
+static Status prepareBroadcast(const CollectiveOp &op,
+                               PreparedCollective &prepared) {
+  DDPRT_RETURN_IF_ERROR(checkCount(op, op.numel));
+  prepared.count = int(op.numel);
+  prepared.type = mpiType(op.dtype);
+  prepared.typeName = mpiTypeName(op.dtype);
+  prepared.receive = op.result;
+  if (op.groupRank == op.root && op.input != op.result)
+    std::memmove(op.result, op.input, size_t(op.numel * elementSize(op.dtype)));
+  return Status::ok();
+}
+
 /// Issues the op on `group`: blocking when `request` is null, else posted.
 static Status issueOnCommThread(const CollectiveOp &op, MPI_Comm group,
                                 PreparedCollective &prepared,
@@ -351,6 +365,15 @@ static Status issueOnCommThread(const CollectiveOp &op, MPI_Comm group,
         concat("MPI_Irecv(buf=", pointerText(op.result), ", count=", p.count,
                ", datatype=", p.typeName, ", source=", peer, ", tag=0, ", comm,
                ")"));
+  case CollectiveKind::Broadcast:
+    return checkMpi(
+        request ? MPI_Ibcast(p.receive, p.count, p.type, int(op.root), group,
+                             request)
+                : MPI_Bcast(p.receive, p.count, p.type, int(op.root), group),
+        concat(request ? "MPI_Ibcast" : "MPI_Bcast",
+               "(buffer=", pointerText(p.receive), ", count=", p.count,
+               ", datatype=", p.typeName, ", root=", op.root, ", ", comm,
+               ")"));
   }
   return makeError(DDPRT_ERROR_INTERNAL, "unknown collective");
 }
@@ -358,7 +381,7 @@ static Status issueOnCommThread(const CollectiveOp &op, MPI_Comm group,
 Status CpuBackend::collective(const CollectiveOp &op,
                               std::unique_ptr<AsyncOp> *async) {
   CommTask task;
-  task.traceName = collectiveName(op.kind);
+  task.traceName = ddp::getCollectiveName(op.kind);
   task.description = op.describe();
   if (env.trace.isEnabled()) {
     TraceArgs args;
@@ -369,6 +392,8 @@ Status CpuBackend::collective(const CollectiveOp &op,
         .add("async", int64_t(async != nullptr));
     if (op.kind == CollectiveKind::Send || op.kind == CollectiveKind::Recv)
       args.add("peer", op.peer);
+    if (op.kind == CollectiveKind::Broadcast)
+      args.add("root", op.root);
     task.traceArgs = args.str();
   }
   // Synchronous collectives block the communication thread (the compute
@@ -406,6 +431,9 @@ Status CpuBackend::collective(const CollectiveOp &op,
     }
     case CollectiveKind::AllGather:
       DDPRT_RETURN_IF_ERROR(prepareAllGather(op, *prepared));
+      break;
+    case CollectiveKind::Broadcast:
+      DDPRT_RETURN_IF_ERROR(prepareBroadcast(op, *prepared));
       break;
     case CollectiveKind::Send:
     case CollectiveKind::Recv:

@@ -275,6 +275,33 @@ Status CudaBackend::issueCollective(const CollectiveOp &op) {
                             op.numel, ", datatype=", ncclTypeName(op.dtype),
                             ", peer=", op.peer, where),
                      comm);
+  case CollectiveKind::Broadcast: {
+    // NCCL reads sendbuff on the root only; in place is sendbuff ==
+    // recvbuff, and a partial overlap goes through a copy.
+    int64_t bytes = op.numel * elementBytes;
+    bool root = op.groupRank == op.root;
+    const void *send = root ? op.input : op.result;
+    void *copyOfInput = nullptr;
+    if (root && op.input != op.result &&
+        overlaps(op.input, bytes, op.result, bytes)) {
+      DDPRT_RETURN_IF_ERROR(scratch(bytes, &copyOfInput));
+      DDPRT_RETURN_IF_ERROR(
+          checkCuda(cudaMemcpyAsync(copyOfInput, op.input, size_t(bytes),
+                                    cudaMemcpyDeviceToDevice, commStream),
+                    "cudaMemcpyAsync(broadcast overlapping input)"));
+      send = copyOfInput;
+    }
+    DDPRT_RETURN_IF_ERROR(checkNccl(
+        ncclBroadcast(send, op.result, size_t(op.numel), ncclType(op.dtype),
+                      int(op.root), comm, commStream),
+        concat("ncclBroadcast(sendbuff=", send, ", recvbuff=", op.result,
+               ", count=", op.numel, ", datatype=", ncclTypeName(op.dtype),
+               ", root=", op.root, where),
+        comm));
+    if (copyOfInput)
+      cudaFreeAsync(copyOfInput, commStream);
+    return Status::ok();
+  }
   }
   return makeError(DDPRT_ERROR_INTERNAL, "unknown collective");
 }
@@ -311,7 +338,7 @@ Status CudaBackend::flushPointToPoint() {
     status = ended;
   std::string names;
   for (auto &[op, done] : held) {
-    names += (names.empty() ? "" : "+") + std::string(collectiveName(op.kind));
+    names += (names.empty() ? "" : "+") + std::string(ddp::getCollectiveName(op.kind));
     cudaEventRecord(done, commStream);
   }
   endSpan(span, commStream, names, TraceCategory::Comm, 1,
@@ -351,7 +378,7 @@ Status CudaBackend::collective(const CollectiveOp &op,
       cudaEventDestroy(ready);
       cudaEvent_t span = beginSpan(commStream);
       status = issueCollective(op);
-      endSpan(span, commStream, collectiveName(op.kind), TraceCategory::Comm, 1,
+      endSpan(span, commStream, ddp::getCollectiveName(op.kind), TraceCategory::Comm, 1,
               collectiveArgs(op, async != nullptr));
       cudaEventRecord(done, commStream);
       watchCommStream(op.describe());

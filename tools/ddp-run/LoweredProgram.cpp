@@ -34,8 +34,8 @@ ddp::lowerToRuntime(ModuleOp module, const LowerDDPToRuntimeOptions &options) {
 static llvm::orc::SymbolMap
 getRuntimeSymbols(llvm::orc::MangleAndInterner interner) {
   llvm::orc::SymbolMap symbols;
-#define DDPRT_ENTRY_POINT(Enumerator, SymbolName, Function)                    \
-  symbols[interner(SymbolName)] = {                                            \
+#define DDPRT_ENTRY_POINT(Enumerator, Result, Function, Parameters)            \
+  symbols[interner(#Function)] = {                                             \
       llvm::orc::ExecutorAddr::fromPtr(&Function),                             \
       llvm::JITSymbolFlags::Exported};
 #include "ddp/Runtime/RuntimeFunctions.def"

@@ -112,6 +112,14 @@ TEST_F(ArgumentTest, GroupsAndPeers) {
       ddprt_send(context, groupOf("dp"), 2, DDPRT_DTYPE_F32, 16, data, nullptr),
       DDPRT_ERROR_INVALID_ARGUMENT,
       "offset 2 addresses this rank itself in group 'dp' of 2");
+  // Group 'dp' has 2 ranks whatever the world size (dpSizeForWorld).
+  expectError(ddprt_broadcast(context, groupOf("dp"), 2, DDPRT_DTYPE_F32, 16,
+                              data, data, nullptr),
+              DDPRT_ERROR_INVALID_ARGUMENT,
+              "root 2 is not a rank of group 'dp' of 2 rank(s)");
+  expectError(ddprt_broadcast(context, groupOf("dp"), -1, DDPRT_DTYPE_F32, 16,
+                              data, data, nullptr),
+              DDPRT_ERROR_INVALID_ARGUMENT, "root -1 is not a rank");
   // On 2 ranks tp has one rank: no peer at all.
   if (ddprt::test::worldSize() == 2)
     expectError(ddprt_recv(context, groupOf("tp"), 1, DDPRT_DTYPE_F32, 16, data,

@@ -268,6 +268,62 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
+enum class Root { First, Last };
+using BroadcastParams =
+    std::tuple<int32_t, const char *, Root, bool, Placement>;
+
+class BroadcastTest : public RuntimeSuite,
+                      public ::testing::WithParamInterface<BroadcastParams> {};
+
+/// Every rank ends with the root's contribution bit for bit; the others'
+/// inputs hold their own values, which must not leak into the result.
+TEST_P(BroadcastTest, EveryRankGetsTheRootsTensor) {
+  auto [dtype, axes, whichRoot, async, placement] = GetParam();
+  ExpectedGroup expected = expectedGroup(axes);
+  int64_t root =
+      whichRoot == Root::First ? 0 : int64_t(expected.members.size()) - 1;
+  const int64_t numel = 2053;
+  void *input = upload(dtype, contributions(ddprt::test::worldRank(), numel));
+  void *result = input;
+  if (placement == Placement::Separate) {
+    DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, numel, &result));
+  }
+  ddprt_handle handle = 0;
+  DDPRT_EXPECT_OK(context,
+                  ddprt_broadcast(context, groupOf(axes), root, dtype, numel,
+                                  input, result, async ? &handle : nullptr));
+  if (async) {
+    DDPRT_EXPECT_OK(context, ddprt_wait(context, handle));
+  }
+  EXPECT_EQ(download(dtype, result, numel),
+            contributions(expected.members[size_t(root)], numel));
+  DDPRT_EXPECT_OK(context, ddprt_free(context, input));
+  if (result != input) {
+    DDPRT_EXPECT_OK(context, ddprt_free(context, result));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, BroadcastTest,
+    ::testing::Combine(::testing::ValuesIn(allDTypes),
+                       ::testing::ValuesIn(allGroups),
+                       ::testing::Values(Root::First, Root::Last),
+                       ::testing::Bool(),
+                       ::testing::Values(Placement::Separate,
+                                         Placement::InPlace)),
+    [](const ::testing::TestParamInfo<BroadcastParams> &info) {
+      const BroadcastParams &p = info.param;
+      std::string name =
+          std::string(dtypeLabel(std::get<0>(p))) + "_" + std::get<1>(p) +
+          (std::get<2>(p) == Root::First ? "_root_first" : "_root_last") +
+          (std::get<3>(p) ? "_async" : "_sync") +
+          (std::get<4>(p) == Placement::InPlace ? "_inplace" : "");
+      for (char &c : name)
+        if (c == ',')
+          c = '_';
+      return name;
+    });
+
 class SixteenBitReductionTest : public RuntimeSuite {};
 
 /// 16-bit reductions accumulate in f32 and round once: summed pairwise in

@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 
 using namespace ddp::sim;
+using namespace ddp;
 using namespace ddp::timing;
 using namespace ddp::timing::test;
 
@@ -18,7 +19,23 @@ TEST(CostModel, BusFactorsAreThoseOfNcclTests) {
   EXPECT_DOUBLE_EQ(getBusFactor(CollectiveKind::AllReduce, 8), 2.0 * 7 / 8);
   EXPECT_DOUBLE_EQ(getBusFactor(CollectiveKind::ReduceScatter, 8), 7.0 / 8);
   EXPECT_DOUBLE_EQ(getBusFactor(CollectiveKind::AllGather, 4), 3.0 / 4);
-  EXPECT_DOUBLE_EQ(getBusFactor(CollectiveKind::SendRecv, 4), 1.0);
+  EXPECT_DOUBLE_EQ(getBusFactor(CollectiveKind::Send, 4), 1.0);
+  EXPECT_DOUBLE_EQ(getBusFactor(CollectiveKind::Recv, 4), 1.0);
+  EXPECT_DOUBLE_EQ(getBusFactor(CollectiveKind::Broadcast, 8), 1.0);
+}
+
+TEST(CostModel, BroadcastIsAChainFromTheRoot) {
+  CostModel model(makeWorkedExampleProfile(), CollectiveAlgorithm::Ring);
+  CollectiveCost cost = model.collectiveCost(
+      CollectiveKind::Broadcast, kGiB, GroupPlacement::consecutive(8, 8));
+  // Every rank receives 1 GiB once at 100 GB/s; the last after 7 hops:
+  // 10 us + 7 * 2 us.
+  EXPECT_DOUBLE_EQ(cost.transfer, kGiB / 100e9);
+  EXPECT_DOUBLE_EQ(cost.latency, 24e-6);
+  // Over two nodes one hop of the chain crosses the network (20 us).
+  CollectiveCost across = model.collectiveCost(
+      CollectiveKind::Broadcast, kGiB, GroupPlacement::consecutive(16, 8));
+  EXPECT_DOUBLE_EQ(across.latency, (10 + 14 * 2 + 20) * 1e-6);
 }
 
 TEST(CostModel, RingAllReduceOf1GiBOver8RanksInOneNode) {
@@ -143,7 +160,7 @@ TEST(CostModel, ReduceScatterAndAllGatherMoveHalfOfAnAllReduce) {
 
 TEST(CostModel, SendRecvCrossingNodesPaysOneNetworkHop) {
   CostModel model(makeWorkedExampleProfile());
-  CollectiveCost cost = model.collectiveCost(CollectiveKind::SendRecv, 1e6,
+  CollectiveCost cost = model.collectiveCost(CollectiveKind::Send, 1e6,
                                              placeGroup({4, 8}, {0}, 8));
   EXPECT_DOUBLE_EQ(cost.latency, 30e-6);
   EXPECT_DOUBLE_EQ(cost.transfer, 1e6 / 25e9);

@@ -31,7 +31,7 @@ llvm::StringRef stringifyEventCategory(EventCategory category);
 
 /// What the simulator priced for a collective.
 struct CollectiveRecord {
-  timing::CollectiveKind kind = timing::CollectiveKind::AllReduce;
+  CollectiveKind kind = CollectiveKind::AllReduce;
   /// nccl-tests size of the collective (see CostModel::collectiveCost).
   double bytes = 0;
   timing::CollectiveCost cost;

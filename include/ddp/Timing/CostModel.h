@@ -18,7 +18,7 @@
 #ifndef DDP_TIMING_COSTMODEL_H
 #define DDP_TIMING_COSTMODEL_H
 
-#include "ddp/Timing/CollectiveKind.h"
+#include "ddp/Runtime/CollectiveKind.h"
 #include "ddp/Timing/HardwareProfile.h"
 
 #include <cstdint>

@@ -102,6 +102,20 @@ struct RecvLowering : StepOpPattern<RecvOp> {
   }
 };
 
+struct BroadcastLowering : StepOpPattern<BroadcastOp> {
+  using StepOpPattern::StepOpPattern;
+  void lower(BroadcastOp op, Adaptor adaptor,
+             StepOpLowering &step) const override {
+    step.callCollective(
+        RuntimeFunction::Broadcast,
+        {step.context(), step.getGroup(), step.i64(op.getRoot()),
+         step.i32(getDType(op.getInput())),
+         step.i64(ddp::getNumElements(op.getInput().getType())),
+         adaptor.getInput(), step.result()},
+        adaptor.getAsyncDependencies());
+  }
+};
+
 struct WaitLowering : StepOpPattern<WaitOp> {
   using StepOpPattern::StepOpPattern;
   void lower(WaitOp op, Adaptor adaptor, StepOpLowering &step) const override {
@@ -139,6 +153,7 @@ void ddp::populateCollectivePatterns(const LLVMTypeConverter &converter,
                                      RewritePatternSet &patterns,
                                      ProgramLowering::Impl &program) {
   patterns.add<AllReduceLowering, ReduceScatterLowering, AllGatherLowering,
-               SendLowering, RecvLowering, WaitLowering, JoinLowering>(
+               SendLowering, RecvLowering, BroadcastLowering, WaitLowering,
+               JoinLowering>(
       converter, program);
 }

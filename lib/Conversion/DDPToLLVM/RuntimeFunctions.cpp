@@ -6,17 +6,9 @@
 #include "llvm/Support/ErrorHandling.h"
 
 #include <cstddef>
-#include <string_view>
 
 using namespace mlir;
 using namespace ddp;
-
-// The table pairs each symbol-name constant with the function it names; a
-// typo on either side stops the build here.
-#define DDPRT_ENTRY_POINT(Enumerator, SymbolName, Function)                    \
-  static_assert(std::string_view(SymbolName) == #Function,                     \
-                #SymbolName " does not name " #Function);
-#include "ddp/Runtime/RuntimeFunctions.def"
 
 // getRuntimeTensorType spells the layout of ddprt_tensor as LLVM sees it.
 static_assert(offsetof(ddprt_tensor, data) == 0 &&
@@ -28,9 +20,9 @@ static_assert(offsetof(ddprt_tensor, data) == 0 &&
 
 StringRef ddp::getRuntimeFunctionName(RuntimeFunction function) {
   switch (function) {
-#define DDPRT_ENTRY_POINT(Enumerator, SymbolName, Function)                    \
+#define DDPRT_ENTRY_POINT(Enumerator, Result, Function, Parameters)            \
   case RuntimeFunction::Enumerator:                                            \
-    return SymbolName;
+    return #Function;
 #include "ddp/Runtime/RuntimeFunctions.def"
   }
   llvm_unreachable("unknown runtime function");
@@ -39,7 +31,7 @@ StringRef ddp::getRuntimeFunctionName(RuntimeFunction function) {
 LLVM::LLVMFunctionType ddp::getRuntimeFunctionType(RuntimeFunction function,
                                                    MLIRContext *context) {
   switch (function) {
-#define DDPRT_ENTRY_POINT(Enumerator, SymbolName, Function)                    \
+#define DDPRT_ENTRY_POINT(Enumerator, Result, Function, Parameters)            \
   case RuntimeFunction::Enumerator:                                            \
     return getLLVMFunctionType<decltype(Function)>(context);
 #include "ddp/Runtime/RuntimeFunctions.def"

@@ -232,6 +232,30 @@ func.func @step(%x: tensor<4xf32>) {
 
 // -----
 
+// A broadcast passes its root (an i64 group rank), the dtype (bf16 is 2),
+// the element count, its input and its result buffer, and a handle slot
+// when asynchronous.
+
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK-DAG: %[[ROOT:.*]] = llvm.mlir.constant(2 : i64) : i64
+// CHECK-DAG: %[[BF16:.*]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK-DAG: %[[NUMEL:.*]] = llvm.mlir.constant(12 : i64) : i64
+// CHECK: llvm.call @ddprt_broadcast(%{{[a-z0-9]+}}, %{{[0-9]+}}, %[[ROOT]], %[[BF16]], %[[NUMEL]], %{{[0-9]+}}, %{{[0-9]+}}, %[[NULL:[0-9]+]])
+// CHECK: llvm.call @ddprt_broadcast(%{{[a-z0-9]+}}, %{{[0-9]+}}, %[[ROOT]], %[[BF16]], %[[NUMEL]], %{{[0-9]+}}, %{{[0-9]+}}, %[[SLOT:[0-9]+]])
+// CHECK: llvm.load %[[SLOT]]
+// CHECK: llvm.call @ddprt_wait(
+
+ddp.mesh @world(dp = 3)
+
+func.func @step(%x: tensor<3x4xbf16>) {
+  %b = ddp.broadcast %x root 2 over @world[dp] : tensor<3x4xbf16>
+  %c, %t = ddp.broadcast %b root 2 over @world[dp] async : tensor<3x4xbf16>
+  ddp.wait %t
+  return
+}
+
+// -----
+
 // Compute ops pass their operands as ddprt_tensor arrays on the stack, one
 // array per kind for the whole step; joins pass an array of handles;
 // reductions are DDPRT_REDUCTION_SUM (0) and _MAX (2).

@@ -437,6 +437,33 @@ func.func @f() {
 
 // -----
 
+ddp.mesh @world(dp = 3, tp = 2)
+func.func @f(%x: tensor<16xf32>) {
+  // expected-error @+1 {{'ddp.broadcast' op root 3 is not a rank of its group of 3; group ranks are 0 to 2}}
+  %b = ddp.broadcast %x root 3 over @world[dp] : tensor<16xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 3)
+func.func @f(%x: tensor<16xf32>) {
+  // expected-error @+1 {{'ddp.broadcast' op attribute 'root' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  %b = ddp.broadcast %x root -1 over @world[dp] : tensor<16xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 3)
+func.func @f(%x: tensor<16xf32>) {
+  // expected-error @+1 {{'ddp.broadcast' op failed to verify that all of {input, result} have same type}}
+  %b = "ddp.broadcast"(%x) <{mesh = @world, axes = ["dp"], root = 0 : i64}> : (tensor<16xf32>) -> tensor<16xbf16>
+  return
+}
+
+// -----
+
 func.func @f(%t: !ddp.token) {
   // expected-error @+1 {{'ddp.wait' op waits on a block argument; tokens must come from an asynchronous op or a ddp.join}}
   ddp.wait %t

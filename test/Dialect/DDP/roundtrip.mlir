@@ -61,6 +61,11 @@ func.func @collectives(%g: tensor<64xf32>, %m: tensor<4x8xbf16>) {
   ddp.send %m to 1 over @world[tp] : tensor<4x8xbf16>
   // CHECK: ddp.recv from 1 over @world[tp] : tensor<4x8xbf16>
   %rv2 = ddp.recv from 1 over @world[tp] : tensor<4x8xbf16>
+  // CHECK: ddp.broadcast %{{.*}} root 1 over @world[tp] : tensor<4x8xbf16>
+  %bc = ddp.broadcast %m root 1 over @world[tp] : tensor<4x8xbf16>
+  // CHECK: ddp.broadcast %{{.*}} root 0 over @world[dp, tp] async : tensor<64xf32>
+  %bc2, %tb = ddp.broadcast %g root 0 over @world[dp, tp] async : tensor<64xf32>
+  ddp.wait %tb
   // CHECK: %[[J:.*]] = ddp.join %[[T0]], %{{.*}}, %{{.*}}
   %j = ddp.join %t0, %t1, %t2
   // CHECK: %{{.*}}, %[[T4:.*]] = ddp.all_gather %{{.*}} over @world[tp] async after %[[J]] : tensor<4x8xbf16> -> tensor<8x8xbf16>

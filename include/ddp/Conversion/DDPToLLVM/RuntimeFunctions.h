@@ -1,9 +1,9 @@
 //===- RuntimeFunctions.h - Runtime entry points in LLVM IR -----*- C++ -*-===//
 //
 // Names and LLVM types of the entry points of libddprt, both taken from the
-// ABI header: the name from its DDPRT_SYM_* constant, the type derived from
-// the C prototype, so that a change of the header changes the lowering with
-// it.
+// ABI's one list (RuntimeFunctions.def): the name is the function's, the
+// type derived from its C prototype, so that a change of the ABI changes the
+// lowering with it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,11 +24,11 @@
 namespace ddp {
 
 enum class RuntimeFunction {
-#define DDPRT_ENTRY_POINT(Enumerator, SymbolName, Function) Enumerator,
+#define DDPRT_ENTRY_POINT(Enumerator, Result, Function, Parameters) Enumerator,
 #include "ddp/Runtime/RuntimeFunctions.def"
 };
 
-/// The symbol name of an entry point, as ddprt.h spells it.
+/// The symbol name of an entry point: its C function's name.
 llvm::StringRef getRuntimeFunctionName(RuntimeFunction function);
 
 /// The LLVM type of an entry point, derived from its C prototype.

@@ -152,7 +152,8 @@ FailureOr<RuntimeMemory> ddp::estimateRuntimeMemory(const StoragePlan &plan) {
     bufferBytes += buffer.getBytes();
 
   // The CPU backend keeps one f32 copy per GEMM operand and result (each
-  // grown to the largest) and widens a 16-bit collective's payload.
+  // grown to the largest) and widens a 16-bit collective's payload (as much
+  // as each collective says: getWideningElements).
   int64_t gemmLhs = 0, gemmRhs = 0, gemmProduct = 0;
   CheckedCount collective = 0;
   auto growCollective = [&](CheckedCount numel) {
@@ -165,16 +166,9 @@ FailureOr<RuntimeMemory> ddp::estimateRuntimeMemory(const StoragePlan &plan) {
       gemmLhs = std::max(gemmLhs, numElementsOf(gemm.getLhs()));
       gemmRhs = std::max(gemmRhs, numElementsOf(gemm.getRhs()));
       gemmProduct = std::max(gemmProduct, numElementsOf(gemm.getResult()));
-    } else if (auto reduce = dyn_cast<AllReduceOp>(op)) {
-      if (is16Bit(reduce.getInput().getType()))
-        growCollective(numElementsOf(reduce.getInput()));
-    } else if (auto scatter = dyn_cast<ReduceScatterOp>(op)) {
-      if (is16Bit(scatter.getInput().getType()))
-        growCollective(CheckedCount(numElementsOf(scatter.getInput())) +
-                       numElementsOf(scatter.getResult()));
-    } else if (auto gather = dyn_cast<AllGatherOp>(op)) {
-      if (is16Bit(gather.getInput().getType()))
-        growCollective(numElementsOf(gather.getResult()));
+    } else if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
+      if (is16Bit(collective.getPayload().getType()))
+        growCollective(collective.getWideningElements());
     }
   }
   CheckedCount workingCopyBytes =

@@ -52,8 +52,8 @@ static bool isRuntimeValue(Type type) {
 /// Whether the lowering defines a function named `name`: a runtime entry
 /// point (declared with the type of its C prototype) or the program's.
 static bool isDefinedByLowering(StringRef name) {
-#define DDPRT_ENTRY_POINT(Enumerator, SymbolName, Function)                    \
-  if (name == SymbolName)                                                      \
+#define DDPRT_ENTRY_POINT(Enumerator, Result, Function, Parameters)            \
+  if (name == #Function)                                                       \
     return true;
 #include "ddp/Runtime/RuntimeFunctions.def"
   return name == DDP_PROGRAM_SYM_INIT || name == DDP_PROGRAM_SYM_SETUP ||

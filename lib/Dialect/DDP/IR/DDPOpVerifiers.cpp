@@ -443,6 +443,20 @@ LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyPeerOffset(*this, getOffset(), *groupSize);
 }
 
+LogicalResult BroadcastOp::verify() { return verifyAsyncCollective(*this); }
+
+LogicalResult
+BroadcastOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<int64_t> groupSize = verifyGroup(*this, symbolTable);
+  if (failed(groupSize))
+    return failure();
+  if (getRoot() >= *groupSize)
+    return emitOpError("root ")
+           << getRoot() << " is not a rank of its group of " << *groupSize
+           << "; group ranks are 0 to " << *groupSize - 1;
+  return success();
+}
+
 LogicalResult WaitOp::verify() {
   // Tokens are born in the step itself; one passed in from outside could not
   // be checked for being waited exactly once.

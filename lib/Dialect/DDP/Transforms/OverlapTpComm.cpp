@@ -335,7 +335,7 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
     double gemmTime =
         model.gemmTime(rows, gemm.getN(), gemm.getK(),
                        getElementTypeOf(elementType).value_or(ElementType::F32));
-    timing::CollectiveKind kind =
+    CollectiveKind kind =
         CollectiveOpInterface(candidate.collective).getCostKind();
     double commTime =
         model
@@ -362,7 +362,7 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
                           int64_t count, unsigned stream,
                           const timing::GroupPlacement &placement) {
     RankedTensorType type = gathered(candidate);
-    timing::CollectiveKind kind =
+    CollectiveKind kind =
         CollectiveOpInterface(candidate.collective).getCostKind();
     double commTime =
         model
@@ -494,7 +494,7 @@ LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
       auto collective = cast<CollectiveOpInterface>(op);
       // The size the simulator charges.
       RankedTensorType type = collective.getCostedTensor().getType();
-      timing::CollectiveKind kind = collective.getCostKind();
+      CollectiveKind kind = collective.getCostKind();
       double time =
           model
               .collectiveCost(kind,

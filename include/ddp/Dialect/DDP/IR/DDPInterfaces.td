@@ -45,11 +45,12 @@ def DDP_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
                     "recv), whose size sets the volume of the collective.",
       "::mlir::TypedValue<::mlir::RankedTensorType>", "getPayload">,
     InterfaceMethod<[{
-        How the cost model prices the op (send and recv as one
-        point-to-point transfer). DDP_CollectiveOp declares it from its
-        `costKind`, so a collective without one does not compile.
+        Which collective the op is (include/ddp/Runtime/Collectives.def):
+        the cost model prices it by this kind and the runtime executes it
+        as this kind. DDP_CollectiveOp declares it from its `costKind`, so
+        a collective without one does not compile.
       }],
-      "::ddp::timing::CollectiveKind", "getCostKind">,
+      "::ddp::CollectiveKind", "getCostKind">,
     InterfaceMethod<[{
         The tensor whose bytes the cost model charges, as nccl-tests sizes
         a collective: the payload, except the gathered result of an
@@ -57,6 +58,14 @@ def DDP_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
       }],
       "::mlir::TypedValue<::mlir::RankedTensorType>", "getCostedTensor",
       (ins), [{}], [{ return $_op.getPayload(); }]>,
+    InterfaceMethod<[{
+        The elements the CPU backend converts to f32 to execute the op when
+        its payload is 16-bit (runtime/cpu/CpuCollectives.cpp), which the
+        runtime-memory estimate counts beside the buffers. Every collective
+        states it (no default), so that a new one cannot be estimated at 0
+        by omission.
+      }],
+      "::ddp::CheckedCount", "getWideningElements">,
   ];
 }
 

@@ -4,8 +4,9 @@
 #define DDP_DIALECT_DDP_IR_DDPOPS_H
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Runtime/CollectiveKind.h"
+#include "ddp/Support/CheckedCount.h"
 #include "ddp/Support/ElementType.h"
-#include "ddp/Timing/CollectiveKind.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OpDefinition.h"

@@ -265,10 +265,13 @@ def DDP_GradReadyOp : DDP_ParamUserOp<"grad_ready",
 /// (present when the collective is issued asynchronously) and the tokens of
 /// the asynchronous ops it is issued after (`async after %t`).
 ///
-/// `costKind` is how the cost model prices the op (an enumerator of
-/// ddp::timing::CollectiveKind): every collective must name one, so that a new
-/// collective cannot reach the simulator unpriced.
-class DDP_CollectiveOp<string mnemonic, string costKind,
+/// `costKind` is the op's enumerator of ddp::CollectiveKind
+/// (include/ddp/Runtime/Collectives.def), by which the cost model prices it
+/// and the runtime executes it: every collective must name one, so that a
+/// new collective cannot reach the simulator unpriced. `widening` is the
+/// body of getWideningElements (CollectiveOpInterface): what the CPU backend
+/// converts to f32 for a 16-bit payload, which no collective may leave out.
+class DDP_CollectiveOp<string mnemonic, string costKind, string widening,
                        list<Trait> traits = []>
     : DDP_Op<mnemonic, !listconcat(traits, [
           DDP_OnComputeStream,
@@ -277,8 +280,10 @@ class DDP_CollectiveOp<string mnemonic, string costKind,
   dag commonArgs = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
                         Variadic<DDP_TokenType>:$asyncDependencies);
   let hasVerifier = 1;
-  code costKindDecl = "static ::ddp::timing::CollectiveKind getCostKind() { "
-                      "return ::ddp::timing::CollectiveKind::" # costKind # "; }";
+  code costKindDecl = "static ::ddp::CollectiveKind getCostKind() { "
+                      "return ::ddp::CollectiveKind::" # costKind # "; }\n"
+                      "::ddp::CheckedCount getWideningElements() { " #
+                      widening # " }\n";
   // What this rank sends; recv overrides it with what it receives.
   let extraClassDeclaration = costKindDecl # [{
     mlir::TypedValue<mlir::RankedTensorType> getPayload() { return getInput(); }
@@ -286,7 +291,8 @@ class DDP_CollectiveOp<string mnemonic, string costKind,
 }
 
 def DDP_AllReduceOp : DDP_CollectiveOp<"all_reduce", "AllReduce",
-                                        [AllTypesMatch<["input", "result"]>]> {
+    "return getInput().getType().getNumElements();",
+    [AllTypesMatch<["input", "result"]>]> {
   let summary = "reduce a tensor over a process group, result on every rank";
   let description = [{
     Every rank of the group ends with the elementwise `sum`, average (`avg`)
@@ -325,7 +331,9 @@ def DDP_AllReduceOp : DDP_CollectiveOp<"all_reduce", "AllReduce",
   }];
 }
 
-def DDP_ReduceScatterOp : DDP_CollectiveOp<"reduce_scatter", "ReduceScatter"> {
+def DDP_ReduceScatterOp : DDP_CollectiveOp<"reduce_scatter", "ReduceScatter",
+    "return ::ddp::CheckedCount(getInput().getType().getNumElements()) + "
+    "getResult().getType().getNumElements();"> {
   let summary = "reduce over a group and keep this rank's slice of dim 0";
   let description = [{
     Rank `i` of an `n`-rank group ends with slice `i` of the reduced tensor
@@ -346,7 +354,8 @@ def DDP_ReduceScatterOp : DDP_CollectiveOp<"reduce_scatter", "ReduceScatter"> {
   }];
 }
 
-def DDP_AllGatherOp : DDP_CollectiveOp<"all_gather", "AllGather"> {
+def DDP_AllGatherOp : DDP_CollectiveOp<"all_gather", "AllGather",
+    "return getResult().getType().getNumElements();"> {
   let summary = "concatenate every rank's tensor along dim 0";
   let description = [{
     ```mlir
@@ -370,7 +379,7 @@ def DDP_AllGatherOp : DDP_CollectiveOp<"all_gather", "AllGather"> {
   }];
 }
 
-def DDP_SendOp : DDP_CollectiveOp<"send", "SendRecv"> {
+def DDP_SendOp : DDP_CollectiveOp<"send", "Send", "return 0;"> {
   let summary = "send a tensor to the rank `offset` places further in a group";
   let description = [{
     Rank `i` of an `n`-rank group sends to rank `(i + offset) mod n`. Offsets
@@ -389,7 +398,7 @@ def DDP_SendOp : DDP_CollectiveOp<"send", "SendRecv"> {
   }];
 }
 
-def DDP_RecvOp : DDP_CollectiveOp<"recv", "SendRecv"> {
+def DDP_RecvOp : DDP_CollectiveOp<"recv", "Recv", "return 0;"> {
   let summary = "receive a tensor from the rank `offset` places away in a group";
   let description = [{
     Rank `i` of an `n`-rank group receives from rank `(i + offset) mod n`.
@@ -407,6 +416,32 @@ def DDP_RecvOp : DDP_CollectiveOp<"recv", "SendRecv"> {
   }];
   let extraClassDeclaration = costKindDecl # [{
     mlir::TypedValue<mlir::RankedTensorType> getPayload() { return getResult(); }
+  }];
+}
+
+def DDP_BroadcastOp : DDP_CollectiveOp<"broadcast", "Broadcast", "return 0;",
+                                        [AllTypesMatch<["input", "result"]>]> {
+  let summary = "copy one rank's tensor to every rank of a group";
+  let description = [{
+    Every rank of the group ends with the input of group rank `root`; the
+    other ranks' inputs are not read. Megatron broadcasts a microbatch's
+    data over the tensor-parallel group, and a checkpoint loader the
+    parameters that one rank read. The bytes are copied as they are, so the
+    result is the root's input bitwise on every rank.
+
+    ```mlir
+    %b = ddp.broadcast %x root 0 over @world[tp] : tensor<4096xbf16>
+    %c, %t = ddp.broadcast %y root 2 over @world[dp] async : tensor<16x64xf32>
+    ddp.wait %t
+    ```
+  }];
+  let arguments = !con((ins DDP_Tensor:$input,
+                            ConfinedAttr<I64Attr, [IntNonNegative]>:$root),
+                       commonArgs);
+  let results = (outs DDP_Tensor:$result, Optional<DDP_TokenType>:$token);
+  let assemblyFormat = [{
+    $input `root` $root `over` custom<Group>($mesh, $axes)
+    `` custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($result)
   }];
 }
 
