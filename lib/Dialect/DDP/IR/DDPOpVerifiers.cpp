@@ -5,14 +5,15 @@
 // verifySymbolUses so that they use the verifier's cached symbol tables: a
 // step has thousands of them.
 //
-// Slightly over 600 lines: the verifiers share the group, bucket-extent and
-// parameter helpers at the top, and splitting the optimizer's apart would
-// move those into a header for one caller each.
+// The buckets' and the optimizers' verifiers are in OptimizerVerifiers.cpp;
+// the checks both use are declared in VerifierUtils.h.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Support/FormatNumber.h"
+
+#include "VerifierUtils.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -26,6 +27,7 @@
 
 using namespace mlir;
 using namespace ddp;
+using namespace ddp::detail;
 
 //===----------------------------------------------------------------------===//
 // Shared checks
@@ -37,9 +39,7 @@ static bool isIdentifier(StringRef name) {
   return llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
-/// `%g`, so that diagnostics read `got -0.001` and `got inf`.
-/// Every digit the value needs: `%g` would print a beta of 1.0000001 as 1.
-static std::string formatDouble(double value) {
+std::string ddp::detail::formatDouble(double value) {
   return ddp::formatShortest(value);
 }
 
@@ -102,18 +102,19 @@ static LogicalResult verifyAsyncCollective(Operation *op) {
   return verifyTokenUses(op, async.getAsyncToken());
 }
 
-static FailureOr<ParamOp> lookupParam(Operation *op, FlatSymbolRefAttr name,
-                                      SymbolTableCollection &symbolTable) {
+FailureOr<ParamOp>
+ddp::detail::lookupParam(Operation *op, FlatSymbolRefAttr name,
+                         SymbolTableCollection &symbolTable) {
   auto param = symbolTable.lookupNearestSymbolFrom<ParamOp>(op, name);
   if (!param)
     return op->emitOpError("refers to ") << name << ", which is not a ddp.param";
   return param;
 }
 
-/// The parameter named by `op` must exist and have the shape of `value`.
-static LogicalResult verifyParamShape(Operation *op, FlatSymbolRefAttr name,
-                                      Type value, StringRef what,
-                                      SymbolTableCollection &symbolTable) {
+LogicalResult
+ddp::detail::verifyParamShape(Operation *op, FlatSymbolRefAttr name, Type value,
+                              StringRef what,
+                              SymbolTableCollection &symbolTable) {
   FailureOr<ParamOp> param = lookupParam(op, name, symbolTable);
   if (failed(param))
     return failure();
@@ -126,11 +127,9 @@ static LogicalResult verifyParamShape(Operation *op, FlatSymbolRefAttr name,
   return success();
 }
 
-/// Resolves the process group of a collective: the mesh must exist and the
-/// axes must be distinct axes of it. Returns the number of ranks in the group.
-static FailureOr<int64_t> verifyGroup(Operation *op, FlatSymbolRefAttr meshName,
-                                      ArrayAttr axes,
-                                      SymbolTableCollection &symbolTable) {
+FailureOr<int64_t>
+ddp::detail::verifyGroup(Operation *op, FlatSymbolRefAttr meshName,
+                         ArrayAttr axes, SymbolTableCollection &symbolTable) {
   auto mesh = symbolTable.lookupNearestSymbolFrom<MeshOp>(op, meshName);
   if (!mesh)
     return op->emitOpError("refers to ")
@@ -190,13 +189,9 @@ static LogicalResult verifyPeerOffset(Operation *op, int64_t offset,
   return success();
 }
 
-/// Entries `[offsets[i], offsets[i] + numels[i])` lie inside a bucket of
-/// `bucketSize` elements and do not overlap. `describe` names entry `i` in a
-/// diagnostic ("gradient #1", "parameter @w").
-static LogicalResult
-verifyBucketExtents(Operation *op, ArrayRef<int64_t> numels,
-                    ArrayRef<int64_t> offsets, int64_t bucketSize,
-                    llvm::function_ref<std::string(size_t)> describe) {
+LogicalResult ddp::detail::verifyBucketExtents(
+    Operation *op, ArrayRef<int64_t> numels, ArrayRef<int64_t> offsets,
+    int64_t bucketSize, llvm::function_ref<std::string(size_t)> describe) {
   struct Extent {
     int64_t begin, end;
     size_t index;
@@ -228,52 +223,6 @@ verifyBucketExtents(Operation *op, ArrayRef<int64_t> numels,
              << describe(next.index) << " (elements [" << next.begin << ", "
              << next.end << ")) overlaps " << describe(prev.index)
              << " (elements [" << prev.begin << ", " << prev.end << "))";
-  return success();
-}
-
-/// The gradients of a bucket lie inside it, do not overlap and share its
-/// element type.
-static LogicalResult verifyBucketLayout(Operation *op, TypeRange grads,
-                                        ArrayRef<int64_t> offsets,
-                                        RankedTensorType bucket) {
-  if (grads.empty())
-    return op->emitOpError("needs at least one gradient");
-  if (grads.size() != offsets.size())
-    return op->emitOpError("has ")
-           << grads.size() << " gradients but " << offsets.size()
-           << " offsets; it needs one offset per gradient";
-  SmallVector<int64_t> numels;
-  for (auto [index, type] : llvm::enumerate(grads)) {
-    auto tensor = cast<RankedTensorType>(type);
-    if (tensor.getElementType() != bucket.getElementType())
-      return op->emitOpError("gradient #")
-             << index << " has element type " << tensor.getElementType()
-             << " but the bucket has " << bucket.getElementType();
-    numels.push_back(tensor.getNumElements());
-  }
-  return verifyBucketExtents(op, numels, offsets, bucket.getNumElements(),
-                             [](size_t index) {
-                               return "gradient #" + std::to_string(index);
-                             });
-}
-
-static LogicalResult verifyLearningRate(Operation *op, double lr) {
-  if (!(lr > 0.0) || !std::isfinite(lr))
-    return op->emitOpError("needs a positive finite learning rate, got ")
-           << formatDouble(lr);
-  return success();
-}
-
-static LogicalResult verifyAdamHyperparameters(Operation *op, double beta1,
-                                               double beta2, double eps) {
-  for (auto [name, beta] :
-       {std::pair<StringRef, double>{"beta1", beta1}, {"beta2", beta2}})
-    if (!(beta >= 0.0 && beta < 1.0))
-      return op->emitOpError()
-             << name << " must be in [0, 1), got " << formatDouble(beta);
-  if (!(eps > 0.0) || !std::isfinite(eps))
-    return op->emitOpError("eps must be positive and finite, got ")
-           << formatDouble(eps);
   return success();
 }
 
@@ -473,7 +422,7 @@ LogicalResult JoinOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// Buckets and optimizer
+// Row chunks
 //===----------------------------------------------------------------------===//
 
 LogicalResult ChunkOp::verify() {
@@ -548,201 +497,4 @@ LogicalResult ConcatOp::verify() {
     return emitOpError("stacks ")
            << rows << " rows into a result of " << result.getDimSize(0);
   return success();
-}
-
-LogicalResult BucketPackOp::verify() {
-  return verifyBucketLayout(*this, getGrads().getTypes(), getOffsets(),
-                            getBucket().getType());
-}
-
-LogicalResult BucketUnpackOp::verify() {
-  return verifyBucketLayout(*this, getGrads().getTypes(), getOffsets(),
-                            getBucket().getType());
-}
-
-LogicalResult CheckFiniteOp::verify() {
-  if (getParams().empty())
-    return emitOpError("needs at least one parameter");
-  if (getParams().size() != getOffsets().size())
-    return emitOpError("has ")
-           << getParams().size() << " parameters but " << getOffsets().size()
-           << " offsets; it needs one offset per parameter";
-  // I64Attr reads back unsigned; the sign is in the attribute.
-  if (int64_t index = getIndexAttr().getInt(); index < 0)
-    return emitOpError("has negative bucket index ") << index;
-  return success();
-}
-
-LogicalResult
-CheckFiniteOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  SmallVector<int64_t> numels;
-  for (Attribute name : getParams()) {
-    FailureOr<ParamOp> param =
-        lookupParam(*this, cast<FlatSymbolRefAttr>(name), symbolTable);
-    if (failed(param))
-      return failure();
-    numels.push_back(param->getTensorType().getNumElements());
-  }
-  return verifyBucketExtents(
-      *this, numels, getOffsets(), getBucket().getType().getNumElements(),
-      [&](size_t index) {
-        return "parameter @" +
-               cast<FlatSymbolRefAttr>(getParams()[index]).getValue().str();
-      });
-}
-
-LogicalResult SGDOp::verify() {
-  return verifyLearningRate(*this, getLr().convertToDouble());
-}
-
-LogicalResult SGDOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return verifyParamShape(*this, getParamAttr(), getGrad().getType(),
-                          "gradient", symbolTable);
-}
-
-LogicalResult AdamOp::verify() {
-  if (failed(verifyLearningRate(*this, getLr().convertToDouble())))
-    return failure();
-  return verifyAdamHyperparameters(*this, getBeta1().convertToDouble(),
-                                   getBeta2().convertToDouble(),
-                                   getEps().convertToDouble());
-}
-
-LogicalResult AdamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return verifyParamShape(*this, getParamAttr(), getGrad().getType(),
-                          "gradient", symbolTable);
-}
-
-//===----------------------------------------------------------------------===//
-// Distributed optimizer
-//===----------------------------------------------------------------------===//
-
-/// One offset per parameter, and at least one parameter.
-static LogicalResult verifyParamList(Operation *op, ArrayAttr params,
-                                     ArrayRef<int64_t> offsets) {
-  if (params.empty())
-    return op->emitOpError("needs at least one parameter");
-  if (params.size() != offsets.size())
-    return op->emitOpError("has ")
-           << params.size() << " parameters but " << offsets.size()
-           << " offsets; it needs one offset per parameter";
-  return success();
-}
-
-/// The parameters exist, have `elementType` and lie inside a bucket of
-/// `bucketSize` elements without overlapping.
-static LogicalResult verifyParamExtents(Operation *op, ArrayAttr params,
-                                        ArrayRef<int64_t> offsets,
-                                        Type elementType, int64_t bucketSize,
-                                        SymbolTableCollection &symbolTable) {
-  SmallVector<int64_t> numels;
-  for (Attribute name : params) {
-    auto symbol = cast<FlatSymbolRefAttr>(name);
-    FailureOr<ParamOp> param = lookupParam(op, symbol, symbolTable);
-    if (failed(param))
-      return failure();
-    Type paramElement = param->getTensorType().getElementType();
-    if (paramElement != elementType)
-      return op->emitOpError("parameter ")
-             << symbol << " has element type " << paramElement << " but the "
-             << "parameter values have " << elementType;
-    numels.push_back(param->getTensorType().getNumElements());
-  }
-  return verifyBucketExtents(op, numels, offsets, bucketSize,
-                             [&](size_t index) {
-                               return "parameter @" +
-                                      cast<FlatSymbolRefAttr>(params[index])
-                                          .getValue()
-                                          .str();
-                             });
-}
-
-/// Checks that the bucket of which `shardType` is one rank's shard over the
-/// group holds the parameters at their offsets.
-template <typename ShardOp>
-static LogicalResult verifyShardLayout(ShardOp op, RankedTensorType shardType,
-                                       SymbolTableCollection &symbolTable) {
-  FailureOr<int64_t> groupSize =
-      verifyGroup(op, op.getMeshAttr(), op.getAxesAttr(), symbolTable);
-  if (failed(groupSize))
-    return failure();
-  int64_t shardSize = shardType.getNumElements();
-  std::optional<int64_t> bucketSize = llvm::checkedMul(shardSize, *groupSize);
-  if (!bucketSize)
-    return op->emitOpError("shard of ")
-           << shardSize << " elements over " << *groupSize
-           << " ranks makes a bucket too large to address";
-  return verifyParamExtents(op, op.getParams(), op.getOffsets(),
-                            shardType.getElementType(), *bucketSize,
-                            symbolTable);
-}
-
-template <typename ShardOp>
-static LogicalResult verifyShardLayout(ShardOp op,
-                                       SymbolTableCollection &symbolTable) {
-  return verifyShardLayout(op, op.getResult().getType(), symbolTable);
-}
-
-template <typename ShardOp>
-static LogicalResult verifyShardShapes(ShardOp op) {
-  if (failed(verifyParamList(op, op.getParams(), op.getOffsets())) ||
-      failed(verifyLearningRate(op, op.getLr().convertToDouble())))
-    return failure();
-  if (op.getGrad().getType().getNumElements() !=
-      op.getResult().getType().getNumElements())
-    return op->emitOpError("has a gradient shard of ")
-           << op.getGrad().getType().getNumElements()
-           << " elements but a parameter shard of "
-           << op.getResult().getType().getNumElements();
-  return success();
-}
-
-LogicalResult ShardSGDOp::verify() { return verifyShardShapes(*this); }
-
-LogicalResult
-ShardSGDOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return verifyShardLayout(*this, symbolTable);
-}
-
-LogicalResult ShardAdamOp::verify() {
-  if (failed(verifyShardShapes(*this)))
-    return failure();
-  return verifyAdamHyperparameters(*this, getBeta1().convertToDouble(),
-                                   getBeta2().convertToDouble(),
-                                   getEps().convertToDouble());
-}
-
-LogicalResult
-ShardAdamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return verifyShardLayout(*this, symbolTable);
-}
-
-LogicalResult SetParamsOp::verify() {
-  return verifyParamList(*this, getParams(), getOffsets());
-}
-
-LogicalResult
-SetParamsOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return verifyParamExtents(*this, getParams(), getOffsets(),
-                            getValues().getType().getElementType(),
-                            getValues().getType().getNumElements(),
-                            symbolTable);
-}
-
-LogicalResult GetParamShardOp::verify() {
-  return verifyParamList(*this, getParams(), getOffsets());
-}
-
-LogicalResult
-GetParamShardOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return verifyShardLayout(*this, symbolTable);
-}
-
-LogicalResult SetParamShardOp::verify() {
-  return verifyParamList(*this, getParams(), getOffsets());
-}
-
-LogicalResult
-SetParamShardOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return verifyShardLayout(*this, getShard().getType(), symbolTable);
 }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/IR/MeshLookup.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -251,6 +252,16 @@ int64_t ddp::getGroupSize(MeshOp mesh, ArrayAttr axes) {
     size *= axisSize;
   }
   return size;
+}
+
+MeshOp ddp::lookupMesh(Operation *step, FlatSymbolRefAttr name) {
+  auto module = step->getParentOfType<ModuleOp>();
+  if (!module)
+    return nullptr;
+  for (MeshOp mesh : module.getOps<MeshOp>())
+    if (mesh.getSymNameAttr() == name.getAttr())
+      return mesh;
+  return nullptr;
 }
 
 //===----------------------------------------------------------------------===//

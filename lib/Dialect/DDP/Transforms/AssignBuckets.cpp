@@ -3,9 +3,8 @@
 // Collects the gradients of the unscheduled step (each grad_ready with its one
 // synchronous all-reduce) in ready order, runs a policy of lib/Bucketing and
 // records the layout as attributes (BucketAttributes.h). The `auto` policy
-// replays the step priced by the simulator (lib/Sim): one simulation of the
-// unscheduled step gives every kernel's and collective's time, the policy
-// searches the layouts of the overlapped step on that timeline.
+// searches the layouts of the overlapped step on the timeline of the
+// unscheduled step that ddp/ScheduleModel builds from one simulation of it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,11 +13,11 @@
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
+#include "ddp/ScheduleModel/ScheduleModel.h"
 #include "ddp/Sim/Simulator.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -31,14 +30,9 @@ namespace ddp {
 using namespace mlir;
 using namespace ddp;
 namespace bk = ddp::bucketing;
+using schedule::GradientReduction;
 
 namespace {
-
-/// A gradient of the step and the reduction bucketing replaces.
-struct GradientReduction {
-  GradReadyOp ready;
-  AllReduceOp allReduce;
-};
 
 /// A step's layout as the attributes that record it.
 struct StepDecision {
@@ -104,73 +98,6 @@ static FailureOr<int64_t> getLaidOutGroupSize(MeshOp mesh, ArrayAttr axes,
              << mesh.getSymName() << " has more ranks than fit in int64";
   }
   return size;
-}
-
-/// The two groups that ddp-distribute-optimizer splits the buckets' group
-/// into with several instances, placed as the simulator places them.
-struct InstanceGroups {
-  /// The ranks of one instance, and the ranks across instances that hold
-  /// the same shard.
-  timing::GroupPlacement shard, across;
-  /// The size of the group within an instance as the IR has it.
-  int64_t shardSize = 1;
-};
-
-/// With `numInstances` instances, the groups of the mesh as
-/// ddp-distribute-optimizer splits it (axis `A` into `A_replicate`, slower,
-/// and `A_shard`), resized by `dataParallelSize` as the simulator resizes
-/// them. Nullopt where that pass refuses to split (and says why).
-static FailureOr<std::optional<InstanceGroups>>
-getInstanceGroups(func::FuncOp step, ArrayRef<GradientReduction> reductions,
-                  int64_t numInstances, int64_t dataParallelSize,
-                  int64_t gpusPerNode) {
-  if (reductions.empty())
-    return std::optional<InstanceGroups>();
-  AllReduceOp first = reductions.front().allReduce;
-  for (GradientReduction reduction : reductions)
-    if (reduction.allReduce.getMeshAttr() != first.getMeshAttr() ||
-        reduction.allReduce.getAxesAttr() != first.getAxesAttr())
-      return std::optional<InstanceGroups>();
-  MeshOp mesh = lookupMesh(step, first.getMeshAttr());
-  if (!mesh || first.getAxes().size() != 1)
-    return std::optional<InstanceGroups>();
-  StringRef axis = cast<StringAttr>(first.getAxes()[0]).getValue();
-  std::string instanceAxis = (axis + "_replicate").str();
-  std::string shardAxis = (axis + "_shard").str();
-  SmallVector<StringRef> names;
-  SmallVector<int64_t> shape;
-  std::optional<unsigned> split;
-  for (auto [attr, size] : llvm::zip(mesh.getAxisNames(), mesh.getShape())) {
-    StringRef name = cast<StringAttr>(attr).getValue();
-    if (name == instanceAxis || name == shardAxis)
-      return std::optional<InstanceGroups>();
-    if (name != axis) {
-      names.push_back(name);
-      shape.push_back(size);
-      continue;
-    }
-    if (size % numInstances != 0)
-      return std::optional<InstanceGroups>();
-    split = names.size();
-    names.append({instanceAxis, shardAxis});
-    shape.append({numInstances, size / numInstances});
-  }
-  if (!split)
-    return std::optional<InstanceGroups>();
-  InstanceGroups groups;
-  groups.shardSize = shape[*split + 1];
-  if (dataParallelSize > 0) {
-    auto rescaled =
-        sim::rescaleDataParallelAxes(names, shape, dataParallelSize);
-    if (!rescaled)
-      return mesh.emitError("the auto policy cannot price ")
-             << numInstances << " distributed-optimizer instances: "
-             << llvm::toString(rescaled.takeError());
-    shape = std::move(*rescaled);
-  }
-  groups.across = sim::placeGroup(shape, {*split}, gpusPerNode);
-  groups.shard = sim::placeGroup(shape, {*split + 1}, gpusPerNode);
-  return std::optional<InstanceGroups>(groups);
 }
 
 llvm::Error
@@ -500,240 +427,25 @@ FailureOr<StepDecision> AssignBucketsPass::assignStep(func::FuncOp step) {
   return decision;
 }
 
-/// How the distributed optimizer would update the parameter of `op`, an
-/// optimizer op of `gradient`; ops of one class in a bucket share a shard
-/// optimizer, as ddp-distribute-optimizer groups them.
-static bk::ShardedUpdate getShardedUpdate(Operation *op,
-                                          const bk::Gradient &gradient,
-                                          llvm::StringMap<unsigned> &classes) {
-  Value grad = isa<SGDOp>(op) ? cast<SGDOp>(op).getGrad()
-                              : cast<AdamOp>(op).getGrad();
-  bk::ShardedUpdate update;
-  update.rule =
-      isa<SGDOp>(op) ? timing::OptimizerRule::SGD : timing::OptimizerRule::Adam;
-  update.paramType = gradient.paramType;
-  update.gradType =
-      getElementTypeOf(grad.getType()).value_or(bk::ElementType::F32);
-  // The optimizer with its hyperparameters, and the two element types.
-  std::string key;
-  llvm::raw_string_ostream os(key);
-  os << op->getName() << " " << getElementTypeOrSelf(grad.getType()) << " "
-     << stringifyElementType(gradient.paramType);
-  for (NamedAttribute attr : op->getAttrs())
-    if (attr.getName() != "param")
-      os << " " << attr.getName() << "=" << attr.getValue();
-  update.updateClass = classes.try_emplace(key, classes.size()).first->second;
-  return update;
-}
-
 FailureOr<bk::BucketLayout> AssignBucketsPass::computeAutoLayout(
     func::FuncOp step, ArrayRef<GradientReduction> reductions,
     ArrayRef<bk::Gradient> gradients,
     ArrayRef<bk::BucketLayout> startingLayouts, double &predictedStepTime) {
-  llvm::Expected<timing::HardwareProfile> profile =
-      timing::lookupHardwareProfile(hardware);
-  if (!profile)
-    return step.emitError(llvm::toString(profile.takeError()));
-  timing::CostModel model(std::move(*profile));
-  sim::SimOptions simOptions;
-  simOptions.dataParallelSize = dataParallelSize;
-  simOptions.recordEvents = true;
-  // The unscheduled step prices every op the layout does not change: no
-  // collective is in flight beside compute there, so each event's duration
-  // is the op's own time.
-  FailureOr<sim::SimResult> simulated =
-      sim::simulateStep(step, model, simOptions);
-  if (failed(simulated))
+  schedule::BucketModelOptions modelOptions;
+  modelOptions.hardware = hardware;
+  modelOptions.dataParallelSize = dataParallelSize;
+  modelOptions.useDistributedOptimizer = useDistributedOptimizer;
+  modelOptions.overlapParamGather = overlapParamGather;
+  modelOptions.alignParamGather = alignParamGather;
+  modelOptions.numDistributedOptimizerInstances =
+      numDistributedOptimizerInstances;
+  modelOptions.averageInCollective = averageInCollective;
+  FailureOr<schedule::BucketModel> model =
+      schedule::buildBucketModel(step, reductions, gradients, modelOptions);
+  if (failed(model))
     return failure();
 
-  llvm::DenseMap<Operation *, SmallVector<const sim::TimelineEvent *, 2>>
-      eventsOf;
-  for (const sim::TimelineEvent &event : simulated->events)
-    eventsOf[event.op].push_back(&event);
-  auto getEvents = [&](Operation *op) -> ArrayRef<const sim::TimelineEvent *> {
-    auto it = eventsOf.find(op);
-    if (it == eventsOf.end())
-      return {};
-    return it->second;
-  };
-  llvm::DenseMap<Operation *, size_t> readyIndex, reductionIndex;
-  llvm::DenseMap<Value, size_t> reducedIndex;
-  for (auto [index, entry] : llvm::enumerate(reductions)) {
-    GradientReduction reduction = entry;
-    readyIndex[reduction.ready] = index;
-    reductionIndex[reduction.allReduce] = index;
-    reducedIndex[reduction.allReduce.getResult()] = index;
-  }
-
-  size_t count = gradients.size();
-  unsigned numStreams = simulated->streams.size() - 1;
-  // With several distributed-optimizer instances the buckets' collectives
-  // run on two groups the unscheduled step does not have, so on two streams
-  // of their own: the reduce-scatters and all-gathers within an instance on
-  // `instanceStream`, the all-reduces across instances on the next.
-  std::optional<InstanceGroups> instances;
-  if (useDistributedOptimizer && numDistributedOptimizerInstances > 1) {
-    FailureOr<std::optional<InstanceGroups>> groups =
-        getInstanceGroups(step, reductions, numDistributedOptimizerInstances,
-                          dataParallelSize, model.getProfile().gpusPerNode);
-    if (failed(groups))
-      return failure();
-    instances = *groups;
-  }
-  unsigned instanceStream = numStreams;
-  if (instances)
-    numStreams += 2;
-  bk::StepTimeline timeline(count, numStreams, model.getCommComputeSlowdown());
-  bk::BucketCosts costs(model);
-  costs.stream.assign(count, 0);
-  costs.packTime.assign(count, 0);
-  costs.unpackTime.assign(count, 0);
-  costs.prescaled.assign(numStreams, false);
-  costs.distributedOptimizer = useDistributedOptimizer;
-  costs.overlapParamGather = useDistributedOptimizer && overlapParamGather;
-  costs.alignParamGather = costs.overlapParamGather && alignParamGather;
-  // With overlap-param-gather: each parameter's gradient, to mark the first
-  // op naming the parameter (where ddp-overlap-param-gather waits for its
-  // all-gather).
-  llvm::DenseMap<StringAttr, size_t> gradientOfParam;
-  if (costs.overlapParamGather)
-    for (auto [index, reduction] : llvm::enumerate(reductions))
-      gradientOfParam[GradReadyOp(reduction.ready).getParamAttr().getAttr()] =
-          index;
-  if (useDistributedOptimizer) {
-    costs.update.resize(count);
-    costs.shardGroupSize.assign(numStreams, 1);
-  }
-  // With the distributed optimizer: the update classes seen so far, and the
-  // gradients whose update was found.
-  llvm::StringMap<unsigned> updateClasses;
-  SmallVector<bool> updated(count, false);
-  bool inTail = false;
-  for (auto [ordinal, op] : llvm::enumerate(step.getBody().front())) {
-    if (!inTail && !gradientOfParam.empty())
-      if (std::optional<SymbolTable::UseRange> symbolUses =
-              SymbolTable::getSymbolUses(&op))
-        for (const SymbolTable::SymbolUse &use : *symbolUses) {
-          auto param =
-              gradientOfParam.find(use.getSymbolRef().getRootReference());
-          if (param == gradientOfParam.end())
-            continue;
-          timeline.addParamUse(param->second, ordinal);
-          gradientOfParam.erase(param);
-        }
-    auto reduction = reductionIndex.find(&op);
-    if (reduction != reductionIndex.end()) {
-      size_t index = reduction->second;
-      ArrayRef<const sim::TimelineEvent *> events = getEvents(&op);
-      auto comm = llvm::find_if(events, [](const sim::TimelineEvent *event) {
-        return event->category == sim::EventCategory::Comm;
-      });
-      if (comm == events.end())
-        return op.emitError("was not simulated; the auto policy cannot "
-                            "price its bucket");
-      unsigned stream = instances ? instanceStream : (*comm)->stream - 1;
-      costs.stream[index] = stream;
-      GradientReduction reduced = reductions[index];
-      // The shards are those of the group as the IR has it, whatever `dp`
-      // simulates (docs/CostModel.md).
-      if (instances)
-        costs.shardGroupSize[stream] = instances->shardSize;
-      else if (useDistributedOptimizer)
-        costs.shardGroupSize[stream] = getGroupSize(
-            lookupMesh(step, reduced.allReduce.getMeshAttr()),
-            reduced.allReduce.getAxesAttr());
-      costs.prescaled[stream] =
-          !averageInCollective &&
-          reduced.allReduce.getReduction() == ddp::Reduction::Avg;
-      const bk::Gradient &gradient = gradients[index];
-      Type gradType = reduced.ready.getType().getElementType();
-      if (gradient.reduceType != *getElementTypeOf(gradType)) {
-        // Simulator: a cast reads its input and writes its result.
-        double bytes = gradient.numel *
-                       double(getElementBytes(gradient.reduceType) +
-                              getElementBytes(*getElementTypeOf(gradType)));
-        costs.packTime[index] = model.memoryTime(bytes);
-        costs.unpackTime[index] = model.memoryTime(bytes);
-      }
-      timeline.beginTail();
-      inTail = true;
-      continue;
-    }
-    auto ready = readyIndex.find(&op);
-    if (ready != readyIndex.end()) {
-      if (inTail)
-        return op.emitError("becomes ready after the first gradient "
-                            "reduction; the auto policy needs the unscheduled "
-                            "form, every grad_ready before the reductions");
-      timeline.addGradientReady(ready->second);
-      continue;
-    }
-    SmallVector<size_t> uses;
-    for (Value operand : op.getOperands()) {
-      auto used = reducedIndex.find(operand);
-      if (used != reducedIndex.end())
-        uses.push_back(used->second);
-    }
-    std::optional<bk::ShardedUpdate> update;
-    if (inTail && uses.size() == 1 && isa<SGDOp, AdamOp>(op))
-      update = getShardedUpdate(&op, gradients[uses.front()], updateClasses);
-    if (update && useDistributedOptimizer) {
-      size_t index = uses.front();
-      if (updated[index])
-        return op.emitError("updates ")
-               << GradReadyOp(reductions[index].ready).getParamAttr()
-               << " a second time; the distributed optimizer updates each "
-                  "parameter once";
-      updated[index] = true;
-      costs.update[index] = *update;
-    }
-    bool priced = false;
-    for (const sim::TimelineEvent *event : getEvents(&op)) {
-      if (event->category == sim::EventCategory::Wait)
-        continue;
-      if (event->category == sim::EventCategory::Compute) {
-        if (update)
-          timeline.addTailUpdate(event->duration, uses.front());
-        else if (inTail)
-          timeline.addTailCompute(event->duration, uses);
-        else
-          timeline.addCompute(event->duration);
-        priced = true;
-        continue;
-      }
-      if (event->collective && event->collective->async)
-        return op.emitError("is an asynchronous collective; the auto policy "
-                            "replays the unscheduled form, where only the "
-                            "buckets it lays out will be asynchronous");
-      if (inTail)
-        return op.emitError("is a collective after the gradient reductions; "
-                            "the auto policy cannot replay it");
-      timeline.addBlockingCollective(event->stream - 1, event->duration);
-    }
-    if (inTail && !priced && !uses.empty())
-      timeline.addTailCompute(0, uses);
-  }
-  if (llvm::Error error = timeline.verify())
-    return step.emitError("cannot replay the step for the auto policy: ")
-           << llvm::toString(std::move(error));
-  if (useDistributedOptimizer)
-    for (auto [index, reduction] : llvm::enumerate(reductions))
-      if (!updated[index])
-        return GradReadyOp(reduction.ready).emitError(
-                   "has no ddp.sgd or ddp.adam update of its reduced "
-                   "gradient; the auto policy prices the distributed "
-                   "optimizer's shard of each update");
-
-  for (const sim::StreamInfo &stream : llvm::drop_begin(simulated->streams))
-    costs.placement.push_back(stream.placement);
-  if (instances) {
-    costs.placement.push_back(instances->shard);
-    costs.placement.push_back(instances->across);
-    costs.numInstances = numDistributedOptimizerInstances;
-    costs.acrossInstancesStream = instanceStream + 1;
-  }
-
-  bk::TimelineReplay replay(timeline, costs);
+  bk::TimelineReplay replay(model->timeline, model->costs);
   bk::OptimalLayoutOptions options;
   options.padding = getPadding();
   options.maxBucketGradients = maxBucketGradients;

@@ -156,16 +156,6 @@ FailureOr<AllReduceOp> ddp::getGradientReduction(GradReadyOp ready) {
   return found;
 }
 
-MeshOp ddp::lookupMesh(func::FuncOp step, FlatSymbolRefAttr name) {
-  auto module = step->getParentOfType<ModuleOp>();
-  if (!module)
-    return nullptr;
-  for (MeshOp mesh : module.getOps<MeshOp>())
-    if (mesh.getSymNameAttr() == name.getAttr())
-      return mesh;
-  return nullptr;
-}
-
 std::string ddp::getGroupName(ArrayAttr axes) {
   return llvm::join(llvm::map_range(axes,
                                     [](Attribute axis) {

@@ -5,24 +5,23 @@
 // into row chunks, each chunk's collective running beside the next or the
 // previous chunk's GEMM (pipeline), and the
 // backward's collectives that only the next GEMM need not wait for run beside
-// it (bulk). The pass decides everything first (split counts from the
-// simulator's clock, op by op, so that the simulation of the result predicts
-// exactly what was chosen on), records the decisions as attributes, checks
-// them, and only then rewrites. docs/Scheduling.md has the design.
+// it (bulk). The pass decides everything first (the candidates here, their
+// split counts from ddp/ScheduleModel's search on the simulator's clock, so
+// that the simulation of the result predicts exactly what was chosen on),
+// and only then rewrites, recording the counts as attributes.
+// docs/Scheduling.md has the design.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
+#include "ddp/ScheduleModel/ScheduleModel.h"
 #include "ddp/Sim/Simulator.h"
-#include "ddp/Timing/HardwareProfile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallVectorExtras.h"
-#include "llvm/Support/MathExtras.h"
 
 namespace ddp {
 #define GEN_PASS_DEF_OVERLAPTPCOMM
@@ -31,6 +30,7 @@ namespace ddp {
 
 using namespace mlir;
 using namespace ddp;
+using schedule::TpSplitCandidate;
 
 /// The split count of a GEMM, decided or set by the user.
 static constexpr StringLiteral kSplitsAttrName = "ddp.tp_comm_splits";
@@ -41,43 +41,7 @@ static constexpr StringLiteral kBulkAttrName = "ddp.tp_comm_bulk";
 static constexpr StringLiteral kPredictedAttrName =
     "ddp.tp_comm_predicted_step_us";
 
-/// The split counts `auto` tries: TE's fixed 4, and the counts around it
-/// that the token dimension of real models divides into.
-static constexpr int64_t kAutoSplits[] = {1, 2, 3, 4, 6, 8, 12, 16};
-
 namespace {
-
-/// A GEMM whose result one synchronous collective reduces, or whose lhs one
-/// synchronous all-gather gathers (for it, and for readers after it).
-struct PipelineCandidate {
-  GemmOp gemm;
-  /// A ddp.reduce_scatter or ddp.all_reduce after the GEMM, or a
-  /// ddp.all_gather before it.
-  CollectiveOpInterface collective;
-  /// The rows of a chunk interleave over the group for a reduce-scatter or
-  /// an all-gather (the group's size), and are contiguous for an all-reduce
-  /// (1).
-  int64_t interleave = 1;
-  /// When the collective gathers the GEMM's lhs: when each of its chunks'
-  /// all-gathers ends (auto's walk, from the all-gather to the GEMM).
-  SmallVector<double, 16> gatherEnds;
-  /// Whether ops after the GEMM read the gathered tensor whole: the
-  /// gathered chunks are then stacked back for them, a copy.
-  bool gatherReadAfter = false;
-  /// The decision; 1 leaves the GEMM whole.
-  int64_t splits = 1;
-  /// Whether the split count came from the IR (the user).
-  bool userSet = false;
-
-  bool allows(int64_t count) {
-    // A user's count can be anything up to INT64_MAX: count x interleave
-    // must not wrap into a product that happens to divide the rows.
-    int64_t parts = 0;
-    return !llvm::MulOverflow(count, interleave, parts) &&
-           gemm.getM() % parts == 0;
-  }
-  bool gathersInput() const { return isa<AllGatherOp>(collective); }
-};
 
 class OverlapTpCommPass
     : public ddp::impl::OverlapTpCommBase<OverlapTpCommPass> {
@@ -88,19 +52,17 @@ public:
 
 private:
   LogicalResult findCandidates(func::FuncOp step);
-  LogicalResult chooseSplits(func::FuncOp step,
-                             bool splitGathersReadAfter);
-  void rewritePipeline(PipelineCandidate &candidate);
-  void rewriteGatherPipeline(PipelineCandidate &candidate);
+  void rewritePipeline(TpSplitCandidate &candidate);
+  void rewriteGatherPipeline(TpSplitCandidate &candidate);
   void rewriteBulk(Operation *collective);
 
   /// tp-comm-num-splits as a number; nullopt for auto.
   std::optional<int64_t> fixedSplits;
-  SmallVector<PipelineCandidate> candidates;
+  SmallVector<TpSplitCandidate> candidates;
   llvm::DenseMap<Operation *, size_t> candidateOfGemm, candidateOfCollective;
   /// The collectives to make bulk, in block order.
   SmallVector<Operation *> bulk;
-  /// What auto's walk predicted, when it ran.
+  /// What auto's search predicted, when it ran.
   std::optional<double> predictedStepTime;
 };
 
@@ -220,15 +182,16 @@ LogicalResult OverlapTpCommPass::findCandidates(func::FuncOp step) {
                                                          : false;
     if (!userSplits && (!enabled || isDisabledLayer(gemm)))
       continue;
-    PipelineCandidate candidate;
+    TpSplitCandidate candidate;
     candidate.gemm = gemm;
     candidate.collective = collective;
     if (isa<ReduceScatterOp, AllGatherOp>(collective.getOperation()))
       candidate.interleave = groupSizeOf(collective);
     candidate.gatherReadAfter =
         gathers && !gather.getResult().hasOneUse();
+    // A count the IR or tp-comm-num-splits gives is not searched.
+    candidate.fixed = userSplits || fixedSplits;
     if (userSplits) {
-      candidate.userSet = true;
       candidate.splits = cast<IntegerAttr>(userSplits).getInt();
     } else if (fixedSplits && candidate.allows(*fixedSplits)) {
       // A count the rows do not allow leaves the GEMM whole, as auto would.
@@ -297,223 +260,7 @@ LogicalResult OverlapTpCommPass::findCandidates(func::FuncOp step) {
   return success();
 }
 
-/// Bytes of a tensor as the simulator counts them.
-static double getTensorBytes(int64_t numel, Type elementType) {
-  return static_cast<double>(numel) *
-         getElementBytes(getElementTypeOf(elementType).value_or(ElementType::F32));
-}
-
-LogicalResult OverlapTpCommPass::chooseSplits(func::FuncOp step,
-                                              bool splitGathersReadAfter) {
-  bool anyAuto = llvm::any_of(candidates, [&](const PipelineCandidate &each) {
-    return !each.userSet && !fixedSplits;
-  });
-  if (!anyAuto)
-    return success();
-  llvm::Expected<timing::HardwareProfile> profile =
-      timing::lookupHardwareProfile(hardware);
-  if (!profile)
-    return step.emitError(llvm::toString(profile.takeError()));
-  timing::CostModel model(std::move(*profile));
-  sim::SimOptions options;
-  options.dataParallelSize = dataParallelSize;
-  FailureOr<std::unique_ptr<sim::IncrementalSimulation>> simulation =
-      sim::IncrementalSimulation::create(step, model, options);
-  if (failed(simulation))
-    return failure();
-  timing::StepClock &clock = (*simulation)->getClock();
-
-  // The region of a candidate, as the simulator prices the IR
-  // rewritePipeline builds (or, for one chunk, the IR as it is): each
-  // chunk's GEMM, its collective issued after it, then the waits in order.
-  auto runRegion = [&](timing::StepClock &on, const PipelineCandidate &candidate,
-                       int64_t count, unsigned stream,
-                       const timing::GroupPlacement &placement) {
-    GemmOp gemm = candidate.gemm;
-    Type elementType = gemm.getResult().getType().getElementType();
-    int64_t rows = gemm.getM() / count;
-    double gemmTime =
-        model.gemmTime(rows, gemm.getN(), gemm.getK(),
-                       getElementTypeOf(elementType).value_or(ElementType::F32));
-    CollectiveKind kind =
-        CollectiveOpInterface(candidate.collective).getCostKind();
-    double commTime =
-        model
-            .collectiveCost(kind,
-                            getTensorBytes(rows * gemm.getN(), elementType),
-                            placement)
-            .total();
-    SmallVector<double, 16> ends;
-    for (int64_t chunk = 0; chunk < count; ++chunk) {
-      on.runKernel(gemmTime);
-      ends.push_back(on.issueCollective(stream, commTime).end);
-    }
-    for (double end : ends)
-      on.blockUntil(end);
-  };
-
-  // A gathered candidate's all-gathers, issued where the all-gather was,
-  // and its chunk GEMMs, each after its chunk arrives, where the GEMM was.
-  auto gathered = [](const PipelineCandidate &candidate) {
-    return cast<RankedTensorType>(
-        candidate.collective->getResult(0).getType());
-  };
-  auto issueGathers = [&](timing::StepClock &on, PipelineCandidate &candidate,
-                          int64_t count, unsigned stream,
-                          const timing::GroupPlacement &placement) {
-    RankedTensorType type = gathered(candidate);
-    CollectiveKind kind =
-        CollectiveOpInterface(candidate.collective).getCostKind();
-    double commTime =
-        model
-            .collectiveCost(kind,
-                            getTensorBytes(type.getNumElements() / count,
-                                           type.getElementType()),
-                            placement)
-            .total();
-    candidate.gatherEnds.clear();
-    for (int64_t chunk = 0; chunk < count; ++chunk)
-      candidate.gatherEnds.push_back(
-          on.issueCollective(stream, commTime).end);
-  };
-  auto runGatheredGemms = [&](timing::StepClock &on,
-                              const PipelineCandidate &candidate) {
-    GemmOp gemm = candidate.gemm;
-    int64_t count = candidate.gatherEnds.size();
-    double gemmTime = model.gemmTime(
-        gemm.getM() / count, gemm.getN(), gemm.getK(),
-        getElementTypeOf(gemm.getResult().getType().getElementType())
-            .value_or(ElementType::F32));
-    for (double end : candidate.gatherEnds) {
-      on.blockUntil(end);
-      on.runKernel(gemmTime);
-    }
-    // The gathered chunks stacked back for the later readers: a copy, as
-    // the simulator prices a ddp.concat it cannot produce in place. Whole,
-    // the all-gather stays as it is and nothing is stacked.
-    if (candidate.gatherReadAfter && count > 1)
-      on.runKernel(model.memoryTime(
-          2 * getTensorBytes(gathered(candidate).getNumElements(),
-                             gathered(candidate).getElementType())));
-  };
-
-  // auto: the count the rows allow whose region, priced on a copy of the
-  // clock, frees the compute stream soonest.
-  auto chooseFastest = [&](PipelineCandidate &candidate,
-                           llvm::function_ref<void(timing::StepClock &, int64_t)>
-                               runCandidateRegion) {
-    double best = std::numeric_limits<double>::infinity();
-    for (int64_t count : kAutoSplits) {
-      if (!candidate.allows(count))
-        continue;
-      timing::StepClock trial = clock;
-      runCandidateRegion(trial, count);
-      if (trial.getNow() < best) {
-        best = trial.getNow();
-        candidate.splits = count;
-      }
-    }
-  };
-
-  llvm::DenseMap<Value, double> bulkDone;
-  llvm::DenseSet<Operation *> bulkSet(bulk.begin(), bulk.end());
-  // A bulk collective is waited right before the first op that reads it.
-  auto waitForBulkOperands = [&](Operation *reader) {
-    for (Value operand : reader->getOperands())
-      if (auto done = bulkDone.find(operand); done != bulkDone.end()) {
-        clock.blockUntil(done->second);
-        bulkDone.erase(done);
-      }
-  };
-  for (Operation &op : step.getBody().front()) {
-    if (auto gemmIt = candidateOfGemm.find(&op);
-        gemmIt != candidateOfGemm.end()) {
-      PipelineCandidate &candidate = candidates[gemmIt->second];
-      // A reduced one is priced with its collective, where the chunks go.
-      if (!candidate.gathersInput())
-        continue;
-      if (!candidate.gatherEnds.empty()) {
-        waitForBulkOperands(&op);
-        runGatheredGemms(clock, candidate);
-        continue;
-      }
-    }
-    auto candidateIt = candidateOfCollective.find(&op);
-    if (candidateIt != candidateOfCollective.end() &&
-        candidates[candidateIt->second].gathersInput()) {
-      PipelineCandidate &candidate = candidates[candidateIt->second];
-      // Split, the all-gather's input is first read by its chunks, where
-      // the wait of a bulk collective that produced it goes.
-      waitForBulkOperands(&op);
-      FailureOr<std::pair<unsigned, timing::GroupPlacement>> stream =
-          (*simulation)->getCommStream(&op);
-      if (failed(stream))
-        return failure();
-      if (!candidate.userSet && !fixedSplits && !splitGathersReadAfter &&
-          candidate.gatherReadAfter) {
-        candidate.splits = 1;
-      } else if (!candidate.userSet && !fixedSplits) {
-        // Priced as if the GEMM came right after the all-gather, as the
-        // importer emits it.
-        chooseFastest(candidate, [&](timing::StepClock &trial, int64_t count) {
-          issueGathers(trial, candidate, count, stream->first, stream->second);
-          runGatheredGemms(trial, candidate);
-        });
-      }
-      candidate.gatherEnds.clear();
-      // Left whole, the all-gather stays synchronous (below).
-      if (candidate.splits > 1) {
-        issueGathers(clock, candidate, candidate.splits, stream->first,
-                     stream->second);
-        continue;
-      }
-    }
-    if (candidateIt != candidateOfCollective.end() &&
-        !candidates[candidateIt->second].gathersInput()) {
-      PipelineCandidate &candidate = candidates[candidateIt->second];
-      waitForBulkOperands(candidate.gemm);
-      FailureOr<std::pair<unsigned, timing::GroupPlacement>> stream =
-          (*simulation)->getCommStream(&op);
-      if (failed(stream))
-        return failure();
-      if (!candidate.userSet && !fixedSplits) {
-        chooseFastest(candidate, [&](timing::StepClock &trial, int64_t count) {
-          runRegion(trial, candidate, count, stream->first, stream->second);
-        });
-      }
-      runRegion(clock, candidate, candidate.splits, stream->first,
-                stream->second);
-      continue;
-    }
-    waitForBulkOperands(&op);
-    if (bulkSet.count(&op)) {
-      FailureOr<std::pair<unsigned, timing::GroupPlacement>> stream =
-          (*simulation)->getCommStream(&op);
-      if (failed(stream))
-        return failure();
-      auto collective = cast<CollectiveOpInterface>(op);
-      // The size the simulator charges.
-      RankedTensorType type = collective.getCostedTensor().getType();
-      CollectiveKind kind = collective.getCostKind();
-      double time =
-          model
-              .collectiveCost(kind,
-                              getTensorBytes(type.getNumElements(),
-                                             type.getElementType()),
-                              stream->second)
-              .total();
-      bulkDone[op.getResult(0)] =
-          clock.issueCollective(stream->first, time).end;
-      continue;
-    }
-    if (failed((*simulation)->simulate(&op)))
-      return failure();
-  }
-  predictedStepTime = (*simulation)->getStepEnd();
-  return success();
-}
-
-void OverlapTpCommPass::rewritePipeline(PipelineCandidate &candidate) {
+void OverlapTpCommPass::rewritePipeline(TpSplitCandidate &candidate) {
   GemmOp gemm = candidate.gemm;
   Operation *collective = candidate.collective;
   OpBuilder builder(collective);
@@ -577,7 +324,7 @@ void OverlapTpCommPass::rewritePipeline(PipelineCandidate &candidate) {
   numChunks += count;
 }
 
-void OverlapTpCommPass::rewriteGatherPipeline(PipelineCandidate &candidate) {
+void OverlapTpCommPass::rewriteGatherPipeline(TpSplitCandidate &candidate) {
   GemmOp gemm = candidate.gemm;
   auto gather = cast<AllGatherOp>(candidate.collective.getOperation());
   OpBuilder builder(gather);
@@ -657,30 +404,16 @@ void OverlapTpCommPass::runOnOperation() {
   candidateOfCollective.clear();
   bulk.clear();
   predictedStepTime.reset();
-  if (failed(findCandidates(step)) ||
-      failed(chooseSplits(step, /*splitGathersReadAfter=*/true)))
+  // Decide (every check first, so that a failure leaves the step as it
+  // was), then rewrite.
+  if (failed(findCandidates(step)))
     return signalPassFailure();
-  // Each choice is the best for the compute stream where it is made, and
-  // the copy that stacks a gathered tensor back for its later readers can
-  // make such a choice lose later in the step. A second walk leaves those
-  // all-gathers whole, and the faster walk is kept: auto is never slower
-  // than its own plan without them.
-  if (predictedStepTime &&
-      llvm::any_of(candidates, [](const PipelineCandidate &each) {
-        return each.gatherReadAfter && each.splits > 1 && !each.userSet;
-      })) {
-    SmallVector<int64_t> greedy = llvm::map_to_vector(
-        candidates, [](const PipelineCandidate &each) { return each.splits; });
-    double greedyTime = *predictedStepTime;
-    if (failed(chooseSplits(step, /*splitGathersReadAfter=*/false)))
-      return signalPassFailure();
-    if (greedyTime <= *predictedStepTime) {
-      for (auto [candidate, splits] : llvm::zip(candidates, greedy))
-        candidate.splits = splits;
-      predictedStepTime = greedyTime;
-    }
-  }
-  for (PipelineCandidate &candidate : candidates) {
+  FailureOr<std::optional<double>> predicted = schedule::searchTpSplits(
+      step, candidates, bulk, hardware, dataParallelSize);
+  if (failed(predicted))
+    return signalPassFailure();
+  predictedStepTime = *predicted;
+  for (TpSplitCandidate &candidate : candidates) {
     if (candidate.gathersInput())
       rewriteGatherPipeline(candidate);
     else

@@ -24,6 +24,7 @@
 
 #include "ddp/Bucketing/BucketLayout.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/IR/MeshLookup.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -90,12 +91,6 @@ mlir::FailureOr<int64_t> checkBucketLayout(mlir::func::FuncOp step,
 /// synchronous `ddp.all_reduce` of the `grad_ready` result. Null when there
 /// is none; an error on the op when there are several.
 mlir::FailureOr<AllReduceOp> getGradientReduction(GradReadyOp ready);
-
-/// The `ddp.mesh` named `name` in the module of `step`, or null. Only the
-/// module's ddp.mesh ops are read: the bucketing passes run on each step
-/// function, possibly in parallel, and a symbol table of the module would
-/// read the sibling steps that other threads are rewriting.
-MeshOp lookupMesh(mlir::func::FuncOp step, mlir::FlatSymbolRefAttr name);
 
 /// "dp", "dp,cp": how the layout report names a group.
 std::string getGroupName(mlir::ArrayAttr axes);
