@@ -98,7 +98,6 @@ Value EntryPointBuilder::allocaAtEntry(Location loc, Type type,
 void EntryPointBuilder::callChecked(Location loc, RuntimeFunction function,
                                     ValueRange arguments) {
   Value status = runtime.call(builder, loc, function, arguments);
-  ++numCalls;
   if (deferred) {
     uncheckedCalls.push_back(status.getDefiningOp<LLVM::CallOp>());
     return;

@@ -91,8 +91,6 @@ public:
   void returnStatus(mlir::Location loc, mlir::Value status);
   void returnOk(mlir::Location loc);
 
-  int64_t getNumCalls() const { return numCalls; }
-
 private:
   mlir::Value constant(mlir::Location loc, mlir::TypedAttr value);
   /// Branches on `status` after the insertion point: on to `next` if it is
@@ -109,7 +107,6 @@ private:
   llvm::DenseMap<std::pair<mlir::Operation *, int64_t>, mlir::Value>
       loadedElements;
   llvm::DenseMap<mlir::Attribute, mlir::Value> constants;
-  int64_t numCalls = 0;
   bool deferred = false;
   llvm::SmallVector<mlir::LLVM::CallOp> uncheckedCalls;
 };
