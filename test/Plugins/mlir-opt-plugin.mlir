@@ -26,6 +26,13 @@
 // RUN: diff %t.lowered.ddp-opt.mlir %t.lowered.mlir-opt.mlir
 // RUN: FileCheck %s --check-prefix=LOWERED < %t.lowered.mlir-opt.mlir
 
+// Stock -convert-to-llvm finds ddp's patterns through the dialect plugin's
+// ConvertToLLVMPatternInterface: the same lines, the globals left last.
+// RUN: ddp-opt %t.ddp-opt.mlir --convert-to-llvm | sort > %t.converted.ddp-opt.mlir
+// RUN: %mlir_opt_with_ddp_plugins %t.ddp-opt.mlir --convert-to-llvm | sort > %t.converted.mlir-opt.mlir
+// RUN: sort %t.lowered.ddp-opt.mlir | diff - %t.converted.mlir-opt.mlir
+// RUN: diff %t.converted.ddp-opt.mlir %t.converted.mlir-opt.mlir
+
 // A bad option is reported as ddp-opt reports it, not a crash.
 // RUN: not %mlir_opt_with_ddp_plugins %t.step.mlir --pass-pipeline="builtin.module(ddp-schedule{policy=nonsense})" 2>&1 | FileCheck %s --check-prefix=BAD
 

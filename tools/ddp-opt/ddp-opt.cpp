@@ -11,12 +11,16 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ddp/Conversion/DDPToLLVM/DDPToLLVM.h"
 #include "ddp/Conversion/Passes.h"
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
 #include "ddp/Support/OutputFile.h"
 
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -38,6 +42,11 @@ int main(int argc, char **argv) {
                   mlir::arith::ArithDialect>();
   ddp::registerDDPConversionPasses();
   registry.insert<mlir::LLVM::LLVMDialect>();
+  // -convert-to-llvm finds each dialect's patterns through these.
+  mlir::registerPass([] { return mlir::createConvertToLLVMPass(); });
+  ddp::registerConvertDDPToLLVMInterface(registry);
+  mlir::registerConvertFuncToLLVMInterface(registry);
+  mlir::arith::registerConvertArithToLLVMInterface(registry);
   ddp::registerDDPPasses();
   ddp::registerDDPSchedulePipeline();
   mlir::registerCanonicalizerPass();

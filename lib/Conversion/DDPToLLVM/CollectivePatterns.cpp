@@ -1,6 +1,6 @@
 //===- CollectivePatterns.cpp - Collectives and their tokens --------------===//
 //
-// Patterns for the step's communication: each collective becomes its
+// Lowerings of the step's communication: each collective becomes its
 // runtime call with the group of its axes; an asynchronous one passes the
 // stack slot of its token's ddprt_handle, which ddp.wait and ddp.join read,
 // and one issued after others (`async after`) orders the communication
@@ -132,7 +132,7 @@ struct JoinLowering : StepOpPattern<JoinOp> {
     EntryPointBuilder &entry = step.entry();
     RewriterBase &b = entry.getBuilder();
     Type i64Type = entry.getI64Type();
-    Value handles = program.joinArray;
+    Value handles = step.program.joinArray;
     for (auto [index, slot] : llvm::enumerate(adaptor.getTokens())) {
       Value handle = LLVM::LoadOp::create(b, step.loc, i64Type, slot);
       Value element = LLVM::GEPOp::create(
@@ -149,11 +149,8 @@ struct JoinLowering : StepOpPattern<JoinOp> {
 
 } // namespace
 
-void ddp::populateCollectivePatterns(const LLVMTypeConverter &converter,
-                                     RewritePatternSet &patterns,
-                                     ProgramLowering::Impl &program) {
-  patterns.add<AllReduceLowering, ReduceScatterLowering, AllGatherLowering,
+void ddp::populateCollectivePatterns(StepOpLowerers &lowerers) {
+  lowerers.add<AllReduceLowering, ReduceScatterLowering, AllGatherLowering,
                SendLowering, RecvLowering, BroadcastLowering, WaitLowering,
-               JoinLowering>(
-      converter, program);
+               JoinLowering>();
 }

@@ -1,6 +1,6 @@
 //===- ComputePatterns.cpp - Compute, storage and optimizer ops -----------===//
 //
-// Patterns for the step's local ops: each becomes its runtime call, or
+// Lowerings of the step's local ops: each becomes its runtime call, or
 // nothing where the storage plan already made values share memory.
 //
 //===----------------------------------------------------------------------===//
@@ -38,9 +38,9 @@ struct GetParamLowering : StepOpPattern<GetParamOp> {
   using StepOpPattern::StepOpPattern;
   void lower(GetParamOp op, Adaptor, StepOpLowering &step) const override {
     // An alias of the parameter needs no code.
-    if (!program.plan.copiedParams.count(op))
+    if (!step.program.plan.copiedParams.count(op))
       return;
-    Value source = program.getParamData(step.entry(), step.loc, op.getParamAttr());
+    Value source = step.program.getParamData(step.entry(), step.loc, op.getParamAttr());
     step.call(RuntimeFunction::Copy, {step.context(), step.result(), source,
                                       step.i64(getBytes(op.getResult()))});
   }
@@ -49,15 +49,15 @@ struct GetParamLowering : StepOpPattern<GetParamOp> {
 struct GemmLowering : StepOpPattern<GemmOp> {
   using StepOpPattern::StepOpPattern;
   /// The ddp.concat that `result` is produced in, in place, if any.
-  ConcatOp getConcatPlacedIn(Value result) const {
+  static ConcatOp getConcatPlacedIn(const StoragePlan &plan, Value result) {
     if (!result.hasOneUse())
       return {};
     auto concat = dyn_cast<ConcatOp>(*result.user_begin());
     if (!concat)
       return {};
-    auto copies = program.plan.concatCopies.find(concat);
+    auto copies = plan.concatCopies.find(concat);
     unsigned index = result.use_begin()->getOperandNumber();
-    if (copies != program.plan.concatCopies.end() &&
+    if (copies != plan.concatCopies.end() &&
         llvm::is_contained(copies->second, index))
       return {};
     return concat;
@@ -80,7 +80,7 @@ struct GemmLowering : StepOpPattern<GemmOp> {
       blocks = chunk.getInterleave();
       lhsBlockStride = getBytes(chunk.getInput()) / blocks;
     }
-    if (auto concat = getConcatPlacedIn(op.getResult());
+    if (auto concat = getConcatPlacedIn(step.program.plan, op.getResult());
         concat && concat.getInterleave() > 1) {
       // The plan places it so only when the lhs is contiguous.
       blocks = concat.getInterleave();
@@ -114,10 +114,10 @@ struct ComputeLowering : StepOpPattern<ComputeOp> {
     SmallVector<Value> results;
     for (unsigned index = 0; index < op.getNumResults(); ++index)
       results.push_back(step.result(index));
-    Value inputs = fillTensorArray(step, program.inputArray, op.getInputs(),
+    Value inputs = fillTensorArray(step, step.program.inputArray, op.getInputs(),
                                    adaptor.getInputs());
     Value outputs =
-        fillTensorArray(step, program.resultArray, op.getResults(), results);
+        fillTensorArray(step, step.program.resultArray, op.getResults(), results);
     step.call(RuntimeFunction::Compute,
               {step.context(), step.str(op.getKind()), inputs,
                step.i32(op.getInputs().size()), outputs,
@@ -199,10 +199,10 @@ struct BucketPackLowering : StepOpPattern<BucketPackOp> {
   using StepOpPattern::StepOpPattern;
   void lower(BucketPackOp op, Adaptor adaptor,
              StepOpLowering &step) const override {
-    auto copies = program.plan.packCopies.find(op);
-    if (copies == program.plan.packCopies.end())
+    auto copies = step.program.plan.packCopies.find(op);
+    if (copies == step.program.plan.packCopies.end())
       return;
-    Storage bucket = program.plan.storage.lookup(op.getBucket());
+    Storage bucket = step.program.plan.storage.lookup(op.getBucket());
     int64_t elementBytes =
         getElementBytes(op.getBucket().getType().getElementType());
     for (unsigned index : copies->second) {
@@ -231,8 +231,8 @@ struct ConcatLowering : StepOpPattern<ConcatOp> {
   using StepOpPattern::StepOpPattern;
   void lower(ConcatOp op, Adaptor adaptor,
              StepOpLowering &step) const override {
-    auto copies = program.plan.concatCopies.find(op);
-    if (copies == program.plan.concatCopies.end())
+    auto copies = step.program.plan.concatCopies.find(op);
+    if (copies == step.program.plan.concatCopies.end())
       return;
     // Operand i's block r goes to block r of the result, after the blocks
     // of the operands before it.
@@ -266,7 +266,7 @@ struct CheckFiniteLowering : StepOpPattern<CheckFiniteOp> {
              StepOpLowering &step) const override {
     // The runtime names the first bad element; the extents let the message
     // say whose gradient it is in.
-    const StoragePlan &plan = program.plan;
+    const StoragePlan &plan = step.program.plan;
     std::string extents;
     for (auto [param, offset] :
          llvm::zip_equal(op.getParams().getAsRange<FlatSymbolRefAttr>(),
@@ -359,7 +359,7 @@ struct SetParamsLowering : StepOpPattern<SetParamsOp> {
   using StepOpPattern::StepOpPattern;
   void lower(SetParamsOp op, Adaptor adaptor,
              StepOpLowering &step) const override {
-    const StoragePlan &plan = program.plan;
+    const StoragePlan &plan = step.program.plan;
     Storage values = plan.storage.lookup(op.getValues());
     int64_t elementBytes =
         ddp::getElementBytes(op.getValues().getType().getElementType());
@@ -378,7 +378,7 @@ struct SetParamsLowering : StepOpPattern<SetParamsOp> {
       int64_t numel = planned.numel;
       step.call(RuntimeFunction::Copy,
                 {step.context(),
-                 program.getParamData(step.entry(), step.loc, param), slice,
+                 step.program.getParamData(step.entry(), step.loc, param), slice,
                  step.i64(numel * elementBytes)});
     }
   }
@@ -423,16 +423,13 @@ struct SetParamShardLowering : StepOpPattern<SetParamShardOp> {
 
 } // namespace
 
-void ddp::populateComputePatterns(const LLVMTypeConverter &converter,
-                                  RewritePatternSet &patterns,
-                                  ProgramLowering::Impl &program) {
-  patterns.add<GetParamLowering, GemmLowering, ComputeLowering,
+void ddp::populateComputePatterns(StepOpLowerers &lowerers) {
+  lowerers.add<GetParamLowering, GemmLowering, ComputeLowering,
                AccumulateLowering, ScaleLowering, CastLowering,
                GradReadyLowering, BucketPackLowering,
                ViewLowering<BucketUnpackOp>, ViewLowering<ChunkOp>,
                ConcatLowering,
                CheckFiniteLowering, SGDLowering, AdamLowering,
                ShardSGDLowering, ShardAdamLowering, SetParamsLowering,
-               GetParamShardLowering, SetParamShardLowering>(
-      converter, program);
+               GetParamShardLowering, SetParamShardLowering>();
 }

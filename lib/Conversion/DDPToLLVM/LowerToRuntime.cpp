@@ -13,6 +13,7 @@
 #include "ProgramLoweringImpl.h"
 
 #include "ddp/Conversion/DDPToLLVM/DDPToLLVM.h"
+#include "ddp/Runtime/ddp_program.h"
 #include "ddp/Support/CheckedCount.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -61,7 +62,18 @@ struct LowerDDPToRuntimePass
     if (failed(applyFullConversion(module, target, std::move(patterns))))
       return signalPassFailure();
     (*program)->finalize(module);
-    numRuntimeCalls = (*program)->getImpl().step->getNumCalls();
+    numRuntimeCalls = countRuntimeCalls(module);
+  }
+
+  /// The calls of ddprt_* functions in ddp_program_step.
+  static int64_t countRuntimeCalls(ModuleOp module) {
+    auto step = module.lookupSymbol<LLVM::LLVMFuncOp>(DDP_PROGRAM_SYM_STEP);
+    int64_t calls = 0;
+    step.walk([&](LLVM::CallOp call) {
+      std::optional<StringRef> callee = call.getCallee();
+      calls += callee && callee->starts_with("ddprt_");
+    });
+    return calls;
   }
 
   /// Fails, before anything is rewritten, when the buffers add up to more

@@ -1,7 +1,8 @@
-//===- ProgramLowering.cpp - State the ddp patterns share -----------------===//
+//===- ProgramLowering.cpp - The plan and builders of the ddp lowering ----===//
 //
-// The chain builder of the entry points, the program's globals, and the
-// entry points of the conversion declared in DDPToLLVM.h.
+// The plan made before the conversion, the chain builder of the entry
+// points, the program's globals, and the entry points of the conversion
+// declared in DDPToLLVM.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,7 +98,6 @@ Value EntryPointBuilder::allocaAtEntry(Location loc, Type type,
 void EntryPointBuilder::callChecked(Location loc, RuntimeFunction function,
                                     ValueRange arguments) {
   Value status = runtime.call(builder, loc, function, arguments);
-  ++numCalls;
   if (deferred) {
     uncheckedCalls.push_back(status.getDefiningOp<LLVM::CallOp>());
     return;
@@ -201,13 +201,10 @@ static LLVM::GlobalOp createArrayGlobal(RewriterBase &rewriter, Location loc,
   return global;
 }
 
-void ProgramLowering::Impl::createGlobals(RewriterBase &rewriter) {
-  if (globalsCreated)
-    return;
-  globalsCreated = true;
+void ProgramBuilder::createGlobals(RewriterBase &rewriter) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointToEnd(module.getBody());
-  Location loc = plan.step.getLoc();
+  Location loc = func::FuncOp(plan.step).getLoc();
   Type ptr = LLVM::LLVMPointerType::get(module.getContext());
   Type i32 = rewriter.getI32Type();
   if (!plan.buffers.empty())
@@ -224,7 +221,7 @@ void ProgramLowering::Impl::createGlobals(RewriterBase &rewriter) {
                                      plan.groups.size());
 }
 
-LLVM::GlobalOp ProgramLowering::Impl::getString(RewriterBase &rewriter,
+LLVM::GlobalOp ProgramBuilder::getString(RewriterBase &rewriter,
                                                 Location loc, StringRef text) {
   LLVM::GlobalOp &global = strings[text];
   if (global)
@@ -241,7 +238,7 @@ LLVM::GlobalOp ProgramLowering::Impl::getString(RewriterBase &rewriter,
   return global;
 }
 
-Value ProgramLowering::Impl::getPointer(EntryPointBuilder &entry, Location loc,
+Value ProgramBuilder::getPointer(EntryPointBuilder &entry, Location loc,
                                         Storage storage) {
   LLVM::GlobalOp table = storage.kind == Storage::Kind::Param ? paramDataGlobal
                                                               : buffersGlobal;
@@ -258,22 +255,14 @@ Value ProgramLowering::Impl::getPointer(EntryPointBuilder &entry, Location loc,
   return entry.offsetPointer(loc, base, storage.byteOffset);
 }
 
-void ProgramLowering::Impl::queryGroupRanks(EntryPointBuilder &step,
-                                            Location loc) {
-  SmallVector<unsigned> ordered;
-  for (const auto &entry : plan.storage)
-    if (entry.second.isRankView())
-      ordered.push_back(*entry.second.rankGroup);
-  if (ordered.empty())
+void ProgramBuilder::queryGroupRanks(EntryPointBuilder &step, Location loc) {
+  if (program.rankViewGroups.empty())
     return;
-  // In group order, so that the lowered IR does not depend on hashing.
-  llvm::sort(ordered);
-  ordered.erase(llvm::unique(ordered), ordered.end());
   Type i32 = step.getI32Type();
   Value rankSlot = step.allocaAtEntry(loc, i32, 1);
   Value sizeSlot = step.allocaAtEntry(loc, i32, 1);
   RewriterBase &b = step.getBuilder();
-  for (unsigned group : ordered) {
+  for (unsigned group : program.rankViewGroups) {
     step.callChecked(loc, RuntimeFunction::GroupInfo,
                      {step.getArgument(0),
                       step.loadElement(loc, groupsGlobal, group, i32), rankSlot,
@@ -283,36 +272,62 @@ void ProgramLowering::Impl::queryGroupRanks(EntryPointBuilder &step,
   }
 }
 
-Value ProgramLowering::Impl::getParamData(EntryPointBuilder &entry,
+Value ProgramBuilder::getParamData(EntryPointBuilder &entry,
                                           Location loc,
                                           FlatSymbolRefAttr param) {
   return entry.loadElement(loc, paramDataGlobal, plan.getParamIndex(param),
                            entry.getPtrType());
 }
 
-Value ProgramLowering::Impl::getParamId(EntryPointBuilder &entry, Location loc,
+Value ProgramBuilder::getParamId(EntryPointBuilder &entry, Location loc,
                                         FlatSymbolRefAttr param) {
   return entry.loadElement(loc, paramIdsGlobal, plan.getParamIndex(param),
                            entry.getI32Type());
 }
 
-Value ProgramLowering::Impl::getGroup(EntryPointBuilder &entry, Location loc,
+Value ProgramBuilder::getGroup(EntryPointBuilder &entry, Location loc,
                                       ArrayAttr axes) {
   return entry.loadElement(loc, groupsGlobal, plan.getGroupIndex(axes),
                            entry.getI32Type());
 }
 
-bool ProgramLowering::Impl::isInStep(Operation *op) const {
-  return step && op->getParentOp() == step->getFunction().getOperation();
+FailureOr<std::unique_ptr<ProgramLowering::Impl>>
+ProgramLowering::Impl::build(ModuleOp module, ProgramLoweringOptions options) {
+  FailureOr<StoragePlan> plan = StoragePlan::build(module);
+  if (failed(plan))
+    return failure();
+  auto impl = std::make_unique<Impl>();
+  impl->plan = std::move(*plan);
+  impl->options = std::move(options);
+  Block &body = func::FuncOp(impl->plan.step).getBody().front();
+  for (auto compute : body.getOps<ComputeOp>()) {
+    impl->maxInputs = std::max(impl->maxInputs, compute.getInputs().size());
+    impl->maxResults = std::max(impl->maxResults, compute.getResults().size());
+  }
+  for (auto join : body.getOps<JoinOp>())
+    impl->maxJoined = std::max(impl->maxJoined, join.getTokens().size());
+  // An op issued after others joins their handles into its own.
+  for (auto async : body.getOps<AsyncOpInterface>())
+    if (size_t dependencies = async.getAsyncDependencies().size())
+      impl->maxJoined = std::max(impl->maxJoined, dependencies + 1);
+  for (const auto &entry : impl->plan.storage)
+    if (entry.second.isRankView())
+      impl->rankViewGroups.push_back(*entry.second.rankGroup);
+  // In group order, so that the lowered IR does not depend on hashing.
+  llvm::sort(impl->rankViewGroups);
+  impl->rankViewGroups.erase(llvm::unique(impl->rankViewGroups),
+                             impl->rankViewGroups.end());
+  return impl;
 }
 
 FailureOr<std::unique_ptr<ProgramLowering>>
 ProgramLowering::plan(ModuleOp module, ProgramLoweringOptions options) {
-  FailureOr<StoragePlan> plan = StoragePlan::build(module);
-  if (failed(plan))
+  FailureOr<std::unique_ptr<Impl>> impl =
+      Impl::build(module, std::move(options));
+  if (failed(impl))
     return failure();
-  return std::unique_ptr<ProgramLowering>(new ProgramLowering(
-      std::make_unique<Impl>(module, std::move(*plan), std::move(options))));
+  return std::unique_ptr<ProgramLowering>(
+      new ProgramLowering(std::move(*impl)));
 }
 
 ProgramLowering::ProgramLowering(std::unique_ptr<Impl> impl)
@@ -336,7 +351,7 @@ void ProgramLowering::finalize(ModuleOp module) {
 // StepOpLowering
 //===----------------------------------------------------------------------===//
 
-StepOpLowering::StepOpLowering(ProgramLowering::Impl &program, Operation *op)
+StepOpLowering::StepOpLowering(ProgramBuilder &program, Operation *op)
     : program(program), op(op), loc(op->getLoc()),
       results(op->getNumResults()) {}
 
@@ -389,11 +404,12 @@ void StepOpLowering::callCollective(RuntimeFunction function,
        {context(), handles, i32(dependencies.size()), handle});
 }
 
-void StepOpLowering::finish(ConversionPatternRewriter &rewriter) {
+ArrayRef<Value> StepOpLowering::finish(RewriterBase &rewriter) {
   for (auto [index, value] : llvm::enumerate(results))
     if (!value)
       result(index);
   rewriter.replaceOp(op, results);
+  return results;
 }
 
 //===----------------------------------------------------------------------===//
@@ -414,10 +430,27 @@ void ddp::populateDDPToLLVMTypeConversions(LLVMTypeConverter &converter) {
 
 void ddp::populateDDPToLLVMConversionPatterns(
     const LLVMTypeConverter &converter, RewritePatternSet &patterns,
-    ProgramLowering &program) {
-  populateProgramPatterns(converter, patterns, program.getImpl());
-  populateComputePatterns(converter, patterns, program.getImpl());
-  populateCollectivePatterns(converter, patterns, program.getImpl());
+    const ProgramLowering &program) {
+  populateProgramPatterns(converter, patterns, &program.getImpl());
+}
+
+void ddp::populateDDPToLLVMConversionPatterns(
+    const LLVMTypeConverter &converter, RewritePatternSet &patterns) {
+  populateProgramPatterns(converter, patterns, nullptr);
+}
+
+const StepOpLowerers &StepOpLowerers::get() {
+  static const StepOpLowerers lowerers = [] {
+    StepOpLowerers made;
+    populateComputePatterns(made);
+    populateCollectivePatterns(made);
+    return made;
+  }();
+  return lowerers;
+}
+
+bool ddp::isLoweredInStep(OperationName name) {
+  return StepOpLowerers::get().contains(name);
 }
 
 void ddp::configureDDPToLLVMConversionTarget(ConversionTarget &target) {

@@ -1,8 +1,9 @@
 //===- ProgramLoweringImpl.h - State the ddp patterns share -----*- C++ -*-===//
 //
-// The parts of ProgramLowering the patterns of ProgramPatterns.cpp,
-// ComputePatterns.cpp and CollectivePatterns.cpp use: the storage plan, the
-// program's globals and the builder of runtime-call chains.
+// The parts of ProgramLowering that ProgramPatterns.cpp, ComputePatterns.cpp
+// and CollectivePatterns.cpp use: the plan (read-only), what one rewrite of
+// the program builds, the builder of runtime-call chains and the lowerings
+// of the step's ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -90,8 +91,6 @@ public:
   void returnStatus(mlir::Location loc, mlir::Value status);
   void returnOk(mlir::Location loc);
 
-  int64_t getNumCalls() const { return numCalls; }
-
 private:
   mlir::Value constant(mlir::Location loc, mlir::TypedAttr value);
   /// Branches on `status` after the insertion point: on to `next` if it is
@@ -108,18 +107,39 @@ private:
   llvm::DenseMap<std::pair<mlir::Operation *, int64_t>, mlir::Value>
       loadedElements;
   llvm::DenseMap<mlir::Attribute, mlir::Value> constants;
-  int64_t numCalls = 0;
   bool deferred = false;
   llvm::SmallVector<mlir::LLVM::CallOp> uncheckedCalls;
 };
 
+/// What the conversion consults, built before it from the unchanged IR and
+/// only read by the patterns.
 struct ProgramLowering::Impl {
-  Impl(mlir::ModuleOp module, StoragePlan plan, ProgramLoweringOptions options)
-      : module(module), plan(std::move(plan)), options(std::move(options)),
-        runtime(module) {}
+  /// Plans `module`; emits an error at the offending op and fails otherwise.
+  static mlir::FailureOr<std::unique_ptr<Impl>>
+  build(mlir::ModuleOp module, ProgramLoweringOptions options);
+
+  StoragePlan plan;
+  ProgramLoweringOptions options;
+  /// The lengths of the step's stack arrays for ddprt_compute's operands
+  /// and ddprt_join's handles (0: no array): the runtime reads them only
+  /// during the call, so one array per kind serves every op.
+  size_t maxInputs = 0, maxResults = 0, maxJoined = 0;
+  /// The groups (plan.groups indices, ascending) whose rank a rank view of
+  /// the plan needs: the step asks the runtime for them at its start.
+  llvm::SmallVector<unsigned> rankViewGroups;
+};
+
+/// What one rewrite of the program builds while it lowers the mesh and the
+/// step: the program's globals and strings, the runtime declarations, and
+/// the step's builder. The program pattern makes one per rewrite and drops
+/// it after, so that no pattern sees state another pattern left.
+struct ProgramBuilder {
+  ProgramBuilder(mlir::ModuleOp module, const ProgramLowering::Impl &program)
+      : module(module), program(program), plan(program.plan),
+        options(program.options), runtime(module) {}
 
   /// Creates the program's array globals (buffers, parameter ids and data,
-  /// groups) on first call.
+  /// groups).
   void createGlobals(mlir::RewriterBase &rewriter);
   /// The NUL-terminated constant string `text`, one global per text.
   mlir::LLVM::GlobalOp getString(mlir::RewriterBase &rewriter,
@@ -139,36 +159,30 @@ struct ProgramLowering::Impl {
   /// every group a rank view of the plan needs (groupRanks).
   void queryGroupRanks(EntryPointBuilder &step, mlir::Location loc);
 
-  /// Whether `op` is in the step that is being lowered (its body has moved
-  /// into ddp_program_step).
-  bool isInStep(mlir::Operation *op) const;
-
   mlir::ModuleOp module;
-  StoragePlan plan;
-  ProgramLoweringOptions options;
+  const ProgramLowering::Impl &program;
+  const StoragePlan &plan;
+  const ProgramLoweringOptions &options;
   RuntimeFunctionBuilder runtime;
 
-  bool globalsCreated = false;
   mlir::LLVM::GlobalOp buffersGlobal, paramIdsGlobal, paramDataGlobal,
       groupsGlobal;
   llvm::StringMap<mlir::LLVM::GlobalOp> strings;
 
-  /// The builder of ddp_program_step, made by the step's pattern.
+  /// The builder of ddp_program_step, while the step is lowered.
   std::unique_ptr<EntryPointBuilder> step;
-  /// The step's stack arrays for ddprt_compute's operands and ddprt_join's
-  /// handles: the runtime reads them only during the call, so one array per
-  /// kind, as long as the longest list, serves every op.
+  /// The step's stack arrays (ProgramLowering::Impl::maxInputs, ...).
   mlir::Value inputArray, resultArray, joinArray;
   /// This rank's index (i64) in each group of the plan a rank view uses.
   llvm::DenseMap<unsigned, mlir::Value> groupRanks;
 };
 
 /// Replaces the results of a step op: each tensor by the pointer to its
-/// planned storage unless the pattern gives another value, each token by
-/// the handle slot the pattern gives.
+/// planned storage unless the lowering gives another value, each token by
+/// the handle slot the lowering gives.
 class StepOpLowering {
 public:
-  StepOpLowering(ProgramLowering::Impl &program, mlir::Operation *op);
+  StepOpLowering(ProgramBuilder &program, mlir::Operation *op);
 
   EntryPointBuilder &entry() { return *program.step; }
   mlir::Value context() { return entry().getArgument(0); }
@@ -202,10 +216,10 @@ public:
     return program.getGroup(entry(), loc, axes);
   }
 
-  /// Replaces the op with its results.
-  void finish(mlir::ConversionPatternRewriter &rewriter);
+  /// Replaces the op with its results, which it returns.
+  llvm::ArrayRef<mlir::Value> finish(mlir::RewriterBase &rewriter);
 
-  ProgramLowering::Impl &program;
+  ProgramBuilder &program;
   mlir::Operation *op;
   mlir::Location loc;
 
@@ -213,42 +227,63 @@ private:
   llvm::SmallVector<mlir::Value> results;
 };
 
-/// A pattern for one op of the step.
-template <typename Op>
-class StepOpPattern : public mlir::ConvertOpToLLVMPattern<Op> {
+/// The lowering of one kind of step op, called by the step's lowering in
+/// block order with the op's converted operands.
+class StepOpLowerer {
 public:
-  using Adaptor = typename Op::Adaptor;
-  StepOpPattern(const mlir::LLVMTypeConverter &converter,
-                ProgramLowering::Impl &program)
-      : mlir::ConvertOpToLLVMPattern<Op>(converter), program(program) {}
+  virtual ~StepOpLowerer() = default;
+  virtual void lowerOp(mlir::Operation *op, mlir::ValueRange operands,
+                       StepOpLowering &step) const = 0;
+};
 
-  mlir::LogicalResult
-  matchAndRewrite(Op op, Adaptor adaptor,
-                  mlir::ConversionPatternRewriter &rewriter) const final {
-    if (!program.isInStep(op))
-      return rewriter.notifyMatchFailure(op, "not in the step being lowered");
-    StepOpLowering lowering(program, op);
-    lower(op, adaptor, lowering);
-    lowering.finish(rewriter);
-    return mlir::success();
+/// The lowering of the step op `Op`.
+template <typename Op> class StepOpPattern : public StepOpLowerer {
+public:
+  using OpType = Op;
+  using Adaptor = typename Op::Adaptor;
+
+  void lowerOp(mlir::Operation *op, mlir::ValueRange operands,
+               StepOpLowering &step) const final {
+    auto concrete = mlir::cast<Op>(op);
+    lower(concrete, Adaptor(operands, concrete), step);
   }
 
 protected:
   /// Emits the runtime calls of `op` at the rewriter's insertion point.
   virtual void lower(Op op, Adaptor adaptor, StepOpLowering &step) const = 0;
-
-  ProgramLowering::Impl &program;
 };
 
+/// The step ops ddp lowers, each with its lowering.
+class StepOpLowerers {
+public:
+  template <typename... Lowerings> void add() {
+    (lowerings.try_emplace(mlir::TypeID::get<typename Lowerings::OpType>(),
+                           std::make_unique<Lowerings>()),
+     ...);
+  }
+  /// The lowering of `op`, or null.
+  const StepOpLowerer *lookup(mlir::Operation *op) const {
+    auto it = lowerings.find(op->getName().getTypeID());
+    return it == lowerings.end() ? nullptr : it->second.get();
+  }
+  bool contains(mlir::OperationName name) const {
+    return lowerings.count(name.getTypeID());
+  }
+
+  /// Every lowering of the step's ops, made once.
+  static const StepOpLowerers &get();
+
+private:
+  llvm::DenseMap<mlir::TypeID, std::unique_ptr<StepOpLowerer>> lowerings;
+};
+
+/// The program's patterns (ProgramPatterns.cpp); `program` null: each
+/// rewrite plans the module itself.
 void populateProgramPatterns(const mlir::LLVMTypeConverter &converter,
                              mlir::RewritePatternSet &patterns,
-                             ProgramLowering::Impl &program);
-void populateComputePatterns(const mlir::LLVMTypeConverter &converter,
-                             mlir::RewritePatternSet &patterns,
-                             ProgramLowering::Impl &program);
-void populateCollectivePatterns(const mlir::LLVMTypeConverter &converter,
-                                mlir::RewritePatternSet &patterns,
-                                ProgramLowering::Impl &program);
+                             const ProgramLowering::Impl *program);
+void populateComputePatterns(StepOpLowerers &lowerers);
+void populateCollectivePatterns(StepOpLowerers &lowerers);
 
 } // namespace ddp
 

@@ -1,9 +1,11 @@
 //===- ProgramPatterns.cpp - The program interface of a step --------------===//
 //
-// Patterns for the ops that frame a step: ddp.mesh becomes ddp_program_init,
+// The pattern that lowers a program: ddp.mesh becomes ddp_program_init,
 // ddp_program_setup and ddp_program_teardown (ddp_program.h), ddp.param
 // becomes entries of their tables, the step func.func becomes
-// ddp_program_step and its return the step's success.
+// ddp_program_step, its ops the runtime calls of their lowerings
+// (ComputePatterns.cpp, CollectivePatterns.cpp) and its return the step's
+// success.
 //
 //===----------------------------------------------------------------------===//
 
@@ -128,152 +130,17 @@ static LLVM::GlobalOp createPointerTable(RewriterBase &rewriter,
   return table;
 }
 
-namespace {
+/// Creates the entry point `name` of the C type `Function`.
+template <typename Function>
+static LLVM::LLVMFuncOp createEntryPoint(RewriterBase &rewriter, Location loc,
+                                         StringRef name) {
+  return LLVM::LLVMFuncOp::create(
+      rewriter, loc, name,
+      getLLVMFunctionType<Function>(rewriter.getContext()));
+}
 
-/// ddp.mesh: the entry points that start the runtime, set the program up
-/// and tear it down. Parameters and buffers are set up by loops over
-/// constant tables, so that the code stays small however many there are.
-class MeshLowering : public ConvertOpToLLVMPattern<MeshOp> {
-public:
-  MeshLowering(const LLVMTypeConverter &converter,
-               ProgramLowering::Impl &program)
-      : ConvertOpToLLVMPattern(converter), program(program) {}
-
-  LogicalResult
-  matchAndRewrite(MeshOp mesh, OpAdaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (mesh != program.plan.mesh)
-      return rewriter.notifyMatchFailure(mesh, "not the mesh being lowered");
-    program.createGlobals(rewriter);
-    {
-      OpBuilder::InsertionGuard guard(rewriter);
-      emitInit(rewriter);
-      emitSetup(rewriter);
-      rewriter.setInsertionPointToEnd(program.module.getBody());
-      emitTeardown(rewriter);
-    }
-    rewriter.eraseOp(mesh);
-    return success();
-  }
-
-private:
-  template <typename Function>
-  LLVM::LLVMFuncOp createEntryPoint(RewriterBase &rewriter, Location loc,
-                                    StringRef name) const {
-    return LLVM::LLVMFuncOp::create(
-        rewriter, loc, name,
-        getLLVMFunctionType<Function>(rewriter.getContext()));
-  }
-
-  void emitInit(ConversionPatternRewriter &rewriter) const;
-  void emitSetup(ConversionPatternRewriter &rewriter) const;
-  void emitTeardown(ConversionPatternRewriter &rewriter) const;
-
-  ProgramLowering::Impl &program;
-};
-
-/// ddp.param: registered by the setup from the tables of the plan.
-class ParamLowering : public ConvertOpToLLVMPattern<ParamOp> {
-public:
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(ParamOp param, OpAdaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.eraseOp(param);
-    return success();
-  }
-};
-
-/// The step func.func: ddp_program_step, whose entry block allocates the
-/// operand arrays and finds the inputs' buffers before the step's ops.
-/// Takes precedence over the upstream func.func lowering.
-class StepLowering : public ConvertOpToLLVMPattern<func::FuncOp> {
-public:
-  StepLowering(const LLVMTypeConverter &converter,
-               ProgramLowering::Impl &program)
-      : ConvertOpToLLVMPattern(converter, /*benefit=*/2), program(program) {}
-
-  LogicalResult
-  matchAndRewrite(func::FuncOp func, OpAdaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    StoragePlan &plan = program.plan;
-    if (func != plan.step)
-      return rewriter.notifyMatchFailure(func, "not the step being lowered");
-    program.createGlobals(rewriter);
-    Location loc = func.getLoc();
-    auto stepFunc = LLVM::LLVMFuncOp::create(
-        rewriter, loc, DDP_PROGRAM_SYM_STEP,
-        getLLVMFunctionType<decltype(ddp_program_step)>(rewriter.getContext()));
-    program.step =
-        std::make_unique<EntryPointBuilder>(stepFunc, rewriter, program.runtime);
-    EntryPointBuilder &entry = *program.step;
-    entry.deferChecks();
-
-    Block &body = func.getBody().front();
-    size_t maxInputs = 0, maxResults = 0, maxJoined = 0;
-    for (auto compute : body.getOps<ComputeOp>()) {
-      maxInputs = std::max(maxInputs, compute.getInputs().size());
-      maxResults = std::max(maxResults, compute.getResults().size());
-    }
-    for (auto join : body.getOps<JoinOp>())
-      maxJoined = std::max(maxJoined, join.getTokens().size());
-    // An op issued after others joins their handles into its own.
-    for (auto async : body.getOps<AsyncOpInterface>())
-      if (size_t dependencies = async.getAsyncDependencies().size())
-        maxJoined = std::max(maxJoined, dependencies + 1);
-    Type tensorType = getRuntimeTensorType(rewriter.getContext());
-    if (maxInputs)
-      program.inputArray = entry.allocaAtEntry(loc, tensorType, maxInputs);
-    if (maxResults)
-      program.resultArray = entry.allocaAtEntry(loc, tensorType, maxResults);
-    if (maxJoined)
-      program.joinArray =
-          entry.allocaAtEntry(loc, entry.getI64Type(), maxJoined);
-
-    program.queryGroupRanks(entry, loc);
-
-    SmallVector<Value> inputs;
-    for (BlockArgument argument : body.getArguments())
-      inputs.push_back(
-          program.getPointer(entry, loc, plan.storage.lookup(argument)));
-    Block *entryBlock = &stepFunc.getBody().front();
-    rewriter.inlineBlockBefore(&body, entryBlock, entryBlock->end(), inputs);
-    rewriter.eraseOp(func);
-    return success();
-  }
-
-private:
-  ProgramLowering::Impl &program;
-};
-
-/// The step's return: the step succeeded. Returned values stay in their
-/// buffers. The last op of the step, so all its calls exist: their status
-/// checks are emitted here.
-class StepReturnLowering : public ConvertOpToLLVMPattern<func::ReturnOp> {
-public:
-  StepReturnLowering(const LLVMTypeConverter &converter,
-                     ProgramLowering::Impl &program)
-      : ConvertOpToLLVMPattern(converter, /*benefit=*/2), program(program) {}
-
-  LogicalResult
-  matchAndRewrite(func::ReturnOp op, OpAdaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (!program.isInStep(op))
-      return rewriter.notifyMatchFailure(op, "not in the step being lowered");
-    program.step->returnOk(op.getLoc());
-    program.step->emitDeferredChecks();
-    rewriter.eraseOp(op);
-    return success();
-  }
-
-private:
-  ProgramLowering::Impl &program;
-};
-
-} // namespace
-
-void MeshLowering::emitInit(ConversionPatternRewriter &rewriter) const {
-  Location loc = program.plan.mesh.getLoc();
+static void emitInit(ProgramBuilder &program, RewriterBase &rewriter) {
+  Location loc = MeshOp(program.plan.mesh).getLoc();
   auto func = createEntryPoint<decltype(ddp_program_init)>(
       rewriter, loc, DDP_PROGRAM_SYM_INIT);
   EntryPointBuilder entry(func, rewriter, program.runtime);
@@ -288,9 +155,9 @@ void MeshLowering::emitInit(ConversionPatternRewriter &rewriter) const {
   rewriter.setInsertionPointAfter(func);
 }
 
-void MeshLowering::emitSetup(ConversionPatternRewriter &rewriter) const {
-  StoragePlan &plan = program.plan;
-  Location loc = plan.step.getLoc();
+static void emitSetup(ProgramBuilder &program, RewriterBase &rewriter) {
+  const StoragePlan &plan = program.plan;
+  Location loc = func::FuncOp(plan.step).getLoc();
   auto func = createEntryPoint<decltype(ddp_program_setup)>(
       rewriter, loc, DDP_PROGRAM_SYM_SETUP);
   EntryPointBuilder entry(func, rewriter, program.runtime);
@@ -322,10 +189,11 @@ void MeshLowering::emitSetup(ConversionPatternRewriter &rewriter) const {
   }
   if (!plan.params.empty()) {
     SmallVector<LLVM::GlobalOp> names;
-    for (PlannedParam &param : plan.params)
+    for (const PlannedParam &param : plan.params)
       names.push_back(program.getString(
-          rewriter, param.op.getLoc(),
-          (program.options.paramPrefix + param.op.getSymName()).str()));
+          rewriter, ParamOp(param.op).getLoc(),
+          (program.options.paramPrefix + ParamOp(param.op).getSymName())
+              .str()));
     LLVM::GlobalOp nameTable =
         createPointerTable(rewriter, module, loc, "__ddp_param_names", names);
     SizeTables sizes = createSizeTables<PlannedParam>(
@@ -364,8 +232,9 @@ void MeshLowering::emitSetup(ConversionPatternRewriter &rewriter) const {
   rewriter.setInsertionPointAfter(func);
 }
 
-void MeshLowering::emitTeardown(ConversionPatternRewriter &rewriter) const {
-  Location loc = program.plan.step.getLoc();
+static void emitTeardown(ProgramBuilder &program,
+                         RewriterBase &rewriter) {
+  Location loc = func::FuncOp(program.plan.step).getLoc();
   auto func = createEntryPoint<decltype(ddp_program_teardown)>(
       rewriter, loc, DDP_PROGRAM_SYM_TEARDOWN);
   EntryPointBuilder entry(func, rewriter, program.runtime);
@@ -384,10 +253,183 @@ void MeshLowering::emitTeardown(ConversionPatternRewriter &rewriter) const {
   entry.returnOk(loc);
 }
 
+/// ddp.mesh: the entry points that start the runtime, set the program up
+/// and tear it down. Parameters and buffers are set up by loops over
+/// constant tables, so that the code stays small however many there are.
+static void lowerMesh(ProgramBuilder &program, RewriterBase &rewriter) {
+  MeshOp mesh = program.plan.mesh;
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(mesh);
+    emitInit(program, rewriter);
+    emitSetup(program, rewriter);
+    rewriter.setInsertionPointToEnd(program.module.getBody());
+    emitTeardown(program, rewriter);
+  }
+  rewriter.eraseOp(mesh);
+}
+
+/// The converted value of `value`: the pointer or handle slot its lowering
+/// gave it, else the conversion's (an op no lowering here knows).
+static Value getConverted(const DenseMap<Value, Value> &converted,
+                          ConversionPatternRewriter &rewriter, Value value) {
+  if (Value known = converted.lookup(value))
+    return known;
+  return rewriter.getRemappedValue(value);
+}
+
+/// The step func.func: ddp_program_step, whose entry block allocates the
+/// operand arrays and finds the inputs' buffers, then every ddp op of the
+/// step in block order, each by its lowering (StepOpLowerers), and the
+/// return. The step's ops share its entry block's constants and loads and
+/// its status checks, so the step lowers them itself: no op waits for a
+/// pattern to have made the step. Each call's status check splits the block
+/// after the call; they are emitted last, last call first, so that each op
+/// moves once (splitting as each call is made would move the rest of the
+/// step every time: quadratic). Ops of other dialects stay in place for
+/// their own patterns.
+static void lowerStep(ProgramBuilder &program,
+                      ConversionPatternRewriter &rewriter) {
+  const ProgramLowering::Impl &layout = program.program;
+  func::FuncOp func = program.plan.step;
+  Location loc = func.getLoc();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(func);
+  auto stepFunc = createEntryPoint<decltype(ddp_program_step)>(
+      rewriter, loc, DDP_PROGRAM_SYM_STEP);
+  program.step =
+      std::make_unique<EntryPointBuilder>(stepFunc, rewriter, program.runtime);
+  EntryPointBuilder &entry = *program.step;
+  entry.deferChecks();
+
+  Type tensorType = getRuntimeTensorType(rewriter.getContext());
+  if (layout.maxInputs)
+    program.inputArray = entry.allocaAtEntry(loc, tensorType, layout.maxInputs);
+  if (layout.maxResults)
+    program.resultArray =
+        entry.allocaAtEntry(loc, tensorType, layout.maxResults);
+  if (layout.maxJoined)
+    program.joinArray =
+        entry.allocaAtEntry(loc, entry.getI64Type(), layout.maxJoined);
+  program.queryGroupRanks(entry, loc);
+
+  Block &body = func.getBody().front();
+  DenseMap<Value, Value> converted;
+  SmallVector<Value> inputs;
+  for (BlockArgument argument : body.getArguments()) {
+    inputs.push_back(program.getPointer(entry, loc,
+                                        program.plan.storage.lookup(argument)));
+    converted[argument] = inputs.back();
+  }
+  SmallVector<Operation *> ops =
+      llvm::map_to_vector(body, [](Operation &op) { return &op; });
+  Block *entryBlock = &stepFunc.getBody().front();
+  rewriter.inlineBlockBefore(&body, entryBlock, entryBlock->end(), inputs);
+
+  const StepOpLowerers &lowerers = StepOpLowerers::get();
+  for (Operation *op : ops) {
+    rewriter.setInsertionPoint(op);
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      // Returned values stay in their buffers.
+      entry.returnOk(ret.getLoc());
+      rewriter.eraseOp(ret);
+      continue;
+    }
+    const StepOpLowerer *lowerer = lowerers.lookup(op);
+    if (!lowerer)
+      continue;
+    SmallVector<Value> operands = llvm::map_to_vector(
+        op->getOperands(),
+        [&](Value value) { return getConverted(converted, rewriter, value); });
+    StepOpLowering lowering(program, op);
+    lowerer->lowerOp(op, operands, lowering);
+    SmallVector<Value> results(op->getResults());
+    for (auto [result, value] : llvm::zip_equal(results,
+                                                lowering.finish(rewriter)))
+      converted[result] = value;
+  }
+  entry.emitDeferredChecks();
+  rewriter.eraseOp(func);
+  program.step.reset();
+}
+
+/// Lowers the program -- mesh, parameters and step -- from whichever of its
+/// ops the driver visits first (it lowers the others too, so the driver
+/// skips them). With no plan given, plans the module first.
+template <typename RootOp>
+class ProgramPattern : public ConvertOpToLLVMPattern<RootOp> {
+public:
+  ProgramPattern(const LLVMTypeConverter &converter,
+                 const ProgramLowering::Impl *program)
+      // Before the upstream func.func lowering.
+      : ConvertOpToLLVMPattern<RootOp>(converter, /*benefit=*/2),
+        program(program) {}
+
+  LogicalResult
+  matchAndRewrite(RootOp root, typename RootOp::Adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Operation *rootOp = root.getOperation();
+    auto module = dyn_cast<ModuleOp>(rootOp->getParentOp());
+    if (!module)
+      return rewriter.notifyMatchFailure(root, "not in a module");
+    if (auto func = dyn_cast<func::FuncOp>(rootOp); func && func.isExternal())
+      return rewriter.notifyMatchFailure(root, "a declaration");
+    const ProgramLowering::Impl *planned = program;
+    std::unique_ptr<ProgramLowering::Impl> ownPlan;
+    if (!planned) {
+      if (module.getOps<MeshOp>().empty())
+        return rewriter.notifyMatchFailure(root, "no ddp program");
+      // The plan reads the module as written: nothing converted yet.
+      for (Operation &op : *module.getBody())
+        if (isa_and_nonnull<LLVM::LLVMDialect>(op.getDialect())) {
+          InFlightDiagnostic diag =
+              root->emitError("cannot plan the program after the conversion "
+                              "changed the module: under -convert-to-llvm, "
+                              "the mesh, parameters and step come before the "
+                              "ops it converts (or use -ddp-lower-to-runtime)");
+          diag.attachNote(op.getLoc()) << "converted to " << op.getName();
+          return diag;
+        }
+      FailureOr<std::unique_ptr<ProgramLowering::Impl>> built =
+          ProgramLowering::Impl::build(module, {});
+      if (failed(built))
+        return failure();
+      ownPlan = std::move(*built);
+      planned = ownPlan.get();
+    }
+    const StoragePlan &plan = planned->plan;
+    MeshOp mesh = plan.mesh;
+    func::FuncOp step = plan.step;
+    if (rootOp != mesh.getOperation() && rootOp != step.getOperation() &&
+        !llvm::any_of(plan.params, [&](const PlannedParam &param) {
+          return ParamOp(param.op).getOperation() == rootOp;
+        }))
+      return rewriter.notifyMatchFailure(root, "not of the planned program");
+
+    ProgramBuilder builder(module, *planned);
+    builder.createGlobals(rewriter);
+    // In module order, so that the output is the same whichever op the
+    // driver visited first.
+    if (mesh->isBeforeInBlock(step)) {
+      lowerMesh(builder, rewriter);
+      lowerStep(builder, rewriter);
+    } else {
+      lowerStep(builder, rewriter);
+      lowerMesh(builder, rewriter);
+    }
+    // The setup registers the parameters from the plan's tables.
+    for (const PlannedParam &param : plan.params)
+      rewriter.eraseOp(ParamOp(param.op));
+    return success();
+  }
+
+private:
+  const ProgramLowering::Impl *program;
+};
+
 void ddp::populateProgramPatterns(const LLVMTypeConverter &converter,
                                   RewritePatternSet &patterns,
-                                  ProgramLowering::Impl &program) {
-  patterns.add<MeshLowering, StepLowering, StepReturnLowering>(converter,
-                                                                program);
-  patterns.add<ParamLowering>(converter);
+                                  const ProgramLowering::Impl *program) {
+  patterns.add<ProgramPattern<MeshOp>, ProgramPattern<ParamOp>,
+               ProgramPattern<func::FuncOp>>(converter, program);
 }

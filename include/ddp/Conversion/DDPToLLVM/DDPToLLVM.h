@@ -30,6 +30,7 @@
 
 namespace mlir {
 class ConversionTarget;
+class DialectRegistry;
 class LLVMTypeConverter;
 class RewritePatternSet;
 } // namespace mlir
@@ -43,9 +44,9 @@ struct ProgramLoweringOptions {
   int32_t abiVersion = DDPRT_ABI_VERSION;
 };
 
-/// What the patterns share while they lower one module: its storage plan
-/// (decided before the conversion, from the unchanged IR), the globals and
-/// strings of the program and the step function being built.
+/// What the patterns consult while they lower one module: its storage plan
+/// and the step's layout, decided before the conversion from the unchanged
+/// IR and only read during it.
 class ProgramLowering {
 public:
   struct Impl;
@@ -61,7 +62,7 @@ public:
   /// so that the module reads top-down.
   void finalize(mlir::ModuleOp module);
 
-  Impl &getImpl() { return *impl; }
+  const Impl &getImpl() const { return *impl; }
 
 private:
   explicit ProgramLowering(std::unique_ptr<Impl> impl);
@@ -72,16 +73,34 @@ private:
 /// a statically shaped tensor becomes `!llvm.ptr`, its planned storage.
 void populateDDPToLLVMTypeConversions(mlir::LLVMTypeConverter &converter);
 
-/// One pattern per ddp op (or op family): the mesh becomes the program's
-/// init, setup and teardown, the step `func.func` becomes ddp_program_step
-/// and each op of the step the runtime calls that run it.
+/// The program's patterns, consulting `program`: the ddp.mesh, ddp.param or
+/// step func.func that the driver visits first lowers the whole program --
+/// the mesh to the program's init, setup and teardown, the step to
+/// ddp_program_step, each ddp op of the step to the runtime calls that run
+/// it -- so that no pattern depends on another having run.
 void populateDDPToLLVMConversionPatterns(
     const mlir::LLVMTypeConverter &converter, mlir::RewritePatternSet &patterns,
-    ProgramLowering &program);
+    const ProgramLowering &program);
+
+/// The same patterns without a plan, for -convert-to-llvm, which makes its
+/// patterns before it sees a module: the program's first op to be visited
+/// plans the module then, so the mesh, parameters and step must come before
+/// any other op that the conversion changes.
+void populateDDPToLLVMConversionPatterns(
+    const mlir::LLVMTypeConverter &converter,
+    mlir::RewritePatternSet &patterns);
+
+/// Whether the step's lowering lowers ops named `name`.
+bool isLoweredInStep(mlir::OperationName name);
 
 /// Marks the ddp dialect illegal: an op without a pattern fails the
 /// conversion at its location.
 void configureDDPToLLVMConversionTarget(mlir::ConversionTarget &target);
+
+/// Registers the ddp dialect's ConvertToLLVMPatternInterface, so that
+/// -convert-to-llvm lowers a ddp program (with the patterns above, without
+/// a plan).
+void registerConvertDDPToLLVMInterface(mlir::DialectRegistry &registry);
 
 } // namespace ddp
 
