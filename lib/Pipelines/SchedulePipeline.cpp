@@ -156,12 +156,7 @@ ddp::getAssignBucketsOptions(const SchedulePipelineOptions &options) {
 
 llvm::Error
 ddp::checkSchedulePipelineOptions(const SchedulePipelineOptions &options) {
-  if (llvm::Error error =
-          checkAssignBucketsOptions(getAssignBucketsOptions(options)))
-    return error;
-  if (!options.tpCommOverlap)
-    return llvm::Error::success();
-  return parseTpCommNumSplits(options.tpCommNumSplits).takeError();
+  return checkAssignBucketsOptions(getAssignBucketsOptions(options));
 }
 
 /// Adds the passes `options` ask for.
@@ -206,7 +201,7 @@ static void addSchedulePasses(OpPassManager &pm,
         options.tpCommBulkWgrad && !options.megatronDisableTpCommBulkWgrad;
     tp.disableQkv = options.tpCommOverlapDisableQkv;
     tp.disableFc1 = options.tpCommOverlapDisableFc1;
-    tp.numSplits = options.tpCommNumSplits;
+    tp.numSplits = options.tpCommNumSplits.getValue();
     tp.hardware = options.hardware;
     tp.dataParallelSize = options.dataParallelSize;
     pm.addNestedPass<func::FuncOp>(createOverlapTpComm(tp));

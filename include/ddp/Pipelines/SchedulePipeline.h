@@ -151,11 +151,11 @@ struct SchedulePipelineOptions
       *this, "tp-comm-overlap-disable-fc1",
       llvm::cl::desc("Leave the MLP's first projection's collectives alone"),
       llvm::cl::init(false)};
-  Option<std::string> tpCommNumSplits{
+  Option<TpCommNumSplits> tpCommNumSplits{
       *this, "tp-comm-num-splits",
       llvm::cl::desc("Chunks per pipelined GEMM: a positive number, or auto "
                      "(the cost model picks each GEMM's)"),
-      llvm::cl::init("auto")};
+      llvm::cl::init(TpCommNumSplits::getAuto())};
   Option<std::string> printBucketLayout{
       *this, "print-bucket-layout",
       llvm::cl::desc("Write the bucket layout as JSON to this file ('-': "
@@ -245,8 +245,8 @@ AssignBucketsOptions
 getAssignBucketsOptions(const SchedulePipelineOptions &options);
 
 /// What the passes `options` ask for reject before they read any IR
-/// (checkAssignBucketsOptions of the merged options, and a bad
-/// tp-comm-num-splits with tp-comm-overlap). The pipeline reports it for the
+/// (checkAssignBucketsOptions of the merged options; a bad value of one
+/// option is rejected when it is parsed). The pipeline reports it for the
 /// options a module records; ddp-import --megatron-args for a run's options
 /// before it imports the run.
 llvm::Error
