@@ -16,6 +16,9 @@ config.test_exec_root = os.path.join(config.ddp_obj_root, "test")
 config.substitutions.append(("%examples", os.path.join(config.ddp_src_root, "examples")))
 config.substitutions.append(("%ddp_src_root", config.ddp_src_root))
 config.substitutions.append(("%ddp_obj_root", config.ddp_obj_root))
+# MLIR's .td files (mlir/Pass/PassBase.td), beside its tools.
+config.substitutions.append(
+    ("%mlir_include", os.path.join(config.llvm_tools_dir, "..", "include")))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
@@ -23,6 +26,7 @@ llvm_config.with_environment("PATH", config.ddp_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(["ddp-opt"], [config.ddp_tools_dir])
 llvm_config.add_tool_substitutions(["ddp-import"], [config.ddp_tools_dir])
 llvm_config.add_tool_substitutions(["ddp-plan"], [config.ddp_tools_dir])
+llvm_config.add_tool_substitutions(["ddp-tblgen"], [config.ddp_tools_dir])
 
 # `torch`: a Python that can import torch.distributed (Debian's python3-torch;
 # DDP_TORCH_PYTHON picks another), to compare with PyTorch's own code.

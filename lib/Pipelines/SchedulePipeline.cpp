@@ -25,22 +25,14 @@ llvm::StringSet<> SchedulePipelineOptions::getGivenOptionNames() const {
   return names;
 }
 
-/// The options that have a Megatron flag name beside the field name; giving
-/// either name overrides a recorded value of the other.
-static constexpr std::pair<StringLiteral, StringLiteral> kFlagAliases[] = {
-    {"bucket-size", "ddp-bucket-size"},
-    {"num-buckets", "ddp-num-buckets"},
-    {"pad-buckets-for-high-nccl-busbw", "ddp-pad-buckets-for-high-nccl-busbw"},
-    {"average-in-collective", "ddp-average-in-collective"},
-    {"grad-reduce-in-fp32", "accumulate-allreduce-grads-in-fp32"},
-    {"check-for-nan-in-grad", "check-for-nan-in-loss-and-grad"},
-};
+#define GEN_PIPELINE_OPTIONS_DEF
+#include "ddp/Pipelines/SchedulePipeline.h.inc"
 
 static bool isGivenUnderAnyName(StringRef name,
                                 const llvm::StringSet<> &givenNames) {
   if (givenNames.contains(name))
     return true;
-  for (auto [field, flag] : kFlagAliases)
+  for (auto [field, flag] : kOptionAliases)
     if ((name == field && givenNames.contains(flag)) ||
         (name == flag && givenNames.contains(field)))
       return true;
@@ -122,46 +114,12 @@ ddp::applyRecordedScheduleOptions(ModuleOp module,
 
 AssignBucketsOptions
 ddp::getAssignBucketsOptions(const SchedulePipelineOptions &options) {
-  // A Megatron flag given on its own counts as its field; a field wins when
-  // both are given (on the command line, or recorded in the module).
-  auto either = [](const auto &field, const auto &flag) {
-    return field.hasValue() ? field.getValue() : flag.getValue();
-  };
-  AssignBucketsOptions assign;
-  assign.policy = options.policy;
-  assign.hardware = options.hardware;
-  assign.dataParallelSize = options.dataParallelSize;
-  assign.overlapGradReduce = options.overlapGradReduce;
-  assign.bucketSize = either(options.bucketSize, options.megatronBucketSize);
-  assign.bucketBytes = options.bucketBytes;
-  assign.numBuckets = either(options.numBuckets, options.megatronNumBuckets);
-  assign.useDistributedOptimizer = options.useDistributedOptimizer;
-  assign.overlapParamGather = options.overlapParamGather;
-  assign.alignParamGather = options.alignParamGather;
-  assign.numDistributedOptimizerInstances =
-      options.numDistributedOptimizerInstances;
-  assign.padBucketsForHighNcclBusbw =
-      either(options.padBucketsForHighNcclBusbw, options.megatronPadBuckets);
-  assign.gradReduceInFp32 =
-      either(options.gradReduceInFp32, options.megatronGradReduceInFp32);
-  assign.averageInCollective =
-      either(options.averageInCollective, options.megatronAverageInCollective);
-  assign.checkForNanInGrad =
-      either(options.checkForNanInGrad, options.megatronCheckForNan);
-  assign.firstBucketBytes = options.firstBucketBytes;
-  assign.bucketCapBytes = options.bucketCapBytes;
-  assign.maxBucketGradients = options.maxBucketGradients;
-  return assign;
+  return getAssignBucketsPassOptions(options);
 }
 
 llvm::Error
 ddp::checkSchedulePipelineOptions(const SchedulePipelineOptions &options) {
-  if (llvm::Error error =
-          checkAssignBucketsOptions(getAssignBucketsOptions(options)))
-    return error;
-  if (!options.tpCommOverlap)
-    return llvm::Error::success();
-  return parseTpCommNumSplits(options.tpCommNumSplits).takeError();
+  return checkAssignBucketsOptions(getAssignBucketsOptions(options));
 }
 
 /// Adds the passes `options` ask for.
@@ -177,47 +135,31 @@ static void addSchedulePasses(OpPassManager &pm,
   }
   pm.addNestedPass<func::FuncOp>(createBucketize());
   // A module pass: with several instances it splits the mesh's axis.
-  if (options.useDistributedOptimizer) {
-    DistributeOptimizerOptions distribute;
-    distribute.numInstances = options.numDistributedOptimizerInstances;
-    pm.addPass(createDistributeOptimizer(distribute));
-  }
+  if (options.useDistributedOptimizer)
+    pm.addPass(
+        createDistributeOptimizer(getDistributeOptimizerPassOptions(options)));
   if (options.overlapGradReduce)
     pm.addNestedPass<func::FuncOp>(createOverlapGradReduce());
   // Last on the step: the gathers go before the first use of their
   // parameters in the final order of the other ops.
-  if (options.overlapParamGather) {
-    OverlapParamGatherOptions gather;
-    gather.alignParamGather = options.alignParamGather;
-    pm.addNestedPass<func::FuncOp>(createOverlapParamGather(gather));
-  }
+  if (options.overlapParamGather)
+    pm.addNestedPass<func::FuncOp>(
+        createOverlapParamGather(getOverlapParamGatherPassOptions(options)));
   // After the data-parallel schedule, so that auto prices each GEMM's
   // split count beside the gradient reductions it will run with.
-  if (options.tpCommOverlap) {
-    OverlapTpCommOptions tp;
-    tp.overlapAg =
-        options.tpCommOverlapAg && !options.megatronDisableTpCommOverlapAg;
-    tp.overlapRs =
-        options.tpCommOverlapRs && !options.megatronDisableTpCommOverlapRs;
-    tp.overlapRsDgrad = options.tpCommOverlapRsDgrad;
-    tp.bulkDgrad =
-        options.tpCommBulkDgrad && !options.megatronDisableTpCommBulkDgrad;
-    tp.bulkWgrad =
-        options.tpCommBulkWgrad && !options.megatronDisableTpCommBulkWgrad;
-    tp.disableQkv = options.tpCommOverlapDisableQkv;
-    tp.disableFc1 = options.tpCommOverlapDisableFc1;
-    tp.numSplits = options.tpCommNumSplits;
-    tp.hardware = options.hardware;
-    tp.dataParallelSize = options.dataParallelSize;
-    pm.addNestedPass<func::FuncOp>(createOverlapTpComm(tp));
-  }
+  if (options.tpCommOverlap)
+    pm.addNestedPass<func::FuncOp>(
+        createOverlapTpComm(getOverlapTpCommPassOptions(options)));
   pm.addPass(createVerifyCollectiveOrder());
 }
 
 namespace {
 /// The pipeline's one pass: the passes it runs depend on the options the
 /// module records, so it builds them for each module and runs them as a
-/// dynamic pipeline.
+/// dynamic pipeline. A PassPipelineRegistration alone builds its passes when
+/// the pipeline is parsed, before any module is read; and a pass declared in
+/// Passes.td would hold the options as its own members, not as the
+/// SchedulePipelineOptions that embedders and the tools build.
 class SchedulePass : public PassWrapper<SchedulePass, OperationPass<ModuleOp>> {
 public:
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SchedulePass)

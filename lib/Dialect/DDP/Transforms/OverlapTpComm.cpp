@@ -68,25 +68,8 @@ private:
 
 } // namespace
 
-llvm::Expected<std::optional<int64_t>>
-ddp::parseTpCommNumSplits(StringRef numSplits) {
-  if (numSplits == "auto")
-    return std::nullopt;
-  int64_t count = 0;
-  if (numSplits.getAsInteger(10, count) || count < 1)
-    return llvm::createStringError("tp-comm-num-splits must be 'auto' or a "
-                                   "positive number, got '" +
-                                   numSplits + "'");
-  return count;
-}
-
-LogicalResult OverlapTpCommPass::initialize(MLIRContext *context) {
-  llvm::Expected<std::optional<int64_t>> count =
-      parseTpCommNumSplits(numSplits);
-  if (!count)
-    return emitError(UnknownLoc::get(context))
-           << llvm::toString(count.takeError());
-  fixedSplits = *count;
+LogicalResult OverlapTpCommPass::initialize(MLIRContext *) {
+  fixedSplits = numSplits.getValue().getCount();
   return success();
 }
 

@@ -12,7 +12,7 @@
 // wraps in int64) leaves every GEMM whole.
 // RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-tp-comm="tp-comm-num-splits=9223372036854775807" -verify-diagnostics | FileCheck %s --check-prefix=HUGE
 
-// BADSPLITS: tp-comm-num-splits must be 'auto' or a positive number, got '{{zero|0}}'
+// BADSPLITS: for the --tp-comm-num-splits option: must be 'auto' or a positive number, got '{{zero|0}}'
 
 // The forward of a row-parallel layer with sequence parallelism: a GEMM
 // whose result a reduce-scatter over tp (4 ranks) reduces. Split in 2, each

@@ -4,6 +4,7 @@
 #define DDP_DIALECT_DDP_TRANSFORMS_PASSES_H
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Dialect/DDP/Transforms/TpCommNumSplits.h"
 #include "ddp/Timing/CostModel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -35,11 +36,6 @@ inline llvm::cl::ValuesClass getBucketPolicyOptionValues() {
 /// ddp-schedule checks with it the options a module records, to report
 /// their errors at the module.
 llvm::Error checkAssignBucketsOptions(const AssignBucketsOptions &options);
-
-/// tp-comm-num-splits of ddp-overlap-tp-comm as a count, or nullopt for
-/// `auto`; an error for anything else.
-llvm::Expected<std::optional<int64_t>>
-parseTpCommNumSplits(llvm::StringRef numSplits);
 
 #define GEN_PASS_REGISTRATION
 #include "ddp/Dialect/DDP/Transforms/Passes.h.inc"

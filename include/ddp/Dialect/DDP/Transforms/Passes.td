@@ -465,8 +465,8 @@ def OverlapTpComm : Pass<"ddp-overlap-tp-comm", "mlir::func::FuncOp"> {
     Option<"disableFc1", "tp-comm-overlap-disable-fc1", "bool",
            /*default=*/"false",
            "Leave the collectives of the MLP's first projection alone">,
-    Option<"numSplits", "tp-comm-num-splits", "std::string",
-           /*default=*/"\"auto\"",
+    Option<"numSplits", "tp-comm-num-splits", "::ddp::TpCommNumSplits",
+           /*default=*/"::ddp::TpCommNumSplits::getAuto()",
            "Chunks per pipelined GEMM: a positive number, or auto (the cost "
            "model picks each GEMM's)">,
     Option<"hardware", "hw", "std::string", /*default=*/"\"h100-sxm-ib400\"",
