@@ -307,13 +307,18 @@ Status CudaBackend::issueCollective(const CollectiveOp &op) {
 }
 
 static std::string collectiveArgs(const CollectiveOp &op, bool async) {
-  return TraceArgs()
-      .add("group", op.groupName)
+  TraceArgs args;
+  args.add("group", op.groupName)
       .add("dtype", dtypeName(op.dtype))
       .add("numel", op.numel)
       .add("bytes", op.numel * elementSize(op.dtype))
-      .add("async", int64_t(async))
-      .str();
+      .add("async", int64_t(async));
+  // As the CPU backend records them.
+  if (op.kind == CollectiveKind::Send || op.kind == CollectiveKind::Recv)
+    args.add("peer", op.peer);
+  if (op.kind == CollectiveKind::Broadcast)
+    args.add("root", op.root);
+  return args.str();
 }
 
 Status CudaBackend::flushPointToPoint() {

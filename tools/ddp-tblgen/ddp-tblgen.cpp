@@ -66,13 +66,16 @@ static void addPassOptions(const Record &pipeline, const Record *passRecord,
                          option.getDescription().str(),
                          option.getAdditionalFlags().value_or("").str()};
     auto [it, inserted] = table.insert({option.getArgument(), entry});
-    // One struct member stands for both: they must agree on its value.
+    // One struct member stands for both: they must agree on its value and
+    // on how it parses (an enum's value list is an additional flag).
     if (!inserted && (it->second.type != entry.type ||
-                      it->second.defaultValue != entry.defaultValue))
+                      it->second.defaultValue != entry.defaultValue ||
+                      it->second.flags != entry.flags))
       PrintFatalError(passRecord->getLoc(),
                       "option '" + option.getArgument() +
-                          "' differs in type or default from the one of an "
-                          "earlier pass of " + pipeline.getName());
+                          "' differs in type, default or parser flags from "
+                          "the one of an earlier pass of " +
+                          pipeline.getName());
   }
 }
 

@@ -269,8 +269,11 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 enum class Root { First, Last };
+/// Where the result lies: its own buffer, on the input, or in the input's
+/// buffer 7 elements after it (the root copies through an overlap).
+enum class BroadcastPlacement { Separate, InPlace, Overlapping };
 using BroadcastParams =
-    std::tuple<int32_t, const char *, Root, bool, Placement>;
+    std::tuple<int32_t, const char *, Root, bool, BroadcastPlacement>;
 
 class BroadcastTest : public RuntimeSuite,
                       public ::testing::WithParamInterface<BroadcastParams> {};
@@ -282,11 +285,16 @@ TEST_P(BroadcastTest, EveryRankGetsTheRootsTensor) {
   ExpectedGroup expected = expectedGroup(axes);
   int64_t root =
       whichRoot == Root::First ? 0 : int64_t(expected.members.size()) - 1;
-  const int64_t numel = 2053;
-  void *input = upload(dtype, contributions(ddprt::test::worldRank(), numel));
+  const int64_t numel = 2053, shift = 7;
+  std::vector<double> mine = contributions(ddprt::test::worldRank(), numel);
+  if (placement == BroadcastPlacement::Overlapping)
+    mine.resize(size_t(numel + shift), 0.0);
+  void *input = upload(dtype, mine);
   void *result = input;
-  if (placement == Placement::Separate) {
+  if (placement == BroadcastPlacement::Separate) {
     DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, numel, &result));
+  } else if (placement == BroadcastPlacement::Overlapping) {
+    result = static_cast<char *>(input) + shift * dtypeSize(dtype);
   }
   ddprt_handle handle = 0;
   DDPRT_EXPECT_OK(context,
@@ -298,7 +306,7 @@ TEST_P(BroadcastTest, EveryRankGetsTheRootsTensor) {
   EXPECT_EQ(download(dtype, result, numel),
             contributions(expected.members[size_t(root)], numel));
   DDPRT_EXPECT_OK(context, ddprt_free(context, input));
-  if (result != input) {
+  if (placement == BroadcastPlacement::Separate) {
     DDPRT_EXPECT_OK(context, ddprt_free(context, result));
   }
 }
@@ -309,15 +317,18 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::ValuesIn(allGroups),
                        ::testing::Values(Root::First, Root::Last),
                        ::testing::Bool(),
-                       ::testing::Values(Placement::Separate,
-                                         Placement::InPlace)),
+                       ::testing::Values(BroadcastPlacement::Separate,
+                                         BroadcastPlacement::InPlace,
+                                         BroadcastPlacement::Overlapping)),
     [](const ::testing::TestParamInfo<BroadcastParams> &info) {
       const BroadcastParams &p = info.param;
       std::string name =
           std::string(dtypeLabel(std::get<0>(p))) + "_" + std::get<1>(p) +
           (std::get<2>(p) == Root::First ? "_root_first" : "_root_last") +
           (std::get<3>(p) ? "_async" : "_sync") +
-          (std::get<4>(p) == Placement::InPlace ? "_inplace" : "");
+          (std::get<4>(p) == BroadcastPlacement::InPlace       ? "_inplace"
+           : std::get<4>(p) == BroadcastPlacement::Overlapping ? "_overlapping"
+                                                               : "");
       for (char &c : name)
         if (c == ',')
           c = '_';

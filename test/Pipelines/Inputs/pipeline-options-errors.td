@@ -36,3 +36,10 @@ def P : PipelineOptions {
   let defaults = [PipelineDefault<"y", "1">];
 }
 #endif
+#ifdef DIFFERENT_FLAGS
+def C : Pass<"c"> {
+  let options = [Option<"x", "x", "int64_t", "0", "x of c",
+                        "llvm::cl::Hidden">];
+}
+def P : PipelineOptions { let passes = [A, C]; }
+#endif
