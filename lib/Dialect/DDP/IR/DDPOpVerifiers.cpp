@@ -399,9 +399,11 @@ BroadcastOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<int64_t> groupSize = verifyGroup(*this, symbolTable);
   if (failed(groupSize))
     return failure();
-  if (getRoot() >= *groupSize)
+  // ODS keeps the root non-negative; its getter is unsigned.
+  auto root = static_cast<int64_t>(getRoot());
+  if (root >= *groupSize)
     return emitOpError("root ")
-           << getRoot() << " is not a rank of its group of " << *groupSize
+           << root << " is not a rank of its group of " << *groupSize
            << "; group ranks are 0 to " << *groupSize - 1;
   return success();
 }
