@@ -173,9 +173,9 @@ findScheduleMark(func::FuncOp step) {
                  SetParamShardOp, SetParamsOp>(op))
       why = "it has a '" + op->getName().getStringRef().str() +
             "', which only the schedule passes create";
-    else if (isa<GradReadyOp>(op) && op->hasAttr(kBucketAttrName))
-      why = "a gradient is assigned to a bucket ('" + kBucketAttrName.str() +
-            "')";
+    else if (isa<GradReadyOp>(op) && getBucketIndex(op))
+      why = "a gradient is assigned to a bucket ('" +
+            DDPDialect::BucketAttrHelper::getNameStr().str() + "')";
     else
       return WalkResult::advance();
     mark = std::make_pair(op->getLoc(), std::move(why));

@@ -155,9 +155,9 @@ TEST_F(SchedulePipelineTest,
         size_t buckets = 0, async = 0, waits = 0;
         getStep(*module).walk([&](Operation *op) {
           if (auto ready = dyn_cast<GradReadyOp>(op)) {
-            EXPECT_TRUE(ready->hasAttr(kBucketAttrName));
+            EXPECT_TRUE(getBucketIndex(ready).has_value());
           }
-          if (isa<CollectiveOpInterface>(op) && op->hasAttr(kBucketAttrName)) {
+          if (isa<CollectiveOpInterface>(op) && getBucketIndex(op)) {
             ++buckets;
             async += cast<AsyncOpInterface>(op).isAsync();
             EXPECT_EQ(isa<ReduceScatterOp>(op), bool(flags & 16));
@@ -257,12 +257,11 @@ TEST_F(SchedulePipelineTest, TpCommOverlapPredictsTheSimulatedStepTime) {
         OwningOpRef<ModuleOp> module = importModel(context, config);
         ASSERT_TRUE(module);
         ASSERT_TRUE(succeeded(schedule(*module, options)));
-        auto predicted = getStep(*module)->getAttrOfType<FloatAttr>(
-            "ddp.tp_comm_predicted_step_us");
+        std::optional<double> predicted =
+            getTpCommPredictedStepUs(getStep(*module));
         ASSERT_TRUE(predicted);
         double simulated = simulate(*module, hw, 8);
-        EXPECT_NEAR(predicted.getValueAsDouble() * 1e-6, simulated,
-                    1e-9 * simulated);
+        EXPECT_NEAR(*predicted * 1e-6, simulated, 1e-9 * simulated);
         EXPECT_EQ(unmodeledOps(*module, hw, 8), "");
         size_t chunks = 0;
         getStep(*module).walk([&](ChunkOp) { ++chunks; });

@@ -196,8 +196,8 @@ void AssignBucketsPass::runOnOperation() {
     return;
   Builder builder(&getContext());
   for (auto [ready, bucket, offset] : decision->members) {
-    ready->setAttr(kBucketAttrName, builder.getI64IntegerAttr(bucket));
-    ready->setAttr(kBucketOffsetAttrName, builder.getI64IntegerAttr(offset));
+    setBucketIndex(ready, bucket);
+    setBucketOffset(ready, offset);
   }
   step->setAttr(kBucketsAttrName, decision->buckets);
   step->setAttr(kBucketPolicyAttrName, decision->policy);

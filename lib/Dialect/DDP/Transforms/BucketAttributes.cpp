@@ -49,26 +49,20 @@ static FailureOr<SmallVector<BucketSpec>> readBucketSpecs(func::FuncOp step) {
 static FailureOr<SmallVector<SmallVector<BucketMember>>>
 readBucketMembers(func::FuncOp step, size_t numBuckets) {
   SmallVector<SmallVector<BucketMember>> members(numBuckets);
+  // The dialect has checked that a gradient has both, each non-negative.
   WalkResult walk = step.walk([&](GradReadyOp ready) {
-    Attribute index = ready->getAttr(kBucketAttrName);
-    Attribute offset = ready->getAttr(kBucketOffsetAttrName);
-    if (!index && !offset)
+    std::optional<int64_t> index = getBucketIndex(ready);
+    std::optional<int64_t> offset = getBucketOffset(ready);
+    if (!index || !offset)
       return WalkResult::advance();
-    auto indexInt = dyn_cast_or_null<IntegerAttr>(index);
-    auto offsetInt = dyn_cast_or_null<IntegerAttr>(offset);
-    if (!indexInt || !offsetInt) {
-      ready.emitError() << "needs both '" << kBucketAttrName << "' and '"
-                        << kBucketOffsetAttrName << "' as integers";
-      return WalkResult::interrupt();
-    }
-    int64_t bucket = indexInt.getInt();
-    if (bucket < 0 || bucket >= static_cast<int64_t>(numBuckets)) {
+    int64_t bucket = *index;
+    if (bucket >= static_cast<int64_t>(numBuckets)) {
       ready.emitError() << "is assigned to bucket " << bucket << ", but '"
                         << kBucketsAttrName << "' of the step has "
                         << numBuckets << " buckets";
       return WalkResult::interrupt();
     }
-    members[bucket].push_back({ready, offsetInt.getInt()});
+    members[bucket].push_back({ready, *offset});
     return WalkResult::advance();
   });
   if (walk.wasInterrupted())
@@ -107,10 +101,7 @@ FailureOr<int64_t> ddp::checkBucketLayout(func::FuncOp step, size_t index,
   for (const BucketMember &member : bucket.members) {
     GradReadyOp ready = member.ready;
     int64_t numel = ready.getType().getNumElements();
-    if (member.offset < 0)
-      return bucketError(ready)
-             << "the gradient of " << ready.getParamAttr() << " at offset "
-             << member.offset << " starts before the bucket";
+    // The dialect rejects a negative offset.
     if (member.offset < end)
       return bucketError(ready)
              << "the gradient of " << ready.getParamAttr() << " at offset "

@@ -49,8 +49,7 @@ private:
 /// Whether `ready`'s gradient already goes into bucket `index`'s ops.
 static bool isMaterialized(GradReadyOp ready, int64_t index) {
   return llvm::any_of(ready.getResult().getUsers(), [&](Operation *user) {
-    auto bucket = user->getAttrOfType<IntegerAttr>(kBucketAttrName);
-    return bucket && bucket.getInt() == index;
+    return getBucketIndex(user) == index;
   });
 }
 
@@ -186,9 +185,8 @@ void BucketizePass::materialize(BucketPlan &plan, Operation *insertAfter,
   OpBuilder builder(insertAfter->getContext());
   builder.setInsertionPointAfter(insertAfter);
   Location loc = plan.anchor->getLoc();
-  IntegerAttr bucketAttr = builder.getI64IntegerAttr(plan.index);
   auto mark = [&](Operation *op) {
-    op->setAttr(kBucketAttrName, bucketAttr);
+    setBucketIndex(op, plan.index);
     last = op;
     return op;
   };
@@ -218,7 +216,8 @@ void BucketizePass::materialize(BucketPlan &plan, Operation *insertAfter,
                                            offsetsAttr))
                      ->getResult(0);
   if (plan.spec.checkFinite)
-    mark(CheckFiniteOp::create(builder, loc, bucket, bucketAttr,
+    mark(CheckFiniteOp::create(builder, loc, bucket,
+                               builder.getI64IntegerAttr(plan.index),
                                builder.getArrayAttr(params), offsetsAttr));
   Reduction reduction = plan.reduction;
   if (reduction == Reduction::Avg && !plan.spec.averageInCollective) {

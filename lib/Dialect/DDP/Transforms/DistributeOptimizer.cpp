@@ -187,7 +187,7 @@ static LogicalResult planShard(func::FuncOp step, int64_t index,
     Value gradient = unpacked;
     if (gradient.hasOneUse())
       if (auto castBack = dyn_cast<CastOp>(*gradient.user_begin());
-          castBack && castBack->hasAttr(kBucketAttrName)) {
+          castBack && getBucketIndex(castBack)) {
         plan.castsBack.push_back(castBack);
         gradient = castBack.getResult();
       }
@@ -286,9 +286,9 @@ void DistributeOptimizerPass::runOnOperation() {
       // A bucket's all-reduce of a reduce-scatter's shard is the reduction
       // across instances of a bucket already sharded.
       if (auto allReduce = dyn_cast<AllReduceOp>(op))
-        if (auto index = op->getAttrOfType<IntegerAttr>(kBucketAttrName);
+        if (std::optional<int64_t> index = getBucketIndex(op);
             index && !allReduce.getInput().getDefiningOp<ReduceScatterOp>())
-          collectives.push_back({index.getInt(), allReduce});
+          collectives.push_back({*index, allReduce});
     });
     for (auto [index, collective] : collectives) {
       ShardPlan &plan = plans.emplace_back();

@@ -97,16 +97,16 @@ void OverlapGradReducePass::runOnOperation() {
 LogicalResult OverlapGradReducePass::overlapStep(func::FuncOp step) {
   std::map<int64_t, BucketOps> buckets;
   WalkResult walk = step.walk([&](Operation *op) {
-    auto index = op->getAttrOfType<IntegerAttr>(kBucketAttrName);
+    std::optional<int64_t> index = getBucketIndex(op);
     if (!index || isa<GradReadyOp>(op))
       return WalkResult::advance();
     if (op->getParentOp() != step) {
-      op->emitError("bucket ") << index.getInt()
+      op->emitError("bucket ") << *index
                                << ": its ops must be at the top level of the "
                                   "step";
       return WalkResult::interrupt();
     }
-    BucketOps &bucket = buckets[index.getInt()];
+    BucketOps &bucket = buckets[*index];
     auto acrossInstances = dyn_cast<AllReduceOp>(op);
     if (acrossInstances &&
         isa_and_nonnull<ReduceScatterOp>(bucket.collective) &&
@@ -118,7 +118,7 @@ LogicalResult OverlapGradReducePass::overlapStep(func::FuncOp step) {
     if (isa<CollectiveOpInterface>(op)) {
       if (!isa<AllReduceOp, ReduceScatterOp>(op) || bucket.collective) {
         op->emitError("bucket ")
-            << index.getInt()
+            << *index
             << ": expected one ddp.all_reduce per bucket (or one "
                "ddp.reduce_scatter, under the distributed optimizer)";
         return WalkResult::interrupt();
@@ -135,7 +135,8 @@ LogicalResult OverlapGradReducePass::overlapStep(func::FuncOp step) {
   for (auto &[index, bucket] : buckets)
     if (!bucket.collective)
       return step.emitError("bucket ")
-             << index << ": no ddp.all_reduce carries its '" << kBucketAttrName
+             << index << ": no ddp.all_reduce carries its '"
+             << DDPDialect::BucketAttrHelper::getNameStr()
              << "' (nor a ddp.reduce_scatter)";
   if (buckets.empty())
     return success();
@@ -255,7 +256,7 @@ void OverlapGradReducePass::overlapBucket(Block &block, BlockOrder &order,
         waitBefore = top;
     }
   builder.setInsertionPoint(waitBefore ? waitBefore : terminator);
-  WaitOp::create(builder, waited->getLoc(),
-                 cast<AsyncOpInterface>(waited).getAsyncToken())
-      ->setAttr(kBucketAttrName, waited->getAttr(kBucketAttrName));
+  auto wait = WaitOp::create(builder, waited->getLoc(),
+                             cast<AsyncOpInterface>(waited).getAsyncToken());
+  setBucketIndex(wait, *getBucketIndex(waited));
 }

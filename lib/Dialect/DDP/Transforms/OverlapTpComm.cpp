@@ -32,15 +32,6 @@ using namespace mlir;
 using namespace ddp;
 using schedule::TpSplitCandidate;
 
-/// The split count of a GEMM, decided or set by the user.
-static constexpr StringLiteral kSplitsAttrName = "ddp.tp_comm_splits";
-/// Marks a collective the pass made bulk (asynchronous beside the next GEMM).
-static constexpr StringLiteral kBulkAttrName = "ddp.tp_comm_bulk";
-/// On the step, with auto: the simulated step time the choices were made on
-/// (microseconds), which ddp-simulate of the result reproduces.
-static constexpr StringLiteral kPredictedAttrName =
-    "ddp.tp_comm_predicted_step_us";
-
 namespace {
 
 class OverlapTpCommPass
@@ -115,7 +106,8 @@ LogicalResult OverlapTpCommPass::findCandidates(func::FuncOp step) {
   };
 
   for (auto gemm : step.getBody().front().getOps<GemmOp>()) {
-    auto userSplits = gemm->getAttr(kSplitsAttrName);
+    // A count the user set; the dialect has checked it is positive.
+    std::optional<int64_t> userSplits = getTpCommSplits(gemm);
     CollectiveOpInterface collective;
     if (gemm.getResult().hasOneUse())
       collective = dyn_cast<CollectiveOpInterface>(
@@ -143,14 +135,10 @@ LogicalResult OverlapTpCommPass::findCandidates(func::FuncOp step) {
     // Row chunks of the result are row chunks of the lhs.
     bool splittable = (reduces || gathers) && !gemm.getTransposeLhs();
     if (userSplits) {
-      auto count = dyn_cast<IntegerAttr>(userSplits);
-      if (!count || count.getType().isUnsignedInteger() || count.getInt() < 1)
-        return gemm.emitError("has ")
-               << kSplitsAttrName << " = " << userSplits
-               << "; it must be a positive integer";
       if (!splittable)
         return gemm.emitError("has ")
-               << kSplitsAttrName << " = " << count.getInt()
+               << DDPDialect::TpCommSplitsAttrHelper::getNameStr() << " = "
+               << *userSplits
                << " but cannot be split: only a GEMM whose lhs is not "
                   "transposed and whose result only a synchronous "
                   "tensor-parallel reduce-scatter or all-reduce reads, or "
@@ -175,7 +163,7 @@ LogicalResult OverlapTpCommPass::findCandidates(func::FuncOp step) {
     // A count the IR or tp-comm-num-splits gives is not searched.
     candidate.fixed = userSplits || fixedSplits;
     if (userSplits) {
-      candidate.splits = cast<IntegerAttr>(userSplits).getInt();
+      candidate.splits = *userSplits;
     } else if (fixedSplits && candidate.allows(*fixedSplits)) {
       // A count the rows do not allow leaves the GEMM whole, as auto would.
       candidate.splits = *fixedSplits;
@@ -248,7 +236,7 @@ void OverlapTpCommPass::rewritePipeline(TpSplitCandidate &candidate) {
   Operation *collective = candidate.collective;
   OpBuilder builder(collective);
   if (candidate.splits == 1) {
-    gemm->setAttr(kSplitsAttrName, builder.getI64IntegerAttr(1));
+    setTpCommSplits(gemm, 1);
     // Where the decision was priced: right before its collective.
     gemm->moveBefore(collective);
     return;
@@ -312,7 +300,7 @@ void OverlapTpCommPass::rewriteGatherPipeline(TpSplitCandidate &candidate) {
   auto gather = cast<AllGatherOp>(candidate.collective.getOperation());
   OpBuilder builder(gather);
   if (candidate.splits == 1) {
-    gemm->setAttr(kSplitsAttrName, builder.getI64IntegerAttr(1));
+    setTpCommSplits(gemm, 1);
     return;
   }
   int64_t count = candidate.splits;
@@ -370,7 +358,7 @@ void OverlapTpCommPass::rewriteBulk(Operation *collective) {
   OpBuilder builder(collective);
   Operation *async = createAsyncCollective(builder, collective);
   async->setDiscardableAttrs(collective->getDiscardableAttrDictionary());
-  async->setAttr(kBulkAttrName, builder.getUnitAttr());
+  setTpCommBulk(async);
   collective->getResult(0).replaceAllUsesWith(async->getResult(0));
   collective->erase();
   builder.setInsertionPoint(first);
@@ -404,8 +392,7 @@ void OverlapTpCommPass::runOnOperation() {
   }
   for (Operation *collective : bulk)
     rewriteBulk(collective);
+  // What ddp-simulate of the result reproduces.
   if (predictedStepTime)
-    step->setAttr(kPredictedAttrName,
-                  FloatAttr::get(Float64Type::get(step.getContext()),
-                                 *predictedStepTime * 1e6));
+    setTpCommPredictedStepUs(step, *predictedStepTime * 1e6);
 }

@@ -219,17 +219,6 @@ func.func @out_of_range(%g: tensor<4xf32>) attributes {ddp.buckets = [#ddp.bucke
 // -----
 
 ddp.mesh @world(dp = 2)
-ddp.param @a : tensor<4xf32>
-func.func @no_offset(%g: tensor<4xf32>) attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 4, padded_numel = 4, average_in_collective = false, check_finite = false>]} {
-  // expected-error @+1 {{needs both 'ddp.bucket' and 'ddp.bucket_offset' as integers}}
-  %a = ddp.grad_ready @a, %g {ddp.bucket = 0 : i64} : tensor<4xf32>
-  %r = ddp.all_reduce avg %a over @world[dp] : tensor<4xf32>
-  return
-}
-
-// -----
-
-ddp.mesh @world(dp = 2)
 // expected-error @+1 {{bucket 0: no gradient is assigned to it}}
 func.func @empty() attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 4, padded_numel = 4, average_in_collective = false, check_finite = false>]} {
   return
@@ -246,17 +235,6 @@ func.func @overlap(%ga: tensor<4xf32>, %gb: tensor<4xf32>) attributes {ddp.bucke
   %b = ddp.grad_ready @b, %gb {ddp.bucket = 0 : i64, ddp.bucket_offset = 2 : i64} : tensor<4xf32>
   %ra = ddp.all_reduce avg %a over @world[dp] : tensor<4xf32>
   %rb = ddp.all_reduce avg %b over @world[dp] : tensor<4xf32>
-  return
-}
-
-// -----
-
-ddp.mesh @world(dp = 2)
-ddp.param @a : tensor<4xf32>
-func.func @before_the_start(%ga: tensor<4xf32>) attributes {ddp.buckets = [#ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 4, padded_numel = 4, average_in_collective = false, check_finite = false>]} {
-  // expected-error @+1 {{bucket 0: the gradient of @a at offset -4 starts before the bucket}}
-  %a = ddp.grad_ready @a, %ga {ddp.bucket = 0 : i64, ddp.bucket_offset = -4 : i64} : tensor<4xf32>
-  %ra = ddp.all_reduce avg %a over @world[dp] : tensor<4xf32>
   return
 }
 

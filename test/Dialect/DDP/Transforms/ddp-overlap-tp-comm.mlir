@@ -271,34 +271,6 @@ module {
 module {
   ddp.mesh @world(tp = 2)
   ddp.param @proj : tensor<8x16xf32>
-  func.func @not_a_count(%x: tensor<32x16xf32>) -> tensor<16x8xf32> {
-    %w = ddp.get_param @proj : tensor<8x16xf32>
-    // expected-error @+1 {{has ddp.tp_comm_splits = "four"; it must be a positive integer}}
-    %y = ddp.gemm fwd %x, %w transposed {ddp.tp_comm_splits = "four"} : tensor<32x16xf32>, tensor<8x16xf32> -> tensor<32x8xf32>
-    %s = ddp.reduce_scatter sum %y over @world[tp] : tensor<32x8xf32> -> tensor<16x8xf32>
-    return %s : tensor<16x8xf32>
-  }
-}
-
-// -----
-
-module {
-  ddp.mesh @world(tp = 2)
-  ddp.param @proj : tensor<8x16xf32>
-  func.func @not_positive(%x: tensor<32x16xf32>) -> tensor<16x8xf32> {
-    %w = ddp.get_param @proj : tensor<8x16xf32>
-    // expected-error @+1 {{has ddp.tp_comm_splits = 0 : i64; it must be a positive integer}}
-    %y = ddp.gemm fwd %x, %w transposed {ddp.tp_comm_splits = 0} : tensor<32x16xf32>, tensor<8x16xf32> -> tensor<32x8xf32>
-    %s = ddp.reduce_scatter sum %y over @world[tp] : tensor<32x8xf32> -> tensor<16x8xf32>
-    return %s : tensor<16x8xf32>
-  }
-}
-
-// -----
-
-module {
-  ddp.mesh @world(tp = 2)
-  ddp.param @proj : tensor<8x16xf32>
   func.func @not_splittable(%x: tensor<16x32xf32>, %dy: tensor<16x8xf32>) -> tensor<32x8xf32> {
     // expected-error @+1 {{has ddp.tp_comm_splits = 2 but cannot be split: only a GEMM whose lhs is not transposed and whose result only a synchronous tensor-parallel reduce-scatter or all-reduce reads, or whose lhs a synchronous tensor-parallel all-gather gathers for it and for readers after it, can}}
     %dw = ddp.gemm wgrad %x transposed, %dy {ddp.tp_comm_splits = 2} : tensor<16x32xf32>, tensor<16x8xf32> -> tensor<32x8xf32>

@@ -275,26 +275,6 @@ func.func @step(%ga: tensor<8xf32>, %gb: tensor<8xf32>) attributes {
 
 // -----
 
-// A gradient before the start of its bucket.
-// REFUSED: [[@LINE+8]]:9: error: bucket 0: the gradient of @a at offset -8 starts before the bucket
-ddp.mesh @world(dp = 2)
-ddp.param @a : tensor<8xf32>
-ddp.param @b : tensor<8xf32>
-func.func @step(%ga: tensor<8xf32>, %gb: tensor<8xf32>) attributes {
-    ddp.buckets = [
-      #ddp.bucket<dtype = f32, mesh = @world, axes = ["dp"], numel = 8, padded_numel = 8, average_in_collective = false, check_finite = false>]} {
-  // expected-error @+1 {{bucket 0: the gradient of @a at offset -8 starts before the bucket}}
-  %ra = ddp.grad_ready @a, %ga {ddp.bucket = 0 : i64, ddp.bucket_offset = -8 : i64} : tensor<8xf32>
-  %rb = ddp.grad_ready @b, %gb {ddp.bucket = 0 : i64, ddp.bucket_offset = 0 : i64} : tensor<8xf32>
-  %xa = ddp.all_reduce avg %ra over @world[dp] : tensor<8xf32>
-  %xb = ddp.all_reduce avg %rb over @world[dp] : tensor<8xf32>
-  ddp.sgd @a, %xa lr 0.5 : tensor<8xf32>
-  ddp.sgd @b, %xb lr 0.5 : tensor<8xf32>
-  return
-}
-
-// -----
-
 // A bucket over an axis its mesh lacks.
 // REFUSED: [[@LINE+4]]:1: error: bucket 0: mesh @world has no axes tp
 ddp.mesh @world(dp = 2)

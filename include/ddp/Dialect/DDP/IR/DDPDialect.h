@@ -6,6 +6,9 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
+#include "mlir/IR/Operation.h"
+
+#include <optional>
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h.inc"
 #include "ddp/Dialect/DDP/IR/DDPEnums.h.inc"
@@ -22,6 +25,26 @@ namespace ddp {
 /// `bucket-size`, ...) to their values. The importer writes it, the
 /// schedule pipeline reads it.
 constexpr llvm::StringLiteral kScheduleOptionsAttrName = "ddp.schedule_options";
+
+// Typed access to the decisions DDPDialect.td declares as discardable
+// attributes (`DDPDialect::<Name>AttrHelper::getNameStr()` is each name).
+// The dialect verifies them, so a value read here is in range.
+
+/// `ddp.bucket`: the bucket a gradient or a bucket's op belongs to.
+std::optional<int64_t> getBucketIndex(mlir::Operation *op);
+void setBucketIndex(mlir::Operation *op, int64_t index);
+/// `ddp.bucket_offset`: a gradient's first element in its bucket.
+std::optional<int64_t> getBucketOffset(mlir::Operation *op);
+void setBucketOffset(mlir::Operation *op, int64_t offset);
+/// `ddp.tp_comm_splits`: the row chunks of a ddp.gemm.
+std::optional<int64_t> getTpCommSplits(mlir::Operation *op);
+void setTpCommSplits(mlir::Operation *op, int64_t splits);
+/// `ddp.tp_comm_bulk`: marks a collective made bulk.
+bool isTpCommBulk(mlir::Operation *op);
+void setTpCommBulk(mlir::Operation *op);
+/// `ddp.tp_comm_predicted_step_us`: on the step, auto's predicted time.
+std::optional<double> getTpCommPredictedStepUs(mlir::Operation *op);
+void setTpCommPredictedStepUs(mlir::Operation *op, double microseconds);
 } // namespace ddp
 
 #endif // DDP_DIALECT_DDP_IR_DDPDIALECT_H

@@ -31,9 +31,32 @@ def DDP_Dialect : Dialect {
 
     The program is SPMD: every rank runs the same step, so every rank of a
     group issues the same collectives in the same order.
+
+    The scheduling passes record their per-op decisions as builtin
+    attributes, which the dialect checks wherever they appear:
+
+    | attribute | on | value |
+    |---|---|---|
+    | `ddp.bucket` | any `ddp` op | `i64` >= 0: the bucket's index (on a `ddp.grad_ready`, with `ddp.bucket_offset`; on the ops `ddp-bucketize` creates, the bucket they belong to) |
+    | `ddp.bucket_offset` | `ddp.grad_ready`, with `ddp.bucket` | `i64` >= 0: the gradient's first element in its bucket |
+    | `ddp.tp_comm_splits` | `ddp.gemm` | `i64` >= 1: its number of row chunks (`ddp-overlap-tp-comm`) |
+    | `ddp.tp_comm_bulk` | an asynchronous collective | unit: made bulk by `ddp-overlap-tp-comm` |
+    | `ddp.tp_comm_predicted_step_us` | a function | `f64` >= 0: the simulated step time, in microseconds, that `ddp-overlap-tp-comm`'s search chose on |
   }];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
+
+  // The decisions above, as builtin attributes so that the IR prints as it
+  // did: each gets a `<Name>AttrHelper` (its name, typed get and set), and
+  // verifyOperationAttribute checks them.
+  let discardableAttrs = (ins
+    "::mlir::IntegerAttr":$bucket,
+    "::mlir::IntegerAttr":$bucket_offset,
+    "::mlir::IntegerAttr":$tp_comm_splits,
+    "::mlir::UnitAttr":$tp_comm_bulk,
+    "::mlir::FloatAttr":$tp_comm_predicted_step_us
+  );
+  let hasOperationAttrVerify = 1;
 }
 
 class DDP_Op<string mnemonic, list<Trait> traits = []>

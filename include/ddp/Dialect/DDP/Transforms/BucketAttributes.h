@@ -15,7 +15,8 @@
 //                                ddp.bucket_offset = 9088 : i64} : ...
 //
 // `#ddp.bucket` and `#ddp.bucket_policy` verify themselves (DDPAttributes.td);
-// the per-gradient index and offset are plain integers.
+// the per-gradient index and offset are the dialect's (DDPDialect.h's
+// getBucketIndex and getBucketOffset), which it verifies.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,11 +31,6 @@
 
 namespace ddp {
 
-/// On a `ddp.grad_ready`: the index of its bucket (its position in issue
-/// order). On the ops `ddp-bucketize` creates: the bucket they belong to.
-constexpr llvm::StringLiteral kBucketAttrName = "ddp.bucket";
-/// On a `ddp.grad_ready`: the gradient's first element in its bucket.
-constexpr llvm::StringLiteral kBucketOffsetAttrName = "ddp.bucket_offset";
 /// On the step: the buckets, in issue order, an array of `#ddp.bucket`.
 constexpr llvm::StringLiteral kBucketsAttrName = "ddp.buckets";
 /// On the step: the `#ddp.bucket_policy` that laid the buckets out.
@@ -72,8 +68,8 @@ struct RecordedBucket {
 /// Reads `ddp.buckets` of `step` (none: an empty list) and the bucket
 /// attributes of its `ddp.grad_ready` ops. Emits an error on the step naming
 /// the bucket when an entry is not a `#ddp.bucket` (the attribute's verifier
-/// has checked its fields), and on the op whose attributes are malformed or
-/// name a bucket that `ddp.buckets` does not have.
+/// has checked its fields), and on the gradient that names a bucket
+/// `ddp.buckets` does not have (the dialect has checked its attributes).
 mlir::FailureOr<llvm::SmallVector<RecordedBucket>>
 readRecordedBuckets(mlir::func::FuncOp step);
 

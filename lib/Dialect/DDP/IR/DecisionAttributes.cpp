@@ -1,0 +1,134 @@
+//===- DecisionAttributes.cpp - The passes' per-op decisions --------------===//
+//
+// The discardable attributes DDPDialect.td declares: typed access, and the
+// dialect's check of each wherever it appears, so that a pass reading one
+// can take its value as it is.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace ddp;
+
+std::optional<int64_t> ddp::getBucketIndex(Operation *op) {
+  if (auto attr = DDPDialect::BucketAttrHelper(op->getContext()).getAttr(op))
+    return attr.getInt();
+  return std::nullopt;
+}
+
+void ddp::setBucketIndex(Operation *op, int64_t index) {
+  DDPDialect::BucketAttrHelper(op->getContext())
+      .setAttr(op, Builder(op->getContext()).getI64IntegerAttr(index));
+}
+
+std::optional<int64_t> ddp::getBucketOffset(Operation *op) {
+  if (auto attr =
+          DDPDialect::BucketOffsetAttrHelper(op->getContext()).getAttr(op))
+    return attr.getInt();
+  return std::nullopt;
+}
+
+void ddp::setBucketOffset(Operation *op, int64_t offset) {
+  DDPDialect::BucketOffsetAttrHelper(op->getContext())
+      .setAttr(op, Builder(op->getContext()).getI64IntegerAttr(offset));
+}
+
+std::optional<int64_t> ddp::getTpCommSplits(Operation *op) {
+  if (auto attr =
+          DDPDialect::TpCommSplitsAttrHelper(op->getContext()).getAttr(op))
+    return attr.getInt();
+  return std::nullopt;
+}
+
+void ddp::setTpCommSplits(Operation *op, int64_t splits) {
+  DDPDialect::TpCommSplitsAttrHelper(op->getContext())
+      .setAttr(op, Builder(op->getContext()).getI64IntegerAttr(splits));
+}
+
+bool ddp::isTpCommBulk(Operation *op) {
+  return DDPDialect::TpCommBulkAttrHelper(op->getContext()).isAttrPresent(op);
+}
+
+void ddp::setTpCommBulk(Operation *op) {
+  DDPDialect::TpCommBulkAttrHelper(op->getContext())
+      .setAttr(op, UnitAttr::get(op->getContext()));
+}
+
+std::optional<double> ddp::getTpCommPredictedStepUs(Operation *op) {
+  if (auto attr = DDPDialect::TpCommPredictedStepUsAttrHelper(op->getContext())
+                      .getAttr(op))
+    return attr.getValueAsDouble();
+  return std::nullopt;
+}
+
+void ddp::setTpCommPredictedStepUs(Operation *op, double microseconds) {
+  MLIRContext *context = op->getContext();
+  DDPDialect::TpCommPredictedStepUsAttrHelper(context).setAttr(
+      op, FloatAttr::get(Float64Type::get(context), microseconds));
+}
+
+/// The i64 the passes write; `minimum` is 0 for an index, 1 for a count.
+static bool isI64AtLeast(Attribute value, int64_t minimum) {
+  auto integer = dyn_cast<IntegerAttr>(value);
+  return integer && integer.getType().isSignlessInteger(64) &&
+         integer.getInt() >= minimum;
+}
+
+LogicalResult DDPDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  Attribute value = attr.getValue();
+  auto error = [&]() -> InFlightDiagnostic {
+    return op->emitError() << "'" << name << "' ";
+  };
+  auto bucket = BucketAttrHelper::getNameStr();
+  auto offset = BucketOffsetAttrHelper::getNameStr();
+
+  if (name == bucket || name == offset) {
+    if (name == bucket && op->getDialect() != this)
+      return error() << "is only for ops of the ddp dialect";
+    if (name == offset && !isa<GradReadyOp>(op))
+      return error() << "is only for a ddp.grad_ready";
+    if (!isI64AtLeast(value, 0))
+      return error() << "must be a non-negative i64, got " << value;
+    // A gradient's slot is the pair; either alone places it nowhere.
+    StringRef other = name == bucket ? offset : bucket;
+    if (isa<GradReadyOp>(op) && !op->hasAttr(other))
+      return error() << "on a ddp.grad_ready needs '" << other << "'";
+    return success();
+  }
+  if (name == TpCommSplitsAttrHelper::getNameStr()) {
+    if (!isa<GemmOp>(op))
+      return error() << "is only for a ddp.gemm";
+    if (!isI64AtLeast(value, 1))
+      return error() << "must be a positive i64, got " << value;
+    return success();
+  }
+  if (name == TpCommBulkAttrHelper::getNameStr()) {
+    auto async = dyn_cast<AsyncOpInterface>(op);
+    if (!isa<CollectiveOpInterface>(op) || !async || !async.isAsync())
+      return error() << "is only for an asynchronous collective";
+    if (!isa<UnitAttr>(value))
+      return error() << "must be a unit attribute, got " << value;
+    return success();
+  }
+  if (name == TpCommPredictedStepUsAttrHelper::getNameStr()) {
+    if (!isa<FunctionOpInterface>(op))
+      return error() << "is only for a function";
+    auto time = dyn_cast<FloatAttr>(value);
+    double us = time ? time.getValueAsDouble() : -1;
+    if (!time || !time.getType().isF64() || !std::isfinite(us) || us < 0)
+      return error() << "must be a non-negative f64, got " << value;
+    return success();
+  }
+  // The attributes the dialect does not declare (ddp.buckets and the
+  // others with attribute types of their own) are not checked here.
+  return success();
+}
