@@ -251,9 +251,11 @@ Error ArgumentReader::mapModel(MegatronRun &run) {
                                  run.config, "num_experts"))
     return error;
 
+  // A function pointer, not a function_ref: the table outlives the lambdas
+  // it is initialised from.
   struct StringArg {
     StringLiteral name;
-    function_ref<bool(StringRef)> isKnown;
+    bool (*isKnown)(StringRef);
     StringLiteral expected;
   } stringArgs[] = {
       {"normalization",
