@@ -1,0 +1,199 @@
+//===- PipelineSchedule.cpp - Megatron's per-stage compute order ----------===//
+//
+// Each rule follows Megatron-Core's megatron/core/pipeline_parallel/
+// schedules.py; docs/Pipeline.md quotes the lines.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Stages/PipelineSchedule.h"
+
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace llvm;
+using namespace ddp;
+
+std::optional<PipelineScheduleKind>
+ddp::parsePipelineScheduleKind(StringRef name) {
+  return StringSwitch<std::optional<PipelineScheduleKind>>(name)
+      .Case("1f1b", PipelineScheduleKind::OneFOneB)
+      .Case("interleaved", PipelineScheduleKind::Interleaved)
+      .Case("gpipe", PipelineScheduleKind::GPipe)
+      .Default(std::nullopt);
+}
+
+StringRef ddp::stringifyPipelineScheduleKind(PipelineScheduleKind kind) {
+  switch (kind) {
+  case PipelineScheduleKind::OneFOneB:
+    return "1f1b";
+  case PipelineScheduleKind::Interleaved:
+    return "interleaved";
+  case PipelineScheduleKind::GPipe:
+    return "gpipe";
+  }
+  return "";
+}
+
+std::string PipelineTask::str() const {
+  char letter = phase == Phase::Forward    ? 'F'
+                : phase == Phase::Backward ? 'B'
+                                           : 'W';
+  return formatv("{0}{1}.{2}", letter, microbatch, chunk).str();
+}
+
+std::optional<PipelineTask> PipelineTask::parse(StringRef text) {
+  if (text.empty())
+    return std::nullopt;
+  PipelineTask task;
+  switch (text.front()) {
+  case 'F':
+    task.phase = Phase::Forward;
+    break;
+  case 'B':
+    task.phase = Phase::Backward;
+    break;
+  case 'W':
+    task.phase = Phase::WeightGrad;
+    break;
+  default:
+    return std::nullopt;
+  }
+  auto [microbatch, chunk] = text.drop_front().split('.');
+  // getAsInteger accepts a sign and other radixes; the form is plain digits.
+  auto isNumber = [](StringRef digits) {
+    return !digits.empty() && digits.size() <= 18 &&
+           llvm::all_of(digits, [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (!isNumber(microbatch) || !isNumber(chunk))
+    return std::nullopt;
+  microbatch.getAsInteger(10, task.microbatch);
+  chunk.getAsInteger(10, task.chunk);
+  return task;
+}
+
+static Error scheduleError(const Twine &message) {
+  return createStringError(inconvertibleErrorCode(), message);
+}
+
+Error ddp::checkPipelineSchedule(PipelineScheduleKind kind,
+                                 const PipelineShape &shape) {
+  if (shape.stages < 1 || shape.virtualStages < 1 || shape.microbatches < 1 ||
+      shape.microbatchGroupSize < 0)
+    return scheduleError(formatv(
+        "a pipeline needs at least 1 stage, 1 model chunk per stage and 1 "
+        "microbatch (pipeline_model_parallel_size {0}, "
+        "virtual_pipeline_model_parallel_size {1}, num_microbatches {2})",
+        shape.stages, shape.virtualStages, shape.microbatches));
+  StringRef name = stringifyPipelineScheduleKind(kind);
+  if (kind != PipelineScheduleKind::Interleaved) {
+    if (shape.virtualStages != 1)
+      return scheduleError(formatv(
+          "the {0} schedule runs one model chunk per stage, but "
+          "virtual_pipeline_model_parallel_size is {1}; use "
+          "pipeline-schedule=interleaved, or a virtual size of 1",
+          name, shape.virtualStages));
+    return Error::success();
+  }
+  // Megatron runs the interleaved schedule only with a virtual size
+  // (get_forward_backward_func picks it when
+  // virtual_pipeline_model_parallel_size is set), and its argument checks
+  // want more than one stage for it.
+  if (shape.virtualStages < 2)
+    return scheduleError(
+        "the interleaved schedule needs virtual_pipeline_model_parallel_size "
+        "of 2 or more (the model chunks per stage); use "
+        "pipeline-schedule=1f1b for one chunk per stage");
+  if (shape.stages < 2)
+    return scheduleError("the interleaved schedule needs "
+                         "pipeline_model_parallel_size of 2 or more");
+  // forward_backward_pipelining_with_interleaving: the group of contiguous
+  // microbatches per chunk lies between PP and M.
+  int64_t group = shape.getMicrobatchGroupSize();
+  if (group > shape.microbatches || group < shape.stages)
+    return scheduleError(formatv(
+        "microbatch_group_size_per_vp_stage is {0}, but the interleaved "
+        "schedule runs between pipeline_model_parallel_size ({1}) and "
+        "num_microbatches ({2}) contiguous microbatches per model chunk; "
+        "set it in [{1}, {2}]{3}",
+        group, shape.stages, shape.microbatches,
+        shape.microbatches < shape.stages
+            ? ", which needs at least as many microbatches as stages"
+            : ""));
+  return Error::success();
+}
+
+std::vector<std::pair<int64_t, int64_t>>
+ddp::getScheduleTable(int64_t microbatches, int64_t chunks,
+                      int64_t groupSize) {
+  std::vector<std::pair<int64_t, int64_t>> table;
+  table.reserve(microbatches * chunks);
+  for (int64_t first = 0; first < microbatches; first += groupSize) {
+    // The last group takes every microbatch left, however many.
+    int64_t end = first + groupSize >= microbatches ? microbatches
+                                                    : first + groupSize;
+    for (int64_t chunk = 0; chunk < chunks; ++chunk)
+      for (int64_t microbatch = first; microbatch < end; ++microbatch)
+        table.push_back({microbatch, chunk});
+  }
+  return table;
+}
+
+int64_t ddp::getWarmupCount(PipelineScheduleKind kind,
+                            const PipelineShape &shape, int64_t rank) {
+  int64_t total = shape.microbatches * shape.virtualStages;
+  int64_t warmup = 0;
+  switch (kind) {
+  case PipelineScheduleKind::GPipe:
+    warmup = total;
+    break;
+  case PipelineScheduleKind::OneFOneB:
+    warmup = shape.stages - rank - 1;
+    break;
+  case PipelineScheduleKind::Interleaved:
+    warmup = (shape.stages - rank - 1) * 2 +
+             (shape.virtualStages - 1) * shape.getMicrobatchGroupSize();
+    break;
+  }
+  return std::min(warmup, total);
+}
+
+std::vector<PipelineTask> ddp::getStageOrder(PipelineScheduleKind kind,
+                                             const PipelineShape &shape,
+                                             int64_t rank) {
+  using Phase = PipelineTask::Phase;
+  int64_t chunks = shape.virtualStages;
+  int64_t total = shape.microbatches * chunks;
+  std::vector<std::pair<int64_t, int64_t>> table =
+      kind == PipelineScheduleKind::Interleaved
+          ? getScheduleTable(shape.microbatches, chunks,
+                             shape.getMicrobatchGroupSize())
+          : getScheduleTable(shape.microbatches, 1, shape.microbatches);
+  // Virtual microbatch k runs forward through table[k]'s chunk and backward
+  // through the mirrored chunk, so the last chunk's backward comes first
+  // (get_model_chunk_id with forward=False).
+  auto forward = [&](int64_t k) {
+    return PipelineTask{Phase::Forward, table[k].first, table[k].second};
+  };
+  auto backward = [&](int64_t k) {
+    return PipelineTask{Phase::Backward, table[k].first,
+                        chunks - 1 - table[k].second};
+  };
+
+  int64_t warmup = getWarmupCount(kind, shape, rank);
+  int64_t remaining = total - warmup;
+  std::vector<PipelineTask> order;
+  order.reserve(2 * total);
+  for (int64_t k = 0; k < warmup; ++k)
+    order.push_back(forward(k));
+  // The steady 1F1B phase: the forward of virtual microbatch k + warmup,
+  // then the backward of virtual microbatch k.
+  for (int64_t k = 0; k < remaining; ++k) {
+    order.push_back(forward(k + warmup));
+    order.push_back(backward(k));
+  }
+  for (int64_t k = remaining; k < total; ++k)
+    order.push_back(backward(k));
+  return order;
+}

@@ -1,0 +1,133 @@
+//===- PipelineScheduleTest.cpp - Megatron's per-stage compute order ------===//
+//
+// The expected orders are what Megatron-Core's schedules.py runs; the cases
+// in MegatronOrders are printed by a transcription of its loops (see
+// docs/Pipeline.md) and checked here entry by entry.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Stages/PipelineSchedule.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+#include <string>
+#include <vector>
+
+using namespace ddp;
+
+namespace {
+
+std::vector<std::string> order(PipelineScheduleKind kind, PipelineShape shape,
+                               int64_t rank) {
+  std::vector<std::string> result;
+  for (const PipelineTask &task : getStageOrder(kind, shape, rank))
+    result.push_back(task.str());
+  return result;
+}
+
+std::string checkMessage(PipelineScheduleKind kind, PipelineShape shape) {
+  llvm::Error error = checkPipelineSchedule(kind, shape);
+  return error ? llvm::toString(std::move(error)) : "";
+}
+
+TEST(PipelineTaskTest, PrintsAndParsesTheScheduleForm) {
+  PipelineTask task{PipelineTask::Phase::Backward, 12, 3};
+  EXPECT_EQ(task.str(), "B12.3");
+  EXPECT_EQ(PipelineTask::parse("B12.3"), task);
+  EXPECT_EQ(PipelineTask::parse("W0.0")->phase,
+            PipelineTask::Phase::WeightGrad);
+  for (const char *bad : {"", "F", "F1", "F1.", "X1.0", "F-1.0", "F1.+2",
+                          "F1.0.0", "F 1.0", "F1234567890123456789.0"})
+    EXPECT_FALSE(PipelineTask::parse(bad).has_value()) << bad;
+}
+
+// The example in get_schedule_table's docstring (schedules.py): PP2 with
+// N3M5 and VP2.
+TEST(PipelineScheduleTest, ScheduleTableOfMegatronsDocstring) {
+  std::vector<std::pair<int64_t, int64_t>> expected = {
+      {0, 0}, {1, 0}, {2, 0}, {0, 1}, {1, 1},
+      {2, 1}, {3, 0}, {4, 0}, {3, 1}, {4, 1}};
+  EXPECT_EQ(getScheduleTable(5, 2, 3), expected);
+}
+
+TEST(PipelineScheduleTest, OneFOneBWarmsUpWithTheStagesAfterIt) {
+  PipelineShape shape{4, 1, 8, 0};
+  auto kind = PipelineScheduleKind::OneFOneB;
+  EXPECT_THAT(order(kind, shape, 0),
+              testing::ElementsAre("F0.0", "F1.0", "F2.0", "F3.0", "B0.0",
+                                   "F4.0", "B1.0", "F5.0", "B2.0", "F6.0",
+                                   "B3.0", "F7.0", "B4.0", "B5.0", "B6.0",
+                                   "B7.0"));
+  EXPECT_THAT(order(kind, shape, 3),
+              testing::ElementsAre("F0.0", "B0.0", "F1.0", "B1.0", "F2.0",
+                                   "B2.0", "F3.0", "B3.0", "F4.0", "B4.0",
+                                   "F5.0", "B5.0", "F6.0", "B6.0", "F7.0",
+                                   "B7.0"));
+  // Fewer microbatches than stages: warmup is capped at the microbatches.
+  EXPECT_THAT(order(kind, {4, 1, 2, 0}, 0),
+              testing::ElementsAre("F0.0", "F1.0", "B0.0", "B1.0"));
+  EXPECT_THAT(order(kind, {4, 1, 2, 0}, 2),
+              testing::ElementsAre("F0.0", "F1.0", "B0.0", "B1.0"));
+  EXPECT_THAT(order(kind, {4, 1, 2, 0}, 3),
+              testing::ElementsAre("F0.0", "B0.0", "F1.0", "B1.0"));
+}
+
+TEST(PipelineScheduleTest, GPipeRunsEveryForwardFirst) {
+  EXPECT_THAT(order(PipelineScheduleKind::GPipe, {3, 1, 3, 0}, 2),
+              testing::ElementsAre("F0.0", "F1.0", "F2.0", "B0.0", "B1.0",
+                                   "B2.0"));
+}
+
+TEST(PipelineScheduleTest, ChecksNameTheOptionToChange) {
+  auto interleaved = PipelineScheduleKind::Interleaved;
+  EXPECT_THAT(checkMessage(PipelineScheduleKind::OneFOneB, {2, 2, 4, 0}),
+              testing::HasSubstr("pipeline-schedule=interleaved"));
+  EXPECT_THAT(checkMessage(interleaved, {2, 1, 4, 0}),
+              testing::HasSubstr("virtual_pipeline_model_parallel_size"));
+  EXPECT_THAT(checkMessage(interleaved, {4, 2, 8, 3}),
+              testing::HasSubstr("set it in [4, 8]"));
+  EXPECT_THAT(checkMessage(interleaved, {4, 2, 8, 9}),
+              testing::HasSubstr("set it in [4, 8]"));
+  EXPECT_THAT(checkMessage(interleaved, {4, 2, 3, 0}),
+              testing::HasSubstr("at least as many microbatches as stages"));
+  EXPECT_EQ(checkMessage(interleaved, {4, 2, 8, 8}), "");
+  EXPECT_EQ(checkMessage(interleaved, {2, 3, 5, 2}), "");
+  EXPECT_THAT(checkMessage(PipelineScheduleKind::GPipe, {2, 1, 0, 0}),
+              testing::HasSubstr("at least 1 stage"));
+}
+
+// Every rank runs every (microbatch, chunk) forward once and backward once,
+// each backward after its forward, and per chunk the microbatches in order.
+TEST(PipelineScheduleTest, EveryScheduleRunsEachTaskOnceInOrder) {
+  struct Case {
+    PipelineScheduleKind kind;
+    PipelineShape shape;
+  };
+  for (Case c : {Case{PipelineScheduleKind::OneFOneB, {5, 1, 3, 0}},
+                 Case{PipelineScheduleKind::OneFOneB, {3, 1, 7, 0}},
+                 Case{PipelineScheduleKind::GPipe, {6, 1, 4, 0}},
+                 Case{PipelineScheduleKind::Interleaved, {3, 2, 7, 3}},
+                 Case{PipelineScheduleKind::Interleaved, {2, 3, 5, 2}},
+                 Case{PipelineScheduleKind::Interleaved, {4, 4, 9, 5}}}) {
+    ASSERT_FALSE(checkPipelineSchedule(c.kind, c.shape));
+    for (int64_t rank = 0; rank < c.shape.stages; ++rank) {
+      int64_t chunks = c.shape.virtualStages;
+      std::vector<int64_t> forwards(chunks), backwards(chunks);
+      for (const PipelineTask &task : getStageOrder(c.kind, c.shape, rank)) {
+        if (task.phase == PipelineTask::Phase::Forward) {
+          EXPECT_EQ(task.microbatch, forwards[task.chunk]++);
+        } else {
+          EXPECT_EQ(task.microbatch, backwards[task.chunk]++);
+          EXPECT_LT(task.microbatch, forwards[task.chunk]);
+        }
+      }
+      for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+        EXPECT_EQ(forwards[chunk], c.shape.microbatches);
+        EXPECT_EQ(backwards[chunk], c.shape.microbatches);
+      }
+    }
+  }
+}
+
+} // namespace
