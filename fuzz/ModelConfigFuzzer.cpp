@@ -1,14 +1,19 @@
 //===- ModelConfigFuzzer.cpp - Fuzz the model config reader ---------------===//
 //
 // Input: a model config as ddp-import --config reads it. A config that reads
-// is imported (when small) and the step must verify.
+// is imported (when small) and the step must verify; a pipelined one must
+// also split into stage programs that the order check proves cannot hang,
+// since the config's checks are Megatron's and Megatron runs it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FuzzSupport.h"
 
+#include "ddp/Dialect/DDP/Transforms/Passes.h"
 #include "ddp/Import/Import.h"
 #include "ddp/Import/ModelConfig.h"
+
+#include "mlir/Pass/PassManager.h"
 
 /// Steps of more layer passes take long to build without reaching new code.
 static constexpr double kMaxFuzzedLayerPasses = 16;
@@ -26,5 +31,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mlir::OwningOpRef<mlir::ModuleOp> module =
       ddp::importModel(ddp::fuzz::getContext(), *config);
   ddp::fuzz::checkImportVerifies(*module, "an imported model does not verify");
+  if (!config->isPipelined())
+    return 0;
+  mlir::PassManager pm(&ddp::fuzz::getContext());
+  ddp::PipelineStagesOptions options;
+  options.microbatchGroupSize = config->microbatchGroupSizePerVpStage;
+  pm.addPass(ddp::createPipelineStages(options));
+  pm.addPass(ddp::createVerifyCollectiveOrder());
+  if (failed(pm.run(*module)))
+    ddp::fuzz::reportBug("a pipelined model does not split into stage "
+                         "programs that cannot hang");
   return 0;
 }

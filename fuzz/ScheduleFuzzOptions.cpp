@@ -80,6 +80,11 @@ ArrayRef<FuzzedOption> ddp::fuzz::getFuzzedOptions() {
       {"param-prefix", {"scheduled:", "p."}},
       {"validate-storage", flipFalse},
       {"abi-version", {"0", "-1", "7"}},
+      // ddp-pipeline-stages (last, so that the bits of the options above
+      // decode as they did).
+      {"pipeline-schedule", {"1f1b", "interleaved", "gpipe", "zigzag"}},
+      {"microbatch-group-size",
+       {"1", "2", "3", "4", "0", "-1", "9223372036854775807"}},
   };
   return options;
 }
@@ -112,6 +117,8 @@ ArrayRef<PassAlone> ddp::fuzz::getPassesFuzzedAlone() {
       {"ddp-simulate", false},
       {"ddp-step-stats", false},
       {"ddp-lower-to-runtime", false},
+      {"ddp-pipeline-stages", false},
+      {"ddp-print-pipeline-schedule", false},
   };
   return passes;
 }

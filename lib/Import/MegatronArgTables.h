@@ -30,11 +30,18 @@ inline constexpr llvm::StringLiteral integerConfigArgs[] = {
     "data_parallel_size",
     "expert_model_parallel_size",
     "moe_router_topk",
+    "pipeline_model_parallel_size",
+    "virtual_pipeline_model_parallel_size",
+    "num_layers_per_virtual_pipeline_stage",
+    "microbatch_group_size_per_vp_stage",
+    "decoder_first_pipeline_num_layers",
+    "decoder_last_pipeline_num_layers",
 };
 inline constexpr llvm::StringLiteral boolConfigArgs[] = {
     "swiglu",          "untie_embeddings_and_output_weights",
     "add_bias_linear", "sequence_parallel",
-    "squared_relu",
+    "squared_relu",     "account_for_embedding_in_pipeline_split",
+    "account_for_loss_in_pipeline_split",
 };
 inline constexpr llvm::StringLiteral numberConfigArgs[] = {
     "hidden_dropout", "lr", "adam_beta1", "adam_beta2", "adam_eps",
@@ -92,15 +99,6 @@ struct UnsupportedArg {
   llvm::StringLiteral name, defaultValue, reason;
 };
 inline constexpr UnsupportedArg unsupportedArgs[] = {
-    {"pipeline_model_parallel_size", "1",
-     "pipeline parallelism splits the layers into stages the dialect cannot "
-     "express yet; the step of one stage would be wrong"},
-    {"virtual_pipeline_model_parallel_size", "None",
-     "interleaved pipeline stages need pipeline parallelism, which the "
-     "dialect cannot express yet"},
-    {"num_layers_per_virtual_pipeline_stage", "None",
-     "interleaved pipeline stages need pipeline parallelism, which the "
-     "dialect cannot express yet"},
     {"context_parallel_size", "1",
      "context parallelism splits the sequence and widens the gradient "
      "reduction group, which the dialect cannot express yet"},
@@ -141,8 +139,6 @@ inline constexpr llvm::StringLiteral irrelevantArgs[] = {
     "data_parallel_random_init",
     "data_path",
     "dataloader_type",
-    "decoder_first_pipeline_num_layers",
-    "decoder_last_pipeline_num_layers",
     "decoder_num_layers",
     "decoder_seq_length",
     "decoupled_lr",

@@ -454,7 +454,14 @@ Expected<MegatronRun> ddp::readMegatronArgs(StringRef log, StringRef source) {
 void ddp::recordScheduleOptions(mlir::ModuleOp module,
                                 const json::Object &options) {
   mlir::Builder builder(module.getContext());
+  // What the importer recorded from the model config stays unless
+  // `options` gives the same option.
   SmallVector<mlir::NamedAttribute> entries;
+  if (auto recorded =
+          module->getAttrOfType<mlir::DictionaryAttr>(kScheduleOptionsAttrName))
+    for (mlir::NamedAttribute entry : recorded)
+      if (!options.get(entry.getName().getValue()))
+        entries.push_back(entry);
   for (const auto &[name, value] : options) {
     mlir::Attribute attr;
     if (std::optional<bool> flag = value.getAsBoolean())

@@ -48,6 +48,36 @@ int64_t ModelConfig::getPaddedVocabSize() const {
   return (vocabSize + multiple - 1) / multiple * multiple;
 }
 
+int64_t ModelConfig::getVirtualPipelineSize() const {
+  if (virtualPipelineModelParallelSize > 0)
+    return virtualPipelineModelParallelSize;
+  // Megatron's arguments.py: (num_layers / PP) / layers per virtual stage;
+  // validateModelConfig checks that both divide.
+  if (numLayersPerVirtualPipelineStage > 0 && pipelineModelParallelSize > 0)
+    return std::max<int64_t>(1, numLayers / pipelineModelParallelSize /
+                                    numLayersPerVirtualPipelineStage);
+  return 1;
+}
+
+PipelineShape ModelConfig::getPipelineShape() const {
+  return {pipelineModelParallelSize, getVirtualPipelineSize(), numMicrobatches,
+          microbatchGroupSizePerVpStage};
+}
+
+LayerSplitConfig ModelConfig::getLayerSplitConfig() const {
+  LayerSplitConfig split;
+  split.numLayers = numLayers;
+  split.stages = pipelineModelParallelSize;
+  split.virtualStages = getVirtualPipelineSize();
+  if (decoderFirstPipelineNumLayers > 0)
+    split.firstStageLayers = decoderFirstPipelineNumLayers;
+  if (decoderLastPipelineNumLayers > 0)
+    split.lastStageLayers = decoderLastPipelineNumLayers;
+  split.accountForEmbedding = accountForEmbeddingInPipelineSplit;
+  split.accountForLoss = accountForLossInPipelineSplit;
+  return split;
+}
+
 //===----------------------------------------------------------------------===//
 // The fields
 //===----------------------------------------------------------------------===//
@@ -84,6 +114,18 @@ static const IntegerField integerFields[] = {
     {"tensor_model_parallel_size", &ModelConfig::tensorModelParallelSize, 1,
      false},
     {"data_parallel_size", &ModelConfig::dataParallelSize, 1, false},
+    {"pipeline_model_parallel_size", &ModelConfig::pipelineModelParallelSize,
+     1, false},
+    {"virtual_pipeline_model_parallel_size",
+     &ModelConfig::virtualPipelineModelParallelSize, 1, false},
+    {"num_layers_per_virtual_pipeline_stage",
+     &ModelConfig::numLayersPerVirtualPipelineStage, 1, false},
+    {"microbatch_group_size_per_vp_stage",
+     &ModelConfig::microbatchGroupSizePerVpStage, 1, false},
+    {"decoder_first_pipeline_num_layers",
+     &ModelConfig::decoderFirstPipelineNumLayers, 1, false},
+    {"decoder_last_pipeline_num_layers",
+     &ModelConfig::decoderLastPipelineNumLayers, 1, false},
     {"num_experts", &ModelConfig::numExperts, 0, false},
     {"moe_router_topk", &ModelConfig::moeRouterTopk, 1, false},
     {"expert_model_parallel_size", &ModelConfig::expertModelParallelSize, 1,
@@ -97,6 +139,10 @@ static const BoolField boolFields[] = {
     {"squared_relu", &ModelConfig::squaredRelu},
     {"add_bias_linear", &ModelConfig::addBiasLinear},
     {"sequence_parallel", &ModelConfig::sequenceParallel},
+    {"account_for_embedding_in_pipeline_split",
+     &ModelConfig::accountForEmbeddingInPipelineSplit},
+    {"account_for_loss_in_pipeline_split",
+     &ModelConfig::accountForLossInPipelineSplit},
 };
 
 static constexpr StringLiteral otherFields[] = {
@@ -353,6 +399,65 @@ static Error checkStepSize(const ModelConfig &config, StringRef source) {
   return Error::success();
 }
 
+/// The pipeline's fields: Megatron's checks in arguments.py and
+/// schedules.py, and a split of the layers it would make.
+static Error checkPipeline(const ModelConfig &config, StringRef source) {
+  int64_t p = config.pipelineModelParallelSize;
+  bool virtualGiven = config.virtualPipelineModelParallelSize > 0 ||
+                      config.numLayersPerVirtualPipelineStage > 0;
+  bool splitGiven = config.decoderFirstPipelineNumLayers > 0 ||
+                    config.decoderLastPipelineNumLayers > 0 ||
+                    config.accountForEmbeddingInPipelineSplit ||
+                    config.accountForLossInPipelineSplit;
+  if (p == 1) {
+    if (virtualGiven || splitGiven || config.microbatchGroupSizePerVpStage)
+      return fieldError(source, "pipeline_model_parallel_size",
+                        "is 1, but the config sets how to split the layers "
+                        "into pipeline stages; set "
+                        "pipeline_model_parallel_size > 1 or drop the "
+                        "pipeline fields");
+    return Error::success();
+  }
+  if (config.virtualPipelineModelParallelSize > 0 &&
+      config.numLayersPerVirtualPipelineStage > 0)
+    return fieldError(source, "num_layers_per_virtual_pipeline_stage",
+                      "cannot be combined with "
+                      "virtual_pipeline_model_parallel_size; give one");
+  if (int64_t perVirtual = config.numLayersPerVirtualPipelineStage) {
+    if (Error error =
+            checkDivisible(source, "num_layers", config.numLayers,
+                           "pipeline_model_parallel_size", p))
+      return error;
+    if (Error error = checkDivisible(
+            source, "num_layers_per_virtual_pipeline_stage",
+            config.numLayers / p, "num_layers_per_virtual_pipeline_stage",
+            perVirtual))
+      return fieldError(source, "num_layers_per_virtual_pipeline_stage",
+                        formatv("the {0} layers per stage are not divisible "
+                                "by num_layers_per_virtual_pipeline_stage "
+                                "({1})",
+                                config.numLayers / p, perVirtual));
+  }
+  if (config.microbatchGroupSizePerVpStage > 0 &&
+      config.getVirtualPipelineSize() == 1)
+    return fieldError(source, "microbatch_group_size_per_vp_stage",
+                      "needs a virtual pipeline "
+                      "(virtual_pipeline_model_parallel_size > 1)");
+  if (Error error = checkPipelineSchedule(config.getPipelineScheduleKind(),
+                                          config.getPipelineShape()))
+    return fieldError(source,
+                      config.getVirtualPipelineSize() > 1
+                          ? "microbatch_group_size_per_vp_stage"
+                          : "pipeline_model_parallel_size",
+                      toString(std::move(error)));
+  if (Expected<std::vector<ChunkLayers>> chunks =
+          splitLayers(config.getLayerSplitConfig());
+      !chunks)
+    return fieldError(source, "pipeline_model_parallel_size",
+                      toString(chunks.takeError()));
+  return Error::success();
+}
+
 Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
   // The default FFN width is 4 x hidden_size (8/3 with SwiGLU), computed in
   // int64: bound hidden_size before anything derives from it.
@@ -399,6 +504,9 @@ Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
     if (Error error = checkDivisible(source, "seq_length", config.seqLength,
                                      "tensor_model_parallel_size", tp))
       return error;
+
+  if (Error error = checkPipeline(config, source))
+    return error;
 
   if (!config.isMoE()) {
     if (config.expertModelParallelSize != 1)

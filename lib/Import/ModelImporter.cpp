@@ -8,6 +8,8 @@
 
 #include "ModelImporter.h"
 
+#include "ddp/Import/MegatronArgs.h"
+
 #include "ddp/Import/Import.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -295,6 +297,8 @@ Value ModelImporter::moeForward(const LayerParams &params,
 }
 
 Value ModelImporter::forward(MicrobatchActivations &acts) {
+  using Phase = PipelineTask::Phase;
+  sb.setPipelineChunk(Phase::Forward, 0);
   // VocabParallelEmbedding: each rank looks up the tokens in its slice of the
   // vocabulary; the partial sums are all-reduced over TP (reduce-scattered
   // under SP when no position embedding follows).
@@ -321,6 +325,7 @@ Value ModelImporter::forward(MicrobatchActivations &acts) {
   for (auto [index, params] : llvm::enumerate(layers)) {
     int64_t layer = index;
     LayerActivations &layerActs = acts.layers[index];
+    sb.setPipelineChunk(Phase::Forward, getChunk(layer));
     layerActs.input = x;
     layerActs.attnResidual = attentionForward(params, layerActs, layer);
     layerActs.mlpNormOut =
@@ -329,6 +334,7 @@ Value ModelImporter::forward(MicrobatchActivations &acts) {
                        : denseMlpForward(params, layerActs, layer);
   }
 
+  sb.setPipelineChunk(Phase::Forward, lastChunk);
   acts.finalInput = x;
   acts.finalNormOut = norm(finalNorm, x, std::nullopt);
   unsigned outputWeight = outputLayer ? *outputLayer : wordEmbedding;
@@ -473,6 +479,8 @@ Value ModelImporter::layerBackward(const LayerParams &params,
 }
 
 void ModelImporter::backward(MicrobatchActivations &acts) {
+  using Phase = PipelineTask::Phase;
+  sb.setPipelineChunk(Phase::Backward, lastChunk);
   double logitElements = tokens * double(localVocab);
   Value gradLogits =
       sb.compute1("cross_entropy_grad",
@@ -484,8 +492,11 @@ void ModelImporter::backward(MicrobatchActivations &acts) {
                                       outputWeight, std::nullopt);
   grad = normBackward(finalNorm, grad, acts.finalInput, std::nullopt);
 
-  for (int64_t index = layers.size() - 1; index >= 0; --index)
+  for (int64_t index = layers.size() - 1; index >= 0; --index) {
+    sb.setPipelineChunk(Phase::Backward, getChunk(index));
     grad = layerBackward(layers[index], acts.layers[index], grad, index);
+  }
+  sb.setPipelineChunk(Phase::Backward, 0);
 
   // Embedding: the backward of scatter_to_sequence_parallel_region (or of
   // the reduce-scatter) gathers the sequence again; the backward of the
@@ -529,7 +540,15 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
     losses.push_back(forward(acts));
     backward(acts);
   }
-  return sb.finish(losses);
+  OwningOpRef<ModuleOp> module = sb.finish(losses);
+  // Megatron's ModelParallelConfig holds the group size; in ddp it is an
+  // option of the schedule (ddp-pipeline-stages), recorded for ddp-schedule.
+  if (config.isPipelined() && config.microbatchGroupSizePerVpStage > 0) {
+    llvm::json::Object options;
+    options["microbatch-group-size"] = config.microbatchGroupSizePerVpStage;
+    recordScheduleOptions(*module, options);
+  }
+  return module;
 }
 
 OwningOpRef<ModuleOp> ddp::importModel(MLIRContext &context,

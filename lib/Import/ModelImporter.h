@@ -187,6 +187,15 @@ private:
   bool hasDropout;
   Group tpGroup, dispatchGroup;
 
+  /// Pipelined steps: the model chunk of each layer, in flow order, and the
+  /// last chunk's (the output layer and the loss). The embedding is on
+  /// chunk 0.
+  std::vector<int64_t> layerChunk;
+  int64_t lastChunk = 0;
+  int64_t getChunk(int64_t layer) const {
+    return layerChunk.empty() ? 0 : layerChunk[layer];
+  }
+
   unsigned wordEmbedding = 0;
   std::optional<unsigned> positionEmbedding;
   std::vector<LayerParams> layers;

@@ -24,6 +24,11 @@ MeshLayout ModelImporter::getMeshLayout(const ModelConfig &config) {
       config.isMoE() ? std::optional<int64_t>(config.expertModelParallelSize)
                      : std::nullopt);
   layout.axes.push_back({"tp", config.tensorModelParallelSize});
+  // Megatron's rank order (tp-cp-ep-dp-pp): the pipeline axis is the
+  // slowest, so a stage's ranks are contiguous.
+  if (config.isPipelined())
+    layout.axes.insert(layout.axes.begin(),
+                       {"pp", config.pipelineModelParallelSize});
   return layout;
 }
 
@@ -35,6 +40,17 @@ ModelImporter::ModelImporter(MLIRContext &context, const ModelConfig &config)
   elementBytes = getElementBytes(config.paramsDtype);
 
   tp = config.tensorModelParallelSize;
+  if (config.isPipelined()) {
+    sb.setPipelineStages(config.pipelineModelParallelSize);
+    // validateModelConfig has split the layers once already.
+    std::vector<ChunkLayers> chunks =
+        cantFail(splitLayers(config.getLayerSplitConfig()));
+    layerChunk.resize(config.numLayers);
+    for (auto [flowChunk, chunk] : llvm::enumerate(chunks))
+      for (int64_t i = 0; i < chunk.numLayers; ++i)
+        layerChunk[chunk.firstLayer + i] = flowChunk;
+    lastChunk = chunks.size() - 1;
+  }
   sequenceParallel = config.usesSequenceParallel();
   hasDropout = config.hiddenDropout > 0.0;
   tokens = config.getTokensPerMicrobatch();

@@ -29,6 +29,7 @@ StepBuilder::StepBuilder(MLIRContext &context, const MeshLayout &layout,
   context.getOrLoadDialect<func::FuncDialect>();
   module = ModuleOp::create(loc);
   builder.setInsertionPointToEnd(module->getBody());
+  builder.setListener(this);
 
   SmallVector<Attribute> names;
   SmallVector<int64_t> sizes;
@@ -71,6 +72,23 @@ unsigned StepBuilder::addParam(ParamSpec spec) {
   contributionsThisMicrobatch.push_back(0);
   contributionMicrobatch.push_back(-1);
   return params.size() - 1;
+}
+
+void StepBuilder::setPipelineChunk(PipelineTask::Phase phase,
+                                   int64_t flowChunk) {
+  if (pipelineStages < 2)
+    return;
+  currentTask = {flowChunk % pipelineStages,
+                 PipelineTask{phase, currentMicrobatch,
+                              flowChunk / pipelineStages}};
+}
+
+void StepBuilder::notifyOperationInserted(Operation *op,
+                                          OpBuilder::InsertPoint) {
+  if (!currentTask || !isa<DDPDialect>(op->getDialect()))
+    return;
+  setPipelineStage(op, currentTask->first);
+  setPipelineTask(op, currentTask->second);
 }
 
 SmallVector<Value> StepBuilder::beginStep(TypeRange inputs) {
@@ -168,10 +186,11 @@ void StepBuilder::addGradient(unsigned id, Value gradient) {
     contributionMicrobatch[id] = currentMicrobatch;
     contributionsThisMicrobatch[id] = 0;
   }
-  gradients[id] = gradients[id] ? AccumulateOp::create(builder, loc,
-                                                       gradients[id], gradient)
-                                      .getResult()
-                                : gradient;
+  // Each pipeline rank sums the contributions it computes; the ranks'
+  // sums are added when the gradient is ready (markReady).
+  Value &sum = gradients[id][currentTask ? currentTask->first : 0];
+  sum = sum ? AccumulateOp::create(builder, loc, sum, gradient).getResult()
+            : gradient;
   unsigned count = ++contributionsThisMicrobatch[id];
   assert(count <= params[id].contributionsPerMicrobatch &&
          "more gradient contributions than declared");
@@ -181,16 +200,32 @@ void StepBuilder::addGradient(unsigned id, Value gradient) {
 }
 
 void StepBuilder::markReady(unsigned id) {
-  Value gradient = gradients[id];
+  // A parameter held by several pipeline ranks (the word embedding tied to
+  // the output layer) gets the sum of their sums, in rank order, on each
+  // of them, as finalize_model_grads all-reduces it over the embedding
+  // group: its ops carry no stage, so they run where their operands are.
+  std::optional<std::pair<int64_t, PipelineTask>> task = currentTask;
+  if (gradients[id].size() > 1)
+    currentTask.reset();
+  Value gradient;
+  for (auto &[stage, sum] : gradients[id])
+    gradient = gradient
+                   ? AccumulateOp::create(builder, loc, gradient, sum)
+                         .getResult()
+                   : sum;
   if (params[id].sumOverTensorParallel)
     gradient = allReduce(gradient, tensorParallelGroup);
   Value final = GradReadyOp::create(builder, loc, paramRefs[id], gradient);
   ready.emplace_back(id, final);
+  currentTask = task;
 }
 
 OwningOpRef<ModuleOp> StepBuilder::finish(ValueRange results) {
   assert(ready.size() == params.size() &&
          "every parameter's gradient is ready before the step ends");
+  // The reductions and the optimizer run after the pipeline, each on the
+  // stages of its gradient.
+  currentTask.reset();
   SmallVector<Value> reduced;
   for (auto [id, gradient] : ready) {
     const Group &group = params[id].expert ? expertGroup : denseGroup;

@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,7 +62,14 @@ struct MeshLayout {
                                  std::optional<int64_t> expertParallelSize);
 };
 
-class StepBuilder {
+/// Builds the step in program order: per microbatch its forward, then its
+/// backward. In a pipelined step every ddp op also records the pipeline rank
+/// that runs it (`ddp.pipeline_stage`) and, inside the pipeline, its
+/// forward or backward pass (`ddp.task`); ops with no stage run on every
+/// stage their operands come from (the tied embedding's gradient sum and
+/// update, on the first and the last stage). ddp-pipeline-stages splits the
+/// step by these.
+class StepBuilder : public mlir::OpBuilder::Listener {
 public:
   StepBuilder(mlir::MLIRContext &context, const MeshLayout &layout,
               const OptimizerConfig &optimizer, int64_t numMicrobatches);
@@ -76,6 +84,13 @@ public:
   llvm::SmallVector<mlir::Value> beginStep(mlir::TypeRange inputs);
   /// Which microbatch the ops built next belong to.
   void setMicrobatch(int64_t microbatch) { currentMicrobatch = microbatch; }
+
+  /// Makes the step pipelined over `stages` pipeline ranks.
+  void setPipelineStages(int64_t stages) { pipelineStages = stages; }
+  /// The ops built next are the `phase` of the current microbatch through
+  /// model chunk `flowChunk` (in flow order: chunk c of rank r is
+  /// c * stages + r). Nothing in a step that is not pipelined.
+  void setPipelineChunk(PipelineTask::Phase phase, int64_t flowChunk);
 
   /// The parameter's value, read with ddp.get_param at its first use.
   mlir::Value getParam(unsigned id);
@@ -110,6 +125,8 @@ public:
   mlir::OwningOpRef<mlir::ModuleOp> finish(mlir::ValueRange results);
 
 private:
+  void notifyOperationInserted(mlir::Operation *op,
+                               mlir::OpBuilder::InsertPoint previous) override;
   mlir::IntegerAttr getLayerAttr(std::optional<int64_t> layer);
   void markReady(unsigned id);
 
@@ -123,12 +140,16 @@ private:
   OptimizerConfig optimizer;
   int64_t numMicrobatches;
   int64_t currentMicrobatch = 0;
+  int64_t pipelineStages = 1;
+  /// The stage and task of the ops built next (pipelined steps).
+  std::optional<std::pair<int64_t, PipelineTask>> currentTask;
   mlir::func::FuncOp step;
 
   std::vector<ParamSpec> params;
   std::vector<mlir::FlatSymbolRefAttr> paramRefs;
   std::vector<mlir::Value> paramValues;
-  std::vector<mlir::Value> gradients;
+  /// Per parameter, the sum of its contributions on each pipeline rank.
+  std::vector<std::map<int64_t, mlir::Value>> gradients;
   std::vector<unsigned> contributionsThisMicrobatch;
   std::vector<int64_t> contributionMicrobatch;
   /// (parameter, final gradient) in the order they became ready.

@@ -125,6 +125,9 @@ ddp::checkSchedulePipelineOptions(const SchedulePipelineOptions &options) {
 /// Adds the passes `options` ask for.
 static void addSchedulePasses(OpPassManager &pm,
                               const SchedulePipelineOptions &options) {
+  // First: a pipelined step becomes one program per pipeline rank, and
+  // the passes below schedule each rank's program.
+  pm.addPass(createPipelineStages(getPipelineStagesPassOptions(options)));
   pm.addNestedPass<func::FuncOp>(
       createAssignBuckets(getAssignBucketsOptions(options)));
   if (!options.printBucketLayout.empty()) {

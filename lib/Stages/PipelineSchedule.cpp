@@ -121,6 +121,17 @@ Error ddp::checkPipelineSchedule(PipelineScheduleKind kind,
         shape.microbatches < shape.stages
             ? ", which needs at least as many microbatches as stages"
             : ""));
+  // The same function: a ragged last group smaller than PP would make its
+  // microbatches wait on each other.
+  int64_t remainder = shape.microbatches % group;
+  if (remainder > 0 && remainder < shape.stages)
+    return scheduleError(formatv(
+        "num_microbatches ({0}) leaves a last group of {1} microbatches "
+        "after groups of microbatch_group_size_per_vp_stage ({2}); "
+        "Megatron wants that remainder to be 0 or at least "
+        "pipeline_model_parallel_size ({3}), as a smaller group stalls the "
+        "pipeline; change either size",
+        shape.microbatches, remainder, group, shape.stages));
   return Error::success();
 }
 

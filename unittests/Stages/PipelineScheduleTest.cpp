@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MegatronOrders.h"
+
 #include "ddp/Stages/PipelineSchedule.h"
 
 #include "gmock/gmock.h"
@@ -92,7 +94,9 @@ TEST(PipelineScheduleTest, ChecksNameTheOptionToChange) {
   EXPECT_THAT(checkMessage(interleaved, {4, 2, 3, 0}),
               testing::HasSubstr("at least as many microbatches as stages"));
   EXPECT_EQ(checkMessage(interleaved, {4, 2, 8, 8}), "");
-  EXPECT_EQ(checkMessage(interleaved, {2, 3, 5, 2}), "");
+  EXPECT_EQ(checkMessage(interleaved, {2, 3, 6, 2}), "");
+  EXPECT_THAT(checkMessage(interleaved, {2, 3, 5, 2}),
+              testing::HasSubstr("last group of 1"));
   EXPECT_THAT(checkMessage(PipelineScheduleKind::GPipe, {2, 1, 0, 0}),
               testing::HasSubstr("at least 1 stage"));
 }
@@ -107,8 +111,8 @@ TEST(PipelineScheduleTest, EveryScheduleRunsEachTaskOnceInOrder) {
   for (Case c : {Case{PipelineScheduleKind::OneFOneB, {5, 1, 3, 0}},
                  Case{PipelineScheduleKind::OneFOneB, {3, 1, 7, 0}},
                  Case{PipelineScheduleKind::GPipe, {6, 1, 4, 0}},
-                 Case{PipelineScheduleKind::Interleaved, {3, 2, 7, 3}},
-                 Case{PipelineScheduleKind::Interleaved, {2, 3, 5, 2}},
+                 Case{PipelineScheduleKind::Interleaved, {3, 2, 7, 4}},
+                 Case{PipelineScheduleKind::Interleaved, {2, 3, 5, 3}},
                  Case{PipelineScheduleKind::Interleaved, {4, 4, 9, 5}}}) {
     ASSERT_FALSE(checkPipelineSchedule(c.kind, c.shape));
     for (int64_t rank = 0; rank < c.shape.stages; ++rank) {
@@ -128,6 +132,39 @@ TEST(PipelineScheduleTest, EveryScheduleRunsEachTaskOnceInOrder) {
       }
     }
   }
+}
+
+} // namespace
+
+namespace {
+
+TEST(PipelineScheduleTest, EveryRankRunsWhatMegatronRuns) {
+  for (const ddp::megatron::MegatronOrder &expected :
+       ddp::megatron::getMegatronOrders()) {
+    PipelineShape shape{expected.stages, expected.virtualStages,
+                        expected.microbatches, expected.groupSize};
+    auto kind = expected.virtualStages > 1 ? PipelineScheduleKind::Interleaved
+                                           : PipelineScheduleKind::OneFOneB;
+    ASSERT_EQ(checkMessage(kind, shape), "") << expected.name;
+    ASSERT_EQ(expected.ranks.size(), size_t(expected.stages)) << expected.name;
+    for (int64_t rank = 0; rank < expected.stages; ++rank) {
+      std::string joined;
+      for (const std::string &task : order(kind, shape, rank))
+        joined += (joined.empty() ? "" : " ") + task;
+      EXPECT_EQ(joined, expected.ranks[rank])
+          << expected.name << ", rank " << rank;
+    }
+  }
+}
+
+TEST(PipelineScheduleTest, RejectsWhatMegatronRejects) {
+  for (const ddp::megatron::MegatronRejection &rejected :
+       ddp::megatron::getMegatronRejections())
+    EXPECT_THAT(checkMessage(PipelineScheduleKind::Interleaved,
+                             {rejected.stages, rejected.virtualStages,
+                              rejected.microbatches, rejected.groupSize}),
+                testing::HasSubstr(rejected.phrase))
+        << rejected.name;
 }
 
 } // namespace

@@ -10,6 +10,8 @@
 #define DDP_IMPORT_MODELCONFIG_H
 
 #include "ddp/Import/StepOptions.h"
+#include "ddp/Stages/LayerSplit.h"
+#include "ddp/Stages/PipelineSchedule.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -58,6 +60,21 @@ struct ModelConfig {
   int64_t tensorModelParallelSize = 1;
   bool sequenceParallel = false;
   int64_t dataParallelSize = 1;
+  /// Pipeline stages, as Megatron's ModelParallelConfig names them.
+  int64_t pipelineModelParallelSize = 1;
+  /// Model chunks per stage; 0 means none given (one chunk, or what
+  /// num_layers_per_virtual_pipeline_stage derives).
+  int64_t virtualPipelineModelParallelSize = 0;
+  /// 0 means unset; else the virtual size is the layers per stage divided
+  /// by it, as Megatron's arguments.py derives it.
+  int64_t numLayersPerVirtualPipelineStage = 0;
+  /// 0 means Megatron's default, pipeline_model_parallel_size.
+  int64_t microbatchGroupSizePerVpStage = 0;
+  /// 0 means an even split.
+  int64_t decoderFirstPipelineNumLayers = 0;
+  int64_t decoderLastPipelineNumLayers = 0;
+  bool accountForEmbeddingInPipelineSplit = false;
+  bool accountForLossInPipelineSplit = false;
   /// 0 means a dense model.
   int64_t numExperts = 0;
   int64_t moeRouterTopk = 2;
@@ -79,6 +96,18 @@ struct ModelConfig {
     return sequenceParallel && tensorModelParallelSize > 1;
   }
   bool isMoE() const { return numExperts > 0; }
+  bool isPipelined() const { return pipelineModelParallelSize > 1; }
+  /// The model chunks per stage (at least 1).
+  int64_t getVirtualPipelineSize() const;
+  /// The pipeline this config runs: its stages, chunks per stage,
+  /// microbatches and microbatch group.
+  PipelineShape getPipelineShape() const;
+  /// Megatron's schedule for it: interleaved with model chunks, else 1F1B.
+  PipelineScheduleKind getPipelineScheduleKind() const {
+    return getVirtualPipelineSize() > 1 ? PipelineScheduleKind::Interleaved
+                                        : PipelineScheduleKind::OneFOneB;
+  }
+  LayerSplitConfig getLayerSplitConfig() const;
 };
 
 /// Reads a config from a JSON object. Unknown fields, missing required

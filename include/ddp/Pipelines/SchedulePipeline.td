@@ -16,8 +16,8 @@ include "ddp/Pipelines/PipelineBase.td"
 def SchedulePipelineOptions : PipelineOptions {
   // ddp-print-bucket-layout is not here: its `output` is
   // print-bucket-layout below.
-  let passes = [AssignBuckets, DistributeOptimizer, OverlapParamGather,
-                OverlapTpComm];
+  let passes = [PipelineStages, AssignBuckets, DistributeOptimizer,
+                OverlapParamGather, OverlapTpComm];
   // Megatron's default; the pass alone is the opt-in.
   let defaults = [PipelineDefault<"tp-comm-overlap", "false">];
   let options = [

@@ -136,3 +136,40 @@ func.func @prediction_in_f32() attributes {ddp.tp_comm_predicted_step_us = 1.0 :
 func.func @negative_prediction() attributes {ddp.tp_comm_predicted_step_us = -1.0 : f64} {
   return
 }
+
+// -----
+
+func.func @stage_on_another_dialect(%g: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'ddp.pipeline_stage' is only for a function or an op of the ddp dialect}}
+  return {ddp.pipeline_stage = 0} %g : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'ddp.pipeline_stage' must be a non-negative i64, got -1 : i64}}
+func.func @negative_stage() attributes {ddp.pipeline_stage = -1} {
+  return
+}
+
+// -----
+
+func.func @task_not_in_the_schedule_form(%g: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'ddp.task' must be a string F<microbatch>.<chunk>, B<microbatch>.<chunk> or W<microbatch>.<chunk>, got "F1"}}
+  %s = ddp.scale %g by 5.000000e-01 {ddp.task = "F1"} : tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'ddp.task' is only for ops of the ddp dialect}}
+func.func @task_on_a_function() attributes {ddp.task = "F0.0"} {
+  return
+}
+
+// -----
+
+func.func @task_as_integer(%g: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'ddp.task' must be a string}}
+  %s = ddp.scale %g by 5.000000e-01 {ddp.task = 3} : tensor<4xf32>
+  return %s : tensor<4xf32>
+}

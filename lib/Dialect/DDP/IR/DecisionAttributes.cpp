@@ -74,6 +74,29 @@ void ddp::setTpCommPredictedStepUs(Operation *op, double microseconds) {
       op, FloatAttr::get(Float64Type::get(context), microseconds));
 }
 
+std::optional<int64_t> ddp::getPipelineStage(Operation *func) {
+  if (auto attr =
+          DDPDialect::PipelineStageAttrHelper(func->getContext()).getAttr(func))
+    return attr.getInt();
+  return std::nullopt;
+}
+
+void ddp::setPipelineStage(Operation *func, int64_t stage) {
+  DDPDialect::PipelineStageAttrHelper(func->getContext())
+      .setAttr(func, Builder(func->getContext()).getI64IntegerAttr(stage));
+}
+
+std::optional<PipelineTask> ddp::getPipelineTask(Operation *op) {
+  if (auto attr = DDPDialect::TaskAttrHelper(op->getContext()).getAttr(op))
+    return PipelineTask::parse(attr.getValue());
+  return std::nullopt;
+}
+
+void ddp::setPipelineTask(Operation *op, const PipelineTask &task) {
+  DDPDialect::TaskAttrHelper(op->getContext())
+      .setAttr(op, StringAttr::get(op->getContext(), task.str()));
+}
+
 /// The i64 the passes write; `minimum` is 0 for an index, 1 for a count.
 static bool isI64AtLeast(Attribute value, int64_t minimum) {
   auto integer = dyn_cast<IntegerAttr>(value);
@@ -126,6 +149,23 @@ LogicalResult DDPDialect::verifyOperationAttribute(Operation *op,
     double us = time ? time.getValueAsDouble() : -1;
     if (!time || !time.getType().isF64() || !std::isfinite(us) || us < 0)
       return error() << "must be a non-negative f64, got " << value;
+    return success();
+  }
+  if (name == PipelineStageAttrHelper::getNameStr()) {
+    if (!isa<FunctionOpInterface>(op) && op->getDialect() != this)
+      return error() << "is only for a function or an op of the ddp dialect";
+    if (!isI64AtLeast(value, 0))
+      return error() << "must be a non-negative i64, got " << value;
+    return success();
+  }
+  if (name == TaskAttrHelper::getNameStr()) {
+    if (op->getDialect() != this)
+      return error() << "is only for ops of the ddp dialect";
+    auto text = dyn_cast<StringAttr>(value);
+    if (!text || !PipelineTask::parse(text.getValue()))
+      return error() << "must be a string F<microbatch>.<chunk>, "
+                        "B<microbatch>.<chunk> or W<microbatch>.<chunk>, got "
+                     << value;
     return success();
   }
   // The attributes the dialect does not declare (ddp.buckets and the

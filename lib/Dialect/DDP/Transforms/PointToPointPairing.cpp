@@ -22,6 +22,7 @@
 
 #include "PointToPointPairing.h"
 
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 
@@ -126,7 +127,17 @@ LogicalResult ddp::verifyPointToPointPairs(
   llvm::MapVector<std::tuple<Attribute, Attribute, int64_t>, Channel> channels;
   // batchEnds[b] is the op after which batch `b` is issued.
   SmallVector<Operation *> batchEnds;
+  bool isStage = getPipelineStage(func).has_value();
   for (Operation &op : func.getBody().front()) {
+    if (isStage && isa<SendOp, RecvOp>(op) &&
+        llvm::is_contained(
+            cast<CollectiveOpInterface>(op).getAxesAttr().getAsValueRange<
+                StringAttr>(),
+            "pp")) {
+      if (!cast<AsyncOpInterface>(op).isAsync())
+        batchEnds.push_back(&op);
+      continue;
+    }
     if (!isa<SendOp, RecvOp>(op)) {
       if (isa<WaitOp, CollectiveOpInterface>(op) || callsCollectives(&op))
         batchEnds.push_back(&op);

@@ -9,6 +9,7 @@
 #define DDP_DIALECT_DDP_TRANSFORMS_POINTTOPOINTPAIRING_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 namespace ddp {
@@ -20,11 +21,19 @@ namespace ddp {
 /// the same type, and the two must be issued in one batch: with no wait, no
 /// other collective and no `callsCollectives` op between them, and the first
 /// one asynchronous. Emits an error per failure; adds the number of pairs to
-/// `numPairs`.
+/// `numPairs`. In a pipeline stage program the sends and receives over `pp`
+/// go to other programs: verifyPipelineOrder checks them.
 mlir::LogicalResult verifyPointToPointPairs(
     mlir::func::FuncOp func,
     llvm::function_ref<bool(mlir::Operation *)> callsCollectives,
     uint64_t &numPairs);
+
+/// Runs the pipeline stage programs of `module` (functions with
+/// `ddp.pipeline_stage`) together and fails, naming where each rank waits,
+/// if their sends and receives over `pp` can hang, or do not pair up with
+/// the same types (PipelineOrderCheck.cpp). Adds the pairs to `numPairs`.
+mlir::LogicalResult verifyPipelineOrder(mlir::ModuleOp module,
+                                        uint64_t &numPairs);
 
 } // namespace ddp
 

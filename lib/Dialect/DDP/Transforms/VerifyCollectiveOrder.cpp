@@ -10,7 +10,8 @@
 //    a region of another op, in a function with branches between blocks, or
 //    in a function called from such a place.
 //  - the sends and receives pair up alike on every rank and cannot deadlock
-//    (PointToPointPairing.cpp).
+//    (PointToPointPairing.cpp), and so do those between the programs of
+//    pipeline ranks (PipelineOrderCheck.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -205,6 +206,11 @@ void VerifyCollectiveOrderPass::runOnOperation() {
       failed = true;
     numPairsChecked += pairs;
   });
+  if (!failed) {
+    uint64_t pairs = 0;
+    failed = mlir::failed(verifyPipelineOrder(module, pairs));
+    numPairsChecked += pairs;
+  }
   if (failed)
     return signalPassFailure();
   markAllAnalysesPreserved();

@@ -3,6 +3,8 @@
 #ifndef DDP_DIALECT_DDP_IR_DDPDIALECT_H
 #define DDP_DIALECT_DDP_IR_DDPDIALECT_H
 
+#include "ddp/Stages/PipelineSchedule.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
@@ -45,6 +47,15 @@ void setTpCommBulk(mlir::Operation *op);
 /// `ddp.tp_comm_predicted_step_us`: on the step, auto's predicted time.
 std::optional<double> getTpCommPredictedStepUs(mlir::Operation *op);
 void setTpCommPredictedStepUs(mlir::Operation *op, double microseconds);
+
+/// The pipeline rank whose step a function is (`ddp.pipeline_stage`).
+std::optional<int64_t> getPipelineStage(mlir::Operation *func);
+void setPipelineStage(mlir::Operation *func, int64_t stage);
+
+/// The (phase, microbatch, chunk) an op of a pipelined step belongs to
+/// (`ddp.task`).
+std::optional<PipelineTask> getPipelineTask(mlir::Operation *op);
+void setPipelineTask(mlir::Operation *op, const PipelineTask &task);
 } // namespace ddp
 
 #endif // DDP_DIALECT_DDP_IR_DDPDIALECT_H

@@ -42,6 +42,8 @@ def DDP_Dialect : Dialect {
     | `ddp.tp_comm_splits` | `ddp.gemm` | `i64` >= 1: its number of row chunks (`ddp-overlap-tp-comm`) |
     | `ddp.tp_comm_bulk` | an asynchronous collective | unit: made bulk by `ddp-overlap-tp-comm` |
     | `ddp.tp_comm_predicted_step_us` | a function | `f64` >= 0: the simulated step time, in microseconds, that `ddp-overlap-tp-comm`'s search chose on |
+    | `ddp.pipeline_stage` | a function, or any `ddp` op | `i64` >= 0: the pipeline rank (coordinate on the mesh's `pp` axis) whose ranks run this function as their step; on an op of a step not yet split into stages, the rank that runs the op (`ddp-pipeline-stages`) |
+    | `ddp.task` | any `ddp` op | string `F<m>.<c>`, `B<m>.<c>` or `W<m>.<c>`: the forward, backward or weight-gradient pass of microbatch `m` through model chunk `c` that the op belongs to (the importer sets it on a pipelined step) |
   }];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
@@ -54,7 +56,9 @@ def DDP_Dialect : Dialect {
     "::mlir::IntegerAttr":$bucket_offset,
     "::mlir::IntegerAttr":$tp_comm_splits,
     "::mlir::UnitAttr":$tp_comm_bulk,
-    "::mlir::FloatAttr":$tp_comm_predicted_step_us
+    "::mlir::FloatAttr":$tp_comm_predicted_step_us,
+    "::mlir::IntegerAttr":$pipeline_stage,
+    "::mlir::StringAttr":$task
   );
   let hasOperationAttrVerify = 1;
 }

@@ -488,6 +488,90 @@ def OverlapTpComm : Pass<"ddp-overlap-tp-comm", "mlir::func::FuncOp"> {
   ];
 }
 
+def PipelineStages : Pass<"ddp-pipeline-stages", "mlir::ModuleOp"> {
+  let summary = "split a pipelined step into one program per pipeline rank, in Megatron's schedule order";
+  let description = [{
+    The importer builds a pipelined model (`pipeline_model_parallel_size`
+    > 1) as one step in program order (per microbatch, its forward, then its
+    backward) on a mesh with a `pp` axis. Each of its ops records the
+    pipeline rank that runs it (`ddp.pipeline_stage`) and, inside the
+    pipeline, the pass it belongs to (`ddp.task`: `F<m>.<c>` is the forward
+    of microbatch `m` through this rank's model chunk `c`, `B<m>.<c>` its
+    backward). That step is the reference: run on every rank, it computes
+    what the pipeline computes.
+
+    This pass replaces it with one function per pipeline rank `r`,
+    `@<step>_stage<r>` with `ddp.pipeline_stage = r`, whose ops are:
+
+    - the ops before the pipeline (none from the importer);
+    - the tasks of rank `r` in the order `schedule` runs them (the order
+      `--ddp-print-pipeline-schedule` prints), each task's ops in program
+      order;
+    - the ops after the pipeline (the gradient reductions and the
+      optimizer).
+
+    An op with no `ddp.pipeline_stage` runs on every rank that computes one
+    of its operands (the tied word embedding's gradient sum and update run
+    on the first and the last stage, as `finalize_model_grads` all-reduces
+    that gradient over the embedding group); a `ddp.get_param` is copied to
+    every rank that uses it. A value that one rank computes and another
+    uses is sent right after it is computed (`ddp.send ... over [pp]`,
+    asynchronous, waited at the end of the step) and received right before
+    its first use (`ddp.recv`): activations go to offset `+1` and their
+    gradients to `-1`, the last rank's chunk `c` feeding the first rank's
+    chunk `c + 1`. The sends between two ranks must be issued in the order
+    the receiving rank uses the values, or the pass refuses the schedule.
+    Each rank returns the step's results it computes.
+
+    `pipeline-schedule` is Megatron-Core's: `1f1b`
+    (`forward_backward_pipelining_without_interleaving`), `interleaved`
+    (`forward_backward_pipelining_with_interleaving`, with
+    `microbatch-group-size` contiguous microbatches per model chunk), or
+    `gpipe` (every forward, then every backward). docs/Pipeline.md gives
+    the rules and cites Megatron's lines. A module whose ops name no
+    pipeline rank is left as it is. `ddp-schedule` runs this pass first, with
+    the group size the importer recorded from the model's
+    `microbatch_group_size_per_vp_stage`.
+  }];
+  let options = [
+    Option<"pipelineSchedule", "pipeline-schedule", "std::string",
+           /*default=*/"\"\"",
+           "1f1b, interleaved or gpipe; empty means Megatron's choice: "
+           "interleaved when the ranks hold several model chunks, else 1f1b">,
+    Option<"microbatchGroupSize", "microbatch-group-size", "int64_t",
+           /*default=*/"0",
+           "Megatron's microbatch_group_size_per_vp_stage for the "
+           "interleaved schedule; 0 means the number of pipeline ranks">,
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+  let statistics = [
+    Statistic<"numStages", "stages", "Stage programs made">,
+    Statistic<"numTransfers", "transfers",
+              "Values sent from one pipeline rank to another">,
+  ];
+}
+
+def PrintPipelineSchedule : Pass<"ddp-print-pipeline-schedule", "mlir::ModuleOp"> {
+  let summary = "print each pipeline rank's compute order as JSON";
+  let description = [{
+    After `ddp-pipeline-stages`, prints every pipeline rank's tasks in the
+    order its program runs them, read from the `ddp.task` of its ops:
+
+    ```json
+    {"0": ["F0.0", "F1.0", "F2.0", "F3.0", "B0.0", "F4.0", "B1.0", ...],
+     "1": ["F0.0", "F1.0", "F2.0", "B0.0", "F3.0", ...]}
+    ```
+
+    `F<m>.<c>` is the forward of microbatch `m` through the rank's model
+    chunk `c`, `B<m>.<c>` its backward, `W<m>.<c>` a weight-gradient pass
+    run apart from its backward. The IR is not changed.
+  }];
+  let options = [
+    Option<"outputPath", "output", "std::string", /*default=*/"\"-\"",
+           "Where the JSON goes ('-' for stdout)">,
+  ];
+}
+
 def PrintBucketLayout : Pass<"ddp-print-bucket-layout", "mlir::ModuleOp"> {
   let summary = "print the bucket layout recorded in the IR as JSON";
   let description = [{
@@ -538,7 +622,16 @@ def VerifyCollectiveOrder : Pass<"ddp-verify-collective-order", "mlir::ModuleOp"
       group, with as many elements of the same element type, and both are
       issued in one batch: the first asynchronous, and no wait, other
       collective or call of a function that issues collectives between
-      them. A ring exchange then cannot deadlock, on MPI or NCCL.
+      them. A ring exchange then cannot deadlock, on MPI or NCCL;
+    - the programs of a pipeline's ranks (functions with
+      `ddp.pipeline_stage`, one per rank of the mesh's `pp` axis), run
+      together, cannot hang: the `i`-th send from rank `a` to rank `b` over
+      `[pp]` pairs with the `i`-th receive at `b` from `a`, with the same
+      type, and with no buffering (a rank's back-to-back sends and receives
+      issued as one batch at its next wait, collective or synchronous send or
+      receive, its batches completing in order) every rank reaches the end.
+      A hang names where each rank waits, the interleaved schedule's
+      wraparound from the last rank to the first included.
 
     Errors name the ops involved. The IR is not changed.
   }];

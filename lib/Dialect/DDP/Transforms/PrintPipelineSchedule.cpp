@@ -1,0 +1,88 @@
+//===- PrintPipelineSchedule.cpp - Each pipeline rank's order as JSON -----===//
+//
+// Reads the order back from the stage programs, not from the schedule that
+// made them, so that a pass that moved a task shows in the output.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Dialect/DDP/Transforms/Passes.h"
+#include "ddp/Support/OutputFile.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <map>
+
+namespace ddp {
+#define GEN_PASS_DEF_PRINTPIPELINESCHEDULE
+#include "ddp/Dialect/DDP/Transforms/Passes.h.inc"
+} // namespace ddp
+
+using namespace mlir;
+using namespace ddp;
+
+namespace {
+
+class PrintPipelineSchedulePass
+    : public ddp::impl::PrintPipelineScheduleBase<PrintPipelineSchedulePass> {
+public:
+  using Base::Base;
+  void runOnOperation() override;
+};
+
+} // namespace
+
+void PrintPipelineSchedulePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  // Rank -> its tasks; a task is listed once per run of consecutive ops.
+  std::map<int64_t, std::vector<std::string>> orders;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    std::optional<int64_t> stage = getPipelineStage(func);
+    if (!stage)
+      continue;
+    if (orders.count(*stage)) {
+      func.emitError("a second function for pipeline rank ")
+          << *stage << "; each rank runs one";
+      return signalPassFailure();
+    }
+    std::vector<std::string> &order = orders[*stage];
+    for (Operation &op : func.getBody().getOps())
+      if (std::optional<PipelineTask> task = getPipelineTask(&op))
+        if (order.empty() || order.back() != task->str())
+          order.push_back(task->str());
+  }
+  if (orders.empty()) {
+    module.emitError("no pipeline stage programs (functions with "
+                     "ddp.pipeline_stage); run ddp-pipeline-stages first");
+    return signalPassFailure();
+  }
+
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputPath, &error);
+  if (!output) {
+    module.emitError("cannot write the pipeline schedule: ") << error;
+    return signalPassFailure();
+  }
+  {
+    llvm::json::OStream json(output->os());
+    json.object([&] {
+      for (const auto &[stage, order] : orders)
+        json.attributeArray(std::to_string(stage), [&] {
+          for (const std::string &task : order)
+            json.value(task);
+        });
+    });
+  }
+  output->os() << "\n";
+  if (llvm::Error writeError = finishOutputFile(*output, outputPath)) {
+    module.emitError("cannot write the pipeline schedule to '")
+        << outputPath
+        << "': " << llvm::errorToErrorCode(std::move(writeError)).message();
+    return signalPassFailure();
+  }
+  markAllAnalysesPreserved();
+}

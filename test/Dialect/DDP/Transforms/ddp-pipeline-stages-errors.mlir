@@ -1,0 +1,62 @@
+// RUN: ddp-opt %s -split-input-file -ddp-pipeline-stages -verify-diagnostics
+
+ddp.mesh @world(pp = 2, dp = 1)
+func.func @task_without_stage(%x: tensor<4xf32>) {
+  // expected-error @+1 {{has a 'ddp.task' but no 'ddp.pipeline_stage'}}
+  %a = ddp.compute "f"(%x) flops 1.0 bytes 1.0 {ddp.task = "F0.0"} : (tensor<4xf32>) -> tensor<4xf32>
+  %b = ddp.compute "g"(%a) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 1, ddp.task = "F0.0"} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(pp = 2, dp = 1)
+func.func @stage_outside_the_mesh(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.pipeline_stage' is 2, but the mesh's pp axis has 2 ranks (0 to 1)}}
+  %a = ddp.compute "f"(%x) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 2, ddp.task = "F0.0"} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(dp = 2)
+// expected-error @+1 {{its ops name pipeline ranks, but no mesh has a pp axis to run them on}}
+func.func @no_pp_axis(%x: tensor<4xf32>) {
+  %a = ddp.compute "f"(%x) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 0, ddp.task = "F0.0"} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(pp = 2, dp = 1)
+func.func @nowhere(%x: tensor<4xf32>) {
+  %a = ddp.compute "f"(%x) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 0, ddp.task = "F0.0"} : (tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @+1 {{has no 'ddp.pipeline_stage' and none of its operands is computed on a pipeline rank}}
+  %b = ddp.compute "g"(%x) flops 1.0 bytes 1.0 : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// A backward tagged as a forward of a later microbatch runs before the
+// forward it needs on rank 1 (which runs F0 B0 F1 B1).
+ddp.mesh @world(pp = 2, dp = 1)
+func.func @mistagged(%x0: tensor<4xf32>, %x1: tensor<4xf32>) {
+  %a0 = ddp.compute "f"(%x0) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 1, ddp.task = "F0.0"} : (tensor<4xf32>) -> tensor<4xf32>
+  // expected-note @+1 {{the operand's producer}}
+  %a1 = ddp.compute "f"(%x1) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 1, ddp.task = "F1.0"} : (tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @+1 {{pipeline rank 1 runs this op (in B0.0) before the op that computes its operand (in F1.0) in the 1f1b schedule}}
+  %b = ddp.compute "b"(%a1) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 1, ddp.task = "B0.0"} : (tensor<4xf32>) -> tensor<4xf32>
+  %b1 = ddp.compute "b"(%a0) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 1, ddp.task = "B1.0"} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// Two model chunks need the interleaved schedule.
+ddp.mesh @world(pp = 2, dp = 1)
+// expected-error @+1 {{cannot run the interleaved schedule on @few (2 ranks, 2 model chunks each, 1 microbatches): microbatch_group_size_per_vp_stage is 2, but the interleaved schedule runs between pipeline_model_parallel_size (2) and num_microbatches (1)}}
+func.func @few(%x: tensor<4xf32>) {
+  %a = ddp.compute "f"(%x) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 0, ddp.task = "F0.1"} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
