@@ -4,6 +4,7 @@
 
 #include "ddp/Support/ElementType.h"
 #include "ddp/Dialect/DDP/IR/ResultPlacement.h"
+#include "ddp/Dialect/DDP/IR/StepLookup.h"
 #include "ddp/Runtime/ddp_program.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -220,20 +221,20 @@ unsigned StepAnalysis::getLastUse(Value value) const {
   return last;
 }
 
-/// The only function of the module with a body, or an error.
-static FailureOr<func::FuncOp> findStep(ModuleOp module) {
-  func::FuncOp step;
+/// The module's step (ddp::findStep), or an error at the first function that
+/// rules it out: one that declares what the lowering defines, or the second
+/// with a body.
+static FailureOr<func::FuncOp> findStepToLower(ModuleOp module) {
+  SmallVector<func::FuncOp> withBody;
+  func::FuncOp step = findStep(module, "", withBody);
   for (auto func : module.getOps<func::FuncOp>()) {
     if (isDefinedByLowering(func.getSymName()))
       return func.emitError("cannot lower a module that declares @")
              << func.getSymName() << ": the lowering defines it";
-    if (func.isExternal())
-      continue;
-    if (step)
+    if (withBody.size() > 1 && func == withBody[1])
       return func.emitError("cannot lower a module with more than one "
                             "function; the step is @")
-             << step.getSymName();
-    step = func;
+             << withBody[0].getSymName();
   }
   if (!step)
     return module.emitError("cannot lower a module without a step: it has "
@@ -270,7 +271,7 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
     return module.emitError("cannot lower a module without a ddp.mesh: the "
                             "runtime needs the mesh to start");
 
-  FailureOr<func::FuncOp> step = findStep(module);
+  FailureOr<func::FuncOp> step = findStepToLower(module);
   if (failed(step))
     return failure();
   plan.step = *step;
