@@ -5,6 +5,7 @@
 #include "ddp/Support/ElementType.h"
 #include "ddp/Dialect/DDP/IR/ResultPlacement.h"
 #include "ddp/Dialect/DDP/IR/StepLookup.h"
+#include "ddp/Dialect/DDP/IR/TensorBytes.h"
 #include "ddp/Runtime/ddp_program.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -347,10 +348,6 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
   // Stacked tensors likewise: each operand that can be is produced in its
   // rows of the result, so that stacking the reduced chunks of a split GEMM
   // copies nothing.
-  auto getTensorBytes = [](Value value) {
-    auto type = cast<RankedTensorType>(value.getType());
-    return type.getNumElements() * getElementBytes(type.getElementType());
-  };
   for (auto concat : body.getOps<ConcatOp>()) {
     Storage whole = newBuffer(concat.getResult().getType());
     plan.storage[concat.getResult()] = whole;
