@@ -9,6 +9,7 @@
 
 #include "ddp/ScheduleModel/ScheduleModel.h"
 
+#include "ddp/Dialect/DDP/IR/TensorBytes.h"
 #include "ddp/Sim/Simulator.h"
 #include "ddp/Timing/HardwareProfile.h"
 
@@ -26,13 +27,6 @@ using namespace ddp::schedule;
 /// The split counts `auto` tries: TE's fixed 4, and the counts around it
 /// that the token dimension of real models divides into.
 static constexpr int64_t kAutoSplits[] = {1, 2, 3, 4, 6, 8, 12, 16};
-
-/// Bytes of a tensor as the simulator counts them.
-static double getTensorBytes(int64_t numel, Type elementType) {
-  return static_cast<double>(numel) *
-         getElementBytes(
-             getElementTypeOf(elementType).value_or(ElementType::F32));
-}
 
 /// One walk of the step: the split count of each candidate that is not
 /// fixed, chosen where it is met on the clock of the step so far. Without
@@ -137,8 +131,8 @@ walkStep(func::FuncOp step, MutableArrayRef<TpSplitCandidate> candidates,
     // the all-gather stays as it is and nothing is stacked.
     if (candidate.gatherReadAfter && count > 1)
       on.runKernel(model.memoryTime(
-          2 * getTensorBytes(gathered(candidate).getNumElements(),
-                             gathered(candidate).getElementType())));
+          2.0 * getTensorBytes(gathered(candidate).getNumElements(),
+                               gathered(candidate).getElementType())));
   };
 
   // auto: the count the rows allow whose region, priced on a copy of the
@@ -242,12 +236,9 @@ walkStep(func::FuncOp step, MutableArrayRef<TpSplitCandidate> candidates,
       // The size the simulator charges.
       RankedTensorType type = collective.getCostedTensor().getType();
       CollectiveKind kind = collective.getCostKind();
-      double time = model
-                        .collectiveCost(kind,
-                                        getTensorBytes(type.getNumElements(),
-                                                       type.getElementType()),
-                                        stream->second)
-                        .total();
+      double time =
+          model.collectiveCost(kind, getTensorBytes(type), stream->second)
+              .total();
       bulkDone[op.getResult(0)] =
           clock.issueCollective(stream->first, time).end;
       continue;

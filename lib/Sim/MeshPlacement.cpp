@@ -9,6 +9,8 @@
 
 #include "ddp/Sim/Simulator.h"
 
+#include "ddp/Dialect/DDP/IR/StepLookup.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
@@ -97,22 +99,16 @@ GroupPlacement ddp::sim::placeGroup(ArrayRef<int64_t> meshShape,
   return {ranks, static_cast<int64_t>(perNode.size()), maxPerNode};
 }
 
-FailureOr<func::FuncOp> ddp::sim::findStep(ModuleOp module, StringRef name) {
-  if (!name.empty()) {
-    auto step = module.lookupSymbol<func::FuncOp>(name);
-    if (!step || step.isExternal())
-      return emitError(module.getLoc(), "no function named '")
-             << name << "' with a body to simulate";
+FailureOr<func::FuncOp> ddp::sim::findStepToSimulate(ModuleOp module,
+                                                     StringRef name) {
+  SmallVector<func::FuncOp> withBody;
+  if (func::FuncOp step = findStep(module, name, withBody))
     return step;
-  }
-  SmallVector<func::FuncOp> candidates;
-  for (auto func : module.getOps<func::FuncOp>())
-    if (!func.isExternal())
-      candidates.push_back(func);
-  if (candidates.size() == 1)
-    return candidates.front();
+  if (!name.empty())
+    return emitError(module.getLoc(), "no function named '")
+           << name << "' with a body to simulate";
   return emitError(module.getLoc(),
                    "expected exactly one function with a body to "
                    "simulate, found ")
-         << candidates.size() << "; name the step with the 'step' option";
+         << withBody.size() << "; name the step with the 'step' option";
 }

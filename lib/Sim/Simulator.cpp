@@ -10,6 +10,7 @@
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/IR/ResultPlacement.h"
+#include "ddp/Dialect/DDP/IR/TensorBytes.h"
 #include "ddp/Timing/StepClock.h"
 
 #include "mlir/IR/SymbolTable.h"
@@ -38,11 +39,6 @@ using namespace ddp::timing;
 /// The verifier admits only the four float types; f32 prices anything else.
 static ElementType getCostedElementType(Type type) {
   return getElementTypeOf(type).value_or(ElementType::F32);
-}
-
-static double getTensorBytes(Type type) {
-  return static_cast<double>(getNumElements(type)) *
-         getElementBytes(getCostedElementType(type));
 }
 
 static double getCollectiveBytes(CollectiveOpInterface op) {
@@ -331,19 +327,21 @@ LogicalResult StepSimulator::simulate(Operation *op) {
       })
       .Case([&](AccumulateOp accumulate) {
         // Two reads and one write.
-        runCompute(op, "accumulate",
-                   model.memoryTime(3 * getTensorBytes(accumulate.getType())));
+        runCompute(
+            op, "accumulate",
+            model.memoryTime(3.0 * getTensorBytes(accumulate.getType())));
         return success();
       })
       .Case([&](ScaleOp scale) {
         runCompute(op, "scale",
-                   model.memoryTime(2 * getTensorBytes(scale.getType())));
+                   model.memoryTime(2.0 * getTensorBytes(scale.getType())));
         return success();
       })
       .Case([&](CastOp cast) {
-        runCompute(op, "cast",
-                   model.memoryTime(getTensorBytes(cast.getInput().getType()) +
-                                    getTensorBytes(cast.getType())));
+        runCompute(
+            op, "cast",
+            model.memoryTime(double(getTensorBytes(cast.getInput().getType())) +
+                             getTensorBytes(cast.getType())));
         return success();
       })
       .Case([&](SGDOp sgd) {
@@ -391,14 +389,14 @@ LogicalResult StepSimulator::simulate(Operation *op) {
       .Case([&](GetParamShardOp get) {
         if (!paramsInGathers->isInPlace(get))
           runCompute(op, "get_param_shard",
-                     model.memoryTime(2 * getTensorBytes(get.getType())));
+                     model.memoryTime(2.0 * getTensorBytes(get.getType())));
         return success();
       })
       .Case([&](SetParamShardOp set) {
         if (!paramsInGathers->getShardBucket(set))
-          runCompute(op, "set_param_shard",
-                     model.memoryTime(
-                         2 * getTensorBytes(set.getShard().getType())));
+          runCompute(
+              op, "set_param_shard",
+              model.memoryTime(2.0 * getTensorBytes(set.getShard().getType())));
         return success();
       })
       .Case([&](GradReadyOp ready) {
@@ -484,8 +482,7 @@ void StepSimulator::computeLowerBound() {
     return;
   // The gradient alone, in the element type it is reduced in.
   double bytes =
-      static_cast<double>(last.numElements) *
-      getElementBytes(getCostedElementType(collective.getPayload().getType()));
+      getTensorBytes(last.numElements, collective.getPayload().getType());
   bound.tail += model.collectiveTime(collective.getCostKind(), bytes,
                                      (*group)->placement);
 }

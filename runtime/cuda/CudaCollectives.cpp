@@ -136,6 +136,24 @@ Status CudaBackend::issueCollective(const CollectiveOp &op) {
     return checkCuda(cudaMallocAsync(data, size_t(bytes), commStream),
                      concat("cudaMallocAsync(", bytes, ", comm)"));
   };
+  // What an all-gather or broadcast sends: NCCL reads sendbuff while it
+  // writes the `resultBytes` of recvbuff, so an input that overlaps them
+  // anywhere but at `inPlace` (NCCL's in-place layout) goes through a copy,
+  // which the caller frees after the call.
+  auto sendInput = [&](const void *inPlace, int64_t resultBytes,
+                       const char *name, const void **send, void **copy) {
+    int64_t bytes = op.numel * elementBytes;
+    *send = op.input;
+    *copy = nullptr;
+    if (op.input == inPlace ||
+        !overlaps(op.input, bytes, op.result, resultBytes))
+      return Status::ok();
+    DDPRT_RETURN_IF_ERROR(scratch(bytes, copy));
+    *send = *copy;
+    return checkCuda(cudaMemcpyAsync(*copy, op.input, size_t(bytes),
+                                     cudaMemcpyDeviceToDevice, commStream),
+                     concat("cudaMemcpyAsync(", name, " overlapping input)"));
+  };
   // avg is a pre-multiplied sum: the contribution is scaled by 1/n with the
   // kernel of ddprt_scale (the factor as a double), then summed, so that avg
   // equals ddp.scale(1/n) + sum bitwise for every group size and dtype.
@@ -236,19 +254,12 @@ Status CudaBackend::issueCollective(const CollectiveOp &op) {
   }
   case CollectiveKind::AllGather: {
     int64_t bytes = op.numel * elementBytes;
-    const void *send = op.input;
     const char *ownSlot =
         static_cast<const char *>(op.result) + op.groupRank * bytes;
-    void *copyOfInput = nullptr;
-    if (op.input != ownSlot &&
-        overlaps(op.input, bytes, op.result, bytes * op.groupSize)) {
-      DDPRT_RETURN_IF_ERROR(scratch(bytes, &copyOfInput));
-      DDPRT_RETURN_IF_ERROR(
-          checkCuda(cudaMemcpyAsync(copyOfInput, op.input, size_t(bytes),
-                                    cudaMemcpyDeviceToDevice, commStream),
-                    "cudaMemcpyAsync(all_gather overlapping input)"));
-      send = copyOfInput;
-    }
+    const void *send;
+    void *copyOfInput;
+    DDPRT_RETURN_IF_ERROR(sendInput(ownSlot, bytes * op.groupSize, "all_gather",
+                                    &send, &copyOfInput));
     // 16-bit elements are only moved: NCCL's own 16-bit types do.
     DDPRT_RETURN_IF_ERROR(
         checkNccl(ncclAllGather(send, op.result, size_t(op.numel),
@@ -277,20 +288,12 @@ Status CudaBackend::issueCollective(const CollectiveOp &op) {
                      comm);
   case CollectiveKind::Broadcast: {
     // NCCL reads sendbuff on the root only; in place is sendbuff ==
-    // recvbuff, and a partial overlap goes through a copy.
-    int64_t bytes = op.numel * elementBytes;
-    bool root = op.groupRank == op.root;
-    const void *send = root ? op.input : op.result;
+    // recvbuff.
+    const void *send = op.result;
     void *copyOfInput = nullptr;
-    if (root && op.input != op.result &&
-        overlaps(op.input, bytes, op.result, bytes)) {
-      DDPRT_RETURN_IF_ERROR(scratch(bytes, &copyOfInput));
-      DDPRT_RETURN_IF_ERROR(
-          checkCuda(cudaMemcpyAsync(copyOfInput, op.input, size_t(bytes),
-                                    cudaMemcpyDeviceToDevice, commStream),
-                    "cudaMemcpyAsync(broadcast overlapping input)"));
-      send = copyOfInput;
-    }
+    if (op.groupRank == op.root)
+      DDPRT_RETURN_IF_ERROR(sendInput(op.result, op.numel * elementBytes,
+                                      "broadcast", &send, &copyOfInput));
     DDPRT_RETURN_IF_ERROR(checkNccl(
         ncclBroadcast(send, op.result, size_t(op.numel), ncclType(op.dtype),
                       int(op.root), comm, commStream),

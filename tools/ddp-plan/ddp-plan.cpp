@@ -127,7 +127,8 @@ static LogicalResult runPlan(Plan &plan, const timing::CostModel &model) {
     return failure();
 
   progress("simulating the " + plan.name + " schedule");
-  FailureOr<func::FuncOp> step = sim::findStep(*plan.module, stepName);
+  FailureOr<func::FuncOp> step =
+      sim::findStepToSimulate(*plan.module, stepName);
   if (failed(step))
     return failure();
   sim::SimOptions simOptions;
@@ -272,7 +273,8 @@ int main(int argc, char **argv) {
   configured.module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!configured.module)
     return 1;
-  FailureOr<func::FuncOp> step = sim::findStep(*configured.module, stepName);
+  FailureOr<func::FuncOp> step =
+      sim::findStepToSimulate(*configured.module, stepName);
   if (failed(step))
     return 1;
   if (std::optional<std::pair<Location, std::string>> mark =

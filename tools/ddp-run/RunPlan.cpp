@@ -78,7 +78,7 @@ static SmallVector<std::string> expandAlternatives(StringRef text) {
 /// Simulates `program` on `model`; writes its trace when `tracePath` is set.
 static sim::SimResult predictStep(ModuleOp program, const timing::CostModel &model,
                                   StringRef tracePath) {
-  FailureOr<func::FuncOp> step = sim::findStep(program, "");
+  FailureOr<func::FuncOp> step = sim::findStepToSimulate(program, "");
   if (failed(step))
     fail("cannot find the step to simulate");
   FailureOr<sim::SimResult> result = sim::simulateStep(*step, model);

@@ -185,10 +185,10 @@ timing::GroupPlacement placeGroup(llvm::ArrayRef<int64_t> meshShape,
                           llvm::ArrayRef<unsigned> groupAxes,
                           int64_t gpusPerNode);
 
-/// The step of a module: the function named `name`, or when `name` is empty
-/// the only function with a body. Emits an error and fails otherwise.
-mlir::FailureOr<mlir::func::FuncOp> findStep(mlir::ModuleOp module,
-                                             llvm::StringRef name);
+/// The step of a module (ddp::findStep), or an error that names the `step`
+/// option to simulate another.
+mlir::FailureOr<mlir::func::FuncOp> findStepToSimulate(mlir::ModuleOp module,
+                                                       llvm::StringRef name);
 
 /// Simulates one step. Emits an error at the offending op and fails on IR it
 /// cannot price (a group whose mesh cannot be rescaled).

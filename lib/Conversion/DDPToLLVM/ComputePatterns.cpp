@@ -7,17 +7,14 @@
 
 #include "ProgramLoweringImpl.h"
 
+#include "ddp/Dialect/DDP/IR/TensorBytes.h"
+
 using namespace mlir;
 using namespace ddp;
 
 static int32_t getDType(Value tensor) {
   return getRuntimeDType(
       cast<RankedTensorType>(tensor.getType()).getElementType());
-}
-
-static int64_t getBytes(Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  return type.getNumElements() * getElementBytes(type.getElementType());
 }
 
 /// The arguments ddprt_sgd and ddprt_adam start with: the context, the
@@ -41,8 +38,9 @@ struct GetParamLowering : StepOpPattern<GetParamOp> {
     if (!step.program.plan.copiedParams.count(op))
       return;
     Value source = step.program.getParamData(step.entry(), step.loc, op.getParamAttr());
-    step.call(RuntimeFunction::Copy, {step.context(), step.result(), source,
-                                      step.i64(getBytes(op.getResult()))});
+    step.call(RuntimeFunction::Copy,
+              {step.context(), step.result(), source,
+               step.i64(getTensorBytes(op.getResult()))});
   }
 };
 
@@ -78,13 +76,13 @@ struct GemmLowering : StepOpPattern<GemmOp> {
     if (auto chunk = op.getLhs().getDefiningOp<ChunkOp>();
         chunk && chunk.getInterleave() > 1) {
       blocks = chunk.getInterleave();
-      lhsBlockStride = getBytes(chunk.getInput()) / blocks;
+      lhsBlockStride = getTensorBytes(chunk.getInput()) / blocks;
     }
     if (auto concat = getConcatPlacedIn(step.program.plan, op.getResult());
         concat && concat.getInterleave() > 1) {
       // The plan places it so only when the lhs is contiguous.
       blocks = concat.getInterleave();
-      resultBlockStride = getBytes(concat.getResult()) / blocks;
+      resultBlockStride = getTensorBytes(concat.getResult()) / blocks;
       lhsBlockStride = op.getM() / blocks * rowBytes;
     }
     int64_t rows = op.getM() / blocks;
@@ -212,7 +210,7 @@ struct BucketPackLowering : StepOpPattern<BucketPackOp> {
           bucket.byteOffset + op.getOffsets()[index] * elementBytes);
       step.call(RuntimeFunction::Copy,
                 {step.context(), slice, adaptor.getGrads()[index],
-                 step.i64(getBytes(grad))});
+                 step.i64(getTensorBytes(grad))});
     }
   }
 };
@@ -237,15 +235,15 @@ struct ConcatLowering : StepOpPattern<ConcatOp> {
     // Operand i's block r goes to block r of the result, after the blocks
     // of the operands before it.
     int64_t blocks = op.getInterleave();
-    int64_t resultBlockBytes = getBytes(op.getResult()) / blocks;
+    int64_t resultBlockBytes = getTensorBytes(op.getResult()) / blocks;
     SmallVector<int64_t> offsets;
     int64_t offset = 0;
     for (Value input : op.getInputs()) {
       offsets.push_back(offset);
-      offset += getBytes(input) / blocks;
+      offset += getTensorBytes(input) / blocks;
     }
     for (unsigned index : copies->second) {
-      int64_t blockBytes = getBytes(op.getInputs()[index]) / blocks;
+      int64_t blockBytes = getTensorBytes(op.getInputs()[index]) / blocks;
       for (int64_t block = 0; block < blocks; ++block) {
         Value rows = step.entry().offsetPointer(
             step.loc, step.result(), block * resultBlockBytes + offsets[index]);

@@ -3,6 +3,7 @@
 #include "ddp/Dialect/DDP/Analysis/StepStats.h"
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/IR/TensorBytes.h"
 #include "ddp/Support/CheckedCount.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -27,10 +28,6 @@ static std::string getGroupKey(Operation *op,
   return op->getName().stripDialect().str() + "[" +
          joinAxes(collective.getAxesAttr()) + "]";
 }
-
-/// The verifier gives every ddp tensor a float element type and less than
-/// 2^63 bytes.
-static int64_t getBytes(Type type) { return *getTensorSizeInBytes(type); }
 
 /// The runtime keeps an f32 main copy of these (ApiOptimizer.cpp).
 static bool is16BitFloat(Type type) {
@@ -120,12 +117,13 @@ static void addGradients(func::FuncOp function, Totals &state) {
     if (auto pack = dyn_cast<BucketPackOp>(op)) {
       CheckedCount packed;
       for (Value gradient : pack->getOperands())
-        packed += getBytes(gradient.getType());
+        packed += getTensorBytes(gradient.getType());
       state.gradBytes += packed;
-      state.gradPaddingBytes += getBytes(pack.getResult().getType()) - packed;
+      state.gradPaddingBytes +=
+          getTensorBytes(pack.getResult().getType()) - packed;
     } else if (auto ready = dyn_cast<GradReadyOp>(op)) {
       if (!isPacked(ready))
-        state.gradBytes += getBytes(ready.getType());
+        state.gradBytes += getTensorBytes(ready.getType());
     }
   });
 }
@@ -146,7 +144,7 @@ FailureOr<ModelState> ddp::computeModelState(ModuleOp module) {
   SymbolTable symbols(module);
   for (ParamOp param : module.getOps<ParamOp>()) {
     totals.paramElements += param.getTensorType().getNumElements();
-    totals.paramBytes += getBytes(param.getTensorType());
+    totals.paramBytes += getTensorBytes(param.getTensorType());
   }
   for (func::FuncOp function : module.getOps<func::FuncOp>()) {
     addGradients(function, totals);
@@ -269,8 +267,7 @@ FailureOr<StepStats> ddp::computeStepStats(ModuleOp module) {
         StepStats::CollectiveStats &entry =
             stats.collectives[getGroupKey(op, collective)];
         ++entry.count;
-        entry.payloadBytes += payload.getNumElements() *
-                              double(payload.getElementTypeBitWidth() / 8);
+        entry.payloadBytes += getTensorBytes(payload);
       }
     });
   }

@@ -4,6 +4,8 @@
 
 #include "ddp/Support/ElementType.h"
 #include "ddp/Dialect/DDP/IR/ResultPlacement.h"
+#include "ddp/Dialect/DDP/IR/StepLookup.h"
+#include "ddp/Dialect/DDP/IR/TensorBytes.h"
 #include "ddp/Runtime/ddp_program.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -220,20 +222,20 @@ unsigned StepAnalysis::getLastUse(Value value) const {
   return last;
 }
 
-/// The only function of the module with a body, or an error.
-static FailureOr<func::FuncOp> findStep(ModuleOp module) {
-  func::FuncOp step;
+/// The module's step (ddp::findStep), or an error at the first function that
+/// rules it out: one that declares what the lowering defines, or the second
+/// with a body.
+static FailureOr<func::FuncOp> findStepToLower(ModuleOp module) {
+  SmallVector<func::FuncOp> withBody;
+  func::FuncOp step = findStep(module, "", withBody);
   for (auto func : module.getOps<func::FuncOp>()) {
     if (isDefinedByLowering(func.getSymName()))
       return func.emitError("cannot lower a module that declares @")
              << func.getSymName() << ": the lowering defines it";
-    if (func.isExternal())
-      continue;
-    if (step)
+    if (withBody.size() > 1 && func == withBody[1])
       return func.emitError("cannot lower a module with more than one "
                             "function; the step is @")
-             << step.getSymName();
-    step = func;
+             << withBody[0].getSymName();
   }
   if (!step)
     return module.emitError("cannot lower a module without a step: it has "
@@ -270,7 +272,7 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
     return module.emitError("cannot lower a module without a ddp.mesh: the "
                             "runtime needs the mesh to start");
 
-  FailureOr<func::FuncOp> step = findStep(module);
+  FailureOr<func::FuncOp> step = findStepToLower(module);
   if (failed(step))
     return failure();
   plan.step = *step;
@@ -346,10 +348,6 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
   // Stacked tensors likewise: each operand that can be is produced in its
   // rows of the result, so that stacking the reduced chunks of a split GEMM
   // copies nothing.
-  auto getTensorBytes = [](Value value) {
-    auto type = cast<RankedTensorType>(value.getType());
-    return type.getNumElements() * getElementBytes(type.getElementType());
-  };
   for (auto concat : body.getOps<ConcatOp>()) {
     Storage whole = newBuffer(concat.getResult().getType());
     plan.storage[concat.getResult()] = whole;

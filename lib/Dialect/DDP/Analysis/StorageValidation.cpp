@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ddp/Dialect/DDP/Analysis/StoragePlan.h"
+#include "ddp/Dialect/DDP/IR/TensorBytes.h"
 #include "ddp/Support/CheckedCount.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -408,10 +409,8 @@ LogicalResult StorageValidator::run() {
     auto found = plan.storage.find(value);
     if (found == plan.storage.end())
       return emitError(value) << "gives this value no storage";
-    PlacedValue entry{value, found->second,
-                      type.getNumElements() *
-                          getElementBytes(type.getElementType()),
-                      defined, defined};
+    PlacedValue entry{value, found->second, getTensorBytes(type), defined,
+                      defined};
     if (std::optional<unsigned> group = entry.storage.rankGroup) {
       if (*group >= plan.groupSizes.size())
         return emitError(value) << "makes this value a rank view in group #"

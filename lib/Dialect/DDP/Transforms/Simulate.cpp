@@ -121,7 +121,7 @@ void SimulatePass::runOnOperation() {
         << static_cast<int64_t>(dataParallelSize);
     return signalPassFailure();
   }
-  FailureOr<func::FuncOp> step = findStep(module, stepName);
+  FailureOr<func::FuncOp> step = findStepToSimulate(module, stepName);
   if (failed(step))
     return signalPassFailure();
 

@@ -1,4 +1,4 @@
-//===- StepStats.cpp - The -ddp-step-stats pass ---------------------------===//
+//===- PrintStepStats.cpp - The ddp-step-stats pass -----------------------===//
 
 #include "ddp/Dialect/DDP/Analysis/StoragePlan.h"
 #include "ddp/Dialect/DDP/Analysis/StepStats.h"
