@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ddp/Sim/Simulator.h"
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
 
 #include "ddp/Dialect/DDP/IR/StepLookup.h"
 
@@ -101,6 +102,23 @@ GroupPlacement ddp::sim::placeGroup(ArrayRef<int64_t> meshShape,
 
 FailureOr<func::FuncOp> ddp::sim::findStepToSimulate(ModuleOp module,
                                                      StringRef name) {
+  // A pipelined step (its ops name their pipeline rank) or its stage
+  // programs: simulated as they are, each rank would run every layer or
+  // one rank's program would stand for the step.
+  for (auto func : module.getOps<func::FuncOp>()) {
+    bool pipelined =
+        getPipelineStage(func) ||
+        llvm::any_of(func.getBody().getOps(), [](Operation &op) {
+          return getPipelineStage(&op).has_value();
+        });
+    if (pipelined)
+      return func.emitError("the simulator does not model pipeline stages "
+                            "yet: @")
+             << func.getSymName()
+             << " belongs to a pipelined step; simulate the model with "
+                "pipeline_model_parallel_size 1, and read the stages' order "
+                "with -ddp-print-pipeline-schedule";
+  }
   SmallVector<func::FuncOp> withBody;
   if (func::FuncOp step = findStep(module, name, withBody))
     return step;

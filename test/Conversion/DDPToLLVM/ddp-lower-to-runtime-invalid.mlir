@@ -151,3 +151,15 @@ ddp.mesh @world(dp = 2)
 func.func @step(%x: tensor<2305843009213693952xf32>) -> tensor<2305843009213693952xf32> {
   return %x : tensor<2305843009213693952xf32>
 }
+
+// -----
+
+// Stage programs of a pipeline: the runtime runs one step on every rank.
+ddp.mesh @world(pp = 2)
+// expected-error @below {{cannot lower pipeline stage programs yet: the runtime runs one step function on every rank}}
+func.func @step_stage0() attributes {ddp.pipeline_stage = 0} {
+  return
+}
+func.func @step_stage1() attributes {ddp.pipeline_stage = 1} {
+  return
+}

@@ -3,6 +3,7 @@
 #include "ddp/Dialect/DDP/Analysis/StoragePlan.h"
 
 #include "ddp/Support/ElementType.h"
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/IR/ResultPlacement.h"
 #include "ddp/Dialect/DDP/IR/StepLookup.h"
 #include "ddp/Dialect/DDP/IR/TensorBytes.h"
@@ -232,6 +233,11 @@ static FailureOr<func::FuncOp> findStepToLower(ModuleOp module) {
     if (isDefinedByLowering(func.getSymName()))
       return func.emitError("cannot lower a module that declares @")
              << func.getSymName() << ": the lowering defines it";
+    if (getPipelineStage(func))
+      return func.emitError(
+          "cannot lower pipeline stage programs yet: the runtime runs one "
+          "step function on every rank; lower the step before "
+          "ddp-pipeline-stages, and every rank runs all its layers");
     if (withBody.size() > 1 && func == withBody[1])
       return func.emitError("cannot lower a module with more than one "
                             "function; the step is @")

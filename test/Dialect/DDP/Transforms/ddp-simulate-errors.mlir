@@ -25,6 +25,12 @@
 // A latency of 1e300 us (a unit mistake) makes the step too long to report:
 // the microseconds would overflow int64 and the milliseconds print as inf.
 // RUN: not ddp-opt %s --ddp-simulate="hw=%S/Inputs/huge-latency.json" 2>&1 | FileCheck %s --check-prefix=HUGE-LATENCY
+// A pipelined step, before and after ddp-pipeline-stages.
+// RUN: ddp-import --preset=tiny --set pipeline_model_parallel_size=2 > %t.pp.mlir
+// RUN: not ddp-opt %t.pp.mlir --ddp-simulate 2>&1 | FileCheck %s --check-prefix=PIPELINED
+// RUN: not ddp-opt %t.pp.mlir --ddp-pipeline-stages --ddp-simulate 2>&1 | FileCheck %s --check-prefix=STAGES
+// PIPELINED: error: the simulator does not model pipeline stages yet: @step belongs to a pipelined step; simulate the model with pipeline_model_parallel_size 1
+// STAGES: error: the simulator does not model pipeline stages yet: @step_stage0 belongs to a pipelined step
 
 // MISSING: error: ddp-simulate: hardware profile '{{.*}}missing-field.json': missing field 'inter_node.latency_us'
 // NEGATIVE: error: ddp-simulate: hardware profile '{{.*}}negative-bandwidth.json': field 'intra_node.bus_bandwidth_gbps' must be greater than 0, got -5
