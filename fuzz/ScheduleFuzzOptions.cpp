@@ -85,6 +85,8 @@ ArrayRef<FuzzedOption> ddp::fuzz::getFuzzedOptions() {
       {"pipeline-schedule", {"1f1b", "interleaved", "gpipe", "zigzag"}},
       {"microbatch-group-size",
        {"1", "2", "3", "4", "0", "-1", "9223372036854775807"}},
+      // ddp-extract-pipeline-stage.
+      {"rank", {"0", "1", "2", "3", "-1", "9223372036854775807"}},
   };
   return options;
 }
@@ -119,6 +121,7 @@ ArrayRef<PassAlone> ddp::fuzz::getPassesFuzzedAlone() {
       {"ddp-lower-to-runtime", false},
       {"ddp-pipeline-stages", false},
       {"ddp-print-pipeline-schedule", false},
+      {"ddp-extract-pipeline-stage", false},
   };
   return passes;
 }

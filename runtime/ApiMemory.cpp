@@ -98,7 +98,17 @@ extern "C" ddprt_status ddprt_fill_input(ddprt_context *context, void *data,
       context, checkTensor(context, __func__, "data", data, dtype, numel));
   if (numel == 0)
     return DDPRT_OK;
-  uint64_t key = seedKey(seed, inputStream(context->mpi.getRank()));
+  // The ranks of one pipeline, which differ only on the `pp` axis, see the
+  // same microbatches: each reads the inputs its stage needs of them.
+  int64_t dataRank = context->mpi.getRank();
+  const std::vector<ddprt::MeshAxis> &axes = context->mesh.getAxes();
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i].name == "pp") {
+      std::vector<int64_t> coordinates = context->mesh.coordinatesOf(dataRank);
+      coordinates[i] = 0;
+      dataRank = context->mesh.rankAt(coordinates);
+    }
+  uint64_t key = seedKey(seed, inputStream(dataRank));
   return context->report(
       context->backend->fillSeeded({data, DType(dtype), numel}, key));
 }

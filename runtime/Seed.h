@@ -7,7 +7,9 @@
 //
 // Element i of a stream is  splitmix64(key + i) mod 5 - 2,  with
 // key = splitmix64(seed ^ splitmix64(stream)). A parameter's stream is the
-// FNV-1a-64 hash of its name; a step input's is that of "rank <r>".
+// FNV-1a-64 hash of its name; a step input's is that of "rank <r>", where r
+// is the rank with its coordinate on a `pp` (pipeline) axis set to 0, so
+// that every stage of a pipeline sees the same microbatches.
 //
 //===----------------------------------------------------------------------===//
 

@@ -7,6 +7,7 @@
 #include "RunPlan.h"
 #include "RuntimeSession.h"
 
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 #include "ddp/Import/MegatronArgs.h"
@@ -23,6 +24,8 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
+
+#include <cstdlib>
 
 using namespace mlir;
 using namespace ddp;
@@ -476,4 +479,47 @@ void ddp::predictPrograms(std::vector<RunProgram> &programs,
     program.prediction = predictStep(
         *program.module, model,
         &program == &programs.back() ? predictedTracePath : StringRef());
+}
+
+/// This process's rank in the job, from the variables mpirun sets; 0 when
+/// it runs alone.
+static int64_t getJobRank() {
+  for (const char *variable :
+       {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+    if (const char *value = std::getenv(variable)) {
+      int64_t rank = 0;
+      if (!llvm::StringRef(value).getAsInteger(10, rank))
+        return rank;
+    }
+  return 0;
+}
+
+void ddp::selectPipelineStages(std::vector<RunProgram> &programs,
+                               MeshOp mesh) {
+  // Ranks lie row-major on the mesh, the first axis slowest.
+  int64_t rank = getJobRank(), stage = -1;
+  ArrayRef<int64_t> shape = mesh.getShape();
+  for (int64_t i = int64_t(shape.size()) - 1; i >= 0; --i) {
+    if (cast<StringAttr>(mesh.getAxisNames()[i]).getValue() == "pp")
+      stage = rank % shape[i];
+    rank /= shape[i];
+  }
+  for (RunProgram &program : programs) {
+    bool hasStages = llvm::any_of(
+        program.module->getOps<func::FuncOp>(),
+        [](func::FuncOp func) { return getPipelineStage(func).has_value(); });
+    if (!hasStages)
+      continue;
+    if (stage < 0)
+      fail(program.label + " holds pipeline stage programs, but the mesh " +
+           formatMesh(mesh) + " has no pp axis to run them on");
+    PassManager pm(program.module->getContext());
+    ExtractPipelineStageOptions options;
+    options.rank = stage;
+    pm.addPass(createExtractPipelineStage(options));
+    if (failed(pm.run(*program.module)))
+      fail("cannot take pipeline rank " + llvm::Twine(stage) + "'s program of " +
+           program.label);
+    program.pipelined = true;
+  }
 }

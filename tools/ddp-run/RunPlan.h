@@ -59,6 +59,9 @@ struct RunProgram {
   /// Its parameters' names in the runtime are this + the IR's names.
   std::string paramPrefix;
   mlir::OwningOpRef<mlir::ModuleOp> module;
+  /// Whether `module` is this rank's program of a pipeline
+  /// (selectPipelineStages), which holds this rank's parameters only.
+  bool pipelined = false;
   std::unique_ptr<JitProgram> jit;
   std::vector<double> stepSeconds; // the slowest rank's, per step
   std::optional<sim::SimResult> prediction;
@@ -99,6 +102,12 @@ RunPlan planRun(mlir::ModuleOp input, std::vector<RunProgram> schedules,
 void checkComparable(MeshOp mesh, llvm::ArrayRef<ParamDescription> params,
                      llvm::ArrayRef<RunProgram> programs,
                      const RunRequest &request);
+
+/// Replaces each program made of pipeline stage programs
+/// (ddp-pipeline-stages) by the program of this process's pipeline rank
+/// (ddp-extract-pipeline-stage): the process's rank in the job, as mpirun
+/// tells it, placed on `mesh`. Every rank lowers the same groups.
+void selectPipelineStages(std::vector<RunProgram> &programs, MeshOp mesh);
 
 /// The simulator's prediction of every program on `hardwareProfile`; the
 /// last one's trace goes to `predictedTracePath` when it is set.

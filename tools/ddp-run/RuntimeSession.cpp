@@ -151,3 +151,16 @@ void RuntimeSession::dumpParams(llvm::StringRef path) {
   if (llvm::Error error = finishOutputFile(*output, path))
     fail(llvm::toString(std::move(error)));
 }
+
+bool RuntimeSession::hasParam(llvm::StringRef name) {
+  int32_t count = 0;
+  check(ddprt_param_count(context, &count), "ddprt_param_count");
+  for (int32_t param = 0; param < count; ++param) {
+    const char *registered = nullptr;
+    check(ddprt_param_info(context, param, &registered, nullptr, nullptr),
+          "ddprt_param_info");
+    if (registered && name == registered)
+      return true;
+  }
+  return false;
+}

@@ -61,6 +61,8 @@ public:
 
   /// The current value of a parameter, in host memory.
   std::vector<uint8_t> readParam(int32_t param, int64_t bytes);
+  /// Whether this rank registered a parameter named `name`.
+  bool hasParam(llvm::StringRef name);
 
   /// Rank 0 writes every parameter of the context to `path`, one line each:
   /// `<name> <dtype> <numel> <bytes in hex, memory order>`; the AOT launcher

@@ -85,9 +85,10 @@ StepVerifier::StepVerifier(RuntimeSession &session,
                   "ddprt_param_info");
     for (const Candidate &candidate : candidates) {
       std::string name = candidate.paramPrefix + param.name;
-      int32_t id = 0;
-      session.check(ddprt_param_lookup(context, name.c_str(), &id),
-                    "looking up parameter '" + name + "'");
+      int32_t id = -1;
+      if (!candidate.partial || session.hasParam(name))
+        session.check(ddprt_param_lookup(context, name.c_str(), &id),
+                      "looking up parameter '" + name + "'");
       entry.candidates.push_back(id);
     }
     checked.push_back(entry);
@@ -104,7 +105,8 @@ void *StepVerifier::getParamData(int32_t param) const {
 void StepVerifier::copyInitialValues() {
   for (const Checked &entry : checked)
     for (int32_t candidate : entry.candidates)
-      session.check(
+      if (candidate >= 0)
+        session.check(
           ddprt_copy(session.getContext(), getParamData(candidate),
                      getParamData(entry.reference),
                      entry.numel * getRuntimeElementBytes(entry.dtype)),
@@ -209,13 +211,16 @@ std::optional<std::string> StepVerifier::compare(int step) {
   std::vector<std::vector<uint8_t>> leftByStep;
   for (const Checked &entry : checked)
     for (int32_t candidate : entry.candidates)
-      leftByStep.push_back(session.readParam(
-          candidate, entry.numel * getRuntimeElementBytes(entry.dtype)));
+      if (candidate >= 0)
+        leftByStep.push_back(session.readParam(
+            candidate, entry.numel * getRuntimeElementBytes(entry.dtype)));
   session.check(ddprt_finish_param_sync(context), "ddprt_finish_param_sync");
   std::optional<std::string> difference = compareSynced(step);
   auto left = leftByStep.begin();
   for (const Checked &entry : checked)
     for (int32_t candidate : entry.candidates) {
+      if (candidate < 0)
+        continue;
       session.check(ddprt_write(context, getParamData(candidate),
                                 left->data(), int64_t(left->size())),
                     "restoring the parameters");
@@ -253,6 +258,10 @@ std::optional<std::string> StepVerifier::compareSynced(int step) {
             " at " + formatIndex(element, entry.description.shape);
     }
     for (int32_t candidate : entry.candidates) {
+      if (candidate < 0) {
+        summary.insert(summary.end(), {0, 0});
+        continue;
+      }
       std::vector<uint8_t> value = session.readParam(candidate, bytes);
       summary.push_back(hashBytes(value));
       summary.push_back(value != reference);
@@ -272,6 +281,8 @@ std::optional<std::string> StepVerifier::compareSynced(int step) {
     if (entry.description.replicaAxes.empty())
       continue;
     for (size_t program = 0; program <= numCandidates; ++program) {
+      if (program > 0 && candidates[program - 1].partial)
+        continue;
       size_t hashIndex = program == 0 ? 0 : 1 + 2 * (program - 1);
       for (int rank = 0; rank < numRanks; ++rank) {
         int leader = getReplicaLeader(rank, entry.description.replicaAxes);
@@ -296,8 +307,11 @@ std::string StepVerifier::describeDifference(int step, const Checked &entry,
   int64_t offset = rank * entry.numel * elementBytes;
   std::vector<uint8_t> reference = session.gatherFromAllRanks(
       getParamData(entry.reference), entry.dtype, entry.numel);
+  // A rank without the parameter sends the reference's, unread.
+  int32_t held = entry.candidates[candidate];
   std::vector<uint8_t> scheduled = session.gatherFromAllRanks(
-      getParamData(entry.candidates[candidate]), entry.dtype, entry.numel);
+      getParamData(held >= 0 ? held : entry.reference), entry.dtype,
+      entry.numel);
   const uint8_t *expected = reference.data() + offset;
   const uint8_t *actual = scheduled.data() + offset;
   int64_t element =

@@ -45,6 +45,11 @@ struct Candidate {
   std::string paramPrefix;
   /// How messages name it: "the scheduled program", "schedule 'policy=...'".
   std::string label;
+  /// Whether each rank holds only the parameters its own program uses (one
+  /// pipeline rank's program each): a parameter it lacks is not compared
+  /// there, and its replicas are not compared with each other (each equals
+  /// the reference's, whose replicas are).
+  bool partial = false;
 };
 
 class StepVerifier {
@@ -78,7 +83,8 @@ private:
     int32_t dtype;
     int64_t numel;
     int32_t reference;
-    /// The parameter of each candidate.
+    /// The parameter of each candidate; -1 where a partial candidate does
+    /// not hold it on this rank.
     llvm::SmallVector<int32_t> candidates;
   };
 

@@ -385,6 +385,11 @@ int main(int argc, char **argv) {
   std::vector<RunProgram> &programs = plan.programs;
   SmallVector<ParamDescription> params = describeParams(*input);
   checkComparable(mesh, params, programs, request);
+  selectPipelineStages(programs, mesh);
+  if (!objectFile.empty() && programs.back().pipelined)
+    fail("--emit-object writes one program, but " + programs.back().label +
+         " is a pipeline, one program per pipeline rank; run it with "
+         "ddp-run under mpirun instead");
   std::vector<OwningOpRef<ModuleOp>> lowered = lowerPrograms(programs);
   // Under --verify, groups of more than 2 ranks reduce in rank order: MPI
   // picks its summation order by message size, so a gradient reduced alone
@@ -453,7 +458,8 @@ int main(int argc, char **argv) {
   if (verify) {
     SmallVector<Candidate> candidates;
     for (RunProgram &program : llvm::drop_begin(programs))
-      candidates.push_back({program.paramPrefix, program.label});
+      candidates.push_back(
+          {program.paramPrefix, program.label, program.pipelined});
     verifier.emplace(session, params, describeMesh(mesh), candidates);
     verifier->copyInitialValues();
   }

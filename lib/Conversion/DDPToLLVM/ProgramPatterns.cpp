@@ -220,13 +220,21 @@ static void emitSetup(ProgramBuilder &program, RewriterBase &rewriter) {
            entry.elementAddress(loc, program.paramDataGlobal, index)});
     });
   }
-  for (unsigned bufferIndex : plan.inputBuffers) {
+  // Each step input has data of its own (microbatch i's tokens differ from
+  // microbatch j's, so that a schedule that swaps two microbatches computes
+  // something else): argument k is filled from the seed xor k + 1 times the
+  // 64-bit golden ratio, a constant of splitmix64.
+  for (auto [argument, bufferIndex] : llvm::enumerate(plan.inputBuffers)) {
     const PlannedBuffer &buffer = plan.buffers[bufferIndex];
     Value data =
         entry.loadElement(loc, program.buffersGlobal, bufferIndex, ptr);
+    Value inputSeed = LLVM::XOrOp::create(
+        rewriter, loc, seed,
+        entry.i64(loc, static_cast<int64_t>((argument + 1) *
+                                            0x9E3779B97F4A7C15ull)));
     entry.callChecked(loc, RuntimeFunction::FillInput,
                       {context, data, entry.i32(loc, buffer.dtype),
-                       entry.i64(loc, buffer.numel), seed});
+                       entry.i64(loc, buffer.numel), inputSeed});
   }
   entry.returnOk(loc);
   rewriter.setInsertionPointAfter(func);

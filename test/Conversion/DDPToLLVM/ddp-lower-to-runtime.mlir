@@ -38,6 +38,7 @@
 
 // CHECK-LABEL: llvm.func @ddp_program_setup
 // CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr, %[[SEED:.*]]: i64) -> i32
+// CHECK-DAG: %[[GOLDEN:.*]] = llvm.mlir.constant(-7046029254386353131 : i64) : i64
 // CHECK: %[[GROUPS:.*]] = llvm.mlir.addressof @__ddp_groups
 // CHECK: %[[GROUP0:.*]] = llvm.getelementptr %[[GROUPS]][0, 0]
 // CHECK: llvm.call @ddprt_group_create(%[[CTX]], %{{.*}}, %[[GROUP0]])
@@ -54,7 +55,11 @@
 // CHECK: %[[NEXT:.*]] = llvm.add %[[I]], %{{.*}} : i64
 // CHECK: llvm.br ^[[HEADER]](%[[NEXT]] : i64)
 // CHECK-NOT: llvm.call @ddprt_alloc(
-// CHECK: llvm.call @ddprt_fill_input(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}}, %[[SEED]])
+// Each input has a seed of its own: the step's seed xor (k + 1) times the
+// 64-bit golden ratio for argument k.
+// (-7046029254386353131 is 0x9E3779B97F4A7C15 as an i64.)
+// CHECK: %[[SEED0:.*]] = llvm.xor %[[SEED]], %[[GOLDEN]] : i64
+// CHECK: llvm.call @ddprt_fill_input(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}}, %[[SEED0]])
 // CHECK: ^[[FAIL]](%[[FAILED:.*]]: i32):
 // CHECK-NEXT: llvm.return %[[FAILED]]
 

@@ -173,3 +173,16 @@ func.func @task_as_integer(%g: tensor<4xf32>) -> tensor<4xf32> {
   %s = ddp.scale %g by 5.000000e-01 {ddp.task = 3} : tensor<4xf32>
   return %s : tensor<4xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'ddp.program_groups' must be an array of non-empty strings, got ["dp", ""]}}
+module attributes {ddp.program_groups = ["dp", ""]} {
+}
+
+// -----
+
+func.func @groups_on_a_function() attributes {ddp.program_groups = ["dp"]} {
+  // expected-error @-1 {{'ddp.program_groups' is only for a module}}
+  return
+}

@@ -379,6 +379,26 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
     plan.groups.push_back(llvm::join(axes.getAsValueRange<StringAttr>(), ","));
     plan.groupSizes.push_back(getGroupSize(plan.mesh, axes));
   };
+  // Groups are created collectively: programs that differ from rank to rank
+  // name the groups every rank creates first, in one order.
+  MLIRContext *context = module.getContext();
+  if (ArrayAttr groups =
+          DDPDialect::ProgramGroupsAttrHelper(context).getAttr(module)) {
+    for (Attribute group : groups) {
+      SmallVector<Attribute> axes;
+      for (StringRef axis :
+           llvm::split(cast<StringAttr>(group).getValue(), ',')) {
+        if (plan.mesh.getAxisSize(axis) < 0 ||
+            llvm::is_contained(axes, StringAttr::get(context, axis)))
+          return module.emitError("'ddp.program_groups' names group '")
+                 << cast<StringAttr>(group).getValue()
+                 << "', which is not a group of distinct axes of @"
+                 << plan.mesh.getSymName();
+        axes.push_back(StringAttr::get(context, axis));
+      }
+      noteGroup(ArrayAttr::get(context, axes));
+    }
+  }
   // The rank's shard of `whole` over the group of `axes`, whose shards are
   // `shardBytes` each.
   auto getRankView = [&](Storage whole, ArrayAttr axes, int64_t shardBytes) {

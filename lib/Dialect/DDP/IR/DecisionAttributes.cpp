@@ -9,6 +9,7 @@
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -156,6 +157,18 @@ LogicalResult DDPDialect::verifyOperationAttribute(Operation *op,
       return error() << "is only for a function or an op of the ddp dialect";
     if (!isI64AtLeast(value, 0))
       return error() << "must be a non-negative i64, got " << value;
+    return success();
+  }
+  if (name == ProgramGroupsAttrHelper::getNameStr()) {
+    if (!isa<ModuleOp>(op))
+      return error() << "is only for a module";
+    auto groups = dyn_cast<ArrayAttr>(value);
+    if (!groups || !llvm::all_of(groups, [](Attribute group) {
+          auto text = dyn_cast<StringAttr>(group);
+          return text && !text.getValue().empty();
+        }))
+      return error() << "must be an array of non-empty strings, got "
+                     << value;
     return success();
   }
   if (name == TaskAttrHelper::getNameStr()) {

@@ -551,6 +551,27 @@ def PipelineStages : Pass<"ddp-pipeline-stages", "mlir::ModuleOp"> {
   ];
 }
 
+def ExtractPipelineStage
+    : Pass<"ddp-extract-pipeline-stage", "mlir::ModuleOp"> {
+  let summary = "keep one pipeline rank's program as the module's step";
+  let description = [{
+    After `ddp-pipeline-stages`: keeps the program of pipeline rank `rank`
+    (the function with `ddp.pipeline_stage = rank`) as the module's only
+    function, without its `ddp.pipeline_stage`, and erases the other ranks'
+    programs and the parameters the kept one does not use. So that every
+    rank's lowered program creates the same process groups in the same
+    order (their creation is collective), it records every group that any
+    rank's program uses, sorted, in the module's `ddp.program_groups`.
+
+    `ddp-run` does this on each rank before it lowers a pipelined program;
+    the result lowers as any step does.
+  }];
+  let options = [
+    Option<"rank", "rank", "int64_t", /*default=*/"0",
+           "The pipeline rank (coordinate on the mesh's pp axis) to keep">,
+  ];
+}
+
 def PrintPipelineSchedule : Pass<"ddp-print-pipeline-schedule", "mlir::ModuleOp"> {
   let summary = "print each pipeline rank's compute order as JSON";
   let description = [{
