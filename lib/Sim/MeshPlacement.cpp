@@ -103,21 +103,23 @@ GroupPlacement ddp::sim::placeGroup(ArrayRef<int64_t> meshShape,
 FailureOr<func::FuncOp> ddp::sim::findStepToSimulate(ModuleOp module,
                                                      StringRef name) {
   // A pipelined step (its ops name their pipeline rank) or its stage
-  // programs: simulated as they are, each rank would run every layer or
-  // one rank's program would stand for the step.
+  // programs: simulated as one step, each rank would run every layer, or
+  // one rank's program would stand for the pipeline (simulatePipeline runs
+  // them all).
   for (auto func : module.getOps<func::FuncOp>()) {
-    bool pipelined =
-        getPipelineStage(func) ||
-        llvm::any_of(func.getBody().getOps(), [](Operation &op) {
-          return getPipelineStage(&op).has_value();
-        });
-    if (pipelined)
-      return func.emitError("the simulator does not model pipeline stages "
-                            "yet: @")
+    if (getPipelineStage(func))
+      return func.emitError("@")
              << func.getSymName()
-             << " belongs to a pipelined step; simulate the model with "
-                "pipeline_model_parallel_size 1, and read the stages' order "
-                "with -ddp-print-pipeline-schedule";
+             << " is one pipeline rank's program; simulate the pipeline "
+                "whole (ddp-simulate does), not one rank's step";
+    if (llvm::any_of(func.getBody().getOps(), [](Operation &op) {
+          return getPipelineStage(&op).has_value();
+        }))
+      return func.emitError("@")
+             << func.getSymName()
+             << " is a pipelined step not yet split into its stage "
+                "programs; run ddp-pipeline-stages (or ddp-schedule) first, "
+                "and the simulator runs them together";
   }
   SmallVector<func::FuncOp> withBody;
   if (func::FuncOp step = findStep(module, name, withBody))

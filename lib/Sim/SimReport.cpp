@@ -185,3 +185,36 @@ json::Value ddp::sim::buildJsonReport(const SimResult &result,
       {"grad_ready", std::move(gradReady)},
   };
 }
+
+void ddp::sim::printPipelineSummary(const PipelineSimResult &result,
+                                    const CostModel &model, raw_ostream &os) {
+  os << "pipeline of " << result.stages.size() << " ranks on "
+     << model.getProfile().name << format(": step %.3f ms", toMs(result.stepTime))
+     << " (when the last rank finishes)\n";
+  os << "  rank      ends ms   compute ms      idle ms   idle/ideal\n";
+  for (auto [rank, stage] : llvm::enumerate(result.stages))
+    os << format("  %4zu %12.3f %12.3f %12.3f %11.1f%%\n", rank,
+                 toMs(stage.stepTime), toMs(stage.computeTime),
+                 toMs(result.getIdleTime(rank)),
+                 100 * result.getIdleFraction(rank));
+  os << "  idle: the pipeline's bubble and the communication a rank waits "
+        "for\n";
+}
+
+json::Value ddp::sim::buildPipelineJsonReport(const PipelineSimResult &result,
+                                              const CostModel &model) {
+  json::Array stages;
+  for (auto [rank, stage] : llvm::enumerate(result.stages))
+    stages.push_back(json::Object{
+        {"rank", int64_t(rank)},
+        {"end_ms", toMs(stage.stepTime)},
+        {"compute_ms", toMs(stage.computeTime)},
+        {"ideal_compute_ms", toMs(stage.idealComputeTime)},
+        {"idle_ms", toMs(result.getIdleTime(rank))},
+        {"idle_fraction", result.getIdleFraction(rank)},
+        {"exposed_comm_ms", toMs(stage.exposedCommTime)}});
+  return json::Object{{"schema_version", kSimReportSchemaVersion},
+                      {"hardware", model.getProfile().name},
+                      {"step_ms", toMs(result.stepTime)},
+                      {"stages", std::move(stages)}};
+}

@@ -74,6 +74,12 @@ public:
   LogicalResult simulate(Operation *op);
   FailureOr<SimGroup *> getGroup(CollectiveOpInterface op);
   StepClock &getClock() { return clock; }
+  void setNotBefore(Operation *collective, double time) {
+    externalNotBefore[collective] = time;
+  }
+  std::pair<double, double> getLastCollective() const {
+    return lastCollective;
+  }
 
 private:
   LogicalResult prepareMeshes(ModuleOp module);
@@ -102,6 +108,10 @@ private:
   /// Per communication stream, the bandwidth-only time of its collectives.
   SmallVector<double> streamTransferBound{0.0};
   llvm::DenseMap<Value, double> tokenDone;
+  /// When collectives may start at the earliest for a reason outside this
+  /// step (a receive, once another rank's program has sent).
+  llvm::DenseMap<Operation *, double> externalNotBefore;
+  std::pair<double, double> lastCollective{0, 0};
 
   llvm::DenseMap<Attribute, SimMesh> meshes;
   llvm::DenseMap<std::pair<Attribute, Attribute>, SimGroup *> groupsByAttr;
@@ -279,10 +289,12 @@ LogicalResult StepSimulator::runCollective(CollectiveOpInterface op) {
   double notBefore = 0;
   for (Value dependency : async.getAsyncDependencies())
     notBefore = std::max(notBefore, tokenDone.lookup(dependency));
+  notBefore = std::max(notBefore, externalNotBefore.lookup(op));
 
   // Collectives of one group run in issue order on the group's stream, sync
   // or async alike.
   auto [start, end] = clock.issueCollective(stream - 1, duration, notBefore);
+  lastCollective = {start, end};
   streamTransferBound[stream] += model.collectiveTransferBound(
       record.kind, record.bytes, (*group)->placement);
   result.streams[stream].busyTime += duration;
@@ -592,3 +604,13 @@ StepClock &IncrementalSimulation::getClock() {
 }
 
 double IncrementalSimulation::getStepEnd() { return getClock().getStepEnd(); }
+
+void IncrementalSimulation::setNotBefore(Operation *collective, double time) {
+  impl->simulator.setNotBefore(collective, time);
+}
+
+std::pair<double, double> IncrementalSimulation::getLastCollective() const {
+  return impl->simulator.getLastCollective();
+}
+
+SimResult IncrementalSimulation::finish() { return impl->simulator.finish(); }

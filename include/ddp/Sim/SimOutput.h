@@ -9,6 +9,7 @@
 #ifndef DDP_SIM_SIMOUTPUT_H
 #define DDP_SIM_SIMOUTPUT_H
 
+#include "ddp/Sim/PipelineSimulator.h"
 #include "ddp/Sim/Simulator.h"
 
 #include "llvm/Support/JSON.h"
@@ -28,6 +29,18 @@ void printTextSummary(const SimResult &result, const timing::CostModel &model,
 /// The machine-readable report (docs/schemas/sim-report.schema.json).
 llvm::json::Value buildJsonReport(const SimResult &result,
                                   const timing::CostModel &model);
+
+/// A pipeline's summary: the step (when the last rank finishes) and per
+/// pipeline rank its end, compute, idle time and idle over ideal compute.
+void printPipelineSummary(const PipelineSimResult &result,
+                          const timing::CostModel &model,
+                          llvm::raw_ostream &os);
+
+/// The same as JSON: `{"schema_version", "hardware", "step_ms", "stages":
+/// [{"rank", "end_ms", "compute_ms", "ideal_compute_ms", "idle_ms",
+/// "idle_fraction", "exposed_comm_ms"}]}`.
+llvm::json::Value buildPipelineJsonReport(const PipelineSimResult &result,
+                                          const timing::CostModel &model);
 
 /// The Chrome trace: one `X` event per recorded interval, `pid` 0 named
 /// "simulated", `tid` 0 the compute stream and 1... the communication

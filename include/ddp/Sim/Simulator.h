@@ -220,6 +220,13 @@ public:
   timing::StepClock &getClock();
   /// When the step simulated so far ends.
   double getStepEnd();
+  /// `collective` (not simulated yet) starts at `time` at the earliest: a
+  /// receive whose data another rank's program sends then.
+  void setNotBefore(mlir::Operation *collective, double time);
+  /// The start and end of the collective simulated last.
+  std::pair<double, double> getLastCollective() const;
+  /// Ends the simulation after the ops fed so far, as simulateStep does.
+  SimResult finish();
 
 private:
   IncrementalSimulation();

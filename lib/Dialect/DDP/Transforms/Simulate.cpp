@@ -35,6 +35,7 @@ struct SimulatePass : public ddp::impl::SimulateBase<SimulatePass> {
   void runOnOperation() override;
 
 private:
+  void runOnPipeline(HardwareProfile profile);
   /// Writes `write`'s output to `path` ('-' is stdout); reports failures at
   /// the module.
   LogicalResult writeFile(StringRef path, StringRef what,
@@ -97,6 +98,43 @@ SimulatePass::writeFile(StringRef path, StringRef what,
   return success();
 }
 
+/// The stage programs of a pipeline, simulated together: the summary and
+/// the report per pipeline rank.
+void SimulatePass::runOnPipeline(HardwareProfile profile) {
+  ModuleOp module = getOperation();
+  if (!tracePath.empty() || !timelinePath.empty() || !stepName.empty() ||
+      dataParallelSize != 0) {
+    emitError(module.getLoc(),
+              "ddp-simulate: a pipeline is simulated whole; trace, timeline, "
+              "step and dp are not for pipelines yet");
+    return signalPassFailure();
+  }
+  CostModel model(std::move(profile), algorithm,
+                  fp8Gemms ? GemmPrecision::FP8 : GemmPrecision::Native);
+  SimOptions options;
+  options.recordEvents = false;
+  FailureOr<PipelineSimResult> result = simulatePipeline(module, model, options);
+  if (failed(result))
+    return signalPassFailure();
+  stepTimeMicros = static_cast<uint64_t>(std::llround(result->stepTime * 1e6));
+  for (const SimResult &stage : result->stages) {
+    numSimulatedOps += stage.numOps;
+    numSimulatedCollectives += stage.numCollectives;
+  }
+  bool ok = true;
+  if (!outputPath.empty())
+    ok &= succeeded(writeFile(outputPath, "summary", [&](raw_ostream &os) {
+      printPipelineSummary(*result, model, os);
+    }));
+  if (!reportPath.empty())
+    ok &= succeeded(writeFile(reportPath, "report", [&](raw_ostream &os) {
+      os << llvm::formatv("{0:2}", buildPipelineJsonReport(*result, model))
+         << "\n";
+    }));
+  if (!ok)
+    signalPassFailure();
+}
+
 void SimulatePass::runOnOperation() {
   ModuleOp module = getOperation();
   markAllAnalysesPreserved();
@@ -121,6 +159,8 @@ void SimulatePass::runOnOperation() {
         << static_cast<int64_t>(dataParallelSize);
     return signalPassFailure();
   }
+  if (hasPipelineStages(module))
+    return runOnPipeline(std::move(*profile));
   FailureOr<func::FuncOp> step = findStepToSimulate(module, stepName);
   if (failed(step))
     return signalPassFailure();

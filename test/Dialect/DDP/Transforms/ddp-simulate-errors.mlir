@@ -28,9 +28,9 @@
 // A pipelined step, before and after ddp-pipeline-stages.
 // RUN: ddp-import --preset=tiny --set pipeline_model_parallel_size=2 > %t.pp.mlir
 // RUN: not ddp-opt %t.pp.mlir --ddp-simulate 2>&1 | FileCheck %s --check-prefix=PIPELINED
-// RUN: not ddp-opt %t.pp.mlir --ddp-pipeline-stages --ddp-simulate 2>&1 | FileCheck %s --check-prefix=STAGES
-// PIPELINED: error: the simulator does not model pipeline stages yet: @step belongs to a pipelined step; simulate the model with pipeline_model_parallel_size 1
-// STAGES: error: the simulator does not model pipeline stages yet: @step_stage0 belongs to a pipelined step
+// RUN: not ddp-opt %t.pp.mlir --ddp-pipeline-stages --ddp-simulate="trace=%t.trace.json" 2>&1 | FileCheck %s --check-prefix=STAGES
+// PIPELINED: error: @step is a pipelined step not yet split into its stage programs; run ddp-pipeline-stages (or ddp-schedule) first, and the simulator runs them together
+// STAGES: error: ddp-simulate: a pipeline is simulated whole; trace, timeline, step and dp are not for pipelines yet
 
 // MISSING: error: ddp-simulate: hardware profile '{{.*}}missing-field.json': missing field 'inter_node.latency_us'
 // NEGATIVE: error: ddp-simulate: hardware profile '{{.*}}negative-bandwidth.json': field 'intra_node.bus_bandwidth_gbps' must be greater than 0, got -5

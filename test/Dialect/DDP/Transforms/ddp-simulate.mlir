@@ -5,6 +5,19 @@
 // RUN: FileCheck %s --check-prefix=TRACE < %t.trace.json
 // RUN: FileCheck %s --check-prefix=SVG < %t.svg
 
+// A pipeline's stage programs are simulated together (docs/Pipeline.md):
+// per pipeline rank, when it ends, its compute and its idle time.
+// RUN: ddp-import --preset=tiny --set pipeline_model_parallel_size=2 | ddp-opt -ddp-pipeline-stages -ddp-simulate="hw=%S/Inputs/unit-profile.json report=%t.pp.json" -o /dev/null | FileCheck %s --check-prefix=PIPELINE
+// RUN: FileCheck %s --check-prefix=PIPELINE-REPORT < %t.pp.json
+// PIPELINE: pipeline of 2 ranks on lit-unit: step {{[0-9]+\.[0-9]+}} ms (when the last rank finishes)
+// PIPELINE-NEXT: rank      ends ms   compute ms      idle ms   idle/ideal
+// PIPELINE-NEXT: 0 {{[0-9.]+}} {{[0-9.]+}} {{[0-9.]+}} {{[0-9.]+}}%
+// PIPELINE-NEXT: 1 {{[0-9.]+}} {{[0-9.]+}} {{[0-9.]+}} {{[0-9.]+}}%
+// PIPELINE-REPORT: "idle_fraction":
+// PIPELINE-REPORT: "rank": 0
+// PIPELINE-REPORT: "rank": 1
+// PIPELINE-REPORT: "step_ms":
+
 // The pass is an analysis: the IR comes out unchanged.
 // RUN: ddp-opt %s --ddp-simulate="hw=%S/Inputs/unit-profile.json output=%t.txt" | FileCheck %s --check-prefix=IR
 // RUN: FileCheck %s < %t.txt

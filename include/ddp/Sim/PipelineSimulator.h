@@ -1,0 +1,50 @@
+//===- PipelineSimulator.h - The stage programs of a pipeline ---*- C++ -*-===//
+//
+// Simulates the programs of every pipeline rank together (the functions
+// ddp-pipeline-stages makes): each rank's program as simulateStep
+// simulates a step, a receive over `pp` starting no earlier than the send
+// it pairs with (the i-th send from rank a to rank b meets the i-th receive
+// at b from a). The step ends when the last rank's does.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_SIM_PIPELINESIMULATOR_H
+#define DDP_SIM_PIPELINESIMULATOR_H
+
+#include "ddp/Sim/Simulator.h"
+
+namespace ddp::sim {
+
+struct PipelineSimResult {
+  /// Per pipeline rank, its program's simulation; stepTime is when that
+  /// rank finishes.
+  std::vector<SimResult> stages;
+  /// When the last rank finishes.
+  double stepTime = 0;
+
+  /// The time rank `rank`'s compute stream stands idle within the step:
+  /// the pipeline's bubble and any communication it waits for.
+  double getIdleTime(size_t rank) const {
+    return stepTime - stages[rank].computeTime;
+  }
+  /// Idle time over the rank's ideal compute (Megatron's bubble fraction
+  /// when communication is free: (p - 1) / (v m)).
+  double getIdleFraction(size_t rank) const {
+    double ideal = stages[rank].idealComputeTime;
+    return ideal > 0 ? getIdleTime(rank) / ideal : 0;
+  }
+};
+
+/// Whether `module` holds pipeline stage programs.
+bool hasPipelineStages(mlir::ModuleOp module);
+
+/// Simulates the stage programs of `module`; fails with an error at the
+/// module when it has none, a rank has none, or a rank's program waits for
+/// a send that never comes.
+mlir::FailureOr<PipelineSimResult>
+simulatePipeline(mlir::ModuleOp module, const timing::CostModel &model,
+                 const SimOptions &options = {});
+
+} // namespace ddp::sim
+
+#endif // DDP_SIM_PIPELINESIMULATOR_H

@@ -1,0 +1,129 @@
+//===- PipelineSimulator.cpp - The stage programs of a pipeline -----------===//
+//
+// Each rank's program runs on a simulator of its own; the ranks advance in
+// turns, each as far as it can, and a receive over `pp` waits until the
+// rank that sends it has been simulated to the send. The order check
+// (ddp-verify-collective-order) has proved that this always progresses.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Sim/PipelineSimulator.h"
+
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace ddp;
+using namespace ddp::sim;
+
+bool ddp::sim::hasPipelineStages(ModuleOp module) {
+  return llvm::any_of(module.getOps<func::FuncOp>(), [](func::FuncOp func) {
+    return getPipelineStage(func).has_value();
+  });
+}
+
+static bool isOverPipeline(Operation *op) {
+  auto collective = dyn_cast<CollectiveOpInterface>(op);
+  return collective && isa<SendOp, RecvOp>(op) &&
+         llvm::is_contained(
+             collective.getAxesAttr().getAsValueRange<StringAttr>(), "pp");
+}
+
+FailureOr<PipelineSimResult>
+ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
+                           const SimOptions &options) {
+  std::map<int64_t, func::FuncOp> byRank;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (std::optional<int64_t> stage = getPipelineStage(func))
+      byRank[*stage] = func;
+  MeshOp mesh;
+  for (auto candidate : module.getOps<MeshOp>())
+    if (candidate.getAxisSize("pp") > 0)
+      mesh = candidate;
+  if (byRank.empty() || !mesh)
+    return module.emitError("no pipeline stage programs with a mesh that has "
+                            "a pp axis to simulate");
+  int64_t stages = mesh.getAxisSize("pp");
+  for (int64_t rank = 0; rank < stages; ++rank)
+    if (!byRank.count(rank))
+      return module.emitError("no program for pipeline rank ")
+             << rank << " of the mesh's " << stages;
+
+  // Pair the i-th send from a to b with the i-th receive at b from a.
+  std::map<std::pair<int64_t, int64_t>, std::vector<Operation *>> sends, recvs;
+  for (auto &[rank, func] : byRank)
+    for (Operation &op : func.getBody().front()) {
+      if (!isOverPipeline(&op))
+        continue;
+      auto offset = static_cast<int64_t>(isa<SendOp>(op)
+                                             ? cast<SendOp>(op).getOffset()
+                                             : cast<RecvOp>(op).getOffset());
+      int64_t peer = ((rank + offset) % stages + stages) % stages;
+      if (isa<SendOp>(op))
+        sends[{rank, peer}].push_back(&op);
+      else
+        recvs[{peer, rank}].push_back(&op);
+    }
+  DenseMap<Operation *, Operation *> sendOf;
+  for (auto &[channel, received] : recvs) {
+    std::vector<Operation *> &sent = sends[channel];
+    if (sent.size() != received.size())
+      return module.emitError("pipeline rank ")
+             << channel.first << " sends " << sent.size()
+             << " time(s) to rank " << channel.second << ", which receives "
+             << received.size() << " time(s); run ddp-verify-collective-order";
+    for (auto [send, recv] : llvm::zip(sent, received))
+      sendOf[recv] = send;
+  }
+
+  std::vector<std::unique_ptr<IncrementalSimulation>> simulations;
+  std::vector<std::vector<Operation *>> programs;
+  for (auto &[rank, func] : byRank) {
+    FailureOr<std::unique_ptr<IncrementalSimulation>> simulation =
+        IncrementalSimulation::create(func, model, options);
+    if (failed(simulation))
+      return failure();
+    simulations.push_back(std::move(*simulation));
+    std::vector<Operation *> &ops = programs.emplace_back();
+    for (Operation &op : func.getBody().front())
+      ops.push_back(&op);
+  }
+
+  // When each send started: its receive starts no earlier.
+  DenseMap<Operation *, double> sentAt;
+  std::vector<size_t> next(stages, 0);
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (int64_t rank = 0; rank < stages; ++rank) {
+      for (; next[rank] < programs[rank].size(); ++next[rank]) {
+        Operation *op = programs[rank][next[rank]];
+        if (isa<RecvOp>(op) && isOverPipeline(op)) {
+          auto sent = sentAt.find(sendOf.lookup(op));
+          if (sent == sentAt.end())
+            break;
+          simulations[rank]->setNotBefore(op, sent->second);
+        }
+        if (failed(simulations[rank]->simulate(op)))
+          return failure();
+        if (isa<SendOp>(op) && isOverPipeline(op))
+          sentAt[op] = simulations[rank]->getLastCollective().first;
+        moved = true;
+      }
+    }
+  }
+  for (int64_t rank = 0; rank < stages; ++rank)
+    if (next[rank] < programs[rank].size())
+      return programs[rank][next[rank]]->emitError(
+          "pipeline rank ")
+             << rank << " waits here for a send that no rank reaches; run "
+                "ddp-verify-collective-order";
+
+  PipelineSimResult result;
+  for (auto &simulation : simulations) {
+    result.stages.push_back(simulation->finish());
+    result.stepTime = std::max(result.stepTime, result.stages.back().stepTime);
+  }
+  return result;
+}

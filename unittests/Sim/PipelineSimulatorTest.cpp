@@ -1,0 +1,117 @@
+//===- PipelineSimulatorTest.cpp - A pipeline's bubble --------------------===//
+//
+// Uniform stages with (almost) free communication: every model chunk's
+// forward takes 1/v ms and its backward 2/v ms on the unit profile, and
+// activations are one f32 (4 ns over its 1 GB/s links). The idle time of
+// every rank over its ideal compute is then the bubble of Narayanan et al.
+// (SC'21, Sec. 2.2): (p - 1) / m for 1F1B and (p - 1) / (v m) interleaved.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Sim/PipelineSimulator.h"
+
+#include "SimTestUtils.h"
+#include "TestProfiles.h"
+
+#include "ddp/Dialect/DDP/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include "gtest/gtest.h"
+
+using namespace ddp::sim;
+using namespace ddp::timing;
+using namespace ddp::sim::test;
+using namespace ddp::timing::test;
+
+namespace {
+
+/// The reference step of a pipeline of `stages` ranks with `chunks` model
+/// chunks each, `microbatches` microbatches, one compute op per chunk and
+/// pass; ddp-pipeline-stages splits it.
+std::string makeUniformPipeline(int64_t stages, int64_t chunks,
+                                int64_t microbatches) {
+  int64_t flowChunks = stages * chunks;
+  double forwardFlops = 1e9 / chunks;
+  std::string ir = llvm::formatv("ddp.mesh @world(pp = {0}, dp = 1)\n"
+                                 "func.func @step(%x: tensor<1xf32>) {{\n",
+                                 stages)
+                       .str();
+  auto tag = [&](char phase, int64_t microbatch, int64_t flowChunk) {
+    return llvm::formatv("{{ddp.pipeline_stage = {0} : i64, ddp.task = "
+                         "\"{1}{2}.{3}\"}",
+                         flowChunk % stages, phase, microbatch,
+                         flowChunk / stages)
+        .str();
+  };
+  for (int64_t m = 0; m < microbatches; ++m) {
+    std::string previous = "%x";
+    for (int64_t g = 0; g < flowChunks; ++g) {
+      std::string name = llvm::formatv("%f{0}_{1}", m, g).str();
+      ir += llvm::formatv("  {0} = ddp.compute \"f\"({1}) flops {2:e} bytes "
+                          "0.0 {3} : (tensor<1xf32>) -> tensor<1xf32>\n",
+                          name, previous, forwardFlops, tag('F', m, g))
+                .str();
+      previous = name;
+    }
+    for (int64_t g = flowChunks - 1; g >= 0; --g) {
+      std::string name = llvm::formatv("%b{0}_{1}", m, g).str();
+      ir += llvm::formatv("  {0} = ddp.compute \"b\"({1}, %f{2}_{3}) flops "
+                          "{4:e} bytes 0.0 {5} : (tensor<1xf32>, "
+                          "tensor<1xf32>) -> tensor<1xf32>\n",
+                          name, previous, m, g, 2 * forwardFlops,
+                          tag('B', m, g))
+                .str();
+      previous = name;
+    }
+  }
+  return ir + "  return\n}\n";
+}
+
+double simulateIdleFraction(int64_t stages, int64_t chunks,
+                            int64_t microbatches, llvm::StringRef schedule) {
+  std::unique_ptr<mlir::MLIRContext> context = makeContext();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      parseStep(*context, makeUniformPipeline(stages, chunks, microbatches));
+  EXPECT_TRUE(module);
+  mlir::PassManager pm(context.get());
+  ddp::PipelineStagesOptions options;
+  options.pipelineSchedule = schedule.str();
+  pm.addPass(ddp::createPipelineStages(options));
+  pm.addPass(ddp::createVerifyCollectiveOrder());
+  EXPECT_TRUE(mlir::succeeded(pm.run(*module)));
+  CostModel model(makeUnitProfile(), CollectiveAlgorithm::Ring);
+  mlir::FailureOr<PipelineSimResult> result =
+      simulatePipeline(*module, model);
+  EXPECT_TRUE(mlir::succeeded(result));
+  if (mlir::failed(result))
+    return -1;
+  // Every rank computes 3 ms per microbatch and stands idle as long.
+  double idle = result->getIdleFraction(0);
+  for (int64_t rank = 0; rank < stages; ++rank) {
+    EXPECT_NEAR(result->stages[rank].idealComputeTime, 3e-3 * microbatches,
+                1e-9);
+    EXPECT_NEAR(result->getIdleFraction(rank), idle, 1e-4) << rank;
+  }
+  return idle;
+}
+
+TEST(PipelineSimulatorTest, OneFOneBBubbleIsStagesMinusOneOverMicrobatches) {
+  EXPECT_NEAR(simulateIdleFraction(4, 1, 8, "1f1b"), 3.0 / 8, 1e-4);
+  EXPECT_NEAR(simulateIdleFraction(3, 1, 6, "1f1b"), 2.0 / 6, 1e-4);
+  EXPECT_NEAR(simulateIdleFraction(2, 1, 5, "1f1b"), 1.0 / 5, 1e-4);
+}
+
+TEST(PipelineSimulatorTest, GPipeHasTheSameBubbleAs1F1B) {
+  EXPECT_NEAR(simulateIdleFraction(4, 1, 8, "gpipe"), 3.0 / 8, 1e-4);
+}
+
+TEST(PipelineSimulatorTest, InterleavingDividesTheBubbleByTheChunks) {
+  EXPECT_NEAR(simulateIdleFraction(4, 2, 8, "interleaved"), 3.0 / 16, 1e-4);
+  EXPECT_NEAR(simulateIdleFraction(2, 2, 4, "interleaved"), 1.0 / 8, 1e-4);
+  EXPECT_NEAR(simulateIdleFraction(4, 4, 8, "interleaved"), 3.0 / 32, 1e-4);
+  EXPECT_NEAR(simulateIdleFraction(3, 2, 6, "interleaved"), 2.0 / 12, 1e-4);
+}
+
+} // namespace
