@@ -82,9 +82,10 @@ ddp::bucketing::computeMegatronLayout(llvm::ArrayRef<Gradient> gradients,
     return bucketSize.takeError();
 
   // group_params_for_buffers: one buffer per (param dtype, grad dtype,
-  // expert); the group is part of the key because expert gradients are
-  // reduced over the expert-data-parallel group.
-  using BufferKey = std::tuple<ElementType, ElementType, bool, std::string>;
+  // expert) of each model chunk; the group is part of the key because
+  // expert gradients are reduced over the expert-data-parallel group.
+  using BufferKey =
+      std::tuple<int64_t, ElementType, ElementType, bool, std::string>;
   // MapVector keeps first-appearance order; std::map because DenseMap has no
   // std::string keys.
   llvm::MapVector<BufferKey, std::vector<size_t>, std::map<BufferKey, unsigned>>
@@ -96,14 +97,18 @@ ddp::bucketing::computeMegatronLayout(llvm::ArrayRef<Gradient> gradients,
   });
   for (size_t index : byDeclaration) {
     const Gradient &gradient = gradients[index];
-    buffers[{gradient.paramType, gradient.reduceType, gradient.expert,
-             gradient.group}]
+    buffers[{gradient.modelChunk, gradient.paramType, gradient.reduceType,
+             gradient.expert, gradient.group}]
         .push_back(index);
   }
 
   const PaddingOptions &padding = options.padding;
   BucketLayout layout;
   for (auto &[key, members] : buffers) {
+    // Bucketed only on the first pipeline rank's first model chunk.
+    std::optional<int64_t> bufferBucketSize =
+        options.pipelineRank == 0 && std::get<0>(key) == 0 ? *bucketSize
+                                                           : std::nullopt;
     std::vector<size_t> current;
     // The end of the last gradient, relative to the bucket's start. Bucket
     // starts are multiples of lcm(dp, 128), so padding a gradient's start
@@ -125,7 +130,8 @@ ddp::bucketing::computeMegatronLayout(llvm::ArrayRef<Gradient> gradients,
         closeBucket();
       current.push_back(index);
       cursor = padGradientStart(padding, cursor) + gradient.numel;
-      if ((*bucketSize && cursor >= **bucketSize) || needsOwnBucket)
+      if ((bufferBucketSize && cursor >= *bufferBucketSize) ||
+          needsOwnBucket)
         closeBucket();
     }
     if (!current.empty())

@@ -510,3 +510,45 @@ TEST(MegatronOrder, BucketsAreIssuedInCompletionOrder) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Pipelines: per-chunk buffers, bucketing only on the first rank's first
+// chunk (DistributedDataParallel.__init__, `if disable_bucketing or
+// pp_rank > 0: self.bucket_size = None`; training.py,
+// per_chunk_disable_bucketing = [chunk_idx > 0 ...]).
+//===----------------------------------------------------------------------===//
+
+namespace {
+std::vector<Gradient> twoChunkModel() {
+  std::vector<Gradient> gradients = testModel(false, false, 1);
+  // The later half of the registration order is chunk 1.
+  for (Gradient &gradient : gradients)
+    gradient.modelChunk =
+        gradient.declarationIndex >= gradients.size() / 2 ? 1 : 0;
+  return gradients;
+}
+} // namespace
+
+TEST(TestPipelineBuffers, OnlyTheFirstRanksFirstChunkIsBucketed) {
+  std::vector<Gradient> gradients = twoChunkModel();
+  MegatronOptions options;
+  options.bucketSize = 18000;
+  BucketLayout first = layOut(gradients, options);
+  int64_t chunk1 = 0, chunk0Buckets = 0;
+  for (const Bucket &bucket : first.buckets) {
+    int64_t chunk = gradients[bucket.entries.front().gradient].modelChunk;
+    for (const BucketEntry &entry : bucket.entries)
+      EXPECT_EQ(gradients[entry.gradient].modelChunk, chunk)
+          << "a bucket mixes model chunks";
+    if (chunk == 1)
+      ++chunk1;
+    else
+      ++chunk0Buckets;
+  }
+  EXPECT_EQ(chunk1, 1) << "chunk 1 is one bucket";
+  EXPECT_GT(chunk0Buckets, 1) << "chunk 0 is bucketed";
+
+  options.pipelineRank = 1;
+  BucketLayout later = layOut(gradients, options);
+  EXPECT_EQ(later.buckets.size(), 2u) << "one bucket per chunk's buffer";
+}

@@ -49,6 +49,10 @@ struct Gradient {
   bool sharedEmbedding = false;
   /// Position in registration order (Megatron walks it backwards).
   size_t declarationIndex = 0;
+  /// The model chunk of a pipeline rank it belongs to: Megatron wraps each
+  /// chunk in a DistributedDataParallel of its own, so chunks never share a
+  /// buffer.
+  int64_t modelChunk = 0;
 
   int64_t getBytes() const { return numel * getElementBytes(reduceType); }
 };

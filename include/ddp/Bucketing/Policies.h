@@ -30,6 +30,13 @@ struct MegatronOptions {
   PaddingOptions padding;
   /// The data-parallel size the default bucket size scales with.
   int64_t dataParallelSize = 1;
+  /// The pipeline rank of the step. Megatron makes one bucket per buffer on
+  /// every pipeline rank but the first, and on every model chunk but the
+  /// first (DistributedDataParallel.__init__: `if disable_bucketing or
+  /// pp_rank > 0: self.bucket_size = None`; training.py's
+  /// per_chunk_disable_bucketing), that communication being off the
+  /// critical path.
+  int64_t pipelineRank = 0;
 };
 
 /// What Megatron-LM rejects in a bucket size and a number of buckets: both

@@ -58,7 +58,9 @@ private:
                     ArrayRef<bk::Gradient> gradients,
                     ArrayRef<bk::BucketLayout> startingLayouts,
                     double &predictedStepTime);
-  bk::MegatronOptions getMegatronOptions(ArrayRef<bk::Gradient> gradients);
+  /// `pipelineRank`: the step's (0 without a pipeline).
+  bk::MegatronOptions getMegatronOptions(ArrayRef<bk::Gradient> gradients,
+                                         int64_t pipelineRank);
   bk::PyTorchOptions getPyTorchOptions();
   bk::PaddingOptions getPadding() {
     return {useDistributedOptimizer, padBucketsForHighNcclBusbw};
@@ -204,7 +206,8 @@ void AssignBucketsPass::runOnOperation() {
 }
 
 bk::MegatronOptions
-AssignBucketsPass::getMegatronOptions(ArrayRef<bk::Gradient> gradients) {
+AssignBucketsPass::getMegatronOptions(ArrayRef<bk::Gradient> gradients,
+                                      int64_t pipelineRank) {
   bk::MegatronOptions options;
   if (bucketSize > 0)
     options.bucketSize = bucketSize;
@@ -212,6 +215,7 @@ AssignBucketsPass::getMegatronOptions(ArrayRef<bk::Gradient> gradients) {
     options.numBuckets = numBuckets;
   options.overlapGradReduce = overlapGradReduce;
   options.padding = getPadding();
+  options.pipelineRank = pipelineRank;
   // Megatron's default bucket size scales with the dense data-parallel group.
   options.dataParallelSize = 1;
   for (const bk::Gradient &gradient : gradients)
@@ -235,6 +239,7 @@ bk::PyTorchOptions AssignBucketsPass::getPyTorchOptions() {
 /// The layout of `step`; a decision without a step when it reduces no
 /// gradient.
 FailureOr<StepDecision> AssignBucketsPass::assignStep(func::FuncOp step) {
+  int64_t pipelineRank = getPipelineStage(step).value_or(0);
   // Gradients in ready order: the order of their grad_ready ops.
   SmallVector<GradientReduction> reductions;
   WalkResult walk = step.walk([&](GradReadyOp ready) {
@@ -345,8 +350,22 @@ FailureOr<StepDecision> AssignBucketsPass::assignStep(func::FuncOp step) {
     gradient.expert = param.getExpert();
     gradient.sharedEmbedding = param.getSharedEmbedding();
     gradient.declarationIndex = declarationIndex;
+    if (std::optional<PipelineTask> task =
+            getPipelineTask(reduction.ready))
+      gradient.modelChunk = task->chunk;
+    else if (gradient.sharedEmbedding && pipelineRank > 0)
+      gradient.modelChunk = -1; // the last chunk's output layer; set below
     gradients.push_back(std::move(gradient));
   }
+
+  // The tied embedding's gradient is final after the pipeline on both of
+  // its ranks; on the last rank it is the output layer's, of the last chunk.
+  int64_t lastChunk = 0;
+  for (const bk::Gradient &gradient : gradients)
+    lastChunk = std::max(lastChunk, gradient.modelChunk);
+  for (bk::Gradient &gradient : gradients)
+    if (gradient.modelChunk < 0)
+      gradient.modelChunk = lastChunk;
 
   // Without overlap every bucket waits for the end of the backward pass, and
   // a collective's time is subadditive in its size (latency plus the
@@ -358,7 +377,8 @@ FailureOr<StepDecision> AssignBucketsPass::assignStep(func::FuncOp step) {
   double predictedStepTime = -1;
   if (policy == BucketPolicy::Megatron || singleBucketPerBuffer) {
     layout =
-        bk::computeMegatronLayout(gradients, getMegatronOptions(gradients));
+        bk::computeMegatronLayout(gradients,
+                                  getMegatronOptions(gradients, pipelineRank));
   } else if (policy == BucketPolicy::PyTorch) {
     layout = bk::computePyTorchLayout(gradients, getPyTorchOptions());
   } else if (policy == BucketPolicy::Size) {
@@ -372,7 +392,8 @@ FailureOr<StepDecision> AssignBucketsPass::assignStep(func::FuncOp step) {
     // The defaults the search must not lose to.
     SmallVector<bk::BucketLayout> starts;
     llvm::Expected<bk::BucketLayout> megatron =
-        bk::computeMegatronLayout(gradients, getMegatronOptions(gradients));
+        bk::computeMegatronLayout(gradients,
+                                  getMegatronOptions(gradients, pipelineRank));
     if (!megatron)
       return step.emitError(llvm::toString(megatron.takeError()));
     starts.push_back(std::move(*megatron));

@@ -288,3 +288,24 @@ func.func @step(%r: tensor<8xf32>) attributes {
   ddp.sgd @r, %a lr 0.1 : tensor<8xf32>
   return
 }
+
+// A pipeline under policy=megatron: only the first rank's first model chunk
+// is bucketed; every other (rank, chunk) is one bucket per buffer, and no
+// bucket mixes chunks (Megatron's DistributedDataParallel per chunk).
+// RUN: ddp-import --preset=tiny --set pipeline_model_parallel_size=2 --set num_layers=4 --set virtual_pipeline_model_parallel_size=2 --set num_microbatches=4 | ddp-opt -ddp-schedule="policy=megatron bucket-size=5000" -ddp-extract-pipeline-stage=rank=0 -ddp-print-bucket-layout -o /dev/null | FileCheck %s --check-prefix=PP-RANK0
+// RUN: ddp-import --preset=tiny --set pipeline_model_parallel_size=2 --set num_layers=4 --set virtual_pipeline_model_parallel_size=2 --set num_microbatches=4 | ddp-opt -ddp-schedule="policy=megatron bucket-size=5000" -ddp-extract-pipeline-stage=rank=1 -ddp-print-bucket-layout -o /dev/null | FileCheck %s --check-prefix=PP-RANK1
+// PP-RANK0: "index": 0
+// PP-RANK0: "name": "decoder.layers.2.
+// PP-RANK0-NOT: "name": "decoder.layers.0.
+// PP-RANK0: "index": 1
+// PP-RANK0-NOT: "name": "decoder.layers.2.
+// PP-RANK0: "index": 4
+// PP-RANK1: "index": 0
+// PP-RANK1: "name": "decoder.layers.1.
+// PP-RANK1-NOT: "name": "decoder.layers.3.
+// PP-RANK1: "index": 1
+// PP-RANK1: "name": "decoder.layers.3.
+// The tied embedding's copy on the last rank is the output layer's, of
+// its last chunk.
+// PP-RANK1: "name": "embedding.word_embeddings.weight"
+// PP-RANK1-NOT: "index": 2
