@@ -35,9 +35,16 @@ FailureOr<PipelineSimResult>
 ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
                            const SimOptions &options) {
   std::map<int64_t, func::FuncOp> byRank;
-  for (auto func : module.getOps<func::FuncOp>())
-    if (std::optional<int64_t> stage = getPipelineStage(func))
-      byRank[*stage] = func;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    std::optional<int64_t> stage = getPipelineStage(func);
+    if (!stage)
+      continue;
+    if (func.isExternal() || !func.getBody().hasOneBlock())
+      return func.emitError("pipeline rank ")
+             << *stage << "'s program must have one block to simulate";
+    if (!byRank.insert({*stage, func}).second)
+      return func.emitError("a second program for pipeline rank ") << *stage;
+  }
   MeshOp mesh;
   for (auto candidate : module.getOps<MeshOp>())
     if (candidate.getAxisSize("pp") > 0)
@@ -50,6 +57,10 @@ ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
     if (!byRank.count(rank))
       return module.emitError("no program for pipeline rank ")
              << rank << " of the mesh's " << stages;
+  if (byRank.rbegin()->first >= stages)
+    return byRank.rbegin()->second.emitError("pipeline rank ")
+           << byRank.rbegin()->first << " is outside the mesh's pp axis of "
+           << stages;
 
   // Pair the i-th send from a to b with the i-th receive at b from a.
   std::map<std::pair<int64_t, int64_t>, std::vector<Operation *>> sends, recvs;
@@ -60,13 +71,15 @@ ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
       auto offset = static_cast<int64_t>(isa<SendOp>(op)
                                              ? cast<SendOp>(op).getOffset()
                                              : cast<RecvOp>(op).getOffset());
-      int64_t peer = ((rank + offset) % stages + stages) % stages;
+      int64_t peer = ((offset % stages + stages) % stages + rank) % stages;
       if (isa<SendOp>(op))
         sends[{rank, peer}].push_back(&op);
       else
         recvs[{peer, rank}].push_back(&op);
     }
   DenseMap<Operation *, Operation *> sendOf;
+  for (auto &[channel, sent] : sends)
+    (void)recvs[channel];
   for (auto &[channel, received] : recvs) {
     std::vector<Operation *> &sent = sends[channel];
     if (sent.size() != received.size())

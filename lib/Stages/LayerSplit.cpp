@@ -26,6 +26,24 @@ ddp::splitLayers(const LayerSplitConfig &config) {
         "num_layers ({0}), pipeline_model_parallel_size ({1}) and "
         "virtual_pipeline_model_parallel_size ({2}) must be positive",
         config.numLayers, p, v));
+  // Every rank and every chunk builds at least one layer, or stands for
+  // the embedding or the loss: more ranks or chunks than that cannot split
+  // (and are checked before anything is sized by them).
+  int64_t counted = config.numLayers + (config.accountForEmbedding ? 1 : 0) +
+                    (config.accountForLoss ? 1 : 0);
+  if (p > counted || v > counted || p * v > counted)
+    return splitError(formatv(
+        "pipeline_model_parallel_size ({0}) x "
+        "virtual_pipeline_model_parallel_size ({1}) model chunks cannot "
+        "share {2} layers; use fewer stages or model chunks",
+        p, v, counted));
+  for (std::optional<int64_t> fixed :
+       {config.firstStageLayers, config.lastStageLayers})
+    if (fixed && *fixed > config.numLayers)
+      return splitError(formatv(
+          "decoder_first_pipeline_num_layers or "
+          "decoder_last_pipeline_num_layers ({0}) exceeds num_layers ({1})",
+          *fixed, config.numLayers));
   bool uneven = config.firstStageLayers || config.lastStageLayers;
   // The layers of a whole rank, before the split into its chunks.
   std::vector<int64_t> rankLayers(p);
@@ -66,8 +84,6 @@ ddp::splitLayers(const LayerSplitConfig &config) {
     if (config.lastStageLayers)
       rankLayers[p - 1] = *config.lastStageLayers;
   } else {
-    int64_t counted = config.numLayers + (config.accountForEmbedding ? 1 : 0) +
-                      (config.accountForLoss ? 1 : 0);
     if (counted % p != 0)
       return splitError(formatv(
           "num_layers ({0}{1}) is not divisible by "

@@ -386,6 +386,12 @@ int main(int argc, char **argv) {
   SmallVector<ParamDescription> params = describeParams(*input);
   checkComparable(mesh, params, programs, request);
   selectPipelineStages(programs, mesh);
+  if ((predict || !predictedTracePath.empty()) &&
+      llvm::any_of(programs,
+                   [](const RunProgram &program) { return program.pipelined; }))
+    fail("--predict simulates one step, but a pipeline's ranks run "
+         "different programs; simulate them together with ddp-opt "
+         "--ddp-schedule --ddp-simulate");
   if (!objectFile.empty() && programs.back().pipelined)
     fail("--emit-object writes one program, but " + programs.back().label +
          " is a pipeline, one program per pipeline rank; run it with "

@@ -55,9 +55,13 @@ void ExtractPipelineStagePass::runOnOperation() {
       }
       kept = func;
     }
-    func.walk([&](CollectiveOpInterface collective) {
-      groups.insert(llvm::join(
-          collective.getAxesAttr().getAsValueRange<StringAttr>(), ","));
+    // Every op that names a group (collectives, and the shard ops of the
+    // distributed optimizer, whose groups the lowering creates too).
+    func.walk([&](Operation *op) {
+      if (auto axes = op->getAttrOfType<ArrayAttr>("axes"))
+        if (llvm::all_of(axes, [](Attribute a) { return isa<StringAttr>(a); }))
+          groups.insert(
+              llvm::join(axes.getAsValueRange<StringAttr>(), ","));
     });
   }
   if (stages.empty()) {

@@ -116,7 +116,8 @@ static LogicalResult readProgram(RankProgram &program, int64_t rank,
       auto offset = static_cast<int64_t>(isa<SendOp>(op)
                                              ? cast<SendOp>(op).getOffset()
                                              : cast<RecvOp>(op).getOffset());
-      int64_t peer = ((rank + offset) % stages + stages) % stages;
+      // Reduced first: rank + offset may not fit in int64.
+      int64_t peer = ((offset % stages + stages) % stages + rank) % stages;
       program.messages.push_back({&op, peer, isa<SendOp>(op)});
       Message *message = &program.messages.back();
       open.push_back(message);
@@ -163,6 +164,9 @@ LogicalResult ddp::verifyPipelineOrder(ModuleOp module, uint64_t &numPairs) {
     std::optional<int64_t> stage = getPipelineStage(func);
     if (!stage)
       continue;
+    if (func.isExternal())
+      return func.emitError("pipeline rank ")
+             << *stage << "'s program has no body";
     auto [it, inserted] = byRank.insert({*stage, func});
     if (!inserted) {
       InFlightDiagnostic diag = func.emitError("a second program for pipeline "

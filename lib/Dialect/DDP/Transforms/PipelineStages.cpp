@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/MapVector.h"
 
@@ -97,7 +98,26 @@ LogicalResult StageSplit::analyze(StringRef kindName, int64_t groupSize) {
       return op.emitError("'ddp.pipeline_stage' is ")
              << *stage << ", but the mesh's pp axis has " << stages
              << " ranks (0 to " << stages - 1 << ")";
+    if (op.getNumRegions() > 0)
+      return op.emitError("an op with regions cannot be split into pipeline "
+                          "stages: the values its regions use would have to "
+                          "cross ranks too");
     if (task) {
+      if (task->phase == PipelineTask::Phase::WeightGrad)
+        return op.emitError("'ddp.task' is ")
+               << task->str()
+               << ", a weight-gradient pass, which no schedule of "
+                  "ddp-pipeline-stages runs apart from its backward yet; "
+                  "tag it as part of B"
+               << task->microbatch << "." << task->chunk;
+      // A task index past the ops of the step names a pipeline larger than
+      // any the step holds (and its schedule would not fit in memory).
+      int64_t bound = static_cast<int64_t>(body.getOperations().size());
+      if (task->microbatch >= bound || task->chunk >= bound)
+        return op.emitError("'ddp.task' ")
+               << task->str() << " names microbatch " << task->microbatch
+               << " or model chunk " << task->chunk << ", more than the "
+               << bound << " ops of the step could hold";
       chunks = std::max(chunks, task->chunk + 1);
       microbatches = std::max(microbatches, task->microbatch + 1);
     }
@@ -129,6 +149,18 @@ LogicalResult StageSplit::analyze(StringRef kindName, int64_t groupSize) {
            << kindName << "'; expected 1f1b, interleaved or gpipe";
   }
   shape = {stages, chunks, microbatches, groupSize};
+  for (int64_t rank = 0; rank < stages; ++rank) {
+    std::string name = (step.getSymName() + "_stage" + Twine(rank)).str();
+    if (Operation *taken =
+            SymbolTable::lookupSymbolIn(step->getParentOp(), name)) {
+      InFlightDiagnostic diag = step.emitError("cannot name pipeline rank ")
+                                << rank << "'s program @" << name
+                                << ": the module already has a symbol of "
+                                   "that name";
+      diag.attachNote(taken->getLoc()) << "the symbol";
+      return diag;
+    }
+  }
   if (llvm::Error error = checkPipelineSchedule(kind, shape))
     return step.emitError("cannot run the ")
            << stringifyPipelineScheduleKind(kind) << " schedule on @"
@@ -388,6 +420,8 @@ size_t StageSplit::build() {
 
   for (int64_t rank = 0; rank < stages; ++rank) {
     std::string name = (step.getSymName() + "_stage" + Twine(rank)).str();
+    assert(!SymbolTable::lookupSymbolIn(step->getParentOp(), name) &&
+           "analyze() checks that the names are free");
     auto func = func::FuncOp::create(builder, step.getLoc(), name,
                                      step.getFunctionType());
     setPipelineStage(func, rank);
@@ -408,9 +442,10 @@ size_t StageSplit::build() {
             mapping.lookup(transfer->value),
             body.getI64IntegerAttr(getOffset(*transfer)), meshRef, ppAxes,
             ValueRange());
-        // A send deferred past the pipeline belongs to no task.
+        // A send deferred past the pipeline (its value is used after it)
+        // belongs to no task.
         std::optional<PipelineTask> task = getPipelineTask(producer);
-        if (task && index < postStart[rank])
+        if (task && getPipelineTask(transfer->user))
           setPipelineTask(send, *task);
         tokens.push_back(send.getToken());
       }
@@ -458,8 +493,11 @@ size_t StageSplit::build() {
     SmallVector<Value> results;
     for (Value result : returnOp.getOperands()) {
       Operation *producer = result.getDefiningOp();
-      if (!producer || (stagesOf.count(producer) &&
-                        stagesOf[producer].test(rank)))
+      // A parameter is returned by the ranks that read it.
+      if (!producer ||
+          (isa<GetParamOp>(producer) ? mapping.contains(result)
+                                     : stagesOf.count(producer) &&
+                                           stagesOf[producer].test(rank)))
         results.push_back(mapping.lookupOrDefault(result));
     }
     func::ReturnOp::create(body, returnOp.getLoc(), results);

@@ -25,6 +25,9 @@
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="dp=4611686018427387904" 2>&1 | FileCheck %s --check-prefix=HUGEGROUP
 // RUN: not ddp-opt %s -split-input-file --ddp-assign-buckets="use-distributed-optimizer=true dp=4" 2>&1 | FileCheck %s --check-prefix=DPSHARDS
 // RUN: ddp-opt %s -split-input-file --ddp-assign-buckets="use-distributed-optimizer=true dp=6" -verify-diagnostics -o /dev/null
+// policy=auto prices a step alone, not one rank's program of a pipeline.
+// RUN: ddp-import --preset=tiny --set pipeline_model_parallel_size=2 | not ddp-opt -ddp-schedule="policy=auto" 2>&1 | FileCheck %s --check-prefix=AUTO-PP
+// AUTO-PP: error: policy=auto prices a step alone, not pipeline rank 0's program within its pipeline; use policy=megatron, pytorch or size for a pipelined step
 
 // BADPOLICY: for the --policy option: Cannot find option named 'bogus'!
 

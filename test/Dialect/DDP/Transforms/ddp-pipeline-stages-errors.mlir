@@ -1,4 +1,4 @@
-// RUN: ddp-opt %s -split-input-file -ddp-pipeline-stages -verify-diagnostics
+// RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect -ddp-pipeline-stages -verify-diagnostics
 
 ddp.mesh @world(pp = 2, dp = 1)
 func.func @task_without_stage(%x: tensor<4xf32>) {
@@ -60,3 +60,44 @@ func.func @few(%x: tensor<4xf32>) {
   %a = ddp.compute "f"(%x) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 0, ddp.task = "F0.1"} : (tensor<4xf32>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+ddp.mesh @world(pp = 2, dp = 1)
+func.func @weight_gradient_apart(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.task' is W0.0, a weight-gradient pass, which no schedule of ddp-pipeline-stages runs apart from its backward yet; tag it as part of B0.0}}
+  %a = ddp.compute "w"(%x) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 0, ddp.task = "W0.0"} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(pp = 2, dp = 1)
+func.func @huge_microbatch(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.task' F999999999999999999.0 names microbatch 999999999999999999 or model chunk 0, more than the 2 ops of the step could hold}}
+  %a = ddp.compute "f"(%x) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 0, ddp.task = "F999999999999999999.0"} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(pp = 2, dp = 1)
+func.func @with_region(%x: tensor<4xf32>) {
+  %a = ddp.compute "f"(%x) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 0, ddp.task = "F0.0"} : (tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @+1 {{an op with regions cannot be split into pipeline stages}}
+  "test.region"(%a) ({
+    "test.yield"(%a) : (tensor<4xf32>) -> ()
+  }) : (tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+ddp.mesh @world(pp = 2, dp = 1)
+// expected-error @+1 {{cannot name pipeline rank 0's program @taken_stage0: the module already has a symbol of that name}}
+func.func @taken(%x: tensor<4xf32>) {
+  %a = ddp.compute "f"(%x) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 0, ddp.task = "F0.0"} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+// expected-note @+1 {{the symbol}}
+func.func private @taken_stage0()

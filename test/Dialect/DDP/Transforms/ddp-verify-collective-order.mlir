@@ -613,3 +613,9 @@ func.func @step_stage1() attributes {ddp.pipeline_stage = 1} {
 func.func @step_stage0() attributes {ddp.pipeline_stage = 0} {
   return
 }
+
+// -----
+
+ddp.mesh @world(pp = 2)
+// expected-error @below {{pipeline rank 0's program has no body}}
+func.func private @step_stage0() attributes {ddp.pipeline_stage = 0}
