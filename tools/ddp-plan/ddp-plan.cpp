@@ -273,6 +273,18 @@ int main(int argc, char **argv) {
   configured.module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!configured.module)
     return 1;
+  // A pipeline is several programs, which the comparison of one step's
+  // schedules below does not simulate.
+  bool pipelined = false;
+  configured.module->walk([&](Operation *op) {
+    pipelined |= getPipelineStage(op).has_value();
+  });
+  if (pipelined)
+    return fail("'" + inputFile +
+                "' is a pipelined step (its mesh has a pp axis): ddp-plan "
+                "compares the schedules of one step and does not plan "
+                "pipelines yet; simulate the pipeline with `ddp-opt "
+                "--ddp-schedule --ddp-simulate`");
   FailureOr<func::FuncOp> step =
       sim::findStepToSimulate(*configured.module, stepName);
   if (failed(step))
