@@ -11,6 +11,7 @@
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/IR/PipelinePrograms.h"
 
 #include <map>
 
@@ -24,54 +25,31 @@ bool ddp::sim::hasPipelineStages(ModuleOp module) {
   });
 }
 
-static bool isOverPipeline(Operation *op) {
-  auto collective = dyn_cast<CollectiveOpInterface>(op);
-  return collective && isa<SendOp, RecvOp>(op) &&
-         llvm::is_contained(
-             collective.getAxesAttr().getAsValueRange<StringAttr>(), "pp");
-}
-
 FailureOr<PipelineSimResult>
 ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
                            const SimOptions &options) {
-  std::map<int64_t, func::FuncOp> byRank;
-  for (auto func : module.getOps<func::FuncOp>()) {
-    std::optional<int64_t> stage = getPipelineStage(func);
-    if (!stage)
-      continue;
-    if (func.isExternal() || !func.getBody().hasOneBlock())
+  FailureOr<std::optional<PipelinePrograms>> found =
+      getPipelinePrograms(module);
+  if (failed(found))
+    return failure();
+  if (!*found)
+    return module.emitError("no pipeline stage programs (functions with "
+                            "ddp.pipeline_stage) to simulate");
+  int64_t stages = (*found)->stages;
+  SmallVector<func::FuncOp> byRank = (*found)->byRank;
+  for (auto [rank, func] : llvm::enumerate(byRank))
+    if (!func.getBody().hasOneBlock())
       return func.emitError("pipeline rank ")
-             << *stage << "'s program must have one block to simulate";
-    if (!byRank.insert({*stage, func}).second)
-      return func.emitError("a second program for pipeline rank ") << *stage;
-  }
-  MeshOp mesh;
-  for (auto candidate : module.getOps<MeshOp>())
-    if (candidate.getAxisSize("pp") > 0)
-      mesh = candidate;
-  if (byRank.empty() || !mesh)
-    return module.emitError("no pipeline stage programs with a mesh that has "
-                            "a pp axis to simulate");
-  int64_t stages = mesh.getAxisSize("pp");
-  for (int64_t rank = 0; rank < stages; ++rank)
-    if (!byRank.count(rank))
-      return module.emitError("no program for pipeline rank ")
-             << rank << " of the mesh's " << stages;
-  if (byRank.rbegin()->first >= stages)
-    return byRank.rbegin()->second.emitError("pipeline rank ")
-           << byRank.rbegin()->first << " is outside the mesh's pp axis of "
-           << stages;
+             << rank << "'s program must have one block to simulate";
 
   // Pair the i-th send from a to b with the i-th receive at b from a.
   std::map<std::pair<int64_t, int64_t>, std::vector<Operation *>> sends, recvs;
-  for (auto &[rank, func] : byRank)
+  for (auto [index, func] : llvm::enumerate(byRank))
     for (Operation &op : func.getBody().front()) {
-      if (!isOverPipeline(&op))
+      if (!isPipelineMessage(&op))
         continue;
-      auto offset = static_cast<int64_t>(isa<SendOp>(op)
-                                             ? cast<SendOp>(op).getOffset()
-                                             : cast<RecvOp>(op).getOffset());
-      int64_t peer = ((offset % stages + stages) % stages + rank) % stages;
+      int64_t rank = index;
+      int64_t peer = getPipelinePeer(&op, rank, stages);
       if (isa<SendOp>(op))
         sends[{rank, peer}].push_back(&op);
       else
@@ -93,7 +71,7 @@ ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
 
   std::vector<std::unique_ptr<IncrementalSimulation>> simulations;
   std::vector<std::vector<Operation *>> programs;
-  for (auto &[rank, func] : byRank) {
+  for (func::FuncOp func : byRank) {
     FailureOr<std::unique_ptr<IncrementalSimulation>> simulation =
         IncrementalSimulation::create(func, model, options);
     if (failed(simulation))
@@ -112,7 +90,7 @@ ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
     for (int64_t rank = 0; rank < stages; ++rank) {
       for (; next[rank] < programs[rank].size(); ++next[rank]) {
         Operation *op = programs[rank][next[rank]];
-        if (isa<RecvOp>(op) && isOverPipeline(op)) {
+        if (isa<RecvOp>(op) && isPipelineMessage(op)) {
           auto sent = sentAt.find(sendOf.lookup(op));
           if (sent == sentAt.end())
             break;
@@ -120,7 +98,7 @@ ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
         }
         if (failed(simulations[rank]->simulate(op)))
           return failure();
-        if (isa<SendOp>(op) && isOverPipeline(op))
+        if (isa<SendOp>(op) && isPipelineMessage(op))
           sentAt[op] = simulations[rank]->getLastCollective().first;
         moved = true;
       }

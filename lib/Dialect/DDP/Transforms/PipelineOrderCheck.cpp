@@ -25,7 +25,7 @@
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
-#include "ddp/Dialect/DDP/IR/MeshLookup.h"
+#include "ddp/Dialect/DDP/IR/PipelinePrograms.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -108,17 +108,12 @@ static LogicalResult readProgram(RankProgram &program, int64_t rank,
   };
   DenseMap<Value, Message *> byToken;
   for (Operation &op : program.func.getBody().front()) {
-    if (isa<SendOp, RecvOp>(op) && isOverPipeline(&op)) {
-      auto collective = cast<CollectiveOpInterface>(op);
-      if (collective.getAxesAttr().size() != 1)
+    if (isPipelineMessage(&op)) {
+      if (cast<CollectiveOpInterface>(op).getAxesAttr().size() != 1)
         return op.emitError("a send or receive between pipeline ranks is "
                             "over [pp] alone");
-      auto offset = static_cast<int64_t>(isa<SendOp>(op)
-                                             ? cast<SendOp>(op).getOffset()
-                                             : cast<RecvOp>(op).getOffset());
-      // Reduced first: rank + offset may not fit in int64.
-      int64_t peer = ((offset % stages + stages) % stages + rank) % stages;
-      program.messages.push_back({&op, peer, isa<SendOp>(op)});
+      program.messages.push_back(
+          {&op, getPipelinePeer(&op, rank, stages), isa<SendOp>(op)});
       Message *message = &program.messages.back();
       open.push_back(message);
       auto async = cast<AsyncOpInterface>(op);
@@ -159,48 +154,18 @@ static LogicalResult readProgram(RankProgram &program, int64_t rank,
 }
 
 LogicalResult ddp::verifyPipelineOrder(ModuleOp module, uint64_t &numPairs) {
-  std::map<int64_t, func::FuncOp> byRank;
-  for (auto func : module.getOps<func::FuncOp>()) {
-    std::optional<int64_t> stage = getPipelineStage(func);
-    if (!stage)
-      continue;
-    if (func.isExternal())
-      return func.emitError("pipeline rank ")
-             << *stage << "'s program has no body";
-    auto [it, inserted] = byRank.insert({*stage, func});
-    if (!inserted) {
-      InFlightDiagnostic diag = func.emitError("a second program for pipeline "
-                                               "rank ")
-                                << *stage;
-      diag.attachNote(it->second.getLoc()) << "the first";
-      return diag;
-    }
-  }
-  if (byRank.empty())
+  FailureOr<std::optional<PipelinePrograms>> found =
+      getPipelinePrograms(module);
+  if (failed(found))
+    return failure();
+  if (!*found)
     return success();
-
-  func::FuncOp first = byRank.begin()->second;
-  MeshOp mesh;
-  for (auto candidate : module.getOps<MeshOp>())
-    if (candidate.getAxisSize("pp") > 0)
-      mesh = candidate;
-  if (!mesh)
-    return first.emitError("pipeline stage programs need a mesh with a pp "
-                           "axis");
-  int64_t stages = mesh.getAxisSize("pp");
-  for (int64_t rank = 0; rank < stages; ++rank)
-    if (!byRank.count(rank))
-      return first.emitError("the mesh has ")
-             << stages << " pipeline ranks, but no program for rank " << rank
-             << "; every rank needs one (ddp-pipeline-stages makes them)";
-  if (byRank.rbegin()->first >= stages)
-    return byRank.rbegin()->second.emitError("pipeline rank ")
-           << byRank.rbegin()->first << " is outside the mesh's pp axis of "
-           << stages;
+  int64_t stages = (*found)->stages;
+  func::FuncOp first = (*found)->byRank.front();
 
   std::vector<RankProgram> programs(stages);
   for (int64_t rank = 0; rank < stages; ++rank) {
-    programs[rank].func = byRank[rank];
+    programs[rank].func = (*found)->byRank[rank];
     if (failed(readProgram(programs[rank], rank, stages)))
       return failure();
   }
