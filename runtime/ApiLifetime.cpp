@@ -36,7 +36,8 @@ static Status initialize(ddprt_context &context, const char *mesh,
     context.trace.enable();
   }
   BackendEnv env{context.mpi, context.trace, *context.watchdog,
-                 (flags & DDPRT_FLAG_DETERMINISTIC_REDUCTIONS) != 0};
+                 (flags & DDPRT_FLAG_DETERMINISTIC_REDUCTIONS) != 0,
+                 (flags & DDPRT_FLAG_FIXED_ORDER_GEMM) != 0};
   std::string noDevice;
   bool useCuda =
       backend == DDPRT_BACKEND_CUDA ||
@@ -79,7 +80,8 @@ extern "C" ddprt_status ddprt_init(int32_t abiVersion, const char *mesh,
                           "; rebuild the program (or the compiler that "
                           "generated it) against this library's ddprt.h"));
   const int32_t knownFlags =
-      DDPRT_FLAG_RETURN_ERRORS | DDPRT_FLAG_DETERMINISTIC_REDUCTIONS;
+      DDPRT_FLAG_RETURN_ERRORS | DDPRT_FLAG_DETERMINISTIC_REDUCTIONS |
+      DDPRT_FLAG_FIXED_ORDER_GEMM;
   if (flags & ~knownFlags)
     return fail(invalid("ddprt_init", concat("unknown flags 0x", std::hex,
                                              flags & ~knownFlags)));

@@ -99,6 +99,8 @@ struct BackendEnv {
   Watchdog &watchdog;
   /// DDPRT_FLAG_DETERMINISTIC_REDUCTIONS.
   bool deterministicReductions = false;
+  /// DDPRT_FLAG_FIXED_ORDER_GEMM.
+  bool fixedOrderGemm = false;
 };
 
 class Backend {

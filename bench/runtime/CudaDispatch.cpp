@@ -166,6 +166,13 @@ int main(int argc, char **argv) {
   std::printf("%-40s %12.2f %12.2f %12.2f\n",
               "all_reduce 1024 f32 async + wait", directReduce, runtimeReduce,
               runtimeReduce - directReduce);
+  // One line per measurement for utils/gpu-check.sh's table.
+  std::printf("row|gemm 64x64x64 f32, eager|%.2f us per op through ddprt, "
+              "%.2f us direct\n",
+              runtimeGemm, directGemm);
+  std::printf("row|all_reduce 1024 f32 + wait, eager|%.2f us per op through "
+              "ddprt, %.2f us direct\n",
+              runtimeReduce, directReduce);
 
   cudaEventDestroy(ready);
   cudaEventDestroy(done);

@@ -186,3 +186,85 @@ cudaError_t cuda::adam(void *param, DType paramType, const void *grad,
     });
   });
 }
+
+//===----------------------------------------------------------------------===//
+// GEMM in the CPU backend's order (cpu/FixedOrderGemm.h)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+// A block computes a 64 x 64 tile of the result, each of its 16 x 16
+// threads a 4 x 4 patch, from 16-deep slices of the operands staged in
+// shared memory. The staging only decides which elements are computed
+// together: every element is still one fma chain over k = 0, 1, ..., K-1
+// from 0, as on the CPU. The last slice stops at K (no zero padding in k,
+// which would turn an accumulated -0 into +0).
+constexpr int gemmTile = 64, gemmDepth = 16, gemmThreads = 16,
+              gemmPatch = gemmTile / gemmThreads;
+
+template <typename T, typename Acc>
+__global__ void fixedOrderGemmKernel(bool transposeLhs, bool transposeRhs,
+                                     int64_t m, int64_t n, int64_t k,
+                                     const T *lhs, const T *rhs, T *result) {
+  __shared__ Acc a[gemmDepth][gemmTile], b[gemmDepth][gemmTile];
+  int64_t row0 = int64_t(blockIdx.y) * gemmTile,
+          col0 = int64_t(blockIdx.x) * gemmTile;
+  int tx = threadIdx.x, ty = threadIdx.y, thread = ty * gemmThreads + tx;
+  Acc acc[gemmPatch][gemmPatch];
+  for (int r = 0; r < gemmPatch; ++r)
+    for (int c = 0; c < gemmPatch; ++c)
+      acc[r][c] = Acc(0);
+  for (int64_t k0 = 0; k0 < k; k0 += gemmDepth) {
+    int depth = int(k - k0 < gemmDepth ? k - k0 : gemmDepth);
+    for (int e = thread; e < gemmDepth * gemmTile;
+         e += gemmThreads * gemmThreads) {
+      int kk = e / gemmTile, i = e % gemmTile;
+      int64_t row = row0 + i, col = col0 + i, depthIndex = k0 + kk;
+      bool inDepth = kk < depth;
+      a[kk][i] = inDepth && row < m
+                     ? loadAs<Acc>(transposeLhs ? lhs[depthIndex * m + row]
+                                                : lhs[row * k + depthIndex])
+                     : Acc(0);
+      b[kk][i] = inDepth && col < n
+                     ? loadAs<Acc>(transposeRhs ? rhs[col * k + depthIndex]
+                                                : rhs[depthIndex * n + col])
+                     : Acc(0);
+    }
+    __syncthreads();
+    for (int kk = 0; kk < depth; ++kk)
+      for (int r = 0; r < gemmPatch; ++r)
+        for (int c = 0; c < gemmPatch; ++c)
+          acc[r][c] = fma(a[kk][ty + r * gemmThreads],
+                          b[kk][tx + c * gemmThreads], acc[r][c]);
+    __syncthreads();
+  }
+  for (int r = 0; r < gemmPatch; ++r)
+    for (int c = 0; c < gemmPatch; ++c) {
+      int64_t row = row0 + ty + r * gemmThreads,
+              col = col0 + tx + c * gemmThreads;
+      if (row < m && col < n)
+        result[row * n + col] = storeAs<T>(acc[r][c]);
+    }
+}
+
+} // namespace
+
+cudaError_t cuda::fixedOrderGemm(bool transposeLhs, bool transposeRhs,
+                                 int64_t m, int64_t n, int64_t k,
+                                 const void *lhs, const void *rhs, void *result,
+                                 DType dtype, cudaStream_t stream) {
+  int64_t rowBlocks = (m + gemmTile - 1) / gemmTile,
+          columnBlocks = (n + gemmTile - 1) / gemmTile;
+  if (rowBlocks > 65535 || columnBlocks > INT32_MAX)
+    return cudaErrorInvalidConfiguration;
+  dim3 grid{unsigned(columnBlocks), unsigned(rowBlocks)};
+  dim3 block{gemmThreads, gemmThreads};
+  return dispatchDType(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = typename ElementTraits<T>::Acc;
+    fixedOrderGemmKernel<T, Acc><<<grid, block, 0, stream>>>(
+        transposeLhs, transposeRhs, m, n, k, typed<T>(lhs), typed<T>(rhs),
+        typed<T>(result));
+    return cudaGetLastError();
+  });
+}

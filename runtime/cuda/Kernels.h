@@ -40,6 +40,15 @@ cudaError_t adam(void *param, DType paramType, const void *grad, DType gradType,
                  float *moments, int64_t numel, const AdamScalars &scalars,
                  cudaStream_t stream);
 
+/// result (m x n, row-major) = op(lhs) op(rhs) with every element one fma
+/// chain in ascending k, as cpu/FixedOrderGemm.h computes it (16-bit
+/// operands in f32, one rounding of the result): bitwise the CPU backend's
+/// GEMM, at a fraction of cuBLAS's speed (DDPRT_FLAG_FIXED_ORDER_GEMM).
+cudaError_t fixedOrderGemm(bool transposeLhs, bool transposeRhs, int64_t m,
+                           int64_t n, int64_t k, const void *lhs,
+                           const void *rhs, void *result, DType dtype,
+                           cudaStream_t stream);
+
 } // namespace ddprt::cuda
 
 #endif // DDPRT_CUDA_KERNELS_H

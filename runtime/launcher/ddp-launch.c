@@ -11,7 +11,9 @@
  * Options: --backend=cpu|cuda|auto (default cpu), --steps=N (default 3),
  * --seed=S (default 1), --trace=FILE, --timeout=SECONDS,
  * --dump-params=FILE (every parameter after the last step, in the format of
- * `ddp-run --dump-params`, so that the two compare with cmp).
+ * `ddp-run --dump-params`, so that the two compare with cmp),
+ * --gemm=cublas|fixed-order (default cublas: the CUDA backend's GEMMs by
+ * cuBLAS, or in the CPU backend's order, bitwise equal to it).
  *
  *===----------------------------------------------------------------------===*/
 
@@ -41,7 +43,8 @@ static void usage(const char *program, const char *bad) {
   fprintf(stderr,
           "ddp-launch: error: unknown argument '%s'\n"
           "usage: %s [--backend=cpu|cuda|auto] [--steps=N] [--seed=S] "
-          "[--trace=FILE] [--timeout=SECONDS] [--dump-params=FILE]\n",
+          "[--trace=FILE] [--timeout=SECONDS] [--dump-params=FILE] "
+          "[--gemm=cublas|fixed-order]\n",
           bad, program);
   exit(2);
 }
@@ -169,6 +172,7 @@ int main(int argc, char **argv) {
   long timeoutSeconds = 0;
   const char *tracePath = NULL;
   const char *dumpPath = NULL;
+  int32_t flags = DDPRT_FLAG_RETURN_ERRORS;
   for (int i = 1; i < argc; ++i) {
     const char *value;
     if ((value = option(argv[i], "--backend"))) {
@@ -202,13 +206,20 @@ int main(int argc, char **argv) {
       tracePath = value;
     } else if ((value = option(argv[i], "--dump-params"))) {
       dumpPath = value;
+    } else if ((value = option(argv[i], "--gemm"))) {
+      if (strcmp(value, "fixed-order") == 0)
+        flags |= DDPRT_FLAG_FIXED_ORDER_GEMM;
+      else if (strcmp(value, "cublas") == 0)
+        flags &= ~DDPRT_FLAG_FIXED_ORDER_GEMM;
+      else
+        usage(argv[0], argv[i]);
     } else {
       usage(argv[0], argv[i]);
     }
   }
 
   ddprt_context *context = NULL;
-  if (ddp_program_init(backend, DDPRT_FLAG_RETURN_ERRORS,
+  if (ddp_program_init(backend, flags,
                        (int32_t)(timeoutSeconds * 1000), tracePath,
                        &context) != DDPRT_OK) {
     fprintf(stderr, "ddp-launch: error: cannot start the runtime: %s\n",

@@ -439,6 +439,11 @@ int main(int argc, char **argv) {
   int32_t flags = DDPRT_FLAG_RETURN_ERRORS;
   if (deterministicReductions)
     flags |= DDPRT_FLAG_DETERMINISTIC_REDUCTIONS;
+  // A GEMM split into row chunks (ddp-overlap-tp-comm) equals the whole
+  // only when every element has one order of summation, which cuBLAS does
+  // not promise; the CPU backend's GEMM always has it.
+  if (verify)
+    flags |= DDPRT_FLAG_FIXED_ORDER_GEMM;
 
   // The first program starts the runtime with the ABI version and the mesh
   // it was compiled with; the others share the context.

@@ -109,16 +109,80 @@ TEST_F(CudaTest, GemmsEqualTheCpuResult) {
   }
 }
 
+/// Values with all their mantissa bits in use, in [-2, 2): sums of their
+/// products round, so only one order of summation gives the CPU's bits.
+std::vector<double> fractions(int64_t numel, uint32_t salt) {
+  std::vector<double> values(static_cast<size_t>(numel));
+  uint32_t state = salt * 2654435761u + 1;
+  for (double &value : values) {
+    state = state * 1664525u + 1013904223u;
+    value = double(state >> 8) / double(1u << 22) - 2.0;
+  }
+  return values;
+}
+
+TEST_F(CudaTest, FixedOrderGemmsEqualTheCpuResultOnFractions) {
+  // The same GPU, now with GEMMs in the CPU backend's order.
+  ASSERT_EQ(ddprt_finalize(gpu), DDPRT_OK) << ddprt_last_error(nullptr);
+  gpu = nullptr;
+  ASSERT_EQ(ddprt_init(DDPRT_ABI_VERSION, "dp=1", DDPRT_BACKEND_CUDA,
+                       DDPRT_FLAG_RETURN_ERRORS | DDPRT_FLAG_FIXED_ORDER_GEMM,
+                       20000, nullptr, &gpu),
+            DDPRT_OK)
+      << ddprt_last_error(nullptr);
+  // One tile and a partial k slice; several tiles each way with k not a
+  // multiple of the slice; one term; a shape as wide as a real layer's.
+  const int64_t shapes[][3] = {
+      {67, 45, 129}, {130, 200, 300}, {5, 3, 1}, {96, 1024, 513}};
+  for (const auto &shape : shapes) {
+    int64_t m = shape[0], n = shape[1], k = shape[2];
+    for (int32_t dtype : allDTypes) {
+      for (int transposeLhs = 0; transposeLhs < 2; ++transposeLhs) {
+        for (int transposeRhs = 0; transposeRhs < 2; ++transposeRhs) {
+          SCOPED_TRACE(std::string(dtypeLabel(dtype)) + " " +
+                       std::to_string(m) + "x" + std::to_string(n) + "x" +
+                       std::to_string(k) + " lhsT=" +
+                       std::to_string(transposeLhs) +
+                       " rhsT=" + std::to_string(transposeRhs));
+          std::vector<char> results[2];
+          ddprt_context *contexts[2] = {cpu, gpu};
+          for (int which = 0; which < 2; ++which) {
+            ddprt_context *context = contexts[which];
+            void *lhs = put(context, dtype, fractions(m * k, 1));
+            void *rhs = put(context, dtype, fractions(k * n, 2));
+            void *out = nullptr;
+            DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, m * n, &out));
+            DDPRT_EXPECT_OK(context, ddprt_gemm(context, dtype, transposeLhs,
+                                                transposeRhs, m, n, k, lhs, rhs,
+                                                out, nullptr));
+            results[which] = get(context, out, m * n * dtypeSize(dtype));
+            for (void *buffer : {lhs, rhs, out})
+              DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+          }
+          EXPECT_TRUE(results[0] == results[1]);
+        }
+      }
+    }
+  }
+}
+
 TEST_F(CudaTest, ElementwiseOpsAndOptimizersEqualTheCpuResult) {
   const int64_t numel = 1000;
+  // Integers, then values whose every operation rounds.
+  for (bool useFractions : {false, true})
   for (int32_t dtype : allDTypes) {
-    SCOPED_TRACE(dtypeLabel(dtype));
+    SCOPED_TRACE(std::string(dtypeLabel(dtype)) +
+                 (useFractions ? " fractions" : " integers"));
+    auto values = [&](int64_t count, int salt) {
+      return useFractions ? fractions(count, uint32_t(salt))
+                          : integers(count, salt);
+    };
     std::vector<char> outputs[2];
     ddprt_context *contexts[2] = {cpu, gpu};
     for (int which = 0; which < 2; ++which) {
       ddprt_context *context = contexts[which];
-      void *a = put(context, dtype, integers(numel, 3));
-      void *b = put(context, DDPRT_DTYPE_BF16, integers(77, 4));
+      void *a = put(context, dtype, values(numel, 3));
+      void *b = put(context, DDPRT_DTYPE_BF16, values(77, 4));
       void *r = nullptr, *c = nullptr;
       DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, numel, &r));
       DDPRT_ASSERT_OK(context,
@@ -134,7 +198,8 @@ TEST_F(CudaTest, ElementwiseOpsAndOptimizersEqualTheCpuResult) {
       DDPRT_EXPECT_OK(context,
                       ddprt_cast(context, dtype, r, DDPRT_DTYPE_F16, c, numel));
       int32_t param = -1;
-      std::string name = std::string("w.") + dtypeLabel(dtype);
+      std::string name = std::string(useFractions ? "f." : "w.") +
+                         dtypeLabel(dtype);
       DDPRT_EXPECT_OK(context, ddprt_param_register(context, name.c_str(),
                                                     dtype, numel, 42, &param));
       DDPRT_EXPECT_OK(context, ddprt_sgd(context, param, dtype, a, 0.01));

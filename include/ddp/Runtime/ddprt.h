@@ -100,6 +100,14 @@ typedef int32_t ddprt_status;
  * ring, so it is for verification (ddp-run --verify), not speed. CPU
  * backend only. */
 #define DDPRT_FLAG_DETERMINISTIC_REDUCTIONS 0x2
+/* GEMMs on the CUDA backend in the CPU backend's order: every element of
+ * the result one fused multiply-add chain over k = 0, 1, ..., K-1 (16-bit
+ * operands in f32, rounded once), so that the two backends' GEMMs agree
+ * bitwise. Without it the CUDA backend calls cuBLAS, whose order of
+ * summation depends on the shape and the GPU. For verification (ddp-run
+ * --verify, ddp-launch --gemm=fixed-order), not speed. The CPU backend
+ * always computes in this order. */
+#define DDPRT_FLAG_FIXED_ORDER_GEMM 0x4
 
 /*===----------------------------------------------------------------------===*
  * Types crossing the boundary

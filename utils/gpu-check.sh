@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# The GPU check (issue 32), in one command, on a machine with a GPU, CUDA,
+# NCCL, MPI, CMake and Ninja but no MLIR and no GoogleTest. Its input is the
+# folder utils/gpu-prepare.sh fills where MLIR is (steps compiled ahead of
+# time, the prediction, Debian's GoogleTest package).
+#
+#   utils/gpu-check.sh [PREPARED_DIR] [LOG_DIR]    # defaults: .gpu, $OUT or /tmp/gpu-check
+#
+# Builds libddprt, its tests and the launcher (cmake -S runtime), then runs
+#   1. the runtime's CUDA test suite and its unit tests;
+#   2. every prepared step on the CUDA and on the CPU backend for 1, 2 and 5
+#      steps, comparing the parameters bitwise (GEMMs in the fixed order,
+#      --gemm=fixed-order, and with cuBLAS, where only a difference is shown);
+#   3. llama2-7b (2 layers) measured against the simulator's prediction, for
+#      the step and for each category of op;
+#   4. the dispatch benchmark, eager and as one CUDA graph.
+# and prints one table. Exit status 1 when a check fails.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+prepared=$(cd "${1:-.gpu}" && pwd)
+logs=${2:-${OUT:-/tmp/gpu-check}}
+mkdir -p "$logs"
+logs=$(cd "$logs" && pwd)
+rt=${DDP_GPU_BUILD:-/tmp/ddp-gpu-runtime}
+mpirun=(mpirun -np 1 --allow-run-as-root --oversubscribe --bind-to none)
+rows=()
+failed=0
+row() { # check, result (pass/FAIL/info), detail
+  rows+=("$(printf '| %-44s | %-4s | %s |' "$1" "$2" "$3")")
+  echo "== $1: $2 $3"
+  [[ $2 == FAIL ]] && failed=1
+  return 0
+}
+SECONDS=0
+
+gpu=$(nvidia-smi --query-gpu=name,driver_version,memory.total \
+  --format=csv,noheader 2>&1 | head -1)
+echo "device: $gpu"
+
+# GoogleTest, unpacked from Debian's package (headers, static libraries and
+# its CMake package).
+gtest=/tmp/ddp-gtest
+rm -rf "$gtest" && mkdir -p "$gtest"
+for deb in "$prepared"/*.deb; do dpkg -x "$deb" "$gtest"; done
+gtest_dir=$(dirname "$(find "$gtest" -name GTestConfig.cmake | head -1)")
+
+if cmake -S runtime -B "$rt" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+     -DCMAKE_CUDA_ARCHITECTURES=90 -DGTest_DIR="$gtest_dir" \
+     >"$logs/cmake.log" 2>&1 &&
+   ninja -C "$rt" >"$logs/build.log" 2>&1; then
+  row "build (cmake -S runtime)" pass "${SECONDS} s, $(grep -o 'CUDA backend [a-z]*' "$logs/cmake.log")"
+else
+  row "build (cmake -S runtime)" FAIL "see build.log"
+  tail -30 "$logs/cmake.log" "$logs/build.log"
+  exit 1
+fi
+
+# 1. The CUDA test suite.
+start=$SECONDS
+if ctest --test-dir "$rt" -R '^ddprt-(cuda|unit)$' --output-on-failure \
+     >"$logs/ctest.log" 2>&1; then
+  row "runtime tests (ddprt-cuda, ddprt-unit)" pass \
+    "$(grep -E -o '[0-9]+ tests? from [0-9]+ test suites? ran' "$logs/ctest.log" | tr '\n' ';') $((SECONDS - start)) s"
+else
+  row "runtime tests (ddprt-cuda, ddprt-unit)" FAIL "$(grep -E '^\[  FAILED  \]' "$logs/ctest.log" | head -5 | tr '\n' ';')"
+  tail -60 "$logs/ctest.log"
+fi
+
+# 2. CUDA against CPU, bitwise, on the prepared steps.
+link() {
+  cc -o "$rt/$1" "$prepared/$1.o" "$rt/launcher/libddp_launch.a" -L"$rt" \
+    -lddprt -Wl,-rpath,"$rt"
+}
+for step in tiny tiny-moe mixed; do
+  link "$step" || { row "link $step" FAIL ""; continue; }
+  for steps in 1 2 5; do
+    "${mpirun[@]}" "$rt/$step" --backend=cpu --steps=$steps \
+      --dump-params="$logs/$step.$steps.cpu.txt" >>"$logs/bitwise.log" 2>&1
+    for gemm in fixed-order cublas; do
+      name="bitwise $step, $steps steps, gemm=$gemm"
+      if ! "${mpirun[@]}" "$rt/$step" --backend=cuda --steps=$steps \
+           --gemm=$gemm --dump-params="$logs/$step.$steps.$gemm.txt" \
+           >>"$logs/bitwise.log" 2>&1; then
+        row "$name" FAIL "the run failed (bitwise.log)"
+        continue
+      fi
+      diff=$(python3 utils/gpu/compare_dumps.py "$logs/$step.$steps.cpu.txt" \
+        "$logs/$step.$steps.$gemm.txt")
+      if [[ $diff == equal* ]]; then
+        row "$name" pass "$diff"
+      elif [[ $gemm == cublas ]]; then
+        row "$name" info "$diff"
+      else
+        row "$name" FAIL "$diff"
+      fi
+    done
+  done
+  rm -f "$logs"/"$step".*.txt
+done
+
+# 3. llama2-7b, 2 layers: measured against predicted.
+if link llama; then
+  "${mpirun[@]}" "$rt/llama" --backend=cuda --steps=6 >"$logs/llama.log" 2>&1
+  measured=$(grep -o 'step [3-6]: [0-9.]* ms' "$logs/llama.log" |
+    awk '{print $3}' | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
+  predicted=$(grep -o 'step time *[0-9.]* ms' "$prepared/llama.predicted.txt" | awk '{print $3}')
+  ratio=$(awk -v m="$measured" -v p="$predicted" 'BEGIN {printf "%.3f", m / p}')
+  verdict=$(awk -v r="$ratio" 'BEGIN {print (r >= 0.9 && r <= 1.1) ? "pass" : "FAIL"}')
+  row "llama2-7b 2 layers: step (median of 3-6)" "$verdict" \
+    "measured $measured ms, predicted $predicted ms, ratio $ratio"
+  "${mpirun[@]}" "$rt/llama" --backend=cuda --steps=3 \
+    --trace="$logs/llama.trace.json" >>"$logs/llama.log" 2>&1
+  python3 utils/gpu/trace_categories.py "$logs/llama.trace.json" \
+    "$prepared/llama.predicted.json" --json "$logs/llama.categories.json" \
+    >"$logs/llama.categories.txt" 2>&1
+  cat "$logs/llama.categories.txt"
+  while read -r cat ops m p r; do
+    verdict=$(awk -v r="$r" 'BEGIN {print (r >= 0.9 && r <= 1.1) ? "pass" : "FAIL"}')
+    row "llama2-7b 2 layers: $cat" "$verdict" "$ops ops, measured $m ms, predicted $p ms, ratio $r"
+  done < <(python3 -c '
+import json, sys
+for r in json.load(open(sys.argv[1]))["rows"]:
+    if r["predicted_ms"] > 0:
+        print(r["category"].replace(" ", "-"), r["ops"], "%.3f" % r["measured_ms"], "%.3f" % r["predicted_ms"], "%.2f" % r["ratio"])
+' "$logs/llama.categories.json")
+else
+  row "link llama" FAIL ""
+fi
+
+# 4. Dispatch: host time per op, eager and replayed as a CUDA graph.
+if "${mpirun[@]}" "$rt/bench/ddprt-bench-cuda-dispatch" >"$logs/dispatch.log" 2>&1; then
+  cat "$logs/dispatch.log"
+  while read -r line; do row "dispatch: ${line%%|*}" info "${line#*|}"; done < \
+    <(grep '^row|' "$logs/dispatch.log" | cut -d'|' -f2-)
+else
+  row "dispatch benchmark" FAIL "$(tail -3 "$logs/dispatch.log" | tr '\n' ' ')"
+fi
+
+echo
+echo "ddp GPU check, $(date -u +%Y-%m-%d), $gpu, ${SECONDS} s"
+echo
+echo "| check | result | detail |"
+echo "|---|---|---|"
+printf '%s\n' "${rows[@]}"
+printf '%s\n' "${rows[@]}" >"$logs/table.md"
+exit $failed

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Measured against predicted, by category of op: the busy time of each
+category in the last step of a measured Chrome trace (ddp-launch --trace)
+next to the simulator's trace of one step (ddp-simulate trace=...).
+
+    utils/gpu/trace_categories.py MEASURED.json PREDICTED.json [--json OUT]
+
+The last step of the measured trace starts at the last occurrence of the
+predicted step's first op. Categories: GEMMs (names "gemm ..."), attention
+(its forward and backward), optimizer (adam, sgd and the casts of the main
+copies), the other compute (memory-bound kernels), collectives; the
+runtime's waits are shown but have no prediction.
+"""
+import argparse
+import json
+
+
+def events(path):
+    with open(path) as trace:
+        data = json.load(trace)
+    events = data["traceEvents"] if isinstance(data, dict) else data
+    return [e for e in events if e.get("ph") == "X"]
+
+
+def category(event):
+    name, cat = event["name"], event.get("cat", "")
+    if cat == "comm":
+        return "collectives"
+    if cat == "wait":
+        return "waits"
+    if name.startswith("gemm"):
+        return "gemm"
+    if name.startswith("attention"):
+        return "attention"
+    if name in ("adam", "sgd", "cast"):
+        return "optimizer"
+    return "other compute"
+
+
+def sums(selected):
+    totals = {}
+    for event in selected:
+        key = category(event)
+        time, count = totals.get(key, (0.0, 0))
+        totals[key] = (time + event["dur"] / 1e3, count + 1)
+    return totals
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("measured")
+    parser.add_argument("predicted")
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    predicted = sorted(events(args.predicted), key=lambda e: e["ts"])
+    first = predicted[0]["name"]
+    measured = events(args.measured)
+    starts = [e["ts"] for e in measured if e["name"] == first and
+              e.get("tid", 0) == 0]
+    if not starts:
+        raise SystemExit(f"no '{first}' in {args.measured}")
+    last = [e for e in measured if e["ts"] >= max(starts)]
+    got, want = sums(last), sums(predicted)
+    rows = []
+    print(f"{'category':<14} {'ops':>5} {'measured ms':>12} "
+          f"{'predicted ms':>13} {'measured/predicted':>19}")
+    for key in ("gemm", "attention", "other compute", "optimizer",
+                "collectives", "waits"):
+        m, count = got.get(key, (0.0, 0))
+        p, _ = want.get(key, (0.0, 0))
+        ratio = m / p if p else float("nan")
+        rows.append({"category": key, "ops": count, "measured_ms": m,
+                     "predicted_ms": p, "ratio": ratio})
+        if count or p:
+            print(f"{key:<14} {count:>5} {m:>12.3f} {p:>13.3f} {ratio:>19.2f}")
+    span = (max(e["ts"] + e["dur"] for e in last) - max(starts)) / 1e3
+    end = max(e["ts"] + e["dur"] for e in predicted) / 1e3
+    print(f"{'step (span)':<14} {len(last):>5} {span:>12.3f} {end:>13.3f} "
+          f"{span / end:>19.2f}")
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump({"rows": rows, "step_ms": span, "predicted_ms": end},
+                      out, indent=1)
+
+
+if __name__ == "__main__":
+    main()
