@@ -51,6 +51,9 @@ def main():
     parser.add_argument("measured")
     parser.add_argument("predicted")
     parser.add_argument("--json")
+    parser.add_argument("--rows", action="store_true",
+                        help="also print 'row|category|ops|measured|"
+                             "predicted|ratio' lines")
     args = parser.parse_args()
     predicted = sorted(events(args.predicted), key=lambda e: e["ts"])
     first = predicted[0]["name"]
@@ -77,6 +80,11 @@ def main():
     end = max(e["ts"] + e["dur"] for e in predicted) / 1e3
     print(f"{'step (span)':<14} {len(last):>5} {span:>12.3f} {end:>13.3f} "
           f"{span / end:>19.2f}")
+    if args.rows:
+        for r in rows:
+            if r["predicted_ms"] > 0:
+                print(f"row|{r['category']}|{r['ops']}|{r['measured_ms']:.3f}|"
+                      f"{r['predicted_ms']:.3f}|{r['ratio']:.2f}")
     if args.json:
         with open(args.json, "w") as out:
             json.dump({"rows": rows, "step_ms": span, "predicted_ms": end},
