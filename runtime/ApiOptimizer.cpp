@@ -28,21 +28,6 @@ static Status checkAdamHyperparameters(const char *entry, double lr,
   return Status::ok();
 }
 
-/// The scalars of Adam step `step` (counted from 1), on the host in f64.
-static AdamScalars getAdamScalars(int64_t step, double lr, double beta1,
-                                  double beta2, double eps) {
-  AdamScalars scalars;
-  scalars.beta1 = float(beta1);
-  scalars.oneMinusBeta1 = float(1.0 - beta1);
-  scalars.beta2 = float(beta2);
-  scalars.oneMinusBeta2 = float(1.0 - beta2);
-  scalars.stepSize = float(lr / (1.0 - std::pow(beta1, double(step))));
-  scalars.biasCorrection2Sqrt =
-      float(std::sqrt(1.0 - std::pow(beta2, double(step))));
-  scalars.eps = float(eps);
-  return scalars;
-}
-
 /// Applies `update` (an optimizer kernel on a parameter tensor) to the
 /// `numel` parameter values at `values`, leaving the updated values at
 /// `result` (which may be `values`). A 16-bit parameter is updated through
@@ -50,16 +35,21 @@ static AdamScalars getAdamScalars(int64_t step, double lr, double beta1,
 /// `result` receives the main copy rounded (Megatron's mixed-precision
 /// optimizer); an f32 or f64 parameter is its own main copy and is updated
 /// in `result`.
+///
+/// `update(target, rounded)` gets the 16-bit result to write the rounded
+/// main copy to (else null); it returns whether it did, so that an update
+/// that rounds in the same pass saves the separate cast.
 template <typename Update>
 static Status updateParam(ddprt_context *context, const void *values,
                           DType dtype, int64_t numel, float *&main,
                           void *result, Update update) {
   Backend &backend = *context->backend;
+  bool rounded = false;
   if (!is16Bit(dtype)) {
     if (result != values)
       DDPRT_RETURN_IF_ERROR(
           backend.copy(result, values, numel * elementSize(dtype)));
-    return update(Tensor{result, dtype, numel});
+    return update(Tensor{result, dtype, numel}, nullptr, rounded);
   }
   if (!main) {
     void *allocated = nullptr;
@@ -70,8 +60,9 @@ static Status updateParam(ddprt_context *context, const void *values,
         Tensor{const_cast<void *>(values), dtype, numel}, DType::F32, main));
   }
   Tensor mainTensor{main, DType::F32, numel};
-  DDPRT_RETURN_IF_ERROR(update(mainTensor));
-  return backend.cast(mainTensor, dtype, result);
+  Tensor resultTensor{result, dtype, numel};
+  DDPRT_RETURN_IF_ERROR(update(mainTensor, &resultTensor, rounded));
+  return rounded ? Status::ok() : backend.cast(mainTensor, dtype, result);
 }
 
 /// Adam's two f32 moments per element (m, then v), allocated by the
@@ -112,7 +103,7 @@ extern "C" ddprt_status ddprt_sgd(ddprt_context *context, int32_t param,
   Tensor gradient{const_cast<void *>(grad), DType(gradDtype), entry.numel};
   return context->report(updateParam(
       context, entry.data, entry.dtype, entry.numel, entry.main, entry.data,
-      [&](const Tensor &target) {
+      [&](const Tensor &target, const Tensor *, bool &) {
         return context->backend->sgd(target, gradient, lr);
       }));
 }
@@ -131,14 +122,16 @@ extern "C" ddprt_status ddprt_adam(ddprt_context *context, int32_t param,
     return DDPRT_OK;
   DDPRT_REPORT_IF_ERROR(
       context, allocateMoments(context, entry.numel, entry.moments));
-  AdamScalars scalars =
-      getAdamScalars(++entry.adamSteps, lr, beta1, beta2, eps);
+  ++entry.adamSteps;
+  AdamHyper hyper{lr, beta1, beta2, eps};
+  AdamScalars scalars = advanceAdam(hyper, entry.adamPowers);
   Tensor gradient{const_cast<void *>(grad), DType(gradDtype), entry.numel};
   return context->report(updateParam(
       context, entry.data, entry.dtype, entry.numel, entry.main, entry.data,
-      [&](const Tensor &target) {
-        return context->backend->adam(target, gradient, entry.moments,
-                                      scalars);
+      [&](const Tensor &target, const Tensor *rounded, bool &didRound) {
+        didRound = rounded != nullptr;
+        return context->backend->adam(target, gradient, entry.moments, hyper,
+                                      scalars, rounded);
       }));
 }
 
@@ -245,7 +238,7 @@ extern "C" ddprt_status ddprt_shard_sgd(ddprt_context *context, int32_t group,
   return context->report(updateParam(
       context, getSliceValues(target, slice), target.dtype, slice.numel,
       target.shardMain, getShardView(paramShard, target.dtype, slice).data,
-      [&](const Tensor &shard) {
+      [&](const Tensor &shard, const Tensor *, bool &) {
         return context->backend->sgd(shard, gradient, lr);
       }));
 }
@@ -269,16 +262,18 @@ ddprt_shard_adam(ddprt_context *context, int32_t group, int32_t param,
   DDPRT_REPORT_IF_ERROR(context, checkShardState(__func__, target, slice));
   DDPRT_REPORT_IF_ERROR(
       context, allocateMoments(context, slice.numel, target.shardMoments));
-  AdamScalars scalars =
-      getAdamScalars(++target.shardAdamSteps, lr, beta1, beta2, eps);
+  ++target.shardAdamSteps;
+  AdamHyper hyper{lr, beta1, beta2, eps};
+  AdamScalars scalars = advanceAdam(hyper, target.shardAdamPowers);
   Tensor gradient =
       getShardView(const_cast<void *>(gradShard), DType(gradDtype), slice);
   return context->report(updateParam(
       context, getSliceValues(target, slice), target.dtype, slice.numel,
       target.shardMain, getShardView(paramShard, target.dtype, slice).data,
-      [&](const Tensor &shard) {
+      [&](const Tensor &shard, const Tensor *rounded, bool &didRound) {
+        didRound = rounded != nullptr;
         return context->backend->adam(shard, gradient, target.shardMoments,
-                                      scalars);
+                                      hyper, scalars, rounded);
       }));
 }
 

@@ -136,9 +136,16 @@ public:
   virtual Status findNonFinite(const Tensor &tensor, int64_t &index,
                                double &value) = 0;
   virtual Status sgd(const Tensor &param, const Tensor &grad, double lr) = 0;
-  /// `moments` holds m then v, 2 * param.numel floats.
+  /// One Adam step. `moments` holds m then v, 2 * param.numel floats.
+  /// `scalars` are this step's, from the powers the runtime keeps on the
+  /// host; a backend may keep its own copy of the powers and advance it with
+  /// `hyper` (ElementOps.h, advanceAdam), to the same bits: the CUDA backend
+  /// does so on the device, so that a step replayed as a CUDA graph takes
+  /// each replay's step. `rounded`, if not null, is a 16-bit parameter that
+  /// receives `param` (its f32 main copy) rounded.
   virtual Status adam(const Tensor &param, const Tensor &grad, float *moments,
-                      const AdamScalars &scalars) = 0;
+                      const AdamHyper &hyper, const AdamScalars &scalars,
+                      const Tensor *rounded) = 0;
 
   /// Issues a collective; synchronous when `async` is null, else it stores
   /// the op in flight there.

@@ -42,6 +42,8 @@ struct Param {
   /// Adam's m and v, allocated at the first Adam step.
   float *moments = nullptr;
   int64_t adamSteps = 0;
+  /// beta1^t and beta2^t (ElementOps.h, advanceAdam).
+  AdamPowers adamPowers;
   /// The fp32 main copy of a 16-bit parameter, made at its first update.
   float *main = nullptr;
   /// The shard optimizers' state for the parameter's elements
@@ -50,6 +52,7 @@ struct Param {
   float *shardMoments = nullptr;
   float *shardMain = nullptr;
   int64_t shardBegin = 0, shardNumel = 0, shardAdamSteps = 0;
+  AdamPowers shardAdamPowers;
   /// The bucket layout of the last ddprt_set_param_shard, while the other
   /// ranks' elements are still to be gathered (ddprt_finish_param_sync).
   struct PendingGather {

@@ -39,8 +39,8 @@ DDPRT_HOST_DEVICE inline P sgdElement(P param, G grad, double lr) {
   return storeAs<P>(loadAs<Acc>(param) - step);
 }
 
-/// The scalars of one Adam step, computed once on the host in f64 and
-/// rounded to f32.
+/// The scalars of one Adam step, computed once per step in f64 and rounded
+/// to f32.
 struct AdamScalars {
   float beta1, oneMinusBeta1;
   float beta2, oneMinusBeta2;
@@ -48,6 +48,41 @@ struct AdamScalars {
   float biasCorrection2Sqrt; // sqrt(1 - beta2^t)
   float eps;
 };
+
+/// Adam's hyperparameters, as the entry points take them.
+struct AdamHyper {
+  double lr, beta1, beta2, eps;
+};
+
+/// beta1^t and beta2^t after step t, by repeated multiplication from 1: one
+/// correctly rounded f64 multiply per step, so that the host and a GPU (which
+/// keeps its own copy, for CUDA graphs) reach the same bits, which pow()
+/// does not promise.
+struct AdamPowers {
+  double beta1Power = 1.0, beta2Power = 1.0;
+};
+
+/// Advances `powers` by one step and returns that step's scalars. Only
+/// correctly rounded f64 operations (multiply, subtract, divide, sqrt), each
+/// rounded once to f32: the same bits on the host and on a GPU.
+DDPRT_HOST_DEVICE inline AdamScalars advanceAdam(const AdamHyper &hyper,
+                                                 AdamPowers &powers) {
+  powers.beta1Power = powers.beta1Power * hyper.beta1;
+  powers.beta2Power = powers.beta2Power * hyper.beta2;
+  AdamScalars scalars;
+  scalars.beta1 = float(hyper.beta1);
+  scalars.oneMinusBeta1 = float(1.0 - hyper.beta1);
+  scalars.beta2 = float(hyper.beta2);
+  scalars.oneMinusBeta2 = float(1.0 - hyper.beta2);
+  scalars.stepSize = float(hyper.lr / (1.0 - powers.beta1Power));
+#ifdef __CUDA_ARCH__
+  scalars.biasCorrection2Sqrt = float(__dsqrt_rn(1.0 - powers.beta2Power));
+#else
+  scalars.biasCorrection2Sqrt = float(std::sqrt(1.0 - powers.beta2Power));
+#endif
+  scalars.eps = float(hyper.eps);
+  return scalars;
+}
 
 DDPRT_HOST_DEVICE inline float squareRoot(float value) {
 #ifdef __CUDA_ARCH__

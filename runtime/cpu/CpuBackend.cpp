@@ -223,9 +223,12 @@ Status CpuBackend::sgd(const Tensor &param, const Tensor &grad, double lr) {
 }
 
 Status CpuBackend::adam(const Tensor &param, const Tensor &grad, float *moments,
-                        const AdamScalars &scalars) {
+                        const AdamHyper &, const AdamScalars &scalars,
+                        const Tensor *rounded) {
   TraceSpan span(env.trace, "adam", TraceCategory::Compute, 0);
   addTensorArgs(span, param);
   host::adam(param, grad, moments, scalars);
+  if (rounded)
+    host::cast(param, rounded->dtype, rounded->data);
   return Status::ok();
 }

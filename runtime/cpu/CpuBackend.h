@@ -58,7 +58,8 @@ public:
                        double &value) override;
   Status sgd(const Tensor &param, const Tensor &grad, double lr) override;
   Status adam(const Tensor &param, const Tensor &grad, float *moments,
-              const AdamScalars &scalars) override;
+              const AdamHyper &hyper, const AdamScalars &scalars,
+              const Tensor *rounded) override;
 
   Status collective(const CollectiveOp &op,
                     std::unique_ptr<AsyncOp> *async) override;

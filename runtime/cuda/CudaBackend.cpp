@@ -102,6 +102,10 @@ Status CudaBackend::start() {
       checkCuda(cudaStreamCreateWithFlags(&commStream, cudaStreamNonBlocking),
                 "cudaStreamCreateWithFlags(comm, cudaStreamNonBlocking)"));
   DDPRT_RETURN_IF_ERROR(checkCublas(cublasCreate(&cublas), "cublasCreate()"));
+  DDPRT_RETURN_IF_ERROR(
+      checkCuda(cudaMalloc(reinterpret_cast<void **>(&standInSink),
+                           sizeof(*standInSink)),
+                "cudaMalloc(8, the compute stand-in's sink)"));
   DDPRT_RETURN_IF_ERROR(checkCublas(cublasSetStream(cublas, computeStream),
                                     "cublasSetStream(compute)"));
 
@@ -166,6 +170,10 @@ CudaBackend::~CudaBackend() {
     cudaEventDestroy(traceBase);
   if (cublas)
     cublasDestroy(cublas);
+  if (standInSink)
+    cudaFree(standInSink);
+  for (auto &[moments, state] : adamStates)
+    cudaFree(state);
   if (computeStream)
     cudaStreamDestroy(computeStream);
   if (commStream)
@@ -393,6 +401,49 @@ Status CudaBackend::compute(const std::string &kind,
                             const std::vector<Tensor> &inputs,
                             const std::vector<Tensor> &results) {
   cudaEvent_t span = beginSpan(computeStream);
+  Status status = inputs.size() <= size_t(maxStandInTensors) &&
+                          results.size() <= size_t(maxStandInTensors)
+                      ? standIn(inputs, results)
+                      : standInByInput(kind, inputs, results);
+  endSpan(span, computeStream, kind, TraceCategory::Compute, 0,
+          TraceArgs().add("inputs", int64_t(inputs.size())).str());
+  return status;
+}
+
+Status CudaBackend::standIn(const std::vector<Tensor> &inputs,
+                            const std::vector<Tensor> &results) {
+  // One launch per accumulation type (f64 for an f64 result, else f32), as
+  // host::compute sums; the first also reads what no result covers.
+  bool readRest = true;
+  for (bool wide : {false, true}) {
+    StandInArgs args;
+    args.sink = standInSink;
+    for (const Tensor &result : results)
+      if ((result.dtype == DType::F64) == wide && result.numel > 0) {
+        args.results[args.numResults++] = {result.data, result.numel,
+                                           result.dtype};
+        args.span = std::max(args.span, result.numel);
+      }
+    if (args.numResults == 0)
+      continue;
+    args.extent = args.span;
+    for (const Tensor &input : inputs) {
+      args.inputs[args.numInputs++] = {input.data, input.numel, input.dtype};
+      if (readRest)
+        args.extent = std::max(args.extent, input.numel);
+    }
+    readRest = false;
+    DDPRT_RETURN_IF_ERROR(
+        checkCuda(cuda::standIn(args, wide, computeStream),
+                  concat("compute stand-in kernel (", args.numInputs,
+                         " inputs, ", args.numResults, " results)")));
+  }
+  return Status::ok();
+}
+
+Status CudaBackend::standInByInput(const std::string &kind,
+                                   const std::vector<Tensor> &inputs,
+                                   const std::vector<Tensor> &results) {
   Status status;
   for (const Tensor &result : results) {
     if (result.numel == 0)
@@ -422,8 +473,6 @@ Status CudaBackend::compute(const std::string &kind,
     if (!status.isOk())
       break;
   }
-  endSpan(span, computeStream, kind, TraceCategory::Compute, 0,
-          TraceArgs().add("inputs", int64_t(inputs.size())).str());
   return status;
 }
 
@@ -518,12 +567,37 @@ Status CudaBackend::sgd(const Tensor &param, const Tensor &grad, double lr) {
 }
 
 Status CudaBackend::adam(const Tensor &param, const Tensor &grad,
-                         float *moments, const AdamScalars &scalars) {
+                         float *moments, const AdamHyper &hyper,
+                         const AdamScalars &, const Tensor *rounded) {
+  // The powers live on the device, one pair per moments buffer, set to 1 at
+  // its first step (when the runtime allocates the buffer) and advanced by
+  // a kernel at each step, so that a replayed graph advances them too.
+  auto found = adamStates.find(moments);
+  if (found == adamStates.end()) {
+    if (capturing)
+      return makeError(DDPRT_ERROR_INVALID_ARGUMENT,
+                       "ddprt_adam: the first Adam step of a parameter is "
+                       "being captured into a CUDA graph; run one step "
+                       "before capturing");
+    void *state = nullptr;
+    DDPRT_RETURN_IF_ERROR(
+        checkCuda(cudaMalloc(&state, sizeof(cuda::AdamDeviceState)),
+                  "cudaMalloc(Adam's powers)"));
+    found = adamStates.emplace(moments, static_cast<cuda::AdamDeviceState *>(
+                                            state)).first;
+    cuda::AdamDeviceState initial{};
+    DDPRT_RETURN_IF_ERROR(checkCuda(
+        cudaMemcpyAsync(state, &initial, sizeof(initial),
+                        cudaMemcpyHostToDevice, computeStream),
+        "cudaMemcpyAsync(Adam's powers)"));
+  }
   cudaEvent_t span = beginSpan(computeStream);
-  Status status =
-      checkCuda(cuda::adam(param.data, param.dtype, grad.data, grad.dtype,
-                           moments, param.numel, scalars, computeStream),
-                "adam kernel");
+  Status status = checkCuda(
+      cuda::adam(param.data, param.dtype, grad.data, grad.dtype, moments,
+                 param.numel, hyper, found->second,
+                 rounded ? rounded->data : nullptr,
+                 rounded ? rounded->dtype : DType::F32, computeStream),
+      "adam kernel");
   endSpan(span, computeStream, "adam", TraceCategory::Compute, 0,
           tensorArgs(param));
   return status;

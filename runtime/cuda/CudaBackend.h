@@ -15,6 +15,7 @@
 #define DDPRT_CUDA_CUDABACKEND_H
 
 #include "../Backend.h"
+#include "Kernels.h"
 #include "../Mpi.h"
 #include "../Trace.h"
 #include "../Watchdog.h"
@@ -25,6 +26,7 @@
 
 #include <deque>
 #include <mutex>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -87,7 +89,8 @@ public:
                        double &value) override;
   Status sgd(const Tensor &param, const Tensor &grad, double lr) override;
   Status adam(const Tensor &param, const Tensor &grad, float *moments,
-              const AdamScalars &scalars) override;
+              const AdamHyper &hyper, const AdamScalars &scalars,
+              const Tensor *rounded) override;
 
   Status collective(const CollectiveOp &op,
                     std::unique_ptr<AsyncOp> *async) override;
@@ -105,6 +108,13 @@ private:
   cudaEvent_t beginSpan(cudaStream_t stream);
   void endSpan(cudaEvent_t start, cudaStream_t stream, std::string name,
                TraceCategory category, int tid, std::string args);
+  /// The compute stand-in in one pass (Kernels.h, standIn).
+  Status standIn(const std::vector<Tensor> &inputs,
+                 const std::vector<Tensor> &results);
+  /// The same with one pass per input, for more operands than standIn takes.
+  Status standInByInput(const std::string &kind,
+                        const std::vector<Tensor> &inputs,
+                        const std::vector<Tensor> &results);
   Status issueCollective(const CollectiveOp &op);
   Status flushPointToPoint();
   /// Lets the watchdog time the op just issued on the communication stream.
@@ -119,6 +129,11 @@ private:
   int device = 0;
   cudaStream_t computeStream = nullptr, commStream = nullptr;
   cublasHandle_t cublas = nullptr;
+  unsigned long long *standInSink = nullptr;
+  /// Adam's powers on the device, by moments buffer (adam()).
+  std::unordered_map<const float *, cuda::AdamDeviceState *> adamStates;
+  /// Whether the streams are being captured into a CUDA graph.
+  bool capturing = false;
   ncclComm_t world = nullptr;
   std::vector<ncclComm_t> groups;
   cudaEvent_t traceBase = nullptr;

@@ -74,14 +74,25 @@ __global__ void sgdKernel(P *param, const G *grad, int64_t numel, double lr) {
   param[i] = sgdElement(param[i], grad[i], lr);
 }
 
-template <typename P, typename G>
+__global__ void advanceAdamKernel(AdamHyper hyper,
+                                  cuda::AdamDeviceState *state) {
+  state->scalars = advanceAdam(hyper, state->powers);
+}
+
+/// R is the type of the rounded copy (P itself for none).
+template <typename P, typename G, typename R>
 __global__ void adamKernel(P *param, const G *grad, float *moments,
-                           int64_t numel, AdamScalars scalars) {
+                           int64_t numel,
+                           const cuda::AdamDeviceState *state, R *rounded) {
+  AdamScalars scalars = state->scalars;
   DDPRT_GRID_STRIDE(i, numel) {
     float m = moments[i], v = moments[numel + i];
-    param[i] = adamElement(param[i], grad[i], m, v, scalars);
+    P updated = adamElement(param[i], grad[i], m, v, scalars);
+    param[i] = updated;
     moments[i] = m;
     moments[numel + i] = v;
+    if (rounded)
+      rounded[i] = convertElement<R>(updated);
   }
 }
 
@@ -176,13 +187,27 @@ cudaError_t cuda::sgd(void *param, DType paramType, const void *grad,
 
 cudaError_t cuda::adam(void *param, DType paramType, const void *grad,
                        DType gradType, float *moments, int64_t numel,
-                       const AdamScalars &scalars, cudaStream_t stream) {
+                       const AdamHyper &hyper, AdamDeviceState *state,
+                       void *rounded, DType roundedType, cudaStream_t stream) {
+  advanceAdamKernel<<<1, 1, 0, stream>>>(hyper, state);
+  if (cudaError_t error = cudaGetLastError(); error != cudaSuccess)
+    return error;
   return dispatchDType(paramType, [&](auto paramTag) {
     using P = decltype(paramTag);
     return dispatchDType(gradType, [&](auto gradTag) {
       using G = decltype(gradTag);
-      return DDPRT_LAUNCH((adamKernel<P, G>), numel, stream, typed<P>(param),
-                          typed<G>(grad), moments, numel, scalars);
+      // Only an f32 main copy is ever rounded, to f16 or bf16.
+      if (rounded && roundedType == DType::F16)
+        return DDPRT_LAUNCH((adamKernel<P, G, Half>), numel, stream,
+                            typed<P>(param), typed<G>(grad), moments, numel,
+                            state, typed<Half>(rounded));
+      if (rounded && roundedType == DType::BF16)
+        return DDPRT_LAUNCH((adamKernel<P, G, BFloat16>), numel, stream,
+                            typed<P>(param), typed<G>(grad), moments, numel,
+                            state, typed<BFloat16>(rounded));
+      return DDPRT_LAUNCH((adamKernel<P, G, P>), numel, stream,
+                          typed<P>(param), typed<G>(grad), moments, numel,
+                          state, static_cast<P *>(nullptr));
     });
   });
 }
@@ -267,4 +292,110 @@ cudaError_t cuda::fixedOrderGemm(bool transposeLhs, bool transposeRhs,
         typed<T>(result));
     return cudaGetLastError();
   });
+}
+
+//===----------------------------------------------------------------------===//
+// The compute stand-in in one pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+template <typename Acc>
+__device__ Acc loadElement(const void *data, DType dtype, int64_t i) {
+  switch (dtype) {
+  case DType::F16:
+    return loadAs<Acc>(static_cast<const Half *>(data)[i]);
+  case DType::BF16:
+    return loadAs<Acc>(static_cast<const BFloat16 *>(data)[i]);
+  case DType::F32:
+    return loadAs<Acc>(static_cast<const float *>(data)[i]);
+  case DType::F64:
+    break;
+  }
+  return loadAs<Acc>(static_cast<const double *>(data)[i]);
+}
+
+template <typename Acc>
+__device__ void storeElement(void *data, DType dtype, int64_t i, Acc value) {
+  switch (dtype) {
+  case DType::F16:
+    static_cast<Half *>(data)[i] = storeAs<Half>(value);
+    return;
+  case DType::BF16:
+    static_cast<BFloat16 *>(data)[i] = storeAs<BFloat16>(value);
+    return;
+  case DType::F32:
+    static_cast<float *>(data)[i] = storeAs<float>(value);
+    return;
+  case DType::F64:
+    static_cast<double *>(data)[i] = storeAs<double>(value);
+    return;
+  }
+}
+
+constexpr int standInUnroll = 4;
+
+/// Element i of every result is (first input)[i % n0] + (second)[i % n1] +
+/// ..., summed in Acc, as host::compute does. Each thread takes
+/// standInUnroll elements a block apart and issues their loads of one input
+/// together, so that enough loads are in flight to stream. Elements of an
+/// input beyond the largest result are read too (and compared with a value
+/// whose only use is to keep the read): the cost model counts every byte of
+/// every operand.
+template <typename Acc>
+__global__ void standInKernel(cuda::StandInArgs args) {
+  int64_t stride = int64_t(gridDim.x) * blockDim.x * standInUnroll;
+  for (int64_t base = int64_t(blockIdx.x) * blockDim.x * standInUnroll +
+                      threadIdx.x;
+       base < args.extent; base += stride) {
+    int64_t index[standInUnroll];
+    Acc sum[standInUnroll];
+    for (int u = 0; u < standInUnroll; ++u) {
+      index[u] = base + int64_t(u) * blockDim.x;
+      sum[u] = Acc(0);
+    }
+    for (int j = 0; j < args.numInputs; ++j) {
+      const cuda::StandInTensor &input = args.inputs[j];
+      Acc value[standInUnroll];
+      for (int u = 0; u < standInUnroll; ++u) {
+        int64_t i = index[u];
+        if (i < args.span)
+          value[u] = loadElement<Acc>(
+              input.data, input.dtype, input.numel >= args.span ? i : i % input.numel);
+        else if (i < input.numel)
+          value[u] = loadElement<Acc>(input.data, input.dtype, i);
+        else
+          value[u] = Acc(0);
+      }
+      for (int u = 0; u < standInUnroll; ++u) {
+        if (index[u] < args.span)
+          sum[u] = j == 0 ? value[u] : sum[u] + value[u];
+        else if (value[u] == Acc(-1.2345e-30))
+          atomicAdd(args.sink, 1ull);
+      }
+    }
+    for (int r = 0; r < args.numResults; ++r) {
+      const cuda::StandInTensor &result = args.results[r];
+      for (int u = 0; u < standInUnroll; ++u)
+        if (index[u] < result.numel)
+          storeElement<Acc>(const_cast<void *>(result.data), result.dtype,
+                            index[u], sum[u]);
+    }
+  }
+}
+
+} // namespace
+
+cudaError_t cuda::standIn(const StandInArgs &args, bool doubleAccumulator,
+                          cudaStream_t stream) {
+  if (args.extent == 0)
+    return cudaSuccess;
+  int64_t perBlock = int64_t(threadsPerBlock) * standInUnroll;
+  int64_t blocks = (args.extent + perBlock - 1) / perBlock;
+  unsigned grid = unsigned(blocks > 8192 ? 8192 : blocks);
+  if (doubleAccumulator)
+    standInKernel<double><<<grid, threadsPerBlock, 0, stream>>>(args);
+  else
+    standInKernel<float><<<grid, threadsPerBlock, 0, stream>>>(args);
+  return cudaGetLastError();
 }

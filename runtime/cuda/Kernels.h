@@ -24,6 +24,28 @@ cudaError_t accumulateModulo(void *accumulator, bool doubleAccumulator,
                              int64_t numel, const void *input, DType inputType,
                              int64_t inputNumel, bool first,
                              cudaStream_t stream);
+/// The operands of the one-pass compute stand-in (standIn).
+struct StandInTensor {
+  const void *data;
+  int64_t numel;
+  DType dtype;
+};
+constexpr int maxStandInTensors = 8;
+struct StandInArgs {
+  StandInTensor inputs[maxStandInTensors];
+  StandInTensor results[maxStandInTensors];
+  int numInputs = 0, numResults = 0;
+  /// The largest result's numel, and the largest of it and the inputs'.
+  int64_t span = 0, extent = 0;
+  /// Device memory the kernel may add to; never read.
+  unsigned long long *sink = nullptr;
+};
+/// The compute stand-in in one pass over its operands: result[i] (each
+/// result, i below its numel) = input0[i % n0] + input1[i % n1] + ..., summed
+/// in f32 (f64 when `doubleAccumulator`), bitwise as accumulateModulo and
+/// cast compute it, reading every operand once and writing each result once.
+cudaError_t standIn(const StandInArgs &args, bool doubleAccumulator,
+                    cudaStream_t stream);
 cudaError_t accumulate(const void *lhs, const void *rhs, void *result,
                        DType dtype, int64_t numel, cudaStream_t stream);
 cudaError_t scale(const void *input, void *result, DType dtype, int64_t numel,
@@ -36,8 +58,17 @@ cudaError_t findNonFinite(const void *data, DType dtype, int64_t numel,
                           unsigned long long *firstIndex, cudaStream_t stream);
 cudaError_t sgd(void *param, DType paramType, const void *grad, DType gradType,
                 int64_t numel, double lr, cudaStream_t stream);
+/// Adam's powers and the scalars of its last step, in device memory.
+struct AdamDeviceState {
+  AdamPowers powers;
+  AdamScalars scalars;
+};
+/// Advances `state` by one step (one thread, advanceAdam), then updates
+/// `param` with the new scalars; when `rounded` is not null, also writes
+/// `param` (f32) rounded to `roundedType` there.
 cudaError_t adam(void *param, DType paramType, const void *grad, DType gradType,
-                 float *moments, int64_t numel, const AdamScalars &scalars,
+                 float *moments, int64_t numel, const AdamHyper &hyper,
+                 AdamDeviceState *state, void *rounded, DType roundedType,
                  cudaStream_t stream);
 
 /// result (m x n, row-major) = op(lhs) op(rhs) with every element one fma

@@ -221,6 +221,58 @@ TEST_F(CudaTest, ElementwiseOpsAndOptimizersEqualTheCpuResult) {
   }
 }
 
+// The one-pass stand-in (up to 8 operands each way) and the one with a pass
+// per input (more): inputs longer and shorter than the results, results of
+// several lengths and dtypes (an f64 one sums in f64), no input at all.
+TEST_F(CudaTest, ComputeStandInsEqualTheCpuResult) {
+  struct Case {
+    std::vector<std::pair<int32_t, int64_t>> inputs, results;
+  };
+  const Case cases[] = {
+      {{{DDPRT_DTYPE_BF16, 5000}, {DDPRT_DTYPE_F32, 300}},
+       {{DDPRT_DTYPE_BF16, 1000}, {DDPRT_DTYPE_F64, 2500},
+        {DDPRT_DTYPE_F16, 7}}},
+      {{}, {{DDPRT_DTYPE_F32, 100}}},
+      {{{DDPRT_DTYPE_F16, 4096}}, {{DDPRT_DTYPE_F32, 1}}},
+      {std::vector<std::pair<int32_t, int64_t>>(9, {DDPRT_DTYPE_F32, 333}),
+       {{DDPRT_DTYPE_BF16, 1000}}},
+  };
+  int salt = 0;
+  for (const Case &c : cases) {
+    SCOPED_TRACE("case with " + std::to_string(c.inputs.size()) + " inputs");
+    std::vector<char> outputs[2];
+    ddprt_context *contexts[2] = {cpu, gpu};
+    for (int which = 0; which < 2; ++which) {
+      ddprt_context *context = contexts[which];
+      std::vector<ddprt_tensor> inputs, results;
+      for (auto [dtype, numel] : c.inputs)
+        inputs.push_back(
+            {put(context, dtype, fractions(numel, uint32_t(++salt))), numel,
+             dtype, 0});
+      for (auto [dtype, numel] : c.results) {
+        void *data = nullptr;
+        DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, numel, &data));
+        results.push_back({data, numel, dtype, 0});
+      }
+      DDPRT_EXPECT_OK(context, ddprt_compute(context, "stand_in", inputs.data(),
+                                             int32_t(inputs.size()),
+                                             results.data(),
+                                             int32_t(results.size())));
+      for (const ddprt_tensor &result : results) {
+        std::vector<char> bytes =
+            get(context, result.data, result.numel * dtypeSize(result.dtype));
+        outputs[which].insert(outputs[which].end(), bytes.begin(), bytes.end());
+      }
+      for (const ddprt_tensor &tensor : inputs)
+        DDPRT_EXPECT_OK(context, ddprt_free(context, tensor.data));
+      for (const ddprt_tensor &tensor : results)
+        DDPRT_EXPECT_OK(context, ddprt_free(context, tensor.data));
+      salt -= int(c.inputs.size()) * (which == 0);
+    }
+    EXPECT_TRUE(outputs[0] == outputs[1]);
+  }
+}
+
 TEST_F(CudaTest, SingleRankNcclCollectives) {
   for (int32_t dtype : allDTypes) {
     SCOPED_TRACE(dtypeLabel(dtype));
