@@ -37,7 +37,8 @@ static Status initialize(ddprt_context &context, const char *mesh,
   }
   BackendEnv env{context.mpi, context.trace, *context.watchdog,
                  (flags & DDPRT_FLAG_DETERMINISTIC_REDUCTIONS) != 0,
-                 (flags & DDPRT_FLAG_FIXED_ORDER_GEMM) != 0};
+                 (flags & DDPRT_FLAG_FIXED_ORDER_GEMM) != 0,
+                 (flags & DDPRT_FLAG_FRACTIONAL_DATA) != 0};
   std::string noDevice;
   bool useCuda =
       backend == DDPRT_BACKEND_CUDA ||
@@ -81,7 +82,7 @@ extern "C" ddprt_status ddprt_init(int32_t abiVersion, const char *mesh,
                           "generated it) against this library's ddprt.h"));
   const int32_t knownFlags =
       DDPRT_FLAG_RETURN_ERRORS | DDPRT_FLAG_DETERMINISTIC_REDUCTIONS |
-      DDPRT_FLAG_FIXED_ORDER_GEMM;
+      DDPRT_FLAG_FIXED_ORDER_GEMM | DDPRT_FLAG_FRACTIONAL_DATA;
   if (flags & ~knownFlags)
     return fail(invalid("ddprt_init", concat("unknown flags 0x", std::hex,
                                              flags & ~knownFlags)));
@@ -220,6 +221,21 @@ extern "C" ddprt_status ddprt_get_backend(ddprt_context *context,
 extern "C" ddprt_status ddprt_synchronize(ddprt_context *context) {
   DDPRT_CHECK_CONTEXT(context);
   return context->report(context->backend->synchronize());
+}
+
+extern "C" ddprt_status ddprt_graph_begin(ddprt_context *context) {
+  DDPRT_CHECK_CONTEXT(context);
+  return context->report(context->backend->beginGraph());
+}
+
+extern "C" ddprt_status ddprt_graph_end(ddprt_context *context) {
+  DDPRT_CHECK_CONTEXT(context);
+  return context->report(context->backend->endGraph());
+}
+
+extern "C" ddprt_status ddprt_graph_launch(ddprt_context *context) {
+  DDPRT_CHECK_CONTEXT(context);
+  return context->report(context->backend->launchGraph());
 }
 
 //===----------------------------------------------------------------------===//

@@ -101,6 +101,8 @@ struct BackendEnv {
   bool deterministicReductions = false;
   /// DDPRT_FLAG_FIXED_ORDER_GEMM.
   bool fixedOrderGemm = false;
+  /// DDPRT_FLAG_FRACTIONAL_DATA.
+  bool fractionalData = false;
 };
 
 class Backend {
@@ -155,9 +157,21 @@ public:
   /// Waits for everything issued on the compute stream.
   virtual Status synchronize() = 0;
 
+  /// ddprt_graph_begin/end/launch; a backend without graphs refuses them.
+  virtual Status beginGraph() { return noGraphs("ddprt_graph_begin"); }
+  virtual Status endGraph() { return noGraphs("ddprt_graph_end"); }
+  virtual Status launchGraph() { return noGraphs("ddprt_graph_launch"); }
+
   /// Drains all work and stops the backend's threads; records the last
   /// trace events. The communicators stay until destruction.
   virtual Status shutdown() = 0;
+
+protected:
+  static Status noGraphs(const char *entry) {
+    return makeError(DDPRT_ERROR_UNAVAILABLE, entry,
+                     ": CUDA graphs need the CUDA backend; this context "
+                     "runs each call as it is made");
+  }
 };
 
 std::unique_ptr<Backend> createCpuBackend(BackendEnv env, Status &status);

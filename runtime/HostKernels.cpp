@@ -15,12 +15,13 @@ template <typename T> static const T *typed(const void *data) {
   return static_cast<const T *>(data);
 }
 
-void host::fillSeeded(const Tensor &tensor, uint64_t key) {
+void host::fillSeeded(const Tensor &tensor, uint64_t key, bool fractions) {
   dispatchDType(tensor.dtype, [&](auto tag) {
     using T = decltype(tag);
     T *out = typed<T>(tensor.data);
     for (int64_t i = 0; i < tensor.numel; ++i)
-      out[i] = storeAs<T>(float(seededValue(key, uint64_t(i))));
+      out[i] = storeAs<T>(fractions ? seededFraction(key, uint64_t(i))
+                                    : float(seededValue(key, uint64_t(i))));
   });
 }
 

@@ -14,7 +14,8 @@
 
 namespace ddprt::host {
 
-void fillSeeded(const Tensor &tensor, uint64_t key);
+/// Seed.h's values: small integers, or fractions (DDPRT_FLAG_FRACTIONAL_DATA).
+void fillSeeded(const Tensor &tensor, uint64_t key, bool fractions);
 void compute(const std::vector<Tensor> &inputs, const Tensor &result);
 void accumulate(const Tensor &lhs, const void *rhs, void *result);
 void scale(const Tensor &input, double factor, void *result);

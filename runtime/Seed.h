@@ -54,6 +54,15 @@ DDPRT_HOST_DEVICE inline int seededValue(uint64_t key, uint64_t index) {
   return int(splitMix64(key + index) % 5) - 2;
 }
 
+/// DDPRT_FLAG_FRACTIONAL_DATA's value of element `index`: a multiple of
+/// 2^-22 in [-2, 2) with all 24 bits of an f32 mantissa in use (exact in
+/// f32, so the host and a GPU store the same bits). For timing: a GPU runs
+/// GEMMs on small integers faster than on such values.
+DDPRT_HOST_DEVICE inline float seededFraction(uint64_t key, uint64_t index) {
+  return float(int64_t(splitMix64(key + index) >> 40) - (int64_t(1) << 23)) *
+         (1.0f / 4194304.0f);
+}
+
 } // namespace ddprt
 
 #endif // DDPRT_SEED_H

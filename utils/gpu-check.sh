@@ -12,8 +12,12 @@
 #      steps, comparing the parameters bitwise (GEMMs in the fixed order,
 #      --gemm=fixed-order, and with cuBLAS, where only a difference is shown);
 #   3. llama2-7b (2 layers) measured against the simulator's prediction, for
-#      the step and for each category of op;
-#   4. the dispatch benchmark, eager and as one CUDA graph.
+#      the step and for each category of op, on fractional data
+#      (--data=fractions: a GPU runs GEMMs on the default small integers
+#      faster than on real values);
+#   4. the dispatch benchmark, eager and as one CUDA graph;
+# each bitwise comparison of 2 and 5 steps and the llama2-7b step also run
+# as a CUDA graph (ddp-launch --graph).
 # and prints one table. Exit status 1 when a check fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -81,10 +85,14 @@ for step in tiny tiny-moe mixed; do
   for steps in 1 2 5; do
     "${mpirun[@]}" "$rt/$step" --backend=cpu --steps=$steps \
       --dump-params="$logs/$step.$steps.cpu.txt" >>"$logs/bitwise.log" 2>&1
-    for gemm in fixed-order cublas; do
-      name="bitwise $step, $steps steps, gemm=$gemm"
+    variants=(fixed-order cublas)
+    [[ $steps -gt 1 ]] && variants+=("fixed-order --graph")
+    for variant in "${variants[@]}"; do
+      gemm=${variant%% *}
+      extra=${variant#"$gemm"}
+      name="bitwise $step, $steps steps, gemm=$gemm$extra"
       if ! "${mpirun[@]}" "$rt/$step" --backend=cuda --steps=$steps \
-           --gemm=$gemm --dump-params="$logs/$step.$steps.$gemm.txt" \
+           --gemm=$variant --dump-params="$logs/$step.$steps.$gemm.txt" \
            >>"$logs/bitwise.log" 2>&1; then
         row "$name" FAIL "the run failed (bitwise.log)"
         continue
@@ -105,16 +113,33 @@ done
 
 # 3. llama2-7b, 2 layers: measured against predicted.
 if link llama; then
-  "${mpirun[@]}" "$rt/llama" --backend=cuda --steps=6 >"$logs/llama.log" 2>&1
-  measured=$(grep -o 'step [3-6]: [0-9.]* ms' "$logs/llama.log" |
-    awk '{print $3}' | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
   predicted=$(grep -o 'step time *[0-9.]* ms' "$prepared/llama.predicted.txt" | awk '{print $3}')
-  ratio=$(awk -v m="$measured" -v p="$predicted" 'BEGIN {printf "%.3f", m / p}')
-  verdict=$(awk -v r="$ratio" 'BEGIN {print (r >= 0.9 && r <= 1.1) ? "pass" : "FAIL"}')
-  row "llama2-7b 2 layers: step (median of 3-6)" "$verdict" \
-    "measured $measured ms, predicted $predicted ms, ratio $ratio"
-  "${mpirun[@]}" "$rt/llama" --backend=cuda --steps=3 \
-    --trace="$logs/llama.trace.json" >>"$logs/llama.log" 2>&1
+  # The ops of one step, as the simulator counts them (compute and
+  # collectives), for the host's time per op.
+  ops=$(python3 -c 'import json, sys; print(sum(1 for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X"))' "$prepared/llama.predicted.json")
+  median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+  for mode in eager graph; do
+    flag=""; [[ $mode == graph ]] && flag=--graph
+    "${mpirun[@]}" "$rt/llama" --backend=cuda --data=fractions --steps=6 $flag \
+      >"$logs/llama.$mode.log" 2>&1
+    measured=$(grep -o 'step [3-6]: [0-9.]* ms' "$logs/llama.$mode.log" | awk '{print $3}' | median)
+    if [[ -z $measured ]]; then
+      row "llama2-7b 2 layers: step, $mode" FAIL "the run failed: $(grep -m1 error "$logs/llama.$mode.log")"
+      continue
+    fi
+    host=$(grep -o 'issued in [0-9.]* ms' "$logs/llama.$mode.log" | tail -4 | awk '{print $3}' | median)
+    ratio=$(awk -v m="$measured" -v p="$predicted" 'BEGIN {printf "%.3f", m / p}')
+    verdict=$(awk -v r="$ratio" 'BEGIN {print (r >= 0.9 && r <= 1.1) ? "pass" : "FAIL"}')
+    row "llama2-7b 2 layers: step, $mode (median of 3-6)" "$verdict" \
+      "measured $measured ms, predicted $predicted ms, ratio $ratio"
+    perop=$(awk -v h="$host" -v n="$ops" 'BEGIN {printf "%.3f", h * 1000 / n}')
+    verdict=info
+    [[ $mode == graph ]] && verdict=$(awk -v p="$perop" 'BEGIN {print (p < 1) ? "pass" : "FAIL"}')
+    row "llama2-7b 2 layers: host time per op, $mode" "$verdict" \
+      "$perop us ($host ms to issue $ops ops)"
+  done
+  "${mpirun[@]}" "$rt/llama" --backend=cuda --data=fractions --steps=3 \
+    --trace="$logs/llama.trace.json" >"$logs/llama.trace.log" 2>&1
   python3 utils/gpu/trace_categories.py "$logs/llama.trace.json" \
     "$prepared/llama.predicted.json" --rows \
     >"$logs/llama.categories.txt" 2>&1

@@ -9,6 +9,10 @@
 //                                ddprt_wait               on a second stream,
 //                                                         event, wait
 //
+// Then the same ops through libddprt recorded once as a CUDA graph
+// (ddprt_graph_begin/end) and launched: the host's time per op, issue only,
+// eager against the graph, and the time per op to completion.
+//
 // Run: mpirun -np 1 ddprt-bench-cuda-dispatch (or without mpirun).
 //
 //===----------------------------------------------------------------------===//
@@ -64,6 +68,26 @@ constexpr int repeats = 5000;
 constexpr int size = 64;
 constexpr int reduceCount = 1024;
 
+struct HostAndTotal {
+  double host, total; // microseconds per op
+};
+
+/// `issue` run `repeats` times: the host's time to issue, and the time until
+/// `sync` returns, per op (`opsPerIssue` ops each).
+template <typename Issue, typename Sync>
+HostAndTotal hostAndTotal(Issue issue, Sync sync, int opsPerIssue) {
+  for (int i = 0; i < 100; ++i)
+    issue();
+  sync();
+  double start = now();
+  for (int i = 0; i < repeats; ++i)
+    issue();
+  double issued = now();
+  sync();
+  double scale = 1e6 / (double(repeats) * opsPerIssue);
+  return {(issued - start) * scale, (now() - start) * scale};
+}
+
 /// Microseconds per op of `issue`, run `repeats` times, then synchronized.
 template <typename Issue, typename Sync> double perOp(Issue issue, Sync sync) {
   for (int i = 0; i < 100; ++i)
@@ -113,6 +137,34 @@ int main(int argc, char **argv) {
         CHECK_DDPRT(context, ddprt_wait(context, handle));
       },
       [&] { CHECK_DDPRT(context, ddprt_synchronize(context)); });
+
+  // Host time per op, eager and recorded as one graph of `repeats` issues.
+  auto gemm = [&] {
+    CHECK_DDPRT(context, ddprt_gemm(context, DDPRT_DTYPE_F32, 0, 0, size, size,
+                                    size, a, a, c, nullptr));
+  };
+  auto reduce = [&] {
+    ddprt_handle handle = 0;
+    CHECK_DDPRT(context, ddprt_all_reduce(context, group, DDPRT_REDUCTION_SUM,
+                                          DDPRT_DTYPE_F32, reduceCount, grads,
+                                          grads, &handle));
+    CHECK_DDPRT(context, ddprt_wait(context, handle));
+  };
+  auto sync = [&] { CHECK_DDPRT(context, ddprt_synchronize(context)); };
+  HostAndTotal eagerGemm = hostAndTotal(gemm, sync, 1);
+  HostAndTotal eagerReduce = hostAndTotal(reduce, sync, 2);
+  auto graphOf = [&](auto issue, int opsPerIssue) {
+    CHECK_DDPRT(context, ddprt_graph_begin(context));
+    for (int i = 0; i < repeats; ++i)
+      issue();
+    CHECK_DDPRT(context, ddprt_graph_end(context));
+    HostAndTotal perLaunch = hostAndTotal(
+        [&] { CHECK_DDPRT(context, ddprt_graph_launch(context)); }, sync,
+        repeats * opsPerIssue);
+    return perLaunch;
+  };
+  HostAndTotal graphGemm = graphOf(gemm, 1);
+  HostAndTotal graphReduce = graphOf(reduce, 2);
 
   // The same work, written directly.
   cudaStream_t compute = nullptr, comm = nullptr;
@@ -166,7 +218,24 @@ int main(int argc, char **argv) {
   std::printf("%-40s %12.2f %12.2f %12.2f\n",
               "all_reduce 1024 f32 async + wait", directReduce, runtimeReduce,
               runtimeReduce - directReduce);
+  std::printf("\nhost time per op (issue only) and per op to completion, us\n");
+  std::printf("%-40s %12s %12s %12s %12s\n", "op", "eager host", "graph host",
+              "eager total", "graph total");
+  std::printf("%-40s %12.3f %12.3f %12.2f %12.2f\n", "gemm 64x64x64 f32",
+              eagerGemm.host, graphGemm.host, eagerGemm.total,
+              graphGemm.total);
+  std::printf("%-40s %12.3f %12.3f %12.2f %12.2f\n",
+              "all_reduce 1024 f32 async, wait (2 ops)", eagerReduce.host,
+              graphReduce.host, eagerReduce.total, graphReduce.total);
   // One line per measurement for utils/gpu-check.sh's table.
+  std::printf("row|host per op, gemm, graph|%.3f us (eager %.3f us); to "
+              "completion %.2f us per op (eager %.2f us)\n",
+              graphGemm.host, eagerGemm.host, graphGemm.total,
+              eagerGemm.total);
+  std::printf("row|host per op, all_reduce + wait, graph|%.3f us (eager "
+              "%.3f us); to completion %.2f us per op (eager %.2f us)\n",
+              graphReduce.host, eagerReduce.host, graphReduce.total,
+              eagerReduce.total);
   std::printf("row|gemm 64x64x64 f32, eager|%.2f us per op through ddprt, "
               "%.2f us direct\n",
               runtimeGemm, directGemm);

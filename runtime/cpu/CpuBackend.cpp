@@ -123,7 +123,7 @@ static void addTensorArgs(TraceSpan &span, const Tensor &tensor) {
 }
 
 Status CpuBackend::fillSeeded(const Tensor &tensor, uint64_t key) {
-  host::fillSeeded(tensor, key);
+  host::fillSeeded(tensor, key, env.fractionalData);
   return Status::ok();
 }
 

@@ -174,6 +174,18 @@ CudaBackend::~CudaBackend() {
     cudaFree(standInSink);
   for (auto &[moments, state] : adamStates)
     cudaFree(state);
+  if (capturing) {
+    cudaGraph_t abandoned = nullptr;
+    if (cudaStreamEndCapture(computeStream, &abandoned) == cudaSuccess &&
+        abandoned)
+      cudaGraphDestroy(abandoned);
+  }
+  for (void *data : freedWhileRecording)
+    cudaFree(data);
+  if (graphExec)
+    cudaGraphExecDestroy(graphExec);
+  if (graph)
+    cudaGraphDestroy(graph);
   if (computeStream)
     cudaStreamDestroy(computeStream);
   if (commStream)
@@ -205,6 +217,14 @@ Status CudaBackend::createGroup(const GroupLayout &layout,
 }
 
 Status CudaBackend::shutdown() {
+  // A recording never ended (the program failed inside it) is dropped.
+  if (capturing) {
+    capturing = false;
+    cudaGraph_t abandoned = nullptr;
+    if (cudaStreamEndCapture(computeStream, &abandoned) == cudaSuccess &&
+        abandoned)
+      cudaGraphDestroy(abandoned);
+  }
   DDPRT_RETURN_IF_ERROR(flushPointToPoint());
   DDPRT_RETURN_IF_ERROR(
       checkCuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize()"));
@@ -213,6 +233,7 @@ Status CudaBackend::shutdown() {
 }
 
 Status CudaBackend::synchronize() {
+  DDPRT_RETURN_IF_ERROR(refuseWhileRecording("ddprt_synchronize"));
   DDPRT_RETURN_IF_ERROR(flushPointToPoint());
   return checkCuda(cudaStreamSynchronize(computeStream),
                    "cudaStreamSynchronize(compute)");
@@ -271,6 +292,8 @@ Status CudaBackend::resolveTrace() {
 //===----------------------------------------------------------------------===//
 
 Status CudaBackend::allocate(int64_t bytes, void **data) {
+  // A recorded graph would reuse the one buffer at every replay.
+  DDPRT_RETURN_IF_ERROR(refuseWhileRecording("allocating device memory"));
   size_t size = bytes > 0 ? size_t(bytes) : 1;
   DDPRT_RETURN_IF_ERROR(
       checkCuda(cudaMalloc(data, size), concat("cudaMalloc(", size, ")")));
@@ -294,6 +317,7 @@ Status CudaBackend::copy(void *dst, const void *src, int64_t bytes) {
 }
 
 Status CudaBackend::read(void *hostDst, const void *src, int64_t bytes) {
+  DDPRT_RETURN_IF_ERROR(refuseWhileRecording("reading device memory"));
   DDPRT_RETURN_IF_ERROR(synchronize());
   return checkCuda(
       cudaMemcpy(hostDst, src, size_t(bytes), cudaMemcpyDeviceToHost),
@@ -302,6 +326,7 @@ Status CudaBackend::read(void *hostDst, const void *src, int64_t bytes) {
 }
 
 Status CudaBackend::write(void *dst, const void *hostSrc, int64_t bytes) {
+  DDPRT_RETURN_IF_ERROR(refuseWhileRecording("writing device memory"));
   DDPRT_RETURN_IF_ERROR(
       checkCuda(cudaMemcpyAsync(dst, hostSrc, size_t(bytes),
                                 cudaMemcpyHostToDevice, computeStream),
@@ -321,7 +346,7 @@ static std::string tensorArgs(const Tensor &tensor) {
 
 Status CudaBackend::fillSeeded(const Tensor &tensor, uint64_t key) {
   return checkCuda(cuda::fillSeeded(tensor.data, tensor.dtype, tensor.numel,
-                                    key, computeStream),
+                                    key, env.fractionalData, computeStream),
                    concat("fill kernel (", tensor.numel, " x ",
                           dtypeName(tensor.dtype), ")"));
 }
@@ -510,6 +535,7 @@ Status CudaBackend::cast(const Tensor &input, DType resultType, void *result) {
 Status CudaBackend::findNonFinite(const Tensor &tensor, int64_t &index,
                                   double &value) {
   index = -1;
+  DDPRT_RETURN_IF_ERROR(refuseWhileRecording("ddprt_check_finite"));
   unsigned long long *first = nullptr;
   DDPRT_RETURN_IF_ERROR(
       checkCuda(cudaMallocAsync(reinterpret_cast<void **>(&first),

@@ -73,7 +73,12 @@ public:
                      const std::string &name) override;
 
   Status allocate(int64_t bytes, void **data) override;
-  void deallocate(void *data) override { cudaFree(data); }
+  void deallocate(void *data) override {
+    if (capturing)
+      freedWhileRecording.push_back(data);
+    else
+      cudaFree(data);
+  }
   Status copy(void *dst, const void *src, int64_t bytes) override;
   Status read(void *hostDst, const void *src, int64_t bytes) override;
   Status write(void *dst, const void *hostSrc, int64_t bytes) override;
@@ -95,6 +100,9 @@ public:
   Status collective(const CollectiveOp &op,
                     std::unique_ptr<AsyncOp> *async) override;
   Status synchronize() override;
+  Status beginGraph() override;
+  Status endGraph() override;
+  Status launchGraph() override;
   Status shutdown() override;
 
   /// Makes the compute stream wait for `done` (recorded or about to be).
@@ -104,6 +112,8 @@ public:
   Status waitOnComm(cudaEvent_t done);
 
 private:
+  /// An error naming `what` while a graph is being recorded, else ok.
+  Status refuseWhileRecording(const char *what) const;
   /// Records the start of a traced span on `stream`; endSpan records its end.
   cudaEvent_t beginSpan(cudaStream_t stream);
   void endSpan(cudaEvent_t start, cudaStream_t stream, std::string name,
@@ -132,8 +142,13 @@ private:
   unsigned long long *standInSink = nullptr;
   /// Adam's powers on the device, by moments buffer (adam()).
   std::unordered_map<const float *, cuda::AdamDeviceState *> adamStates;
-  /// Whether the streams are being captured into a CUDA graph.
+  /// Whether the streams are being captured into a CUDA graph
+  /// (CudaGraph.cpp), the graph recorded last, and the buffers freed while
+  /// recording, freed once it ends (cudaFree would end the capture).
   bool capturing = false;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t graphExec = nullptr;
+  std::vector<void *> freedWhileRecording;
   ncclComm_t world = nullptr;
   std::vector<ncclComm_t> groups;
   cudaEvent_t traceBase = nullptr;

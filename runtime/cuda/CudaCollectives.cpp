@@ -84,6 +84,9 @@ Status CudaBackend::waitOnCompute(cudaEvent_t done) {
 }
 
 void CudaBackend::watchCommStream(std::string description) {
+  // While recording a graph nothing runs: there is nothing to time.
+  if (capturing)
+    return;
   // An event of the watchdog's own, so that the op's handle may be waited
   // and destroyed before the watchdog sees it complete.
   cudaEvent_t done = nullptr;

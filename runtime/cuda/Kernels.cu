@@ -25,9 +25,11 @@ unsigned blocksFor(int64_t numel) {
        i < (numel); i += int64_t(gridDim.x) * blockDim.x)
 
 template <typename T>
-__global__ void fillSeededKernel(T *data, int64_t numel, uint64_t key) {
+__global__ void fillSeededKernel(T *data, int64_t numel, uint64_t key,
+                                 bool fractions) {
   DDPRT_GRID_STRIDE(i, numel)
-  data[i] = storeAs<T>(float(seededValue(key, uint64_t(i))));
+  data[i] = storeAs<T>(fractions ? seededFraction(key, uint64_t(i))
+                                 : float(seededValue(key, uint64_t(i))));
 }
 
 template <typename Acc, typename T>
@@ -108,11 +110,12 @@ template <typename T> const T *typed(const void *data) {
    cudaGetLastError())
 
 cudaError_t cuda::fillSeeded(void *data, DType dtype, int64_t numel,
-                             uint64_t key, cudaStream_t stream) {
+                             uint64_t key, bool fractions,
+                             cudaStream_t stream) {
   return dispatchDType(dtype, [&](auto tag) {
     using T = decltype(tag);
     return DDPRT_LAUNCH(fillSeededKernel<T>, numel, stream, typed<T>(data),
-                        numel, key);
+                        numel, key, fractions);
   });
 }
 

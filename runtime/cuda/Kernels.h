@@ -17,7 +17,7 @@
 namespace ddprt::cuda {
 
 cudaError_t fillSeeded(void *data, DType dtype, int64_t numel, uint64_t key,
-                       cudaStream_t stream);
+                       bool fractions, cudaStream_t stream);
 /// One step of the compute stand-in: accumulator[i] (f32, or f64 when
 /// `doubleAccumulator`) = (first ? 0 : accumulator[i]) + input[i % inputNumel].
 cudaError_t accumulateModulo(void *accumulator, bool doubleAccumulator,

@@ -13,7 +13,15 @@
  * --dump-params=FILE (every parameter after the last step, in the format of
  * `ddp-run --dump-params`, so that the two compare with cmp),
  * --gemm=cublas|fixed-order (default cublas: the CUDA backend's GEMMs by
- * cuBLAS, or in the CPU backend's order, bitwise equal to it).
+ * cuBLAS, or in the CPU backend's order, bitwise equal to it),
+ * --data=integers|fractions (default integers: the seeded values; fractions
+ * use every mantissa bit, for timing, DDPRT_FLAG_FRACTIONAL_DATA),
+ * --graph (CUDA backend: the first step runs as it is issued, the second is
+ * recorded as one CUDA graph, and every step from the second on is that
+ * graph, launched once).
+ *
+ * Each step's line gives its time, synchronized, and the host's part of it:
+ * the time to issue the step (to launch the graph, with --graph).
  *
  *===----------------------------------------------------------------------===*/
 
@@ -44,7 +52,8 @@ static void usage(const char *program, const char *bad) {
           "ddp-launch: error: unknown argument '%s'\n"
           "usage: %s [--backend=cpu|cuda|auto] [--steps=N] [--seed=S] "
           "[--trace=FILE] [--timeout=SECONDS] [--dump-params=FILE] "
-          "[--gemm=cublas|fixed-order]\n",
+          "[--gemm=cublas|fixed-order] [--data=integers|fractions] "
+          "[--graph]\n",
           bad, program);
   exit(2);
 }
@@ -173,6 +182,7 @@ int main(int argc, char **argv) {
   const char *tracePath = NULL;
   const char *dumpPath = NULL;
   int32_t flags = DDPRT_FLAG_RETURN_ERRORS;
+  int useGraph = 0;
   for (int i = 1; i < argc; ++i) {
     const char *value;
     if ((value = option(argv[i], "--backend"))) {
@@ -206,6 +216,15 @@ int main(int argc, char **argv) {
       tracePath = value;
     } else if ((value = option(argv[i], "--dump-params"))) {
       dumpPath = value;
+    } else if ((value = option(argv[i], "--data"))) {
+      if (strcmp(value, "fractions") == 0)
+        flags |= DDPRT_FLAG_FRACTIONAL_DATA;
+      else if (strcmp(value, "integers") == 0)
+        flags &= ~DDPRT_FLAG_FRACTIONAL_DATA;
+      else
+        usage(argv[0], argv[i]);
+    } else if (strcmp(argv[i], "--graph") == 0) {
+      useGraph = 1;
     } else if ((value = option(argv[i], "--gemm"))) {
       if (strcmp(value, "fixed-order") == 0)
         flags |= DDPRT_FLAG_FIXED_ORDER_GEMM;
@@ -231,17 +250,37 @@ int main(int argc, char **argv) {
         "ddprt_get_rank");
   rank = worldRank;
   check(context, ddprt_get_backend(context, &chosen), "ddprt_get_backend");
+  if (useGraph && chosen != DDPRT_BACKEND_CUDA) {
+    fprintf(stderr, "ddp-launch: error: --graph records CUDA graphs, but the "
+                    "runtime runs on the CPU backend; add --backend=cuda\n");
+    exit(2);
+  }
   check(context, ddp_program_setup(context, seed), "setting up the program");
 
   for (long step = 1; step <= steps; ++step) {
     double start = now();
-    check(context, ddp_program_step(context), "a step");
+    if (useGraph && step >= 2) {
+      /* The first step allocated the optimizer state: the second is
+       * recorded, then run as the graph it became. */
+      if (step == 2) {
+        check(context, ddprt_graph_begin(context), "ddprt_graph_begin");
+        check(context, ddp_program_step(context), "recording a step");
+        check(context, ddprt_graph_end(context), "ddprt_graph_end");
+        start = now();
+      }
+      check(context, ddprt_graph_launch(context), "ddprt_graph_launch");
+    } else {
+      check(context, ddp_program_step(context), "a step");
+    }
+    double issued = now();
     check(context, ddprt_synchronize(context), "ddprt_synchronize");
     if (rank == 0)
       printf("ddp-launch: step %ld: %.3f ms on rank 0 (%d ranks, %s "
-             "backend)\n",
+             "backend%s), issued in %.3f ms\n",
              step, (now() - start) * 1e3, worldSize,
-             chosen == DDPRT_BACKEND_CUDA ? "cuda" : "cpu");
+             chosen == DDPRT_BACKEND_CUDA ? "cuda" : "cpu",
+             useGraph && step >= 2 ? ", CUDA graph" : "",
+             (issued - start) * 1e3);
   }
 
   /* A step built with overlap-param-gather leaves each rank with only its

@@ -548,3 +548,48 @@ TEST_F(ParamTest, SgdAndAdamUpdateEveryRankIdentically) {
 }
 
 } // namespace
+
+namespace {
+
+class FractionalDataTest : public RuntimeSuite {
+protected:
+  static void SetUpTestSuite() {
+    startContext(DDPRT_FLAG_RETURN_ERRORS | DDPRT_FLAG_FRACTIONAL_DATA);
+  }
+};
+
+// DDPRT_FLAG_FRACTIONAL_DATA: multiples of 2^-22 in [-2, 2), nearly all of
+// them no integer, the same for the same seed.
+TEST_F(FractionalDataTest, InputsAreFractionsThatUseTheMantissa) {
+  void *a = nullptr;
+  DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_F32, 256, &a));
+  DDPRT_EXPECT_OK(context,
+                  ddprt_fill_input(context, a, DDPRT_DTYPE_F32, 256, 9));
+  std::vector<double> values = download(DDPRT_DTYPE_F32, a, 256);
+  int integers = 0;
+  for (double value : values) {
+    EXPECT_GE(value, -2);
+    EXPECT_LT(value, 2);
+    double scaled = value * 4194304.0;
+    EXPECT_EQ(scaled, std::floor(scaled));
+    integers += value == std::floor(value);
+  }
+  EXPECT_LE(integers, 2);
+  DDPRT_EXPECT_OK(context,
+                  ddprt_fill_input(context, a, DDPRT_DTYPE_F32, 256, 9));
+  EXPECT_EQ(download(DDPRT_DTYPE_F32, a, 256), values);
+  DDPRT_EXPECT_OK(context, ddprt_free(context, a));
+}
+
+// CUDA graphs are the CUDA backend's; the CPU backend says so.
+TEST_F(FractionalDataTest, TheCpuBackendRefusesGraphs) {
+  EXPECT_EQ(ddprt_graph_begin(context), DDPRT_ERROR_UNAVAILABLE);
+  EXPECT_NE(std::string(ddprt_last_error(context))
+                .find("ddprt_graph_begin: CUDA graphs need the CUDA backend"),
+            std::string::npos)
+      << ddprt_last_error(context);
+  EXPECT_EQ(ddprt_graph_end(context), DDPRT_ERROR_UNAVAILABLE);
+  EXPECT_EQ(ddprt_graph_launch(context), DDPRT_ERROR_UNAVAILABLE);
+}
+
+} // namespace

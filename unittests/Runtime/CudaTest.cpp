@@ -273,6 +273,120 @@ TEST_F(CudaTest, ComputeStandInsEqualTheCpuResult) {
   }
 }
 
+/// A small step: a compute stand-in, a cast, an asynchronous all-reduce
+/// waited for, Adam on a bf16 and an f32 parameter.
+struct SmallStep {
+  void *input = nullptr, *activation = nullptr, *grad16 = nullptr,
+       *grad32 = nullptr;
+  int32_t group = -1, param16 = -1, param32 = -1;
+
+  void setUp(ddprt_context *context) {
+    const int64_t numel = 1000;
+    std::vector<char> bytes = encode(DDPRT_DTYPE_F32, fractions(256, 9));
+    DDPRT_ASSERT_OK(context,
+                    ddprt_alloc(context, DDPRT_DTYPE_F32, 256, &input));
+    DDPRT_ASSERT_OK(context, ddprt_write(context, input, bytes.data(),
+                                         int64_t(bytes.size())));
+    DDPRT_ASSERT_OK(context,
+                    ddprt_alloc(context, DDPRT_DTYPE_F32, numel, &activation));
+    DDPRT_ASSERT_OK(context,
+                    ddprt_alloc(context, DDPRT_DTYPE_BF16, numel, &grad16));
+    DDPRT_ASSERT_OK(context,
+                    ddprt_alloc(context, DDPRT_DTYPE_F32, numel, &grad32));
+    DDPRT_ASSERT_OK(context, ddprt_group_create(context, "dp", &group));
+    DDPRT_ASSERT_OK(context, ddprt_param_register(context, "w16",
+                                                  DDPRT_DTYPE_BF16, numel, 5,
+                                                  &param16));
+    DDPRT_ASSERT_OK(context, ddprt_param_register(context, "w32",
+                                                  DDPRT_DTYPE_F32, numel, 6,
+                                                  &param32));
+  }
+
+  void issue(ddprt_context *context) {
+    const int64_t numel = 1000;
+    ddprt_tensor inputs[] = {{input, 256, DDPRT_DTYPE_F32, 0}};
+    ddprt_tensor results[] = {{activation, numel, DDPRT_DTYPE_F32, 0}};
+    DDPRT_EXPECT_OK(context,
+                    ddprt_compute(context, "layer", inputs, 1, results, 1));
+    DDPRT_EXPECT_OK(context, ddprt_cast(context, DDPRT_DTYPE_F32, activation,
+                                        DDPRT_DTYPE_BF16, grad16, numel));
+    ddprt_handle handle = 0;
+    DDPRT_EXPECT_OK(context, ddprt_all_reduce(context, group,
+                                              DDPRT_REDUCTION_SUM,
+                                              DDPRT_DTYPE_F32, numel,
+                                              activation, grad32, &handle));
+    DDPRT_EXPECT_OK(context, ddprt_wait(context, handle));
+    DDPRT_EXPECT_OK(context, ddprt_adam(context, param16, DDPRT_DTYPE_BF16,
+                                        grad16, 1e-3, 0.9, 0.95, 1e-8));
+    DDPRT_EXPECT_OK(context, ddprt_adam(context, param32, DDPRT_DTYPE_F32,
+                                        grad32, 1e-3, 0.9, 0.95, 1e-8));
+  }
+
+  std::vector<char> params(ddprt_context *context) {
+    std::vector<char> bytes(1000 * 2 + 1000 * 4);
+    DDPRT_EXPECT_OK(context,
+                    ddprt_param_read(context, param16, bytes.data(), 2000));
+    DDPRT_EXPECT_OK(context, ddprt_param_read(context, param32,
+                                              bytes.data() + 2000, 4000));
+    return bytes;
+  }
+};
+
+// One step as issued, then the second recorded and launched four times:
+// bitwise the CPU's five steps, Adam's bias correction included (its step
+// count advances on the device at each launch).
+TEST_F(CudaTest, RecordedStepReplaysEqualTheCpuSteps) {
+  SmallStep onCpu, onGpu;
+  onCpu.setUp(cpu);
+  onGpu.setUp(gpu);
+  for (int step = 0; step < 5; ++step)
+    onCpu.issue(cpu);
+  onGpu.issue(gpu);
+  DDPRT_ASSERT_OK(gpu, ddprt_graph_begin(gpu));
+  onGpu.issue(gpu);
+  DDPRT_ASSERT_OK(gpu, ddprt_graph_end(gpu));
+  for (int launch = 0; launch < 4; ++launch)
+    DDPRT_ASSERT_OK(gpu, ddprt_graph_launch(gpu));
+  DDPRT_ASSERT_OK(gpu, ddprt_synchronize(gpu));
+  EXPECT_TRUE(onCpu.params(cpu) == onGpu.params(gpu));
+}
+
+TEST_F(CudaTest, RecordingRefusesHostAccessAndUnwaitedCollectives) {
+  EXPECT_EQ(ddprt_graph_launch(gpu), DDPRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ddprt_last_error(gpu)).find("no graph has been recorded"),
+            std::string::npos)
+      << ddprt_last_error(gpu);
+  void *buffer = nullptr;
+  DDPRT_ASSERT_OK(gpu, ddprt_alloc(gpu, DDPRT_DTYPE_F32, 64, &buffer));
+  DDPRT_ASSERT_OK(gpu, ddprt_graph_begin(gpu));
+  float host[64];
+  EXPECT_EQ(ddprt_read(gpu, host, buffer, sizeof(host)),
+            DDPRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ddprt_last_error(gpu))
+                .find("reading device memory while a CUDA graph is being "
+                      "recorded"),
+            std::string::npos)
+      << ddprt_last_error(gpu);
+  // The read failed; the recording goes on. A collective's handle not
+  // waited for before the end leaves the communication stream unjoined.
+  void *other = nullptr;
+  EXPECT_EQ(ddprt_alloc(gpu, DDPRT_DTYPE_F32, 64, &other),
+            DDPRT_ERROR_INVALID_ARGUMENT);
+  ddprt_handle handle = 0;
+  DDPRT_EXPECT_OK(gpu, ddprt_all_reduce(gpu, gpuGroup, DDPRT_REDUCTION_SUM,
+                                        DDPRT_DTYPE_F32, 32, buffer,
+                                        static_cast<float *>(buffer) + 32,
+                                        &handle));
+  EXPECT_EQ(ddprt_graph_end(gpu), DDPRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ddprt_last_error(gpu)).find("was not waited for"),
+            std::string::npos)
+      << ddprt_last_error(gpu);
+  // The handle is still to be consumed; what waiting on an event of an
+  // abandoned recording returns is CUDA's business.
+  ddprt_wait(gpu, handle);
+  DDPRT_EXPECT_OK(gpu, ddprt_free(gpu, buffer));
+}
+
 TEST_F(CudaTest, SingleRankNcclCollectives) {
   for (int32_t dtype : allDTypes) {
     SCOPED_TRACE(dtypeLabel(dtype));

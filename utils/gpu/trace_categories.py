@@ -5,8 +5,8 @@ next to the simulator's trace of one step (ddp-simulate trace=...).
 
     utils/gpu/trace_categories.py MEASURED.json PREDICTED.json [--json OUT]
 
-The last step of the measured trace starts at the last occurrence of the
-predicted step's first op. Categories: GEMMs (names "gemm ..."), attention
+The last step of the measured trace starts at the k-th last occurrence of
+the predicted step's first op, where k is how often one step runs it. Categories: GEMMs (names "gemm ..."), attention
 (its forward and backward), optimizer (adam, sgd and the casts of the main
 copies), the other compute (memory-bound kernels), collectives; the
 runtime's waits are shown but have no prediction.
@@ -57,12 +57,15 @@ def main():
     args = parser.parse_args()
     predicted = sorted(events(args.predicted), key=lambda e: e["ts"])
     first = predicted[0]["name"]
+    # The step may run its first op more than once (once per microbatch).
+    per_step = sum(1 for e in predicted if e["name"] == first)
     measured = events(args.measured)
-    starts = [e["ts"] for e in measured if e["name"] == first and
-              e.get("tid", 0) == 0]
-    if not starts:
-        raise SystemExit(f"no '{first}' in {args.measured}")
-    last = [e for e in measured if e["ts"] >= max(starts)]
+    starts = sorted(e["ts"] for e in measured if e["name"] == first and
+                    e.get("tid", 0) == 0)
+    if len(starts) < per_step:
+        raise SystemExit(f"no whole step of '{first}' in {args.measured}")
+    begin = starts[-per_step]
+    last = [e for e in measured if e["ts"] >= begin]
     got, want = sums(last), sums(predicted)
     rows = []
     print(f"{'category':<14} {'ops':>5} {'measured ms':>12} "
@@ -76,7 +79,7 @@ def main():
                      "predicted_ms": p, "ratio": ratio})
         if count or p:
             print(f"{key:<14} {count:>5} {m:>12.3f} {p:>13.3f} {ratio:>19.2f}")
-    span = (max(e["ts"] + e["dur"] for e in last) - max(starts)) / 1e3
+    span = (max(e["ts"] + e["dur"] for e in last) - begin) / 1e3
     end = max(e["ts"] + e["dur"] for e in predicted) / 1e3
     print(f"{'step (span)':<14} {len(last):>5} {span:>12.3f} {end:>13.3f} "
           f"{span / end:>19.2f}")

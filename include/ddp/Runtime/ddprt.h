@@ -34,7 +34,7 @@ extern "C" {
 
 /* Bumped on every change to a signature, a constant or a struct below; the
  * compiler passes the version it was built with to ddprt_init. */
-#define DDPRT_ABI_VERSION 6
+#define DDPRT_ABI_VERSION 7
 
 #if defined(__GNUC__)
 #define DDPRT_EXPORT __attribute__((visibility("default")))
@@ -108,6 +108,13 @@ typedef int32_t ddprt_status;
  * --verify, ddp-launch --gemm=fixed-order), not speed. The CPU backend
  * always computes in this order. */
 #define DDPRT_FLAG_FIXED_ORDER_GEMM 0x4
+/* Parameters and inputs seeded with fractions that use every bit of an f32
+ * mantissa, in [-2, 2), instead of the integers -2..2 (Seed.h). For timing
+ * on a GPU, which runs GEMMs on small integers faster (less switching, so
+ * higher clocks) than on the values of real training; sums are no longer
+ * exact, so two schedules that add in different orders may differ in the
+ * last bits. */
+#define DDPRT_FLAG_FRACTIONAL_DATA 0x8
 
 /*===----------------------------------------------------------------------===*
  * Types crossing the boundary
