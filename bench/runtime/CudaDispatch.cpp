@@ -75,16 +75,17 @@ struct HostAndTotal {
 /// `issue` run `repeats` times: the host's time to issue, and the time until
 /// `sync` returns, per op (`opsPerIssue` ops each).
 template <typename Issue, typename Sync>
-HostAndTotal hostAndTotal(Issue issue, Sync sync, int opsPerIssue) {
-  for (int i = 0; i < 100; ++i)
+HostAndTotal hostAndTotal(Issue issue, Sync sync, int opsPerIssue,
+                          int issues = repeats) {
+  for (int i = 0; i < 2 + issues / 50; ++i)
     issue();
   sync();
   double start = now();
-  for (int i = 0; i < repeats; ++i)
+  for (int i = 0; i < issues; ++i)
     issue();
   double issued = now();
   sync();
-  double scale = 1e6 / (double(repeats) * opsPerIssue);
+  double scale = 1e6 / (double(issues) * opsPerIssue);
   return {(issued - start) * scale, (now() - start) * scale};
 }
 
@@ -160,7 +161,7 @@ int main(int argc, char **argv) {
     CHECK_DDPRT(context, ddprt_graph_end(context));
     HostAndTotal perLaunch = hostAndTotal(
         [&] { CHECK_DDPRT(context, ddprt_graph_launch(context)); }, sync,
-        repeats * opsPerIssue);
+        repeats * opsPerIssue, 20);
     return perLaunch;
   };
   HostAndTotal graphGemm = graphOf(gemm, 1);
