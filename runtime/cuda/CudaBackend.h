@@ -126,6 +126,9 @@ private:
                         const std::vector<Tensor> &inputs,
                         const std::vector<Tensor> &results);
   Status issueCollective(const CollectiveOp &op);
+  /// Whether `op` is over one rank and so only a copy (issueOnOneRank).
+  static bool movesNothing(const CollectiveOp &op);
+  Status issueOnOneRank(const CollectiveOp &op);
   Status flushPointToPoint();
   /// Lets the watchdog time the op just issued on the communication stream.
   void watchCommStream(std::string description);

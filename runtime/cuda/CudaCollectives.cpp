@@ -131,7 +131,38 @@ std::string CudaBackend::pollCommunication() {
   return "";
 }
 
+bool CudaBackend::movesNothing(const CollectiveOp &op) {
+  int64_t bytes = op.numel * elementSize(op.dtype);
+  return op.groupSize == 1 && op.kind != CollectiveKind::Send &&
+         op.kind != CollectiveKind::Recv &&
+         (op.input == op.result ||
+          !overlaps(op.input, bytes, op.result, bytes));
+}
+
+Status CudaBackend::issueOnOneRank(const CollectiveOp &op) {
+  // A group of one rank moves nothing: every collective but a send or
+  // receive leaves its input in its result, by a copy on the communication
+  // stream (avg as the same scale by 1/1 as issueCollective's). NCCL would
+  // take the 16-bit all-reduce's f32 round trip for the same bits. The
+  // streams and events stay those of any collective, so that one GPU tests
+  // how they order the work.
+  if (op.reduction == DDPRT_REDUCTION_AVG &&
+      (op.kind == CollectiveKind::AllReduce ||
+       op.kind == CollectiveKind::ReduceScatter))
+    return checkCuda(cuda::scale(op.input, op.result, op.dtype, op.numel, 1.0,
+                                 commStream),
+                     "scale kernel (avg over one rank)");
+  if (op.input == op.result)
+    return Status::ok();
+  return checkCuda(cudaMemcpyAsync(op.result, op.input,
+                                   size_t(op.numel * elementSize(op.dtype)),
+                                   cudaMemcpyDeviceToDevice, commStream),
+                   "cudaMemcpyAsync(collective over one rank)");
+}
+
 Status CudaBackend::issueCollective(const CollectiveOp &op) {
+  if (movesNothing(op))
+    return issueOnOneRank(op);
   ncclComm_t comm = commOf(op);
   int64_t elementBytes = elementSize(op.dtype);
   std::string where = concat(", comm=group '", op.groupName, "', stream=comm)");
@@ -157,28 +188,6 @@ Status CudaBackend::issueCollective(const CollectiveOp &op) {
                                      cudaMemcpyDeviceToDevice, commStream),
                      concat("cudaMemcpyAsync(", name, " overlapping input)"));
   };
-  // A group of one rank moves nothing: every collective but a send or
-  // receive leaves the input in the result, as a copy (avg as the same
-  // scale by 1/1 as below). NCCL would go through the 16-bit all-reduce's
-  // f32 round trip and scratch below for the same bits.
-  int64_t oneRankBytes = op.numel * elementBytes;
-  if (op.groupSize == 1 && op.kind != CollectiveKind::Send &&
-      op.kind != CollectiveKind::Recv &&
-      (op.input == op.result ||
-       !overlaps(op.input, oneRankBytes, op.result, oneRankBytes))) {
-    if (op.reduction == DDPRT_REDUCTION_AVG &&
-        (op.kind == CollectiveKind::AllReduce ||
-         op.kind == CollectiveKind::ReduceScatter))
-      return checkCuda(cuda::scale(op.input, op.result, op.dtype, op.numel,
-                                   1.0, commStream),
-                       "scale kernel (avg over one rank)");
-    if (op.input == op.result)
-      return Status::ok();
-    return checkCuda(cudaMemcpyAsync(op.result, op.input,
-                                     size_t(oneRankBytes),
-                                     cudaMemcpyDeviceToDevice, commStream),
-                     "cudaMemcpyAsync(collective over one rank)");
-  }
   // avg is a pre-multiplied sum: the contribution is scaled by 1/n with the
   // kernel of ddprt_scale (the factor as a double), then summed, so that avg
   // equals ddp.scale(1/n) + sum bitwise for every group size and dtype.

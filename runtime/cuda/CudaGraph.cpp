@@ -55,9 +55,10 @@ Status CudaBackend::endGraph() {
   DDPRT_RETURN_IF_ERROR(flushed);
   if (error == cudaErrorStreamCaptureUnjoined)
     return makeError(DDPRT_ERROR_INVALID_ARGUMENT,
-                     "ddprt_graph_end: an asynchronous collective issued "
-                     "while recording was not waited for before "
-                     "ddprt_graph_end (a step built with "
+                     "ddprt_graph_end: work issued on the communication "
+                     "stream while recording (an asynchronous collective, "
+                     "or what ddprt_comm_wait ordered there) was not waited "
+                     "for before ddprt_graph_end (a step built with "
                      "overlap-param-gather leaves its parameter gathers to "
                      "the next step); record a step that waits for all of "
                      "its collectives");
@@ -69,8 +70,11 @@ Status CudaBackend::endGraph() {
     cudaGraphDestroy(graph);
   graphExec = nullptr;
   graph = captured;
-  return checkCuda(cudaGraphInstantiate(&graphExec, graph, 0),
-                   "cudaGraphInstantiate in ddprt_graph_end");
+  DDPRT_RETURN_IF_ERROR(checkCuda(cudaGraphInstantiate(&graphExec, graph, 0),
+                                  "cudaGraphInstantiate in ddprt_graph_end"));
+  // Uploaded now, so that the first launch costs what the others do.
+  return checkCuda(cudaGraphUpload(graphExec, computeStream),
+                   "cudaGraphUpload in ddprt_graph_end");
 }
 
 Status CudaBackend::launchGraph() {

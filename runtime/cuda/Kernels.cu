@@ -105,8 +105,11 @@ template <typename T> const T *typed(const void *data) {
 
 } // namespace
 
+// cudaGetLastError() also returns the error of an earlier call that failed
+// and was reported then: clear it first, so that a launch reports its own.
 #define DDPRT_LAUNCH(kernel, numel, stream, ...)                               \
-  (kernel<<<blocksFor(numel), threadsPerBlock, 0, stream>>>(__VA_ARGS__),      \
+  (cudaGetLastError(),                                                         \
+   kernel<<<blocksFor(numel), threadsPerBlock, 0, stream>>>(__VA_ARGS__),      \
    cudaGetLastError())
 
 cudaError_t cuda::fillSeeded(void *data, DType dtype, int64_t numel,
@@ -192,6 +195,7 @@ cudaError_t cuda::adam(void *param, DType paramType, const void *grad,
                        DType gradType, float *moments, int64_t numel,
                        const AdamHyper &hyper, AdamDeviceState *state,
                        void *rounded, DType roundedType, cudaStream_t stream) {
+  cudaGetLastError(); // as DDPRT_LAUNCH
   advanceAdamKernel<<<1, 1, 0, stream>>>(hyper, state);
   if (cudaError_t error = cudaGetLastError(); error != cudaSuccess)
     return error;
@@ -287,6 +291,7 @@ cudaError_t cuda::fixedOrderGemm(bool transposeLhs, bool transposeRhs,
     return cudaErrorInvalidConfiguration;
   dim3 grid{unsigned(columnBlocks), unsigned(rowBlocks)};
   dim3 block{gemmThreads, gemmThreads};
+  cudaGetLastError(); // as DDPRT_LAUNCH
   return dispatchDType(dtype, [&](auto tag) {
     using T = decltype(tag);
     using Acc = typename ElementTraits<T>::Acc;
@@ -396,6 +401,7 @@ cudaError_t cuda::standIn(const StandInArgs &args, bool doubleAccumulator,
   int64_t perBlock = int64_t(threadsPerBlock) * standInUnroll;
   int64_t blocks = (args.extent + perBlock - 1) / perBlock;
   unsigned grid = unsigned(blocks > 8192 ? 8192 : blocks);
+  cudaGetLastError(); // as DDPRT_LAUNCH
   if (doubleAccumulator)
     standInKernel<double><<<grid, threadsPerBlock, 0, stream>>>(args);
   else

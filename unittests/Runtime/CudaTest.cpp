@@ -367,8 +367,9 @@ TEST_F(CudaTest, RecordingRefusesHostAccessAndUnwaitedCollectives) {
                       "recorded"),
             std::string::npos)
       << ddprt_last_error(gpu);
-  // The read failed; the recording goes on. A collective's handle not
-  // waited for before the end leaves the communication stream unjoined.
+  // The read failed; the recording goes on. Communication not waited for
+  // before the end (a collective, and the ordering of ddprt_comm_wait)
+  // leaves the communication stream unjoined.
   void *other = nullptr;
   EXPECT_EQ(ddprt_alloc(gpu, DDPRT_DTYPE_F32, 64, &other),
             DDPRT_ERROR_INVALID_ARGUMENT);
@@ -377,6 +378,7 @@ TEST_F(CudaTest, RecordingRefusesHostAccessAndUnwaitedCollectives) {
                                         DDPRT_DTYPE_F32, 32, buffer,
                                         static_cast<float *>(buffer) + 32,
                                         &handle));
+  DDPRT_EXPECT_OK(gpu, ddprt_comm_wait(gpu, handle));
   EXPECT_EQ(ddprt_graph_end(gpu), DDPRT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(ddprt_last_error(gpu)).find("was not waited for"),
             std::string::npos)
