@@ -55,12 +55,17 @@ extern "C" ddprt_status ddprt_gemm(ddprt_context *context, int32_t dtype,
 }
 
 extern "C" ddprt_status ddprt_compute(ddprt_context *context, const char *kind,
+                                      double flops, double bytes,
                                       const ddprt_tensor *inputs,
                                       int32_t numInputs,
                                       const ddprt_tensor *results,
                                       int32_t numResults) {
   DDPRT_CHECK_CONTEXT(context);
   DDPRT_REPORT_IF_ERROR(context, checkString(__func__, "kind", kind));
+  for (auto [name, value] : {std::pair{"flops", flops}, {"bytes", bytes}})
+    if (!(value >= 0) || !std::isfinite(value))
+      return context->report(invalid(
+          __func__, concat(name, " ", value, " must be finite and at least 0")));
   DDPRT_REPORT_IF_ERROR(context, checkCount(__func__, "num_inputs", numInputs));
   DDPRT_REPORT_IF_ERROR(context,
                         checkCount(__func__, "num_results", numResults));
@@ -94,8 +99,8 @@ extern "C" ddprt_status ddprt_compute(ddprt_context *context, const char *kind,
     if (inputTensors[i].numel == 0 && anyResultElements)
       return context->report(invalid(
           __func__, concat("input #", i, " has no elements to repeat")));
-  return context->report(
-      context->backend->compute(kind, inputTensors, resultTensors));
+  return context->report(context->backend->compute(
+      kind, ComputeCost{flops, bytes}, inputTensors, resultTensors));
 }
 
 extern "C" ddprt_status ddprt_accumulate(ddprt_context *context, int32_t dtype,

@@ -44,6 +44,11 @@ struct Tensor {
   int64_t bytes() const { return numel * elementSize(dtype); }
 };
 
+/// What the compiler's cost model prices a ddp.compute at.
+struct ComputeCost {
+  double flops = 0, bytes = 0;
+};
+
 struct GemmOp {
   DType dtype;
   bool transposeLhs, transposeRhs;
@@ -127,7 +132,7 @@ public:
   /// Fills `tensor` with seededValue(key, i) (Seed.h).
   virtual Status fillSeeded(const Tensor &tensor, uint64_t key) = 0;
   virtual Status gemm(const GemmOp &op) = 0;
-  virtual Status compute(const std::string &kind,
+  virtual Status compute(const std::string &kind, const ComputeCost &cost,
                          const std::vector<Tensor> &inputs,
                          const std::vector<Tensor> &results) = 0;
   virtual Status accumulate(const Tensor &lhs, const void *rhs,

@@ -172,14 +172,16 @@ Status CpuBackend::gemm(const GemmOp &op) {
   return Status::ok();
 }
 
-Status CpuBackend::compute(const std::string &kind,
+Status CpuBackend::compute(const std::string &kind, const ComputeCost &cost,
                            const std::vector<Tensor> &inputs,
                            const std::vector<Tensor> &results) {
   TraceSpan span(env.trace, kind, TraceCategory::Compute, 0);
   if (span.isActive())
     span.args()
         .add("inputs", int64_t(inputs.size()))
-        .add("results", int64_t(results.size()));
+        .add("results", int64_t(results.size()))
+        .add("flops", cost.flops)
+        .add("bytes", cost.bytes);
   for (const Tensor &result : results)
     host::compute(inputs, result);
   return Status::ok();

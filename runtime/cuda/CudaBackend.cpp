@@ -33,15 +33,15 @@ Status checkNccl(ncclResult_t result, const std::string &call,
                    detail && *detail ? concat(" (", detail, ")") : "");
 }
 
-} // namespace ddprt::cuda
-
-static Status checkCublas(cublasStatus_t status, const std::string &call) {
+Status checkCublas(cublasStatus_t status, const std::string &call) {
   if (status == CUBLAS_STATUS_SUCCESS)
     return Status::ok();
   return makeError(DDPRT_ERROR_CUDA, call,
                    " failed: ", cublasGetStatusName(status), ": ",
                    cublasGetStatusString(status));
 }
+
+} // namespace ddprt::cuda
 
 //===----------------------------------------------------------------------===//
 // Setup and teardown
@@ -172,6 +172,8 @@ CudaBackend::~CudaBackend() {
     cublasDestroy(cublas);
   if (standInSink)
     cudaFree(standInSink);
+  if (costScratch)
+    cudaFree(costScratch);
   for (auto &[moments, state] : adamStates)
     cudaFree(state);
   if (capturing) {
@@ -419,85 +421,6 @@ Status CudaBackend::gemm(const GemmOp &op) {
               .add("n", op.n)
               .add("k", op.k)
               .str());
-  return status;
-}
-
-Status CudaBackend::compute(const std::string &kind,
-                            const std::vector<Tensor> &inputs,
-                            const std::vector<Tensor> &results) {
-  cudaEvent_t span = beginSpan(computeStream);
-  Status status = inputs.size() <= size_t(maxStandInTensors) &&
-                          results.size() <= size_t(maxStandInTensors)
-                      ? standIn(inputs, results)
-                      : standInByInput(kind, inputs, results);
-  endSpan(span, computeStream, kind, TraceCategory::Compute, 0,
-          TraceArgs().add("inputs", int64_t(inputs.size())).str());
-  return status;
-}
-
-Status CudaBackend::standIn(const std::vector<Tensor> &inputs,
-                            const std::vector<Tensor> &results) {
-  // One launch per accumulation type (f64 for an f64 result, else f32), as
-  // host::compute sums; the first also reads what no result covers.
-  bool readRest = true;
-  for (bool wide : {false, true}) {
-    StandInArgs args;
-    args.sink = standInSink;
-    for (const Tensor &result : results)
-      if ((result.dtype == DType::F64) == wide && result.numel > 0) {
-        args.results[args.numResults++] = {result.data, result.numel,
-                                           result.dtype};
-        args.span = std::max(args.span, result.numel);
-      }
-    if (args.numResults == 0)
-      continue;
-    args.extent = args.span;
-    for (const Tensor &input : inputs) {
-      args.inputs[args.numInputs++] = {input.data, input.numel, input.dtype};
-      if (readRest)
-        args.extent = std::max(args.extent, input.numel);
-    }
-    readRest = false;
-    DDPRT_RETURN_IF_ERROR(
-        checkCuda(cuda::standIn(args, wide, computeStream),
-                  concat("compute stand-in kernel (", args.numInputs,
-                         " inputs, ", args.numResults, " results)")));
-  }
-  return Status::ok();
-}
-
-Status CudaBackend::standInByInput(const std::string &kind,
-                                   const std::vector<Tensor> &inputs,
-                                   const std::vector<Tensor> &results) {
-  Status status;
-  for (const Tensor &result : results) {
-    if (result.numel == 0)
-      continue;
-    bool wide = result.dtype == DType::F64;
-    int64_t bytes = result.numel * (wide ? 8 : 4);
-    void *sum = nullptr;
-    status = checkCuda(cudaMallocAsync(&sum, size_t(bytes), computeStream),
-                       concat("cudaMallocAsync(", bytes, ")"));
-    if (!status.isOk())
-      break;
-    if (inputs.empty())
-      status = checkCuda(cudaMemsetAsync(sum, 0, size_t(bytes), computeStream),
-                         "cudaMemsetAsync(compute stand-in)");
-    for (size_t j = 0; j < inputs.size() && status.isOk(); ++j)
-      status = checkCuda(
-          cuda::accumulateModulo(sum, wide, result.numel, inputs[j].data,
-                                 inputs[j].dtype, inputs[j].numel, j == 0,
-                                 computeStream),
-          concat("compute stand-in kernel '", kind, "' input #", j));
-    if (status.isOk())
-      status =
-          checkCuda(cuda::cast(sum, wide ? DType::F64 : DType::F32, result.data,
-                               result.dtype, result.numel, computeStream),
-                    concat("compute stand-in kernel '", kind, "' result"));
-    cudaFreeAsync(sum, computeStream);
-    if (!status.isOk())
-      break;
-  }
   return status;
 }
 

@@ -35,6 +35,7 @@ namespace ddprt::cuda {
 Status checkCuda(cudaError_t error, const std::string &call);
 Status checkNccl(ncclResult_t result, const std::string &call,
                  ncclComm_t comm = nullptr);
+Status checkCublas(cublasStatus_t status, const std::string &call);
 
 /// A span on a stream, timed by two events and resolved at shutdown.
 struct PendingEvent {
@@ -85,7 +86,7 @@ public:
 
   Status fillSeeded(const Tensor &tensor, uint64_t key) override;
   Status gemm(const GemmOp &op) override;
-  Status compute(const std::string &kind, const std::vector<Tensor> &inputs,
+  Status compute(const std::string &kind, const ComputeCost &cost, const std::vector<Tensor> &inputs,
                  const std::vector<Tensor> &results) override;
   Status accumulate(const Tensor &lhs, const void *rhs, void *result) override;
   Status scale(const Tensor &input, double factor, void *result) override;
@@ -118,6 +119,9 @@ private:
   cudaEvent_t beginSpan(cudaStream_t stream);
   void endSpan(cudaEvent_t start, cudaStream_t stream, std::string name,
                TraceCategory category, int tid, std::string args);
+  /// What a stand-in pays beyond its pass, to cost what the model prices it
+  /// at (CudaStandIn.cpp); `moved` is the bytes its pass read and wrote.
+  Status payCost(const ComputeCost &cost, int64_t moved);
   /// The compute stand-in in one pass (Kernels.h, standIn).
   Status standIn(const std::vector<Tensor> &inputs,
                  const std::vector<Tensor> &results);
@@ -143,6 +147,8 @@ private:
   cudaStream_t computeStream = nullptr, commStream = nullptr;
   cublasHandle_t cublas = nullptr;
   unsigned long long *standInSink = nullptr;
+  /// What payCost reads and multiplies, allocated at its first need.
+  void *costScratch = nullptr;
   /// Adam's powers on the device, by moments buffer (adam()).
   std::unordered_map<const float *, cuda::AdamDeviceState *> adamStates;
   /// Whether the streams are being captured into a CUDA graph

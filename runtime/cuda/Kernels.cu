@@ -343,19 +343,29 @@ __device__ void storeElement(void *data, DType dtype, int64_t i, Acc value) {
 
 constexpr int standInUnroll = 4;
 
+/// i mod numel, for an i below `span`: no division where the input covers
+/// the span, a 32-bit one where both fit (a 64-bit one is many times
+/// slower on a GPU).
+__device__ inline int64_t wrapIndex(int64_t i, int64_t numel, int64_t span) {
+  if (numel >= span)
+    return i;
+  if (span <= INT32_MAX)
+    return int64_t(uint32_t(i) % uint32_t(numel));
+  return i % numel;
+}
+
 /// Element i of every result is (first input)[i % n0] + (second)[i % n1] +
 /// ..., summed in Acc, as host::compute does. Each thread takes
 /// standInUnroll elements a block apart and issues their loads of one input
-/// together, so that enough loads are in flight to stream. Elements of an
-/// input beyond the largest result are read too (and compared with a value
-/// whose only use is to keep the read): the cost model counts every byte of
-/// every operand.
+/// together, so that enough loads are in flight to stream.
+/// `args` is __grid_constant__: indexing its arrays with a loop variable
+/// would otherwise make every thread copy the whole struct to local memory.
 template <typename Acc>
-__global__ void standInKernel(cuda::StandInArgs args) {
+__global__ void standInKernel(const __grid_constant__ cuda::StandInArgs args) {
   int64_t stride = int64_t(gridDim.x) * blockDim.x * standInUnroll;
   for (int64_t base = int64_t(blockIdx.x) * blockDim.x * standInUnroll +
                       threadIdx.x;
-       base < args.extent; base += stride) {
+       base < args.span; base += stride) {
     int64_t index[standInUnroll];
     Acc sum[standInUnroll];
     for (int u = 0; u < standInUnroll; ++u) {
@@ -365,22 +375,14 @@ __global__ void standInKernel(cuda::StandInArgs args) {
     for (int j = 0; j < args.numInputs; ++j) {
       const cuda::StandInTensor &input = args.inputs[j];
       Acc value[standInUnroll];
-      for (int u = 0; u < standInUnroll; ++u) {
-        int64_t i = index[u];
-        if (i < args.span)
-          value[u] = loadElement<Acc>(
-              input.data, input.dtype, input.numel >= args.span ? i : i % input.numel);
-        else if (i < input.numel)
-          value[u] = loadElement<Acc>(input.data, input.dtype, i);
-        else
-          value[u] = Acc(0);
-      }
-      for (int u = 0; u < standInUnroll; ++u) {
-        if (index[u] < args.span)
-          sum[u] = j == 0 ? value[u] : sum[u] + value[u];
-        else if (value[u] == Acc(-1.2345e-30))
-          atomicAdd(args.sink, 1ull);
-      }
+      for (int u = 0; u < standInUnroll; ++u)
+        value[u] = index[u] < args.span
+                       ? loadElement<Acc>(input.data, input.dtype,
+                                          wrapIndex(index[u], input.numel,
+                                                    args.span))
+                       : Acc(0);
+      for (int u = 0; u < standInUnroll; ++u)
+        sum[u] = j == 0 ? value[u] : sum[u] + value[u];
     }
     for (int r = 0; r < args.numResults; ++r) {
       const cuda::StandInTensor &result = args.results[r];
@@ -392,19 +394,51 @@ __global__ void standInKernel(cuda::StandInArgs args) {
   }
 }
 
+/// Reads `count` 16-byte vectors, cycling over the `mask + 1` (a power of
+/// two) at `data`; the XOR of what it read keeps the reads.
+__global__ void streamReadKernel(const uint4 *data, uint64_t mask,
+                                 int64_t count, unsigned long long *sink) {
+  uint32_t acc = 0;
+  for (int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < count;
+       k += int64_t(gridDim.x) * blockDim.x) {
+    uint4 v = data[uint64_t(k) & mask];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x9e3779b9u)
+    atomicAdd(sink, 1ull);
+}
+
 } // namespace
 
 cudaError_t cuda::standIn(const StandInArgs &args, bool doubleAccumulator,
                           cudaStream_t stream) {
-  if (args.extent == 0)
+  if (args.span == 0)
     return cudaSuccess;
   int64_t perBlock = int64_t(threadsPerBlock) * standInUnroll;
-  int64_t blocks = (args.extent + perBlock - 1) / perBlock;
+  int64_t blocks = (args.span + perBlock - 1) / perBlock;
   unsigned grid = unsigned(blocks > 8192 ? 8192 : blocks);
   cudaGetLastError(); // as DDPRT_LAUNCH
   if (doubleAccumulator)
     standInKernel<double><<<grid, threadsPerBlock, 0, stream>>>(args);
   else
     standInKernel<float><<<grid, threadsPerBlock, 0, stream>>>(args);
+  return cudaGetLastError();
+}
+
+cudaError_t cuda::streamRead(const void *scratch, int64_t scratchBytes,
+                             int64_t bytes, unsigned long long *sink,
+                             cudaStream_t stream) {
+  int64_t count = bytes / 16;
+  if (count == 0)
+    return cudaSuccess;
+  // The largest power of two of vectors that the scratch holds.
+  uint64_t vectors = 1;
+  while (vectors * 2 * 16 <= uint64_t(scratchBytes))
+    vectors *= 2;
+  int64_t blocks = (count + threadsPerBlock - 1) / threadsPerBlock;
+  cudaGetLastError(); // as DDPRT_LAUNCH
+  streamReadKernel<<<unsigned(blocks > 2112 ? 2112 : blocks), threadsPerBlock,
+                     0, stream>>>(static_cast<const uint4 *>(scratch),
+                                  vectors - 1, count, sink);
   return cudaGetLastError();
 }

@@ -35,17 +35,21 @@ struct StandInArgs {
   StandInTensor inputs[maxStandInTensors];
   StandInTensor results[maxStandInTensors];
   int numInputs = 0, numResults = 0;
-  /// The largest result's numel, and the largest of it and the inputs'.
-  int64_t span = 0, extent = 0;
-  /// Device memory the kernel may add to; never read.
-  unsigned long long *sink = nullptr;
+  /// The largest result's numel.
+  int64_t span = 0;
 };
 /// The compute stand-in in one pass over its operands: result[i] (each
 /// result, i below its numel) = input0[i % n0] + input1[i % n1] + ..., summed
 /// in f32 (f64 when `doubleAccumulator`), bitwise as accumulateModulo and
-/// cast compute it, reading every operand once and writing each result once.
+/// cast compute it, in one pass that writes each result once.
 cudaError_t standIn(const StandInArgs &args, bool doubleAccumulator,
                     cudaStream_t stream);
+/// Reads `bytes` (in 16-byte vectors) from the `scratchBytes` at `scratch`,
+/// cyclically; `sink` is device memory it may add to, never read. What a
+/// memory-bound stand-in pays beyond its own pass (CudaStandIn.cpp).
+cudaError_t streamRead(const void *scratch, int64_t scratchBytes,
+                       int64_t bytes, unsigned long long *sink,
+                       cudaStream_t stream);
 cudaError_t accumulate(const void *lhs, const void *rhs, void *result,
                        DType dtype, int64_t numel, cudaStream_t stream);
 cudaError_t scale(const void *input, void *result, DType dtype, int64_t numel,

@@ -64,17 +64,23 @@ TEST_F(ArgumentTest, BadDTypesCountsAndPointers) {
   expectError(ddprt_gemm(context, DDPRT_DTYPE_F32, 0, 0, 2, 2, 2, data,
                          static_cast<float *>(data) + 4, data, nullptr),
               DDPRT_ERROR_INVALID_ARGUMENT, "result overlaps an operand");
-  expectError(ddprt_compute(context, "k", nullptr, 1, nullptr, 0),
+  expectError(ddprt_compute(context, "k", 0, 0, nullptr, 1, nullptr, 0),
               DDPRT_ERROR_INVALID_ARGUMENT, "'inputs' is NULL");
   ddprt_tensor reserved[] = {{data, 16, DDPRT_DTYPE_F32, 7}};
-  expectError(ddprt_compute(context, "k", reserved, 1, nullptr, 0),
+  expectError(ddprt_compute(context, "k", 0, 0, reserved, 1, nullptr, 0),
               DDPRT_ERROR_INVALID_ARGUMENT, "'reserved' must be 0");
   ddprt_tensor empty[] = {{data, 0, DDPRT_DTYPE_F32, 0}};
   ddprt_tensor out[] = {{data, 16, DDPRT_DTYPE_F32, 0}};
-  expectError(ddprt_compute(context, "k", empty, 1, out, 1),
+  expectError(ddprt_compute(context, "k", 0, 0, empty, 1, out, 1),
               DDPRT_ERROR_INVALID_ARGUMENT, "input #0 has no elements");
-  expectError(ddprt_compute(context, nullptr, nullptr, 0, out, 1),
+  expectError(ddprt_compute(context, nullptr, 0, 0, nullptr, 0, out, 1),
               DDPRT_ERROR_INVALID_ARGUMENT, "'kind' is NULL");
+  expectError(ddprt_compute(context, "k", -1, 0, nullptr, 0, out, 1),
+              DDPRT_ERROR_INVALID_ARGUMENT,
+              "ddprt_compute: flops -1 must be finite and at least 0");
+  expectError(ddprt_compute(context, "k", 0, std::nan(""), nullptr, 0, out, 1),
+              DDPRT_ERROR_INVALID_ARGUMENT,
+              "ddprt_compute: bytes nan must be finite and at least 0");
   DDPRT_EXPECT_OK(context, ddprt_free(context, data));
 }
 

@@ -107,7 +107,7 @@ TEST_F(ComputeOpsTest, ComputeStandInSumsInputsModuloTheirSize) {
   ddprt_tensor results[] = {{r16, 7, DDPRT_DTYPE_F16, 0},
                             {r64, 4, DDPRT_DTYPE_F64, 0}};
   DDPRT_EXPECT_OK(context,
-                  ddprt_compute(context, "attention", inputs, 3, results, 2));
+                  ddprt_compute(context, "attention", 0, 0, inputs, 3, results, 2));
   // i -> a[i % 6] + b[i % 2] + c[i % 3]
   EXPECT_EQ(download(DDPRT_DTYPE_F16, r16, 7),
             (std::vector<double>{111, 222, 313, 124, 215, 326, 111}));
@@ -115,7 +115,7 @@ TEST_F(ComputeOpsTest, ComputeStandInSumsInputsModuloTheirSize) {
             (std::vector<double>{111, 222, 313, 124}));
   // No inputs: zeros.
   DDPRT_EXPECT_OK(context,
-                  ddprt_compute(context, "init", nullptr, 0, results, 1));
+                  ddprt_compute(context, "init", 0, 0, nullptr, 0, results, 1));
   EXPECT_EQ(download(DDPRT_DTYPE_F16, r16, 7), std::vector<double>(7, 0.0));
   for (void *buffer : {a, b, c, r16, r64})
     DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));

@@ -191,7 +191,7 @@ TEST_F(CudaTest, ElementwiseOpsAndOptimizersEqualTheCpuResult) {
                                {b, 77, DDPRT_DTYPE_BF16, 0}};
       ddprt_tensor results[] = {{r, numel, dtype, 0}};
       DDPRT_EXPECT_OK(context,
-                      ddprt_compute(context, "norm", inputs, 2, results, 1));
+                      ddprt_compute(context, "norm", 0, 0, inputs, 2, results, 1));
       DDPRT_EXPECT_OK(context,
                       ddprt_accumulate(context, dtype, numel, r, a, r));
       DDPRT_EXPECT_OK(context, ddprt_scale(context, dtype, numel, r, 0.1, r));
@@ -223,17 +223,22 @@ TEST_F(CudaTest, ElementwiseOpsAndOptimizersEqualTheCpuResult) {
 
 // The one-pass stand-in (up to 8 operands each way) and the one with a pass
 // per input (more): inputs longer and shorter than the results, results of
-// several lengths and dtypes (an f64 one sums in f64), no input at all.
+// several lengths and dtypes (an f64 one sums in f64), no input at all;
+// with a price in bytes beyond the pass (read from scratch) and in FLOPs
+// (GEMMs on scratch), which must not touch the results.
 TEST_F(CudaTest, ComputeStandInsEqualTheCpuResult) {
   struct Case {
     std::vector<std::pair<int32_t, int64_t>> inputs, results;
+    double flops = 0, bytes = 0;
   };
   const Case cases[] = {
       {{{DDPRT_DTYPE_BF16, 5000}, {DDPRT_DTYPE_F32, 300}},
        {{DDPRT_DTYPE_BF16, 1000}, {DDPRT_DTYPE_F64, 2500},
-        {DDPRT_DTYPE_F16, 7}}},
+        {DDPRT_DTYPE_F16, 7}},
+       0,
+       3e8},
       {{}, {{DDPRT_DTYPE_F32, 100}}},
-      {{{DDPRT_DTYPE_F16, 4096}}, {{DDPRT_DTYPE_F32, 1}}},
+      {{{DDPRT_DTYPE_F16, 4096}}, {{DDPRT_DTYPE_F32, 1}}, 3e11, 1e6},
       {std::vector<std::pair<int32_t, int64_t>>(9, {DDPRT_DTYPE_F32, 333}),
        {{DDPRT_DTYPE_BF16, 1000}}},
   };
@@ -254,7 +259,8 @@ TEST_F(CudaTest, ComputeStandInsEqualTheCpuResult) {
         DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, numel, &data));
         results.push_back({data, numel, dtype, 0});
       }
-      DDPRT_EXPECT_OK(context, ddprt_compute(context, "stand_in", inputs.data(),
+      DDPRT_EXPECT_OK(context, ddprt_compute(context, "stand_in", c.flops,
+                                             c.bytes, inputs.data(),
                                              int32_t(inputs.size()),
                                              results.data(),
                                              int32_t(results.size())));
@@ -307,7 +313,7 @@ struct SmallStep {
     ddprt_tensor inputs[] = {{input, 256, DDPRT_DTYPE_F32, 0}};
     ddprt_tensor results[] = {{activation, numel, DDPRT_DTYPE_F32, 0}};
     DDPRT_EXPECT_OK(context,
-                    ddprt_compute(context, "layer", inputs, 1, results, 1));
+                    ddprt_compute(context, "layer", 0, 0, inputs, 1, results, 1));
     DDPRT_EXPECT_OK(context, ddprt_cast(context, DDPRT_DTYPE_F32, activation,
                                         DDPRT_DTYPE_BF16, grad16, numel));
     ddprt_handle handle = 0;

@@ -117,7 +117,9 @@ struct ComputeLowering : StepOpPattern<ComputeOp> {
     Value outputs =
         fillTensorArray(step, step.program.resultArray, op.getResults(), results);
     step.call(RuntimeFunction::Compute,
-              {step.context(), step.str(op.getKind()), inputs,
+              {step.context(), step.str(op.getKind()),
+               step.f64(op.getFlops().convertToDouble()),
+               step.f64(op.getBytes().convertToDouble()), inputs,
                step.i32(op.getInputs().size()), outputs,
                step.i32(op.getResults().size())});
   }

@@ -270,12 +270,15 @@ func.func @step(%x: tensor<3x4xbf16>) {
 // CHECK-DAG: %[[TWO:.*]] = llvm.mlir.constant(2 : i32)
 // CHECK-DAG: %[[NOUT:.*]] = llvm.mlir.constant(1 : i32)
 // CHECK-DAG: %[[SUM:.*]] = llvm.mlir.constant(0 : i32)
+// The cost model's price of the kernel goes along, for the CUDA stand-in.
+// CHECK-DAG: %[[FLOPS:.*]] = llvm.mlir.constant(6.000000e+00 : f64)
+// CHECK-DAG: %[[BYTES:.*]] = llvm.mlir.constant(2.400000e+01 : f64)
 // CHECK-DAG: %[[RESULTS:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(ptr, i64, i32, i32)>
 // CHECK-DAG: %[[INPUTS:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(ptr, i64, i32, i32)>
 // CHECK: %[[FIELD:.*]] = llvm.getelementptr %[[INPUTS]][1, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, i64, i32, i32)>
 // CHECK: llvm.store %[[NUMEL]], %[[FIELD]]
 // CHECK: %[[KIND:.*]] = llvm.mlir.addressof @__ddp_str_{{[0-9]+}} : !llvm.ptr
-// CHECK: llvm.call @ddprt_compute(%{{.*}}, %[[KIND]], %[[INPUTS]], %[[TWO]], %[[RESULTS]], %[[NOUT]])
+// CHECK: llvm.call @ddprt_compute(%{{.*}}, %[[KIND]], %[[FLOPS]], %[[BYTES]], %[[INPUTS]], %[[TWO]], %[[RESULTS]], %[[NOUT]])
 // CHECK: llvm.call @ddprt_cast(
 // CHECK: llvm.call @ddprt_accumulate(
 // CHECK: llvm.call @ddprt_reduce_scatter(%{{.*}}, %{{.*}}, %[[SUM]],

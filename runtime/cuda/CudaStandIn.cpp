@@ -1,0 +1,166 @@
+//===- CudaStandIn.cpp - The compute stand-in, at the model's price -------===//
+//
+// ddprt_compute on the CUDA backend. The stand-in's result is the CPU
+// backend's, bitwise (one pass over the operands, Kernels.h standIn); then
+// the stand-in pays what the compiler's cost model prices the kernel at, so
+// that a step on a GPU costs what the simulator predicts for it:
+//   - a compute-bound kernel (more FLOPs per byte than any GPU streams, e.g.
+//     attention) runs its FLOPs as bf16 GEMMs on tensor cores, on scratch;
+//   - a memory-bound one reads from scratch the bytes the model counts
+//     beyond those its sum moved.
+// The scratch (costScratchBytes, twice an H100's L2, so that it streams from
+// HBM) is allocated at the first stand-in that needs it; one recorded into a
+// CUDA graph before that pays nothing extra.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaBackend.h"
+
+#include <cmath>
+
+using namespace ddprt;
+using namespace ddprt::cuda;
+
+namespace {
+
+/// FLOPs per byte above which a kernel is compute-bound on any current GPU
+/// (an H100 runs 295 dense bf16 FLOPs per byte of HBM it reads; the
+/// memory-bound kinds of a transformer do under 4).
+constexpr double computeBoundFlopsPerByte = 64;
+constexpr int64_t costScratchBytes = int64_t(128) << 20;
+/// The GEMMs that pay FLOPs: edge x edge results, up to maxDepth deep.
+constexpr int64_t gemmEdge = 2048, gemmMaxDepth = 8192;
+
+} // namespace
+
+Status CudaBackend::compute(const std::string &kind, const ComputeCost &cost,
+                            const std::vector<Tensor> &inputs,
+                            const std::vector<Tensor> &results) {
+  cudaEvent_t span = beginSpan(computeStream);
+  int64_t moved = 0;
+  for (const Tensor &result : results)
+    moved += result.numel * elementSize(result.dtype);
+  int64_t longest = 0;
+  for (const Tensor &result : results)
+    longest = std::max(longest, result.numel);
+  for (const Tensor &input : inputs)
+    moved += std::min(input.numel, longest) * elementSize(input.dtype);
+  Status status = inputs.size() <= size_t(maxStandInTensors) &&
+                          results.size() <= size_t(maxStandInTensors)
+                      ? standIn(inputs, results)
+                      : standInByInput(kind, inputs, results);
+  if (status.isOk())
+    status = payCost(cost, moved);
+  endSpan(span, computeStream, kind, TraceCategory::Compute, 0,
+          TraceArgs()
+              .add("inputs", int64_t(inputs.size()))
+              .add("flops", cost.flops)
+              .add("bytes", cost.bytes)
+              .str());
+  return status;
+}
+
+Status CudaBackend::payCost(const ComputeCost &cost, int64_t moved) {
+  bool computeBound = cost.flops > computeBoundFlopsPerByte * cost.bytes;
+  double extraBytes = cost.bytes - double(moved);
+  if (!computeBound && extraBytes < 16)
+    return Status::ok();
+  if (!costScratch) {
+    if (capturing)
+      return Status::ok();
+    DDPRT_RETURN_IF_ERROR(
+        checkCuda(cudaMalloc(&costScratch, size_t(costScratchBytes)),
+                  concat("cudaMalloc(", costScratchBytes,
+                         ", the compute stand-ins' scratch)")));
+    // Real-looking values: tensor cores run faster on zeros.
+    DDPRT_RETURN_IF_ERROR(checkCuda(
+        cuda::fillSeeded(costScratch, DType::BF16, costScratchBytes / 2,
+                         0x5eed, true, computeStream),
+        "fill kernel (the compute stand-ins' scratch)"));
+  }
+  if (!computeBound)
+    return checkCuda(cuda::streamRead(costScratch, costScratchBytes,
+                                      int64_t(extraBytes), standInSink,
+                                      computeStream),
+                     "stream-read kernel (a compute stand-in's bytes)");
+  // As few GEMMs as fit the scratch, of a depth that makes up the FLOPs.
+  double perColumn = 2.0 * double(gemmEdge) * double(gemmEdge);
+  int64_t gemms = std::max<int64_t>(
+      1, int64_t(std::ceil(cost.flops / (perColumn * double(gemmMaxDepth)))));
+  int64_t depth = int64_t(std::llround(cost.flops / (perColumn * gemms) / 64)) * 64;
+  depth = std::min(std::max<int64_t>(depth, 64), gemmMaxDepth);
+  char *base = static_cast<char *>(costScratch);
+  const void *a = base;
+  const void *b = base + gemmEdge * gemmMaxDepth * 2;
+  void *c = base + 2 * gemmEdge * gemmMaxDepth * 2;
+  float one = 1.0f, zero = 0.0f;
+  for (int64_t g = 0; g < gemms; ++g)
+    DDPRT_RETURN_IF_ERROR(checkCublas(
+        cublasGemmEx(cublas, CUBLAS_OP_N, CUBLAS_OP_N, int(gemmEdge),
+                     int(gemmEdge), int(depth), &one, a, CUDA_R_16BF,
+                     int(gemmEdge), b, CUDA_R_16BF, int(depth), &zero, c,
+                     CUDA_R_16BF, int(gemmEdge), CUBLAS_COMPUTE_32F,
+                     CUBLAS_GEMM_DEFAULT),
+        concat("cublasGemmEx(a compute stand-in's FLOPs, ", gemmEdge, "x",
+               gemmEdge, "x", depth, " bf16)")));
+  return Status::ok();
+}
+
+Status CudaBackend::standIn(const std::vector<Tensor> &inputs,
+                            const std::vector<Tensor> &results) {
+  // One launch per accumulation type (f64 for an f64 result, else f32), as
+  // host::compute sums.
+  for (bool wide : {false, true}) {
+    StandInArgs args;
+    for (const Tensor &result : results)
+      if ((result.dtype == DType::F64) == wide && result.numel > 0) {
+        args.results[args.numResults++] = {result.data, result.numel,
+                                           result.dtype};
+        args.span = std::max(args.span, result.numel);
+      }
+    if (args.numResults == 0)
+      continue;
+    for (const Tensor &input : inputs)
+      args.inputs[args.numInputs++] = {input.data, input.numel, input.dtype};
+    DDPRT_RETURN_IF_ERROR(
+        checkCuda(cuda::standIn(args, wide, computeStream),
+                  concat("compute stand-in kernel (", args.numInputs,
+                         " inputs, ", args.numResults, " results)")));
+  }
+  return Status::ok();
+}
+
+Status CudaBackend::standInByInput(const std::string &kind,
+                                   const std::vector<Tensor> &inputs,
+                                   const std::vector<Tensor> &results) {
+  Status status;
+  for (const Tensor &result : results) {
+    if (result.numel == 0)
+      continue;
+    bool wide = result.dtype == DType::F64;
+    int64_t bytes = result.numel * (wide ? 8 : 4);
+    void *sum = nullptr;
+    status = checkCuda(cudaMallocAsync(&sum, size_t(bytes), computeStream),
+                       concat("cudaMallocAsync(", bytes, ")"));
+    if (!status.isOk())
+      break;
+    if (inputs.empty())
+      status = checkCuda(cudaMemsetAsync(sum, 0, size_t(bytes), computeStream),
+                         "cudaMemsetAsync(compute stand-in)");
+    for (size_t j = 0; j < inputs.size() && status.isOk(); ++j)
+      status = checkCuda(
+          cuda::accumulateModulo(sum, wide, result.numel, inputs[j].data,
+                                 inputs[j].dtype, inputs[j].numel, j == 0,
+                                 computeStream),
+          concat("compute stand-in kernel '", kind, "' input #", j));
+    if (status.isOk())
+      status =
+          checkCuda(cuda::cast(sum, wide ? DType::F64 : DType::F32, result.data,
+                               result.dtype, result.numel, computeStream),
+                    concat("compute stand-in kernel '", kind, "' result"));
+    cudaFreeAsync(sum, computeStream);
+    if (!status.isOk())
+      break;
+  }
+  return status;
+}
