@@ -238,6 +238,12 @@ TEST_F(CudaTest, ComputeStandInsEqualTheCpuResult) {
        0,
        3e8},
       {{}, {{DDPRT_DTYPE_F32, 100}}},
+      // Eight elements at a time, as 16-byte vectors: results of one
+      // length, inputs that cover it or wrap by multiples of 8.
+      {{{DDPRT_DTYPE_BF16, 4096}, {DDPRT_DTYPE_F32, 64}, {DDPRT_DTYPE_F16, 8}},
+       {{DDPRT_DTYPE_BF16, 4096}, {DDPRT_DTYPE_F32, 4096}}},
+      {{{DDPRT_DTYPE_F64, 2048}, {DDPRT_DTYPE_BF16, 4096}},
+       {{DDPRT_DTYPE_F64, 2048}}},
       {{{DDPRT_DTYPE_F16, 4096}}, {{DDPRT_DTYPE_F32, 1}}, 3e11, 1e6},
       {std::vector<std::pair<int32_t, int64_t>>(9, {DDPRT_DTYPE_F32, 333}),
        {{DDPRT_DTYPE_BF16, 1000}}},
