@@ -21,7 +21,10 @@
 # and prints one table. Exit status 1 when a check fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-prepared=$(cd "${1:-.gpu}" && pwd)
+prepared=$(cd "${1:-.gpu}" && pwd) || {
+  echo "gpu-check: no prepared folder '${1:-.gpu}' (run utils/gpu-prepare.sh where MLIR is)" >&2
+  exit 2
+}
 logs=${2:-${OUT:-/tmp/gpu-check}}
 mkdir -p "$logs"
 logs=$(cd "$logs" && pwd)
@@ -83,8 +86,11 @@ link() {
 for step in tiny tiny-moe mixed; do
   link "$step" || { row "link $step" FAIL ""; continue; }
   for steps in 1 2 5; do
-    "${mpirun[@]}" "$rt/$step" --backend=cpu --steps=$steps \
-      --dump-params="$logs/$step.$steps.cpu.txt" >>"$logs/bitwise.log" 2>&1
+    if ! "${mpirun[@]}" "$rt/$step" --backend=cpu --steps=$steps \
+         --dump-params="$logs/$step.$steps.cpu.txt" >>"$logs/bitwise.log" 2>&1; then
+      row "bitwise $step, $steps steps" FAIL "the CPU run failed (bitwise.log)"
+      continue
+    fi
     variants=(fixed-order cublas)
     [[ $steps -gt 1 ]] && variants+=("fixed-order --graph")
     for variant in "${variants[@]}"; do
@@ -98,10 +104,11 @@ for step in tiny tiny-moe mixed; do
         continue
       fi
       diff=$(python3 utils/gpu/compare_dumps.py "$logs/$step.$steps.cpu.txt" \
-        "$logs/$step.$steps.$gemm.txt")
+        "$logs/$step.$steps.$gemm.txt" 2>&1)
+      status=$?
       if [[ $diff == equal* ]]; then
         row "$name" pass "$diff"
-      elif [[ $gemm == cublas ]]; then
+      elif [[ $gemm == cublas && $status -eq 1 && $diff == *differ* ]]; then
         row "$name" info "$diff"
       else
         row "$name" FAIL "$diff"
@@ -138,11 +145,14 @@ if link llama; then
     row "llama2-7b 2 layers: host time per op, $mode" "$verdict" \
       "$perop us ($host ms to issue $ops ops)"
   done
-  "${mpirun[@]}" "$rt/llama" --backend=cuda --data=fractions --steps=3 \
-    --trace="$logs/llama.trace.json" >"$logs/llama.trace.log" 2>&1
-  python3 utils/gpu/trace_categories.py "$logs/llama.trace.json" \
-    "$prepared/llama.predicted.json" --rows \
-    >"$logs/llama.categories.txt" 2>&1
+  if ! "${mpirun[@]}" "$rt/llama" --backend=cuda --data=fractions --steps=3 \
+       --trace="$logs/llama.trace.json" >"$logs/llama.trace.log" 2>&1; then
+    row "llama2-7b 2 layers: traced run" FAIL "$(grep -m1 error "$logs/llama.trace.log")"
+  elif ! python3 utils/gpu/trace_categories.py "$logs/llama.trace.json" \
+       "$prepared/llama.predicted.json" --rows \
+       >"$logs/llama.categories.txt" 2>&1; then
+    row "llama2-7b 2 layers: categories" FAIL "$(tail -1 "$logs/llama.categories.txt")"
+  fi
   grep -v '^row|' "$logs/llama.categories.txt"
   while IFS='|' read -r _ cat ops m p r; do
     verdict=$(awk -v r="$r" 'BEGIN {print (r >= 0.9 && r <= 1.1) ? "pass" : "FAIL"}')

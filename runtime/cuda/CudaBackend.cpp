@@ -152,6 +152,14 @@ Status CudaBackend::start() {
 }
 
 CudaBackend::~CudaBackend() {
+  // A recording still open (shutdown never ran) ends first: freeing memory
+  // inside it would be an error.
+  if (capturing) {
+    cudaGraph_t abandoned = nullptr;
+    if (cudaStreamEndCapture(computeStream, &abandoned) == cudaSuccess &&
+        abandoned)
+      cudaGraphDestroy(abandoned);
+  }
   env.watchdog.setPoll(nullptr);
   env.watchdog.setBeforeAbort(nullptr);
   for (ncclComm_t group : groups)
@@ -176,14 +184,6 @@ CudaBackend::~CudaBackend() {
     cudaFree(costScratch);
   for (auto &[moments, state] : adamStates)
     cudaFree(state);
-  if (capturing) {
-    cudaGraph_t abandoned = nullptr;
-    if (cudaStreamEndCapture(computeStream, &abandoned) == cudaSuccess &&
-        abandoned)
-      cudaGraphDestroy(abandoned);
-  }
-  for (void *data : freedWhileRecording)
-    cudaFree(data);
   if (graphExec)
     cudaGraphExecDestroy(graphExec);
   if (graph)
@@ -235,7 +235,10 @@ Status CudaBackend::shutdown() {
 }
 
 Status CudaBackend::synchronize() {
-  DDPRT_RETURN_IF_ERROR(refuseWhileRecording("ddprt_synchronize"));
+  // ddprt_free waits here too before it frees.
+  DDPRT_RETURN_IF_ERROR(
+      refuseWhileRecording("waiting for the device (ddprt_synchronize, "
+                           "ddprt_free)"));
   DDPRT_RETURN_IF_ERROR(flushPointToPoint());
   return checkCuda(cudaStreamSynchronize(computeStream),
                    "cudaStreamSynchronize(compute)");
@@ -354,7 +357,13 @@ Status CudaBackend::fillSeeded(const Tensor &tensor, uint64_t key) {
 }
 
 Status CudaBackend::gemm(const GemmOp &op) {
-  if (op.m > INT_MAX || op.n > INT_MAX || op.k > INT_MAX)
+  if (env.fixedOrderGemm && op.m > cuda::fixedOrderGemmMaxRows)
+    return makeError(DDPRT_ERROR_INVALID_ARGUMENT,
+                     "fixed-order GEMM kernel (m=", op.m, ", n=", op.n,
+                     ", k=", op.k, "): more rows than its grid takes (",
+                     cuda::fixedOrderGemmMaxRows, ")");
+  if (!env.fixedOrderGemm &&
+      (op.m > INT_MAX || op.n > INT_MAX || op.k > INT_MAX))
     return makeError(DDPRT_ERROR_INVALID_ARGUMENT, "cublasGemmEx(m=", op.m,
                      ", n=", op.n, ", k=", op.k,
                      "): a dimension exceeds cuBLAS's int range");
@@ -532,13 +541,17 @@ Status CudaBackend::adam(const Tensor &param, const Tensor &grad,
     DDPRT_RETURN_IF_ERROR(
         checkCuda(cudaMalloc(&state, sizeof(cuda::AdamDeviceState)),
                   "cudaMalloc(Adam's powers)"));
-    found = adamStates.emplace(moments, static_cast<cuda::AdamDeviceState *>(
-                                            state)).first;
     cuda::AdamDeviceState initial{};
-    DDPRT_RETURN_IF_ERROR(checkCuda(
+    Status copied = checkCuda(
         cudaMemcpyAsync(state, &initial, sizeof(initial),
                         cudaMemcpyHostToDevice, computeStream),
-        "cudaMemcpyAsync(Adam's powers)"));
+        "cudaMemcpyAsync(Adam's powers)");
+    if (!copied.isOk()) {
+      cudaFree(state);
+      return copied;
+    }
+    found = adamStates.emplace(moments, static_cast<cuda::AdamDeviceState *>(
+                                            state)).first;
   }
   cudaEvent_t span = beginSpan(computeStream);
   Status status = checkCuda(

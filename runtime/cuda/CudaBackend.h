@@ -74,12 +74,7 @@ public:
                      const std::string &name) override;
 
   Status allocate(int64_t bytes, void **data) override;
-  void deallocate(void *data) override {
-    if (capturing)
-      freedWhileRecording.push_back(data);
-    else
-      cudaFree(data);
-  }
+  void deallocate(void *data) override { cudaFree(data); }
   Status copy(void *dst, const void *src, int64_t bytes) override;
   Status read(void *hostDst, const void *src, int64_t bytes) override;
   Status write(void *dst, const void *hostSrc, int64_t bytes) override;
@@ -122,6 +117,10 @@ private:
   /// What a stand-in pays beyond its pass, to cost what the model prices it
   /// at (CudaStandIn.cpp); `moved` is the bytes its pass read and wrote.
   Status payCost(const ComputeCost &cost, int64_t moved);
+  /// Whether the one pass gives host::compute's bits for these operands.
+  static bool onePassIsSafe(const std::vector<Tensor> &inputs,
+                            const std::vector<Tensor> &results,
+                            int64_t span);
   /// The compute stand-in in one pass (Kernels.h, standIn).
   Status standIn(const std::vector<Tensor> &inputs,
                  const std::vector<Tensor> &results);
@@ -152,12 +151,10 @@ private:
   /// Adam's powers on the device, by moments buffer (adam()).
   std::unordered_map<const float *, cuda::AdamDeviceState *> adamStates;
   /// Whether the streams are being captured into a CUDA graph
-  /// (CudaGraph.cpp), the graph recorded last, and the buffers freed while
-  /// recording, freed once it ends (cudaFree would end the capture).
+  /// (CudaGraph.cpp), and the graph recorded last.
   bool capturing = false;
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t graphExec = nullptr;
-  std::vector<void *> freedWhileRecording;
   ncclComm_t world = nullptr;
   std::vector<ncclComm_t> groups;
   cudaEvent_t traceBase = nullptr;

@@ -143,7 +143,8 @@ Status CudaBackend::issueOnOneRank(const CollectiveOp &op) {
   // A group of one rank moves nothing: every collective but a send or
   // receive leaves its input in its result, by a copy on the communication
   // stream (avg as the same scale by 1/1 as issueCollective's). NCCL would
-  // take the 16-bit all-reduce's f32 round trip for the same bits. The
+  // take the 16-bit all-reduce's f32 round trip for the same bits (but for
+  // a signalling NaN, which that round trip quiets and a copy keeps). The
   // streams and events stay those of any collective, so that one GPU tests
   // how they order the work.
   if (op.reduction == DDPRT_REDUCTION_AVG &&

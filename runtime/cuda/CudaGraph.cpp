@@ -49,9 +49,10 @@ Status CudaBackend::endGraph() {
   capturing = false;
   cudaGraph_t captured = nullptr;
   cudaError_t error = cudaStreamEndCapture(computeStream, &captured);
-  for (void *data : freedWhileRecording)
-    cudaFree(data);
-  freedWhileRecording.clear();
+  if ((!flushed.isOk() || error != cudaSuccess) && captured) {
+    cudaGraphDestroy(captured);
+    captured = nullptr;
+  }
   DDPRT_RETURN_IF_ERROR(flushed);
   if (error == cudaErrorStreamCaptureUnjoined)
     return makeError(DDPRT_ERROR_INVALID_ARGUMENT,

@@ -46,7 +46,8 @@ Status CudaBackend::compute(const std::string &kind, const ComputeCost &cost,
   for (const Tensor &input : inputs)
     moved += std::min(input.numel, longest) * elementSize(input.dtype);
   Status status = inputs.size() <= size_t(maxStandInTensors) &&
-                          results.size() <= size_t(maxStandInTensors)
+                          results.size() <= size_t(maxStandInTensors) &&
+                          onePassIsSafe(inputs, results, longest)
                       ? standIn(inputs, results)
                       : standInByInput(kind, inputs, results);
   if (status.isOk())
@@ -58,6 +59,33 @@ Status CudaBackend::compute(const std::string &kind, const ComputeCost &cost,
               .add("bytes", cost.bytes)
               .str());
   return status;
+}
+
+bool CudaBackend::onePassIsSafe(const std::vector<Tensor> &inputs,
+                                const std::vector<Tensor> &results,
+                                int64_t span) {
+  // One pass reads element i of every input and writes element i of every
+  // result in the same thread; host::compute reads all the inputs before it
+  // writes a result, one result after another. They agree when no result
+  // shares bytes with another operand, or a result is exactly an input that
+  // covers the span (element i then only read by the thread that writes
+  // it).
+  auto bytesOf = [](const Tensor &tensor) {
+    return tensor.numel * elementSize(tensor.dtype);
+  };
+  for (size_t r = 0; r < results.size(); ++r) {
+    const Tensor &result = results[r];
+    for (const Tensor &input : inputs)
+      if (overlaps(result.data, bytesOf(result), input.data, bytesOf(input)) &&
+          !(result.data == input.data && result.dtype == input.dtype &&
+            input.numel >= span))
+        return false;
+    for (size_t other = r + 1; other < results.size(); ++other)
+      if (overlaps(result.data, bytesOf(result), results[other].data,
+                   bytesOf(results[other])))
+        return false;
+  }
+  return true;
 }
 
 Status CudaBackend::payCost(const ComputeCost &cost, int64_t moved) {

@@ -79,6 +79,8 @@ cudaError_t adam(void *param, DType paramType, const void *grad, DType gradType,
 /// chain in ascending k, as cpu/FixedOrderGemm.h computes it (16-bit
 /// operands in f32, one rounding of the result): bitwise the CPU backend's
 /// GEMM, at a fraction of cuBLAS's speed (DDPRT_FLAG_FIXED_ORDER_GEMM).
+/// The most rows fixedOrderGemm takes (65535 blocks of 64 rows).
+constexpr int64_t fixedOrderGemmMaxRows = int64_t(65535) * 64;
 cudaError_t fixedOrderGemm(bool transposeLhs, bool transposeRhs, int64_t m,
                            int64_t n, int64_t k, const void *lhs,
                            const void *rhs, void *result, DType dtype,

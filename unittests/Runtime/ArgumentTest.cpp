@@ -77,10 +77,13 @@ TEST_F(ArgumentTest, BadDTypesCountsAndPointers) {
               DDPRT_ERROR_INVALID_ARGUMENT, "'kind' is NULL");
   expectError(ddprt_compute(context, "k", -1, 0, nullptr, 0, out, 1),
               DDPRT_ERROR_INVALID_ARGUMENT,
-              "ddprt_compute: flops -1 must be finite and at least 0");
+              "ddprt_compute: flops -1 is not from 0 to 1e18");
   expectError(ddprt_compute(context, "k", 0, std::nan(""), nullptr, 0, out, 1),
               DDPRT_ERROR_INVALID_ARGUMENT,
-              "ddprt_compute: bytes nan must be finite and at least 0");
+              "ddprt_compute: bytes nan is not from 0 to 1e18");
+  expectError(ddprt_compute(context, "k", 2e18, 0, nullptr, 0, out, 1),
+              DDPRT_ERROR_INVALID_ARGUMENT,
+              "ddprt_compute: flops 2e+18 is not from 0 to 1e18");
   DDPRT_EXPECT_OK(context, ddprt_free(context, data));
 }
 

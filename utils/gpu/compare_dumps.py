@@ -36,8 +36,11 @@ def load(path):
     params = {}
     with open(path) as dump:
         for line in dump:
-            name, dtype, numel, hexdata = line.split()
-            params[name] = (dtype, int(numel), hexdata)
+            fields = line.split()
+            # A parameter of no elements has no hex field.
+            name, dtype, numel = fields[:3]
+            params[name] = (dtype, int(numel),
+                            fields[3] if len(fields) > 3 else "")
     return params
 
 
