@@ -285,6 +285,27 @@ TEST_F(CudaTest, ComputeStandInsEqualTheCpuResult) {
   }
 }
 
+// A result that shares bytes with its inputs (in place, and over a wrapped
+// input inside it) is computed as the CPU orders it: all inputs read, then
+// the result written.
+TEST_F(CudaTest, ComputeStandInInPlaceEqualsTheCpuResult) {
+  std::vector<char> outputs[2];
+  ddprt_context *contexts[2] = {cpu, gpu};
+  for (int which = 0; which < 2; ++which) {
+    ddprt_context *context = contexts[which];
+    float *buffer =
+        static_cast<float *>(put(context, DDPRT_DTYPE_F32, fractions(1024, 3)));
+    ddprt_tensor inputs[] = {{buffer, 1024, DDPRT_DTYPE_F32, 0},
+                             {buffer + 512, 64, DDPRT_DTYPE_F32, 0}};
+    ddprt_tensor results[] = {{buffer, 1024, DDPRT_DTYPE_F32, 0}};
+    DDPRT_EXPECT_OK(context, ddprt_compute(context, "in_place", 0, 0, inputs,
+                                           2, results, 1));
+    outputs[which] = get(context, buffer, 1024 * 4);
+    DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+  }
+  EXPECT_TRUE(outputs[0] == outputs[1]);
+}
+
 /// A small step: a compute stand-in, a cast, an asynchronous all-reduce
 /// waited for, Adam on a bf16 and an f32 parameter.
 struct SmallStep {
