@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs what is missing, builds,
 # runs lit and CTest in the Release build, then again in an
-# AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/), and
+# AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/; there
+# the integration tests are a slice: the six long mpirun matrices marked
+# `UNSUPPORTED: sanitized` run in the Release stage only, which took the
+# sanitized integration run from 357 s to 112 s), and
 # finally a bounded run of each libFuzzer target (utils/fuzz.sh --quick, 5 s
 # each, in build-fuzz/; docs/Fuzzing.md). The fuzzers' clang build took 21
 # minutes on this 2-core machine from a cold cache under a load of ~4, and
