@@ -16,6 +16,7 @@
 #      (--data=fractions: a GPU runs GEMMs on the default small integers
 #      faster than on real values);
 #   4. the dispatch benchmark, eager and as one CUDA graph;
+#   5. the bandwidth of the compute stand-in's two paths and of Adam;
 # each bitwise comparison of 2 and 5 steps and the llama2-7b step also run
 # as a CUDA graph (ddp-launch --graph).
 # and prints one table. Exit status 1 when a check fails.
@@ -169,6 +170,15 @@ if "${mpirun[@]}" "$rt/bench/ddprt-bench-cuda-dispatch" >"$logs/dispatch.log" 2>
     <(grep '^row|' "$logs/dispatch.log" | cut -d'|' -f2-)
 else
   row "dispatch benchmark" FAIL "$(tail -3 "$logs/dispatch.log" | tr '\n' ' ')"
+fi
+
+# 5. The stand-in's and Adam's bandwidth, for the categories above.
+if "${mpirun[@]}" "$rt/bench/ddprt-bench-cuda-stand-in" >"$logs/stand-in.log" 2>&1; then
+  grep -v '^row|' "$logs/stand-in.log"
+  while read -r line; do row "bandwidth: ${line%%|*}" info "${line#*|}"; done < \
+    <(grep '^row|' "$logs/stand-in.log" | cut -d'|' -f2-)
+else
+  row "stand-in benchmark" FAIL "$(tail -3 "$logs/stand-in.log" | tr '\n' ' ')"
 fi
 
 echo

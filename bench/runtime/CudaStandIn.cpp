@@ -1,0 +1,148 @@
+//===- CudaStandIn.cpp - Bandwidth of the CUDA compute stand-in -----------===//
+//
+// On one GPU, times ddprt_compute's one-pass stand-in (no price to pay) on
+// operands of a transformer layer's size (4096 tokens x 4096 hidden, bf16),
+// in the cases that take its two paths: 16-byte vectors (every operand
+// aligned, the result as long as the inputs, a weight that wraps by a
+// multiple of 8) and element by element (an operand one element off
+// alignment, a weight of odd length); and Adam on a bf16 parameter. Prints
+// GB/s of the bytes each moves, for comparison with the cost model's
+// memory bandwidth (docs/GpuCheck.md).
+//
+// Run: mpirun -np 1 ddprt-bench-cuda-stand-in (or without mpirun).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Runtime/ddprt.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+[[noreturn]] void fail(const char *what, const char *detail) {
+  std::fprintf(stderr, "bench: %s failed: %s\n", what, detail);
+  std::exit(1);
+}
+
+#define CHECK_DDPRT(context, call)                                             \
+  do {                                                                         \
+    if ((call) != DDPRT_OK)                                                    \
+      fail(#call, ddprt_last_error(context));                                  \
+  } while (false)
+
+double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Median seconds of `repeats` runs of `run`, each synchronized.
+template <typename Run>
+double medianSeconds(ddprt_context *context, Run run, int repeats = 9) {
+  run();
+  CHECK_DDPRT(context, ddprt_synchronize(context));
+  std::vector<double> times;
+  for (int i = 0; i < repeats; ++i) {
+    double start = now();
+    run();
+    CHECK_DDPRT(context, ddprt_synchronize(context));
+    times.push_back(now() - start);
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  ddprt_context *context = nullptr;
+  if (ddprt_init(DDPRT_ABI_VERSION, "dp=1", DDPRT_BACKEND_CUDA,
+                 DDPRT_FLAG_RETURN_ERRORS | DDPRT_FLAG_FRACTIONAL_DATA, 0,
+                 nullptr, &context) != DDPRT_OK) {
+    std::printf("no CUDA backend here: %s\n", ddprt_last_error(nullptr));
+    MPI_Finalize();
+    return 0;
+  }
+  const int64_t numel = int64_t(4096) * 4096;
+  const int32_t bf16 = DDPRT_DTYPE_BF16;
+  // One element more than needed, so that a view one element in is
+  // misaligned and still inside its buffer.
+  void *a = nullptr, *b = nullptr, *out = nullptr, *weight = nullptr;
+  CHECK_DDPRT(context, ddprt_alloc(context, bf16, numel + 1, &a));
+  CHECK_DDPRT(context, ddprt_alloc(context, bf16, numel + 1, &b));
+  CHECK_DDPRT(context, ddprt_alloc(context, bf16, numel + 1, &out));
+  CHECK_DDPRT(context, ddprt_alloc(context, bf16, 4096 + 1, &weight));
+  CHECK_DDPRT(context, ddprt_fill_input(context, a, bf16, numel + 1, 1));
+  CHECK_DDPRT(context, ddprt_fill_input(context, b, bf16, numel + 1, 2));
+  CHECK_DDPRT(context, ddprt_fill_input(context, weight, bf16, 4097, 3));
+  auto offset = [](void *data, int64_t elements) {
+    return static_cast<void *>(static_cast<char *>(data) + 2 * elements);
+  };
+
+  struct Case {
+    const char *name;
+    std::vector<ddprt_tensor> inputs;
+    ddprt_tensor result;
+  };
+  const Case cases[] = {
+      {"add, aligned (16-byte vectors)",
+       {{a, numel, bf16, 0}, {b, numel, bf16, 0}},
+       {out, numel, bf16, 0}},
+      {"add, one input one element in (by element)",
+       {{offset(a, 1), numel, bf16, 0}, {b, numel, bf16, 0}},
+       {out, numel, bf16, 0}},
+      {"norm, weight 4096 wraps (16-byte vectors)",
+       {{a, numel, bf16, 0}, {weight, 4096, bf16, 0}},
+       {out, numel, bf16, 0}},
+      {"norm, weight 4095 wraps (by element)",
+       {{a, numel, bf16, 0}, {weight, 4095, bf16, 0}},
+       {out, numel, bf16, 0}},
+  };
+  std::printf("ddprt CUDA compute stand-in, %lld x bf16 per operand, median "
+              "of 9\n\n%-46s %10s %10s\n",
+              (long long)numel, "case", "ms", "GB/s");
+  for (const Case &c : cases) {
+    double bytes = double(c.result.numel) * 2;
+    for (const ddprt_tensor &input : c.inputs)
+      bytes += double(std::min(input.numel, c.result.numel)) * 2;
+    double seconds = medianSeconds(context, [&] {
+      CHECK_DDPRT(context,
+                  ddprt_compute(context, "bench", 0, 0, c.inputs.data(),
+                                int32_t(c.inputs.size()), &c.result, 1));
+    });
+    std::printf("%-46s %10.3f %10.0f\n", c.name, seconds * 1e3,
+                bytes / seconds / 1e9);
+    std::printf("row|stand-in: %s|%.0f GB/s (%.3f ms)\n", c.name,
+                bytes / seconds / 1e9, seconds * 1e3);
+  }
+
+  // Adam on a bf16 parameter: gradient, main copy read and written, m and
+  // v read and written, the parameter written (28 bytes per element).
+  int32_t param = -1;
+  CHECK_DDPRT(context,
+              ddprt_param_register(context, "w", bf16, numel, 4, &param));
+  double seconds = medianSeconds(context, [&] {
+    CHECK_DDPRT(context, ddprt_adam(context, param, bf16, b, 1e-4, 0.9, 0.95,
+                                    1e-8));
+  });
+  double bytes = 28.0 * double(numel);
+  std::printf("%-46s %10.3f %10.0f\n", "adam, bf16 parameter (28 B/element)",
+              seconds * 1e3, bytes / seconds / 1e9);
+  std::printf("row|adam, bf16 parameter|%.0f GB/s (%.3f ms, 28 B per "
+              "element)\n",
+              bytes / seconds / 1e9, seconds * 1e3);
+
+  for (void *buffer : {a, b, out, weight})
+    CHECK_DDPRT(context, ddprt_free(context, buffer));
+  CHECK_DDPRT(context, ddprt_finalize(context));
+  MPI_Finalize();
+  return 0;
+}
