@@ -17,29 +17,20 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ddp/Runtime/ddprt.h"
+#include "BenchSupport.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <mpi.h>
 #include <nccl.h>
 
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
 
 namespace {
 
-[[noreturn]] void fail(const char *what, const char *detail) {
-  std::fprintf(stderr, "bench: %s failed: %s\n", what, detail);
-  std::exit(1);
-}
+using ddprt::bench::fail;
+using ddprt::bench::now;
 
-#define CHECK_DDPRT(context, call)                                             \
-  do {                                                                         \
-    if ((call) != DDPRT_OK)                                                    \
-      fail(#call, ddprt_last_error(context));                                  \
-  } while (false)
 #define CHECK_CUDA(call)                                                       \
   do {                                                                         \
     cudaError_t error_ = (call);                                               \
@@ -57,12 +48,6 @@ namespace {
     if ((call) != CUBLAS_STATUS_SUCCESS)                                       \
       fail(#call, "cuBLAS error");                                             \
   } while (false)
-
-double now() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 constexpr int repeats = 5000;
 constexpr int size = 64;

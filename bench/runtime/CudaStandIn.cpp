@@ -13,34 +13,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ddp/Runtime/ddprt.h"
+#include "BenchSupport.h"
 
 #include <mpi.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <vector>
 
 namespace {
 
-[[noreturn]] void fail(const char *what, const char *detail) {
-  std::fprintf(stderr, "bench: %s failed: %s\n", what, detail);
-  std::exit(1);
-}
-
-#define CHECK_DDPRT(context, call)                                             \
-  do {                                                                         \
-    if ((call) != DDPRT_OK)                                                    \
-      fail(#call, ddprt_last_error(context));                                  \
-  } while (false)
-
-double now() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using ddprt::bench::now;
 
 /// Median seconds of `repeats` runs of `run`, each synchronized.
 template <typename Run>

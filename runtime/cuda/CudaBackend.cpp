@@ -154,12 +154,7 @@ Status CudaBackend::start() {
 CudaBackend::~CudaBackend() {
   // A recording still open (shutdown never ran) ends first: freeing memory
   // inside it would be an error.
-  if (capturing) {
-    cudaGraph_t abandoned = nullptr;
-    if (cudaStreamEndCapture(computeStream, &abandoned) == cudaSuccess &&
-        abandoned)
-      cudaGraphDestroy(abandoned);
-  }
+  dropRecording();
   env.watchdog.setPoll(nullptr);
   env.watchdog.setBeforeAbort(nullptr);
   for (ncclComm_t group : groups)
@@ -220,13 +215,7 @@ Status CudaBackend::createGroup(const GroupLayout &layout,
 
 Status CudaBackend::shutdown() {
   // A recording never ended (the program failed inside it) is dropped.
-  if (capturing) {
-    capturing = false;
-    cudaGraph_t abandoned = nullptr;
-    if (cudaStreamEndCapture(computeStream, &abandoned) == cudaSuccess &&
-        abandoned)
-      cudaGraphDestroy(abandoned);
-  }
+  dropRecording();
   DDPRT_RETURN_IF_ERROR(flushPointToPoint());
   DDPRT_RETURN_IF_ERROR(
       checkCuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize()"));

@@ -108,6 +108,8 @@ public:
   Status waitOnComm(cudaEvent_t done);
 
 private:
+  /// Ends a recording still open, throwing its graph away.
+  void dropRecording();
   /// An error naming `what` while a graph is being recorded, else ok.
   Status refuseWhileRecording(const char *what) const;
   /// Records the start of a traced span on `stream`; endSpan records its end.

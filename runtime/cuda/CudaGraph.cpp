@@ -23,6 +23,16 @@ Status CudaBackend::refuseWhileRecording(const char *what) const {
                    "device work only");
 }
 
+void CudaBackend::dropRecording() {
+  if (!capturing)
+    return;
+  capturing = false;
+  cudaGraph_t abandoned = nullptr;
+  if (cudaStreamEndCapture(computeStream, &abandoned) == cudaSuccess &&
+      abandoned)
+    cudaGraphDestroy(abandoned);
+}
+
 Status CudaBackend::beginGraph() {
   if (capturing)
     return makeError(DDPRT_ERROR_INVALID_ARGUMENT,

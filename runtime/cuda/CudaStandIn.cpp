@@ -37,12 +37,11 @@ Status CudaBackend::compute(const std::string &kind, const ComputeCost &cost,
                             const std::vector<Tensor> &inputs,
                             const std::vector<Tensor> &results) {
   cudaEvent_t span = beginSpan(computeStream);
-  int64_t moved = 0;
-  for (const Tensor &result : results)
+  int64_t moved = 0, longest = 0;
+  for (const Tensor &result : results) {
     moved += result.numel * elementSize(result.dtype);
-  int64_t longest = 0;
-  for (const Tensor &result : results)
     longest = std::max(longest, result.numel);
+  }
   for (const Tensor &input : inputs)
     moved += std::min(input.numel, longest) * elementSize(input.dtype);
   Status status = inputs.size() <= size_t(maxStandInTensors) &&

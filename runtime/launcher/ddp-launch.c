@@ -168,6 +168,19 @@ static void dumpParams(ddprt_context *context, const char *path) {
   }
 }
 
+/* An option of two values, `on` and `off`, that sets or clears `flag`; any
+ * other value is a usage error. */
+static void setFlag(int32_t *flags, int32_t flag, const char *value,
+                    const char *on, const char *off, const char *program,
+                    const char *arg) {
+  if (strcmp(value, on) == 0)
+    *flags |= flag;
+  else if (strcmp(value, off) == 0)
+    *flags &= ~flag;
+  else
+    usage(program, arg);
+}
+
 static double now(void) {
   struct timespec time;
   clock_gettime(CLOCK_MONOTONIC, &time);
@@ -217,21 +230,13 @@ int main(int argc, char **argv) {
     } else if ((value = option(argv[i], "--dump-params"))) {
       dumpPath = value;
     } else if ((value = option(argv[i], "--data"))) {
-      if (strcmp(value, "fractions") == 0)
-        flags |= DDPRT_FLAG_FRACTIONAL_DATA;
-      else if (strcmp(value, "integers") == 0)
-        flags &= ~DDPRT_FLAG_FRACTIONAL_DATA;
-      else
-        usage(argv[0], argv[i]);
+      setFlag(&flags, DDPRT_FLAG_FRACTIONAL_DATA, value, "fractions",
+              "integers", argv[0], argv[i]);
     } else if (strcmp(argv[i], "--graph") == 0) {
       useGraph = 1;
     } else if ((value = option(argv[i], "--gemm"))) {
-      if (strcmp(value, "fixed-order") == 0)
-        flags |= DDPRT_FLAG_FIXED_ORDER_GEMM;
-      else if (strcmp(value, "cublas") == 0)
-        flags &= ~DDPRT_FLAG_FIXED_ORDER_GEMM;
-      else
-        usage(argv[0], argv[i]);
+      setFlag(&flags, DDPRT_FLAG_FIXED_ORDER_GEMM, value, "fixed-order",
+              "cublas", argv[0], argv[i]);
     } else {
       usage(argv[0], argv[i]);
     }

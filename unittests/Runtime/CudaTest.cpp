@@ -12,11 +12,15 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 using namespace ddprt::test;
 
 namespace {
+
+const int32_t allDTypes[] = {DDPRT_DTYPE_F16, DDPRT_DTYPE_BF16, DDPRT_DTYPE_F32,
+                             DDPRT_DTYPE_F64};
 
 class CudaTest : public ::testing::Test {
 protected:
@@ -66,6 +70,40 @@ protected:
     return out;
   }
 
+  /// An m x n x k GEMM in every dtype and transposition on operands from
+  /// `values(numel, salt)`: the GPU's result bitwise the CPU's.
+  void expectGemmsEqual(
+      int64_t m, int64_t n, int64_t k,
+      const std::function<std::vector<double>(int64_t, int)> &values) {
+    for (int32_t dtype : allDTypes) {
+      for (int transposeLhs = 0; transposeLhs < 2; ++transposeLhs) {
+        for (int transposeRhs = 0; transposeRhs < 2; ++transposeRhs) {
+          SCOPED_TRACE(std::string(dtypeLabel(dtype)) + " " +
+                       std::to_string(m) + "x" + std::to_string(n) + "x" +
+                       std::to_string(k) + " lhsT=" +
+                       std::to_string(transposeLhs) +
+                       " rhsT=" + std::to_string(transposeRhs));
+          std::vector<char> results[2];
+          ddprt_context *contexts[2] = {cpu, gpu};
+          for (int which = 0; which < 2; ++which) {
+            ddprt_context *context = contexts[which];
+            void *lhs = put(context, dtype, values(m * k, 1));
+            void *rhs = put(context, dtype, values(k * n, 2));
+            void *out = nullptr;
+            DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, m * n, &out));
+            DDPRT_EXPECT_OK(context, ddprt_gemm(context, dtype, transposeLhs,
+                                                transposeRhs, m, n, k, lhs, rhs,
+                                                out, nullptr));
+            results[which] = get(context, out, m * n * dtypeSize(dtype));
+            for (void *buffer : {lhs, rhs, out})
+              DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+          }
+          EXPECT_TRUE(results[0] == results[1]);
+        }
+      }
+    }
+  }
+
   ddprt_context *gpu = nullptr, *cpu = nullptr;
   int32_t gpuGroup = -1;
 };
@@ -77,36 +115,8 @@ std::vector<double> integers(int64_t numel, int salt) {
   return values;
 }
 
-const int32_t allDTypes[] = {DDPRT_DTYPE_F16, DDPRT_DTYPE_BF16, DDPRT_DTYPE_F32,
-                             DDPRT_DTYPE_F64};
-
 TEST_F(CudaTest, GemmsEqualTheCpuResult) {
-  const int64_t m = 67, n = 45, k = 129;
-  for (int32_t dtype : allDTypes) {
-    for (int transposeLhs = 0; transposeLhs < 2; ++transposeLhs) {
-      for (int transposeRhs = 0; transposeRhs < 2; ++transposeRhs) {
-        SCOPED_TRACE(std::string(dtypeLabel(dtype)) +
-                     " lhsT=" + std::to_string(transposeLhs) +
-                     " rhsT=" + std::to_string(transposeRhs));
-        std::vector<char> results[2];
-        ddprt_context *contexts[2] = {cpu, gpu};
-        for (int which = 0; which < 2; ++which) {
-          ddprt_context *context = contexts[which];
-          void *lhs = put(context, dtype, integers(m * k, 1));
-          void *rhs = put(context, dtype, integers(k * n, 2));
-          void *out = nullptr;
-          DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, m * n, &out));
-          DDPRT_EXPECT_OK(context,
-                          ddprt_gemm(context, dtype, transposeLhs, transposeRhs,
-                                     m, n, k, lhs, rhs, out, nullptr));
-          results[which] = get(context, out, m * n * dtypeSize(dtype));
-          for (void *buffer : {lhs, rhs, out})
-            DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
-        }
-        EXPECT_EQ(results[0], results[1]);
-      }
-    }
-  }
+  expectGemmsEqual(67, 45, 129, integers);
 }
 
 /// Values with all their mantissa bits in use, in [-2, 2): sums of their
@@ -134,36 +144,11 @@ TEST_F(CudaTest, FixedOrderGemmsEqualTheCpuResultOnFractions) {
   // multiple of the slice; one term; a shape as wide as a real layer's.
   const int64_t shapes[][3] = {
       {67, 45, 129}, {130, 200, 300}, {5, 3, 1}, {96, 1024, 513}};
-  for (const auto &shape : shapes) {
-    int64_t m = shape[0], n = shape[1], k = shape[2];
-    for (int32_t dtype : allDTypes) {
-      for (int transposeLhs = 0; transposeLhs < 2; ++transposeLhs) {
-        for (int transposeRhs = 0; transposeRhs < 2; ++transposeRhs) {
-          SCOPED_TRACE(std::string(dtypeLabel(dtype)) + " " +
-                       std::to_string(m) + "x" + std::to_string(n) + "x" +
-                       std::to_string(k) + " lhsT=" +
-                       std::to_string(transposeLhs) +
-                       " rhsT=" + std::to_string(transposeRhs));
-          std::vector<char> results[2];
-          ddprt_context *contexts[2] = {cpu, gpu};
-          for (int which = 0; which < 2; ++which) {
-            ddprt_context *context = contexts[which];
-            void *lhs = put(context, dtype, fractions(m * k, 1));
-            void *rhs = put(context, dtype, fractions(k * n, 2));
-            void *out = nullptr;
-            DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, m * n, &out));
-            DDPRT_EXPECT_OK(context, ddprt_gemm(context, dtype, transposeLhs,
-                                                transposeRhs, m, n, k, lhs, rhs,
-                                                out, nullptr));
-            results[which] = get(context, out, m * n * dtypeSize(dtype));
-            for (void *buffer : {lhs, rhs, out})
-              DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
-          }
-          EXPECT_TRUE(results[0] == results[1]);
-        }
-      }
-    }
-  }
+  for (const auto &shape : shapes)
+    expectGemmsEqual(shape[0], shape[1], shape[2],
+                     [](int64_t numel, int salt) {
+                       return fractions(numel, uint32_t(salt));
+                     });
 }
 
 TEST_F(CudaTest, ElementwiseOpsAndOptimizersEqualTheCpuResult) {
