@@ -54,7 +54,7 @@ if stock_mlir_opt and all(os.path.exists(plugin) for plugin in plugins):
         "%s --load-dialect-plugin=%s --load-pass-plugin=%s"
         % (stock_mlir_opt, plugins[0], plugins[1])))
 
-# The ABI version of the runtime's header, which the lowering embeds.
+# The ABI version of the runtime's entry points, which the lowering embeds.
 import re
-with open(os.path.join(config.ddp_src_root, "include", "ddp", "Runtime", "ddprt.h")) as header:
+with open(os.path.join(config.ddp_src_root, "include", "ddp", "Runtime", "RuntimeFunctions.def")) as header:
     config.substitutions.append(("%ddprt_abi_version", re.search(r"#define DDPRT_ABI_VERSION (\d+)", header.read()).group(1)))

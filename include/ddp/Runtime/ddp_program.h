@@ -23,7 +23,7 @@
  * DDPRT_ABI_VERSION the program was lowered for to ddprt_init, which refuses
  * any other, so a program and a host built from different headers fail at
  * init, naming both versions. A change to these entry points bumps
- * DDPRT_ABI_VERSION in ddprt.h.
+ * DDPRT_ABI_VERSION (RuntimeFunctions.def).
  *
  *===----------------------------------------------------------------------===*/
 

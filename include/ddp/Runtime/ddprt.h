@@ -32,10 +32,6 @@
 extern "C" {
 #endif
 
-/* Bumped on every change to a signature, a constant or a struct below; the
- * compiler passes the version it was built with to ddprt_init. */
-#define DDPRT_ABI_VERSION 7
-
 #if defined(__GNUC__)
 #define DDPRT_EXPORT __attribute__((visibility("default")))
 #else
@@ -146,6 +142,8 @@ DDPRT_STATIC_ASSERT(sizeof(ddprt_status) == 4, "statuses are 32-bit");
  * Entry points (documented in RuntimeFunctions.def)
  *===----------------------------------------------------------------------===*/
 
+/* Also defines DDPRT_ABI_VERSION, the version of this header and of the
+ * entry points, which is written beside them. */
 #define DDPRT_ENTRY_POINT(Enumerator, Result, Function, Parameters)            \
   DDPRT_EXPORT Result Function Parameters;
 #include "ddp/Runtime/RuntimeFunctions.def"

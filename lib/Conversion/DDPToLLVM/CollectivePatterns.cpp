@@ -1,7 +1,8 @@
 //===- CollectivePatterns.cpp - Collectives and their tokens --------------===//
 //
-// Lowerings of the step's communication: each collective becomes its
-// runtime call with the group of its axes; an asynchronous one passes the
+// Lowerings of the step's communication: each collective becomes the call
+// of its kind's entry point with the group of its axes, one lowering for
+// all; an asynchronous one passes the
 // stack slot of its token's ddprt_handle, which ddp.wait and ddp.join read,
 // and one issued after others (`async after`) orders the communication
 // after them with ddprt_comm_wait and joins their handles into its own.
@@ -25,94 +26,82 @@ static int32_t getRuntimeReduction(Reduction reduction) {
   llvm_unreachable("unknown reduction");
 }
 
-static int32_t getDType(Value tensor) {
-  return getRuntimeDType(
-      cast<RankedTensorType>(tensor.getType()).getElementType());
+/// The entry point of a collective kind: the one of the same name (a kind
+/// without one does not compile).
+static RuntimeFunction getRuntimeFunction(CollectiveKind kind) {
+  switch (kind) {
+#define DDP_COLLECTIVE(Enumerator, Name, BusFactor, Steps, InterSteps)          \
+  case CollectiveKind::Enumerator:                                             \
+    return RuntimeFunction::Enumerator;
+#include "ddp/Runtime/Collectives.def"
+  }
+  llvm_unreachable("unknown collective kind");
+}
+
+/// An attribute of getRuntimeAttributes as the integer the runtime takes.
+static int64_t getRuntimeValue(Attribute attribute) {
+  if (auto reduction = dyn_cast<ReductionAttr>(attribute))
+    return getRuntimeReduction(reduction.getValue());
+  return cast<IntegerAttr>(attribute).getInt();
 }
 
 namespace {
 
-struct AllReduceLowering : StepOpPattern<AllReduceOp> {
-  using StepOpPattern::StepOpPattern;
-  void lower(AllReduceOp op, Adaptor adaptor,
-             StepOpLowering &step) const override {
-    step.callCollective(
-        RuntimeFunction::AllReduce,
-        {step.context(), step.getGroup(),
-         step.i32(getRuntimeReduction(op.getReduction())),
-         step.i32(getDType(op.getInput())),
-         step.i64(ddp::getNumElements(op.getInput().getType())),
-         adaptor.getInput(), step.result()},
-        adaptor.getAsyncDependencies());
-  }
-};
+/// Every collective, from CollectiveOpInterface: its entry point takes the
+/// context, the group, the op's runtime attributes, the payload's dtype,
+/// NCCL's count, the tensors it reads, those it writes, and the handle slot.
+/// A collective needs no lowering of its own (docs/Extending.md).
+struct CollectiveLowering : StepOpLowerer {
+  void lowerOp(Operation *op, ValueRange operands,
+               StepOpLowering &step) const override {
+    auto collective = cast<CollectiveOpInterface>(op);
+    RuntimeFunction function = getRuntimeFunction(collective.getCostKind());
+    LLVM::LLVMFunctionType type =
+        getRuntimeFunctionType(function, op->getContext());
+    SmallVector<Attribute> attributes = collective.getRuntimeAttributes();
+    SmallVector<Value> tensorOperands;
+    for (auto [value, converted] : llvm::zip_equal(op->getOperands(), operands))
+      if (isa<RankedTensorType>(value.getType()))
+        tensorOperands.push_back(converted);
+    SmallVector<unsigned> tensorResults;
+    for (OpResult result : op->getResults())
+      if (isa<RankedTensorType>(result.getType()))
+        tensorResults.push_back(result.getResultNumber());
+    // A contributor's mistake, not a user's: the op's ODS and its entry
+    // point in RuntimeFunctions.def disagree.
+    size_t passed = 2 + attributes.size() + 2 + tensorOperands.size() +
+                    tensorResults.size() + 1;
+    if (passed != type.getNumParams())
+      llvm::report_fatal_error(llvm::Twine("lowering ") +
+                               op->getName().getStringRef() + " passes " +
+                               llvm::Twine(passed) + " arguments to " +
+                               getRuntimeFunctionName(function) +
+                               ", which takes " +
+                               llvm::Twine(type.getNumParams()));
 
-struct ReduceScatterLowering : StepOpPattern<ReduceScatterOp> {
-  using StepOpPattern::StepOpPattern;
-  void lower(ReduceScatterOp op, Adaptor adaptor,
-             StepOpLowering &step) const override {
+    SmallVector<Value> arguments{step.context(), step.getGroup()};
+    for (Attribute attribute : attributes) {
+      int64_t value = getRuntimeValue(attribute);
+      arguments.push_back(type.getParamType(arguments.size()).isInteger(32)
+                              ? step.i32(value)
+                              : step.i64(value));
+    }
+    arguments.push_back(step.i32(getRuntimeDType(
+        collective.getPayload().getType().getElementType())));
+    arguments.push_back(step.i64(
+        ddp::getNumElements(collective.getRuntimeCountTensor().getType())));
+    llvm::append_range(arguments, tensorOperands);
+    for (unsigned index : tensorResults)
+      arguments.push_back(step.result(index));
+    // An empty range has no operand index.
+    OperandRange dependencies =
+        cast<AsyncOpInterface>(op).getAsyncDependencies();
     step.callCollective(
-        RuntimeFunction::ReduceScatter,
-        {step.context(), step.getGroup(),
-         step.i32(getRuntimeReduction(op.getReduction())),
-         step.i32(getDType(op.getInput())),
-         step.i64(ddp::getNumElements(op.getResult().getType())),
-         adaptor.getInput(), step.result()},
-        adaptor.getAsyncDependencies());
-  }
-};
-
-struct AllGatherLowering : StepOpPattern<AllGatherOp> {
-  using StepOpPattern::StepOpPattern;
-  void lower(AllGatherOp op, Adaptor adaptor,
-             StepOpLowering &step) const override {
-    step.callCollective(
-        RuntimeFunction::AllGather,
-        {step.context(), step.getGroup(), step.i32(getDType(op.getInput())),
-         step.i64(ddp::getNumElements(op.getInput().getType())),
-         adaptor.getInput(), step.result()},
-        adaptor.getAsyncDependencies());
-  }
-};
-
-struct SendLowering : StepOpPattern<SendOp> {
-  using StepOpPattern::StepOpPattern;
-  void lower(SendOp op, Adaptor adaptor, StepOpLowering &step) const override {
-    step.callCollective(
-        RuntimeFunction::Send,
-        {step.context(), step.getGroup(), step.i64(op.getOffset()),
-         step.i32(getDType(op.getInput())),
-         step.i64(ddp::getNumElements(op.getInput().getType())),
-         adaptor.getInput()},
-        adaptor.getAsyncDependencies());
-  }
-};
-
-struct RecvLowering : StepOpPattern<RecvOp> {
-  using StepOpPattern::StepOpPattern;
-  void lower(RecvOp op, Adaptor adaptor,
-             StepOpLowering &step) const override {
-    step.callCollective(
-        RuntimeFunction::Recv,
-        {step.context(), step.getGroup(), step.i64(op.getOffset()),
-         step.i32(getDType(op.getResult())),
-         step.i64(ddp::getNumElements(op.getResult().getType())),
-         step.result()},
-        adaptor.getAsyncDependencies());
-  }
-};
-
-struct BroadcastLowering : StepOpPattern<BroadcastOp> {
-  using StepOpPattern::StepOpPattern;
-  void lower(BroadcastOp op, Adaptor adaptor,
-             StepOpLowering &step) const override {
-    step.callCollective(
-        RuntimeFunction::Broadcast,
-        {step.context(), step.getGroup(), step.i64(op.getRoot()),
-         step.i32(getDType(op.getInput())),
-         step.i64(ddp::getNumElements(op.getInput().getType())),
-         adaptor.getInput(), step.result()},
-        adaptor.getAsyncDependencies());
+        function, std::move(arguments),
+        dependencies.empty()
+            ? ValueRange()
+            : operands.slice(dependencies.getBeginOperandIndex(),
+                             dependencies.size()));
   }
 };
 
@@ -150,7 +139,6 @@ struct JoinLowering : StepOpPattern<JoinOp> {
 } // namespace
 
 void ddp::populateCollectivePatterns(StepOpLowerers &lowerers) {
-  lowerers.add<AllReduceLowering, ReduceScatterLowering, AllGatherLowering,
-               SendLowering, RecvLowering, BroadcastLowering, WaitLowering,
-               JoinLowering>();
+  lowerers.add<WaitLowering, JoinLowering>();
+  lowerers.setCollectiveLowering(std::make_unique<CollectiveLowering>());
 }

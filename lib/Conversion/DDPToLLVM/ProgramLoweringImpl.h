@@ -261,12 +261,20 @@ public:
                            std::make_unique<Lowerings>()),
      ...);
   }
+  /// The one lowering of every CollectiveOpInterface op.
+  void setCollectiveLowering(std::unique_ptr<StepOpLowerer> lowering) {
+    collectiveLowering = std::move(lowering);
+  }
   /// The lowering of `op`, or null.
   const StepOpLowerer *lookup(mlir::Operation *op) const {
+    if (mlir::isa<CollectiveOpInterface>(op))
+      return collectiveLowering.get();
     auto it = lowerings.find(op->getName().getTypeID());
     return it == lowerings.end() ? nullptr : it->second.get();
   }
   bool contains(mlir::OperationName name) const {
+    if (name.hasInterface<CollectiveOpInterface>())
+      return collectiveLowering != nullptr;
     return lowerings.count(name.getTypeID());
   }
 
@@ -275,6 +283,7 @@ public:
 
 private:
   llvm::DenseMap<mlir::TypeID, std::unique_ptr<StepOpLowerer>> lowerings;
+  std::unique_ptr<StepOpLowerer> collectiveLowering;
 };
 
 /// The program's patterns (ProgramPatterns.cpp); `program` null: each

@@ -77,7 +77,7 @@ static LogicalResult verifyTokenUses(Operation *op, Value token) {
 /// A collective's token rules: its own token is consumed exactly once, and
 /// only an asynchronous collective can be issued after other ops (a
 /// synchronous one runs on the compute stream, which would have to wait).
-static LogicalResult verifyAsyncCollective(Operation *op) {
+LogicalResult ddp::detail::verifyAsyncCollective(Operation *op) {
   auto async = cast<AsyncOpInterface>(op);
   OperandRange dependencies = async.getAsyncDependencies();
   if (!async.isAsync() && !dependencies.empty())
@@ -148,17 +148,20 @@ ddp::detail::verifyGroup(Operation *op, FlatSymbolRefAttr meshName,
   return getGroupSize(mesh, axes);
 }
 
-static FailureOr<int64_t> verifyGroup(CollectiveOpInterface op,
-                                      SymbolTableCollection &symbolTable) {
-  return verifyGroup(op, op.getMeshAttr(), op.getAxesAttr(), symbolTable);
+LogicalResult
+ddp::detail::verifyCollectiveGroup(CollectiveOpInterface op,
+                                   SymbolTableCollection &symbolTable) {
+  FailureOr<int64_t> groupSize =
+      verifyGroup(op, op.getMeshAttr(), op.getAxesAttr(), symbolTable);
+  if (failed(groupSize))
+    return failure();
+  return op.verifyGroupSize(*groupSize);
 }
 
-/// Both shapes have the same rank and agree everywhere but in dimension 0,
-/// where `gathered` is `groupSize` times `scattered`.
-static LogicalResult verifyScatteredShape(Operation *op,
-                                          RankedTensorType gathered,
-                                          RankedTensorType scattered,
-                                          int64_t groupSize) {
+LogicalResult ddp::detail::verifyScatteredShape(Operation *op,
+                                                RankedTensorType gathered,
+                                                RankedTensorType scattered,
+                                                int64_t groupSize) {
   if (gathered.getElementType() != scattered.getElementType())
     return op->emitOpError("changes the element type from ")
            << gathered.getElementType() << " to " << scattered.getElementType();
@@ -176,16 +179,24 @@ static LogicalResult verifyScatteredShape(Operation *op,
   return success();
 }
 
-/// A point-to-point op addresses a rank `offset` places away; that must be
-/// another rank of the group.
-static LogicalResult verifyPeerOffset(Operation *op, int64_t offset,
-                                      int64_t groupSize) {
+LogicalResult ddp::detail::verifyPeerOffset(Operation *op, int64_t offset,
+                                            int64_t groupSize) {
   if (groupSize < 2)
     return op->emitOpError("needs a group of at least 2 ranks");
   if (offset % groupSize == 0)
     return op->emitOpError("offset ")
            << offset << " addresses the rank itself in a group of "
            << groupSize;
+  return success();
+}
+
+LogicalResult ddp::detail::verifyBroadcastRoot(Operation *op, uint64_t root,
+                                               int64_t groupSize) {
+  // ODS keeps the root non-negative; its getter is unsigned.
+  if (root >= static_cast<uint64_t>(groupSize))
+    return op->emitOpError("root ")
+           << root << " is not a rank of its group of " << groupSize
+           << "; group ranks are 0 to " << groupSize - 1;
   return success();
 }
 
@@ -339,73 +350,6 @@ LogicalResult
 GradReadyOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyParamShape(*this, getParamAttr(), getGrad().getType(),
                           "gradient", symbolTable);
-}
-
-//===----------------------------------------------------------------------===//
-// Collectives
-//===----------------------------------------------------------------------===//
-
-LogicalResult AllReduceOp::verify() { return verifyAsyncCollective(*this); }
-
-LogicalResult
-AllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return verifyGroup(*this, symbolTable);
-}
-
-LogicalResult ReduceScatterOp::verify() { return verifyAsyncCollective(*this); }
-
-LogicalResult
-ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  FailureOr<int64_t> groupSize = verifyGroup(*this, symbolTable);
-  if (failed(groupSize))
-    return failure();
-  return verifyScatteredShape(*this, getInput().getType(),
-                              getResult().getType(), *groupSize);
-}
-
-LogicalResult AllGatherOp::verify() { return verifyAsyncCollective(*this); }
-
-LogicalResult
-AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  FailureOr<int64_t> groupSize = verifyGroup(*this, symbolTable);
-  if (failed(groupSize))
-    return failure();
-  return verifyScatteredShape(*this, getResult().getType(),
-                              getInput().getType(), *groupSize);
-}
-
-LogicalResult SendOp::verify() { return verifyAsyncCollective(*this); }
-
-LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  FailureOr<int64_t> groupSize = verifyGroup(*this, symbolTable);
-  if (failed(groupSize))
-    return failure();
-  return verifyPeerOffset(*this, getOffset(), *groupSize);
-}
-
-LogicalResult RecvOp::verify() { return verifyAsyncCollective(*this); }
-
-LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  FailureOr<int64_t> groupSize = verifyGroup(*this, symbolTable);
-  if (failed(groupSize))
-    return failure();
-  return verifyPeerOffset(*this, getOffset(), *groupSize);
-}
-
-LogicalResult BroadcastOp::verify() { return verifyAsyncCollective(*this); }
-
-LogicalResult
-BroadcastOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  FailureOr<int64_t> groupSize = verifyGroup(*this, symbolTable);
-  if (failed(groupSize))
-    return failure();
-  // ODS keeps the root non-negative; its getter is unsigned.
-  auto root = static_cast<int64_t>(getRoot());
-  if (root >= *groupSize)
-    return emitOpError("root ")
-           << root << " is not a rank of its group of " << *groupSize
-           << "; group ranks are 0 to " << *groupSize - 1;
-  return success();
 }
 
 LogicalResult WaitOp::verify() {

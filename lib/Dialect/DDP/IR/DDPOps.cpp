@@ -225,22 +225,20 @@ std::optional<int64_t> ddp::getTensorSizeInBytes(Type type) {
 Operation *ddp::createAsyncCollective(OpBuilder &builder,
                                       Operation *collective,
                                       ValueRange dependencies) {
-  Type token = builder.getType<TokenType>();
-  if (auto allReduce = dyn_cast<AllReduceOp>(collective))
-    return AllReduceOp::create(
-        builder, allReduce.getLoc(), allReduce.getResult().getType(), token,
-        allReduce.getReductionAttr(), allReduce.getInput(),
-        allReduce.getMeshAttr(), allReduce.getAxesAttr(), dependencies);
-  if (auto allGather = dyn_cast<AllGatherOp>(collective))
-    return AllGatherOp::create(builder, allGather.getLoc(),
-                               allGather.getResult().getType(), token,
-                               allGather.getInput(), allGather.getMeshAttr(),
-                               allGather.getAxesAttr(), dependencies);
-  auto reduceScatter = cast<ReduceScatterOp>(collective);
-  return ReduceScatterOp::create(
-      builder, reduceScatter.getLoc(), reduceScatter.getResult().getType(),
-      token, reduceScatter.getReductionAttr(), reduceScatter.getInput(),
-      reduceScatter.getMeshAttr(), reduceScatter.getAxesAttr(), dependencies);
+  // Every DDP_CollectiveOp ends its operands with the dependencies and its
+  // results with the optional token, and has no other variadic group (so no
+  // segment sizes): the async form is the same op with both appended.
+  assert(isa<CollectiveOpInterface>(collective) &&
+         !cast<AsyncOpInterface>(collective).isAsync() &&
+         cast<AsyncOpInterface>(collective).getAsyncDependencies().empty() &&
+         "expected a synchronous collective");
+  OperationState state(collective->getLoc(), collective->getName());
+  state.addOperands(collective->getOperands());
+  state.addOperands(dependencies);
+  state.addTypes(collective->getResultTypes());
+  state.addTypes(builder.getType<TokenType>());
+  state.propertiesAttr = collective->getPropertiesAsAttribute();
+  return builder.create(state);
 }
 
 int64_t ddp::getGroupSize(MeshOp mesh, ArrayAttr axes) {

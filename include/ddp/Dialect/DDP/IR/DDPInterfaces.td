@@ -66,7 +66,30 @@ def DDP_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
         by omission.
       }],
       "::ddp::CheckedCount", "getWideningElements">,
+    InterfaceMethod<[{
+        The tensor whose element count the runtime entry point takes as
+        `numel`, NCCL's count (the elements per rank): the payload, except
+        the scattered result of a reduce-scatter.
+      }],
+      "::mlir::TypedValue<::mlir::RankedTensorType>", "getRuntimeCountTensor",
+      (ins), [{}], [{ return $_op.getPayload(); }]>,
+    InterfaceMethod<[{
+        The attributes the runtime entry point takes right after the group,
+        in its order (a reduction, a peer offset, a root): the lowering
+        passes each as an integer of the entry point's parameter type.
+      }],
+      "::llvm::SmallVector<::mlir::Attribute>", "getRuntimeAttributes">,
+    InterfaceMethod<[{
+        What the op checks once its group is known to be valid and of
+        `groupSize` ranks: a scattered shape, a peer offset, a root.
+        DDP_CollectiveOp's `verifySymbolUses` calls it after the group's
+        own checks (detail::verifyCollectiveGroup).
+      }],
+      "::llvm::LogicalResult", "verifyGroupSize", (ins "int64_t":$groupSize)>,
   ];
+  // The token rules every collective shares (DDPOpVerifiers.cpp), so that a
+  // new collective needs no verifier of its own.
+  let verify = [{ return ::ddp::detail::verifyAsyncCollective($_op); }];
 }
 
 #endif // DDP_INTERFACES_TD

@@ -14,7 +14,36 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+namespace ddp::detail {
+/// The token rules every collective shares: CollectiveOpInterface's
+/// verifier (DDPOpVerifiers.cpp).
+llvm::LogicalResult verifyAsyncCollective(mlir::Operation *op);
+} // namespace ddp::detail
+
 #include "ddp/Dialect/DDP/IR/DDPInterfaces.h.inc"
+
+/// The checks DDP_CollectiveOp's generated verifiers call
+/// (DDPOpVerifiers.cpp), so that a collective's own checks are written in
+/// its ODS definition.
+namespace ddp::detail {
+/// The op's group is a valid group of a ddp.mesh; then the op's
+/// verifyGroupSize with its size.
+llvm::LogicalResult
+verifyCollectiveGroup(CollectiveOpInterface op,
+                      mlir::SymbolTableCollection &symbolTable);
+/// Both shapes have the same rank and agree everywhere but in dimension 0,
+/// where `gathered` is `groupSize` times `scattered`.
+llvm::LogicalResult verifyScatteredShape(mlir::Operation *op,
+                                         mlir::RankedTensorType gathered,
+                                         mlir::RankedTensorType scattered,
+                                         int64_t groupSize);
+/// A point-to-point op's peer, `offset` places away, is another rank.
+llvm::LogicalResult verifyPeerOffset(mlir::Operation *op, int64_t offset,
+                                     int64_t groupSize);
+/// A broadcast's root is a rank of its group.
+llvm::LogicalResult verifyBroadcastRoot(mlir::Operation *op, uint64_t root,
+                                        int64_t groupSize);
+} // namespace ddp::detail
 
 namespace ddp {
 
@@ -60,10 +89,9 @@ mlir::FloatType getFloatType(mlir::MLIRContext *context, ElementType type);
 std::optional<int64_t> getTensorSizeInBytes(mlir::Type type);
 
 /// Creates, at `builder`'s insertion point, the asynchronous form of the
-/// synchronous all-reduce, reduce-scatter or all-gather `collective`: the
-/// same operands and inherent attributes, and a token, issued after the ops
-/// of `dependencies`. The discardable attributes are the caller's to carry
-/// over.
+/// synchronous collective `collective`: the same operands and inherent
+/// attributes, and a token, issued after the ops of `dependencies`. The
+/// discardable attributes are the caller's to carry over.
 mlir::Operation *createAsyncCollective(mlir::OpBuilder &builder,
                                        mlir::Operation *collective,
                                        mlir::ValueRange dependencies = {});

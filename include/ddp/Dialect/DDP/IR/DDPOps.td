@@ -266,11 +266,17 @@ def DDP_GradReadyOp : DDP_ParamUserOp<"grad_ready",
 /// the asynchronous ops it is issued after (`async after %t`).
 ///
 /// `costKind` is the op's enumerator of ddp::CollectiveKind
-/// (include/ddp/Runtime/Collectives.def), by which the cost model prices it
-/// and the runtime executes it: every collective must name one, so that a
-/// new collective cannot reach the simulator unpriced. `widening` is the
-/// body of getWideningElements (CollectiveOpInterface): what the CPU backend
+/// (include/ddp/Runtime/Collectives.def), by which the cost model prices it,
+/// the runtime executes it and the lowering calls the entry point of that
+/// name: every collective must name one, so that a new collective cannot
+/// reach the simulator unpriced. `widening` is the body of
+/// getWideningElements (CollectiveOpInterface): what the CPU backend
 /// converts to f32 for a 16-bit payload, which no collective may leave out.
+///
+/// What else differs between collectives is a field a def may set, so that
+/// a new collective is written here and needs no C++ of its own in the
+/// dialect or the lowering (docs/Extending.md): the interface verifies the
+/// tokens, verifySymbolUses the group, then `groupSizeCheck`.
 class DDP_CollectiveOp<string mnemonic, string costKind, string widening,
                        list<Trait> traits = []>
     : DDP_Op<mnemonic, !listconcat(traits, [
@@ -279,14 +285,38 @@ class DDP_CollectiveOp<string mnemonic, string costKind, string widening,
           DDP_AsyncOpInterface, DDP_CollectiveOpInterface])> {
   dag commonArgs = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
                         Variadic<DDP_TokenType>:$asyncDependencies);
-  let hasVerifier = 1;
-  code costKindDecl = "static ::ddp::CollectiveKind getCostKind() { "
-                      "return ::ddp::CollectiveKind::" # costKind # "; }\n"
-                      "::ddp::CheckedCount getWideningElements() { " #
-                      widening # " }\n";
-  // What this rank sends; recv overrides it with what it receives.
-  let extraClassDeclaration = costKindDecl # [{
-    mlir::TypedValue<mlir::RankedTensorType> getPayload() { return getInput(); }
+  // What this rank sends; recv sets it to what it receives.
+  code payload = "getInput()";
+  // The tensor the cost model charges and the runtime's count, when not the
+  // payload (CollectiveOpInterface's getCostedTensor and
+  // getRuntimeCountTensor).
+  code costedTensor = "";
+  code runtimeCountTensor = "";
+  // The attributes the runtime entry point takes after the group.
+  code runtimeAttributes = "";
+  // The body of verifyGroupSize(int64_t groupSize).
+  code groupSizeCheck = "return ::mlir::success();";
+  let extraClassDeclaration =
+      "static ::ddp::CollectiveKind getCostKind() { "
+      "return ::ddp::CollectiveKind::" # costKind # "; }\n"
+      "::ddp::CheckedCount getWideningElements() { " # widening # " }\n"
+      "::mlir::TypedValue<::mlir::RankedTensorType> getPayload() { return " #
+      payload # "; }\n" #
+      !if(!empty(costedTensor), "",
+          "::mlir::TypedValue<::mlir::RankedTensorType> getCostedTensor() { "
+          "return " # costedTensor # "; }\n") #
+      !if(!empty(runtimeCountTensor), "",
+          "::mlir::TypedValue<::mlir::RankedTensorType> "
+          "getRuntimeCountTensor() { return " # runtimeCountTensor # "; }\n") #
+      "::llvm::SmallVector<::mlir::Attribute> getRuntimeAttributes() { "
+      "return {" # runtimeAttributes # "}; }\n"
+      "::llvm::LogicalResult verifyGroupSize(int64_t groupSize) { " #
+      groupSizeCheck # " }\n";
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult
+    $cppClass::verifySymbolUses(::mlir::SymbolTableCollection &symbolTable) {
+      return ::ddp::detail::verifyCollectiveGroup(*this, symbolTable);
+    }
   }];
 }
 
@@ -329,6 +359,7 @@ def DDP_AllReduceOp : DDP_CollectiveOp<"all_reduce", "AllReduce",
     custom<EnumKeyword>($reduction) $input `over` custom<Group>($mesh, $axes)
     `` custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($result)
   }];
+  let runtimeAttributes = "getReductionAttr()";
 }
 
 def DDP_ReduceScatterOp : DDP_CollectiveOp<"reduce_scatter", "ReduceScatter",
@@ -352,6 +383,12 @@ def DDP_ReduceScatterOp : DDP_CollectiveOp<"reduce_scatter", "ReduceScatter",
     `` custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($input) `->`
     type($result)
   }];
+  let runtimeCountTensor = "getResult()";
+  let runtimeAttributes = "getReductionAttr()";
+  let groupSizeCheck = [{
+    return ::ddp::detail::verifyScatteredShape(
+        *this, getInput().getType(), getResult().getType(), groupSize);
+  }];
 }
 
 def DDP_AllGatherOp : DDP_CollectiveOp<"all_gather", "AllGather",
@@ -371,11 +408,10 @@ def DDP_AllGatherOp : DDP_CollectiveOp<"all_gather", "AllGather",
     type($result)
   }];
   // NCCL's bus bandwidth of an all-gather is counted on the gathered size.
-  let extraClassDeclaration = costKindDecl # [{
-    mlir::TypedValue<mlir::RankedTensorType> getPayload() { return getInput(); }
-    mlir::TypedValue<mlir::RankedTensorType> getCostedTensor() {
-      return getResult();
-    }
+  let costedTensor = "getResult()";
+  let groupSizeCheck = [{
+    return ::ddp::detail::verifyScatteredShape(
+        *this, getResult().getType(), getInput().getType(), groupSize);
   }];
 }
 
@@ -396,6 +432,10 @@ def DDP_SendOp : DDP_CollectiveOp<"send", "Send", "return 0;"> {
     $input `to` $offset `over` custom<Group>($mesh, $axes)
     `` custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($input)
   }];
+  let runtimeAttributes = "getOffsetAttr()";
+  let groupSizeCheck = [{
+    return ::ddp::detail::verifyPeerOffset(*this, getOffset(), groupSize);
+  }];
 }
 
 def DDP_RecvOp : DDP_CollectiveOp<"recv", "Recv", "return 0;"> {
@@ -414,8 +454,10 @@ def DDP_RecvOp : DDP_CollectiveOp<"recv", "Recv", "return 0;"> {
     `from` $offset `over` custom<Group>($mesh, $axes)
     `` custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($result)
   }];
-  let extraClassDeclaration = costKindDecl # [{
-    mlir::TypedValue<mlir::RankedTensorType> getPayload() { return getResult(); }
+  let payload = "getResult()";
+  let runtimeAttributes = "getOffsetAttr()";
+  let groupSizeCheck = [{
+    return ::ddp::detail::verifyPeerOffset(*this, getOffset(), groupSize);
   }];
 }
 
@@ -442,6 +484,10 @@ def DDP_BroadcastOp : DDP_CollectiveOp<"broadcast", "Broadcast", "return 0;",
   let assemblyFormat = [{
     $input `root` $root `over` custom<Group>($mesh, $axes)
     `` custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($result)
+  }];
+  let runtimeAttributes = "getRootAttr()";
+  let groupSizeCheck = [{
+    return ::ddp::detail::verifyBroadcastRoot(*this, getRoot(), groupSize);
   }];
 }
 
