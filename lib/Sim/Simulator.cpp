@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ddp/Sim/Simulator.h"
+#include "StepSimulator.h"
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/IR/ResultPlacement.h"
@@ -31,6 +31,8 @@ using namespace mlir;
 using namespace ddp;
 using namespace ddp::sim;
 using namespace ddp::timing;
+using ddp::sim::detail::SimGroup;
+using ddp::sim::detail::StepSimulator;
 
 //===----------------------------------------------------------------------===//
 // The simulation
@@ -45,87 +47,6 @@ static double getCollectiveBytes(CollectiveOpInterface op) {
   return getTensorBytes(op.getCostedTensor().getType());
 }
 
-namespace {
-/// A mesh as simulated: its axis sizes after the `dp` option.
-struct SimMesh {
-  MeshOp op;
-  SmallVector<int64_t> shape;
-};
-
-/// A process group as simulated: its stream and where its ranks sit.
-struct SimGroup {
-  unsigned stream = 0;
-  GroupPlacement placement;
-};
-
-class StepSimulator {
-public:
-  StepSimulator(func::FuncOp step, const CostModel &model,
-                const SimOptions &options)
-      : step(step), model(model), options(options),
-        clock(model.getCommComputeSlowdown()) {}
-
-  FailureOr<SimResult> run();
-
-  /// What run() does before the first op, and after the last.
-  LogicalResult begin();
-  SimResult finish();
-
-  LogicalResult simulate(Operation *op);
-  FailureOr<SimGroup *> getGroup(CollectiveOpInterface op);
-  StepClock &getClock() { return clock; }
-  void setNotBefore(Operation *collective, double time) {
-    externalNotBefore[collective] = time;
-  }
-  std::pair<double, double> getLastCollective() const {
-    return lastCollective;
-  }
-
-private:
-  LogicalResult prepareMeshes(ModuleOp module);
-
-  void runCompute(Operation *op, StringRef name, double baseTime);
-  /// Runs an optimizer update of the elements of `grad` (of type
-  /// `gradType`) of parameters of type `paramType`; `params` are the
-  /// parameters it updates (one symbol or an array of them).
-  void runOptimizer(Operation *op, StringRef name, OptimizerRule kind,
-                    Type gradType, Type paramType, Attribute params);
-  LogicalResult runCollective(CollectiveOpInterface op);
-  void blockComputeUntil(Operation *op, double time, StringRef name);
-  void addEvent(Operation *op, StringRef name, EventCategory category,
-                unsigned stream, double start, double duration,
-                std::optional<CollectiveRecord> collective = std::nullopt);
-  void computeLowerBound();
-
-  func::FuncOp step;
-  const CostModel &model;
-  const SimOptions &options;
-
-  SimResult result;
-  /// Stream `s` of the result (0 is compute) is communication stream `s - 1`
-  /// of the clock.
-  StepClock clock;
-  /// Per communication stream, the bandwidth-only time of its collectives.
-  SmallVector<double> streamTransferBound{0.0};
-  llvm::DenseMap<Value, double> tokenDone;
-  /// When collectives may start at the earliest for a reason outside this
-  /// step (a receive, once another rank's program has sent).
-  llvm::DenseMap<Operation *, double> externalNotBefore;
-  std::pair<double, double> lastCollective{0, 0};
-
-  llvm::DenseMap<Attribute, SimMesh> meshes;
-  llvm::DenseMap<std::pair<Attribute, Attribute>, SimGroup *> groupsByAttr;
-  llvm::StringMap<SimGroup> groupsByKey;
-  llvm::StringMap<Type> paramTypes;
-  /// The parameters the lowering stores in their gathered buckets, whose
-  /// copies in and out of the bucket cost nothing.
-  std::optional<ParamsInGathers> paramsInGathers;
-  llvm::StringMap<double> optimizerTime;
-  llvm::StringSet<> unmodeled;
-  /// Ideal compute before each grad_ready, in the order of result.gradReady.
-  SmallVector<double> idealComputeAtReady;
-};
-} // namespace
 
 LogicalResult StepSimulator::prepareMeshes(ModuleOp module) {
   bool first = true;
@@ -457,48 +378,6 @@ LogicalResult StepSimulator::simulate(Operation *op) {
       });
 }
 
-/// The collective that reduces `gradient`, looking through the ops that
-/// only move or convert it on the way (bucket packing, casts, scaling).
-static CollectiveOpInterface findReducingCollective(Value gradient) {
-  SmallVector<Value> worklist{gradient};
-  llvm::DenseSet<Value> seen;
-  while (!worklist.empty()) {
-    Value value = worklist.pop_back_val();
-    if (!seen.insert(value).second)
-      continue;
-    for (Operation *user : value.getUsers()) {
-      if (auto collective = dyn_cast<CollectiveOpInterface>(user))
-        return collective;
-      if (isa<BucketPackOp, CastOp, ScaleOp>(user))
-        worklist.push_back(user->getResult(0));
-    }
-  }
-  return nullptr;
-}
-
-void StepSimulator::computeLowerBound() {
-  LowerBound &bound = result.lowerBound;
-  bound.compute = result.idealComputeTime;
-  for (double transfer : streamTransferBound)
-    bound.communication = std::max(bound.communication, transfer);
-  if (result.gradReady.empty())
-    return;
-  const GradReadyTime &last = result.gradReady.back();
-  bound.tail = idealComputeAtReady.back() + optimizerTime.lookup(last.param);
-  CollectiveOpInterface collective =
-      findReducingCollective(last.op->getResult(0));
-  if (!collective)
-    return;
-  FailureOr<SimGroup *> group = getGroup(collective);
-  if (failed(group))
-    return;
-  // The gradient alone, in the element type it is reduced in.
-  double bytes =
-      getTensorBytes(last.numElements, collective.getPayload().getType());
-  bound.tail += model.collectiveTime(collective.getCostKind(), bytes,
-                                     (*group)->placement);
-}
-
 LogicalResult StepSimulator::begin() {
   auto module = step->getParentOfType<ModuleOp>();
   if (!module)
@@ -558,59 +437,3 @@ FailureOr<SimResult> ddp::sim::simulateStep(func::FuncOp step,
                                             const SimOptions &options) {
   return StepSimulator(step, model, options).run();
 }
-
-//===----------------------------------------------------------------------===//
-// Op by op
-//===----------------------------------------------------------------------===//
-
-struct IncrementalSimulation::Impl {
-  Impl(func::FuncOp step, const CostModel &model, const SimOptions &options)
-      : options(options), simulator(step, model, this->options) {}
-  SimOptions options;
-  StepSimulator simulator;
-};
-
-IncrementalSimulation::IncrementalSimulation() = default;
-IncrementalSimulation::~IncrementalSimulation() = default;
-
-FailureOr<std::unique_ptr<IncrementalSimulation>>
-IncrementalSimulation::create(func::FuncOp step, const CostModel &model,
-                              const SimOptions &options) {
-  std::unique_ptr<IncrementalSimulation> simulation(
-      new IncrementalSimulation());
-  SimOptions withoutEvents = options;
-  withoutEvents.recordEvents = false;
-  simulation->impl = std::make_unique<Impl>(step, model, withoutEvents);
-  if (failed(simulation->impl->simulator.begin()))
-    return failure();
-  return simulation;
-}
-
-LogicalResult IncrementalSimulation::simulate(Operation *op) {
-  return impl->simulator.simulate(op);
-}
-
-FailureOr<std::pair<unsigned, GroupPlacement>>
-IncrementalSimulation::getCommStream(Operation *collective) {
-  FailureOr<SimGroup *> group =
-      impl->simulator.getGroup(cast<CollectiveOpInterface>(collective));
-  if (failed(group))
-    return failure();
-  return std::make_pair((*group)->stream - 1, (*group)->placement);
-}
-
-StepClock &IncrementalSimulation::getClock() {
-  return impl->simulator.getClock();
-}
-
-double IncrementalSimulation::getStepEnd() { return getClock().getStepEnd(); }
-
-void IncrementalSimulation::setNotBefore(Operation *collective, double time) {
-  impl->simulator.setNotBefore(collective, time);
-}
-
-std::pair<double, double> IncrementalSimulation::getLastCollective() const {
-  return impl->simulator.getLastCollective();
-}
-
-SimResult IncrementalSimulation::finish() { return impl->simulator.finish(); }

@@ -1,0 +1,67 @@
+//===- IncrementalSimulation.cpp - The simulation, op by op ---------------===//
+//
+// The simulator as the schedulers drive it: one op at a time, with the
+// clock and each collective's stream in view between ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "StepSimulator.h"
+
+using namespace mlir;
+using namespace ddp;
+using namespace ddp::sim;
+using namespace ddp::timing;
+using ddp::sim::detail::SimGroup;
+using ddp::sim::detail::StepSimulator;
+
+struct IncrementalSimulation::Impl {
+  Impl(func::FuncOp step, const CostModel &model, const SimOptions &options)
+      : options(options), simulator(step, model, this->options) {}
+  SimOptions options;
+  StepSimulator simulator;
+};
+
+IncrementalSimulation::IncrementalSimulation() = default;
+IncrementalSimulation::~IncrementalSimulation() = default;
+
+FailureOr<std::unique_ptr<IncrementalSimulation>>
+IncrementalSimulation::create(func::FuncOp step, const CostModel &model,
+                              const SimOptions &options) {
+  std::unique_ptr<IncrementalSimulation> simulation(
+      new IncrementalSimulation());
+  SimOptions withoutEvents = options;
+  withoutEvents.recordEvents = false;
+  simulation->impl = std::make_unique<Impl>(step, model, withoutEvents);
+  if (failed(simulation->impl->simulator.begin()))
+    return failure();
+  return simulation;
+}
+
+LogicalResult IncrementalSimulation::simulate(Operation *op) {
+  return impl->simulator.simulate(op);
+}
+
+FailureOr<std::pair<unsigned, GroupPlacement>>
+IncrementalSimulation::getCommStream(Operation *collective) {
+  FailureOr<SimGroup *> group =
+      impl->simulator.getGroup(cast<CollectiveOpInterface>(collective));
+  if (failed(group))
+    return failure();
+  return std::make_pair((*group)->stream - 1, (*group)->placement);
+}
+
+StepClock &IncrementalSimulation::getClock() {
+  return impl->simulator.getClock();
+}
+
+double IncrementalSimulation::getStepEnd() { return getClock().getStepEnd(); }
+
+void IncrementalSimulation::setNotBefore(Operation *collective, double time) {
+  impl->simulator.setNotBefore(collective, time);
+}
+
+std::pair<double, double> IncrementalSimulation::getLastCollective() const {
+  return impl->simulator.getLastCollective();
+}
+
+SimResult IncrementalSimulation::finish() { return impl->simulator.finish(); }
