@@ -8,6 +8,7 @@
 
 #include "ModelImporter.h"
 
+#include "ddp/Import/ActivationModel.h"
 #include "ddp/Import/MegatronArgs.h"
 
 #include "ddp/Import/Import.h"
@@ -541,6 +542,7 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
     backward(acts);
   }
   OwningOpRef<ModuleOp> module = sb.finish(losses);
+  setActivationBytes(*module, computeActivationBytes(config));
   // Megatron's ModelParallelConfig holds the group size; in ddp it is an
   // option of the schedule (ddp-pipeline-stages), recorded for ddp-schedule.
   if (config.isPipelined() && config.microbatchGroupSizePerVpStage > 0) {

@@ -116,5 +116,9 @@ ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
     result.stages.push_back(simulation->finish());
     result.stepTime = std::max(result.stepTime, result.stages.back().stepTime);
   }
+  if (std::optional<ActivationBytes> bytes = getActivationBytes(module))
+    for (func::FuncOp program : byRank)
+      result.activations.push_back(
+          computeActivationPeak(program, *bytes).value_or(ActivationPeak()));
   return result;
 }

@@ -2,6 +2,8 @@
 
 #include "ddp/Sim/SimOutput.h"
 
+#include "ddp/Dialect/DDP/Analysis/StoragePlan.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -199,6 +201,16 @@ void ddp::sim::printPipelineSummary(const PipelineSimResult &result,
                  100 * result.getIdleFraction(rank));
   os << "  idle: the pipeline's bubble and the communication a rank waits "
         "for\n";
+  if (result.activations.empty())
+    return;
+  // What each rank keeps for its backwards (docs/Pipeline.md).
+  os << "  activations held at the peak (Korthikanti et al.):";
+  for (auto [rank, peak] : llvm::enumerate(result.activations))
+    os << " " << rank << ": " << formatBytes(peak.bytes) << " ("
+       << peak.forwards << " fwd)"
+       << (rank + 1 < result.activations.size() ? "," : "");
+  os << "\n  most activations: rank " << result.getActivationPeakRank()
+     << "\n";
 }
 
 json::Value ddp::sim::buildPipelineJsonReport(const PipelineSimResult &result,
@@ -213,8 +225,18 @@ json::Value ddp::sim::buildPipelineJsonReport(const PipelineSimResult &result,
         {"idle_ms", toMs(result.getIdleTime(rank))},
         {"idle_fraction", result.getIdleFraction(rank)},
         {"exposed_comm_ms", toMs(stage.exposedCommTime)}});
-  return json::Object{{"schema_version", kSimReportSchemaVersion},
+  json::Object report{{"schema_version", kSimReportSchemaVersion},
                       {"hardware", model.getProfile().name},
-                      {"step_ms", toMs(result.stepTime)},
-                      {"stages", std::move(stages)}};
+                      {"step_ms", toMs(result.stepTime)}};
+  if (!result.activations.empty()) {
+    for (auto [rank, peak] : llvm::enumerate(result.activations)) {
+      json::Object &stage = *stages[rank].getAsObject();
+      stage["activation_bytes"] = peak.bytes;
+      stage["activation_forwards"] = peak.forwards;
+      stage["activation_layers"] = peak.layers;
+    }
+    report["activation_peak_rank"] = result.getActivationPeakRank();
+  }
+  report["stages"] = std::move(stages);
+  return report;
 }

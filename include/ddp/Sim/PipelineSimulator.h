@@ -11,6 +11,7 @@
 #ifndef DDP_SIM_PIPELINESIMULATOR_H
 #define DDP_SIM_PIPELINESIMULATOR_H
 
+#include "ddp/Dialect/DDP/Analysis/ActivationMemory.h"
 #include "ddp/Sim/Simulator.h"
 
 namespace ddp::sim {
@@ -21,6 +22,18 @@ struct PipelineSimResult {
   std::vector<SimResult> stages;
   /// When the last rank finishes.
   double stepTime = 0;
+  /// Per pipeline rank, the activations it holds at its peak; empty when
+  /// the module records no activation bytes (ddp.activation_bytes).
+  std::vector<ActivationPeak> activations;
+
+  /// The rank holding the most activations, or -1 without them.
+  int64_t getActivationPeakRank() const {
+    int64_t best = -1;
+    for (auto [rank, peak] : llvm::enumerate(activations))
+      if (best < 0 || peak.bytes > activations[best].bytes)
+        best = rank;
+    return best;
+  }
 
   /// The time rank `rank`'s compute stream stands idle within the step:
   /// the pipeline's bubble and any communication it waits for.

@@ -7,6 +7,24 @@
 // HUGE: huge-params.mlir:{{[0-9]+}}:{{[0-9]+}}: error: the step's parameter, gradient and optimizer bytes add up to more than 2^63 - 1
 // HUGE-NOT: total:
 
+// The activations a step holds for its backwards, from what the importer
+// records (tiny: 45056 bytes per layer and microbatch without sequence
+// parallelism, 2304 for the embedding's inputs, 36864 for the output
+// layer's; docs/Pipeline.md#activation-memory). Unpipelined, one
+// microbatch through both layers; a pipelined step once it is split, per
+// rank, as its schedule holds them: GPipe every microbatch.
+// RUN: ddp-import --preset=tiny | ddp-opt --ddp-step-stats -o /dev/null | FileCheck %s --check-prefix=ACTIVATIONS
+// ACTIVATIONS: activations per rank (bytes; Korthikanti et al. as Megatron-LM counts them):
+// ACTIVATIONS-NEXT: per microbatch: 45056 per layer, 2304 embedding, 36864 output
+// ACTIVATIONS-NEXT: @step: 129280 (126.25 KiB) at the peak: 1 forward(s) in flight, 2 layer(s)
+// RUN: ddp-import --preset=tiny --set pipeline_model_parallel_size=2 | ddp-opt --ddp-step-stats -o /dev/null | FileCheck %s --check-prefix=UNSPLIT
+// UNSPLIT: @step: per pipeline rank once ddp-pipeline-stages has split it
+// RUN: ddp-import --preset=tiny --set pipeline_model_parallel_size=2 --set num_microbatches=3 | ddp-opt -ddp-pipeline-stages="pipeline-schedule=gpipe" --ddp-step-stats -o /dev/null | FileCheck %s --check-prefix=GPIPE
+// GPIPE: @step_stage0: 142080 (138.75 KiB) at the peak: 3 forward(s) in flight, 3 layer(s)
+// GPIPE-NEXT: @step_stage1: 245760 (240.00 KiB) at the peak: 3 forward(s) in flight, 3 layer(s)
+// A step the importer did not make has no activation model.
+// CHECK-NOT: activations per rank
+
 // CHECK: mesh: dp=2 ep=2 tp=4 (16 ranks)
 // Model: 8x4 split over tp (x4) = 128, 4x4 expert (x ep 2) = 32, 2x4 expert
 // split over tp (x 8) = 64, 16 replicated = 16: 240. This rank: 32+16+8+16.

@@ -98,6 +98,31 @@ void ddp::setPipelineTask(Operation *op, const PipelineTask &task) {
       .setAttr(op, StringAttr::get(op->getContext(), task.str()));
 }
 
+static constexpr llvm::StringLiteral kActivationKeys[] = {"layer", "embedding",
+                                                         "output"};
+
+std::optional<ActivationBytes> ddp::getActivationBytes(Operation *module) {
+  auto attr =
+      DDPDialect::ActivationBytesAttrHelper(module->getContext()).getAttr(module);
+  if (!attr)
+    return std::nullopt;
+  auto get = [&](StringRef key) {
+    return cast<IntegerAttr>(attr.get(key)).getInt();
+  };
+  return ActivationBytes{get("layer"), get("embedding"), get("output")};
+}
+
+void ddp::setActivationBytes(Operation *module, const ActivationBytes &bytes) {
+  Builder builder(module->getContext());
+  int64_t values[] = {bytes.layer, bytes.embedding, bytes.output};
+  SmallVector<NamedAttribute> entries;
+  for (auto [key, value] : llvm::zip_equal(kActivationKeys, values))
+    entries.push_back(
+        builder.getNamedAttr(key, builder.getI64IntegerAttr(value)));
+  DDPDialect::ActivationBytesAttrHelper(module->getContext())
+      .setAttr(module, builder.getDictionaryAttr(entries));
+}
+
 /// The i64 the passes write; `minimum` is 0 for an index, 1 for a count.
 static bool isI64AtLeast(Attribute value, int64_t minimum) {
   auto integer = dyn_cast<IntegerAttr>(value);
@@ -178,6 +203,22 @@ LogicalResult DDPDialect::verifyOperationAttribute(Operation *op,
     if (!text || !PipelineTask::parse(text.getValue()))
       return error() << "must be a string F<microbatch>.<chunk>, "
                         "B<microbatch>.<chunk> or W<microbatch>.<chunk>, got "
+                     << value;
+    return success();
+  }
+  if (name == ActivationBytesAttrHelper::getNameStr()) {
+    if (!isa<ModuleOp>(op))
+      return error() << "is only for a module";
+    auto entries = dyn_cast<DictionaryAttr>(value);
+    bool valid = entries && entries.size() == std::size(kActivationKeys) &&
+                 llvm::all_of(kActivationKeys, [&](StringRef key) {
+                   Attribute entry = entries.get(key);
+                   return entry && isI64AtLeast(entry, 0);
+                 });
+    if (!valid)
+      return error() << "must be a dictionary of exactly 'layer', "
+                        "'embedding' and 'output', each a non-negative i64 "
+                        "(bytes), got "
                      << value;
     return success();
   }

@@ -1,7 +1,9 @@
 //===- PrintStepStats.cpp - The ddp-step-stats pass -----------------------===//
 
+#include "ddp/Dialect/DDP/Analysis/ActivationMemory.h"
 #include "ddp/Dialect/DDP/Analysis/StoragePlan.h"
 #include "ddp/Dialect/DDP/Analysis/StepStats.h"
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 #include "ddp/Support/OutputFile.h"
 
@@ -18,6 +20,31 @@ using namespace ddp;
 namespace {
 struct StepStatsPass : impl::StepStatsBase<StepStatsPass> {
   using StepStatsBase::StepStatsBase;
+
+  /// What each step function keeps for its backwards at its peak, when the
+  /// importer recorded the model's activations.
+  void printActivations(llvm::raw_ostream &os) {
+    std::optional<ActivationBytes> bytes = getActivationBytes(getOperation());
+    if (!bytes)
+      return;
+    os << "activations per rank (bytes; Korthikanti et al. as Megatron-LM "
+          "counts them):\n"
+       << "  per microbatch: " << bytes->layer << " per layer, "
+       << bytes->embedding << " embedding, " << bytes->output << " output\n";
+    for (auto func : getOperation().getOps<mlir::func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      os << "  @" << func.getSymName() << ": ";
+      std::optional<ActivationPeak> peak = computeActivationPeak(func, *bytes);
+      if (!peak) {
+        os << "per pipeline rank once ddp-pipeline-stages has split it\n";
+        continue;
+      }
+      os << peak->bytes << " (" << formatBytes(peak->bytes) << ") at the peak: "
+         << peak->forwards << " forward(s) in flight, " << peak->layers
+         << " layer(s)\n";
+    }
+  }
 
   /// What ddp-lower-to-runtime's program allocates per rank, or why the step
   /// cannot be lowered (the planner's diagnostic, without its location).
@@ -70,6 +97,7 @@ struct StepStatsPass : impl::StepStatsBase<StepStatsPass> {
     stats.print(file->os());
     printRuntimeMemory(file->os());
     stats.modelState.print(file->os());
+    printActivations(file->os());
     if (llvm::Error error = finishOutputFile(*file, output)) {
       getOperation().emitError("-ddp-step-stats: ")
           << llvm::toString(std::move(error));

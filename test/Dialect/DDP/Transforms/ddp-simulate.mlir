@@ -13,8 +13,17 @@
 // PIPELINE-NEXT: rank      ends ms   compute ms      idle ms   idle/ideal
 // PIPELINE-NEXT: 0 {{[0-9.]+}} {{[0-9.]+}} {{[0-9.]+}} {{[0-9.]+}}%
 // PIPELINE-NEXT: 1 {{[0-9.]+}} {{[0-9.]+}} {{[0-9.]+}} {{[0-9.]+}}%
+// What each rank holds for its backwards (tiny: 45056 bytes per layer and
+// microbatch, 2304 for the embedding's inputs, 36864 for the output
+// layer's): rank 0 two microbatches through its layer, rank 1 one.
+// PIPELINE-NEXT: idle: the pipeline's bubble
+// PIPELINE-NEXT: activations held at the peak (Korthikanti et al.): 0: 92.50 KiB (2 fwd), 1: 80.00 KiB (1 fwd)
+// PIPELINE-NEXT: most activations: rank 0
+// PIPELINE-REPORT: "activation_peak_rank": 0
+// PIPELINE-REPORT: "activation_bytes": 94720
 // PIPELINE-REPORT: "idle_fraction":
 // PIPELINE-REPORT: "rank": 0
+// PIPELINE-REPORT: "activation_bytes": 81920
 // PIPELINE-REPORT: "rank": 1
 // PIPELINE-REPORT: "step_ms":
 

@@ -3,6 +3,7 @@
 #ifndef DDP_DIALECT_DDP_IR_DDPDIALECT_H
 #define DDP_DIALECT_DDP_IR_DDPDIALECT_H
 
+#include "ddp/Dialect/DDP/IR/ActivationBytes.h"
 #include "ddp/Stages/PipelineSchedule.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -56,6 +57,12 @@ void setPipelineStage(mlir::Operation *func, int64_t stage);
 /// (`ddp.task`).
 std::optional<PipelineTask> getPipelineTask(mlir::Operation *op);
 void setPipelineTask(mlir::Operation *op, const PipelineTask &task);
+
+/// `ddp.activation_bytes` on the module, `{layer = .., embedding = ..,
+/// output = ..}`: what one microbatch keeps for its backward, which the
+/// importer records.
+std::optional<ActivationBytes> getActivationBytes(mlir::Operation *module);
+void setActivationBytes(mlir::Operation *module, const ActivationBytes &bytes);
 } // namespace ddp
 
 #endif // DDP_DIALECT_DDP_IR_DDPDIALECT_H

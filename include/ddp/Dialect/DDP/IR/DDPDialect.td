@@ -60,7 +60,8 @@ def DDP_Dialect : Dialect {
     "::mlir::FloatAttr":$tp_comm_predicted_step_us,
     "::mlir::IntegerAttr":$pipeline_stage,
     "::mlir::ArrayAttr":$program_groups,
-    "::mlir::StringAttr":$task
+    "::mlir::StringAttr":$task,
+    "::mlir::DictionaryAttr":$activation_bytes
   );
   let hasOperationAttrVerify = 1;
 }

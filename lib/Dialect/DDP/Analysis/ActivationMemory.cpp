@@ -1,0 +1,106 @@
+//===- ActivationMemory.cpp - Activations held in flight ------------------===//
+//
+// One walk over the program: a forward adds its chunk's bytes at its first
+// op, its backward frees them after its last (a receive of the backward's
+// input may be posted early, before forwards that run in between).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Dialect/DDP/Analysis/ActivationMemory.h"
+
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <map>
+#include <set>
+#include <utility>
+
+using namespace mlir;
+using namespace ddp;
+
+/// The `pp` size of the module's mesh, 1 without one.
+static int64_t getPipelineSize(ModuleOp module) {
+  for (MeshOp mesh : module.getOps<MeshOp>())
+    if (int64_t size = mesh.getAxisSize("pp"); size > 0)
+      return size;
+  return 1;
+}
+
+std::optional<ActivationPeak>
+ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
+  auto module = step->getParentOfType<ModuleOp>();
+  if (!module || step.isExternal())
+    return std::nullopt;
+  llvm::DenseMap<StringAttr, int64_t> layerOf;
+  for (ParamOp param : module.getOps<ParamOp>())
+    if (std::optional<uint64_t> layer = param.getLayer())
+      layerOf[param.getSymNameAttr()] = static_cast<int64_t>(*layer);
+
+  // The layers each chunk's backwards make gradients of (chunk -1: ops
+  // without a task), and where each task's ops end.
+  using Key = std::pair<int64_t, int64_t>; // (microbatch, chunk)
+  std::map<int64_t, std::set<int64_t>> chunkLayers;
+  std::map<Key, Operation *> lastBackwardOp;
+  int64_t numChunks = 0;
+  bool hasTasks = false;
+  Block &body = step.getBody().front();
+  for (Operation &op : body) {
+    std::optional<PipelineTask> task = getPipelineTask(&op);
+    hasTasks |= task.has_value();
+    int64_t chunk = task ? task->chunk : -1;
+    numChunks = std::max(numChunks, chunk + 1);
+    if (task && task->phase != PipelineTask::Phase::Forward)
+      lastBackwardOp[{task->microbatch, task->chunk}] = &op;
+    if (auto ready = dyn_cast<GradReadyOp>(op))
+      if (auto it = layerOf.find(ready.getParamAttr().getAttr());
+          it != layerOf.end())
+        chunkLayers[chunk].insert(it->second);
+  }
+
+  std::optional<int64_t> rank = getPipelineStage(step);
+  if (!hasTasks) {
+    // One microbatch at a time, through every layer.
+    int64_t layers = chunkLayers[-1].size();
+    return ActivationPeak{layers * bytes.layer + bytes.embedding + bytes.output,
+                          1, layers};
+  }
+  if (!rank)
+    return std::nullopt;
+  int64_t lastRank = getPipelineSize(module) - 1;
+  auto chunkBytes = [&](int64_t chunk) {
+    int64_t held = int64_t(chunkLayers[chunk].size()) * bytes.layer;
+    if (*rank == 0 && chunk == 0)
+      held += bytes.embedding;
+    if (*rank == lastRank && chunk == numChunks - 1)
+      held += bytes.output;
+    return held;
+  };
+
+  ActivationPeak held, peak;
+  std::set<Key> started;
+  for (Operation &op : body) {
+    std::optional<PipelineTask> task = getPipelineTask(&op);
+    if (!task)
+      continue;
+    Key key{task->microbatch, task->chunk};
+    if (task->phase == PipelineTask::Phase::Forward) {
+      if (!started.insert(key).second)
+        continue;
+      held.bytes += chunkBytes(task->chunk);
+      held.forwards += 1;
+      held.layers += chunkLayers[task->chunk].size();
+      if (held.bytes > peak.bytes)
+        peak = held;
+      continue;
+    }
+    if (lastBackwardOp[key] == &op && started.erase(key)) {
+      held.bytes -= chunkBytes(task->chunk);
+      held.forwards -= 1;
+      held.layers -= chunkLayers[task->chunk].size();
+    }
+  }
+  return peak;
+}

@@ -1,0 +1,174 @@
+//===- ActivationMemoryTest.cpp - Activations in flight against Megatron --===//
+//
+// Megatron-LM's `compute_activation_memory` (megatron/training/
+// theoretical_memory_usage.py, commit 00caa53 of NVIDIA/Megatron-LM) gives
+// the first pipeline stage's activations with sequence parallelism:
+//
+//   (sbh(18 + 4f/h) L + 8sbp + sbhp) x k / t
+//
+// with k = min(1, m/p) for 1F1B and k = 1 + (p - 1)/(pv) interleaved (its
+// "interleaved schedule memory penalty"). ddp counts what each rank's
+// program holds instead; on rank 0 with layers split evenly that is the
+// same for 1F1B, and the same layers interleaved (Megatron scales the
+// embedding's p in-flight inputs by its penalty too, where ddp counts the
+// chunk-0 forwards the schedule holds).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Dialect/DDP/Analysis/ActivationMemory.h"
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Import/ActivationModel.h"
+#include "ddp/Import/Import.h"
+#include "ddp/Pipelines/SchedulePipeline.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir;
+using namespace ddp;
+
+namespace {
+
+/// GPT-3 175B's layer (h 12288, f 4h, 96 heads) at a short sequence,
+/// TP 8 with sequence parallelism, as Megatron's script runs it.
+ModelConfig gpt3Layer(int64_t stages, int64_t virtualStages,
+                      int64_t microbatches) {
+  ModelConfig config = lookupModelPreset("gpt3-175b")->config;
+  config.seqLength = 64;
+  config.microBatchSize = 1;
+  config.tensorModelParallelSize = 8;
+  config.sequenceParallel = true;
+  config.dataParallelSize = 1;
+  config.pipelineModelParallelSize = stages;
+  config.virtualPipelineModelParallelSize = virtualStages > 1 ? virtualStages : 0;
+  config.numLayers = stages * virtualStages;
+  config.numMicrobatches = microbatches;
+  config.vocabSize = 1024;
+  return config;
+}
+
+TEST(ActivationModel, MatchesMegatronsFormulaWithSequenceParallelism) {
+  ModelConfig config = gpt3Layer(1, 1, 1);
+  double s = 64, h = 12288, f = 4 * h, t = 8;
+  double vocab = double(config.getPaddedVocabSize());
+  ActivationBytes bytes = computeActivationBytes(config);
+  // compute_activation_memory: per layer, the embedding's input and
+  // dropout per microbatch in flight, and the output layer's inputs.
+  EXPECT_EQ(bytes.layer, int64_t(s * h * (18 + 4 * (f / h)) / t));
+  EXPECT_EQ(bytes.embedding, int64_t((8 * s + s * h) / t));
+  EXPECT_EQ(bytes.output, int64_t(s * h * 4 * (1 + vocab / h) / t));
+}
+
+TEST(ActivationModel, MatchesMegatronsFormulaWithoutSequenceParallelism) {
+  ModelConfig config = gpt3Layer(1, 1, 1);
+  config.sequenceParallel = false;
+  double s = 64, h = 12288, t = 8;
+  double vocab = double(config.getPaddedVocabSize());
+  ActivationBytes bytes = computeActivationBytes(config);
+  // compute_activation_memory_without_sp, before its 5 % overhead.
+  EXPECT_EQ(bytes.layer, int64_t(s * h * (10 + 24 / t)));
+  EXPECT_EQ(bytes.embedding, int64_t(8 * s + s * h));
+  EXPECT_EQ(bytes.output, int64_t((s * vocab / t + s * h) * 2));
+}
+
+class ActivationPeakTest : public ::testing::Test {
+protected:
+  ActivationPeakTest() { context.loadDialect<DDPDialect, func::FuncDialect>(); }
+
+  /// Each pipeline rank's peak, rank by rank.
+  std::vector<ActivationPeak> peaks(const ModelConfig &config,
+                                    StringRef options) {
+    EXPECT_FALSE(bool(validateModelConfig(config, "test")));
+    module = importModel(context, config);
+    SchedulePipelineOptions parsed;
+    EXPECT_TRUE(succeeded(parsed.parseFromString(options)));
+    PassManager pm(&context);
+    populateDDPSchedulePipeline(pm, parsed);
+    EXPECT_TRUE(succeeded(pm.run(*module))) << options.str();
+    std::optional<ActivationBytes> bytes = getActivationBytes(*module);
+    EXPECT_TRUE(bytes.has_value());
+    std::vector<ActivationPeak> result(config.pipelineModelParallelSize);
+    for (auto func : module->getOps<func::FuncOp>()) {
+      std::optional<int64_t> rank = getPipelineStage(func);
+      if (!rank || !bytes)
+        continue;
+      std::optional<ActivationPeak> peak = computeActivationPeak(func, *bytes);
+      EXPECT_TRUE(peak.has_value());
+      result[*rank] = peak.value_or(ActivationPeak());
+    }
+    return result;
+  }
+
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+};
+
+TEST_F(ActivationPeakTest, OneFOneBFirstStageIsMegatrons) {
+  for (auto [p, m] : {std::pair<int64_t, int64_t>{4, 8}, {4, 2}, {3, 5}}) {
+    SCOPED_TRACE("p " + std::to_string(p) + " m " + std::to_string(m));
+    ModelConfig config = gpt3Layer(p, 1, m);
+    ActivationBytes bytes = computeActivationBytes(config);
+    std::vector<ActivationPeak> ranks = peaks(config, "policy=megatron");
+    double layers = double(config.numLayers);
+    double k = std::min(1.0, double(m) / double(p));
+    double megatron =
+        (double(bytes.layer) * layers + double(bytes.embedding) * p) * k;
+    EXPECT_EQ(double(ranks[0].bytes), megatron);
+    // Rank r holds min(p - r, m) microbatches (its warmup plus one); the
+    // last rank also the output layer's inputs of one.
+    for (int64_t r = 0; r < p; ++r) {
+      int64_t inFlight = std::min(p - r, m);
+      EXPECT_EQ(ranks[r].forwards, inFlight) << "rank " << r;
+      EXPECT_EQ(ranks[r].layers, inFlight) << "rank " << r;
+    }
+    EXPECT_EQ(ranks[p - 1].bytes, bytes.layer + bytes.output);
+  }
+}
+
+TEST_F(ActivationPeakTest, InterleavedFirstStageHoldsMegatronsLayers) {
+  // p 4, v 2, m 8, groups of p: rank 0 warms up with 2(p - 1) + (v - 1)p =
+  // 10 forwards and holds 11, L(1 + (p - 1)/(pv)) = 8 x 11/8 layers.
+  int64_t p = 4, v = 2, m = 8;
+  ModelConfig config = gpt3Layer(p, v, m);
+  ActivationBytes bytes = computeActivationBytes(config);
+  std::vector<ActivationPeak> ranks = peaks(config, "policy=megatron");
+  double penalty = 1 + double(p - 1) / double(p * v);
+  EXPECT_EQ(double(ranks[0].layers), double(config.numLayers) * penalty);
+  EXPECT_EQ(ranks[0].forwards, 2 * (p - 1) + (v - 1) * p + 1);
+  // The peak in bytes comes one task later: the first backward frees a
+  // forward through chunk 1 and the forward of microbatch 7 through chunk
+  // 0, which also holds the embedding's inputs, takes its place. Then all
+  // 2p = 8 forwards through chunk 0 are held (Megatron scales p = 4 of
+  // them by its penalty, 4.375).
+  EXPECT_EQ(ranks[0].bytes,
+            ranks[0].layers * bytes.layer + 2 * p * bytes.embedding);
+}
+
+TEST_F(ActivationPeakTest, GPipeHoldsEveryMicrobatch) {
+  int64_t p = 2, m = 4;
+  ModelConfig config = gpt3Layer(p, 1, m);
+  ActivationBytes bytes = computeActivationBytes(config);
+  std::vector<ActivationPeak> ranks =
+      peaks(config, "policy=megatron pipeline-schedule=gpipe");
+  EXPECT_EQ(ranks[0].forwards, m);
+  EXPECT_EQ(ranks[0].bytes, m * (bytes.layer + bytes.embedding));
+  EXPECT_EQ(ranks[1].bytes, m * (bytes.layer + bytes.output));
+}
+
+TEST_F(ActivationPeakTest, UnpipelinedStepHoldsOneMicrobatch) {
+  ModelConfig config = gpt3Layer(1, 1, 4);
+  config.numLayers = 3;
+  ActivationBytes bytes = computeActivationBytes(config);
+  module = importModel(context, config);
+  auto step = *module->getOps<func::FuncOp>().begin();
+  std::optional<ActivationPeak> peak = computeActivationPeak(step, bytes);
+  ASSERT_TRUE(peak.has_value());
+  EXPECT_EQ(peak->forwards, 1);
+  EXPECT_EQ(peak->layers, 3);
+  EXPECT_EQ(peak->bytes, 3 * bytes.layer + bytes.embedding + bytes.output);
+}
+
+} // namespace
