@@ -9,6 +9,8 @@
 
 #include "ddp/Sim/PipelineSimulator.h"
 
+#include "ddp/Dialect/DDP/Analysis/StepStats.h"
+
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/IR/PipelinePrograms.h"
@@ -115,6 +117,12 @@ ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
   for (auto &simulation : simulations) {
     result.stages.push_back(simulation->finish());
     result.stepTime = std::max(result.stepTime, result.stages.back().stepTime);
+  }
+  for (func::FuncOp program : byRank) {
+    FailureOr<ModelState> state = computeModelState(module, program);
+    if (failed(state))
+      return failure();
+    result.modelStateBytes.push_back(state->getBytesPerRank());
   }
   if (std::optional<ActivationBytes> bytes = getActivationBytes(module))
     for (func::FuncOp program : byRank)

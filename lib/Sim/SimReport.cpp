@@ -8,6 +8,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
+
 using namespace llvm;
 using namespace ddp::sim;
 using namespace ddp::timing;
@@ -201,16 +203,35 @@ void ddp::sim::printPipelineSummary(const PipelineSimResult &result,
                  100 * result.getIdleFraction(rank));
   os << "  idle: the pipeline's bubble and the communication a rank waits "
         "for\n";
-  if (result.activations.empty())
-    return;
-  // What each rank keeps for its backwards (docs/Pipeline.md).
-  os << "  activations held at the peak (Korthikanti et al.):";
-  for (auto [rank, peak] : llvm::enumerate(result.activations))
-    os << " " << rank << ": " << formatBytes(peak.bytes) << " ("
-       << peak.forwards << " fwd)"
-       << (rank + 1 < result.activations.size() ? "," : "");
-  os << "\n  most activations: rank " << result.getActivationPeakRank()
+  // What each rank keeps: its model state, and what it holds for its
+  // backwards at its peak (docs/Pipeline.md#activation-memory).
+  bool withActivations = !result.activations.empty();
+  os << "  memory per rank: model state"
+     << (withActivations ? " + activations at the peak (Korthikanti et al.)"
+                         : "")
      << "\n";
+  for (size_t rank = 0; rank < result.stages.size(); ++rank) {
+    os << format("  %4zu ", rank)
+       << formatBytes(std::llround(result.modelStateBytes[rank]));
+    if (withActivations)
+      os << " + " << formatBytes(result.activations[rank].bytes) << " ("
+         << result.activations[rank].forwards << " forwards) = "
+         << formatBytes(std::llround(result.getMemoryBytes(rank)));
+    os << "\n";
+  }
+  size_t peak = result.getMemoryPeakRank();
+  double needed = result.getMemoryBytes(peak);
+  double capacity = model.getProfile().memoryCapacity;
+  os << "  most memory: rank " << peak << ", "
+     << formatBytes(std::llround(needed));
+  if (capacity > 0)
+    os << (needed <= capacity ? " of the device's " : ": more than the "
+                                                      "device's ")
+       << formatBytes(std::llround(capacity))
+       << (needed <= capacity ? "" : "; more pipeline stages, the distributed "
+                                     "optimizer or sequence parallelism "
+                                     "lower it");
+  os << "\n";
 }
 
 json::Value ddp::sim::buildPipelineJsonReport(const PipelineSimResult &result,
@@ -228,14 +249,22 @@ json::Value ddp::sim::buildPipelineJsonReport(const PipelineSimResult &result,
   json::Object report{{"schema_version", kSimReportSchemaVersion},
                       {"hardware", model.getProfile().name},
                       {"step_ms", toMs(result.stepTime)}};
-  if (!result.activations.empty()) {
-    for (auto [rank, peak] : llvm::enumerate(result.activations)) {
-      json::Object &stage = *stages[rank].getAsObject();
-      stage["activation_bytes"] = peak.bytes;
-      stage["activation_forwards"] = peak.forwards;
-      stage["activation_layers"] = peak.layers;
-    }
-    report["activation_peak_rank"] = result.getActivationPeakRank();
+  for (size_t rank = 0; rank < result.stages.size(); ++rank) {
+    json::Object &stage = *stages[rank].getAsObject();
+    stage["model_state_bytes"] = result.modelStateBytes[rank];
+    stage["memory_bytes"] = result.getMemoryBytes(rank);
+    if (result.activations.empty())
+      continue;
+    const ActivationPeak &peak = result.activations[rank];
+    stage["activation_bytes"] = peak.bytes;
+    stage["activation_forwards"] = peak.forwards;
+    stage["activation_layers"] = peak.layers;
+  }
+  report["memory_peak_rank"] = int64_t(result.getMemoryPeakRank());
+  if (double capacity = model.getProfile().memoryCapacity; capacity > 0) {
+    report["device_memory_bytes"] = capacity;
+    report["fits_device_memory"] =
+        result.getMemoryBytes(result.getMemoryPeakRank()) <= capacity;
   }
   report["stages"] = std::move(stages);
   return report;

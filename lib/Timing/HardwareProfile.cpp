@@ -47,14 +47,17 @@ struct NvidiaGpu {
   double hbmTBps;
   /// nccl-tests ring bus bandwidth inside an NVSwitch node.
   double nvlinkBusGBps;
+  /// nvidia-smi's memory.total, MiB.
+  double memoryMiB;
 };
 
 /// H100 SXM5 and H200 SXM share the GH100 die and clocks; H200 has faster
 /// HBM; A100 has no FP8. Fields: f16/bf16, f32/f64 and fp8 TFLOP/s, GEMM
-/// efficiency, SMs, HBM TB/s, NVLink bus GB/s.
-constexpr NvidiaGpu kH100{989.4, 67, 1978.9, 0.75, 132, 3.35, 370};
-constexpr NvidiaGpu kH200{989.4, 67, 1978.9, 0.75, 132, 4.8, 370};
-constexpr NvidiaGpu kA100{312, 19.5, 0, 0.85, 108, 2.039, 230};
+/// efficiency, SMs, HBM TB/s, NVLink bus GB/s, memory MiB (H100-SXM5-80GB,
+/// H200-SXM-141GB, A100-SXM4-80GB).
+constexpr NvidiaGpu kH100{989.4, 67, 1978.9, 0.75, 132, 3.35, 370, 81559};
+constexpr NvidiaGpu kH200{989.4, 67, 1978.9, 0.75, 132, 4.8, 370, 143771};
+constexpr NvidiaGpu kA100{312, 19.5, 0, 0.85, 108, 2.039, 230, 81920};
 
 /// A node of 8 such GPUs on NVSwitch with `nicsPerNode` NICs, priced with
 /// NCCL's latency model.
@@ -72,6 +75,7 @@ HardwareProfile makeNvidiaNode(StringRef name, StringRef description,
             /*numComputeUnits=*/gpu.numSMs, /*kHalf=*/64};
   p.memoryBandwidth = gpu.hbmTBps * kTera;
   p.memoryEfficiency = 0.85;
+  p.memoryCapacity = gpu.memoryMiB * 1024 * 1024;
   p.kernelOverhead = 2 * kMicro;
   p.intraNodeBusBandwidth = gpu.nvlinkBusGBps * kGiga;
   p.intraNodeHopLatency = kNcclNvlinkHopUs * kMicro;
@@ -371,12 +375,17 @@ ddp::timing::parseHardwareProfile(const json::Value &json, StringRef source) {
   }
 
   if (const json::Object *memory = reader.readObject(*root, "memory")) {
-    reader.checkKnownKeys(*memory, "memory", {"bandwidth_gbps", "efficiency"});
+    reader.checkKnownKeys(*memory, "memory",
+                          {"bandwidth_gbps", "efficiency", "capacity_gib"});
     reader.readNumber(*memory, "memory", "bandwidth_gbps", kGiga,
                       profile.memoryBandwidth);
     reader.readNumber(*memory, "memory", "efficiency", 1,
                       profile.memoryEfficiency, 0,
                       /*allowEqualMinimum=*/false, /*maximum=*/1);
+    // Optional: a profile without it plans without a memory check.
+    if (memory->get("capacity_gib"))
+      reader.readNumber(*memory, "memory", "capacity_gib", 1024.0 * 1024 * 1024,
+                        profile.memoryCapacity);
   }
 
   reader.readNumber(*root, "", "kernel_overhead_us", kMicro,
@@ -459,6 +468,10 @@ json::Value ddp::timing::toJSON(const HardwareProfile &p) {
         p.peakFlops[i] / kTera;
   if (p.fp8PeakFlops > 0)
     peak["fp8"] = p.fp8PeakFlops / kTera;
+  json::Object memory{{"bandwidth_gbps", p.memoryBandwidth / kGiga},
+                      {"efficiency", p.memoryEfficiency}};
+  if (p.memoryCapacity > 0)
+    memory["capacity_gib"] = p.memoryCapacity / (1024.0 * 1024 * 1024);
   return json::Object{
       {"schema_version", kHardwareProfileSchemaVersion},
       {"name", p.name},
@@ -470,8 +483,7 @@ json::Value ddp::timing::toJSON(const HardwareProfile &p) {
                             {"tile_n", p.gemm.tileN},
                             {"compute_units", p.gemm.numComputeUnits},
                             {"k_half", p.gemm.kHalf}}},
-      {"memory", json::Object{{"bandwidth_gbps", p.memoryBandwidth / kGiga},
-                              {"efficiency", p.memoryEfficiency}}},
+      {"memory", std::move(memory)},
       {"kernel_overhead_us", p.kernelOverhead / kMicro},
       {"intra_node",
        json::Object{{"bus_bandwidth_gbps", p.intraNodeBusBandwidth / kGiga},

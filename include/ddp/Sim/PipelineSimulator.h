@@ -22,15 +22,23 @@ struct PipelineSimResult {
   std::vector<SimResult> stages;
   /// When the last rank finishes.
   double stepTime = 0;
+  /// Per pipeline rank, the model state its program keeps (the average
+  /// over a sharding group's ranks, ModelState::getBytesPerRank).
+  std::vector<double> modelStateBytes;
   /// Per pipeline rank, the activations it holds at its peak; empty when
   /// the module records no activation bytes (ddp.activation_bytes).
   std::vector<ActivationPeak> activations;
 
-  /// The rank holding the most activations, or -1 without them.
-  int64_t getActivationPeakRank() const {
-    int64_t best = -1;
-    for (auto [rank, peak] : llvm::enumerate(activations))
-      if (best < 0 || peak.bytes > activations[best].bytes)
+  /// Model state and activations at the peak of rank `rank`.
+  double getMemoryBytes(size_t rank) const {
+    return modelStateBytes[rank] +
+           (activations.empty() ? 0 : double(activations[rank].bytes));
+  }
+  /// The rank that needs the most memory.
+  size_t getMemoryPeakRank() const {
+    size_t best = 0;
+    for (size_t rank = 1; rank < modelStateBytes.size(); ++rank)
+      if (getMemoryBytes(rank) > getMemoryBytes(best))
         best = rank;
     return best;
   }

@@ -64,6 +64,9 @@ struct HardwareProfile {
   /// HBM (or DRAM) bandwidth and the fraction of it streaming kernels reach.
   double memoryBandwidth = 0;
   double memoryEfficiency = 0;
+  /// Device memory per GPU in bytes, as nvidia-smi's memory.total gives it;
+  /// 0 when unknown (then no plan is checked against it).
+  double memoryCapacity = 0;
   /// Fixed cost of every kernel on the compute stream (launch gap).
   double kernelOverhead = 0;
   /// nccl-tests bus bandwidth of a collective inside one node, and the

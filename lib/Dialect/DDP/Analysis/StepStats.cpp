@@ -7,6 +7,7 @@
 #include "ddp/Support/CheckedCount.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
 
@@ -139,14 +140,26 @@ static FailureOr<int64_t> getTotal(ModuleOp module, CheckedCount count,
             "rank could hold them)";
 }
 
-FailureOr<ModelState> ddp::computeModelState(ModuleOp module) {
+FailureOr<ModelState> ddp::computeModelState(ModuleOp module,
+                                             func::FuncOp only) {
   Totals totals;
   SymbolTable symbols(module);
+  // A stage program keeps the parameters it names.
+  llvm::DenseSet<StringAttr> used;
+  if (only)
+    if (std::optional<SymbolTable::UseRange> uses =
+            SymbolTable::getSymbolUses(only.getOperation()))
+      for (const SymbolTable::SymbolUse &use : *uses)
+        used.insert(use.getSymbolRef().getRootReference());
   for (ParamOp param : module.getOps<ParamOp>()) {
+    if (only && !used.contains(param.getSymNameAttr()))
+      continue;
     totals.paramElements += param.getTensorType().getNumElements();
     totals.paramBytes += getTensorBytes(param.getTensorType());
   }
   for (func::FuncOp function : module.getOps<func::FuncOp>()) {
+    if (only && function != only)
+      continue;
     addGradients(function, totals);
     addOptimizerState(function, symbols, totals);
   }

@@ -12,6 +12,7 @@
 #ifndef DDP_DIALECT_DDP_ANALYSIS_STEPSTATS_H
 #define DDP_DIALECT_DDP_ANALYSIS_STEPSTATS_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -114,9 +115,12 @@ struct StepStats {
 mlir::FailureOr<StepStats> computeStepStats(mlir::ModuleOp module);
 
 /// The model state per rank of `module` alone (what computeStepStats puts
-/// in modelState). The module must verify. Fails, with an error at the
-/// module, when a byte count summed over it does not fit in int64.
-mlir::FailureOr<ModelState> computeModelState(mlir::ModuleOp module);
+/// in modelState), or of the one function `only` of it (a pipeline rank's
+/// program: the parameters it names, its gradients and its optimizer). The
+/// module must verify. Fails, with an error at the module, when a byte
+/// count summed over it does not fit in int64.
+mlir::FailureOr<ModelState> computeModelState(mlir::ModuleOp module,
+                                              mlir::func::FuncOp only = {});
 
 } // namespace ddp
 
