@@ -25,9 +25,11 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Process.h"
@@ -53,6 +55,13 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
   mlir::registerSCCPPass();
   mlir::registerSymbolDCEPass();
+  // An error at a step function would print the whole function after it
+  // (MLIR's default); ddp's messages name the op and where it is, so the
+  // IR is printed only on request (--mlir-print-op-on-diagnostic).
+  mlir::registerMLIRContextCLOptions();
+  if (llvm::cl::Option *option =
+          llvm::cl::getRegisteredOptions().lookup("mlir-print-op-on-diagnostic"))
+    static_cast<llvm::cl::opt<bool> *>(option)->setInitialValue(false);
   auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
       argc, argv,
       "ddp optimizer driver: schedules the communication of a data-parallel "

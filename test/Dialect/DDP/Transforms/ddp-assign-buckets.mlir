@@ -28,6 +28,11 @@
 // policy=auto prices a step alone, not one rank's program of a pipeline.
 // RUN: ddp-import --preset=tiny --set pipeline_model_parallel_size=2 | not ddp-opt -ddp-schedule="policy=auto" 2>&1 | FileCheck %s --check-prefix=AUTO-PP
 // AUTO-PP: error: policy=auto prices a step alone, not pipeline rank 0's program within its pipeline; use policy=megatron, pytorch or size for a pipelined step
+// An error at a step function does not print the function (ddp-opt turns
+// MLIR's --mlir-print-op-on-diagnostic off unless asked).
+// AUTO-PP-NOT: see current operation
+// RUN: ddp-import --preset=tiny --set pipeline_model_parallel_size=2 | not ddp-opt -ddp-schedule="policy=auto" --mlir-print-op-on-diagnostic 2>&1 | FileCheck %s --check-prefix=AUTO-PP-IR
+// AUTO-PP-IR: note: see current operation
 
 // BADPOLICY: for the --policy option: Cannot find option named 'bogus'!
 
