@@ -86,6 +86,10 @@ private:
 LogicalResult StageSplit::analyze(StringRef kindName, int64_t groupSize) {
   int64_t chunks = 1, microbatches = 1;
   Block &body = step.getBody().front();
+  // A task index past the ops of the step names a pipeline larger than any
+  // the step holds (and its schedule would not fit in memory). Counted once:
+  // a block's size() walks its list.
+  int64_t bound = static_cast<int64_t>(body.getOperations().size());
   for (Operation &op : body.without_terminator()) {
     std::optional<int64_t> stage = getPipelineStage(&op);
     std::optional<PipelineTask> task = getPipelineTask(&op);
@@ -110,9 +114,6 @@ LogicalResult StageSplit::analyze(StringRef kindName, int64_t groupSize) {
                   "ddp-pipeline-stages runs apart from its backward yet; "
                   "tag it as part of B"
                << task->microbatch << "." << task->chunk;
-      // A task index past the ops of the step names a pipeline larger than
-      // any the step holds (and its schedule would not fit in memory).
-      int64_t bound = static_cast<int64_t>(body.getOperations().size());
       if (task->microbatch >= bound || task->chunk >= bound)
         return op.emitError("'ddp.task' ")
                << task->str() << " names microbatch " << task->microbatch
