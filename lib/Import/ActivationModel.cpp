@@ -22,11 +22,13 @@
 // keeps 24, the same for f = 4h). A SwiGLU MLP keeps a fc1 output twice as
 // wide (gate and up) beside the product, so 6f/h in place of 4f/h; Megatron
 // ignores it; for Llama's f = 2.6875h this gives 24.1 for its 24.
-// Neither counts the attention scores' 5as/h: Megatron's attention (fused
-// or flash, its default) keeps none. Activations are 16-bit, as in the
-// paper, whatever the model's dtype. Megatron's extra 5 % without SP
-// ("buffer for optimizer and miscellaneous temporaries") is not
-// an activation and is left out.
+// Like Megatron's, the model takes a layer's MLP as dense (an MoE layer's
+// routed tokens are not counted apart) and its attention as h wide (GQA's
+// narrower keys and values are not). Neither counts the attention scores'
+// 5as/h: Megatron's attention (fused or flash, its default) keeps none.
+// Activations are 16-bit, as in the paper, whatever the model's dtype.
+// Megatron's extra 5 % without SP ("buffer for optimizer and miscellaneous
+// temporaries") is not an activation and is left out.
 //
 //===----------------------------------------------------------------------===//
 

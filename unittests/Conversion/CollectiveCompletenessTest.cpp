@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -117,11 +118,13 @@ func.func @step(%x: tensor<6x4xbf16>) {
   module->walk([&](CollectiveOpInterface op) { collectives.push_back(op); });
   ASSERT_EQ(collectives.size(), 6u);
   Value previousToken;
+  SmallVector<Operation *> asyncOps;
   for (Operation *sync : collectives) {
     SCOPED_TRACE(sync->getName().getStringRef().str());
     OpBuilder builder(sync);
+    // A send or receive is never issued after other ops (its verifier).
     SmallVector<Value> dependencies;
-    if (previousToken)
+    if (previousToken && !isa<SendOp, RecvOp>(sync))
       dependencies.push_back(previousToken);
     Operation *async = createAsyncCollective(builder, sync, dependencies);
     auto asyncOp = cast<AsyncOpInterface>(async);
@@ -135,7 +138,24 @@ func.func @step(%x: tensor<6x4xbf16>) {
          llvm::zip(sync->getOperands(), async->getOperands()))
       EXPECT_EQ(before, after);
     previousToken = asyncOp.getAsyncToken();
+    asyncOps.push_back(async);
   }
+  // In place of the synchronous ops, with each token consumed once (the
+  // last ones waited), the step verifies.
+  for (auto [sync, async] : llvm::zip_equal(collectives, asyncOps)) {
+    for (auto [before, after] :
+         llvm::zip(sync->getResults(), async->getResults()))
+      before.replaceAllUsesWith(after);
+    sync->erase();
+  }
+  for (Operation *async : asyncOps) {
+    Value token = cast<AsyncOpInterface>(async).getAsyncToken();
+    if (token.use_empty()) {
+      OpBuilder builder(async->getBlock()->getTerminator());
+      WaitOp::create(builder, async->getLoc(), token);
+    }
+  }
+  EXPECT_TRUE(succeeded(verify(*module)));
 }
 
 } // namespace

@@ -142,7 +142,7 @@ TEST_F(ActivationPeakTest, InterleavedFirstStageHoldsMegatronsLayers) {
   // forward through chunk 1 and the forward of microbatch 7 through chunk
   // 0, which also holds the embedding's inputs, takes its place. Then all
   // 2p = 8 forwards through chunk 0 are held (Megatron scales p = 4 of
-  // them by its penalty, 4.375).
+  // them by its penalty 1.375: 5.5).
   EXPECT_EQ(ranks[0].bytes,
             ranks[0].layers * bytes.layer + 2 * p * bytes.embedding);
 }

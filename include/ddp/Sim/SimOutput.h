@@ -31,14 +31,19 @@ llvm::json::Value buildJsonReport(const SimResult &result,
                                   const timing::CostModel &model);
 
 /// A pipeline's summary: the step (when the last rank finishes) and per
-/// pipeline rank its end, compute, idle time and idle over ideal compute.
+/// pipeline rank its end, compute, idle time and idle over ideal compute;
+/// then each rank's memory (model state, activations at its peak), the
+/// rank that needs the most and whether it fits the profile's device.
 void printPipelineSummary(const PipelineSimResult &result,
                           const timing::CostModel &model,
                           llvm::raw_ostream &os);
 
-/// The same as JSON: `{"schema_version", "hardware", "step_ms", "stages":
-/// [{"rank", "end_ms", "compute_ms", "ideal_compute_ms", "idle_ms",
-/// "idle_fraction", "exposed_comm_ms"}]}`.
+/// The same as JSON: `{"schema_version", "hardware", "step_ms",
+/// "memory_peak_rank", ["device_memory_bytes", "fits_device_memory",]
+/// "stages": [{"rank", "end_ms", "compute_ms", "ideal_compute_ms",
+/// "idle_ms", "idle_fraction", "exposed_comm_ms", "model_state_bytes",
+/// "memory_bytes", ["activation_bytes", "activation_forwards",
+/// "activation_layers"]}]}` (bracketed: when known).
 llvm::json::Value buildPipelineJsonReport(const PipelineSimResult &result,
                                           const timing::CostModel &model);
 

@@ -39,10 +39,16 @@ static RuntimeFunction getRuntimeFunction(CollectiveKind kind) {
 }
 
 /// An attribute of getRuntimeAttributes as the integer the runtime takes.
-static int64_t getRuntimeValue(Attribute attribute) {
+static int64_t getRuntimeValue(Operation *op, Attribute attribute) {
   if (auto reduction = dyn_cast<ReductionAttr>(attribute))
     return getRuntimeReduction(reduction.getValue());
-  return cast<IntegerAttr>(attribute).getInt();
+  if (auto integer = dyn_cast_or_null<IntegerAttr>(attribute))
+    return integer.getInt();
+  // A contributor's mistake, as below.
+  llvm::report_fatal_error(llvm::Twine("lowering ") +
+                           op->getName().getStringRef() +
+                           ": a runtime attribute is neither a reduction "
+                           "nor an integer");
 }
 
 namespace {
@@ -81,10 +87,17 @@ struct CollectiveLowering : StepOpLowerer {
 
     SmallVector<Value> arguments{step.context(), step.getGroup()};
     for (Attribute attribute : attributes) {
-      int64_t value = getRuntimeValue(attribute);
-      arguments.push_back(type.getParamType(arguments.size()).isInteger(32)
-                              ? step.i32(value)
-                              : step.i64(value));
+      int64_t value = getRuntimeValue(op, attribute);
+      Type parameter = type.getParamType(arguments.size());
+      if (!parameter.isInteger(32) && !parameter.isInteger(64))
+        llvm::report_fatal_error(
+            llvm::Twine("lowering ") + op->getName().getStringRef() +
+            ": the entry point takes a runtime attribute as " +
+            (isa<LLVM::LLVMPointerType>(parameter) ? "a pointer"
+                                                   : "a non-integer") +
+            "; RuntimeFunctions.def and the op's ODS disagree");
+      arguments.push_back(parameter.isInteger(32) ? step.i32(value)
+                                                  : step.i64(value));
     }
     arguments.push_back(step.i32(getRuntimeDType(
         collective.getPayload().getType().getElementType())));

@@ -261,6 +261,38 @@ func.func @step(%x: tensor<3x4xbf16>) {
 
 // -----
 
+// Every collective's arguments come from its op (one lowering for all,
+// docs/Extending.md): the reduction (avg is 1) or peer offset, the dtype
+// (f16 is 1), NCCL's count per rank (a reduce-scatter's scattered result:
+// 2 x 4 = 8 of its 24 input elements; an all-gather's input), the tensors
+// it reads, then the one it writes (a send none, a receive no input).
+
+// CHECK-LABEL: llvm.func @ddp_program_step
+// Avg and f16 are both 1: one constant.
+// CHECK-DAG: %[[AVG:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-DAG: %[[EIGHT:.*]] = llvm.mlir.constant(8 : i64) : i64
+// CHECK-DAG: %[[PLUS1:.*]] = llvm.mlir.constant(1 : i64) : i64
+// CHECK-DAG: %[[MINUS1:.*]] = llvm.mlir.constant(-1 : i64) : i64
+// CHECK-DAG: %[[TWENTYFOUR:.*]] = llvm.mlir.constant(24 : i64) : i64
+// CHECK: llvm.call @ddprt_reduce_scatter(%{{[a-z0-9]+}}, %{{[0-9]+}}, %[[AVG]], %[[AVG]], %[[EIGHT]], %[[IN:[a-z0-9]+]], %[[SCATTERED:[0-9]+]], %{{[0-9]+}})
+// CHECK: llvm.call @ddprt_all_gather(%{{[a-z0-9]+}}, %{{[0-9]+}}, %[[AVG]], %[[EIGHT]], %[[SCATTERED]], %{{[0-9]+}}, %{{[0-9]+}})
+// CHECK: llvm.call @ddprt_send(%{{[a-z0-9]+}}, %{{[0-9]+}}, %[[PLUS1]], %[[AVG]], %[[TWENTYFOUR]], %[[IN]], %{{[0-9]+}})
+// CHECK: llvm.call @ddprt_recv(%{{[a-z0-9]+}}, %{{[0-9]+}}, %[[MINUS1]], %[[AVG]], %[[TWENTYFOUR]], %{{[0-9]+}}, %{{[0-9]+}})
+
+ddp.mesh @world(dp = 3)
+
+func.func @step(%x: tensor<6x4xf16>) {
+  %s = ddp.reduce_scatter avg %x over @world[dp] : tensor<6x4xf16> -> tensor<2x4xf16>
+  %g = ddp.all_gather %s over @world[dp] : tensor<2x4xf16> -> tensor<6x4xf16>
+  %t0 = ddp.send %x to 1 over @world[dp] async : tensor<6x4xf16>
+  %r, %t1 = ddp.recv from -1 over @world[dp] async : tensor<6x4xf16>
+  %all = ddp.join %t0, %t1
+  ddp.wait %all
+  return
+}
+
+// -----
+
 // Compute ops pass their operands as ddprt_tensor arrays on the stack, one
 // array per kind for the whole step; joins pass an array of handles;
 // reductions are DDPRT_REDUCTION_SUM (0) and _MAX (2).

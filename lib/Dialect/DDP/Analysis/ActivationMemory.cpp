@@ -12,7 +12,6 @@
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/DenseSet.h"
 
 #include <map>
 #include <set>
@@ -61,15 +60,22 @@ ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
   }
 
   std::optional<int64_t> rank = getPipelineStage(step);
+  int64_t lastRank = getPipelineSize(module) - 1;
   if (!hasTasks) {
-    // One microbatch at a time, through every layer.
+    // No gradient: not a training step, nothing kept for a backward.
+    if (chunkLayers.empty())
+      return ActivationPeak();
+    // One microbatch at a time, through every layer of this rank.
     int64_t layers = chunkLayers[-1].size();
-    return ActivationPeak{layers * bytes.layer + bytes.embedding + bytes.output,
-                          1, layers};
+    ActivationPeak peak{layers * bytes.layer, 1, layers};
+    if (rank.value_or(0) == 0)
+      peak.bytes += bytes.embedding;
+    if (rank.value_or(lastRank) == lastRank)
+      peak.bytes += bytes.output;
+    return peak;
   }
   if (!rank)
     return std::nullopt;
-  int64_t lastRank = getPipelineSize(module) - 1;
   auto chunkBytes = [&](int64_t chunk) {
     int64_t held = int64_t(chunkLayers[chunk].size()) * bytes.layer;
     if (*rank == 0 && chunk == 0)

@@ -146,11 +146,16 @@ FailureOr<ModelState> ddp::computeModelState(ModuleOp module,
   SymbolTable symbols(module);
   // A stage program keeps the parameters it names.
   llvm::DenseSet<StringAttr> used;
-  if (only)
+  if (only) {
+    // Unknown uses (an op that may hide symbol references): count every
+    // parameter, as for the whole module.
     if (std::optional<SymbolTable::UseRange> uses =
             SymbolTable::getSymbolUses(only.getOperation()))
       for (const SymbolTable::SymbolUse &use : *uses)
         used.insert(use.getSymbolRef().getRootReference());
+    else
+      only = nullptr;
+  }
   for (ParamOp param : module.getOps<ParamOp>()) {
     if (only && !used.contains(param.getSymNameAttr()))
       continue;

@@ -232,6 +232,8 @@ Operation *ddp::createAsyncCollective(OpBuilder &builder,
          !cast<AsyncOpInterface>(collective).isAsync() &&
          cast<AsyncOpInterface>(collective).getAsyncDependencies().empty() &&
          "expected a synchronous collective");
+  assert((dependencies.empty() || !isa<SendOp, RecvOp>(collective)) &&
+         "a send or receive is never issued after other ops");
   OperationState state(collective->getLoc(), collective->getName());
   state.addOperands(collective->getOperands());
   state.addOperands(dependencies);

@@ -106,10 +106,15 @@ std::optional<ActivationBytes> ddp::getActivationBytes(Operation *module) {
       DDPDialect::ActivationBytesAttrHelper(module->getContext()).getAttr(module);
   if (!attr)
     return std::nullopt;
-  auto get = [&](StringRef key) {
-    return cast<IntegerAttr>(attr.get(key)).getInt();
-  };
-  return ActivationBytes{get("layer"), get("embedding"), get("output")};
+  // Unverified IR may hold anything; a malformed one reads as absent.
+  int64_t values[3];
+  for (auto [key, value] : llvm::zip_equal(kActivationKeys, values)) {
+    auto entry = dyn_cast_or_null<IntegerAttr>(attr.get(key));
+    if (!entry)
+      return std::nullopt;
+    value = entry.getInt();
+  }
+  return ActivationBytes{values[0], values[1], values[2]};
 }
 
 void ddp::setActivationBytes(Operation *module, const ActivationBytes &bytes) {
