@@ -56,6 +56,10 @@ StepClock &IncrementalSimulation::getClock() {
 
 double IncrementalSimulation::getStepEnd() { return getClock().getStepEnd(); }
 
+double IncrementalSimulation::getIdealComputeTime() const {
+  return impl->simulator.getIdealComputeTime();
+}
+
 void IncrementalSimulation::setNotBefore(Operation *collective, double time) {
   impl->simulator.setNotBefore(collective, time);
 }

@@ -84,6 +84,23 @@ ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
       ops.push_back(&op);
   }
 
+  // The pipeline's own bound (PipelineSimResult::lowerBound): each rank's
+  // ideal compute from its first task's first op to its last task's last
+  // (what the schedule passes insert among them included), in the fill and
+  // drain tasks, and after its last task.
+  int64_t lastMicrobatch = 0;
+  std::vector<size_t> firstTaskIndex(stages, SIZE_MAX),
+      lastTaskIndex(stages, 0);
+  for (auto [rank, ops] : llvm::enumerate(programs))
+    for (auto [index, op] : llvm::enumerate(ops))
+      if (std::optional<PipelineTask> task = getPipelineTask(op)) {
+        lastMicrobatch = std::max(lastMicrobatch, task->microbatch);
+        firstTaskIndex[rank] = std::min(firstTaskIndex[rank], index);
+        lastTaskIndex[rank] = index;
+      }
+  std::vector<double> inTasks(stages, 0), fill(stages, 0), drain(stages, 0),
+      afterTasks(stages, 0);
+
   // When each send started: its receive starts no earlier.
   DenseMap<Operation *, double> sentAt;
   std::vector<size_t> next(stages, 0);
@@ -98,8 +115,23 @@ ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
             break;
           simulations[rank]->setNotBefore(op, sent->second);
         }
+        double before = simulations[rank]->getIdealComputeTime();
         if (failed(simulations[rank]->simulate(op)))
           return failure();
+        double spent = simulations[rank]->getIdealComputeTime() - before;
+        size_t index = next[rank];
+        if (index >= firstTaskIndex[rank] && index <= lastTaskIndex[rank])
+          inTasks[rank] += spent;
+        else if (index > lastTaskIndex[rank])
+          afterTasks[rank] += spent;
+        if (std::optional<PipelineTask> task = getPipelineTask(op)) {
+          bool forward = task->phase == PipelineTask::Phase::Forward;
+          if (task->chunk == 0 && forward && task->microbatch == 0)
+            fill[rank] += spent;
+          if (task->chunk == 0 && !forward &&
+              task->microbatch == lastMicrobatch)
+            drain[rank] += spent;
+        }
         if (isa<SendOp>(op) && isPipelineMessage(op))
           sentAt[op] = simulations[rank]->getLastCollective().first;
         moved = true;
@@ -123,6 +155,17 @@ ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
     if (failed(state))
       return failure();
     result.modelStateBytes.push_back(state->getBytesPerRank());
+  }
+  double before = 0;
+  for (int64_t rank = 0; rank < stages; ++rank) {
+    const SimResult &stage = result.stages[rank];
+    double chain = before + inTasks[rank] + afterTasks[0];
+    for (int64_t q = 0; q < rank; ++q)
+      chain += drain[q];
+    result.lowerBound = std::max({result.lowerBound, chain,
+                                  stage.lowerBound.value(),
+                                  stage.idealComputeTime});
+    before += fill[rank];
   }
   if (std::optional<ActivationBytes> bytes = getActivationBytes(module))
     for (func::FuncOp program : byRank)

@@ -203,6 +203,11 @@ void ddp::sim::printPipelineSummary(const PipelineSimResult &result,
                  100 * result.getIdleFraction(rank));
   os << "  idle: the pipeline's bubble and the communication a rank waits "
         "for\n";
+  os << format("  lower bound %.3f ms (fill, a rank's tasks, drain); step / "
+               "lower bound %.3f\n",
+               toMs(result.lowerBound),
+               result.lowerBound > 0 ? result.stepTime / result.lowerBound
+                                     : 0.0);
   // What each rank keeps: its model state, and what it holds for its
   // backwards at its peak (docs/Pipeline.md#activation-memory).
   bool withActivations = !result.activations.empty();
@@ -248,7 +253,8 @@ json::Value ddp::sim::buildPipelineJsonReport(const PipelineSimResult &result,
         {"exposed_comm_ms", toMs(stage.exposedCommTime)}});
   json::Object report{{"schema_version", kSimReportSchemaVersion},
                       {"hardware", model.getProfile().name},
-                      {"step_ms", toMs(result.stepTime)}};
+                      {"step_ms", toMs(result.stepTime)},
+                      {"lower_bound_ms", toMs(result.lowerBound)}};
   for (size_t rank = 0; rank < result.stages.size(); ++rank) {
     json::Object &stage = *stages[rank].getAsObject();
     stage["model_state_bytes"] = result.modelStateBytes[rank];

@@ -67,6 +67,7 @@ public:
   LogicalResult simulate(Operation *op);
   FailureOr<SimGroup *> getGroup(CollectiveOpInterface op);
   StepClock &getClock() { return clock; }
+  double getIdealComputeTime() const { return result.idealComputeTime; }
   void setNotBefore(Operation *collective, double time) {
     externalNotBefore[collective] = time;
   }

@@ -89,6 +89,12 @@ double simulateIdleFraction(int64_t stages, int64_t chunks,
     return -1;
   // Every rank computes 3 ms per microbatch and stands idle as long.
   double idle = result->getIdleFraction(0);
+  // The pipeline's lower bound is Narayanan et al.'s: the ideal compute
+  // times 1 + (p - 1)/(v m), which the schedule reaches with free
+  // communication.
+  double bubble = double(stages - 1) / double(chunks * microbatches);
+  EXPECT_NEAR(result->lowerBound, 3e-3 * microbatches * (1 + bubble), 1e-7);
+  EXPECT_NEAR(result->stepTime / result->lowerBound, 1.0, 1e-4);
   for (int64_t rank = 0; rank < stages; ++rank) {
     EXPECT_NEAR(result->stages[rank].idealComputeTime, 3e-3 * microbatches,
                 1e-9);

@@ -39,6 +39,7 @@ void printPipelineSummary(const PipelineSimResult &result,
                           llvm::raw_ostream &os);
 
 /// The same as JSON: `{"schema_version", "hardware", "step_ms",
+/// "lower_bound_ms",
 /// "memory_peak_rank", ["device_memory_bytes", "fits_device_memory",]
 /// "stages": [{"rank", "end_ms", "compute_ms", "ideal_compute_ms",
 /// "idle_ms", "idle_fraction", "exposed_comm_ms", "model_state_bytes",

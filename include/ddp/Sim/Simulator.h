@@ -220,6 +220,9 @@ public:
   timing::StepClock &getClock();
   /// When the step simulated so far ends.
   double getStepEnd();
+  /// The compute of the ops simulated so far at full speed (no slowdown,
+  /// no waiting).
+  double getIdealComputeTime() const;
   /// `collective` (not simulated yet) starts at `time` at the earliest: a
   /// receive whose data another rank's program sends then.
   void setNotBefore(mlir::Operation *collective, double time);

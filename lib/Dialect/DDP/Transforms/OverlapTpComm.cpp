@@ -34,6 +34,20 @@ using schedule::TpSplitCandidate;
 
 namespace {
 
+/// Gives each op a rewrite creates the pipeline task (`ddp.task`) of the op
+/// it stands for, so that a pipelined step's tasks still cover every op
+/// (the activation memory, the pipeline's lower bound and the printed
+/// schedule read them).
+struct TaskCopier : OpBuilder::Listener {
+  explicit TaskCopier(Operation *from) : task(getPipelineTask(from)) {}
+  void notifyOperationInserted(Operation *op,
+                               OpBuilder::InsertPoint) override {
+    if (task)
+      setPipelineTask(op, *task);
+  }
+  std::optional<PipelineTask> task;
+};
+
 class OverlapTpCommPass
     : public ddp::impl::OverlapTpCommBase<OverlapTpCommPass> {
 public:
@@ -235,6 +249,8 @@ void OverlapTpCommPass::rewritePipeline(TpSplitCandidate &candidate) {
   GemmOp gemm = candidate.gemm;
   Operation *collective = candidate.collective;
   OpBuilder builder(collective);
+  TaskCopier copier(gemm);
+  builder.setListener(&copier);
   if (candidate.splits == 1) {
     setTpCommSplits(gemm, 1);
     // Where the decision was priced: right before its collective.
@@ -299,6 +315,8 @@ void OverlapTpCommPass::rewriteGatherPipeline(TpSplitCandidate &candidate) {
   GemmOp gemm = candidate.gemm;
   auto gather = cast<AllGatherOp>(candidate.collective.getOperation());
   OpBuilder builder(gather);
+  TaskCopier copier(gemm);
+  builder.setListener(&copier);
   if (candidate.splits == 1) {
     setTpCommSplits(gemm, 1);
     return;
@@ -356,6 +374,8 @@ void OverlapTpCommPass::rewriteBulk(Operation *collective) {
     if (!first || user->isBeforeInBlock(first))
       first = user;
   OpBuilder builder(collective);
+  TaskCopier copier(collective);
+  builder.setListener(&copier);
   Operation *async = createAsyncCollective(builder, collective);
   async->setDiscardableAttrs(collective->getDiscardableAttrDictionary());
   setTpCommBulk(async);

@@ -19,6 +19,7 @@
 // Model state: rank 0 keeps 58976 f32 parameters under Adam (16 bytes
 // each), rank 1 58080.
 // PIPELINE-NEXT: idle: the pipeline's bubble
+// PIPELINE-NEXT: lower bound {{[0-9]+\.[0-9]+}} ms (fill, a rank's tasks, drain); step / lower bound {{[0-9]+\.[0-9]+}}
 // PIPELINE-NEXT: memory per rank: model state + activations at the peak (Korthikanti et al.)
 // PIPELINE-NEXT: 0 921.50 KiB + 92.50 KiB (2 forwards) = 1014.00 KiB
 // PIPELINE-NEXT: 1 907.50 KiB + 80.00 KiB (1 forwards) = 987.50 KiB
@@ -31,6 +32,7 @@
 // NO-FIT-REPORT: "fits_device_memory": false
 // RUN: ddp-import --preset=tiny --set pipeline_model_parallel_size=2 | ddp-opt -ddp-pipeline-stages -ddp-simulate="hw=h100-sxm-ib400" -o /dev/null | FileCheck %s --check-prefix=FITS
 // FITS: most memory: rank 0, 1014.00 KiB of the device's 79.65 GiB
+// PIPELINE-REPORT: "lower_bound_ms":
 // PIPELINE-REPORT: "memory_peak_rank": 0
 // PIPELINE-REPORT: "activation_bytes": 94720
 // PIPELINE-REPORT: "idle_fraction":
