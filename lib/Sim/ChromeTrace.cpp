@@ -8,6 +8,8 @@
 
 #include "ddp/Sim/SimOutput.h"
 
+#include "ddp/Sim/PipelineSimulator.h"
+
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -53,42 +55,63 @@ static void writeArgs(json::OStream &json, const TimelineEvent &event) {
   });
 }
 
-void ddp::sim::writeChromeTrace(const SimResult &result, raw_ostream &os) {
-  constexpr int64_t kPid = 0;
+/// One process of the trace: its name, a track per stream, its events.
+static void writeProcess(json::OStream &json, int64_t pid, StringRef name,
+                         const SimResult &result) {
+  json.object([&] {
+    json.attribute("name", "process_name");
+    json.attribute("ph", "M");
+    json.attribute("pid", pid);
+    json.attributeObject("args", [&] { json.attribute("name", name); });
+  });
+  for (auto [tid, stream] : enumerate(result.streams)) {
+    json.object([&] {
+      json.attribute("name", "thread_name");
+      json.attribute("ph", "M");
+      json.attribute("pid", pid);
+      json.attribute("tid", static_cast<int64_t>(tid));
+      json.attributeObject("args",
+                           [&] { json.attribute("name", stream.name); });
+    });
+  }
+  for (const TimelineEvent &event : result.events) {
+    json.object([&] {
+      json.attribute("name", event.name);
+      json.attribute("cat", stringifyEventCategory(event.category));
+      json.attribute("ph", "X");
+      json.attribute("ts", event.start * 1e6);
+      json.attribute("dur", event.duration * 1e6);
+      json.attribute("pid", pid);
+      json.attribute("tid", static_cast<int64_t>(event.stream));
+      writeArgs(json, event);
+    });
+  }
+}
+
+/// A trace of `processes`, each a (name, result) pair, pid = index.
+static void
+writeTrace(ArrayRef<std::pair<std::string, const SimResult *>> processes,
+           raw_ostream &os) {
   json::OStream json(os);
   json.object([&] {
     json.attribute("displayTimeUnit", "ms");
     json.attributeArray("traceEvents", [&] {
-      json.object([&] {
-        json.attribute("name", "process_name");
-        json.attribute("ph", "M");
-        json.attribute("pid", kPid);
-        json.attributeObject("args",
-                             [&] { json.attribute("name", "simulated"); });
-      });
-      for (auto [tid, stream] : enumerate(result.streams)) {
-        json.object([&] {
-          json.attribute("name", "thread_name");
-          json.attribute("ph", "M");
-          json.attribute("pid", kPid);
-          json.attribute("tid", static_cast<int64_t>(tid));
-          json.attributeObject("args",
-                               [&] { json.attribute("name", stream.name); });
-        });
-      }
-      for (const TimelineEvent &event : result.events) {
-        json.object([&] {
-          json.attribute("name", event.name);
-          json.attribute("cat", stringifyEventCategory(event.category));
-          json.attribute("ph", "X");
-          json.attribute("ts", event.start * 1e6);
-          json.attribute("dur", event.duration * 1e6);
-          json.attribute("pid", kPid);
-          json.attribute("tid", static_cast<int64_t>(event.stream));
-          writeArgs(json, event);
-        });
-      }
+      for (auto [pid, process] : enumerate(processes))
+        writeProcess(json, static_cast<int64_t>(pid), process.first,
+                     *process.second);
     });
   });
   os << "\n";
+}
+
+void ddp::sim::writeChromeTrace(const SimResult &result, raw_ostream &os) {
+  writeTrace({{"simulated", &result}}, os);
+}
+
+void ddp::sim::writePipelineChromeTrace(const PipelineSimResult &result,
+                                        raw_ostream &os) {
+  std::vector<std::pair<std::string, const SimResult *>> processes;
+  for (auto [rank, stage] : enumerate(result.stages))
+    processes.emplace_back("pipeline rank " + std::to_string(rank), &stage);
+  writeTrace(processes, os);
 }

@@ -26,11 +26,11 @@ IncrementalSimulation::~IncrementalSimulation() = default;
 
 FailureOr<std::unique_ptr<IncrementalSimulation>>
 IncrementalSimulation::create(func::FuncOp step, const CostModel &model,
-                              const SimOptions &options) {
+                              const SimOptions &options, bool keepEvents) {
   std::unique_ptr<IncrementalSimulation> simulation(
       new IncrementalSimulation());
   SimOptions withoutEvents = options;
-  withoutEvents.recordEvents = false;
+  withoutEvents.recordEvents = keepEvents && options.recordEvents;
   simulation->impl = std::make_unique<Impl>(step, model, withoutEvents);
   if (failed(simulation->impl->simulator.begin()))
     return failure();

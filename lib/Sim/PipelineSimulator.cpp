@@ -75,7 +75,8 @@ ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
   std::vector<std::vector<Operation *>> programs;
   for (func::FuncOp func : byRank) {
     FailureOr<std::unique_ptr<IncrementalSimulation>> simulation =
-        IncrementalSimulation::create(func, model, options);
+        IncrementalSimulation::create(func, model, options,
+                                      /*keepEvents=*/true);
     if (failed(simulation))
       return failure();
     simulations.push_back(std::move(*simulation));

@@ -69,7 +69,8 @@ bool hasPipelineStages(mlir::ModuleOp module);
 
 /// Simulates the stage programs of `module`; fails with an error at the
 /// module when it has none, a rank has none, or a rank's program waits for
-/// a send that never comes.
+/// a send that never comes. Each rank's events are recorded as
+/// `options.recordEvents` says, on one clock for all ranks.
 mlir::FailureOr<PipelineSimResult>
 simulatePipeline(mlir::ModuleOp module, const timing::CostModel &model,
                  const SimOptions &options = {});

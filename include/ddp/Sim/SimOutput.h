@@ -52,6 +52,10 @@ llvm::json::Value buildPipelineJsonReport(const PipelineSimResult &result,
 /// "simulated", `tid` 0 the compute stream and 1... the communication
 /// streams, each named by a `thread_name` metadata event.
 void writeChromeTrace(const SimResult &result, llvm::raw_ostream &os);
+/// The same for a pipeline: pid r is pipeline rank r ("pipeline rank r"),
+/// all on the pipeline's one clock.
+void writePipelineChromeTrace(const PipelineSimResult &result,
+                              llvm::raw_ostream &os);
 
 /// An SVG picture of the timeline: one lane per stream, intervals colored by
 /// category, an axis in milliseconds.

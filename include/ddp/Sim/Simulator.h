@@ -204,10 +204,11 @@ mlir::FailureOr<SimResult> simulateStep(mlir::func::FuncOp step,
 class IncrementalSimulation {
 public:
   /// Prepares the meshes of `step`'s module; emits an error and fails where
-  /// simulateStep would.
+  /// simulateStep would. Records no events unless `keepEvents` (the
+  /// schedulers' many trial runs need none; a pipeline's trace does).
   static mlir::FailureOr<std::unique_ptr<IncrementalSimulation>>
   create(mlir::func::FuncOp step, const timing::CostModel &model,
-         const SimOptions &options = {});
+         const SimOptions &options = {}, bool keepEvents = false);
   ~IncrementalSimulation();
 
   /// Simulates `op` as simulateStep does.

@@ -102,17 +102,16 @@ SimulatePass::writeFile(StringRef path, StringRef what,
 /// the report per pipeline rank.
 void SimulatePass::runOnPipeline(HardwareProfile profile) {
   ModuleOp module = getOperation();
-  if (!tracePath.empty() || !timelinePath.empty() || !stepName.empty() ||
-      dataParallelSize != 0) {
+  if (!stepName.empty() || dataParallelSize != 0) {
     emitError(module.getLoc(),
-              "ddp-simulate: a pipeline is simulated whole; trace, timeline, "
-              "step and dp are not for pipelines yet");
+              "ddp-simulate: a pipeline is simulated whole; step and dp are "
+              "not for pipelines yet");
     return signalPassFailure();
   }
   CostModel model(std::move(profile), algorithm,
                   fp8Gemms ? GemmPrecision::FP8 : GemmPrecision::Native);
   SimOptions options;
-  options.recordEvents = false;
+  options.recordEvents = !tracePath.empty() || !timelinePath.empty();
   FailureOr<PipelineSimResult> result = simulatePipeline(module, model, options);
   if (failed(result))
     return signalPassFailure();
@@ -130,6 +129,21 @@ void SimulatePass::runOnPipeline(HardwareProfile profile) {
     ok &= succeeded(writeFile(reportPath, "report", [&](raw_ostream &os) {
       os << llvm::formatv("{0:2}", buildPipelineJsonReport(*result, model))
          << "\n";
+    }));
+  if (!tracePath.empty())
+    ok &= succeeded(writeFile(tracePath, "trace", [&](raw_ostream &os) {
+      writePipelineChromeTrace(*result, os);
+    }));
+  if (!timelinePath.empty())
+    ok &= succeeded(writeFile(timelinePath, "timeline", [&](raw_ostream &os) {
+      // One lane group per rank, on the pipeline's one time axis.
+      std::vector<std::string> titles;
+      for (size_t rank = 0; rank < result->stages.size(); ++rank)
+        titles.push_back("pipeline rank " + std::to_string(rank));
+      std::vector<TimelinePanel> panels;
+      for (auto [title, stage] : llvm::zip_equal(titles, result->stages))
+        panels.push_back({title, &stage});
+      writeTimelineSvg(panels, os);
     }));
   if (!ok)
     signalPassFailure();

@@ -28,13 +28,13 @@
 // A pipelined step, before and after ddp-pipeline-stages.
 // RUN: ddp-import --preset=tiny --set pipeline_model_parallel_size=2 > %t.pp.mlir
 // RUN: not ddp-opt %t.pp.mlir --ddp-simulate 2>&1 | FileCheck %s --check-prefix=PIPELINED
-// RUN: not ddp-opt %t.pp.mlir --ddp-pipeline-stages --ddp-simulate="trace=%t.trace.json" 2>&1 | FileCheck %s --check-prefix=STAGES
+// RUN: not ddp-opt %t.pp.mlir --ddp-pipeline-stages --ddp-simulate="dp=4" 2>&1 | FileCheck %s --check-prefix=STAGES
 // RUN: printf 'ddp.mesh @world(pp = 2)\nfunc.func private @s0() attributes {ddp.pipeline_stage = 0 : i64}\nfunc.func private @s1() attributes {ddp.pipeline_stage = 1 : i64}\n' | not ddp-opt --ddp-simulate 2>&1 | FileCheck %s --check-prefix=BODILESS
 // BODILESS: error: pipeline rank 0's program has no body
 // RUN: printf 'ddp.mesh @world(pp = 2)\nfunc.func @s0(%%%%x: tensor<4xf32>) attributes {ddp.pipeline_stage = 0 : i64} {\n  %%%%t = ddp.send %%%%x to 1 over @world[pp] async : tensor<4xf32>\n  ddp.wait %%%%t\n  return\n}\nfunc.func @s1() attributes {ddp.pipeline_stage = 1 : i64} {\n  return\n}\n' | not ddp-opt --ddp-simulate 2>&1 | FileCheck %s --check-prefix=UNMATCHED
 // UNMATCHED: error: pipeline rank 0 sends 1 time(s) to rank 1, which receives 0 time(s); run ddp-verify-collective-order
 // PIPELINED: error: @step is a pipelined step not yet split into its stage programs; run ddp-pipeline-stages (or ddp-schedule) first, and the simulator runs them together
-// STAGES: error: ddp-simulate: a pipeline is simulated whole; trace, timeline, step and dp are not for pipelines yet
+// STAGES: error: ddp-simulate: a pipeline is simulated whole; step and dp are not for pipelines yet
 
 // MISSING: error: ddp-simulate: hardware profile '{{.*}}missing-field.json': missing field 'inter_node.latency_us'
 // NEGATIVE: error: ddp-simulate: hardware profile '{{.*}}negative-bandwidth.json': field 'intra_node.bus_bandwidth_gbps' must be greater than 0, got -5

@@ -9,6 +9,17 @@
 // per pipeline rank, when it ends, its compute and its idle time.
 // RUN: ddp-import --preset=tiny --set pipeline_model_parallel_size=2 | ddp-opt -ddp-pipeline-stages -ddp-simulate="hw=%S/Inputs/unit-profile.json report=%t.pp.json" -o /dev/null | FileCheck %s --check-prefix=PIPELINE
 // RUN: FileCheck %s --check-prefix=PIPELINE-REPORT < %t.pp.json
+// Its trace has a process per pipeline rank, and its timeline a panel per
+// rank, on the pipeline's one clock.
+// RUN: ddp-import --preset=tiny --set pipeline_model_parallel_size=2 | ddp-opt -ddp-pipeline-stages -ddp-simulate="hw=%S/Inputs/unit-profile.json trace=%t.pp.trace.json timeline=%t.pp.svg" -o /dev/null
+// RUN: FileCheck %s --check-prefix=PIPELINE-TRACE < %t.pp.trace.json
+// RUN: FileCheck %s --check-prefix=PIPELINE-SVG < %t.pp.svg
+// PIPELINE-TRACE: {"name":"process_name","ph":"M","pid":0,"args":{"name":"pipeline rank 0"}}
+// PIPELINE-TRACE-SAME: {"name":"send","cat":"comm","ph":"X",{{[^}]*}}"pid":0,
+// PIPELINE-TRACE-SAME: {"name":"process_name","ph":"M","pid":1,"args":{"name":"pipeline rank 1"}}
+// PIPELINE-TRACE-SAME: {"name":"recv","cat":"comm","ph":"X",{{[^}]*}}"pid":1,
+// PIPELINE-SVG: pipeline rank 0
+// PIPELINE-SVG: pipeline rank 1
 // PIPELINE: pipeline of 2 ranks on lit-unit: step {{[0-9]+\.[0-9]+}} ms (when the last rank finishes)
 // PIPELINE-NEXT: rank      ends ms   compute ms      idle ms   idle/ideal
 // PIPELINE-NEXT: 0 {{[0-9.]+}} {{[0-9.]+}} {{[0-9.]+}} {{[0-9.]+}}%
