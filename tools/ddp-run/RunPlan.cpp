@@ -12,6 +12,7 @@
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 #include "ddp/Import/MegatronArgs.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
+#include "ddp/Sim/PipelineSimulator.h"
 #include "ddp/Sim/SimOutput.h"
 #include "ddp/Support/OutputFile.h"
 
@@ -98,6 +99,46 @@ static sim::SimResult predictStep(ModuleOp program, const timing::CostModel &mod
       fail(llvm::toString(std::move(error)));
   }
   return *result;
+}
+
+/// Simulates the stage programs of the pipeline `program` together: its
+/// step is when the last rank's ends, as the slowest rank's measured step
+/// is. Writes its trace (a process per rank) when `tracePath` is set.
+static sim::SimResult predictPipeline(ModuleOp program,
+                                      const timing::CostModel &model,
+                                      StringRef tracePath) {
+  sim::SimOptions options;
+  options.recordEvents = !tracePath.empty();
+  FailureOr<sim::PipelineSimResult> result =
+      sim::simulatePipeline(program, model, options);
+  if (failed(result))
+    fail("the simulator cannot price the pipeline");
+  if (!tracePath.empty()) {
+    std::string error;
+    std::unique_ptr<llvm::ToolOutputFile> output =
+        openOutputFile(tracePath, &error);
+    if (!output)
+      fail(error);
+    sim::writePipelineChromeTrace(*result, output->os());
+    if (llvm::Error error = finishOutputFile(*output, tracePath))
+      fail(llvm::toString(std::move(error)));
+  }
+  sim::SimResult step;
+  step.stepTime = result->stepTime;
+  step.hardwareName = model.getProfile().name;
+  return step;
+}
+
+/// Whether `program` is a pipelined step not yet split into stage programs
+/// (the reference a pipelined run is compared with: every rank runs it
+/// whole, and the simulator prices a pipeline only once split).
+static bool isUnsplitPipeline(ModuleOp program) {
+  bool tasks = false;
+  program.walk([&](Operation *op) {
+    tasks = getPipelineTask(op).has_value();
+    return tasks ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return tasks && !sim::hasPipelineStages(program);
 }
 
 /// Why reducing 16-bit gradients in f32 (grad-reduce-in-fp32, when
@@ -475,10 +516,14 @@ void ddp::predictPrograms(std::vector<RunProgram> &programs,
   if (!profile)
     fail(llvm::toString(profile.takeError()));
   timing::CostModel model(*profile);
-  for (RunProgram &program : programs)
-    program.prediction = predictStep(
-        *program.module, model,
-        &program == &programs.back() ? predictedTracePath : StringRef());
+  for (RunProgram &program : programs) {
+    StringRef tracePath =
+        &program == &programs.back() ? predictedTracePath : StringRef();
+    if (sim::hasPipelineStages(*program.module))
+      program.prediction = predictPipeline(*program.module, model, tracePath);
+    else if (!isUnsplitPipeline(*program.module))
+      program.prediction = predictStep(*program.module, model, tracePath);
+  }
 }
 
 /// This process's rank in the job, from the variables mpirun sets; 0 when

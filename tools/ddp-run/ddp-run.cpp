@@ -287,6 +287,9 @@ static void printSummary(const RunPlan &plan, MeshOp mesh, int numRanks,
           "   predicted {0,9:f3} ms ({1})   measured/predicted {2:f2}",
           program.prediction->stepTime * 1e3, program.prediction->hardwareName,
           measured / program.prediction->stepTime);
+    else if (predict)
+      llvm::outs() << "   not predicted: a pipeline's reference step runs "
+                      "whole on every rank";
     if (plan.numSchedules > 1 && !program.options.empty())
       llvm::outs() << "   " << program.options;
     llvm::outs() << "\n";
@@ -385,13 +388,12 @@ int main(int argc, char **argv) {
   std::vector<RunProgram> &programs = plan.programs;
   SmallVector<ParamDescription> params = describeParams(*input);
   checkComparable(mesh, params, programs, request);
+  // Predictions come first: a profile that does not load should stop the
+  // run before any rank starts the runtime; and a pipeline is simulated
+  // whole, before each rank keeps its own stage's program.
+  if (predict || !predictedTracePath.empty())
+    predictPrograms(programs, hardwareProfile, predictedTracePath);
   selectPipelineStages(programs, mesh);
-  if ((predict || !predictedTracePath.empty()) &&
-      llvm::any_of(programs,
-                   [](const RunProgram &program) { return program.pipelined; }))
-    fail("--predict simulates one step, but a pipeline's ranks run "
-         "different programs; simulate them together with ddp-opt "
-         "--ddp-schedule --ddp-simulate");
   if (!objectFile.empty() && programs.back().pipelined)
     fail("--emit-object writes one program, but " + programs.back().label +
          " is a pipeline, one program per pipeline rank; run it with "
@@ -408,11 +410,6 @@ int main(int argc, char **argv) {
   // see before the runtime starts.
   if (memoryCheck && objectFile.empty() && backend != DDPRT_BACKEND_CUDA)
     checkMemory(programs, deterministicReductions);
-
-  // Predictions come first: a profile that does not load should stop the
-  // run before any rank starts the runtime.
-  if (predict || !predictedTracePath.empty())
-    predictPrograms(programs, hardwareProfile, predictedTracePath);
 
   if (!objectFile.empty()) {
     if (llvm::Error error = writeObjectFile(*lowered.back(), objectFile))
