@@ -15,6 +15,8 @@ explains:
    al. (A100), llama2-7b against NeMo's FP8 throughput (H100,
    fp8-gemms=true). Each with the built-in (kernel-level) profile and with
    the calibrated one.
+3. Pipelines: the rows of Narayanan et al.'s Table 1 with pipeline stages,
+   at their layout, simulated whole (every pipeline rank).
 
 Usage: presets_vs_published.py [BUILD_DIR]
 """
@@ -136,11 +138,72 @@ def validate(tmp):
               f"{t['step'] / 1e3:.3f} | {r['compute_tflops_per_s']:.1f} |")
 
 
+# Narayanan et al. 2021 (SC'21), Table 1, the rows with pipeline stages:
+# (name, heads, hidden, layers, TP, PP, GPUs, batch, TFLOP/s per GPU). A100
+# 80GB, sequence 2048, vocabulary 51,200; micro-batch 1 (Table 1 does not
+# give it) with Megatron's 1F1B schedule.
+NARAYANAN_PIPELINES = [
+    ("39.1B", 64, 8192, 48, 8, 2, 512, 1536, 138),
+    ("76.1B", 80, 10240, 60, 8, 4, 1024, 1792, 140),
+    ("145.6B", 96, 12288, 80, 8, 8, 1536, 2304, 148),
+]
+
+
+def narayanan_flops(batch, seq, layers, hidden, vocab):
+    """Eq. 3 of Narayanan et al.: the flops of one iteration, counting the
+    forward pass that activation recomputation repeats (96 = 4 x 24)."""
+    return (96 * batch * seq * layers * hidden ** 2
+            * (1 + seq / (6 * hidden) + vocab / (16 * layers * hidden)))
+
+
+def validate_pipelines(tmp):
+    """Each pipelined row of Table 1 at its layout: the iteration time its
+    throughput implies, the simulated step, and the simulated throughput in
+    the paper's count (its Eq. 3 flops over the simulated step). The IR runs
+    no recomputation, so a compute-bound step simulates at about 3/4 of the
+    paper's time; the memory is per rank without recomputation too."""
+    print("| model | TP x PP x DP | GPUs | batch | microbatches "
+          "| published TFLOP/s/GPU | published iteration (s) "
+          "| simulated step (s) | lower bound (s) "
+          "| simulated TFLOP/s/GPU (Eq. 3) | calibrated step (s) "
+          "| calibrated / published | peak rank memory (GiB) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, heads, hidden, layers, tp, pp, gpus, batch, tflops in \
+            NARAYANAN_PIPELINES:
+        dp = gpus // (tp * pp)
+        microbatches = batch // dp
+        step = import_step(tmp, "narayanan-" + name, [
+            "--preset=gpt3-175b", f"--set=num_layers={layers}",
+            f"--set=hidden_size={hidden}", f"--set=num_attention_heads={heads}",
+            "--set=vocab_size=51200", "--set=seq_length=2048",
+            "--set=micro_batch_size=1", f"--set=num_microbatches={microbatches}",
+            f"--set=tensor_model_parallel_size={tp}",
+            f"--set=pipeline_model_parallel_size={pp}",
+            f"--set=data_parallel_size={dp}"])
+        scheduled = os.path.join(tmp, "narayanan-" + name + ".scheduled.mlir")
+        subprocess.run([DDP_OPT, step, "-o", scheduled,
+                        "--ddp-schedule=policy=megatron"], check=True)
+        r = simulate(scheduled, "a100-sxm-ib200", tmp)
+        fitted = simulate(scheduled, calibrated("a100-sxm-ib200"), tmp)
+        flops = narayanan_flops(batch, 2048, layers, hidden, 51200)
+        published = flops / (gpus * tflops * 1e12)
+        simulated = r["step_ms"] / 1e3
+        step = fitted["step_ms"] / 1e3
+        peak = max(stage["memory_bytes"] for stage in r["stages"])
+        print(f"| {name} | {tp} x {pp} x {dp} | {gpus} | {batch} | "
+              f"{microbatches} | {tflops} | {published:.3f} | "
+              f"{simulated:.3f} | {r['lower_bound_ms'] / 1e3:.3f} | "
+              f"{flops / (gpus * simulated) / 1e12:.1f} | {step:.3f} | "
+              f"{step / published:.3f} | {peak / 2 ** 30:.1f} |")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         ok = calibrate(tmp)
         print()
         validate(tmp)
+        print()
+        validate_pipelines(tmp)
     if not ok:
         print("error: a committed calibrated profile differs from the fit",
               file=sys.stderr)
