@@ -16,7 +16,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ddp/Dialect/DDP/Analysis/ActivationMemory.h"
 #include "ddp/Dialect/DDP/Analysis/StepStats.h"
+#include "ddp/Dialect/DDP/Analysis/StoragePlan.h"
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/IR/StepLookup.h"
@@ -41,6 +43,7 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <map>
 
 using namespace llvm;
@@ -89,6 +92,9 @@ struct Plan {
   OwningOpRef<ModuleOp> module;
   sim::SimResult result;
   double bytesPerRank = 0;
+  /// What the step holds for its backwards at its peak; 0 without the
+  /// importer's activation model.
+  double activationBytes = 0;
   /// Buckets in the step's layout (`ddp.buckets`).
   int64_t numBuckets = 0;
   /// The options after the recorded ones were applied, by name (in name
@@ -148,6 +154,11 @@ static LogicalResult runPlan(Plan &plan, const timing::CostModel &model) {
   if (failed(state))
     return failure();
   plan.bytesPerRank = state->getBytesPerRank();
+  if (std::optional<ActivationBytes> bytes =
+          getActivationBytes(*plan.module))
+    if (std::optional<ActivationPeak> peak =
+            computeActivationPeak(*step, *bytes))
+      plan.activationBytes = double(peak->bytes);
   return success();
 }
 
@@ -189,8 +200,24 @@ findScheduleMark(func::FuncOp step) {
   return mark;
 }
 
+/// The peak throughput MFU is counted against: the profile's for the
+/// element type of most of the step's parameters.
+static double getModelPeakFlops(ModuleOp module,
+                                const timing::HardwareProfile &profile) {
+  std::map<ElementType, int64_t> elements;
+  for (ParamOp param : module.getOps<ParamOp>())
+    if (std::optional<ElementType> type = getElementTypeOf(param.getType()))
+      elements[*type] += param.getTensorType().getNumElements();
+  ElementType most = ElementType::BF16;
+  int64_t count = -1;
+  for (auto [type, number] : elements)
+    if (number > count)
+      std::tie(most, count) = std::make_pair(type, number);
+  return profile.getPeakFlops(most);
+}
+
 static void printTable(const Plan &configured, const Plan &automatic,
-                       raw_ostream &os) {
+                       const timing::CostModel &model, raw_ostream &os) {
   auto row = [&](StringRef label, const Twine &left, const Twine &right) {
     os << format("%-28s %18s %18s\n", label.str().c_str(), left.str().c_str(),
                  right.str().c_str());
@@ -211,8 +238,30 @@ static void printTable(const Plan &configured, const Plan &automatic,
   row("communication (ms)", ms(a.commTime), ms(b.commTime));
   row("buckets", Twine(configured.numBuckets), Twine(automatic.numBuckets));
   row("collectives", Twine(a.numCollectives), Twine(b.numCollectives));
+  // Model FLOPs per GPU: the step's flops (no recomputation) over its time.
+  auto tflops = [](const sim::SimResult &r) {
+    return formatv("{0:f1}", r.stepTime > 0 ? r.flops / r.stepTime / 1e12 : 0)
+        .str();
+  };
+  double peak = getModelPeakFlops(*configured.module, model.getProfile());
+  auto mfu = [&](const sim::SimResult &r) {
+    return formatv("{0:f1}", r.stepTime > 0 && peak > 0
+                                 ? 100 * r.flops / r.stepTime / peak
+                                 : 0)
+        .str();
+  };
+  row("TFLOP/s per GPU", tflops(a), tflops(b));
+  row("MFU (%)", mfu(a), mfu(b));
   row("model state per rank (GiB)", gib(configured.bytesPerRank),
       gib(automatic.bytesPerRank));
+  bool withActivations = configured.activationBytes > 0;
+  if (withActivations) {
+    row("activations per rank (GiB)", gib(configured.activationBytes),
+        gib(automatic.activationBytes));
+    row("memory per rank (GiB)",
+        gib(configured.bytesPerRank + configured.activationBytes),
+        gib(automatic.bytesPerRank + automatic.activationBytes));
+  }
   os << "options that differ:\n";
   bool any = false;
   for (const auto &[name, left] : configured.effectiveOptions) {
@@ -227,6 +276,20 @@ static void printTable(const Plan &configured, const Plan &automatic,
   if (b.stepTime > 0)
     os << formatv("auto / configured step time: {0:f3}\n",
                   b.stepTime / a.stepTime);
+  // Whether a plan fits the device (docs/Pipeline.md#memory-per-rank).
+  double capacity = model.getProfile().memoryCapacity;
+  for (const Plan *plan : {&configured, &automatic}) {
+    double needed = plan->bytesPerRank + plan->activationBytes;
+    if (capacity > 0 && needed > capacity)
+      os << formatv("warning: the {0} plan needs {1} per rank ({2}), more "
+                    "than the device's {3}; tensor or pipeline parallelism, "
+                    "the distributed optimizer or sequence parallelism "
+                    "lower it\n",
+                    plan->name, formatBytes(std::llround(needed)),
+                    withActivations ? "model state and activations"
+                                    : "model state",
+                    formatBytes(std::llround(capacity)));
+  }
 }
 
 /// A pipelined step: the configured schedule alone, every pipeline rank
@@ -348,7 +411,7 @@ int main(int argc, char **argv) {
     if (failed(runPlan(*plan, model)))
       return 1;
 
-  printTable(configured, automatic, outs());
+  printTable(configured, automatic, model, outs());
   if (Error error = flushStdout())
     return fail(toString(std::move(error)));
 
