@@ -88,6 +88,19 @@ int main(int argc, char **argv) {
     llvm::errs() << errorMessage << "\n";
     return EXIT_FAILURE;
   }
+  // A model config, a Megatron-LM argument dump or an inventory given by
+  // mistake: the parser's "expected operation name in quotes" names no fix.
+  // (MLIR text never starts with '{' but for a `{-#` metadata block.)
+  llvm::StringRef text = input->getBuffer().ltrim();
+  if ((text.starts_with("{") && !text.starts_with("{-#")) ||
+      text.starts_with("[")) {
+    llvm::WithColor::error(llvm::errs(), "ddp-opt")
+        << "'" << inputFile
+        << "' is JSON, not MLIR: ddp-import makes a step from a model config "
+           "(--config), a Megatron-LM log (--megatron-args) or a parameter "
+           "inventory (--inventory)\n";
+    return EXIT_FAILURE;
+  }
   std::unique_ptr<llvm::ToolOutputFile> output =
       mlir::openOutputFile(outputFile, &errorMessage);
   if (!output) {
