@@ -2,6 +2,9 @@
 
 #include "ddp/Support/FormatNumber.h"
 
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,4 +26,41 @@ std::string ddp::formatShortest(double value) {
       std::snprintf(buffer, sizeof(buffer), "%.*g", exponent + 1, value);
   }
   return buffer;
+}
+
+static void writeValue(llvm::json::OStream &json,
+                       const llvm::json::Value &value) {
+  if (const llvm::json::Object *object = value.getAsObject()) {
+    std::vector<const llvm::json::Object::value_type *> entries;
+    for (const auto &entry : *object)
+      entries.push_back(&entry);
+    llvm::sort(entries, [](const auto *a, const auto *b) {
+      return a->first < b->first;
+    });
+    json.object([&] {
+      for (const auto *entry : entries)
+        json.attributeBegin(entry->first), writeValue(json, entry->second),
+            json.attributeEnd();
+    });
+    return;
+  }
+  if (const llvm::json::Array *array = value.getAsArray()) {
+    json.array([&] {
+      for (const llvm::json::Value &element : *array)
+        writeValue(json, element);
+    });
+    return;
+  }
+  // Integers as they are; other numbers in their shortest form.
+  std::optional<double> number = value.getAsNumber();
+  if (number && !value.getAsInteger() && !value.getAsUINT64())
+    json.rawValue(ddp::formatShortest(*number));
+  else
+    json.value(value);
+}
+
+void ddp::writeJSONShortest(llvm::raw_ostream &os,
+                            const llvm::json::Value &value, unsigned indent) {
+  llvm::json::OStream json(os, indent);
+  writeValue(json, value);
 }

@@ -16,6 +16,7 @@
 #include "ddp/Import/Import.h"
 #include "ddp/Import/MegatronArgs.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
+#include "ddp/Support/FormatNumber.h"
 #include "ddp/Support/BoundedJSON.h"
 #include "ddp/Support/OutputFile.h"
 
@@ -306,8 +307,8 @@ int main(int argc, char **argv) {
     if (!config)
       return fail(toString(config.takeError()));
     if (printConfig) {
-      outs() << formatv("{0:2}", json::Value(modelConfigToJSON(*config)))
-             << "\n";
+      writeJSONShortest(outs(), json::Value(modelConfigToJSON(*config)));
+      outs() << "\n";
       return finishStdout();
     }
     // Only a Megatron run says how it was scheduled.

@@ -9,6 +9,9 @@
 #ifndef DDP_SUPPORT_FORMATNUMBER_H
 #define DDP_SUPPORT_FORMATNUMBER_H
 
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <string>
 
 namespace ddp {
@@ -17,6 +20,12 @@ namespace ddp {
 /// double, in `%g` notation, with an integer part below 10^17 written out:
 /// 1.0000001, -1e-12, 0.1, 370, 1e+20.
 std::string formatShortest(double value);
+
+/// `value` as llvm::json writes it with `indent` (keys sorted), but each
+/// non-integral number in formatShortest's form: a learning rate of 3e-4
+/// reads 0.0003, not the 17 digits 0.00029999999999999997.
+void writeJSONShortest(llvm::raw_ostream &os, const llvm::json::Value &value,
+                       unsigned indent = 2);
 
 } // namespace ddp
 
