@@ -8,8 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "ddp/Sim/Simulator.h"
-#include "ddp/Dialect/DDP/IR/DDPDialect.h"
 
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Dialect/DDP/IR/PipelinePrograms.h"
 #include "ddp/Dialect/DDP/IR/StepLookup.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -112,9 +113,7 @@ FailureOr<func::FuncOp> ddp::sim::findStepToSimulate(ModuleOp module,
              << func.getSymName()
              << " is one pipeline rank's program; simulate the pipeline "
                 "whole (ddp-simulate does), not one rank's step";
-    if (llvm::any_of(func.getBody().getOps(), [](Operation &op) {
-          return getPipelineStage(&op).has_value();
-        }))
+    if (isUnsplitPipelineStep(func))
       return func.emitError("@")
              << func.getSymName()
              << " is a pipelined step not yet split into its stage "

@@ -21,6 +21,7 @@
 #include "ddp/Dialect/DDP/Analysis/StoragePlan.h"
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/IR/PipelinePrograms.h"
 #include "ddp/Dialect/DDP/IR/StepLookup.h"
 #include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
@@ -367,10 +368,10 @@ int main(int argc, char **argv) {
     return 1;
   // A pipeline is several programs, which the comparison of one step's
   // schedules below does not simulate.
-  bool pipelined = false;
-  configured.module->walk([&](Operation *op) {
-    pipelined |= getPipelineStage(op).has_value();
-  });
+  bool pipelined =
+      sim::hasPipelineStages(*configured.module) ||
+      llvm::any_of(configured.module->getOps<func::FuncOp>(),
+                   isUnsplitPipelineStep);
   if (pipelined && svgFile)
     return fail("--svg: ddp-plan does not draw a pipeline's timelines yet; "
                 "plan it without --svg");

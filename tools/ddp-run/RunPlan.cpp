@@ -8,6 +8,7 @@
 #include "RuntimeSession.h"
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Dialect/DDP/IR/PipelinePrograms.h"
 #include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 #include "ddp/Import/MegatronArgs.h"
@@ -79,6 +80,18 @@ static SmallVector<std::string> expandAlternatives(StringRef text) {
   return expanded;
 }
 
+/// Writes a predicted trace to `path` with `write`; ends the run on error.
+static void writeTraceFile(StringRef path,
+                           llvm::function_ref<void(llvm::raw_ostream &)> write) {
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(path, &error);
+  if (!output)
+    fail(error);
+  write(output->os());
+  if (llvm::Error error = finishOutputFile(*output, path))
+    fail(llvm::toString(std::move(error)));
+}
+
 /// Simulates `program` on `model`; writes its trace when `tracePath` is set.
 static sim::SimResult predictStep(ModuleOp program, const timing::CostModel &model,
                                   StringRef tracePath) {
@@ -88,16 +101,10 @@ static sim::SimResult predictStep(ModuleOp program, const timing::CostModel &mod
   FailureOr<sim::SimResult> result = sim::simulateStep(*step, model);
   if (failed(result))
     fail("the simulator cannot price the step");
-  if (!tracePath.empty()) {
-    std::string error;
-    std::unique_ptr<llvm::ToolOutputFile> output =
-        openOutputFile(tracePath, &error);
-    if (!output)
-      fail(error);
-    sim::writeChromeTrace(*result, output->os());
-    if (llvm::Error error = finishOutputFile(*output, tracePath))
-      fail(llvm::toString(std::move(error)));
-  }
+  if (!tracePath.empty())
+    writeTraceFile(tracePath, [&](llvm::raw_ostream &os) {
+      sim::writeChromeTrace(*result, os);
+    });
   return *result;
 }
 
@@ -113,16 +120,10 @@ static sim::SimResult predictPipeline(ModuleOp program,
       sim::simulatePipeline(program, model, options);
   if (failed(result))
     fail("the simulator cannot price the pipeline");
-  if (!tracePath.empty()) {
-    std::string error;
-    std::unique_ptr<llvm::ToolOutputFile> output =
-        openOutputFile(tracePath, &error);
-    if (!output)
-      fail(error);
-    sim::writePipelineChromeTrace(*result, output->os());
-    if (llvm::Error error = finishOutputFile(*output, tracePath))
-      fail(llvm::toString(std::move(error)));
-  }
+  if (!tracePath.empty())
+    writeTraceFile(tracePath, [&](llvm::raw_ostream &os) {
+      sim::writePipelineChromeTrace(*result, os);
+    });
   sim::SimResult step;
   step.stepTime = result->stepTime;
   step.hardwareName = model.getProfile().name;
@@ -133,12 +134,7 @@ static sim::SimResult predictPipeline(ModuleOp program,
 /// (the reference a pipelined run is compared with: every rank runs it
 /// whole, and the simulator prices a pipeline only once split).
 static bool isUnsplitPipeline(ModuleOp program) {
-  bool tasks = false;
-  program.walk([&](Operation *op) {
-    tasks = getPipelineTask(op).has_value();
-    return tasks ? WalkResult::interrupt() : WalkResult::advance();
-  });
-  return tasks && !sim::hasPipelineStages(program);
+  return llvm::any_of(program.getOps<func::FuncOp>(), isUnsplitPipelineStep);
 }
 
 /// Why reducing 16-bit gradients in f32 (grad-reduce-in-fp32, when

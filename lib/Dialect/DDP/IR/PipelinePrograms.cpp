@@ -56,6 +56,12 @@ ddp::getPipelinePrograms(ModuleOp module) {
   return std::optional<PipelinePrograms>(std::move(programs));
 }
 
+bool ddp::isUnsplitPipelineStep(func::FuncOp func) {
+  return llvm::any_of(func.getBody().getOps(), [](Operation &op) {
+    return getPipelineStage(&op).has_value();
+  });
+}
+
 bool ddp::isPipelineMessage(Operation *op) {
   if (!isa<SendOp, RecvOp>(op))
     return false;

@@ -32,6 +32,11 @@ struct PipelinePrograms {
 mlir::FailureOr<std::optional<PipelinePrograms>>
 getPipelinePrograms(mlir::ModuleOp module);
 
+/// Whether `func` is a pipelined step not yet split into stage programs:
+/// ops of its body name the pipeline rank that runs them
+/// (`ddp.pipeline_stage`), as the importer's reference step does.
+bool isUnsplitPipelineStep(mlir::func::FuncOp func);
+
 /// Whether `op` is a send or receive whose group includes the `pp` axis.
 bool isPipelineMessage(mlir::Operation *op);
 
