@@ -16,7 +16,9 @@
 #      (--data=fractions: a GPU runs GEMMs on the default small integers
 #      faster than on real values);
 #   4. the dispatch benchmark, eager and as one CUDA graph;
-#   5. the bandwidth of the compute stand-in's two paths and of Adam;
+#   5. the bandwidth of the compute stand-in's two paths and of Adam, and a
+#      llama2-7b GEMM back to back and between stand-ins (with the SM clock
+#      and power drawn);
 # each bitwise comparison of 2 and 5 steps and the llama2-7b step also run
 # as a CUDA graph (ddp-launch --graph).
 # and prints one table. Exit status 1 when a check fails.
@@ -40,6 +42,21 @@ row() { # check, result (pass/FAIL/info), detail
   return 0
 }
 SECONDS=0
+# The SM clock and the power drawn while a command runs (nvidia-smi every
+# 50 ms): a GPU under its power limit clocks down, and GEMMs run slower.
+sampler=
+sample_start() {
+  nvidia-smi --query-gpu=clocks.sm,power.draw --format=csv,noheader,nounits \
+    -lms 50 >"$logs/clocks.$1.csv" 2>/dev/null &
+  sampler=$!
+}
+sample_stop() { # NAME: prints the mean clock and power
+  kill "$sampler" 2>/dev/null
+  wait "$sampler" 2>/dev/null
+  awk -F', *' '$1 + 0 > 0 {c += $1; p += $2; if ($1 < lo || !n) lo = $1; n++}
+    END {if (n) printf "SM clock %.0f MHz mean (%.0f lowest), %.0f W mean, %d samples", c / n, lo, p / n, n}' \
+    "$logs/clocks.$1.csv"
+}
 
 gpu=$(nvidia-smi --query-gpu=name,driver_version,memory.total \
   --format=csv,noheader 2>&1 | head -1)
@@ -128,8 +145,10 @@ if link llama; then
   median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
   for mode in eager graph; do
     flag=""; [[ $mode == graph ]] && flag=--graph
+    sample_start "llama.$mode"
     "${mpirun[@]}" "$rt/llama" --backend=cuda --data=fractions --steps=6 $flag \
       >"$logs/llama.$mode.log" 2>&1
+    row "llama2-7b 2 layers: clocks, $mode" info "$(sample_stop "llama.$mode")"
     measured=$(grep -o 'step [3-6]: [0-9.]* ms' "$logs/llama.$mode.log" | awk '{print $3}' | median)
     if [[ -z $measured ]]; then
       row "llama2-7b 2 layers: step, $mode" FAIL "the run failed: $(grep -m1 error "$logs/llama.$mode.log")"
@@ -173,7 +192,11 @@ else
 fi
 
 # 5. The stand-in's and Adam's bandwidth, for the categories above.
-if "${mpirun[@]}" "$rt/bench/ddprt-bench-cuda-stand-in" >"$logs/stand-in.log" 2>&1; then
+sample_start stand-in
+"${mpirun[@]}" "$rt/bench/ddprt-bench-cuda-stand-in" >"$logs/stand-in.log" 2>&1
+status=$?
+row "bandwidth benchmark: clocks" info "$(sample_stop stand-in)"
+if [[ $status -eq 0 ]]; then
   grep -v '^row|' "$logs/stand-in.log"
   while read -r line; do row "bandwidth: ${line%%|*}" info "${line#*|}"; done < \
     <(grep '^row|' "$logs/stand-in.log" | cut -d'|' -f2-)

@@ -7,7 +7,8 @@
 // multiple of 8) and element by element (an operand one element off
 // alignment, a weight of odd length); and Adam on a bf16 parameter. Prints
 // GB/s of the bytes each moves, for comparison with the cost model's
-// memory bandwidth (docs/GpuCheck.md).
+// memory bandwidth (docs/GpuCheck.md). Then a llama2-7b GEMM back to back
+// and between stand-ins, for the GEMMs' rate inside a step.
 //
 // Run: mpirun -np 1 ddprt-bench-cuda-stand-in (or without mpirun).
 //
@@ -123,7 +124,55 @@ int main(int argc, char **argv) {
               "element)\n",
               bytes / seconds / 1e9, seconds * 1e3);
 
-  for (void *buffer : {a, b, out, weight})
+  // A llama2-7b GEMM (4096 x 12288 x 4096, bf16) through cuBLAS, 20 back
+  // to back (as ../shared/data/h100-gemm-measurements.json timed it), and
+  // 20 each followed by the aligned add above (as a step interleaves them):
+  // a GPU that is held under its power limit by GEMMs alone clocks higher
+  // between memory-bound kernels.
+  const int64_t gm = 4096, gn = 12288, gk = 4096;
+  void *lhs = nullptr, *rhs = nullptr, *product = nullptr;
+  CHECK_DDPRT(context, ddprt_alloc(context, bf16, gm * gk, &lhs));
+  CHECK_DDPRT(context, ddprt_alloc(context, bf16, gk * gn, &rhs));
+  CHECK_DDPRT(context, ddprt_alloc(context, bf16, gm * gn, &product));
+  CHECK_DDPRT(context, ddprt_fill_input(context, lhs, bf16, gm * gk, 4));
+  CHECK_DDPRT(context, ddprt_fill_input(context, rhs, bf16, gk * gn, 5));
+  const Case &add = cases[0];
+  auto gemm = [&] {
+    CHECK_DDPRT(context, ddprt_gemm(context, bf16, 0, 0, gm, gn, gk, lhs, rhs,
+                                    product, "bench"));
+  };
+  auto addOnce = [&] {
+    CHECK_DDPRT(context, ddprt_compute(context, "bench", 0, 0,
+                                       add.inputs.data(),
+                                       int32_t(add.inputs.size()), &add.result,
+                                       1));
+  };
+  const int gemms = 20;
+  double alone = medianSeconds(context, [&] {
+    for (int i = 0; i < gemms; ++i)
+      gemm();
+  }, 5) / gemms;
+  double adds = medianSeconds(context, [&] {
+    for (int i = 0; i < gemms; ++i)
+      addOnce();
+  }, 5) / gemms;
+  double mixed = medianSeconds(context, [&] {
+    for (int i = 0; i < gemms; ++i) {
+      gemm();
+      addOnce();
+    }
+  }, 5) / gemms - adds;
+  double flops = 2.0 * double(gm) * double(gn) * double(gk);
+  std::printf("%-46s %10.3f %10.0f TFLOP/s\n", "gemm 4096x12288x4096, back to back",
+              alone * 1e3, flops / alone / 1e12);
+  std::printf("%-46s %10.3f %10.0f TFLOP/s\n", "gemm, each after an add",
+              mixed * 1e3, flops / mixed / 1e12);
+  std::printf("row|gemm 4096x12288x4096 bf16|%.0f us back to back (%.0f "
+              "TFLOP/s), %.0f us each after an add (%.0f TFLOP/s)\n",
+              alone * 1e6, flops / alone / 1e12, mixed * 1e6,
+              flops / mixed / 1e12);
+
+  for (void *buffer : {a, b, out, weight, lhs, rhs, product})
     CHECK_DDPRT(context, ddprt_free(context, buffer));
   CHECK_DDPRT(context, ddprt_finalize(context));
   MPI_Finalize();

@@ -108,8 +108,14 @@ double CostModel::memoryTime(double bytes) const {
 
 double CostModel::optimizerTime(OptimizerRule kind, double numel,
                                 ElementType param, ElementType grad) const {
-  double paramBytes = numel * getElementBytes(param);
-  double bytes = 2 * paramBytes + numel * getElementBytes(grad);
+  // Megatron-LM's Float16OptimizerWithFloat16Params and the distributed
+  // optimizer step an fp32 main copy of a 16-bit parameter, then copy it to
+  // the parameter (megatron/core/optimizer/optimizer.py,
+  // _copy_main_params_to_model_params).
+  double elementBytes = getElementBytes(param);
+  double paramBytes =
+      numel * (elementBytes < 4 ? 2 * 4 + elementBytes : 2 * elementBytes);
+  double bytes = paramBytes + numel * getElementBytes(grad);
   if (kind == OptimizerRule::Adam)
     bytes += 16 * numel;
   return memoryTime(bytes);

@@ -9,6 +9,8 @@
 #include "../Seed.h"
 #include "Kernels.h"
 
+#include <type_traits>
+
 using namespace ddprt;
 
 namespace {
@@ -42,11 +44,39 @@ __global__ void accumulateModuloKernel(Acc *accumulator, int64_t numel,
   }
 }
 
+/// N elements loaded and stored as one vector instruction: a kernel
+/// streams at HBM's rate only in vectors of 8 or 16 bytes per thread, not
+/// in 2-byte elements (docs/GpuCheck.md).
+template <typename T, int N> struct alignas(N * sizeof(T)) Vector {
+  T e[N];
+};
+template <typename T> using Quad = Vector<T, 4>;
+
+inline bool isAligned(const void *data, size_t bytes) {
+  return reinterpret_cast<uintptr_t>(data) % bytes == 0;
+}
+
 template <typename T>
 __global__ void accumulateKernel(const T *lhs, const T *rhs, T *result,
                                  int64_t numel) {
   DDPRT_GRID_STRIDE(i, numel)
   result[i] = accumulateElement(lhs[i], rhs[i]);
+}
+
+/// accumulateKernel on 16 bytes of each operand at a time.
+template <typename T>
+__global__ void accumulateVectorKernel(const T *lhs, const T *rhs, T *result,
+                                       int64_t numel) {
+  constexpr int N = 16 / sizeof(T);
+  using V = Vector<T, N>;
+  DDPRT_GRID_STRIDE(i, numel / N) {
+    V a = reinterpret_cast<const V *>(lhs)[i];
+    V b = reinterpret_cast<const V *>(rhs)[i];
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      a.e[k] = accumulateElement(a.e[k], b.e[k]);
+    reinterpret_cast<V *>(result)[i] = a;
+  }
 }
 
 template <typename T>
@@ -98,6 +128,37 @@ __global__ void adamKernel(P *param, const G *grad, float *moments,
   }
 }
 
+/// adamKernel for an f32 parameter (a 16-bit one's main copy) whose numel
+/// is a multiple of 4 and whose arrays are aligned to their Quad: the same
+/// adamElement on each element.
+template <typename G, typename R>
+__global__ void adamQuadKernel(float *param, const G *grad, float *moments,
+                               int64_t numel,
+                               const cuda::AdamDeviceState *state,
+                               R *rounded) {
+  AdamScalars scalars = state->scalars;
+  auto *params = reinterpret_cast<Quad<float> *>(param);
+  auto *grads = reinterpret_cast<const Quad<G> *>(grad);
+  auto *firsts = reinterpret_cast<Quad<float> *>(moments);
+  auto *seconds = reinterpret_cast<Quad<float> *>(moments + numel);
+  auto *roundeds = reinterpret_cast<Quad<R> *>(rounded);
+  DDPRT_GRID_STRIDE(q, numel / 4) {
+    Quad<float> p = params[q], m = firsts[q], v = seconds[q];
+    Quad<G> g = grads[q];
+    Quad<R> r;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      p.e[k] = adamElement(p.e[k], g.e[k], m.e[k], v.e[k], scalars);
+      r.e[k] = convertElement<R>(p.e[k]);
+    }
+    params[q] = p;
+    firsts[q] = m;
+    seconds[q] = v;
+    if (rounded)
+      roundeds[q] = r;
+  }
+}
+
 template <typename T> T *typed(void *data) { return static_cast<T *>(data); }
 template <typename T> const T *typed(const void *data) {
   return static_cast<const T *>(data);
@@ -142,6 +203,12 @@ cudaError_t cuda::accumulate(const void *lhs, const void *rhs, void *result,
                              DType dtype, int64_t numel, cudaStream_t stream) {
   return dispatchDType(dtype, [&](auto tag) {
     using T = decltype(tag);
+    if (numel % (16 / sizeof(T)) == 0 && isAligned(lhs, 16) &&
+        isAligned(rhs, 16) && isAligned(result, 16))
+      return DDPRT_LAUNCH(accumulateVectorKernel<T>,
+                          numel / int64_t(16 / sizeof(T)), stream,
+                          typed<T>(lhs), typed<T>(rhs), typed<T>(result),
+                          numel);
     return DDPRT_LAUNCH(accumulateKernel<T>, numel, stream, typed<T>(lhs),
                         typed<T>(rhs), typed<T>(result), numel);
   });
@@ -204,6 +271,24 @@ cudaError_t cuda::adam(void *param, DType paramType, const void *grad,
     return dispatchDType(gradType, [&](auto gradTag) {
       using G = decltype(gradTag);
       // Only an f32 main copy is ever rounded, to f16 or bf16.
+      if constexpr (std::is_same_v<P, float>) {
+        if (numel % 4 == 0 && isAligned(param, 16) && isAligned(moments, 16) &&
+            isAligned(grad, 4 * sizeof(G)) &&
+            (!rounded || isAligned(rounded, 4 * sizeof(Half)))) {
+          if (rounded && roundedType == DType::F16)
+            return DDPRT_LAUNCH((adamQuadKernel<G, Half>), numel / 4, stream,
+                                typed<float>(param), typed<G>(grad), moments,
+                                numel, state, typed<Half>(rounded));
+          if (rounded && roundedType == DType::BF16)
+            return DDPRT_LAUNCH((adamQuadKernel<G, BFloat16>), numel / 4,
+                                stream, typed<float>(param), typed<G>(grad),
+                                moments, numel, state,
+                                typed<BFloat16>(rounded));
+          return DDPRT_LAUNCH((adamQuadKernel<G, float>), numel / 4, stream,
+                              typed<float>(param), typed<G>(grad), moments,
+                              numel, state, static_cast<float *>(nullptr));
+        }
+      }
       if (rounded && roundedType == DType::F16)
         return DDPRT_LAUNCH((adamKernel<P, G, Half>), numel, stream,
                             typed<P>(param), typed<G>(grad), moments, numel,
@@ -394,100 +479,184 @@ __global__ void standInKernel(const __grid_constant__ cuda::StandInArgs args) {
   }
 }
 
-/// Eight consecutive elements of one dtype, as the 16-byte vectors they
-/// are loaded and stored in (one for 16-bit types, two for f32, four for
-/// f64).
-union Octet {
-  uint4 vectors[4];
-  Half halves[8];
-  BFloat16 bfloats[8];
-  float floats[8];
-  double doubles[8];
-};
+/// The 32-bit word `w` of eight consecutive elements held in 16-byte
+/// vectors `v` (v[0] for 16-bit types, v[0..1] for f32, v[0..3] for f64).
+/// Called with constant indices only, so that the vectors stay in registers
+/// (a union indexed by a loop bound known at run time lives on the stack).
+__device__ inline uint32_t word(const uint4 *v, int w) {
+  const uint4 &q = v[w / 4];
+  switch (w % 4) {
+  case 0:
+    return q.x;
+  case 1:
+    return q.y;
+  case 2:
+    return q.z;
+  }
+  return q.w;
+}
 
-__device__ inline int vectorsPerOctet(DType dtype) {
-  return dtype == DType::F64 ? 4 : dtype == DType::F32 ? 2 : 1;
+__device__ inline void setWord(uint4 *v, int w, uint32_t value) {
+  uint4 &q = v[w / 4];
+  switch (w % 4) {
+  case 0:
+    q.x = value;
+    return;
+  case 1:
+    q.y = value;
+    return;
+  case 2:
+    q.z = value;
+    return;
+  }
+  q.w = value;
+}
+
+/// Loads the `Vectors` 16-byte vectors of eight elements.
+template <int Vectors>
+__device__ inline void loadVectors(const void *data, int64_t octet,
+                                   uint4 v[4]) {
+  const uint4 *source = static_cast<const uint4 *>(data) + octet * Vectors;
+#pragma unroll
+  for (int k = 0; k < Vectors; ++k)
+    v[k] = source[k];
+}
+
+template <int Vectors>
+__device__ inline void storeVectors(void *data, int64_t octet,
+                                    const uint4 v[4]) {
+  uint4 *target = static_cast<uint4 *>(data) + octet * Vectors;
+#pragma unroll
+  for (int k = 0; k < Vectors; ++k)
+    target[k] = v[k];
+}
+
+/// Eight 16-bit elements of type T from one vector, and back.
+template <typename Acc, typename T>
+__device__ inline void unpack16(const uint4 v[4], Acc out[8]) {
+#pragma unroll
+  for (int k = 0; k < 8; ++k)
+    out[k] = loadAs<Acc>(T{uint16_t(word(v, k / 2) >> (16 * (k % 2)))});
+}
+
+template <typename T, typename Acc>
+__device__ inline void pack16(const Acc in[8], uint4 v[4]) {
+#pragma unroll
+  for (int w = 0; w < 4; ++w)
+    setWord(v, w,
+            uint32_t(storeAs<T>(in[2 * w]).bits) |
+                (uint32_t(storeAs<T>(in[2 * w + 1]).bits) << 16));
 }
 
 template <typename Acc>
 __device__ inline void loadOctet(const void *data, DType dtype, int64_t octet,
                                  Acc out[8]) {
-  Octet o;
-  int vectors = vectorsPerOctet(dtype);
-  const uint4 *source = static_cast<const uint4 *>(data) + octet * vectors;
-  for (int v = 0; v < vectors; ++v)
-    o.vectors[v] = source[v];
-  for (int k = 0; k < 8; ++k) {
-    switch (dtype) {
-    case DType::F16:
-      out[k] = loadAs<Acc>(o.halves[k]);
-      break;
-    case DType::BF16:
-      out[k] = loadAs<Acc>(o.bfloats[k]);
-      break;
-    case DType::F32:
-      out[k] = loadAs<Acc>(o.floats[k]);
-      break;
-    case DType::F64:
-      out[k] = loadAs<Acc>(o.doubles[k]);
-      break;
-    }
+  uint4 v[4];
+  switch (dtype) {
+  case DType::F16:
+    loadVectors<1>(data, octet, v);
+    unpack16<Acc, Half>(v, out);
+    return;
+  case DType::BF16:
+    loadVectors<1>(data, octet, v);
+    unpack16<Acc, BFloat16>(v, out);
+    return;
+  case DType::F32:
+    loadVectors<2>(data, octet, v);
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      out[k] = loadAs<Acc>(__uint_as_float(word(v, k)));
+    return;
+  case DType::F64:
+    loadVectors<4>(data, octet, v);
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      out[k] = loadAs<Acc>(__hiloint2double(int(word(v, 2 * k + 1)),
+                                            int(word(v, 2 * k))));
+    return;
   }
 }
 
 template <typename Acc>
 __device__ inline void storeOctet(void *data, DType dtype, int64_t octet,
                                   const Acc in[8]) {
-  Octet o;
-  for (int k = 0; k < 8; ++k) {
-    switch (dtype) {
-    case DType::F16:
-      o.halves[k] = storeAs<Half>(in[k]);
-      break;
-    case DType::BF16:
-      o.bfloats[k] = storeAs<BFloat16>(in[k]);
-      break;
-    case DType::F32:
-      o.floats[k] = storeAs<float>(in[k]);
-      break;
-    case DType::F64:
-      o.doubles[k] = storeAs<double>(in[k]);
-      break;
+  uint4 v[4];
+  switch (dtype) {
+  case DType::F16:
+    pack16<Half>(in, v);
+    storeVectors<1>(data, octet, v);
+    return;
+  case DType::BF16:
+    pack16<BFloat16>(in, v);
+    storeVectors<1>(data, octet, v);
+    return;
+  case DType::F32:
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      setWord(v, k, __float_as_uint(storeAs<float>(in[k])));
+    storeVectors<2>(data, octet, v);
+    return;
+  case DType::F64:
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      double value = storeAs<double>(in[k]);
+      setWord(v, 2 * k, uint32_t(__double2loint(value)));
+      setWord(v, 2 * k + 1, uint32_t(__double2hiint(value)));
     }
+    storeVectors<4>(data, octet, v);
+    return;
   }
-  int vectors = vectorsPerOctet(dtype);
-  uint4 *target = static_cast<uint4 *>(data) + octet * vectors;
-  for (int v = 0; v < vectors; ++v)
-    target[v] = o.vectors[v];
 }
 
-/// standInKernel where the span is a multiple of 8, every result is the
-/// span long, every input covers the span or has a multiple of 8 elements
-/// (so that eight consecutive elements wrap together) and every operand is
-/// 16-byte aligned: each thread sums eight consecutive elements, loaded and
-/// stored as 16-byte vectors (2-byte loads do not stream). The same sums.
+/// standInKernel where the span and every result's and every shorter
+/// input's numel are multiples of 8 (eight consecutive elements wrap and
+/// end together) and every operand is 16-byte aligned: each thread sums
+/// eight consecutive elements, loaded and stored as 16-byte vectors (2-byte
+/// loads do not stream). The same sums.
+constexpr int octetUnroll = 2;
+
 template <typename Acc>
 __global__ void
 standInOctetKernel(const __grid_constant__ cuda::StandInArgs args) {
   int64_t octets = args.span / 8;
-  for (int64_t octet = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-       octet < octets; octet += int64_t(gridDim.x) * blockDim.x) {
-    Acc sum[8];
-    for (int k = 0; k < 8; ++k)
-      sum[k] = Acc(0);
+  int64_t stride = int64_t(gridDim.x) * blockDim.x * octetUnroll;
+  for (int64_t base = int64_t(blockIdx.x) * blockDim.x * octetUnroll +
+                      threadIdx.x;
+       base < octets; base += stride) {
+    // octetUnroll octets a block apart, their loads of one input issued
+    // together so that enough bytes are in flight to stream.
+    int64_t octet[octetUnroll];
+    bool live[octetUnroll];
+    Acc sum[octetUnroll][8];
+#pragma unroll
+    for (int u = 0; u < octetUnroll; ++u) {
+      octet[u] = base + int64_t(u) * blockDim.x;
+      live[u] = octet[u] < octets;
+    }
     for (int j = 0; j < args.numInputs; ++j) {
-      Acc value[8];
       const cuda::StandInTensor &input = args.inputs[j];
-      int64_t source = input.numel >= args.span
-                           ? octet
-                           : wrapIndex(octet * 8, input.numel, args.span) / 8;
-      loadOctet<Acc>(input.data, input.dtype, source, value);
-      for (int k = 0; k < 8; ++k)
-        sum[k] = j == 0 ? value[k] : sum[k] + value[k];
+      Acc value[octetUnroll][8];
+#pragma unroll
+      for (int u = 0; u < octetUnroll; ++u)
+        if (live[u])
+          loadOctet<Acc>(input.data, input.dtype,
+                         input.numel >= args.span
+                             ? octet[u]
+                             : wrapIndex(octet[u] * 8, input.numel,
+                                         args.span) / 8,
+                         value[u]);
+#pragma unroll
+      for (int u = 0; u < octetUnroll; ++u)
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+          sum[u][k] = j == 0 ? value[u][k] : sum[u][k] + value[u][k];
     }
     for (int r = 0; r < args.numResults; ++r)
-      storeOctet<Acc>(const_cast<void *>(args.results[r].data),
-                      args.results[r].dtype, octet, sum);
+#pragma unroll
+      for (int u = 0; u < octetUnroll; ++u)
+        if (octet[u] * 8 < args.results[r].numel)
+          storeOctet<Acc>(const_cast<void *>(args.results[r].data),
+                          args.results[r].dtype, octet[u], sum[u]);
   }
 }
 
@@ -511,19 +680,18 @@ cudaError_t cuda::standIn(const StandInArgs &args, bool doubleAccumulator,
                           cudaStream_t stream) {
   if (args.span == 0)
     return cudaSuccess;
-  auto aligned = [](const void *data) {
-    return reinterpret_cast<uintptr_t>(data) % 16 == 0;
-  };
   bool octets = args.span % 8 == 0;
   for (int j = 0; j < args.numInputs; ++j)
     octets &= (args.inputs[j].numel >= args.span ||
                args.inputs[j].numel % 8 == 0) &&
-              aligned(args.inputs[j].data);
+              isAligned(args.inputs[j].data, 16);
   for (int r = 0; r < args.numResults; ++r)
-    octets &= args.results[r].numel == args.span && aligned(args.results[r].data);
+    octets &= args.results[r].numel % 8 == 0 &&
+              isAligned(args.results[r].data, 16);
   cudaGetLastError(); // as DDPRT_LAUNCH
   if (octets) {
-    int64_t blocks = (args.span / 8 + threadsPerBlock - 1) / threadsPerBlock;
+    int64_t perBlock = int64_t(threadsPerBlock) * octetUnroll;
+    int64_t blocks = (args.span / 8 + perBlock - 1) / perBlock;
     unsigned grid = unsigned(blocks > 8192 ? 8192 : blocks);
     if (doubleAccumulator)
       standInOctetKernel<double><<<grid, threadsPerBlock, 0, stream>>>(args);

@@ -171,14 +171,15 @@ TEST(StepTimeline, ShardedTailSlowsDownBesideCommunication) {
 TEST(StepTimeline, ShardedUpdateClassesGetAGroupEach) {
   // g1 is a bf16 parameter updated by Adam from a bf16 gradient, in an f32
   // bucket: its group casts the 4-element shard (24 B, 3 s), runs Adam on
-  // it (2 * 8 + 8 + 64 = 88 B, 11 s) and gathers 8 bf16 elements (2 s):
-  // 16 s. The f32 group first: SGD 6 s, all-gather 4 s. From the
-  // reduce-scatter's end at 24: 24 + 10 + 16 + 2 = 52.
+  // it through the f32 main copy (4 * (4 + 4 + 2) + 8 + 64 = 112 B, 14 s)
+  // and gathers 8 bf16 elements (2 s): 19 s. The f32 group first: SGD 6 s,
+  // all-gather 4 s. From the reduce-scatter's end at 24: 24 + 10 + 19 + 2 =
+  // 55.
   ShardedTwoGradients step(1);
   step.gradients[1].paramType = ElementType::BF16;
   step.costs.update[1] = {1, ddp::timing::OptimizerRule::Adam, ElementType::BF16,
                           ElementType::BF16};
-  EXPECT_DOUBLE_EQ(step.evaluate({{0, 1}}), 52);
+  EXPECT_DOUBLE_EQ(step.evaluate({{0, 1}}), 55);
 }
 
 TEST(StepTimeline, ParamUsesDoNotChangeTheSynchronousGathers) {

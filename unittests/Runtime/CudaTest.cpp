@@ -152,12 +152,15 @@ TEST_F(CudaTest, FixedOrderGemmsEqualTheCpuResultOnFractions) {
 }
 
 TEST_F(CudaTest, ElementwiseOpsAndOptimizersEqualTheCpuResult) {
-  const int64_t numel = 1000;
-  // Integers, then values whose every operation rounds.
+  // Integers, then values whose every operation rounds; a length that
+  // takes the kernels that load 8 or 16 bytes at a time (accumulate, Adam
+  // on an f32 main copy) and one that does not.
+  for (int64_t numel : {1000, 999})
   for (bool useFractions : {false, true})
   for (int32_t dtype : allDTypes) {
     SCOPED_TRACE(std::string(dtypeLabel(dtype)) +
-                 (useFractions ? " fractions" : " integers"));
+                 (useFractions ? " fractions" : " integers") + ", " +
+                 std::to_string(numel));
     auto values = [&](int64_t count, int salt) {
       return useFractions ? fractions(count, uint32_t(salt))
                           : integers(count, salt);
@@ -184,7 +187,7 @@ TEST_F(CudaTest, ElementwiseOpsAndOptimizersEqualTheCpuResult) {
                       ddprt_cast(context, dtype, r, DDPRT_DTYPE_F16, c, numel));
       int32_t param = -1;
       std::string name = std::string(useFractions ? "f." : "w.") +
-                         dtypeLabel(dtype);
+                         dtypeLabel(dtype) + "." + std::to_string(numel);
       DDPRT_EXPECT_OK(context, ddprt_param_register(context, name.c_str(),
                                                     dtype, numel, 42, &param));
       DDPRT_EXPECT_OK(context, ddprt_sgd(context, param, dtype, a, 0.01));
@@ -229,6 +232,12 @@ TEST_F(CudaTest, ComputeStandInsEqualTheCpuResult) {
        {{DDPRT_DTYPE_BF16, 4096}, {DDPRT_DTYPE_F32, 4096}}},
       {{{DDPRT_DTYPE_F64, 2048}, {DDPRT_DTYPE_BF16, 4096}},
        {{DDPRT_DTYPE_F64, 2048}}},
+      // Results shorter than the span (a norm's weight gradient), an f64
+      // input summed in f32, a span of an odd number of octets.
+      {{{DDPRT_DTYPE_F64, 4096}, {DDPRT_DTYPE_BF16, 4096}},
+       {{DDPRT_DTYPE_F32, 4096}, {DDPRT_DTYPE_BF16, 64}}},
+      {{{DDPRT_DTYPE_BF16, 4104}, {DDPRT_DTYPE_F64, 8}},
+       {{DDPRT_DTYPE_BF16, 4104}, {DDPRT_DTYPE_F16, 16}}},
       {{{DDPRT_DTYPE_F16, 4096}}, {{DDPRT_DTYPE_F32, 1}}, 3e11, 1e6},
       {std::vector<std::pair<int32_t, int64_t>>(9, {DDPRT_DTYPE_F32, 333}),
        {{DDPRT_DTYPE_BF16, 1000}}},

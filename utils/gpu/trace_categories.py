@@ -9,7 +9,7 @@ The last step of the measured trace starts at the k-th last occurrence of
 the predicted step's first op, where k is how often one step runs it. Categories: GEMMs (names "gemm ..."), attention
 (its forward and backward), optimizer (adam, sgd and the casts of the main
 copies), the other compute (memory-bound kernels), collectives; the
-runtime's waits are shown but have no prediction.
+runtime's waits are shown but have no prediction. Then the same by op name.
 """
 import argparse
 import json
@@ -37,10 +37,10 @@ def category(event):
     return "other compute"
 
 
-def sums(selected):
+def sums(selected, key_of=category):
     totals = {}
     for event in selected:
-        key = category(event)
+        key = key_of(event)
         time, count = totals.get(key, (0.0, 0))
         totals[key] = (time + event["dur"] / 1e3, count + 1)
     return totals
@@ -83,6 +83,18 @@ def main():
     end = max(e["ts"] + e["dur"] for e in predicted) / 1e3
     print(f"{'step (span)':<14} {len(last):>5} {span:>12.3f} {end:>13.3f} "
           f"{span / end:>19.2f}")
+    # Each op's name (a compute kind, a GEMM's phase, a collective), for
+    # where a category's difference comes from.
+    by_name, want_by_name = (sums(last, lambda e: e["name"]),
+                             sums(predicted, lambda e: e["name"]))
+    print(f"\n{'op':<24} {'ops':>5} {'measured ms':>12} {'predicted ms':>13} "
+          f"{'measured/predicted':>19}")
+    for name in sorted(set(by_name) | set(want_by_name),
+                       key=lambda n: -by_name.get(n, (0.0, 0))[0]):
+        m, count = by_name.get(name, (0.0, 0))
+        p, _ = want_by_name.get(name, (0.0, 0))
+        ratio = f"{m / p:19.2f}" if p else f"{'':>19}"
+        print(f"{name:<24} {count:>5} {m:>12.3f} {p:>13.3f} {ratio}")
     if args.rows:
         for r in rows:
             if r["predicted_ms"] > 0:

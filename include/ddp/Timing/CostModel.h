@@ -103,7 +103,10 @@ public:
 
   /// Time of an optimizer update of `numel` elements, a memory-bound kernel:
   /// it reads the parameter and the gradient and writes the parameter; Adam
-  /// also reads and writes its two fp32 moments. `ddp.sgd` / `ddp.adam` price
+  /// also reads and writes its two fp32 moments. A 16-bit parameter is
+  /// updated through its fp32 main copy (Megatron's mixed-precision
+  /// optimizer, as the runtime does): the main copy is read and written and
+  /// the parameter only written (28 bytes an element for Adam on bf16). `ddp.sgd` / `ddp.adam` price
   /// a whole parameter this way, and `ddp.shard_sgd` / `ddp.shard_adam` the
   /// elements of a shard, so that the two schedules compare.
   double optimizerTime(OptimizerRule kind, double numel, ElementType param,
