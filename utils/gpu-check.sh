@@ -136,12 +136,21 @@ for step in tiny tiny-moe mixed; do
   rm -f "$logs"/"$step".*.txt
 done
 
-# 3. llama2-7b, 2 layers: measured against predicted.
-if link llama; then
-  predicted=$(grep -o 'step time *[0-9.]* ms' "$prepared/llama.predicted.txt" | awk '{print $3}')
+# 3. llama2-7b, 2 layers: measured against the prediction for this GPU.
+case $gpu in
+  *H200*) hw=h200-sxm-ib400 ;;
+  *H100*) hw=h100-sxm-ib400 ;;
+  *) hw= ;;
+esac
+if [[ -z $hw || ! -f $prepared/llama.predicted.$hw.txt ]]; then
+  row "llama2-7b 2 layers: prediction" FAIL "none for '$gpu' (utils/gpu-prepare.sh predicts an H100 and an H200)"
+elif link llama; then
+  row "llama2-7b 2 layers: prediction" info "hardware profile $hw"
+  prediction=$prepared/llama.predicted.$hw
+  predicted=$(grep -o 'step time *[0-9.]* ms' "$prediction.txt" | awk '{print $3}')
   # The ops of one step, as the simulator counts them (compute and
   # collectives), for the host's time per op.
-  ops=$(python3 -c 'import json, sys; print(sum(1 for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X"))' "$prepared/llama.predicted.json")
+  ops=$(python3 -c 'import json, sys; print(sum(1 for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X"))' "$prediction.json")
   median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
   for mode in eager graph; do
     flag=""; [[ $mode == graph ]] && flag=--graph
@@ -169,7 +178,7 @@ if link llama; then
        --trace="$logs/llama.trace.json" >"$logs/llama.trace.log" 2>&1; then
     row "llama2-7b 2 layers: traced run" FAIL "$(grep -m1 error "$logs/llama.trace.log")"
   elif ! python3 utils/gpu/trace_categories.py "$logs/llama.trace.json" \
-       "$prepared/llama.predicted.json" --rows \
+       "$prediction.json" --rows \
        >"$logs/llama.categories.txt" 2>&1; then
     row "llama2-7b 2 layers: categories" FAIL "$(tail -1 "$logs/llama.categories.txt")"
   fi

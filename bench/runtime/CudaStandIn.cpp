@@ -67,6 +67,11 @@ int main(int argc, char **argv) {
   CHECK_DDPRT(context, ddprt_fill_input(context, a, bf16, numel + 1, 1));
   CHECK_DDPRT(context, ddprt_fill_input(context, b, bf16, numel + 1, 2));
   CHECK_DDPRT(context, ddprt_fill_input(context, weight, bf16, 4097, 3));
+  // Per-token f32 statistics (a cross-entropy's maximum and sums).
+  const int32_t f32 = DDPRT_DTYPE_F32, f16 = DDPRT_DTYPE_F16;
+  void *stats = nullptr;
+  CHECK_DDPRT(context, ddprt_alloc(context, f32, 4096, &stats));
+  CHECK_DDPRT(context, ddprt_fill_input(context, stats, f32, 4096, 6));
   auto offset = [](void *data, int64_t elements) {
     return static_cast<void *>(static_cast<char *>(data) + 2 * elements);
   };
@@ -89,14 +94,26 @@ int main(int argc, char **argv) {
       {"norm, weight 4095 wraps (by element)",
        {{a, numel, bf16, 0}, {weight, 4095, bf16, 0}},
        {out, numel, bf16, 0}},
+      {"cross-entropy grad, bf16 + 3 f32 per token",
+       {{a, numel, bf16, 0},
+        {stats, 4096, f32, 0},
+        {stats, 4096, f32, 0},
+        {stats, 4096, f32, 0}},
+       {out, numel, bf16, 0}},
+      {"add, bf16 + f16 (16-byte vectors, any dtypes)",
+       {{a, numel, bf16, 0}, {b, numel, f16, 0}},
+       {out, numel, bf16, 0}},
   };
   std::printf("ddprt CUDA compute stand-in, %lld x bf16 per operand, median "
               "of 9\n\n%-46s %10s %10s\n",
               (long long)numel, "case", "ms", "GB/s");
   for (const Case &c : cases) {
+    // What streams from HBM: the result and the inputs that cover it (a
+    // wrapped weight or per-token statistics stay in cache).
     double bytes = double(c.result.numel) * 2;
     for (const ddprt_tensor &input : c.inputs)
-      bytes += double(std::min(input.numel, c.result.numel)) * 2;
+      if (input.numel >= c.result.numel)
+        bytes += double(input.numel) * 2;
     double seconds = medianSeconds(context, [&] {
       CHECK_DDPRT(context,
                   ddprt_compute(context, "bench", 0, 0, c.inputs.data(),
@@ -172,7 +189,7 @@ int main(int argc, char **argv) {
               alone * 1e6, flops / alone / 1e12, mixed * 1e6,
               flops / mixed / 1e12);
 
-  for (void *buffer : {a, b, out, weight, lhs, rhs, product})
+  for (void *buffer : {a, b, out, weight, stats, lhs, rhs, product})
     CHECK_DDPRT(context, ddprt_free(context, buffer));
   CHECK_DDPRT(context, ddprt_finalize(context));
   MPI_Finalize();

@@ -613,8 +613,17 @@ __device__ inline void storeOctet(void *data, DType dtype, int64_t octet,
 /// end together) and every operand is 16-byte aligned: each thread sums
 /// eight consecutive elements, loaded and stored as 16-byte vectors (2-byte
 /// loads do not stream). The same sums.
-constexpr int octetUnroll = 2;
+constexpr int octetUnroll = 2, uniformInputs = 4;
 
+/// The octet of `input` that octet `octet` of the span reads.
+__device__ inline int64_t sourceOctet(const cuda::StandInTensor &input,
+                                      int64_t octet, int64_t span) {
+  return input.numel >= span ? octet
+                             : wrapIndex(octet * 8, input.numel, span) / 8;
+}
+
+/// Each thread sums octetUnroll octets a block apart, its loads of one
+/// input issued together.
 template <typename Acc>
 __global__ void
 standInOctetKernel(const __grid_constant__ cuda::StandInArgs args) {
@@ -623,8 +632,6 @@ standInOctetKernel(const __grid_constant__ cuda::StandInArgs args) {
   for (int64_t base = int64_t(blockIdx.x) * blockDim.x * octetUnroll +
                       threadIdx.x;
        base < octets; base += stride) {
-    // octetUnroll octets a block apart, their loads of one input issued
-    // together so that enough bytes are in flight to stream.
     int64_t octet[octetUnroll];
     bool live[octetUnroll];
     Acc sum[octetUnroll][8];
@@ -640,11 +647,7 @@ standInOctetKernel(const __grid_constant__ cuda::StandInArgs args) {
       for (int u = 0; u < octetUnroll; ++u)
         if (live[u])
           loadOctet<Acc>(input.data, input.dtype,
-                         input.numel >= args.span
-                             ? octet[u]
-                             : wrapIndex(octet[u] * 8, input.numel,
-                                         args.span) / 8,
-                         value[u]);
+                         sourceOctet(input, octet[u], args.span), value[u]);
 #pragma unroll
       for (int u = 0; u < octetUnroll; ++u)
 #pragma unroll
@@ -657,6 +660,75 @@ standInOctetKernel(const __grid_constant__ cuda::StandInArgs args) {
         if (octet[u] * 8 < args.results[r].numel)
           storeOctet<Acc>(const_cast<void *>(args.results[r].data),
                           args.results[r].dtype, octet[u], sum[u]);
+  }
+}
+
+/// standInOctetKernel where every result is of the 16-bit type T and there
+/// are 1 to uniformInputs inputs of type T or f32 (a transformer's
+/// stand-ins: activations, and per-token f32 statistics short enough to
+/// stay in cache): a thread issues the loads of all its T inputs' octets
+/// before it sums any, 2 to 8 vectors in flight (80 registers: 768 threads
+/// an SM; capping it at 64 spills). One at a time does not stream: the pass above moved
+/// 1.5-1.9 TB/s on an H200, whose HBM gives 4.8 (docs/GpuCheck.md).
+template <typename T>
+__global__ void
+standInUniformKernel(const __grid_constant__ cuda::StandInArgs args) {
+  int64_t octets = args.span / 8;
+  int64_t stride = int64_t(gridDim.x) * blockDim.x * octetUnroll;
+  for (int64_t base = int64_t(blockIdx.x) * blockDim.x * octetUnroll +
+                      threadIdx.x;
+       base < octets; base += stride) {
+    int64_t octet[octetUnroll];
+    bool live[octetUnroll];
+#pragma unroll
+    for (int u = 0; u < octetUnroll; ++u) {
+      octet[u] = base + int64_t(u) * blockDim.x;
+      live[u] = octet[u] < octets;
+    }
+    // Indexed by constants only (unrolled loops), so held in registers.
+    uint4 raw[uniformInputs][octetUnroll];
+#pragma unroll
+    for (int j = 0; j < uniformInputs; ++j)
+      if (j < args.numInputs && args.inputs[j].dtype != DType::F32)
+#pragma unroll
+        for (int u = 0; u < octetUnroll; ++u)
+          if (live[u])
+            raw[j][u] = static_cast<const uint4 *>(args.inputs[j].data)
+                [sourceOctet(args.inputs[j], octet[u], args.span)];
+    float sum[octetUnroll][8];
+#pragma unroll
+    for (int j = 0; j < uniformInputs; ++j) {
+      if (j >= args.numInputs)
+        break;
+      const cuda::StandInTensor &input = args.inputs[j];
+#pragma unroll
+      for (int u = 0; u < octetUnroll; ++u) {
+        float value[8];
+        if (input.dtype == DType::F32) {
+          uint4 v[2];
+          loadVectors<2>(input.data, sourceOctet(input, octet[u], args.span),
+                         v);
+#pragma unroll
+          for (int k = 0; k < 8; ++k)
+            value[k] = __uint_as_float(word(v, k));
+        } else {
+          unpack16<float, T>(&raw[j][u], value);
+        }
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+          sum[u][k] = j == 0 ? value[k] : sum[u][k] + value[k];
+      }
+    }
+    uint4 packed[octetUnroll];
+#pragma unroll
+    for (int u = 0; u < octetUnroll; ++u)
+      pack16<T>(sum[u], &packed[u]);
+    for (int r = 0; r < args.numResults; ++r)
+#pragma unroll
+      for (int u = 0; u < octetUnroll; ++u)
+        if (octet[u] * 8 < args.results[r].numel)
+          static_cast<uint4 *>(const_cast<void *>(args.results[r].data))
+              [octet[u]] = packed[u];
   }
 }
 
@@ -693,7 +765,23 @@ cudaError_t cuda::standIn(const StandInArgs &args, bool doubleAccumulator,
     int64_t perBlock = int64_t(threadsPerBlock) * octetUnroll;
     int64_t blocks = (args.span / 8 + perBlock - 1) / perBlock;
     unsigned grid = unsigned(blocks > 8192 ? 8192 : blocks);
-    if (doubleAccumulator)
+    // Results of one 16-bit type, inputs of it or f32: the kernel that
+    // loads ahead.
+    DType uniform = args.numResults > 0 ? args.results[0].dtype : DType::F32;
+    bool isUniform = !doubleAccumulator && args.numInputs > 0 &&
+                     args.numInputs <= uniformInputs &&
+                     (uniform == DType::BF16 || uniform == DType::F16);
+    for (int j = 0; j < args.numInputs; ++j)
+      isUniform &= args.inputs[j].dtype == uniform ||
+                   args.inputs[j].dtype == DType::F32;
+    for (int r = 0; r < args.numResults; ++r)
+      isUniform &= args.results[r].dtype == uniform;
+    if (isUniform && uniform == DType::BF16)
+      standInUniformKernel<BFloat16>
+          <<<grid, threadsPerBlock, 0, stream>>>(args);
+    else if (isUniform)
+      standInUniformKernel<Half><<<grid, threadsPerBlock, 0, stream>>>(args);
+    else if (doubleAccumulator)
       standInOctetKernel<double><<<grid, threadsPerBlock, 0, stream>>>(args);
     else
       standInOctetKernel<float><<<grid, threadsPerBlock, 0, stream>>>(args);

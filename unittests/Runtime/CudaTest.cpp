@@ -238,6 +238,18 @@ TEST_F(CudaTest, ComputeStandInsEqualTheCpuResult) {
        {{DDPRT_DTYPE_F32, 4096}, {DDPRT_DTYPE_BF16, 64}}},
       {{{DDPRT_DTYPE_BF16, 4104}, {DDPRT_DTYPE_F64, 8}},
        {{DDPRT_DTYPE_BF16, 4104}, {DDPRT_DTYPE_F16, 16}}},
+      // Results of one 16-bit type, inputs of it or f32 (the kernel that
+      // loads ahead): a norm's gradient, a cross-entropy's, an f16 span of
+      // an odd number of octets, one input.
+      {{{DDPRT_DTYPE_BF16, 4096}, {DDPRT_DTYPE_BF16, 4096},
+        {DDPRT_DTYPE_BF16, 64}},
+       {{DDPRT_DTYPE_BF16, 4096}, {DDPRT_DTYPE_BF16, 64}}},
+      {{{DDPRT_DTYPE_BF16, 4096}, {DDPRT_DTYPE_F32, 64},
+        {DDPRT_DTYPE_F32, 8}, {DDPRT_DTYPE_BF16, 2048}},
+       {{DDPRT_DTYPE_BF16, 4096}}},
+      {{{DDPRT_DTYPE_F16, 4104}, {DDPRT_DTYPE_F16, 8}},
+       {{DDPRT_DTYPE_F16, 4104}}},
+      {{{DDPRT_DTYPE_BF16, 512}}, {{DDPRT_DTYPE_BF16, 4096}}},
       {{{DDPRT_DTYPE_F16, 4096}}, {{DDPRT_DTYPE_F32, 1}}, 3e11, 1e6},
       {std::vector<std::pair<int32_t, int64_t>>(9, {DDPRT_DTYPE_F32, 333}),
        {{DDPRT_DTYPE_BF16, 1000}}},
