@@ -10,7 +10,9 @@
 // memory bandwidth (docs/GpuCheck.md). Then a llama2-7b GEMM back to back
 // and between stand-ins, for the GEMMs' rate inside a step.
 //
-// Run: mpirun -np 1 ddprt-bench-cuda-stand-in (or without mpirun).
+// Run: mpirun -np 1 ddprt-bench-cuda-stand-in (or without mpirun);
+// --gemms-only: the GEMM alone, back to back for about 2 s (utils/gpu-check.sh
+// samples the SM clock meanwhile).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +22,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 namespace {
@@ -45,6 +48,7 @@ double medianSeconds(ddprt_context *context, Run run, int repeats = 9) {
 } // namespace
 
 int main(int argc, char **argv) {
+  bool gemmsOnly = argc > 1 && std::string(argv[1]) == "--gemms-only";
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   ddprt_context *context = nullptr;
@@ -108,6 +112,8 @@ int main(int argc, char **argv) {
               "of 9\n\n%-46s %10s %10s\n",
               (long long)numel, "case", "ms", "GB/s");
   for (const Case &c : cases) {
+    if (gemmsOnly)
+      break;
     // What streams from HBM: the result and the inputs that cover it (a
     // wrapped weight or per-token statistics stay in cache).
     double bytes = double(c.result.numel) * 2;
@@ -128,18 +134,21 @@ int main(int argc, char **argv) {
   // Adam on a bf16 parameter: gradient, main copy read and written, m and
   // v read and written, the parameter written (28 bytes per element).
   int32_t param = -1;
-  CHECK_DDPRT(context,
-              ddprt_param_register(context, "w", bf16, numel, 4, &param));
-  double seconds = medianSeconds(context, [&] {
-    CHECK_DDPRT(context, ddprt_adam(context, param, bf16, b, 1e-4, 0.9, 0.95,
-                                    1e-8));
-  });
-  double bytes = 28.0 * double(numel);
-  std::printf("%-46s %10.3f %10.0f\n", "adam, bf16 parameter (28 B/element)",
-              seconds * 1e3, bytes / seconds / 1e9);
-  std::printf("row|adam, bf16 parameter|%.0f GB/s (%.3f ms, 28 B per "
-              "element)\n",
-              bytes / seconds / 1e9, seconds * 1e3);
+  if (!gemmsOnly) {
+    CHECK_DDPRT(context,
+                ddprt_param_register(context, "w", bf16, numel, 4, &param));
+    double seconds = medianSeconds(context, [&] {
+      CHECK_DDPRT(context, ddprt_adam(context, param, bf16, b, 1e-4, 0.9,
+                                      0.95, 1e-8));
+    });
+    double bytes = 28.0 * double(numel);
+    std::printf("%-46s %10.3f %10.0f\n",
+                "adam, bf16 parameter (28 B/element)", seconds * 1e3,
+                bytes / seconds / 1e9);
+    std::printf("row|adam, bf16 parameter|%.0f GB/s (%.3f ms, 28 B per "
+                "element)\n",
+                bytes / seconds / 1e9, seconds * 1e3);
+  }
 
   // A llama2-7b GEMM (4096 x 12288 x 4096, bf16) through cuBLAS, 20 back
   // to back (as ../shared/data/h100-gemm-measurements.json timed it), and
@@ -165,6 +174,16 @@ int main(int argc, char **argv) {
                                        1));
   };
   const int gemms = 20;
+  double flops = 2.0 * double(gm) * double(gn) * double(gk);
+  if (gemmsOnly) {
+    double sustained = medianSeconds(context, [&] {
+      for (int i = 0; i < 4000; ++i)
+        gemm();
+    }, 1) / 4000;
+    std::printf("row|gemm 4096x12288x4096 bf16, 4000 back to back|%.0f us "
+                "(%.0f TFLOP/s)\n",
+                sustained * 1e6, flops / sustained / 1e12);
+  }
   double alone = medianSeconds(context, [&] {
     for (int i = 0; i < gemms; ++i)
       gemm();
@@ -179,7 +198,6 @@ int main(int argc, char **argv) {
       addOnce();
     }
   }, 5) / gemms - adds;
-  double flops = 2.0 * double(gm) * double(gn) * double(gk);
   std::printf("%-46s %10.3f %10.0f TFLOP/s\n", "gemm 4096x12288x4096, back to back",
               alone * 1e3, flops / alone / 1e12);
   std::printf("%-46s %10.3f %10.0f TFLOP/s\n", "gemm, each after an add",
