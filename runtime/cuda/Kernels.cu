@@ -639,6 +639,9 @@ standInOctetKernel(const __grid_constant__ cuda::StandInArgs args) {
     for (int u = 0; u < octetUnroll; ++u) {
       octet[u] = base + int64_t(u) * blockDim.x;
       live[u] = octet[u] < octets;
+#pragma unroll
+      for (int k = 0; k < 8; ++k)
+        sum[u][k] = Acc(0); // No inputs: zeros, as on the CPU.
     }
     for (int j = 0; j < args.numInputs; ++j) {
       const cuda::StandInTensor &input = args.inputs[j];
@@ -704,6 +707,8 @@ standInUniformKernel(const __grid_constant__ cuda::StandInArgs args) {
 #pragma unroll
       for (int u = 0; u < octetUnroll; ++u) {
         float value[8];
+        if (!live[u])
+          continue; // Past the span: nothing to load, nothing stored.
         if (input.dtype == DType::F32) {
           uint4 v[2];
           loadVectors<2>(input.data, sourceOctet(input, octet[u], args.span),

@@ -250,6 +250,12 @@ TEST_F(CudaTest, ComputeStandInsEqualTheCpuResult) {
       {{{DDPRT_DTYPE_F16, 4104}, {DDPRT_DTYPE_F16, 8}},
        {{DDPRT_DTYPE_F16, 4104}}},
       {{{DDPRT_DTYPE_BF16, 512}}, {{DDPRT_DTYPE_BF16, 4096}}},
+      // An f32 input as long as the span, past whose end the last block's
+      // second octets must not read (compute-sanitizer), and no input at
+      // all in the 16-byte pass: zeros.
+      {{{DDPRT_DTYPE_BF16, 4104}, {DDPRT_DTYPE_F32, 4104}},
+       {{DDPRT_DTYPE_BF16, 4104}}},
+      {{}, {{DDPRT_DTYPE_F32, 104}}},
       {{{DDPRT_DTYPE_F16, 4096}}, {{DDPRT_DTYPE_F32, 1}}, 3e11, 1e6},
       {std::vector<std::pair<int32_t, int64_t>>(9, {DDPRT_DTYPE_F32, 333}),
        {{DDPRT_DTYPE_BF16, 1000}}},
@@ -266,11 +272,12 @@ TEST_F(CudaTest, ComputeStandInsEqualTheCpuResult) {
         inputs.push_back(
             {put(context, dtype, fractions(numel, uint32_t(++salt))), numel,
              dtype, 0});
-      for (auto [dtype, numel] : c.results) {
-        void *data = nullptr;
-        DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, numel, &data));
-        results.push_back({data, numel, dtype, 0});
-      }
+      // Results start as other values, so that an element left unwritten
+      // (or a zero that was not computed) shows.
+      for (auto [dtype, numel] : c.results)
+        results.push_back(
+            {put(context, dtype, fractions(numel, 1000u + uint32_t(numel))),
+             numel, dtype, 0});
       DDPRT_EXPECT_OK(context, ddprt_compute(context, "stand_in", c.flops,
                                              c.bytes, inputs.data(),
                                              int32_t(inputs.size()),
