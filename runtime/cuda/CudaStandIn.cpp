@@ -8,8 +8,8 @@
 //     attention) runs its FLOPs as bf16 GEMMs on tensor cores, on scratch;
 //   - a memory-bound one reads from scratch the bytes the model counts
 //     beyond those its sum moved.
-// The scratch (costScratchBytes, twice an H100's L2, so that it streams from
-// HBM) is allocated at the first stand-in that needs it; one recorded into a
+// The scratch (costScratchBytes, five times an H100's L2, so that it
+// streams from HBM) is allocated at the first stand-in that needs it; one recorded into a
 // CUDA graph before that pays nothing extra.
 //
 //===----------------------------------------------------------------------===//
@@ -27,9 +27,14 @@ namespace {
 /// (an H100 runs 295 dense bf16 FLOPs per byte of HBM it reads; the
 /// memory-bound kinds of a transformer do under 4).
 constexpr double computeBoundFlopsPerByte = 64;
-constexpr int64_t costScratchBytes = int64_t(128) << 20;
-/// The GEMMs that pay FLOPs: edge x edge results, up to maxDepth deep.
-constexpr int64_t gemmEdge = 2048, gemmMaxDepth = 8192;
+constexpr int64_t costScratchBytes = int64_t(256) << 20;
+/// The GEMMs that pay FLOPs: edge x edge results, up to maxDepth deep (275
+/// GFLOP each: an attention's forward of llama2-7b at 4096 tokens takes 2,
+/// where 2048 x 2048 ones took 5, and a CUDA graph launches each).
+constexpr int64_t gemmEdge = 4096, gemmMaxDepth = 8192;
+static_assert(2 * gemmEdge * gemmMaxDepth * 2 + gemmEdge * gemmEdge * 2 <=
+                  costScratchBytes,
+              "the stand-in GEMMs' operands and result fit the scratch");
 
 } // namespace
 
