@@ -5,6 +5,8 @@
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 
+#include "ddp/Support/Suggest.h"
+
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/StringExtras.h"
@@ -15,6 +17,93 @@ using namespace ddp;
 
 bool SchedulePipelineOptions::hasOption(StringRef name) const {
   return OptionsMap.contains(name);
+}
+
+namespace {
+/// What llvm::cl::ValuesClass::apply hands its values to (it gives them to
+/// an option's parser only): their names.
+struct ValueNames {
+  SmallVector<StringRef> names;
+  ValueNames &getParser() { return *this; }
+  template <typename Value>
+  void addLiteralOption(StringRef name, const Value &, StringRef) {
+    names.push_back(name);
+  }
+};
+} // namespace
+
+/// The names of getBucketPolicyOptionValues(), in its order, for messages.
+static SmallVector<StringRef> getBucketPolicyNames() {
+  ValueNames collector;
+  getBucketPolicyOptionValues().apply(collector);
+  return collector.names;
+}
+
+/// The `name=value` (or `name`) words of a pass option string, as
+/// PassOptions splits them for the options here (no nested braces).
+static SmallVector<std::pair<StringRef, StringRef>>
+splitOptionWords(StringRef text) {
+  SmallVector<std::pair<StringRef, StringRef>> words;
+  while (!(text = text.ltrim()).empty()) {
+    size_t end = 0;
+    char quote = 0;
+    for (; end < text.size(); ++end) {
+      char c = text[end];
+      if (quote) {
+        quote = c == quote ? 0 : quote;
+        continue;
+      }
+      if (c == '\'' || c == '"')
+        quote = c;
+      else if (c == ' ')
+        break;
+    }
+    StringRef word = text.take_front(end);
+    text = text.drop_front(end);
+    auto [name, value] = word.split('=');
+    value = value.trim();
+    if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"') &&
+        value.back() == value.front())
+      value = value.drop_front().drop_back().trim();
+    words.push_back({name.trim(), value});
+  }
+  return words;
+}
+
+LogicalResult SchedulePipelineOptions::parseFromString(StringRef text,
+                                                       raw_ostream &errorStream) {
+  SmallVector<StringRef> names;
+  for (const auto &entry : OptionsMap)
+    names.push_back(entry.first);
+  llvm::sort(names);
+  SmallVector<StringRef> policies = getBucketPolicyNames();
+  for (auto [name, value] : splitOptionWords(text)) {
+    auto it = OptionsMap.find(name);
+    if (it == OptionsMap.end()) {
+      errorStream << "ddp-schedule has no option '" << name << "'"
+                  << didYouMean(name, names)
+                  << " (docs/Scheduling.md lists them)\n";
+      return failure();
+    }
+    if (name == "policy" && !llvm::is_contained(policies, value)) {
+      errorStream << "ddp-schedule: policy=" << value
+                  << " is not a bucketing policy ("
+                  << llvm::join(policies, ", ") << ")"
+                  << didYouMean(value, policies) << "\n";
+      return failure();
+    }
+    // Boolean options take their value optionally (`name` alone is true).
+    static constexpr StringLiteral kBools[] = {"",     "true", "false", "1",
+                                               "0",    "True", "False", "TRUE",
+                                               "FALSE"};
+    if (it->second->getValueExpectedFlag() == llvm::cl::ValueOptional &&
+        !llvm::is_contained(kBools, value)) {
+      errorStream << "ddp-schedule: " << name << "=" << value
+                  << ": expected true or false\n";
+      return failure();
+    }
+  }
+  return PassPipelineOptions::parseFromString(text, errorStream);
 }
 
 llvm::StringSet<> SchedulePipelineOptions::getGivenOptionNames() const {
@@ -223,9 +312,29 @@ void ddp::populateDDPSchedulePipeline(OpPassManager &pm,
 }
 
 void ddp::registerDDPSchedulePipeline() {
-  PassPipelineRegistration<SchedulePipelineOptions>(
+  // As PassPipelineRegistration registers a pipeline, and then the options'
+  // own checks (a negative size, a layout without the distributed
+  // optimizer...): a mistake on the command line is reported once, in
+  // words, before any IR is read (not as `<unknown>:0: error:` from the
+  // pass that first reads the option).
+  registerPassPipeline(
       "ddp-schedule",
       "Bucket the data-parallel gradient reduction, overlap it with the "
       "backward pass and check the result (docs/Scheduling.md)",
-      populateDDPSchedulePipeline);
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)>) {
+        SchedulePipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        if (llvm::Error error = checkSchedulePipelineOptions(options)) {
+          llvm::errs() << "ddp-schedule: " << llvm::toString(std::move(error))
+                       << "\n";
+          return failure();
+        }
+        populateDDPSchedulePipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> handler) {
+        handler(SchedulePipelineOptions());
+      });
 }

@@ -23,10 +23,10 @@ module attributes {ddp.schedule_options = {"bucket-size" = 18446744073709551611 
 
 // A string is one value, space and all: hw is the whole of it (which is
 // no profile), not h100-sxm-ib400 and a second option policy=pytorch.
+// expected-error@+1 {{'ddp.schedule_options' records options that ddp-schedule rejects: hw=h100-sxm-ib400 policy=pytorch: unknown hardware profile 'h100-sxm-ib400 policy=pytorch'}}
 module attributes {ddp.schedule_options = {"hw" = "h100-sxm-ib400 policy=pytorch", "policy" = "auto"}} {
   ddp.mesh @world(dp = 2)
   ddp.param @w : tensor<8xf32>
-  // expected-error@+1 {{unknown hardware profile 'h100-sxm-ib400 policy=pytorch'}}
   func.func @step(%g: tensor<8xf32>) {
     %r = ddp.grad_ready @w, %g : tensor<8xf32>
     %a = ddp.all_reduce avg %r over @world[dp] : tensor<8xf32>

@@ -63,7 +63,7 @@
 // AUTO: ddp.all_reduce sum {{.*}} async
 // AUTO: ddp.wait
 
-// EXCLUSIVE: error: bucket-size and num-buckets are exclusive
+// EXCLUSIVE: ddp-schedule: bucket-size and num-buckets are exclusive
 
 // The pipeline's help says what its options do.
 // HELP-LABEL: --ddp-schedule - Bucket the data-parallel gradient reduction

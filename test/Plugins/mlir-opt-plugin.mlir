@@ -66,5 +66,5 @@
 // SYMBOLS: W mlirGetDialectPluginInfo
 // SYMBOLS: W mlirGetPassPluginInfo
 
-// BAD: for the --policy option: Cannot find option named 'nonsense'!
+// BAD: ddp-schedule: policy=nonsense is not a bucketing policy (megatron, pytorch, size, auto)
 // BAD: error: failed to add `ddp-schedule` with options `policy=nonsense`

@@ -392,9 +392,18 @@ std::vector<RunProgram> ddp::buildSchedules(ModuleOp input,
         program.options = expanded;
         program.label = "schedule '" + expanded + "'";
         runPipeline(program, [&](PassManager &pm) {
-          auto options = SchedulePipelineOptions::createFromString(expanded);
-          if (!options)
-            fail("bad --schedule options '" + expanded + "'");
+          // The words ddp-opt's --ddp-schedule and ddp-plan's --options
+          // use, then the options' own checks, before any work.
+          auto options = std::make_unique<SchedulePipelineOptions>();
+          std::string errors;
+          llvm::raw_string_ostream errorStream(errors);
+          if (failed(options->parseFromString(expanded, errorStream)))
+            fail("--schedule: " + (errors.empty()
+                                       ? "bad options '" + expanded + "'"
+                                       : StringRef(errors).trim().str()));
+          if (llvm::Error error = checkSchedulePipelineOptions(*options))
+            fail("--schedule: ddp-schedule: " +
+                 llvm::toString(std::move(error)));
           if (request.verify)
             checkVerifiable(
                 input, getEffectiveOptions(input, *options, request, expanded),

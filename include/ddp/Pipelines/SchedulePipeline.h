@@ -31,6 +31,17 @@ struct SchedulePipelineOptions
 
   /// Whether this struct has an option named `name`.
   bool hasOption(llvm::StringRef name) const;
+
+  /// PassOptions::parseFromString, with a mistake reported in words that
+  /// name the option and the fix (on `errorStream`, "ddp-schedule: ..."): an
+  /// unknown name with the closest option's, a policy that is none of the
+  /// policies with them all, a boolean option's value that is not true or
+  /// false. llvm::cl reports the rest (on stderr). It hides the base's, so
+  /// that every parse of these options (the registered pipeline, ddp-plan,
+  /// the recorded options) reports the same words.
+  mlir::LogicalResult parseFromString(llvm::StringRef text,
+                                      llvm::raw_ostream &errorStream =
+                                          llvm::errs());
   /// The options parsed from a pipeline string (`--ddp-schedule="name=..."`
   /// or parseFromString), i.e. given explicitly. Values assigned in code do
   /// not count: they are the embedder's defaults.

@@ -115,6 +115,14 @@ ddp::checkAssignBucketsOptions(const AssignBucketsOptions &options) {
     if (value < 0)
       return llvm::createStringError(
           llvm::formatv("{0} must not be negative, got {1}", name, value));
+  // The profile is read now, so that a misspelt name or a missing file is
+  // reported once, before any IR, and not at the step with its signature.
+  if (!options.hardware.empty())
+    if (llvm::Expected<timing::HardwareProfile> profile =
+            timing::lookupHardwareProfile(options.hardware);
+        !profile)
+      return llvm::createStringError("hw=" + options.hardware + ": " +
+                                     llvm::toString(profile.takeError()));
   if (options.policy == BucketPolicy::Size &&
       (options.bucketSize > 0) == (options.bucketBytes > 0))
     return llvm::createStringError("the size policy needs exactly one of "
