@@ -211,6 +211,11 @@ ddp::checkSchedulePipelineOptions(const SchedulePipelineOptions &options) {
   return checkAssignBucketsOptions(getAssignBucketsOptions(options));
 }
 
+llvm::Error ddp::checkSchedulePipelineOptionValues(
+    const SchedulePipelineOptions &options) {
+  return checkAssignBucketsOptionValues(getAssignBucketsOptions(options));
+}
+
 /// Adds the passes `options` ask for.
 static void addSchedulePasses(OpPassManager &pm,
                               const SchedulePipelineOptions &options) {
@@ -277,18 +282,19 @@ public:
     if (failed(
             applyRecordedScheduleOptions(getOperation(), givenNames, options)))
       return signalPassFailure();
-    // The passes report a bad option without a location, as it reaches them
-    // from the command line; one that only the recorded options bring in is
-    // the module's.
+    // Reported at the module, once, before any pass runs: the options
+    // given fail on their own (one that needs another the module does not
+    // record either), or only with what the module records.
     if (llvm::Error error = checkSchedulePipelineOptions(options)) {
-      if (!llvm::errorToBool(checkSchedulePipelineOptions(given))) {
+      if (llvm::errorToBool(checkSchedulePipelineOptions(given)))
+        getOperation().emitError()
+            << "ddp-schedule: " << llvm::toString(std::move(error));
+      else
         getOperation().emitError()
             << "'" << kScheduleOptionsAttrName
             << "' records options that ddp-schedule rejects: "
             << llvm::toString(std::move(error));
-        return signalPassFailure();
-      }
-      llvm::consumeError(std::move(error));
+      return signalPassFailure();
     }
     OpPassManager pm(ModuleOp::getOperationName());
     addSchedulePasses(pm, options);
@@ -312,11 +318,12 @@ void ddp::populateDDPSchedulePipeline(OpPassManager &pm,
 }
 
 void ddp::registerDDPSchedulePipeline() {
-  // As PassPipelineRegistration registers a pipeline, and then the options'
-  // own checks (a negative size, a layout without the distributed
-  // optimizer...): a mistake on the command line is reported once, in
-  // words, before any IR is read (not as `<unknown>:0: error:` from the
-  // pass that first reads the option).
+  // As PassPipelineRegistration registers a pipeline, and then the checks of
+  // each option's value on its own (a negative size, a hw that names no
+  // profile): a mistake on the command line is reported once, in words,
+  // before any IR is read (not as `<unknown>:0: error:` from the pass that
+  // first reads the option). What depends on other options waits for the
+  // module's recorded ones (SchedulePass).
   registerPassPipeline(
       "ddp-schedule",
       "Bucket the data-parallel gradient reduction, overlap it with the "
@@ -326,7 +333,7 @@ void ddp::registerDDPSchedulePipeline() {
         SchedulePipelineOptions options;
         if (failed(options.parseFromString(text)))
           return failure();
-        if (llvm::Error error = checkSchedulePipelineOptions(options)) {
+        if (llvm::Error error = checkSchedulePipelineOptionValues(options)) {
           llvm::errs() << "ddp-schedule: " << llvm::toString(std::move(error))
                        << "\n";
           return failure();

@@ -63,7 +63,7 @@
 // AUTO: ddp.all_reduce sum {{.*}} async
 // AUTO: ddp.wait
 
-// EXCLUSIVE: ddp-schedule: bucket-size and num-buckets are exclusive
+// EXCLUSIVE: error: ddp-schedule: bucket-size and num-buckets are exclusive
 
 // The pipeline's help says what its options do.
 // HELP-LABEL: --ddp-schedule - Bucket the data-parallel gradient reduction

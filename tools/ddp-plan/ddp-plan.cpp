@@ -352,9 +352,9 @@ int main(int argc, char **argv) {
       return fail("--options: " + (errors.empty()
                                         ? std::string("see the reason above")
                                         : StringRef(errors).trim().str()));
-    // Its own checks (a negative size, a profile that does not exist...),
-    // before the work, as ddp-opt's --ddp-schedule makes them.
-    if (llvm::Error error = checkSchedulePipelineOptions(plan->options))
+    // Each value's own checks (a negative size, a profile that does not
+    // exist...), before the work, as ddp-opt's --ddp-schedule makes them.
+    if (llvm::Error error = checkSchedulePipelineOptionValues(plan->options))
       return fail("--options: ddp-schedule: " + toString(std::move(error)));
     // The profile the step is simulated on is the one it is scheduled for.
     if (!plan->options.getGivenOptionNames().contains("hw"))

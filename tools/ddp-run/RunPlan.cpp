@@ -401,7 +401,8 @@ std::vector<RunProgram> ddp::buildSchedules(ModuleOp input,
             fail("--schedule: " + (errors.empty()
                                        ? "bad options '" + expanded + "'"
                                        : StringRef(errors).trim().str()));
-          if (llvm::Error error = checkSchedulePipelineOptions(*options))
+          if (llvm::Error error =
+                  checkSchedulePipelineOptionValues(*options))
             fail("--schedule: ddp-schedule: " +
                  llvm::toString(std::move(error)));
           if (request.verify)

@@ -86,6 +86,14 @@ getAssignBucketsOptions(const SchedulePipelineOptions &options);
 llvm::Error
 checkSchedulePipelineOptions(const SchedulePipelineOptions &options);
 
+/// The part of it that the options given (on a command line, to ddp-plan or
+/// ddp-run) fail on their own, whatever a module records beside them
+/// (checkAssignBucketsOptionValues): the option parsers report these before
+/// any IR is read. An option that needs another (overlap-param-gather needs
+/// use-distributed-optimizer) is checked with the module's, at the module.
+llvm::Error
+checkSchedulePipelineOptionValues(const SchedulePipelineOptions &options);
+
 /// Registers `ddp-schedule` with the pass pipeline registry.
 void registerDDPSchedulePipeline();
 

@@ -103,7 +103,7 @@ static FailureOr<int64_t> getLaidOutGroupSize(MeshOp mesh, ArrayAttr axes,
 }
 
 llvm::Error
-ddp::checkAssignBucketsOptions(const AssignBucketsOptions &options) {
+ddp::checkAssignBucketsOptionValues(const AssignBucketsOptions &options) {
   for (auto [name, value] :
        {std::pair<StringRef, int64_t>{"bucket-size", options.bucketSize},
         {"bucket-bytes", options.bucketBytes},
@@ -115,6 +115,12 @@ ddp::checkAssignBucketsOptions(const AssignBucketsOptions &options) {
     if (value < 0)
       return llvm::createStringError(
           llvm::formatv("{0} must not be negative, got {1}", name, value));
+  // ddp-distribute-optimizer rejects it too, but only once it runs.
+  if (options.numDistributedOptimizerInstances < 1)
+    return llvm::createStringError(
+        llvm::formatv("num-distributed-optimizer-instances must be at least "
+                      "1, got {0}",
+                      options.numDistributedOptimizerInstances));
   // The profile is read now, so that a misspelt name or a missing file is
   // reported once, before any IR, and not at the step with its signature.
   if (!options.hardware.empty())
@@ -123,6 +129,13 @@ ddp::checkAssignBucketsOptions(const AssignBucketsOptions &options) {
         !profile)
       return llvm::createStringError("hw=" + options.hardware + ": " +
                                      llvm::toString(profile.takeError()));
+  return llvm::Error::success();
+}
+
+llvm::Error
+ddp::checkAssignBucketsOptions(const AssignBucketsOptions &options) {
+  if (llvm::Error error = checkAssignBucketsOptionValues(options))
+    return error;
   if (options.policy == BucketPolicy::Size &&
       (options.bucketSize > 0) == (options.bucketBytes > 0))
     return llvm::createStringError("the size policy needs exactly one of "
@@ -139,12 +152,6 @@ ddp::checkAssignBucketsOptions(const AssignBucketsOptions &options) {
     if (llvm::Error error = bk::checkMegatronOptions(megatron))
       return error;
   }
-  // ddp-distribute-optimizer rejects it too, but only once it runs.
-  if (options.numDistributedOptimizerInstances < 1)
-    return llvm::createStringError(
-        llvm::formatv("num-distributed-optimizer-instances must be at least "
-                      "1, got {0}",
-                      options.numDistributedOptimizerInstances));
   // Megatron-LM asserts the same: the instances partition the distributed
   // optimizer's shards, so without it the option would be silently ignored.
   if (options.numDistributedOptimizerInstances != 1 &&

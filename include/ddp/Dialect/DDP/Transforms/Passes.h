@@ -32,10 +32,18 @@ inline llvm::cl::ValuesClass getBucketPolicyOptionValues() {
 /// What ddp-assign-buckets rejects in its options before it reads any IR (a
 /// negative size, the size policy without a budget, both a bucket size and
 /// a number of buckets for the megatron layout, fewer than one instance,
-/// instances or overlap-param-gather without the distributed optimizer).
+/// instances or overlap-param-gather without the distributed optimizer, a
+/// hw that names no profile or file).
 /// ddp-schedule checks with it the options a module records, to report
 /// their errors at the module.
 llvm::Error checkAssignBucketsOptions(const AssignBucketsOptions &options);
+
+/// The part of checkAssignBucketsOptions about each option's value on its
+/// own (a negative size, fewer than one instance, a hw that names no
+/// profile or file): what no other option, given or recorded in the
+/// module, can make right. ddp-schedule's option parsers report these.
+llvm::Error
+checkAssignBucketsOptionValues(const AssignBucketsOptions &options);
 
 #define GEN_PASS_REGISTRATION
 #include "ddp/Dialect/DDP/Transforms/Passes.h.inc"
