@@ -51,9 +51,11 @@ static const llvm::StringSet<> &getAcceptedOptions(const PassAlone &pass) {
   return it->second;
 }
 
-/// The passes that run on `byte`'s choice, as a textual pipeline.
+/// The passes that run on `byte`'s choice, as a textual pipeline;
+/// `scheduleOptions` receives ddp-schedule's options where it runs.
 static std::string getPipeline(uint8_t choice,
-                               llvm::ArrayRef<uint8_t> optionBytes) {
+                               llvm::ArrayRef<uint8_t> optionBytes,
+                               std::optional<std::string> &scheduleOptions) {
   auto withOptions = [&](const PassAlone &pass) {
     const llvm::StringSet<> &accepted = getAcceptedOptions(pass);
     return decodeOptions(optionBytes, [&](llvm::StringRef name) {
@@ -68,7 +70,8 @@ static std::string getPipeline(uint8_t choice,
   PassAlone schedule{"ddp-schedule", false};
   PassAlone simulate{"ddp-simulate", false};
   PassAlone lower{"ddp-lower-to-runtime", false};
-  return getSchedulePipelineText(withOptions(schedule), withOptions(simulate),
+  scheduleOptions = withOptions(schedule);
+  return getSchedulePipelineText(*scheduleOptions, withOptions(simulate),
                                  withOptions(lower));
 }
 
@@ -105,8 +108,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!module)
     return 0;
 
-  std::string pipeline =
-      getPipeline(data[0], llvm::ArrayRef(data + 1, kOptionBytes));
+  std::optional<std::string> scheduleOptions;
+  std::string pipeline = getPipeline(
+      data[0], llvm::ArrayRef(data + 1, kOptionBytes), scheduleOptions);
+  // ddp-schedule's parser rejects a value wrong on its own (a negative
+  // size, hw=no-such-profile), which the tables give on purpose: the
+  // user's error, reported before any pass runs.
+  if (scheduleOptions) {
+    ddp::SchedulePipelineOptions options;
+    std::string ignored;
+    llvm::raw_string_ostream sink(ignored);
+    if (failed(options.parseFromString(*scheduleOptions, sink)))
+      reportBug("the fuzzer's option tables give a value ddp-schedule's "
+                "parser rejects");
+    if (llvm::errorToBool(ddp::checkSchedulePipelineOptionValues(options)))
+      return 0;
+  }
   if (verbose)
     llvm::errs() << "fuzz-schedule: " << pipeline << "\n";
   PassManager pm(context);

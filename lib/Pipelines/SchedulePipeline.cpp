@@ -39,33 +39,82 @@ static SmallVector<StringRef> getBucketPolicyNames() {
   return collector.names;
 }
 
-/// The `name=value` (or `name`) words of a pass option string, as
-/// PassOptions splits them for the options here (no nested braces).
+/// The index of the `close` that ends what starts at `from`, skipping
+/// nested brackets and quoted text, or npos (MLIR's findChar).
+static size_t findClosing(StringRef text, size_t from, char close) {
+  for (size_t i = from; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == close)
+      return i;
+    if (c == '{')
+      i = findClosing(text, i + 1, '}');
+    else if (c == '(')
+      i = findClosing(text, i + 1, ')');
+    else if (c == '[')
+      i = findClosing(text, i + 1, ']');
+    else if (c == '"' || c == '\'')
+      i = text.find(c, i + 1);
+    if (i == StringRef::npos)
+      return StringRef::npos;
+  }
+  return StringRef::npos;
+}
+
+/// A name or value as MLIR keeps it: trimmed, without one outer pair of
+/// quotes, or of braces that enclose all of it.
+static StringRef unwrapOptionWord(StringRef word) {
+  word = word.trim();
+  if (word.size() >= 2 && (word.front() == '"' || word.front() == '\'') &&
+      word.back() == word.front())
+    return word.drop_front().drop_back().trim();
+  if (!word.empty() && word.front() == '{' &&
+      findClosing(word, 1, '}') == word.size() - 1)
+    return word.drop_front().drop_back().trim();
+  return word;
+}
+
+/// The `name=value` (or `name`) words of a pass option string, split as
+/// MLIR's PassOptions::parseFromString splits them (parseNextArg in
+/// mlir/lib/Pass/PassRegistry.cpp): a value holds spaces inside quotes or
+/// braces; a quote with no partner is an ordinary character.
 static SmallVector<std::pair<StringRef, StringRef>>
 splitOptionWords(StringRef text) {
   SmallVector<std::pair<StringRef, StringRef>> words;
+  auto skipQuoted = [&](size_t &i) {
+    char c = text[i];
+    if (c != '"' && c != '\'')
+      return false;
+    size_t partner = text.find(c, i + 1);
+    if (partner != StringRef::npos)
+      i = partner;
+    return true;
+  };
   while (!(text = text.ltrim()).empty()) {
-    size_t end = 0;
-    char quote = 0;
-    for (; end < text.size(); ++end) {
-      char c = text[end];
-      if (quote) {
-        quote = c == quote ? 0 : quote;
+    size_t nameEnd = text.find_first_of(" =");
+    if (nameEnd == StringRef::npos || text[nameEnd] == ' ') {
+      words.push_back({unwrapOptionWord(text.take_front(nameEnd)), ""});
+      text = text.drop_front(std::min(nameEnd, text.size()));
+      continue;
+    }
+    StringRef name = unwrapOptionWord(text.take_front(nameEnd));
+    size_t i = nameEnd + 1;
+    for (; i < text.size() && text[i] != ' '; ++i) {
+      if (skipQuoted(i) || text[i] != '{')
         continue;
+      for (size_t depth = 1; ++i < text.size();) {
+        if (skipQuoted(i))
+          continue;
+        if (text[i] == '{')
+          ++depth;
+        else if (text[i] == '}' && --depth == 0)
+          break;
       }
-      if (c == '\'' || c == '"')
-        quote = c;
-      else if (c == ' ')
+      if (i == text.size())
         break;
     }
-    StringRef word = text.take_front(end);
-    text = text.drop_front(end);
-    auto [name, value] = word.split('=');
-    value = value.trim();
-    if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"') &&
-        value.back() == value.front())
-      value = value.drop_front().drop_back().trim();
-    words.push_back({name.trim(), value});
+    words.push_back(
+        {name, unwrapOptionWord(text.slice(nameEnd + 1, std::min(i, text.size())))});
+    text = text.drop_front(std::min(i, text.size()));
   }
   return words;
 }
@@ -188,15 +237,20 @@ ddp::applyRecordedScheduleOptions(ModuleOp module,
              << "' as " << entry.getValue()
              << "; expected a bool, an integer or a string";
     }
-    // One option at a time, so that the error names it (llvm::cl prints
-    // its own reason to stderr).
+    // One option at a time, so that the error names it; with the parser's
+    // reason where it gives one (llvm::cl prints its own to stderr).
     std::string parseErrors;
     llvm::raw_string_ostream errorStream(parseErrors);
     if (failed(options.parseFromString(
-            llvm::formatv("{0}={1}", name, value).str(), errorStream)))
-      return module.emitError()
-             << "'" << kScheduleOptionsAttrName << "' records a malformed "
-             << "value for '" << name << "': " << entry.getValue();
+            llvm::formatv("{0}={1}", name, value).str(), errorStream))) {
+      InFlightDiagnostic diag = module.emitError()
+                                << "'" << kScheduleOptionsAttrName
+                                << "' records a malformed value for '" << name
+                                << "': " << entry.getValue();
+      if (StringRef reason = StringRef(parseErrors).trim(); !reason.empty())
+        diag << " (" << reason << ")";
+      return diag;
+    }
   }
   return success();
 }
@@ -286,14 +340,14 @@ public:
     // given fail on their own (one that needs another the module does not
     // record either), or only with what the module records.
     if (llvm::Error error = checkSchedulePipelineOptions(options)) {
-      if (llvm::errorToBool(checkSchedulePipelineOptions(given)))
-        getOperation().emitError()
-            << "ddp-schedule: " << llvm::toString(std::move(error));
+      std::string reason = llvm::toString(std::move(error));
+      llvm::Error givenError = checkSchedulePipelineOptions(given);
+      if (givenError && llvm::toString(std::move(givenError)) == reason)
+        getOperation().emitError() << "ddp-schedule: " << reason;
       else
         getOperation().emitError()
             << "'" << kScheduleOptionsAttrName
-            << "' records options that ddp-schedule rejects: "
-            << llvm::toString(std::move(error));
+            << "' records options that ddp-schedule rejects: " << reason;
       return signalPassFailure();
     }
     OpPassManager pm(ModuleOp::getOperationName());
@@ -321,7 +375,7 @@ void ddp::registerDDPSchedulePipeline() {
   // As PassPipelineRegistration registers a pipeline, and then the checks of
   // each option's value on its own (a negative size, a hw that names no
   // profile): a mistake on the command line is reported once, in words,
-  // before any IR is read (not as `<unknown>:0: error:` from the pass that
+  // before any pass runs (not as `<unknown>:0: error:` from the pass that
   // first reads the option). What depends on other options waits for the
   // module's recorded ones (SchedulePass).
   registerPassPipeline(
