@@ -8,11 +8,13 @@
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 
 #include "ddp/Dialect/DDP/Analysis/StepStats.h"
+#include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Sim/SimOutput.h"
 #include "ddp/Support/OutputFile.h"
 
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -153,8 +155,29 @@ void SimulatePass::runOnOperation() {
   ModuleOp module = getOperation();
   markAllAnalysesPreserved();
 
+  // Without hw=, the profile ddp-schedule's auto policy laid the step out
+  // for, where it recorded one: the prediction is for the same machine.
+  std::string hardwareName = hardware;
+  if (!hardware.hasValue()) {
+    llvm::SmallSetVector<StringRef, 2> recorded;
+    module.walk([&](func::FuncOp step) {
+      if (auto policy =
+              step->getAttrOfType<BucketPolicyAttr>(kBucketPolicyAttrName))
+        if (StringAttr hw = policy.getHw())
+          recorded.insert(hw.getValue());
+    });
+    if (recorded.size() > 1) {
+      emitError(module.getLoc(), "ddp-simulate: the step's functions were "
+                                 "laid out for different hardware (")
+          << llvm::join(recorded, ", ") << "); give hw=";
+      return signalPassFailure();
+    }
+    if (!recorded.empty())
+      hardwareName = recorded.front().str();
+  }
+
   // Validate every option before doing any work.
-  llvm::Expected<HardwareProfile> profile = lookupHardwareProfile(hardware);
+  llvm::Expected<HardwareProfile> profile = lookupHardwareProfile(hardwareName);
   if (!profile) {
     emitError(module.getLoc(), "ddp-simulate: ")
         << llvm::toString(profile.takeError());

@@ -5,6 +5,13 @@
 // RUN: FileCheck %s --check-prefix=TRACE < %t.trace.json
 // RUN: FileCheck %s --check-prefix=SVG < %t.svg
 
+// Without hw=, the profile the auto policy laid the step out for (its
+// ddp.bucket_policy): the prediction is for that machine; hw= still wins.
+// RUN: ddp-import --preset=tiny | ddp-opt --ddp-schedule="policy=auto hw=a100-sxm-ib200" --ddp-simulate -o /dev/null | FileCheck %s --check-prefix=RECORDED-HW
+// RECORDED-HW: simulated step @step on a100-sxm-ib200
+// RUN: ddp-import --preset=tiny | ddp-opt --ddp-schedule="policy=auto hw=a100-sxm-ib200" --ddp-simulate="hw=h100-sxm-ib400" -o /dev/null | FileCheck %s --check-prefix=GIVEN-HW
+// GIVEN-HW: simulated step @step on h100-sxm-ib400
+
 // A pipeline's stage programs are simulated together (docs/Pipeline.md):
 // per pipeline rank, when it ends, its compute and its idle time.
 // RUN: ddp-import --preset=tiny --set pipeline_model_parallel_size=2 | ddp-opt -ddp-pipeline-stages -ddp-simulate="hw=%S/Inputs/unit-profile.json report=%t.pp.json" -o /dev/null | FileCheck %s --check-prefix=PIPELINE

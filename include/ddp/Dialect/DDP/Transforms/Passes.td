@@ -39,7 +39,8 @@ def Simulate : Pass<"ddp-simulate", "mlir::ModuleOp"> {
     Option<"hardware", "hw", "std::string", /*default=*/"\"h100-sxm-ib400\"",
            "A built-in hardware profile (h100-sxm-nvlink, h100-sxm-ib400, "
            "a100-sxm-ib200, h200-sxm-ib400, cpu-mpi-2core) or the path of a "
-           "JSON profile">,
+           "JSON profile; not given: the one the auto policy recorded, else "
+           "the default">,
     Option<"dataParallelSize", "dp", "int64_t", /*default=*/"0",
            "Simulate this data-parallel size instead of the mesh's: the first "
            "data-parallel mesh axis is resized so that the product of the "
