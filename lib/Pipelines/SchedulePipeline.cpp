@@ -270,6 +270,20 @@ llvm::Error ddp::checkSchedulePipelineOptionValues(
   return checkAssignBucketsOptionValues(getAssignBucketsOptions(options));
 }
 
+llvm::Error ddp::parseGivenScheduleOptions(StringRef text,
+                                           SchedulePipelineOptions &options) {
+  std::string errors;
+  llvm::raw_string_ostream errorStream(errors);
+  if (failed(options.parseFromString(text, errorStream)))
+    return llvm::createStringError(
+        errors.empty() ? "bad options '" + text.str() + "' (the reason above)"
+                       : StringRef(errors).trim().str());
+  if (llvm::Error error = checkSchedulePipelineOptionValues(options))
+    return llvm::createStringError("ddp-schedule: " +
+                                   llvm::toString(std::move(error)));
+  return llvm::Error::success();
+}
+
 /// Adds the passes `options` ask for.
 static void addSchedulePasses(OpPassManager &pm,
                               const SchedulePipelineOptions &options) {
@@ -385,11 +399,8 @@ void ddp::registerDDPSchedulePipeline() {
       [](OpPassManager &pm, StringRef text,
          function_ref<LogicalResult(const Twine &)>) {
         SchedulePipelineOptions options;
-        if (failed(options.parseFromString(text)))
-          return failure();
-        if (llvm::Error error = checkSchedulePipelineOptionValues(options)) {
-          llvm::errs() << "ddp-schedule: " << llvm::toString(std::move(error))
-                       << "\n";
+        if (llvm::Error error = parseGivenScheduleOptions(text, options)) {
+          llvm::errs() << llvm::toString(std::move(error)) << "\n";
           return failure();
         }
         populateDDPSchedulePipeline(pm, options);

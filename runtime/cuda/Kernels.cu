@@ -608,11 +608,6 @@ __device__ inline void storeOctet(void *data, DType dtype, int64_t octet,
   }
 }
 
-/// standInKernel where the span and every result's and every shorter
-/// input's numel are multiples of 8 (eight consecutive elements wrap and
-/// end together) and every operand is 16-byte aligned: each thread sums
-/// eight consecutive elements, loaded and stored as 16-byte vectors (2-byte
-/// loads do not stream). The same sums.
 constexpr int octetUnroll = 2, uniformInputs = 4;
 
 /// The octet of `input` that octet `octet` of the span reads.
@@ -622,8 +617,14 @@ __device__ inline int64_t sourceOctet(const cuda::StandInTensor &input,
                              : wrapIndex(octet * 8, input.numel, span) / 8;
 }
 
-/// Each thread sums octetUnroll octets a block apart, its loads of one
-/// input issued together.
+/// standInKernel where the span and every result's and every shorter
+/// input's numel are multiples of 8 (eight consecutive elements wrap and
+/// end together) and every operand is 16-byte aligned: each thread sums
+/// eight consecutive elements, loaded and stored as 16-byte vectors (2-byte
+/// loads do not stream), octetUnroll octets a block apart with their loads
+/// of one input issued together. The same sums. (standInUniformKernel
+/// repeats its loop over the octets rather than share it through a lambda:
+/// that changes the code ptxas makes for kernels measured on a GPU.)
 template <typename Acc>
 __global__ void
 standInOctetKernel(const __grid_constant__ cuda::StandInArgs args) {
@@ -671,8 +672,9 @@ standInOctetKernel(const __grid_constant__ cuda::StandInArgs args) {
 /// stand-ins: activations, and per-token f32 statistics short enough to
 /// stay in cache): a thread issues the loads of all its T inputs' octets
 /// before it sums any, 2 to 8 vectors in flight (80 registers: 768 threads
-/// an SM; capping it at 64 spills). One at a time does not stream: the pass above moved
-/// 1.5-1.9 TB/s on an H200, whose HBM gives 4.8 (docs/GpuCheck.md).
+/// an SM; capping it at 64 spills). One at a time does not stream: the pass
+/// above moved 1.5-1.9 TB/s on an H200, whose HBM gives 4.8
+/// (docs/GpuCheck.md).
 template <typename T>
 __global__ void
 standInUniformKernel(const __grid_constant__ cuda::StandInArgs args) {

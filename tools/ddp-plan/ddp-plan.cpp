@@ -346,16 +346,10 @@ int main(int argc, char **argv) {
   context.printOpOnDiagnostic(false);
   Plan configured{"configured"}, automatic{"auto"};
   for (Plan *plan : {&configured, &automatic}) {
-    std::string errors;
-    raw_string_ostream errorStream(errors);
-    if (failed(plan->options.parseFromString(scheduleOptions, errorStream)))
-      return fail("--options: " + (errors.empty()
-                                        ? std::string("see the reason above")
-                                        : StringRef(errors).trim().str()));
-    // Each value's own checks (a negative size, a profile that does not
-    // exist...), before the work, as ddp-opt's --ddp-schedule makes them.
-    if (llvm::Error error = checkSchedulePipelineOptionValues(plan->options))
-      return fail("--options: ddp-schedule: " + toString(std::move(error)));
+    // In ddp-opt's --ddp-schedule words, before the work.
+    if (llvm::Error error =
+            parseGivenScheduleOptions(scheduleOptions, plan->options))
+      return fail("--options: " + toString(std::move(error)));
     // The profile the step is simulated on is the one it is scheduled for.
     if (!plan->options.getGivenOptionNames().contains("hw"))
       plan->options.hardware = hardware;

@@ -395,16 +395,8 @@ std::vector<RunProgram> ddp::buildSchedules(ModuleOp input,
           // The words ddp-opt's --ddp-schedule and ddp-plan's --options
           // use, then the options' own checks, before any work.
           auto options = std::make_unique<SchedulePipelineOptions>();
-          std::string errors;
-          llvm::raw_string_ostream errorStream(errors);
-          if (failed(options->parseFromString(expanded, errorStream)))
-            fail("--schedule: " + (errors.empty()
-                                       ? "bad options '" + expanded + "'"
-                                       : StringRef(errors).trim().str()));
-          if (llvm::Error error =
-                  checkSchedulePipelineOptionValues(*options))
-            fail("--schedule: ddp-schedule: " +
-                 llvm::toString(std::move(error)));
+          if (llvm::Error error = parseGivenScheduleOptions(expanded, *options))
+            fail("--schedule: " + llvm::toString(std::move(error)));
           if (request.verify)
             checkVerifiable(
                 input, getEffectiveOptions(input, *options, request, expanded),

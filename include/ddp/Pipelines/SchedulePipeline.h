@@ -94,6 +94,13 @@ checkSchedulePipelineOptions(const SchedulePipelineOptions &options);
 llvm::Error
 checkSchedulePipelineOptionValues(const SchedulePipelineOptions &options);
 
+/// What a tool does with the options it is given: parseFromString, then
+/// checkSchedulePipelineOptionValues. The error is the one-line message
+/// (`ddp-schedule ...`); where llvm::cl printed its own reason to stderr
+/// instead, it names the options.
+llvm::Error parseGivenScheduleOptions(llvm::StringRef text,
+                                      SchedulePipelineOptions &options);
+
 /// Registers `ddp-schedule` with the pass pipeline registry.
 void registerDDPSchedulePipeline();
 

@@ -160,12 +160,11 @@ void SimulatePass::runOnOperation() {
   std::string hardwareName = hardware;
   if (!hardware.hasValue()) {
     llvm::SmallSetVector<StringRef, 2> recorded;
-    module.walk([&](func::FuncOp step) {
+    for (func::FuncOp step : module.getOps<func::FuncOp>())
       if (auto policy =
               step->getAttrOfType<BucketPolicyAttr>(kBucketPolicyAttrName))
         if (StringAttr hw = policy.getHw())
           recorded.insert(hw.getValue());
-    });
     if (recorded.size() > 1) {
       emitError(module.getLoc(), "ddp-simulate: the step's functions were "
                                  "laid out for different hardware (")
