@@ -11,6 +11,8 @@
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 
+#include "PipelineExchangePlacement.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -27,6 +29,8 @@ namespace ddp {
 
 using namespace mlir;
 using namespace ddp;
+using ddp::pipeline::ExchangePlan;
+using ddp::pipeline::Transfer;
 
 namespace {
 
@@ -34,16 +38,6 @@ using TaskKey = std::tuple<int, int64_t, int64_t>;
 TaskKey getKey(const PipelineTask &task) {
   return {static_cast<int>(task.phase), task.microbatch, task.chunk};
 }
-
-/// A value computed on rank `from` and first used on rank `to` by `user`.
-struct Transfer {
-  Value value;
-  int64_t from, to;
-  Operation *user;
-  /// The sender sends it before its op at this index (see getSendPosition),
-  /// the receiver receives it before its op at this one (placeReceives).
-  size_t sendAt = 0, recvAt = 0;
-};
 
 /// What the split knows about one step.
 class StageSplit {
@@ -53,9 +47,11 @@ public:
 
   /// Reads every op's rank and task, and checks them against `kindName`
   /// and `groupSize`.
-  LogicalResult analyze(StringRef kindName, int64_t groupSize);
-  /// Orders each rank's ops and finds the values that cross ranks.
-  LogicalResult plan();
+  LogicalResult analyze(StringRef kindName, int64_t groupSize,
+                        const PipelineExchangeOptions &options);
+  /// Orders each rank's ops, finds the values that cross ranks and places
+  /// their sends and receives.
+  LogicalResult plan(const PipelineExchangeOptions &options);
   /// Builds the stage functions before `step`; returns how many values
   /// cross ranks.
   size_t build();
@@ -66,7 +62,6 @@ private:
   int64_t getOffset(const Transfer &transfer) const;
   size_t getSendPosition(const Transfer &transfer,
                          const DenseMap<Operation *, size_t> &position) const;
-  LogicalResult placeReceives();
 
   func::FuncOp step;
   MeshOp mesh;
@@ -79,11 +74,13 @@ private:
   std::vector<Transfer> transfers;
   /// Where each rank's ops after the pipeline begin in its order.
   std::vector<size_t> postStart;
+  ExchangePlan exchanges;
 };
 
 } // namespace
 
-LogicalResult StageSplit::analyze(StringRef kindName, int64_t groupSize) {
+LogicalResult StageSplit::analyze(StringRef kindName, int64_t groupSize,
+                                  const PipelineExchangeOptions &options) {
   int64_t chunks = 1, microbatches = 1;
   Block &body = step.getBody().front();
   // A task index past the ops of the step names a pipeline larger than any
@@ -168,6 +165,8 @@ LogicalResult StageSplit::analyze(StringRef kindName, int64_t groupSize) {
            << step.getSymName() << " (" << stages << " ranks, " << chunks
            << " model chunks each, " << microbatches
            << " microbatches): " << llvm::toString(std::move(error));
+  if (llvm::Error error = checkPipelineExchange(kind, options))
+    return step.emitError() << llvm::toString(std::move(error));
   return success();
 }
 
@@ -203,7 +202,7 @@ size_t StageSplit::getSendPosition(
   return std::max(computed, postStart[transfer.from]);
 }
 
-LogicalResult StageSplit::plan() {
+LogicalResult StageSplit::plan(const PipelineExchangeOptions &options) {
   Block &body = step.getBody().front();
   // Per rank: the ops before the first task, each task's ops, the rest.
   std::vector<std::vector<Operation *>> before(stages), after(stages);
@@ -265,9 +264,12 @@ LogicalResult StageSplit::plan() {
           diag.attachNote(producer->getLoc()) << "the operand's producer";
           return diag;
         }
-        if (received.insert(operand).second)
-          transfers.push_back(
-              {operand, static_cast<int64_t>(where.find_first()), rank, op});
+        if (received.insert(operand).second) {
+          Transfer transfer{operand, static_cast<int64_t>(where.find_first()),
+                            rank, op, 0};
+          transfer.offset = getOffset(transfer);
+          transfers.push_back(transfer);
+        }
       }
       done.insert(op);
     }
@@ -281,119 +283,16 @@ LogicalResult StageSplit::plan() {
       position[rank][op] = index;
   for (Transfer &transfer : transfers)
     transfer.sendAt = getSendPosition(transfer, position[transfer.from]);
-  return placeReceives();
-}
-
-/// Posts each receive early, as Megatron posts a step's receives with its
-/// sends: at the start of the receiving rank's first task by which the
-/// value has been sent, in an execution where each rank starts a task as
-/// soon as the values it needs have arrived, a forward taking one unit of
-/// time and a backward two (Megatron's usual ratio). A rank's communication
-/// completes in issue order, so a receive posted only at its first use
-/// could hold up the sender's later traffic behind it: with interleaved
-/// chunks on two ranks, rank 0 sends B0.1's gradient long before rank 1
-/// runs B0.0. Receives from one rank are posted in the order it sent them,
-/// the order MPI and NCCL match them in.
-LogicalResult StageSplit::placeReceives() {
-  // Each rank's order as segments: its tasks, and the ops after them.
-  struct Segment {
-    size_t begin, end;
-    double cost;
-  };
-  std::vector<std::vector<Segment>> segments(stages);
-  for (int64_t rank = 0; rank < stages; ++rank) {
-    std::vector<Operation *> &order = orders[rank];
-    for (size_t begin = 0; begin < order.size();) {
-      std::optional<PipelineTask> task = getPipelineTask(order[begin]);
-      size_t end = begin + 1;
-      bool post = begin >= postStart[rank];
-      while (end < order.size() && (post || end < postStart[rank]) &&
-             (post ? end >= postStart[rank]
-                   : getPipelineTask(order[end]) == task))
-        ++end;
-      double cost = !task || post ? 0.0
-                    : task->phase == PipelineTask::Phase::Backward ? 2.0
-                                                                   : 1.0;
-      segments[rank].push_back({begin, end, cost});
-      begin = end;
-    }
-  }
-
-  DenseMap<Operation *, std::vector<Transfer *>> needs;
-  for (Transfer &transfer : transfers)
-    needs[transfer.user].push_back(&transfer);
-  // Transfers in the order each sender issues them.
-  std::vector<Transfer *> bySend;
-  for (Transfer &transfer : transfers)
-    bySend.push_back(&transfer);
-  llvm::stable_sort(bySend, [](const Transfer *a, const Transfer *b) {
-    return std::tie(a->from, a->sendAt) < std::tie(b->from, b->sendAt);
-  });
-  DenseMap<Transfer *, double> sentAt;
-  DenseSet<Transfer *> posted;
-  std::vector<size_t> next(stages, 0);
-  std::vector<double> time(stages, 0.0);
-
-  while (true) {
-    int64_t best = -1;
-    double bestStart = 0;
-    for (int64_t rank = 0; rank < stages; ++rank) {
-      if (next[rank] == segments[rank].size())
-        continue;
-      const Segment &segment = segments[rank][next[rank]];
-      double start = time[rank];
-      bool ready = true;
-      for (size_t index = segment.begin; ready && index < segment.end; ++index)
-        for (Transfer *transfer : needs.lookup(orders[rank][index])) {
-          if (transfer->to != rank)
-            continue;
-          auto it = sentAt.find(transfer);
-          if (it == sentAt.end()) {
-            ready = false;
-            break;
-          }
-          start = std::max(start, it->second);
-        }
-      if (ready && (best < 0 || start < bestStart)) {
-        best = rank;
-        bestStart = start;
-      }
-    }
-    if (best < 0)
-      break;
-    const Segment &segment = segments[best][next[best]];
-    // A value for after the pipeline is received after it too: posted
-    // earlier, it would join a batch the pipeline waits on.
-    bool inPipeline = segment.begin < postStart[best];
-    for (Transfer *transfer : bySend) {
-      auto it = sentAt.find(transfer);
-      if (transfer->to != best || it == sentAt.end() ||
-          it->second > bestStart ||
-          (inPipeline && !getPipelineTask(transfer->user)))
-        continue;
-      if (posted.insert(transfer).second)
-        transfer->recvAt = segment.begin;
-    }
-    time[best] = bestStart + segment.cost;
-    for (Transfer *transfer : bySend)
-      if (transfer->from == best && transfer->sendAt > segment.begin &&
-          transfer->sendAt <= segment.end)
-        sentAt[transfer] = time[best];
-    ++next[best];
-  }
-
-  for (int64_t rank = 0; rank < stages; ++rank) {
-    if (next[rank] == segments[rank].size())
-      continue;
-    Operation *op = orders[rank][segments[rank][next[rank]].begin];
-    InFlightDiagnostic diag =
-        op->emitError("the ")
-        << stringifyPipelineScheduleKind(kind)
-        << " schedule cannot run: pipeline rank " << rank
-        << " waits here for a value that another rank computes only after "
-           "waiting for this one";
-    return diag;
-  }
+  // Megatron overlaps only the interleaved schedule's calls; ddp's own
+  // rule overlaps the others.
+  pipeline::StageOrders stageOrders{kind, shape, orders, postStart};
+  FailureOr<ExchangePlan> placed =
+      options.overlap && kind != PipelineScheduleKind::Interleaved
+          ? pipeline::placeEarly(stageOrders, transfers)
+          : pipeline::placeAsMegatron(stageOrders, transfers, options);
+  if (failed(placed))
+    return failure();
+  exchanges = std::move(*placed);
   return success();
 }
 
@@ -404,20 +303,6 @@ size_t StageSplit::build() {
   ArrayAttr ppAxes = builder.getStrArrayAttr({"pp"});
   auto tokenType = TokenType::get(context);
   auto returnOp = cast<func::ReturnOp>(step.getBody().front().getTerminator());
-
-  // Per rank, the sends and the receives to issue before its op at each
-  // index, each in the order they were sent.
-  std::vector<std::map<size_t, std::vector<const Transfer *>>> sendsBefore(
-      stages),
-      recvsBefore(stages);
-  for (const Transfer &transfer : transfers)
-    sendsBefore[transfer.from][transfer.sendAt].push_back(&transfer);
-  std::vector<const Transfer *> bySend;
-  for (auto &perRank : sendsBefore)
-    for (auto &[index, sends] : perRank)
-      bySend.insert(bySend.end(), sends.begin(), sends.end());
-  for (const Transfer *transfer : bySend)
-    recvsBefore[transfer->to][transfer->recvAt].push_back(transfer);
 
   for (int64_t rank = 0; rank < stages; ++rank) {
     std::string name = (step.getSymName() + "_stage" + Twine(rank)).str();
@@ -430,48 +315,75 @@ size_t StageSplit::build() {
     OpBuilder body = OpBuilder::atBlockEnd(entry);
     IRMapping mapping;
     mapping.map(step.getArguments(), entry->getArguments());
-    SmallVector<Value> tokens;
+    // The token of each send and receive not waited yet, in issue order,
+    // by 2 * transfer + 1 for a send, + 0 for a receive.
+    llvm::MapVector<size_t, Value> pending;
+    // The receives each op waits for first.
+    DenseMap<Operation *, SmallVector<size_t>> usedBy;
 
-    auto issueSends = [&](size_t index) {
-      auto it = sendsBefore[rank].find(index);
-      if (it == sendsBefore[rank].end())
+    auto wait = [&](size_t key,
+                    std::optional<PipelineTask> task, Location loc) {
+      auto it = pending.find(key);
+      if (it == pending.end())
         return;
-      for (const Transfer *transfer : it->second) {
-        Operation *producer = transfer->value.getDefiningOp();
-        auto send = SendOp::create(
-            body, producer->getLoc(), tokenType,
-            mapping.lookup(transfer->value),
-            body.getI64IntegerAttr(getOffset(*transfer)), meshRef, ppAxes,
-            ValueRange());
-        // A send deferred past the pipeline (its value is used after it)
-        // belongs to no task.
-        std::optional<PipelineTask> task = getPipelineTask(producer);
-        if (task && getPipelineTask(transfer->user))
-          setPipelineTask(send, *task);
-        tokens.push_back(send.getToken());
-      }
+      auto waitOp = WaitOp::create(body, loc, it->second);
+      if (task)
+        setPipelineTask(waitOp, *task);
+      pending.erase(it);
     };
-    // A receive is waited right before its first use.
-    DenseMap<Operation *, SmallVector<std::pair<Value, Value>>> waitsBefore;
+    auto issue = [&](const pipeline::ExchangeAction &action,
+                     std::optional<PipelineTask> task) {
+      SmallVector<size_t> issued;
+      for (const pipeline::ExchangeOp &exchange : action.ops) {
+        const Transfer &transfer = transfers[exchange.transfer];
+        size_t key = 2 * exchange.transfer + (exchange.isSend ? 1 : 0);
+        if (action.isWait) {
+          wait(key, task, transfer.value.getLoc());
+          continue;
+        }
+        if (exchange.isSend) {
+          Operation *producer = transfer.value.getDefiningOp();
+          auto send = SendOp::create(
+              body, producer->getLoc(), tokenType,
+              mapping.lookup(transfer.value),
+              body.getI64IntegerAttr(transfer.offset), meshRef, ppAxes,
+              ValueRange());
+          // A send deferred past the pipeline (its value is used after it)
+          // belongs to no task.
+          std::optional<PipelineTask> sent = getPipelineTask(producer);
+          if (sent && getPipelineTask(transfer.user))
+            setPipelineTask(send, *sent);
+          pending.insert({key, send.getToken()});
+        } else {
+          auto recv = RecvOp::create(
+              body, transfer.value.getLoc(), transfer.value.getType(),
+              tokenType, body.getI64IntegerAttr(-transfer.offset), meshRef,
+              ppAxes, ValueRange());
+          if (task)
+            setPipelineTask(recv, *task);
+          mapping.map(transfer.value, recv.getResult());
+          pending.insert({key, recv.getToken()});
+          usedBy[transfer.user].push_back(key);
+        }
+        issued.push_back(key);
+      }
+      if (action.blocking)
+        for (size_t key : issued)
+          wait(key, task, transfers[key / 2].value.getLoc());
+    };
+    auto issueBefore = [&](size_t index, std::optional<PipelineTask> task) {
+      auto it = exchanges[rank].find(index);
+      if (it != exchanges[rank].end())
+        for (const pipeline::ExchangeAction &action : it->second)
+          issue(action, task);
+    };
+
     for (auto [index, op] : llvm::enumerate(orders[rank])) {
-      issueSends(index);
       std::optional<PipelineTask> task = getPipelineTask(op);
-      for (const Transfer *transfer : recvsBefore[rank][index]) {
-        auto recv = RecvOp::create(
-            body, transfer->value.getLoc(), transfer->value.getType(),
-            tokenType, body.getI64IntegerAttr(-getOffset(*transfer)),
-            meshRef, ppAxes, ValueRange());
-        if (task)
-          setPipelineTask(recv, *task);
-        waitsBefore[transfer->user].push_back(
-            {transfer->value, recv.getToken()});
-        mapping.map(transfer->value, recv.getResult());
-      }
-      for (auto [value, token] : waitsBefore.lookup(op)) {
-        auto wait = WaitOp::create(body, value.getLoc(), token);
-        if (task)
-          setPipelineTask(wait, *task);
-      }
+      issueBefore(index, task);
+      // A receive is waited before its first use at the latest.
+      for (size_t key : usedBy.lookup(op))
+        wait(key, task, transfers[key / 2].value.getLoc());
       // Each rank reads the parameters it uses itself, in the first task
       // that uses them there.
       for (Value operand : op->getOperands())
@@ -486,8 +398,8 @@ size_t StageSplit::build() {
       Operation *clone = body.clone(*op, mapping);
       clone->removeAttr(DDPDialect::PipelineStageAttrHelper::getNameStr());
     }
-    issueSends(orders[rank].size());
-    for (Value token : tokens)
+    issueBefore(orders[rank].size(), std::nullopt);
+    for (auto &[key, token] : pending)
       WaitOp::create(body, step.getLoc(), token);
 
     // The step's results this rank computes (or was given).
@@ -558,6 +470,13 @@ void PipelineStagesPass::runOnOperation() {
     return signalPassFailure();
   }
 
+  // Megatron batches no call when it overlaps them (its arguments set
+  // batch_p2p_comm to the opposite of overlap_p2p_comm).
+  PipelineExchangeOptions options;
+  options.overlap = overlapP2PComm;
+  options.batch = batchP2PComm && !overlapP2PComm;
+  options.warmupFlush = overlapP2PCommWarmupFlush;
+
   for (func::FuncOp step : steps) {
     if (!step.getBody().hasOneBlock()) {
       step.emitError("a pipelined step must be one block; @")
@@ -565,8 +484,9 @@ void PipelineStagesPass::runOnOperation() {
       return signalPassFailure();
     }
     StageSplit split(step, mesh, stages);
-    if (failed(split.analyze(pipelineSchedule, microbatchGroupSize)) ||
-        failed(split.plan()))
+    if (failed(split.analyze(pipelineSchedule, microbatchGroupSize,
+                             options)) ||
+        failed(split.plan(options)))
       return signalPassFailure();
     numTransfers += split.build();
     numStages += stages;

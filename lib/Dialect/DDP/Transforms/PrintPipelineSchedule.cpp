@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/IR/PipelinePrograms.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 #include "ddp/Support/OutputFile.h"
 
@@ -49,10 +51,15 @@ void PrintPipelineSchedulePass::runOnOperation() {
       return signalPassFailure();
     }
     std::vector<std::string> &order = orders[*stage];
-    for (Operation &op : func.getBody().getOps())
+    // The tasks' own ops give the order: a call between two tasks may
+    // issue a receive for the next before the send of the last.
+    for (Operation &op : func.getBody().getOps()) {
+      if (isPipelineMessage(&op) || isa<WaitOp>(op))
+        continue;
       if (std::optional<PipelineTask> task = getPipelineTask(&op))
         if (order.empty() || order.back() != task->str())
           order.push_back(task->str());
+    }
   }
   if (orders.empty()) {
     module.emitError("no pipeline stage programs (functions with "

@@ -101,3 +101,21 @@ func.func @taken(%x: tensor<4xf32>) {
 }
 // expected-note @+1 {{the symbol}}
 func.func private @taken_stage0()
+
+// -----
+
+// Megatron's calls carry a forward's output to the next rank and a
+// backward's to the previous one; rank 1's backward cannot read rank 2's
+// forward value.
+ddp.mesh @world(pp = 3, dp = 1)
+func.func @across(%x: tensor<4xf32>) {
+  %a = ddp.compute "embed"(%x) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 0, ddp.task = "F0.0"} : (tensor<4xf32>) -> tensor<4xf32>
+  %b = ddp.compute "layer"(%a) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 1, ddp.task = "F0.0"} : (tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @+1 {{pipeline rank 2 computes this value in F0.0 for B0.0 on rank 1, but Megatron's stage-to-stage calls carry only a forward's output to the next rank and a backward's to the previous one; let the value cross that way, or place it by ddp's own rule (overlap-p2p-comm on the 1f1b or gpipe schedule)}}
+  %c = ddp.compute "logits"(%b) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 2, ddp.task = "F0.0"} : (tensor<4xf32>) -> tensor<4xf32>
+  %o = ddp.compute "output_grad"(%c) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 2, ddp.task = "B0.0"} : (tensor<4xf32>) -> tensor<4xf32>
+  // expected-note @+1 {{its use}}
+  %d = ddp.compute "layer_grad"(%c, %o) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 1, ddp.task = "B0.0"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %e = ddp.compute "embedding_grad"(%d) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 0, ddp.task = "B0.0"} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}

@@ -1,10 +1,17 @@
 // RUN: ddp-opt %s -split-input-file -ddp-pipeline-stages | FileCheck %s
 // RUN: ddp-opt %s -split-input-file -ddp-pipeline-stages -ddp-verify-collective-order -o /dev/null
+// RUN: ddp-opt %s -split-input-file -ddp-pipeline-stages="overlap-p2p-comm=true" | FileCheck %s --check-prefix=EARLY
+// RUN: ddp-opt %s -split-input-file -ddp-pipeline-stages="overlap-p2p-comm=true" -ddp-verify-collective-order -o /dev/null
 // RUN: ddp-opt %s -split-input-file -ddp-pipeline-stages="pipeline-schedule=gpipe" | FileCheck %s --check-prefix=GPIPE
 // RUN: not ddp-opt %s -split-input-file -ddp-pipeline-stages="pipeline-schedule=zigzag" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not ddp-opt %s -split-input-file -ddp-pipeline-stages="microbatch-group-size=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 
+// RUN: not ddp-opt %s -split-input-file -ddp-pipeline-stages="overlap-p2p-comm-warmup-flush=true" 2>&1 | FileCheck %s --check-prefix=FLUSH
+// RUN: not ddp-opt %s -split-input-file -ddp-pipeline-stages="overlap-p2p-comm=true overlap-p2p-comm-warmup-flush=true" 2>&1 | FileCheck %s --check-prefix=FLUSH1F1B
+
 // BAD: error: unknown pipeline schedule 'zigzag'; expected 1f1b, interleaved or gpipe
+// FLUSH: error: overlap-p2p-comm-warmup-flush overlaps the warmup and flush as overlap-p2p-comm does the steady phase; set overlap-p2p-comm=true too, or drop the warmup flush
+// FLUSH1F1B: error: overlap-p2p-comm-warmup-flush is a mode of the interleaved schedule; the 1f1b schedule has no such phase to overlap; drop it or use pipeline-schedule=interleaved
 // NEGATIVE: error: microbatch-group-size must not be negative, got -1
 
 // Two ranks, two microbatches, one layer each. 1F1B: rank 0 runs F0 F1 B0
@@ -38,51 +45,96 @@ func.func @step(%x0: tensor<4xf32>, %x1: tensor<4xf32>) -> (tensor<1xf32>, tenso
   return %l0, %l1 : tensor<1xf32>, tensor<1xf32>
 }
 
+// Megatron's calls (the default): every call blocks. Rank 0 sends F0's
+// output (send_forward) and waits; after F1, send_forward_recv_backward
+// sends F1's output and receives B0's gradient in one batch, both waited.
 // CHECK-NOT: func.func @step(
 // CHECK-LABEL: func.func @step_stage0(
 // CHECK-SAME:      %[[X0:.*]]: tensor<4xf32>, %[[X1:.*]]: tensor<4xf32>)
 // CHECK-SAME:      attributes {ddp.pipeline_stage = 0 : i64}
 // CHECK:         %[[W0:.*]] = ddp.get_param @w0 {ddp.task = "F0.0"}
-// CHECK:         %[[A0:.*]] = ddp.compute "f0"(%[[X0]], %[[W0]]) {{.*}}{ddp.task = "F0.0"}
-// CHECK:         %[[T0:.*]] = ddp.send %[[A0]] to 1 over @world[pp] async {ddp.task = "F0.0"}
-// CHECK:         %[[A1:.*]] = ddp.compute "f0"(%[[X1]], %[[W0]]) {{.*}}{ddp.task = "F1.0"}
-// CHECK:         %[[T1:.*]] = ddp.send %[[A1]] to 1 over @world[pp] async {ddp.task = "F1.0"}
-// CHECK:         %[[D0:.*]], %[[R0:.*]] = ddp.recv from 1 over @world[pp] async {ddp.task = "B0.0"}
-// CHECK-NEXT:    ddp.wait %[[R0]] {ddp.task = "B0.0"}
+// CHECK-NEXT:    %[[A0:.*]] = ddp.compute "f0"(%[[X0]], %[[W0]]) {{.*}}{ddp.task = "F0.0"}
+// CHECK-NEXT:    %[[T0:.*]] = ddp.send %[[A0]] to 1 over @world[pp] async {ddp.task = "F0.0"}
+// CHECK-NEXT:    ddp.wait %[[T0]]
+// CHECK-NEXT:    %[[A1:.*]] = ddp.compute "f0"(%[[X1]], %[[W0]]) {{.*}}{ddp.task = "F1.0"}
+// CHECK-NEXT:    %[[T1:.*]] = ddp.send %[[A1]] to 1 over @world[pp] async {ddp.task = "F1.0"}
+// CHECK-NEXT:    %[[D0:.*]], %[[R0:.*]] = ddp.recv from 1 over @world[pp] async {ddp.task = "B0.0"}
+// CHECK-NEXT:    ddp.wait %[[T1]]
+// CHECK-NEXT:    ddp.wait %[[R0]]
 // CHECK-NEXT:    %[[G0:.*]] = ddp.compute "b0"(%[[D0]], %[[X0]])
-// CHECK:         %[[D1:.*]], %[[R1:.*]] = ddp.recv from 1 over @world[pp] async {ddp.task = "B1.0"}
+// CHECK-NEXT:    %[[D1:.*]], %[[R1:.*]] = ddp.recv from 1 over @world[pp] async {ddp.task = "B1.0"}
 // CHECK-NEXT:    ddp.wait %[[R1]]
 // CHECK-NEXT:    %[[G1:.*]] = ddp.compute "b0"(%[[D1]], %[[X1]])
-// CHECK:         %[[S0:.*]] = ddp.accumulate %[[G0]], %[[G1]] {ddp.task = "B1.0"}
-// CHECK:         %[[RD:.*]] = ddp.grad_ready @w0, %[[S0]]
-// CHECK:         ddp.sgd @w0, %[[RD]]
-// CHECK-NOT:     ddp.sgd
-// CHECK:         ddp.wait %[[T0]]
-// CHECK:         ddp.wait %[[T1]]
-// CHECK:         return{{$}}
+// CHECK-NEXT:    %[[S0:.*]] = ddp.accumulate %[[G0]], %[[G1]] {ddp.task = "B1.0"}
+// CHECK-NEXT:    %[[RD:.*]] = ddp.grad_ready @w0, %[[S0]]
+// CHECK-NEXT:    ddp.sgd @w0, %[[RD]]
+// CHECK-NEXT:    return{{$}}
 
-// Rank 1 posts the receive of F1's input with B0, as Megatron's
-// send_backward_recv_forward does, and waits for it right before F1.
+// Rank 1: send_backward_recv_forward after B0 sends its gradient and
+// receives F1's input in one batch.
 // CHECK-LABEL: func.func @step_stage1(
 // CHECK-SAME:      -> (tensor<1xf32>, tensor<1xf32>) attributes {ddp.pipeline_stage = 1 : i64}
 // CHECK:         %[[IN0:.*]], %[[Q0:.*]] = ddp.recv from -1 over @world[pp] async {ddp.task = "F0.0"}
 // CHECK-NEXT:    ddp.wait %[[Q0]]
-// CHECK-NEXT:    %[[W1:.*]] = ddp.get_param @w1 {ddp.task = "F0.0"}
-// CHECK:         %[[Y0:.*]] = ddp.compute "f1"(%[[IN0]], %[[W1]])
-// CHECK:         %[[L0:.*]] = ddp.compute "loss"(%[[Y0]])
-// CHECK:         %[[IN1:.*]], %[[Q1:.*]] = ddp.recv from -1 over @world[pp] async {ddp.task = "B0.0"}
-// CHECK:         %[[B0:.*]]:2 = ddp.compute "b1"(%[[Y0]], %[[IN0]], %[[W1]]) {{.*}}{ddp.task = "B0.0"}
-// CHECK:         %[[U0:.*]] = ddp.send %[[B0]]#0 to -1 over @world[pp] async {ddp.task = "B0.0"}
-// CHECK-NEXT:    ddp.wait %[[Q1]] {ddp.task = "F1.0"}
-// CHECK-NEXT:    ddp.compute "f1"(%[[IN1]], %[[W1]])
+// CHECK:         %[[B0:.*]]:2 = ddp.compute "b1"({{.*}}) {{.*}}{ddp.task = "B0.0"}
+// CHECK-NEXT:    %[[U0:.*]] = ddp.send %[[B0]]#0 to -1 over @world[pp] async {ddp.task = "B0.0"}
+// CHECK-NEXT:    %[[IN1:.*]], %[[Q1:.*]] = ddp.recv from -1 over @world[pp] async {ddp.task = "F1.0"}
+// CHECK-NEXT:    ddp.wait %[[U0]]
+// CHECK-NEXT:    ddp.wait %[[Q1]]
+// CHECK-NEXT:    ddp.compute "f1"(%[[IN1]],
 // CHECK:         ddp.compute "b1"
-// CHECK:         ddp.send {{.*}} to -1 over @world[pp] async {ddp.task = "B1.0"}
-// CHECK:         ddp.accumulate
 // CHECK:         ddp.grad_ready @w1
-// CHECK:         ddp.sgd @w1
-// CHECK:         ddp.wait %[[U0]]
-// CHECK:         ddp.wait
-// CHECK:         return %[[L0]], %{{.*}} : tensor<1xf32>, tensor<1xf32>
+// CHECK-NEXT:    %[[U1:.*]] = ddp.send {{.*}} to -1 over @world[pp] async {ddp.task = "B1.0"}
+// CHECK-NEXT:    ddp.wait %[[U1]]
+// CHECK-NEXT:    ddp.sgd @w1
+// CHECK-NEXT:    return
+
+// EARLY-NOT: func.func @step(
+// EARLY-LABEL: func.func @step_stage0(
+// EARLY-SAME:      %[[X0:.*]]: tensor<4xf32>, %[[X1:.*]]: tensor<4xf32>)
+// EARLY-SAME:      attributes {ddp.pipeline_stage = 0 : i64}
+// EARLY:         %[[W0:.*]] = ddp.get_param @w0 {ddp.task = "F0.0"}
+// EARLY:         %[[A0:.*]] = ddp.compute "f0"(%[[X0]], %[[W0]]) {{.*}}{ddp.task = "F0.0"}
+// EARLY:         %[[T0:.*]] = ddp.send %[[A0]] to 1 over @world[pp] async {ddp.task = "F0.0"}
+// EARLY:         %[[A1:.*]] = ddp.compute "f0"(%[[X1]], %[[W0]]) {{.*}}{ddp.task = "F1.0"}
+// EARLY:         %[[T1:.*]] = ddp.send %[[A1]] to 1 over @world[pp] async {ddp.task = "F1.0"}
+// EARLY:         %[[D0:.*]], %[[R0:.*]] = ddp.recv from 1 over @world[pp] async {ddp.task = "B0.0"}
+// EARLY-NEXT:    ddp.wait %[[R0]] {ddp.task = "B0.0"}
+// EARLY-NEXT:    %[[G0:.*]] = ddp.compute "b0"(%[[D0]], %[[X0]])
+// EARLY:         %[[D1:.*]], %[[R1:.*]] = ddp.recv from 1 over @world[pp] async {ddp.task = "B1.0"}
+// EARLY-NEXT:    ddp.wait %[[R1]]
+// EARLY-NEXT:    %[[G1:.*]] = ddp.compute "b0"(%[[D1]], %[[X1]])
+// EARLY:         %[[S0:.*]] = ddp.accumulate %[[G0]], %[[G1]] {ddp.task = "B1.0"}
+// EARLY:         %[[RD:.*]] = ddp.grad_ready @w0, %[[S0]]
+// EARLY:         ddp.sgd @w0, %[[RD]]
+// EARLY-NOT:     ddp.sgd
+// EARLY:         ddp.wait %[[T0]]
+// EARLY:         ddp.wait %[[T1]]
+// EARLY:         return{{$}}
+
+// With overlap-p2p-comm (ddp's own rule on 1f1b): each value is sent once
+// computed and waited at the end; rank 1 posts the receive of F1's input
+// early, with B0, and waits for it right before F1.
+// EARLY-LABEL: func.func @step_stage1(
+// EARLY-SAME:      -> (tensor<1xf32>, tensor<1xf32>) attributes {ddp.pipeline_stage = 1 : i64}
+// EARLY:         %[[IN0:.*]], %[[Q0:.*]] = ddp.recv from -1 over @world[pp] async {ddp.task = "F0.0"}
+// EARLY-NEXT:    ddp.wait %[[Q0]]
+// EARLY-NEXT:    %[[W1:.*]] = ddp.get_param @w1 {ddp.task = "F0.0"}
+// EARLY:         %[[Y0:.*]] = ddp.compute "f1"(%[[IN0]], %[[W1]])
+// EARLY:         %[[L0:.*]] = ddp.compute "loss"(%[[Y0]])
+// EARLY:         %[[IN1:.*]], %[[Q1:.*]] = ddp.recv from -1 over @world[pp] async {ddp.task = "B0.0"}
+// EARLY:         %[[B0:.*]]:2 = ddp.compute "b1"(%[[Y0]], %[[IN0]], %[[W1]]) {{.*}}{ddp.task = "B0.0"}
+// EARLY:         %[[U0:.*]] = ddp.send %[[B0]]#0 to -1 over @world[pp] async {ddp.task = "B0.0"}
+// EARLY-NEXT:    ddp.wait %[[Q1]] {ddp.task = "F1.0"}
+// EARLY-NEXT:    ddp.compute "f1"(%[[IN1]], %[[W1]])
+// EARLY:         ddp.compute "b1"
+// EARLY:         ddp.send {{.*}} to -1 over @world[pp] async {ddp.task = "B1.0"}
+// EARLY:         ddp.accumulate
+// EARLY:         ddp.grad_ready @w1
+// EARLY:         ddp.sgd @w1
+// EARLY:         ddp.wait %[[U0]]
+// EARLY:         ddp.wait
+// EARLY:         return %[[L0]], %{{.*}} : tensor<1xf32>, tensor<1xf32>
 
 // GPipe: rank 1 runs both forwards before either backward.
 // GPIPE-LABEL: func.func @step_stage1(
@@ -95,7 +147,7 @@ func.func @step(%x0: tensor<4xf32>, %x1: tensor<4xf32>) -> (tensor<1xf32>, tenso
 
 // The tied embedding: the first and the last rank each sum their own
 // contributions; the sum of the two sums and the update run on both, each
-// receiving the other's partial sum.
+// receiving the other's partial sum once past its pipeline.
 
 ddp.mesh @world(pp = 3, dp = 1)
 ddp.param @emb shared_embedding : tensor<4xf32>
@@ -113,6 +165,8 @@ ddp.param @emb shared_embedding : tensor<4xf32>
 // CHECK:         return
 // CHECK-LABEL: func.func @tied_stage2(
 // CHECK:         %[[O2:.*]] = ddp.compute "output_grad"
+// CHECK-NEXT:    %[[P2:.*]] = ddp.send %[[O2]] to -1 over @world[pp] async {ddp.task = "B0.0"}
+// CHECK-NEXT:    ddp.wait %[[P2]]
 // CHECK-NEXT:    ddp.send %[[O2]] to 1 over @world[pp] async :
 // CHECK-NEXT:    %[[E2:.*]], %[[TE2:.*]] = ddp.recv from 1 over @world[pp] async :
 // CHECK-NEXT:    ddp.wait %[[TE2]]
@@ -125,7 +179,7 @@ func.func @tied(%x: tensor<4xf32>) {
   %b = ddp.compute "layer"(%a) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 1, ddp.task = "F0.0"} : (tensor<4xf32>) -> tensor<4xf32>
   %c = ddp.compute "logits"(%b, %w) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 2, ddp.task = "F0.0"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   %o = ddp.compute "output_grad"(%c, %b) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 2, ddp.task = "B0.0"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-  %d = ddp.compute "layer_grad"(%c, %a) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 1, ddp.task = "B0.0"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %d = ddp.compute "layer_grad"(%o, %a) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 1, ddp.task = "B0.0"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   %e = ddp.compute "embedding_grad"(%d, %x) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 0, ddp.task = "B0.0"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   %s = ddp.accumulate %e, %o : tensor<4xf32>
   %r = ddp.grad_ready @emb, %s : tensor<4xf32>

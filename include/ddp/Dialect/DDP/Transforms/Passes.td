@@ -520,13 +520,23 @@ def PipelineStages : Pass<"ddp-pipeline-stages", "mlir::ModuleOp"> {
     on the first and the last stage, as `finalize_model_grads` all-reduces
     that gradient over the embedding group); a `ddp.get_param` is copied to
     every rank that uses it. A value that one rank computes and another
-    uses is sent right after it is computed (`ddp.send ... over [pp]`,
-    asynchronous, waited at the end of the step) and received right before
-    its first use (`ddp.recv`): activations go to offset `+1` and their
-    gradients to `-1`, the last rank's chunk `c` feeding the first rank's
-    chunk `c + 1`. The sends between two ranks must be issued in the order
-    the receiving rank uses the values, or the pass refuses the schedule.
-    Each rank returns the step's results it computes.
+    uses crosses by a `ddp.send` and a `ddp.recv` over `[pp]`: activations
+    go to offset `+1` and their gradients to `-1`, the last rank's chunk `c`
+    feeding the first rank's chunk `c + 1`. Each rank returns the step's
+    results it computes.
+
+    Where a rank sends and receives, and when it waits, follows Megatron's
+    P2PCommunicator calls for the schedule and the p2p options
+    (docs/Pipeline.md): by default every call blocks, sending the output of
+    the task just run and receiving the input of a later one, its
+    operations issued together (one batch); `overlap-p2p-comm` makes the
+    interleaved schedule's calls asynchronous, each receive waited right
+    before its task. With `overlap-p2p-comm` on 1f1b or gpipe (which
+    Megatron refuses) a value is sent right after it is computed and
+    received early, and the pass refuses a schedule whose sends between two
+    ranks would not arrive in the order the receiver uses them. A value
+    used after the pipeline (the tied embedding's gradient) is exchanged
+    once both ranks are past their pipeline.
 
     `pipeline-schedule` is Megatron-Core's: `1f1b`
     (`forward_backward_pipelining_without_interleaving`), `interleaved`
@@ -547,6 +557,20 @@ def PipelineStages : Pass<"ddp-pipeline-stages", "mlir::ModuleOp"> {
            /*default=*/"0",
            "Megatron's microbatch_group_size_per_vp_stage for the "
            "interleaved schedule; 0 means the number of pipeline ranks">,
+    Option<"overlapP2PComm", "overlap-p2p-comm", "bool", /*default=*/"false",
+           "Megatron's overlap_p2p_comm: the interleaved schedule's "
+           "exchanges are asynchronous, each waited right before its use; "
+           "with 1f1b or gpipe, ddp posts each receive early by its own "
+           "rule (Megatron has no such mode)">,
+    Option<"batchP2PComm", "batch-p2p-comm", "bool", /*default=*/"true",
+           "Megatron's batch_p2p_comm: a call's sends and receives in one "
+           "batch, in batch_isend_irecv's order; unset, it is the opposite "
+           "of overlap-p2p-comm, as Megatron's arguments make it">,
+    Option<"overlapP2PCommWarmupFlush", "overlap-p2p-comm-warmup-flush",
+           "bool", /*default=*/"false",
+           "Megatron's overlap_p2p_comm_warmup_flush: the interleaved "
+           "warmup and flush receive one iteration ahead too; needs "
+           "overlap-p2p-comm">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect"];
   let statistics = [
