@@ -62,6 +62,9 @@ inline constexpr ScheduleArg scheduleArgs[] = {
     {"accumulate_allreduce_grads_in_fp32", "grad-reduce-in-fp32", false},
     {"check_for_nan_in_loss_and_grad", "check-for-nan-in-grad", false},
     {"align_param_gather", "align-param-gather", false},
+    // Megatron prints it after validate_args, which turns it off without
+    // virtual stages (arguments.py L1010-1018).
+    {"overlap_p2p_comm", "overlap-p2p-comm", false},
     {"num_distributed_optimizer_instances",
      "num-distributed-optimizer-instances", true},
     {"ddp_pad_buckets_for_high_nccl_busbw", "pad-buckets-for-high-nccl-busbw",
@@ -202,7 +205,6 @@ inline constexpr llvm::StringLiteral irrelevantArgs[] = {
     "norm_epsilon",
     "num_dataset_builder_threads",
     "num_workers",
-    "overlap_p2p_comm",
     "overlap_param_gather_with_optimizer_step",
     "override_opt_param_scheduler",
     "perform_initialization",

@@ -543,13 +543,18 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
   }
   OwningOpRef<ModuleOp> module = sb.finish(losses);
   setActivationBytes(*module, computeActivationBytes(config));
-  // Megatron's ModelParallelConfig holds the group size; in ddp it is an
-  // option of the schedule (ddp-pipeline-stages), recorded for ddp-schedule.
-  if (config.isPipelined() && config.microbatchGroupSizePerVpStage > 0) {
-    llvm::json::Object options;
+  // Megatron's ModelParallelConfig holds the group size and the p2p flags;
+  // in ddp they are options of the schedule (ddp-pipeline-stages), recorded
+  // for ddp-schedule. Megatron's training arguments overlap the interleaved
+  // schedule's p2p calls unless --no-overlap-p2p-communication is given
+  // (arguments.py L3118-3120, argument_utils.py L307).
+  llvm::json::Object options;
+  if (config.isPipelined() && config.microbatchGroupSizePerVpStage > 0)
     options["microbatch-group-size"] = config.microbatchGroupSizePerVpStage;
+  if (config.isPipelined() && config.getVirtualPipelineSize() > 1)
+    options["overlap-p2p-comm"] = true;
+  if (!options.empty())
     recordScheduleOptions(*module, options);
-  }
   return module;
 }
 

@@ -375,3 +375,51 @@ ddp::pipeline::placeEarly(const StageOrders &stageOrders,
       }
   return plan;
 }
+//===----------------------------------------------------------------------===//
+// Delivery
+//===----------------------------------------------------------------------===//
+
+LogicalResult ddp::pipeline::checkDelivery(
+    const ExchangePlan &plan, const std::vector<Transfer> &transfers,
+    StringRef schedule) {
+  int64_t count = plan.size();
+  // Per (sender, receiver): the transfers sent, and those received, in
+  // issue order.
+  std::map<std::pair<int64_t, int64_t>, SmallVector<size_t>> sent, received;
+  for (int64_t rank = 0; rank < count; ++rank)
+    for (const auto &[index, actions] : plan[rank])
+      for (const ExchangeAction &action : actions) {
+        if (action.isWait)
+          continue;
+        for (const ExchangeOp &op : action.ops) {
+          const Transfer &transfer = transfers[op.transfer];
+          (op.isSend ? sent : received)[{transfer.from, transfer.to}]
+              .push_back(op.transfer);
+        }
+      }
+  for (const auto &[channel, sends] : sent) {
+    const SmallVector<size_t> &receives = received[channel];
+    for (auto [send, receive] : llvm::zip(sends, receives)) {
+      if (send == receive)
+        continue;
+      const Transfer &first = transfers[send];
+      const Transfer &meant = transfers[receive];
+      InFlightDiagnostic diag =
+          first.value.getDefiningOp()->emitError("pipeline rank ")
+          << channel.first << " sends this value to rank " << channel.second
+          << " when that rank receives another one";
+      diag.attachNote(meant.value.getLoc())
+          << "the value rank " << channel.second
+          << " receives at that point; messages between two ranks match in "
+             "issue order, and the "
+          << schedule
+          << " schedule's calls order them differently on the two ranks "
+             "(with 2 pipeline ranks, Megatron's batched calls send both "
+             "directions to the same rank: Megatron refuses that unless "
+             "overlap_p2p_comm, arguments.py L1000-1010); set "
+             "overlap-p2p-comm=true or batch-p2p-comm=false";
+      return diag;
+    }
+  }
+  return success();
+}

@@ -73,6 +73,13 @@ placeAsMegatron(const StageOrders &stages,
 mlir::FailureOr<ExchangePlan>
 placeEarly(const StageOrders &stages, const std::vector<Transfer> &transfers);
 
+/// Fails, naming the two values, unless every receive gets the value it
+/// was placed for: between two ranks, messages match in issue order (MPI
+/// and NCCL without tags), whichever direction of the pipeline they serve.
+mlir::LogicalResult checkDelivery(const ExchangePlan &plan,
+                                  const std::vector<Transfer> &transfers,
+                                  llvm::StringRef schedule);
+
 } // namespace ddp::pipeline
 
 #endif // DDP_DIALECT_DDP_TRANSFORMS_PIPELINEEXCHANGEPLACEMENT_H

@@ -290,7 +290,9 @@ LogicalResult StageSplit::plan(const PipelineExchangeOptions &options) {
       options.overlap && kind != PipelineScheduleKind::Interleaved
           ? pipeline::placeEarly(stageOrders, transfers)
           : pipeline::placeAsMegatron(stageOrders, transfers, options);
-  if (failed(placed))
+  if (failed(placed) ||
+      failed(pipeline::checkDelivery(*placed, transfers,
+                                     stringifyPipelineScheduleKind(kind))))
     return failure();
   exchanges = std::move(*placed);
   return success();
