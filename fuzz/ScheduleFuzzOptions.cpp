@@ -87,6 +87,11 @@ ArrayRef<FuzzedOption> ddp::fuzz::getFuzzedOptions() {
        {"1", "2", "3", "4", "0", "-1", "9223372036854775807"}},
       // ddp-extract-pipeline-stage.
       {"rank", {"0", "1", "2", "3", "-1", "9223372036854775807"}},
+      // ddp-pipeline-stages' p2p calls (after the options above, for the
+      // same reason).
+      {"overlap-p2p-comm", flipTrue},
+      {"batch-p2p-comm", flipFalse},
+      {"overlap-p2p-comm-warmup-flush", flipTrue},
   };
   return options;
 }

@@ -83,6 +83,19 @@ ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
     std::vector<Operation *> &ops = programs.emplace_back();
     for (Operation &op : func.getBody().front())
       ops.push_back(&op);
+    // Sends and receives issued back to back go out together (one NCCL
+    // group, as the runtime issues them): the batch's sends are simulated
+    // before its receives, or a ring of batches that each receive before
+    // they send would wait on itself.
+    auto inBatch = [](Operation *op) {
+      return isPipelineMessage(op) && cast<AsyncOpInterface>(op).isAsync();
+    };
+    for (auto begin = ops.begin(); begin != ops.end();) {
+      auto end = std::find_if_not(begin, ops.end(), inBatch);
+      std::stable_partition(begin, end,
+                            [](Operation *op) { return isa<SendOp>(op); });
+      begin = end == ops.end() ? end : end + 1;
+    }
   }
 
   // The pipeline's own bound (PipelineSimResult::lowerBound): each rank's

@@ -220,7 +220,9 @@ void ddp::sim::printPipelineSummary(const PipelineSimResult &result,
        << formatBytes(std::llround(result.modelStateBytes[rank]));
     if (withActivations)
       os << " + " << formatBytes(result.activations[rank].bytes) << " ("
-         << result.activations[rank].forwards << " forwards) = "
+         << result.activations[rank].forwards
+         << (result.activations[rank].forwards == 1 ? " forward) = "
+                                                    : " forwards) = ")
          << formatBytes(std::llround(result.getMemoryBytes(rank)));
     os << "\n";
   }

@@ -70,7 +70,8 @@ std::string makeUniformPipeline(int64_t stages, int64_t chunks,
 }
 
 double simulateIdleFraction(int64_t stages, int64_t chunks,
-                            int64_t microbatches, llvm::StringRef schedule) {
+                            int64_t microbatches, llvm::StringRef schedule,
+                            bool overlapP2PComm = false) {
   std::unique_ptr<mlir::MLIRContext> context = makeContext();
   mlir::OwningOpRef<mlir::ModuleOp> module =
       parseStep(*context, makeUniformPipeline(stages, chunks, microbatches));
@@ -78,6 +79,7 @@ double simulateIdleFraction(int64_t stages, int64_t chunks,
   mlir::PassManager pm(context.get());
   ddp::PipelineStagesOptions options;
   options.pipelineSchedule = schedule.str();
+  options.overlapP2PComm = overlapP2PComm;
   pm.addPass(ddp::createPipelineStages(options));
   pm.addPass(ddp::createVerifyCollectiveOrder());
   EXPECT_TRUE(mlir::succeeded(pm.run(*module)));
@@ -113,11 +115,24 @@ TEST(PipelineSimulatorTest, GPipeHasTheSameBubbleAs1F1B) {
   EXPECT_NEAR(simulateIdleFraction(4, 1, 8, "gpipe"), 3.0 / 8, 1e-4);
 }
 
+// With Megatron's overlapped calls (its default for interleaving), and with
+// its blocking ones where it allows them (more than 2 ranks).
 TEST(PipelineSimulatorTest, InterleavingDividesTheBubbleByTheChunks) {
-  EXPECT_NEAR(simulateIdleFraction(4, 2, 8, "interleaved"), 3.0 / 16, 1e-4);
-  EXPECT_NEAR(simulateIdleFraction(2, 2, 4, "interleaved"), 1.0 / 8, 1e-4);
-  EXPECT_NEAR(simulateIdleFraction(4, 4, 8, "interleaved"), 3.0 / 32, 1e-4);
-  EXPECT_NEAR(simulateIdleFraction(3, 2, 6, "interleaved"), 2.0 / 12, 1e-4);
+  for (bool overlap : {true, false}) {
+    EXPECT_NEAR(simulateIdleFraction(4, 2, 8, "interleaved", overlap),
+                3.0 / 16, 1e-4);
+    EXPECT_NEAR(simulateIdleFraction(4, 4, 8, "interleaved", overlap),
+                3.0 / 32, 1e-4);
+    EXPECT_NEAR(simulateIdleFraction(3, 2, 6, "interleaved", overlap),
+                2.0 / 12, 1e-4);
+  }
+  EXPECT_NEAR(simulateIdleFraction(2, 2, 4, "interleaved", true), 1.0 / 8,
+              1e-4);
+}
+
+// 1F1B with ddp's early receives (overlap-p2p-comm on 1f1b).
+TEST(PipelineSimulatorTest, EarlyReceivesKeepThe1F1BBubble) {
+  EXPECT_NEAR(simulateIdleFraction(4, 1, 8, "1f1b", true), 3.0 / 8, 1e-4);
 }
 
 } // namespace

@@ -10,6 +10,12 @@
 // RUN: ddp-import --preset=tiny | ddp-opt --ddp-schedule="policy=auto hw=a100-sxm-ib200" --ddp-simulate -o /dev/null | FileCheck %s --check-prefix=RECORDED-HW
 // RECORDED-HW: simulated step @step on a100-sxm-ib200
 // RUN: ddp-import --preset=tiny | ddp-opt --ddp-schedule="policy=auto hw=a100-sxm-ib200" --ddp-simulate="hw=h100-sxm-ib400" -o /dev/null | FileCheck %s --check-prefix=GIVEN-HW
+// Megatron's blocking interleaved calls: every rank receives from the
+// previous rank and sends to the next in one batch, a ring the simulator
+// runs as the runtime issues it (a batch's sends with its receives), not
+// as a ring of receives each waiting for the next rank's send.
+// RUN: ddp-import --preset=tiny --set num_layers=6 --set pipeline_model_parallel_size=3 --set virtual_pipeline_model_parallel_size=2 --set num_microbatches=6 --set data_parallel_size=1 --set tensor_model_parallel_size=1 | ddp-opt --ddp-schedule="overlap-p2p-comm=false" --ddp-simulate -o /dev/null | FileCheck %s --check-prefix=RING
+// RING: pipeline of 3 ranks on h100-sxm-ib400: step {{[0-9.]+}} ms
 // GIVEN-HW: simulated step @step on h100-sxm-ib400
 
 // A pipeline's stage programs are simulated together (docs/Pipeline.md):
@@ -40,7 +46,7 @@
 // PIPELINE-NEXT: lower bound {{[0-9]+\.[0-9]+}} ms (fill, a rank's tasks, drain); step / lower bound {{[0-9]+\.[0-9]+}}
 // PIPELINE-NEXT: memory per rank: model state + activations at the peak (Korthikanti et al.)
 // PIPELINE-NEXT: 0 921.50 KiB + 92.50 KiB (2 forwards) = 1014.00 KiB
-// PIPELINE-NEXT: 1 907.50 KiB + 80.00 KiB (1 forwards) = 987.50 KiB
+// PIPELINE-NEXT: 1 907.50 KiB + 80.00 KiB (1 forward) = 987.50 KiB
 // PIPELINE-NEXT: most memory: rank 0, 1014.00 KiB{{$}}
 // With the device's memory in the profile, the report says whether it fits.
 // RUN: ddp-import --preset=tiny --set pipeline_model_parallel_size=2 | ddp-opt -ddp-pipeline-stages -ddp-simulate="hw=%S/Inputs/unit-profile-small-memory.json report=%t.small.json" -o /dev/null | FileCheck %s --check-prefix=NO-FIT
