@@ -63,3 +63,13 @@ ActivationBytes ddp::computeActivationBytes(const ModelConfig &config) {
   }
   return bytes;
 }
+
+int64_t ddp::computeCheckpointBytes(const ModelConfig &config) {
+  // Korthikanti et al., Table 2, full recomputation: 2sbh per checkpointed
+  // input, which sequence parallelism splits over the tensor-parallel ranks.
+  double sb = double(config.getTokensPerMicrobatch());
+  double t = config.usesSequenceParallel()
+                 ? double(config.tensorModelParallelSize)
+                 : 1.0;
+  return toBytes(2 * sb * double(config.hiddenSize) / t);
+}

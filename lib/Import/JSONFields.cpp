@@ -121,6 +121,53 @@ void importer::writeOptimizerFields(const OptimizerConfig &optimizer,
   object["adam_eps"] = optimizer.eps;
 }
 
+Expected<bool> importer::readRecomputeField(StringRef key,
+                                            const json::Value &value,
+                                            StringRef source,
+                                            RecomputeConfig &recompute) {
+  if (key == "recompute_num_layers") {
+    Expected<int64_t> layers = readInteger(value, source, key, 0);
+    if (!layers)
+      return layers.takeError();
+    recompute.numLayers = *layers;
+    return true;
+  }
+  if (key != "recompute_granularity" && key != "recompute_method")
+    return false;
+  Expected<StringRef> name = readString(value, source, key);
+  if (!name)
+    return name.takeError();
+  if (key == "recompute_method") {
+    std::optional<RecomputeMethod> method = parseRecomputeMethod(*name);
+    if (!method)
+      return fieldError(source, key,
+                        "unknown recompute method '" + *name +
+                            "'; expected 'uniform' or 'block'");
+    recompute.method = *method;
+    return true;
+  }
+  std::optional<RecomputeGranularity> granularity =
+      parseRecomputeGranularity(*name);
+  if (!granularity)
+    return fieldError(source, key,
+                      "unknown recompute granularity '" + *name +
+                          "'; expected 'full', 'selective' or 'none'");
+  recompute.granularity = *granularity;
+  return true;
+}
+
+void importer::writeRecomputeFields(const RecomputeConfig &recompute,
+                                    json::Object &object) {
+  if (recompute.granularity == RecomputeGranularity::None)
+    return;
+  object["recompute_granularity"] =
+      stringifyRecomputeGranularity(recompute.granularity);
+  if (recompute.method)
+    object["recompute_method"] = stringifyRecomputeMethod(*recompute.method);
+  if (recompute.numLayers)
+    object["recompute_num_layers"] = *recompute.numLayers;
+}
+
 Error importer::checkDimension(StringRef source, const Twine &field,
                                StringRef what, double size) {
   if (size <= double(kMaxDimension))

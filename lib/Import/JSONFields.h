@@ -9,6 +9,7 @@
 #ifndef DDP_LIB_IMPORT_JSONFIELDS_H
 #define DDP_LIB_IMPORT_JSONFIELDS_H
 
+#include "ddp/Import/Recompute.h"
 #include "ddp/Import/StepOptions.h"
 
 #include "llvm/ADT/Twine.h"
@@ -46,6 +47,16 @@ llvm::Expected<bool> readOptimizerField(llvm::StringRef key,
                                         llvm::StringRef source,
                                         OptimizerConfig &optimizer);
 void writeOptimizerFields(const OptimizerConfig &optimizer,
+                          llvm::json::Object &object);
+
+/// `recompute_granularity`, `recompute_method`, `recompute_num_layers`:
+/// false for any other key.
+llvm::Expected<bool> readRecomputeField(llvm::StringRef key,
+                                        const llvm::json::Value &value,
+                                        llvm::StringRef source,
+                                        RecomputeConfig &recompute);
+/// The fields given; none without recomputation.
+void writeRecomputeFields(const RecomputeConfig &recompute,
                           llvm::json::Object &object);
 
 /// The largest size an importer turns into a tensor dimension (tokens per

@@ -86,9 +86,10 @@ struct LeftOutArg {
   bool onlyWithExperts = false;
 };
 inline constexpr LeftOutArg leftOutArgs[] = {
-    {"recompute_granularity", "None",
-     "the step does not recompute activations"},
     {"fp8", "None", "the step computes in the parameters' dtype"},
+    {"distribute_saved_activations", "False",
+     "a checkpointed layer's input is counted whole on every "
+     "tensor-parallel rank"},
     {"rampup_batch_size", "None", "the step has the final global batch size"},
     {"add_qkv_bias", "False", "the step has biases only with add_bias_linear"},
     {"moe_token_dispatcher_type", "allgather",
@@ -148,7 +149,6 @@ inline constexpr llvm::StringLiteral irrelevantArgs[] = {
     "decoupled_min_lr",
     "defer_embedding_wgrad_compute",
     "deterministic_mode",
-    "distribute_saved_activations",
     "distributed_backend",
     "distributed_timeout_minutes",
     "empty_unused_memory_level",
@@ -214,8 +214,6 @@ inline constexpr llvm::StringLiteral irrelevantArgs[] = {
     "profile_step_end",
     "profile_step_start",
     "rank",
-    "recompute_method",
-    "recompute_num_layers",
     "reset_attention_mask",
     "reset_position_ids",
     "rotary_base",

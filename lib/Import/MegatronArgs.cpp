@@ -269,6 +269,16 @@ Error ArgumentReader::mapModel(MegatronRun &run) {
       {"optimizer",
        [](StringRef value) { return parseOptimizerKind(value).has_value(); },
        "adam or sgd"},
+      {"recompute_granularity",
+       [](StringRef value) {
+         return parseRecomputeGranularity(value).has_value();
+       },
+       "full, selective or None"},
+      {"recompute_method",
+       [](StringRef value) {
+         return value == "None" || parseRecomputeMethod(value).has_value();
+       },
+       "uniform, block or None"},
   };
   for (const StringArg &arg : stringArgs) {
     const Argument *argument = lookup(arg.name);
@@ -276,8 +286,14 @@ Error ArgumentReader::mapModel(MegatronRun &run) {
       continue;
     if (!arg.isKnown(argument->value))
       return valueError(arg.name, *argument, arg.expected);
-    run.config[arg.name] = argument->value.str();
+    // None is Megatron's unset.
+    if (argument->value != "None")
+      run.config[arg.name] = argument->value.str();
   }
+  if (Error error = copyArgument("recompute_num_layers",
+                                 &ArgumentReader::getInteger, run.config,
+                                 "recompute_num_layers"))
+    return error;
   // ddp.sgd is plain SGD; Megatron's SGD keeps a momentum buffer.
   if (const Argument *momentum = lookup("sgd_momentum");
       momentum && run.config.getString("optimizer") == "sgd" &&

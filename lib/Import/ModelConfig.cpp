@@ -150,7 +150,8 @@ static constexpr StringLiteral otherFields[] = {
     "params_dtype",  "hidden_dropout",
     "optimizer",     "lr",
     "adam_beta1",    "adam_beta2",
-    "adam_eps"};
+    "adam_eps",      "recompute_granularity",
+    "recompute_method", "recompute_num_layers"};
 
 static SmallVector<StringRef> getKnownFields() {
   SmallVector<StringRef> names;
@@ -202,6 +203,12 @@ static Error readOtherField(StringRef key, const json::Value &value,
   if (!isOptimizerField)
     return isOptimizerField.takeError();
   if (*isOptimizerField)
+    return Error::success();
+  Expected<bool> isRecomputeField =
+      readRecomputeField(key, value, source, config.recompute);
+  if (!isRecomputeField)
+    return isRecomputeField.takeError();
+  if (*isRecomputeField)
     return Error::success();
 
   if (key == "hidden_dropout") {
@@ -312,6 +319,7 @@ json::Object ddp::modelConfigToJSON(const ModelConfig &config) {
   object["params_dtype"] = stringifyElementType(config.paramsDtype);
   object["hidden_dropout"] = config.hiddenDropout;
   writeOptimizerFields(config.optimizer, object);
+  writeRecomputeFields(config.recompute, object);
   return object;
 }
 
@@ -466,6 +474,13 @@ Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
     return error;
   if (Error error = checkDataParallelSize(source, config.dataParallelSize))
     return error;
+  StringRef recomputeField;
+  if (Error error = checkRecompute(
+          config.recompute,
+          config.numLayers /
+              std::max<int64_t>(1, config.pipelineModelParallelSize),
+          recomputeField))
+    return fieldError(source, recomputeField, toString(std::move(error)));
   int64_t tp = config.tensorModelParallelSize;
   if (config.kvChannels == 0)
     if (Error error =

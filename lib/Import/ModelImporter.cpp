@@ -210,6 +210,13 @@ Value ModelImporter::add(Value lhs, Value rhs, std::optional<int64_t> layer) {
 // Forward
 //===----------------------------------------------------------------------===//
 
+Value ModelImporter::coreAttention(Value qkv, int64_t layer) {
+  // Fused (flash) attention: HBM sees only Q, K, V and the output.
+  return sb.compute1("attention", qkv, actType(tokens, contextWidth),
+                     getAttentionFlops(),
+                     bytes(tokens * double(qkvWidth + contextWidth)), layer);
+}
+
 Value ModelImporter::attentionForward(const LayerParams &params,
                                       LayerActivations &acts, int64_t layer) {
   acts.inputNormOut = norm(params.inputNorm, acts.input, layer);
@@ -223,10 +230,7 @@ Value ModelImporter::attentionForward(const LayerParams &params,
   }
   acts.qkv = qkv;
 
-  // Fused (flash) attention: HBM sees only Q, K, V and the output.
-  acts.context = sb.compute1(
-      "attention", qkv, actType(tokens, contextWidth), getAttentionFlops(),
-      bytes(tokens * double(qkvWidth + contextWidth)), layer);
+  acts.context = coreAttention(qkv, layer);
   Value projected = rowParallelForward(acts.context, params.proj.weight, layer);
   return biasDropoutAdd(projected, params.proj.bias, acts.input, layer);
 }
@@ -297,6 +301,33 @@ Value ModelImporter::moeForward(const LayerParams &params,
   return biasDropoutAdd(combined, std::nullopt, acts.attnResidual, layer);
 }
 
+Value ModelImporter::layerForward(const LayerParams &params,
+                                  LayerActivations &acts, int64_t layer) {
+  acts.attnResidual = attentionForward(params, acts, layer);
+  acts.mlpNormOut = norm(params.preMlpNorm, acts.attnResidual, layer);
+  return config.isMoE() ? moeForward(params, acts, layer)
+                        : denseMlpForward(params, acts, layer);
+}
+
+std::vector<int64_t> ModelImporter::getRecomputeGroupStarts() const {
+  // Megatron checkpoints within each TransformerBlock: the layers of one
+  // model chunk of one pipeline rank, consecutive in flow order.
+  int64_t count = layers.size();
+  std::vector<int64_t> starts(count, -1);
+  for (int64_t first = 0; first < count;) {
+    int64_t end = first + 1;
+    while (end < count && getChunk(end) == getChunk(first))
+      ++end;
+    for (auto [groupFirst, groupEnd] :
+         getRecomputeGroups(config.recompute, end - first))
+      for (int64_t layer = first + groupFirst; layer < first + groupEnd;
+           ++layer)
+        starts[layer] = first + groupFirst;
+    first = end;
+  }
+  return starts;
+}
+
 Value ModelImporter::forward(MicrobatchActivations &acts) {
   using Phase = PipelineTask::Phase;
   sb.setPipelineChunk(Phase::Forward, 0);
@@ -328,11 +359,7 @@ Value ModelImporter::forward(MicrobatchActivations &acts) {
     LayerActivations &layerActs = acts.layers[index];
     sb.setPipelineChunk(Phase::Forward, getChunk(layer));
     layerActs.input = x;
-    layerActs.attnResidual = attentionForward(params, layerActs, layer);
-    layerActs.mlpNormOut =
-        norm(params.preMlpNorm, layerActs.attnResidual, layer);
-    x = config.isMoE() ? moeForward(params, layerActs, layer)
-                       : denseMlpForward(params, layerActs, layer);
+    x = layerForward(params, layerActs, layer);
   }
 
   sb.setPipelineChunk(Phase::Forward, lastChunk);
@@ -460,8 +487,13 @@ Value ModelImporter::layerBackward(const LayerParams &params,
       biasDropoutAddBackward(gradAttnResidual, params.proj.bias, layer);
   Value gradContext =
       rowParallelBackward(gradBranch, acts.context, params.proj.weight, layer);
+  // Selective recomputation reruns the core attention for its backward
+  // (Megatron's recompute_modules default, core_attn).
+  Value context = acts.context;
+  if (config.recompute.isSelective())
+    context = coreAttention(acts.qkv, layer);
   Value gradQkv =
-      sb.compute1("attention_grad", {gradContext, acts.qkv, acts.context},
+      sb.compute1("attention_grad", {gradContext, acts.qkv, context},
                   acts.qkv.getType(), 2 * getAttentionFlops(),
                   bytes(2 * tokens * double(qkvWidth + contextWidth)), layer);
   Value gradNormOut = columnParallelBackward(gradQkv, acts.inputNormOut,
@@ -493,8 +525,22 @@ void ModelImporter::backward(MicrobatchActivations &acts) {
                                       outputWeight, std::nullopt);
   grad = normBackward(finalNorm, grad, acts.finalInput, std::nullopt);
 
+  // Full recomputation (Megatron's CheckpointFunction): the backward of a
+  // checkpointed group first reruns the group's forward from its input.
+  std::vector<int64_t> groupStart = getRecomputeGroupStarts();
   for (int64_t index = layers.size() - 1; index >= 0; --index) {
     sb.setPipelineChunk(Phase::Backward, getChunk(index));
+    int64_t first = groupStart[index];
+    if (first >= 0 && (index + 1 == int64_t(layers.size()) ||
+                       groupStart[index + 1] != first)) {
+      Value x = acts.layers[first].input;
+      for (int64_t layer = first; layer <= index; ++layer) {
+        LayerActivations rerun;
+        rerun.input = x;
+        x = layerForward(layers[layer], rerun, layer);
+        acts.layers[layer] = std::move(rerun);
+      }
+    }
     grad = layerBackward(layers[index], acts.layers[index], grad, index);
   }
   sb.setPipelineChunk(Phase::Backward, 0);
@@ -542,7 +588,16 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
     backward(acts);
   }
   OwningOpRef<ModuleOp> module = sb.finish(losses);
-  setActivationBytes(*module, computeActivationBytes(config));
+  ActivationBytes activations = computeActivationBytes(config);
+  if (config.recompute.isFull()) {
+    int64_t checkpoint = computeCheckpointBytes(config);
+    std::vector<int64_t> starts = getRecomputeGroupStarts();
+    for (auto [layer, start] : llvm::enumerate(starts))
+      activations.perLayer.push_back(start < 0 ? activations.layer
+                                     : start == int64_t(layer) ? checkpoint
+                                                               : 0);
+  }
+  setActivationBytes(*module, activations);
   // Megatron's ModelParallelConfig holds the group size and the p2p flags;
   // in ddp they are options of the schedule (ddp-pipeline-stages), recorded
   // for ddp-schedule. Megatron's training arguments overlap the interleaved

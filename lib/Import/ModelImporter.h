@@ -152,6 +152,13 @@ private:
                                  std::optional<int64_t> layer);
   mlir::Value add(mlir::Value lhs, mlir::Value rhs,
                   std::optional<int64_t> layer);
+  mlir::Value coreAttention(mlir::Value qkv, int64_t layer);
+  /// One transformer layer's forward from acts.input; fills `acts`.
+  mlir::Value layerForward(const LayerParams &params, LayerActivations &acts,
+                           int64_t layer);
+  /// Full recomputation: for each layer, the first layer of its
+  /// checkpointed group, or -1 when its activations are kept.
+  std::vector<int64_t> getRecomputeGroupStarts() const;
 
   /// Q K^T and P V over the full sequence for this rank's heads (the formula
   /// of Narayanan et al. 2021 counts no causal saving), plus the softmax at 5

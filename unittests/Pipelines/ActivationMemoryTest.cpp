@@ -158,6 +158,32 @@ TEST_F(ActivationPeakTest, GPipeHoldsEveryMicrobatch) {
   EXPECT_EQ(ranks[1].bytes, m * (bytes.layer + bytes.output));
 }
 
+// Full recomputation keeps 2sbh/t per checkpointed input (Korthikanti et
+// al., Table 2, with sequence parallelism): each layer's with uniform 1,
+// the first layer's of each chunk with block 1 (the other layer keeps its
+// activations), one per group of two with uniform 2.
+TEST_F(ActivationPeakTest, FullRecomputationKeepsTheCheckpointedInputs) {
+  int64_t p = 4, m = 8;
+  double checkpoint = 2.0 * 64 * 12288 / 8;
+  for (auto [method, layers, perRank] :
+       {std::tuple<RecomputeMethod, int64_t, double>{RecomputeMethod::Uniform,
+                                                     1, 2 * checkpoint},
+        {RecomputeMethod::Block, 1, -1}, {RecomputeMethod::Uniform, 2,
+                                          checkpoint}}) {
+    ModelConfig config = gpt3Layer(p, 1, m);
+    config.numLayers = 2 * p;
+    config.recompute = {RecomputeGranularity::Full, method, layers};
+    ActivationBytes bytes = computeActivationBytes(config);
+    if (perRank < 0)
+      perRank = checkpoint + double(bytes.layer);
+    std::vector<ActivationPeak> ranks = peaks(config, "policy=megatron");
+    EXPECT_EQ(ranks[0].forwards, p);
+    EXPECT_EQ(double(ranks[0].bytes),
+              p * (perRank + double(bytes.embedding)));
+    EXPECT_EQ(double(ranks[p - 1].bytes), perRank + double(bytes.output));
+  }
+}
+
 TEST_F(ActivationPeakTest, UnpipelinedStepHoldsOneMicrobatch) {
   ModelConfig config = gpt3Layer(1, 1, 4);
   config.numLayers = 3;

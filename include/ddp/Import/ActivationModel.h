@@ -18,6 +18,10 @@ namespace ddp {
 /// (a tensor-parallel shard), in bytes.
 ActivationBytes computeActivationBytes(const ModelConfig &config);
 
+/// What full recomputation keeps of a checkpointed group of layers: its
+/// input.
+int64_t computeCheckpointBytes(const ModelConfig &config);
+
 } // namespace ddp
 
 #endif // DDP_IMPORT_ACTIVATIONMODEL_H

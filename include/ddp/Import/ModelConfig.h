@@ -9,6 +9,7 @@
 #ifndef DDP_IMPORT_MODELCONFIG_H
 #define DDP_IMPORT_MODELCONFIG_H
 
+#include "ddp/Import/Recompute.h"
 #include "ddp/Import/StepOptions.h"
 #include "ddp/Stages/LayerSplit.h"
 #include "ddp/Stages/PipelineSchedule.h"
@@ -80,6 +81,7 @@ struct ModelConfig {
   int64_t moeRouterTopk = 2;
   int64_t expertModelParallelSize = 1;
   OptimizerConfig optimizer;
+  RecomputeConfig recompute;
 
   // Derived sizes; valid once the config has been validated.
   int64_t getFfnHiddenSize() const;

@@ -189,13 +189,13 @@ func.func @groups_on_a_function() attributes {ddp.program_groups = ["dp"]} {
 
 // -----
 
-// expected-error @+1 {{'ddp.activation_bytes' must be a dictionary of exactly 'layer', 'embedding' and 'output', each a non-negative i64 (bytes), got {layer = 4 : i64}}}
+// expected-error @+1 {{'ddp.activation_bytes' must be a dictionary of exactly 'layer', 'embedding' and 'output', each a non-negative i64 (bytes), and with recomputation 'per_layer', an array<i64> of non-negative bytes, got {layer = 4 : i64}}}
 module attributes {ddp.activation_bytes = {layer = 4 : i64}} {
 }
 
 // -----
 
-// expected-error @+1 {{'ddp.activation_bytes' must be a dictionary of exactly 'layer', 'embedding' and 'output', each a non-negative i64 (bytes), got {embedding = 0 : i64, layer = -1 : i64, output = 0 : i64}}}
+// expected-error @+1 {{'ddp.activation_bytes' must be a dictionary of exactly 'layer', 'embedding' and 'output', each a non-negative i64 (bytes), and with recomputation 'per_layer', an array<i64> of non-negative bytes, got {embedding = 0 : i64, layer = -1 : i64, output = 0 : i64}}}
 module attributes {ddp.activation_bytes = {embedding = 0 : i64, layer = -1 : i64, output = 0 : i64}} {
 }
 
@@ -204,4 +204,10 @@ module attributes {ddp.activation_bytes = {embedding = 0 : i64, layer = -1 : i64
 func.func @activations_on_a_function() attributes {ddp.activation_bytes = {embedding = 0 : i64, layer = 1 : i64, output = 0 : i64}} {
   // expected-error @-1 {{'ddp.activation_bytes' is only for a module}}
   return
+}
+
+// -----
+
+// expected-error @+1 {{'ddp.activation_bytes' must be a dictionary of exactly 'layer', 'embedding' and 'output', each a non-negative i64 (bytes), and with recomputation 'per_layer', an array<i64> of non-negative bytes, got {embedding = 0 : i64, layer = 4 : i64, output = 0 : i64, per_layer = array<i64: 4, -2>}}}
+module attributes {ddp.activation_bytes = {embedding = 0 : i64, layer = 4 : i64, output = 0 : i64, per_layer = array<i64: 4, -2>}} {
 }

@@ -59,6 +59,14 @@ ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
         chunkLayers[chunk].insert(it->second);
   }
 
+  // What a chunk's layers keep (less than their activations for layers a
+  // recomputation reruns).
+  auto layerBytes = [&](int64_t chunk) {
+    int64_t held = 0;
+    for (int64_t layer : chunkLayers[chunk])
+      held += bytes.getLayerBytes(layer);
+    return held;
+  };
   std::optional<int64_t> rank = getPipelineStage(step);
   int64_t lastRank = getPipelineSize(module) - 1;
   if (!hasTasks) {
@@ -67,7 +75,7 @@ ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
       return ActivationPeak();
     // One microbatch at a time, through every layer of this rank.
     int64_t layers = chunkLayers[-1].size();
-    ActivationPeak peak{layers * bytes.layer, 1, layers};
+    ActivationPeak peak{layerBytes(-1), 1, layers};
     if (rank.value_or(0) == 0)
       peak.bytes += bytes.embedding;
     if (rank.value_or(lastRank) == lastRank)
@@ -77,7 +85,7 @@ ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
   if (!rank)
     return std::nullopt;
   auto chunkBytes = [&](int64_t chunk) {
-    int64_t held = int64_t(chunkLayers[chunk].size()) * bytes.layer;
+    int64_t held = layerBytes(chunk);
     if (*rank == 0 && chunk == 0)
       held += bytes.embedding;
     if (*rank == lastRank && chunk == numChunks - 1)

@@ -100,6 +100,8 @@ void ddp::setPipelineTask(Operation *op, const PipelineTask &task) {
 
 static constexpr llvm::StringLiteral kActivationKeys[] = {"layer", "embedding",
                                                          "output"};
+/// Present only with recomputation: what each layer keeps.
+static constexpr llvm::StringLiteral kPerLayerKey = "per_layer";
 
 std::optional<ActivationBytes> ddp::getActivationBytes(Operation *module) {
   auto attr =
@@ -114,7 +116,12 @@ std::optional<ActivationBytes> ddp::getActivationBytes(Operation *module) {
       return std::nullopt;
     value = entry.getInt();
   }
-  return ActivationBytes{values[0], values[1], values[2]};
+  ActivationBytes bytes{values[0], values[1], values[2]};
+  if (auto perLayer =
+          dyn_cast_or_null<DenseI64ArrayAttr>(attr.get(kPerLayerKey)))
+    bytes.perLayer.assign(perLayer.asArrayRef().begin(),
+                          perLayer.asArrayRef().end());
+  return bytes;
 }
 
 void ddp::setActivationBytes(Operation *module, const ActivationBytes &bytes) {
@@ -124,6 +131,9 @@ void ddp::setActivationBytes(Operation *module, const ActivationBytes &bytes) {
   for (auto [key, value] : llvm::zip_equal(kActivationKeys, values))
     entries.push_back(
         builder.getNamedAttr(key, builder.getI64IntegerAttr(value)));
+  if (!bytes.perLayer.empty())
+    entries.push_back(builder.getNamedAttr(
+        kPerLayerKey, builder.getDenseI64ArrayAttr(bytes.perLayer)));
   DDPDialect::ActivationBytesAttrHelper(module->getContext())
       .setAttr(module, builder.getDictionaryAttr(entries));
 }
@@ -215,7 +225,15 @@ LogicalResult DDPDialect::verifyOperationAttribute(Operation *op,
     if (!isa<ModuleOp>(op))
       return error() << "is only for a module";
     auto entries = dyn_cast<DictionaryAttr>(value);
-    bool valid = entries && entries.size() == std::size(kActivationKeys) &&
+    Attribute perLayer = entries ? entries.get(kPerLayerKey) : nullptr;
+    auto perLayerArray = dyn_cast_or_null<DenseI64ArrayAttr>(perLayer);
+    bool valid = entries &&
+                 entries.size() ==
+                     std::size(kActivationKeys) + (perLayer ? 1 : 0) &&
+                 (!perLayer ||
+                  (perLayerArray &&
+                   llvm::all_of(perLayerArray.asArrayRef(),
+                                [](int64_t bytes) { return bytes >= 0; }))) &&
                  llvm::all_of(kActivationKeys, [&](StringRef key) {
                    Attribute entry = entries.get(key);
                    return entry && isI64AtLeast(entry, 0);
@@ -223,7 +241,8 @@ LogicalResult DDPDialect::verifyOperationAttribute(Operation *op,
     if (!valid)
       return error() << "must be a dictionary of exactly 'layer', "
                         "'embedding' and 'output', each a non-negative i64 "
-                        "(bytes), got "
+                        "(bytes), and with recomputation 'per_layer', an "
+                        "array<i64> of non-negative bytes, got "
                      << value;
     return success();
   }

@@ -13,6 +13,7 @@
 #define DDP_DIALECT_DDP_IR_ACTIVATIONBYTES_H
 
 #include <cstdint>
+#include <vector>
 
 namespace ddp {
 
@@ -25,10 +26,18 @@ struct ActivationBytes {
   /// Beside the layers, on the chunk that holds the output layer and the
   /// loss (the last in flow order): their inputs.
   int64_t output = 0;
+  /// With full recomputation, what each transformer layer keeps: a
+  /// checkpointed group's input on its first layer, nothing on the rest of
+  /// the group, `layer` on a layer not recomputed. Empty: `layer` each.
+  std::vector<int64_t> perLayer;
 
+  int64_t getLayerBytes(int64_t index) const {
+    return index >= 0 && index < int64_t(perLayer.size()) ? perLayer[index]
+                                                           : layer;
+  }
   bool operator==(const ActivationBytes &other) const {
     return layer == other.layer && embedding == other.embedding &&
-           output == other.output;
+           output == other.output && perLayer == other.perLayer;
   }
 };
 

@@ -1,0 +1,69 @@
+//===- Recompute.h - Activation recomputation, as Megatron's ----*- C++ -*-===//
+//
+// Megatron's activation recomputation (TransformerConfig's
+// recompute_granularity, recompute_method, recompute_num_layers): `full`
+// reruns checkpointed transformer layers' forward in the backward and keeps
+// only each checkpointed group's input; `selective` reruns the core
+// attention. The importer builds the rerun forward into the step, so the
+// simulator prices it and the runtime computes it; the activation-memory
+// analysis counts what recomputation keeps.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_IMPORT_RECOMPUTE_H
+#define DDP_IMPORT_RECOMPUTE_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace ddp {
+
+enum class RecomputeGranularity { None, Full, Selective };
+enum class RecomputeMethod { Uniform, Block };
+
+/// Megatron's values: `full`, `selective`, and `none` (its None).
+std::optional<RecomputeGranularity>
+parseRecomputeGranularity(llvm::StringRef name);
+llvm::StringRef stringifyRecomputeGranularity(RecomputeGranularity value);
+/// `uniform`, `block`.
+std::optional<RecomputeMethod> parseRecomputeMethod(llvm::StringRef name);
+llvm::StringRef stringifyRecomputeMethod(RecomputeMethod value);
+
+struct RecomputeConfig {
+  RecomputeGranularity granularity = RecomputeGranularity::None;
+  /// Unset: none given (Megatron requires one for `full`).
+  std::optional<RecomputeMethod> method;
+  /// Uniform: layers per checkpointed group; block: layers recomputed per
+  /// model chunk of a pipeline rank. Unset: none given.
+  std::optional<int64_t> numLayers;
+
+  bool isFull() const { return granularity == RecomputeGranularity::Full; }
+  bool isSelective() const {
+    return granularity == RecomputeGranularity::Selective;
+  }
+};
+
+/// TransformerConfig.__post_init__'s checks (transformer_config.py
+/// L1901-1931), naming the field to change; `layersPerRank` is
+/// num_layers / pipeline_model_parallel_size, the bound Megatron names.
+/// Sets `field` to the field an error is about.
+llvm::Error checkRecompute(const RecomputeConfig &config,
+                           int64_t layersPerRank, llvm::StringRef &field);
+
+/// The checkpointed groups of a model chunk of `layers` layers, as
+/// [first, end) indices into the chunk (Megatron's
+/// `_checkpointed_forward`, megatron/core/recompute.py L157-179): uniform
+/// splits every layer into groups of numLayers; block checkpoints the first
+/// numLayers layers one by one and keeps the others' activations. Empty
+/// without full recomputation.
+std::vector<std::pair<int64_t, int64_t>>
+getRecomputeGroups(const RecomputeConfig &config, int64_t layers);
+
+} // namespace ddp
+
+#endif // DDP_IMPORT_RECOMPUTE_H
