@@ -294,6 +294,15 @@ Error ArgumentReader::mapModel(MegatronRun &run) {
                                  &ArgumentReader::getInteger, run.config,
                                  "recompute_num_layers"))
     return error;
+  // Megatron ignores a method and a layer count without a granularity
+  // (launch scripts often leave them set); so does the import, saying so.
+  if (!run.config.get("recompute_granularity"))
+    for (StringRef name : {"recompute_method", "recompute_num_layers"})
+      if (run.config.erase(name))
+        run.notes.push_back(formatv(
+            "{0}:{1}: {2} {3} is left out: recompute_granularity is None, "
+            "so Megatron recomputes nothing",
+            source, lookup(name)->line, name, lookup(name)->value));
   // ddp.sgd is plain SGD; Megatron's SGD keeps a momentum buffer.
   if (const Argument *momentum = lookup("sgd_momentum");
       momentum && run.config.getString("optimizer") == "sgd" &&

@@ -475,11 +475,7 @@ Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
   if (Error error = checkDataParallelSize(source, config.dataParallelSize))
     return error;
   StringRef recomputeField;
-  if (Error error = checkRecompute(
-          config.recompute,
-          config.numLayers /
-              std::max<int64_t>(1, config.pipelineModelParallelSize),
-          recomputeField))
+  if (Error error = checkRecompute(config.recompute, recomputeField))
     return fieldError(source, recomputeField, toString(std::move(error)));
   int64_t tp = config.tensorModelParallelSize;
   if (config.kvChannels == 0)

@@ -47,28 +47,30 @@ StringRef ddp::stringifyRecomputeMethod(RecomputeMethod value) {
   return value == RecomputeMethod::Uniform ? "uniform" : "block";
 }
 
-Error ddp::checkRecompute(const RecomputeConfig &config,
-                          int64_t layersPerRank, StringRef &field) {
-  field = "recompute_granularity";
+Error ddp::checkRecompute(const RecomputeConfig &config, StringRef &field) {
   auto error = [](const Twine &message) {
     return createStringError(inconvertibleErrorCode(), message);
   };
+  field = config.method ? "recompute_method" : "recompute_num_layers";
   if (config.granularity == RecomputeGranularity::None) {
-    field = config.method ? "recompute_method" : "recompute_num_layers";
+    // Megatron ignores them; a config that gives them without a
+    // granularity most likely forgot it.
     if (config.method || config.numLayers)
-      return error("recompute_method and recompute_num_layers need "
-                   "recompute_granularity full; set it, or drop them");
+      return error("recompute_method and recompute_num_layers do nothing "
+                   "without recompute_granularity full; set it, or drop "
+                   "them");
     return Error::success();
   }
   if (config.isSelective()) {
-    // Megatron's arguments.py L1425-1428 and transformer_config.py
-    // L1926-1931.
+    // arguments.py L1425-1428, transformer_config.py L1926-1931.
     if (config.method || config.numLayers)
       return error("recompute_granularity selective recomputes the core "
                    "attention of every layer and takes no recompute_method "
                    "or recompute_num_layers; drop them, or use full");
     return Error::success();
   }
+  // transformer_config.py L1908-1925.
+  field = "recompute_granularity";
   if (!config.method)
     return error("recompute_granularity full needs recompute_method uniform "
                  "(every layer, in groups of recompute_num_layers) or block "
@@ -76,18 +78,14 @@ Error ddp::checkRecompute(const RecomputeConfig &config,
                  "chunk)");
   field = "recompute_num_layers";
   if (!config.numLayers)
-    return error(formatv("recompute_granularity full needs "
-                         "recompute_num_layers, between 1 and the layers of a "
-                         "pipeline rank ({0})",
-                         layersPerRank));
-  int64_t least = *config.method == RecomputeMethod::Uniform ? 1 : 0;
-  if (*config.numLayers < least || *config.numLayers > layersPerRank)
-    return error(formatv("recompute_num_layers is {0}, but with "
-                         "recompute_method {1} it must lie in [{2}, {3}], "
-                         "{3} being the layers of a pipeline rank",
-                         *config.numLayers,
-                         stringifyRecomputeMethod(*config.method), least,
-                         layersPerRank));
+    return error("recompute_granularity full needs recompute_num_layers: "
+                 "the layers of a group (uniform) or the layers recomputed "
+                 "per model chunk (block)");
+  // Megatron's uniform loop would not advance with 0 layers per group; a
+  // count past a chunk's layers is clamped, as its loops clamp it.
+  if (*config.method == RecomputeMethod::Uniform && *config.numLayers < 1)
+    return error("recompute_num_layers is 0, but recompute_method uniform "
+                 "needs groups of at least 1 layer");
   return Error::success();
 }
 

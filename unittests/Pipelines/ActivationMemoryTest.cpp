@@ -161,26 +161,31 @@ TEST_F(ActivationPeakTest, GPipeHoldsEveryMicrobatch) {
 // Full recomputation keeps 2sbh/t per checkpointed input (Korthikanti et
 // al., Table 2, with sequence parallelism): each layer's with uniform 1,
 // the first layer's of each chunk with block 1 (the other layer keeps its
-// activations), one per group of two with uniform 2.
+// activations), one per group of two with uniform 2. On top, the group
+// being rerun holds its layers' activations for one microbatch.
 TEST_F(ActivationPeakTest, FullRecomputationKeepsTheCheckpointedInputs) {
   int64_t p = 4, m = 8;
   double checkpoint = 2.0 * 64 * 12288 / 8;
-  for (auto [method, layers, perRank] :
-       {std::tuple<RecomputeMethod, int64_t, double>{RecomputeMethod::Uniform,
-                                                     1, 2 * checkpoint},
-        {RecomputeMethod::Block, 1, -1}, {RecomputeMethod::Uniform, 2,
-                                          checkpoint}}) {
+  struct Case {
+    RecomputeMethod method;
+    int64_t layers;
+    double checkpoints, keptLayers, rerunLayers;
+  };
+  for (Case c : {Case{RecomputeMethod::Uniform, 1, 2, 0, 1},
+                 Case{RecomputeMethod::Block, 1, 1, 1, 1},
+                 Case{RecomputeMethod::Uniform, 2, 1, 0, 2}}) {
     ModelConfig config = gpt3Layer(p, 1, m);
     config.numLayers = 2 * p;
-    config.recompute = {RecomputeGranularity::Full, method, layers};
+    config.recompute = {RecomputeGranularity::Full, c.method, c.layers};
     ActivationBytes bytes = computeActivationBytes(config);
-    if (perRank < 0)
-      perRank = checkpoint + double(bytes.layer);
+    double layer = double(bytes.layer);
+    double perRank = c.checkpoints * checkpoint + c.keptLayers * layer;
     std::vector<ActivationPeak> ranks = peaks(config, "policy=megatron");
     EXPECT_EQ(ranks[0].forwards, p);
-    EXPECT_EQ(double(ranks[0].bytes),
-              p * (perRank + double(bytes.embedding)));
-    EXPECT_EQ(double(ranks[p - 1].bytes), perRank + double(bytes.output));
+    EXPECT_EQ(double(ranks[0].bytes), p * (perRank + double(bytes.embedding)) +
+                                          c.rerunLayers * layer);
+    EXPECT_EQ(double(ranks[p - 1].bytes),
+              perRank + double(bytes.output) + c.rerunLayers * layer);
   }
 }
 

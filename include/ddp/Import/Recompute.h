@@ -39,7 +39,8 @@ struct RecomputeConfig {
   /// Unset: none given (Megatron requires one for `full`).
   std::optional<RecomputeMethod> method;
   /// Uniform: layers per checkpointed group; block: layers recomputed per
-  /// model chunk of a pipeline rank. Unset: none given.
+  /// model chunk of a pipeline rank. Unset: none given. Past a chunk's
+  /// layers it is clamped, as Megatron's loops clamp it.
   std::optional<int64_t> numLayers;
 
   bool isFull() const { return granularity == RecomputeGranularity::Full; }
@@ -49,11 +50,12 @@ struct RecomputeConfig {
 };
 
 /// TransformerConfig.__post_init__'s checks (transformer_config.py
-/// L1901-1931), naming the field to change; `layersPerRank` is
-/// num_layers / pipeline_model_parallel_size, the bound Megatron names.
-/// Sets `field` to the field an error is about.
+/// L1901-1931), plus two of ddp's: a method or layer count without a
+/// granularity (which Megatron ignores) and uniform groups of 0 layers
+/// (which its loop would never leave). Sets `field` to the field an error
+/// is about.
 llvm::Error checkRecompute(const RecomputeConfig &config,
-                           int64_t layersPerRank, llvm::StringRef &field);
+                           llvm::StringRef &field);
 
 /// The checkpointed groups of a model chunk of `layers` layers, as
 /// [first, end) indices into the chunk (Megatron's

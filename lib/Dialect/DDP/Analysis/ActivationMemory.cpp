@@ -67,6 +67,25 @@ ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
       held += bytes.getLayerBytes(layer);
     return held;
   };
+  // While a checkpointed group is rerun, its layers' activations are live
+  // for one microbatch: the largest group of this program's layers on top
+  // of the peak (a group starts with its checkpoint, the rest keep 0).
+  int64_t transient = 0;
+  if (!bytes.perLayer.empty()) {
+    std::set<int64_t> mine;
+    for (auto &[chunk, layers] : chunkLayers)
+      mine.insert(layers.begin(), layers.end());
+    int64_t group = 0, previous = -2;
+    for (int64_t layer : mine) {
+      int64_t kept = bytes.getLayerBytes(layer);
+      if (kept >= bytes.layer || (kept == 0 && layer != previous + 1))
+        group = 0;
+      else
+        group = kept > 0 ? 1 : group + 1;
+      transient = std::max(transient, group * bytes.layer);
+      previous = layer;
+    }
+  }
   std::optional<int64_t> rank = getPipelineStage(step);
   int64_t lastRank = getPipelineSize(module) - 1;
   if (!hasTasks) {
@@ -75,7 +94,7 @@ ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
       return ActivationPeak();
     // One microbatch at a time, through every layer of this rank.
     int64_t layers = chunkLayers[-1].size();
-    ActivationPeak peak{layerBytes(-1), 1, layers};
+    ActivationPeak peak{layerBytes(-1) + transient, 1, layers};
     if (rank.value_or(0) == 0)
       peak.bytes += bytes.embedding;
     if (rank.value_or(lastRank) == lastRank)
@@ -116,5 +135,6 @@ ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
       held.layers -= chunkLayers[task->chunk].size();
     }
   }
+  peak.bytes += transient;
   return peak;
 }
