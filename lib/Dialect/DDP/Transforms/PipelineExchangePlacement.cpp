@@ -21,12 +21,6 @@ using namespace mlir;
 using namespace ddp;
 using namespace ddp::pipeline;
 
-namespace {
-using TaskKey = std::tuple<int, int64_t, int64_t>;
-TaskKey getKey(const PipelineTask &task) {
-  return {static_cast<int>(task.phase), task.microbatch, task.chunk};
-}
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // Megatron's calls
@@ -44,6 +38,62 @@ static SmallVector<ExchangePart> getPartOrder(bool batch, int64_t rank) {
   return {Part::RecvPrev, Part::SendNext, Part::RecvNext, Part::SendPrev};
 }
 
+/// A value that crosses outside the pipeline's calls: one computed before
+/// the pipeline and used in it (received where the receiver's tasks
+/// begin), or one used after it (the tied embedding's gradient; received
+/// where the receiver's ops after the pipeline begin). Sent once computed.
+static void placeOutsideCalls(const StageOrders &stages,
+                              const std::vector<Transfer> &transfers,
+                              ArrayRef<size_t> indices, bool before,
+                              ExchangePlan &plan) {
+  int64_t count = stages.orders.size();
+  SmallVector<size_t> sorted(indices);
+  llvm::stable_sort(sorted, [&](size_t a, size_t b) {
+    return std::tie(transfers[a].from, transfers[a].sendAt) <
+           std::tie(transfers[b].from, transfers[b].sendAt);
+  });
+  std::vector<std::map<size_t, SmallVector<ExchangeOp>>> sends(count),
+      recvs(count);
+  for (size_t index : sorted) {
+    const Transfer &transfer = transfers[index];
+    sends[transfer.from][transfer.sendAt].push_back({index, true});
+    size_t at = before ? stages.taskBegin[transfer.to]
+                       : stages.postStart[transfer.to];
+    recvs[transfer.to][at].push_back({index, false});
+  }
+  for (int64_t rank = 0; rank < count; ++rank)
+    for (auto *perIndex : {&sends[rank], &recvs[rank]})
+      for (auto &[index, ops] : *perIndex) {
+        ExchangeAction action;
+        action.ops = ops;
+        plan[rank][index].push_back(std::move(action));
+      }
+}
+
+/// The error for a value Megatron's calls cannot carry.
+static InFlightDiagnostic notCarried(const Transfer &transfer,
+                                     std::optional<PipelineTask> task,
+                                     int64_t count) {
+  std::optional<PipelineTask> userTask = getPipelineTask(transfer.user);
+  InFlightDiagnostic diag =
+      transfer.value.getDefiningOp()->emitError("pipeline rank ")
+      << transfer.from << " computes this value in " << task->str()
+      << " for " << userTask->str() << " on rank " << transfer.to;
+  int64_t distance = transfer.offset < 0 ? -transfer.offset : transfer.offset;
+  if (distance != 1 && distance != count - 1)
+    diag << ", which is not its neighbour: Megatron's calls pass an "
+            "activation through every rank between, and those hold none of "
+            "this microbatch's ops (does the layer split leave them "
+            "empty?); give every pipeline rank a layer";
+  else
+    diag << ", but Megatron's stage-to-stage calls carry only a forward's "
+            "output to the next rank and a backward's to the previous one; "
+            "let the value cross that way, or place it by ddp's own rule "
+            "(overlap-p2p-comm on the 1f1b or gpipe schedule)";
+  diag.attachNote(transfer.user->getLoc()) << "its use";
+  return diag;
+}
+
 FailureOr<ExchangePlan>
 ddp::pipeline::placeAsMegatron(const StageOrders &stages,
                                const std::vector<Transfer> &transfers,
@@ -52,58 +102,55 @@ ddp::pipeline::placeAsMegatron(const StageOrders &stages,
   int64_t count = stages.orders.size();
   ExchangePlan plan(count);
 
-  // The pipeline's transfers of each sending task, by direction.
-  std::vector<std::map<std::pair<TaskKey, bool>, SmallVector<size_t>>>
-      sentByTask(count);
+  // The pipeline's transfers of each sending task, by direction; the
+  // others cross outside the calls.
+  std::vector<std::map<std::pair<TaskKey, bool>, SmallVector<size_t>>> unsent(
+      count);
+  SmallVector<size_t> beforePipeline, afterPipeline;
   for (auto [index, transfer] : llvm::enumerate(transfers)) {
-    if (!getPipelineTask(transfer.user))
+    if (!getPipelineTask(transfer.user)) {
+      afterPipeline.push_back(index);
       continue;
+    }
     std::optional<PipelineTask> task =
         getPipelineTask(transfer.value.getDefiningOp());
-    bool forward = task && task->phase == PipelineTask::Phase::Forward;
-    if (!task || transfer.offset != (forward ? 1 : -1)) {
-      std::optional<PipelineTask> userTask = getPipelineTask(transfer.user);
-      InFlightDiagnostic diag =
-          transfer.value.getDefiningOp()->emitError("pipeline rank ")
-          << transfer.from << " computes this value"
-          << (task ? " in " + task->str() : std::string(" outside a task"))
-          << " for " << userTask->str() << " on rank " << transfer.to
-          << ", but Megatron's stage-to-stage calls carry only a forward's "
-             "output to the next rank and a backward's to the previous one; "
-             "let the value cross that way, or place it by ddp's own rule "
-             "(overlap-p2p-comm on the 1f1b or gpipe schedule)";
-      diag.attachNote(transfer.user->getLoc()) << "its use";
-      return diag;
+    if (!task) {
+      beforePipeline.push_back(index);
+      continue;
     }
-    sentByTask[transfer.from][{getKey(*task), transfer.offset > 0}]
-        .push_back(index);
+    bool forward = task->phase == PipelineTask::Phase::Forward;
+    if (transfer.offset != (forward ? 1 : -1))
+      return notCarried(transfer, task, count);
+    unsent[transfer.from][{getKey(*task), forward}].push_back(index);
   }
 
-  // What no call sends, once the calls have taken theirs.
-  auto unsent = sentByTask;
-
-  // Per channel (receiver, forward?), what each send call carries, in
-  // order: the receiver's i-th receive of that direction takes the i-th.
+  // What each call sends, by part, taken once; per channel (receiver,
+  // forward?), what each send call carries, in order: the receiver's i-th
+  // receive of that direction takes the i-th.
   std::map<std::pair<int64_t, bool>, std::deque<SmallVector<size_t>>>
       channels;
   std::vector<std::vector<ExchangeEvent>> events;
+  std::vector<std::map<std::pair<size_t, size_t>, SmallVector<size_t>>>
+      callSends(count);
   for (int64_t rank = 0; rank < count; ++rank) {
     events.push_back(
         getStageExchanges(stages.kind, stages.shape, options, rank));
-    for (const ExchangeEvent &event : events.back()) {
+    for (auto [index, event] : llvm::enumerate(events.back())) {
       if (event.kind != ExchangeEvent::Kind::Call)
         continue;
       for (bool forward : {true, false}) {
         Part part = forward ? Part::SendNext : Part::SendPrev;
         if (!event.has(part))
           continue;
-        int64_t peer = (rank + (forward ? 1 : count - 1)) % count;
+        SmallVector<size_t> &carried = callSends[rank][{index, size_t(part)}];
         auto it =
             unsent[rank].find({getKey(event.sent[size_t(part)]), forward});
-        channels[{peer, forward}].push_back(
-            it == unsent[rank].end() ? SmallVector<size_t>() : it->second);
-        if (it != unsent[rank].end())
+        if (it != unsent[rank].end()) {
+          carried = std::move(it->second);
           unsent[rank].erase(it);
+        }
+        int64_t peer = (rank + (forward ? 1 : count - 1)) % count;
+        channels[{peer, forward}].push_back(carried);
       }
     }
   }
@@ -117,11 +164,10 @@ ddp::pipeline::placeAsMegatron(const StageOrders &stages,
              << " schedule sends nothing after the task that computes it";
     }
 
-  // Where each rank's tasks begin in its order.
   for (int64_t rank = 0; rank < count; ++rank) {
     const std::vector<Operation *> &order = stages.orders[rank];
     std::map<TaskKey, size_t> taskStart;
-    for (size_t index = 0; index < stages.postStart[rank]; ++index)
+    for (size_t index = 0; index < stages.taskEnd[rank]; ++index)
       if (std::optional<PipelineTask> task = getPipelineTask(order[index]))
         taskStart.try_emplace(getKey(*task), index);
     DenseMap<Operation *, size_t> position;
@@ -129,12 +175,12 @@ ddp::pipeline::placeAsMegatron(const StageOrders &stages,
       position[op] = index;
 
     // Events before the next task with ops go before its first op; those
-    // after the last, before the ops after the pipeline.
-    std::vector<size_t> at(events[rank].size(), stages.postStart[rank]);
+    // after the last, right after the schedule's tasks.
+    std::vector<size_t> at(events[rank].size(), stages.taskEnd[rank]);
     for (size_t index = events[rank].size(); index-- > 0;) {
       const ExchangeEvent &event = events[rank][index];
-      size_t next = index + 1 < at.size() ? at[index + 1]
-                                          : stages.postStart[rank];
+      size_t next =
+          index + 1 < at.size() ? at[index + 1] : stages.taskEnd[rank];
       if (event.kind == ExchangeEvent::Kind::Run) {
         auto it = taskStart.find(getKey(event.task));
         at[index] = it == taskStart.end() ? next : it->second;
@@ -164,18 +210,24 @@ ddp::pipeline::placeAsMegatron(const StageOrders &stages,
         if (!event.has(part))
           continue;
         SmallVector<ExchangeOp> &ops = byPart[{index, size_t(part)}];
-        bool isSend = part == Part::SendNext || part == Part::SendPrev;
-        if (isSend) {
-          auto it = sentByTask[rank].find(
-              {getKey(event.sent[size_t(part)]), part == Part::SendNext});
-          if (it != sentByTask[rank].end())
-            for (size_t transfer : it->second)
-              ops.push_back({transfer, true});
+        if (part == Part::SendNext || part == Part::SendPrev) {
+          for (size_t transfer : callSends[rank][{index, size_t(part)}]) {
+            // The events run the tasks in getStageOrder's order, which
+            // the rank's order follows: a send comes after its value.
+            Operation *producer = transfers[transfer].value.getDefiningOp();
+            if (position.lookup(producer) >= at[index])
+              return producer->emitError("pipeline rank ")
+                     << rank << " would send this value before computing "
+                        "it in the "
+                     << stringifyPipelineScheduleKind(stages.kind)
+                     << " schedule";
+            ops.push_back({transfer, true});
+          }
         } else {
           bool forward = part == Part::RecvPrev;
           std::deque<SmallVector<size_t>> &queue = channels[{rank, forward}];
           if (queue.empty())
-            return stages.orders[rank].front()->emitError("pipeline rank ")
+            return mlir::emitError(stages.loc, "pipeline rank ")
                    << rank << " receives more often than its neighbour "
                       "sends in the "
                    << stringifyPipelineScheduleKind(stages.kind)
@@ -196,33 +248,16 @@ ddp::pipeline::placeAsMegatron(const StageOrders &stages,
         plan[rank][at[index]].push_back(std::move(action));
     }
   }
+  for (auto &[channel, queue] : channels)
+    if (!queue.empty())
+      return mlir::emitError(stages.loc, "pipeline rank ")
+             << channel.first << " receives less often than its neighbour "
+                "sends in the "
+             << stringifyPipelineScheduleKind(stages.kind) << " schedule";
 
-  // A value used after the pipeline (the tied embedding's gradient) goes
-  // once both ranks are past their pipelines: sent once it is computed
-  // there, received where the receiver's ops after the pipeline begin.
-  std::vector<std::map<size_t, SmallVector<ExchangeOp>>> sends(count),
-      recvs(count);
-  SmallVector<size_t> post;
-  for (auto [index, transfer] : llvm::enumerate(transfers))
-    if (!getPipelineTask(transfer.user))
-      post.push_back(index);
-  llvm::stable_sort(post, [&](size_t a, size_t b) {
-    return std::tie(transfers[a].from, transfers[a].sendAt) <
-           std::tie(transfers[b].from, transfers[b].sendAt);
-  });
-  for (size_t index : post) {
-    const Transfer &transfer = transfers[index];
-    sends[transfer.from][transfer.sendAt].push_back({index, true});
-    recvs[transfer.to][stages.postStart[transfer.to]].push_back(
-        {index, false});
-  }
-  for (int64_t rank = 0; rank < count; ++rank)
-    for (auto *perIndex : {&sends[rank], &recvs[rank]})
-      for (auto &[index, ops] : *perIndex) {
-        ExchangeAction action;
-        action.ops = ops;
-        plan[rank][index].push_back(std::move(action));
-      }
+  placeOutsideCalls(stages, transfers, beforePipeline, /*before=*/true, plan);
+  placeOutsideCalls(stages, transfers, afterPipeline, /*before=*/false,
+                    plan);
   return plan;
 }
 
@@ -399,6 +434,12 @@ LogicalResult ddp::pipeline::checkDelivery(
       }
   for (const auto &[channel, sends] : sent) {
     const SmallVector<size_t> &receives = received[channel];
+    if (sends.size() != receives.size())
+      return transfers[sends.front()].value.getDefiningOp()->emitError(
+                 "pipeline rank ")
+             << channel.first << " sends " << sends.size()
+             << " values to rank " << channel.second << ", which receives "
+             << receives.size();
     for (auto [send, receive] : llvm::zip(sends, receives)) {
       if (send == receive)
         continue;

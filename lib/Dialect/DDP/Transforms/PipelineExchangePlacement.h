@@ -17,6 +17,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <map>
+#include <tuple>
 #include <vector>
 
 namespace ddp::pipeline {
@@ -32,13 +33,23 @@ struct Transfer {
   size_t sendAt = 0;
 };
 
-/// Each rank's ops in the order it runs them, and where its ops after the
-/// pipeline begin.
+/// Ordered tasks: phase, microbatch, chunk.
+using TaskKey = std::tuple<int, int64_t, int64_t>;
+inline TaskKey getKey(const PipelineTask &task) {
+  return {static_cast<int>(task.phase), task.microbatch, task.chunk};
+}
+
+/// Each rank's ops in the order it runs them: the ops before the pipeline,
+/// the schedule's tasks from `taskBegin`, the tasks that follow the
+/// schedule (deferred weight gradients) from `taskEnd`, the ops after the
+/// pipeline from `postStart`.
 struct StageOrders {
   PipelineScheduleKind kind;
   PipelineShape shape;
   std::vector<std::vector<mlir::Operation *>> orders;
-  std::vector<size_t> postStart;
+  std::vector<size_t> taskBegin, taskEnd, postStart;
+  /// Where errors about the whole pipeline point.
+  mlir::Location loc;
 };
 
 /// One send or receive of a transfer.

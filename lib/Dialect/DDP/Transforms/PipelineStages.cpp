@@ -17,7 +17,6 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/BitVector.h"
-#include "llvm/ADT/MapVector.h"
 
 #include <map>
 #include <tuple>
@@ -34,10 +33,8 @@ using ddp::pipeline::Transfer;
 
 namespace {
 
-using TaskKey = std::tuple<int, int64_t, int64_t>;
-TaskKey getKey(const PipelineTask &task) {
-  return {static_cast<int>(task.phase), task.microbatch, task.chunk};
-}
+using pipeline::getKey;
+using pipeline::TaskKey;
 
 /// What the split knows about one step.
 class StageSplit {
@@ -72,8 +69,9 @@ private:
   /// Each rank's ops in the order it runs them (get_params excluded).
   std::vector<std::vector<Operation *>> orders;
   std::vector<Transfer> transfers;
-  /// Where each rank's ops after the pipeline begin in its order.
-  std::vector<size_t> postStart;
+  /// Where each rank's schedule tasks begin and end, and its ops after the
+  /// pipeline begin, in its order (pipeline::StageOrders).
+  std::vector<size_t> taskBegin, taskEnd, postStart;
   ExchangePlan exchanges;
 };
 
@@ -104,13 +102,6 @@ LogicalResult StageSplit::analyze(StringRef kindName, int64_t groupSize,
                           "stages: the values its regions use would have to "
                           "cross ranks too");
     if (task) {
-      if (task->phase == PipelineTask::Phase::WeightGrad)
-        return op.emitError("'ddp.task' is ")
-               << task->str()
-               << ", a weight-gradient pass, which no schedule of "
-                  "ddp-pipeline-stages runs apart from its backward yet; "
-                  "tag it as part of B"
-               << task->microbatch << "." << task->chunk;
       if (task->microbatch >= bound || task->chunk >= bound)
         return op.emitError("'ddp.task' ")
                << task->str() << " names microbatch " << task->microbatch
@@ -221,15 +212,29 @@ LogicalResult StageSplit::plan(const PipelineExchangeOptions &options) {
     }
   }
   orders.assign(stages, {});
+  taskBegin.clear();
+  taskEnd.clear();
   postStart.clear();
   for (int64_t rank = 0; rank < stages; ++rank) {
     std::vector<Operation *> &order = orders[rank];
     order = before[rank];
+    taskBegin.push_back(order.size());
     for (const PipelineTask &task : getStageOrder(kind, shape, rank)) {
       auto it = tasks[rank].find(getKey(task));
       if (it == tasks[rank].end())
         continue;
       order.insert(order.end(), it->second.begin(), it->second.end());
+      tasks[rank].erase(it);
+    }
+    taskEnd.push_back(order.size());
+    // Deferred weight-gradient passes follow the schedule, in microbatch
+    // order, as Megatron's finish_embedding_wgrad_compute runs them after
+    // the flush (the map orders W after F and B).
+    for (auto &[key, ops] : tasks[rank]) {
+      // analyze() sized the schedule to hold every forward and backward.
+      assert(std::get<0>(key) == int(PipelineTask::Phase::WeightGrad) &&
+             "the schedule runs every forward and backward");
+      order.insert(order.end(), ops.begin(), ops.end());
     }
     postStart.push_back(order.size());
     order.insert(order.end(), after[rank].begin(), after[rank].end());
@@ -285,7 +290,9 @@ LogicalResult StageSplit::plan(const PipelineExchangeOptions &options) {
     transfer.sendAt = getSendPosition(transfer, position[transfer.from]);
   // Megatron overlaps only the interleaved schedule's calls; ddp's own
   // rule overlaps the others.
-  pipeline::StageOrders stageOrders{kind, shape, orders, postStart};
+  pipeline::StageOrders stageOrders{kind,     shape,     orders,
+                                    taskBegin, taskEnd,   postStart,
+                                    step.getLoc()};
   FailureOr<ExchangePlan> placed =
       options.overlap && kind != PipelineScheduleKind::Interleaved
           ? pipeline::placeEarly(stageOrders, transfers)
@@ -317,9 +324,10 @@ size_t StageSplit::build() {
     OpBuilder body = OpBuilder::atBlockEnd(entry);
     IRMapping mapping;
     mapping.map(step.getArguments(), entry->getArguments());
-    // The token of each send and receive not waited yet, in issue order,
-    // by 2 * transfer + 1 for a send, + 0 for a receive.
-    llvm::MapVector<size_t, Value> pending;
+    // The token of each send and receive not waited yet, by 2 * transfer
+    // + 1 for a send, + 0 for a receive, and the issue order.
+    DenseMap<size_t, Value> pending;
+    SmallVector<size_t> issueOrder;
     // The receives each op waits for first.
     DenseMap<Operation *, SmallVector<size_t>> usedBy;
 
@@ -356,6 +364,7 @@ size_t StageSplit::build() {
           if (sent && getPipelineTask(transfer.user))
             setPipelineTask(send, *sent);
           pending.insert({key, send.getToken()});
+          issueOrder.push_back(key);
         } else {
           auto recv = RecvOp::create(
               body, transfer.value.getLoc(), transfer.value.getType(),
@@ -365,6 +374,7 @@ size_t StageSplit::build() {
             setPipelineTask(recv, *task);
           mapping.map(transfer.value, recv.getResult());
           pending.insert({key, recv.getToken()});
+          issueOrder.push_back(key);
           usedBy[transfer.user].push_back(key);
         }
         issued.push_back(key);
@@ -401,8 +411,9 @@ size_t StageSplit::build() {
       clone->removeAttr(DDPDialect::PipelineStageAttrHelper::getNameStr());
     }
     issueBefore(orders[rank].size(), std::nullopt);
-    for (auto &[key, token] : pending)
-      WaitOp::create(body, step.getLoc(), token);
+    for (size_t key : issueOrder)
+      if (auto it = pending.find(key); it != pending.end())
+        WaitOp::create(body, step.getLoc(), it->second);
 
     // The step's results this rank computes (or was given).
     SmallVector<Value> results;

@@ -61,14 +61,6 @@ func.func @few(%x: tensor<4xf32>) {
   return
 }
 
-// -----
-
-ddp.mesh @world(pp = 2, dp = 1)
-func.func @weight_gradient_apart(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'ddp.task' is W0.0, a weight-gradient pass, which no schedule of ddp-pipeline-stages runs apart from its backward yet; tag it as part of B0.0}}
-  %a = ddp.compute "w"(%x) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 0, ddp.task = "W0.0"} : (tensor<4xf32>) -> tensor<4xf32>
-  return
-}
 
 // -----
 
