@@ -143,6 +143,7 @@ static const BoolField boolFields[] = {
      &ModelConfig::accountForEmbeddingInPipelineSplit},
     {"account_for_loss_in_pipeline_split",
      &ModelConfig::accountForLossInPipelineSplit},
+    {"overlap_p2p_comm", &ModelConfig::overlapP2PComm},
 };
 
 static constexpr StringLiteral otherFields[] = {

@@ -607,7 +607,7 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
   if (config.isPipelined() && config.microbatchGroupSizePerVpStage > 0)
     options["microbatch-group-size"] = config.microbatchGroupSizePerVpStage;
   if (config.isPipelined() && config.getVirtualPipelineSize() > 1)
-    options["overlap-p2p-comm"] = true;
+    options["overlap-p2p-comm"] = config.overlapP2PComm;
   if (!options.empty())
     recordScheduleOptions(*module, options);
   return module;

@@ -83,18 +83,25 @@ ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
     std::vector<Operation *> &ops = programs.emplace_back();
     for (Operation &op : func.getBody().front())
       ops.push_back(&op);
-    // Sends and receives issued back to back go out together (one NCCL
-    // group, as the runtime issues them): the batch's sends are simulated
-    // before its receives, or a ring of batches that each receive before
-    // they send would wait on itself.
-    auto inBatch = [](Operation *op) {
+    // The runtime holds a rank's sends and receives until its next wait,
+    // other collective or synchronous message, and issues them together
+    // (one NCCL group; the order check's batch): the simulator posts a
+    // batch's receives at its end, after its sends, or a ring of batches
+    // that each receive before they send would wait on itself.
+    auto isAsyncMessage = [](Operation *op) {
       return isPipelineMessage(op) && cast<AsyncOpInterface>(op).isAsync();
     };
+    auto closesBatch = [&](Operation *op) {
+      return isa<WaitOp, func::ReturnOp>(op) ||
+             (isa<CollectiveOpInterface>(op) && !isAsyncMessage(op));
+    };
     for (auto begin = ops.begin(); begin != ops.end();) {
-      auto end = std::find_if_not(begin, ops.end(), inBatch);
-      std::stable_partition(begin, end,
-                            [](Operation *op) { return isa<SendOp>(op); });
-      begin = end == ops.end() ? end : end + 1;
+      begin = std::find_if(begin, ops.end(), isAsyncMessage);
+      auto end = std::find_if(begin, ops.end(), closesBatch);
+      std::stable_partition(begin, end, [&](Operation *op) {
+        return !(isAsyncMessage(op) && isa<RecvOp>(op));
+      });
+      begin = end;
     }
   }
 

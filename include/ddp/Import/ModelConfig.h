@@ -76,6 +76,10 @@ struct ModelConfig {
   int64_t decoderLastPipelineNumLayers = 0;
   bool accountForEmbeddingInPipelineSplit = false;
   bool accountForLossInPipelineSplit = false;
+  /// Megatron's overlap_p2p_comm, as its training arguments set it: on
+  /// unless --no-overlap-p2p-communication; used with virtual stages only
+  /// (recorded as ddp-schedule's overlap-p2p-comm).
+  bool overlapP2PComm = true;
   /// 0 means a dense model.
   int64_t numExperts = 0;
   int64_t moeRouterTopk = 2;

@@ -416,7 +416,7 @@ ddp::pipeline::placeEarly(const StageOrders &stageOrders,
 
 LogicalResult ddp::pipeline::checkDelivery(
     const ExchangePlan &plan, const std::vector<Transfer> &transfers,
-    StringRef schedule) {
+    StringRef schedule, bool batchedTwoWay) {
   int64_t count = plan.size();
   // Per (sender, receiver): the transfers sent, and those received, in
   // issue order.
@@ -449,16 +449,18 @@ LogicalResult ddp::pipeline::checkDelivery(
           first.value.getDefiningOp()->emitError("pipeline rank ")
           << channel.first << " sends this value to rank " << channel.second
           << " when that rank receives another one";
-      diag.attachNote(meant.value.getLoc())
-          << "the value rank " << channel.second
-          << " receives at that point; messages between two ranks match in "
-             "issue order, and the "
-          << schedule
-          << " schedule's calls order them differently on the two ranks "
-             "(with 2 pipeline ranks, Megatron's batched calls send both "
-             "directions to the same rank: Megatron refuses that unless "
-             "overlap_p2p_comm, arguments.py L1000-1010); set "
-             "overlap-p2p-comm=true or batch-p2p-comm=false";
+      Diagnostic &note = diag.attachNote(meant.value.getLoc())
+                         << "the value rank " << channel.second
+                         << " receives at that point; messages between two "
+                            "ranks match in issue order, and the "
+                         << schedule
+                         << " schedule's calls order them differently on "
+                            "the two ranks";
+      if (batchedTwoWay)
+        note << " (with 2 pipeline ranks, Megatron's batched calls send "
+                "both directions to the same rank: Megatron refuses that "
+                "unless overlap_p2p_comm, arguments.py L1000-1010); set "
+                "overlap-p2p-comm=true or batch-p2p-comm=false";
       return diag;
     }
   }

@@ -87,9 +87,12 @@ placeEarly(const StageOrders &stages, const std::vector<Transfer> &transfers);
 /// Fails, naming the two values, unless every receive gets the value it
 /// was placed for: between two ranks, messages match in issue order (MPI
 /// and NCCL without tags), whichever direction of the pipeline they serve.
+/// `batchedTwoWay`: Megatron's batched calls on 2 ranks, whose ordering
+/// Megatron refuses; the error then names the fix.
 mlir::LogicalResult checkDelivery(const ExchangePlan &plan,
                                   const std::vector<Transfer> &transfers,
-                                  llvm::StringRef schedule);
+                                  llvm::StringRef schedule,
+                                  bool batchedTwoWay);
 
 } // namespace ddp::pipeline
 

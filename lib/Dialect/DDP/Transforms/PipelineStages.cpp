@@ -293,13 +293,15 @@ LogicalResult StageSplit::plan(const PipelineExchangeOptions &options) {
   pipeline::StageOrders stageOrders{kind,     shape,     orders,
                                     taskBegin, taskEnd,   postStart,
                                     step.getLoc()};
+  bool early = options.overlap && kind != PipelineScheduleKind::Interleaved;
   FailureOr<ExchangePlan> placed =
-      options.overlap && kind != PipelineScheduleKind::Interleaved
-          ? pipeline::placeEarly(stageOrders, transfers)
-          : pipeline::placeAsMegatron(stageOrders, transfers, options);
+      early ? pipeline::placeEarly(stageOrders, transfers)
+            : pipeline::placeAsMegatron(stageOrders, transfers, options);
+  bool batchedTwoWay = !early && options.batch && stages == 2;
   if (failed(placed) ||
       failed(pipeline::checkDelivery(*placed, transfers,
-                                     stringifyPipelineScheduleKind(kind))))
+                                     stringifyPipelineScheduleKind(kind),
+                                     batchedTwoWay)))
     return failure();
   exchanges = std::move(*placed);
   return success();

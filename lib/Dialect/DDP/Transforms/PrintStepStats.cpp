@@ -31,6 +31,13 @@ struct StepStatsPass : impl::StepStatsBase<StepStatsPass> {
           "counts them):\n"
        << "  per microbatch: " << bytes->layer << " per layer, "
        << bytes->embedding << " embedding, " << bytes->output << " output\n";
+    if (!bytes->perLayer.empty()) {
+      // Recomputation: what each layer keeps instead.
+      os << "  kept per layer with recomputation:";
+      for (int64_t kept : bytes->perLayer)
+        os << " " << kept;
+      os << "\n";
+    }
     for (auto func : getOperation().getOps<mlir::func::FuncOp>()) {
       if (func.isExternal())
         continue;

@@ -563,9 +563,9 @@ def PipelineStages : Pass<"ddp-pipeline-stages", "mlir::ModuleOp"> {
            "with 1f1b or gpipe, ddp posts each receive early by its own "
            "rule (Megatron has no such mode)">,
     Option<"batchP2PComm", "batch-p2p-comm", "bool", /*default=*/"true",
-           "Megatron's batch_p2p_comm: a call's sends and receives in one "
-           "batch, in batch_isend_irecv's order; unset, it is the opposite "
-           "of overlap-p2p-comm, as Megatron's arguments make it">,
+           "Megatron's batch_p2p_comm: a call's sends and receives in "
+           "batch_isend_irecv's order, else in _p2p_ops'; off with "
+           "overlap-p2p-comm, as Megatron's arguments make it">,
     Option<"overlapP2PCommWarmupFlush", "overlap-p2p-comm-warmup-flush",
            "bool", /*default=*/"false",
            "Megatron's overlap_p2p_comm_warmup_flush: the interleaved "
