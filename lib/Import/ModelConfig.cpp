@@ -130,6 +130,7 @@ static const IntegerField integerFields[] = {
     {"moe_router_topk", &ModelConfig::moeRouterTopk, 1, false},
     {"expert_model_parallel_size", &ModelConfig::expertModelParallelSize, 1,
      false},
+    {"wgrad_deferral_limit", &ModelConfig::wgradDeferralLimit, 0, false},
 };
 
 static const BoolField boolFields[] = {
@@ -144,6 +145,8 @@ static const BoolField boolFields[] = {
     {"account_for_loss_in_pipeline_split",
      &ModelConfig::accountForLossInPipelineSplit},
     {"overlap_p2p_comm", &ModelConfig::overlapP2PComm},
+    {"defer_embedding_wgrad_compute",
+     &ModelConfig::deferEmbeddingWgradCompute},
 };
 
 static constexpr StringLiteral otherFields[] = {
@@ -475,6 +478,16 @@ Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
     return error;
   if (Error error = checkDataParallelSize(source, config.dataParallelSize))
     return error;
+  // ModelParallelConfig.__post_init__ (model_parallel_config.py L545-558).
+  if (config.deferEmbeddingWgradCompute && config.pipelineModelParallelSize < 2)
+    return fieldError(source, "defer_embedding_wgrad_compute",
+                      "the output layer's wgrads are deferred to the "
+                      "pipeline's flush, and there is no pipeline; set "
+                      "pipeline_model_parallel_size > 1, or drop it");
+  if (!config.deferEmbeddingWgradCompute && config.wgradDeferralLimit != 0)
+    return fieldError(source, "wgrad_deferral_limit",
+                      "limits the wgrads defer_embedding_wgrad_compute "
+                      "defers, which is off; set it, or drop the limit");
   StringRef recomputeField;
   if (Error error = checkRecompute(config.recompute, recomputeField))
     return fieldError(source, recomputeField, toString(std::move(error)));

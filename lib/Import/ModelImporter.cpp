@@ -78,17 +78,35 @@ Value ModelImporter::columnParallelForward(Value localInput, unsigned weight,
 /// the wgrad runs.
 Value ModelImporter::columnParallelBackward(Value gradOut, Value localInput,
                                             unsigned weight,
-                                            std::optional<int64_t> layer) {
-  Value input =
-      sequenceParallel ? sb.allGather(localInput, tpGroup) : localInput;
+                                            std::optional<int64_t> layer,
+                                            bool wgrad) {
+  Value input = sequenceParallel && wgrad ? sb.allGather(localInput, tpGroup)
+                                          : localInput;
   Value gradInput = sb.gemm(GemmPhase::Dgrad, gradOut, false,
                             sb.getParam(weight), false, layer);
   if (tp > 1)
     gradInput = sequenceParallel ? sb.reduceScatter(gradInput, tpGroup)
                                  : sb.allReduce(gradInput, tpGroup);
-  sb.addGradient(weight,
-                 sb.gemm(GemmPhase::Wgrad, gradOut, true, input, false, layer));
+  if (wgrad)
+    sb.addGradient(weight, sb.gemm(GemmPhase::Wgrad, gradOut, true, input,
+                                   false, layer));
   return gradInput;
+}
+
+void ModelImporter::addDeferredWgrads() {
+  unsigned outputWeight = outputLayer ? *outputLayer : wordEmbedding;
+  for (const DeferredWgrad &deferred : deferredWgrads) {
+    sb.setMicrobatch(deferred.microbatch);
+    sb.setPipelineChunk(PipelineTask::Phase::WeightGrad, lastChunk);
+    // drain_embedding_wgrad_compute (megatron/core/utils.py L1282):
+    // gather the input (under SP), then the wgrad GEMM into main_grad.
+    Value input = sequenceParallel
+                      ? sb.allGather(deferred.localInput, tpGroup)
+                      : deferred.localInput;
+    sb.addGradient(outputWeight,
+                   sb.gemm(GemmPhase::Wgrad, deferred.gradOut, true, input,
+                           false, std::nullopt));
+  }
 }
 
 Value ModelImporter::rowParallelForward(Value input, unsigned weight,
@@ -521,8 +539,18 @@ void ModelImporter::backward(MicrobatchActivations &acts) {
                   acts.logits.getType(), 4 * logitElements,
                   bytes(2 * logitElements) + 4.0 * 3 * tokens, std::nullopt);
   unsigned outputWeight = outputLayer ? *outputLayer : wordEmbedding;
+  // defer_embedding_wgrad_compute: the first wgrad_deferral_limit
+  // backwards (every one with 0) keep their output-layer wgrad for the
+  // flush (LinearWithGradAccumulationAndAsyncCommunication.backward,
+  // tensor_parallel/layers.py L661-664); the others run it here.
+  bool defer = config.deferEmbeddingWgradCompute &&
+               (config.wgradDeferralLimit == 0 ||
+                int64_t(deferredWgrads.size()) < config.wgradDeferralLimit);
+  if (defer)
+    deferredWgrads.push_back(
+        {sb.getMicrobatch(), gradLogits, acts.finalNormOut});
   Value grad = columnParallelBackward(gradLogits, acts.finalNormOut,
-                                      outputWeight, std::nullopt);
+                                      outputWeight, std::nullopt, !defer);
   grad = normBackward(finalNorm, grad, acts.finalInput, std::nullopt);
 
   // Full recomputation (Megatron's CheckpointFunction): the backward of a
@@ -587,6 +615,7 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
     losses.push_back(forward(acts));
     backward(acts);
   }
+  addDeferredWgrads();
   OwningOpRef<ModuleOp> module = sb.finish(losses);
   ActivationBytes activations = computeActivationBytes(config);
   if (config.recompute.isFull()) {

@@ -109,6 +109,16 @@ private:
 
   mlir::Value forward(MicrobatchActivations &acts);
   void backward(MicrobatchActivations &acts);
+  /// Megatron's finish_embedding_wgrad_compute: the deferred output-layer
+  /// wgrads after the pipeline's flush, in the order they were deferred.
+  void addDeferredWgrads();
+
+  /// An output-layer wgrad deferred (defer_embedding_wgrad_compute).
+  struct DeferredWgrad {
+    int64_t microbatch;
+    mlir::Value gradOut, localInput;
+  };
+  std::vector<DeferredWgrad> deferredWgrads;
   mlir::Value attentionForward(const LayerParams &params,
                                LayerActivations &acts, int64_t layer);
   mlir::Value denseMlpForward(const LayerParams &params, LayerActivations &acts,
@@ -132,9 +142,12 @@ private:
                            mlir::Value input, std::optional<int64_t> layer);
   mlir::Value columnParallelForward(mlir::Value localInput, unsigned weight,
                                     std::optional<int64_t> layer);
+  /// Without `wgrad`, only the dgrad (and its reduction): the wgrad is
+  /// deferred (addDeferredWgrads).
   mlir::Value columnParallelBackward(mlir::Value gradOut,
                                      mlir::Value localInput, unsigned weight,
-                                     std::optional<int64_t> layer);
+                                     std::optional<int64_t> layer,
+                                     bool wgrad = true);
   mlir::Value rowParallelForward(mlir::Value input, unsigned weight,
                                  std::optional<int64_t> layer);
   mlir::Value rowParallelBackward(mlir::Value localGradOut, mlir::Value input,

@@ -69,8 +69,7 @@ unsigned StepBuilder::addParam(ParamSpec spec) {
   params.push_back(std::move(spec));
   paramValues.emplace_back();
   gradients.emplace_back();
-  contributionsThisMicrobatch.push_back(0);
-  contributionMicrobatch.push_back(-1);
+  contributions.push_back(0);
   return params.size() - 1;
 }
 
@@ -182,20 +181,16 @@ Value StepBuilder::reduceScatter(Value input, const Group &group) {
 void StepBuilder::addGradient(unsigned id, Value gradient) {
   assert(gradient.getType() == params[id].type &&
          "a gradient has its parameter's type");
-  if (contributionMicrobatch[id] != currentMicrobatch) {
-    contributionMicrobatch[id] = currentMicrobatch;
-    contributionsThisMicrobatch[id] = 0;
-  }
   // Each pipeline rank sums the contributions it computes; the ranks'
   // sums are added when the gradient is ready (markReady).
   Value &sum = gradients[id][currentTask ? currentTask->first : 0];
   sum = sum ? AccumulateOp::create(builder, loc, sum, gradient).getResult()
             : gradient;
-  unsigned count = ++contributionsThisMicrobatch[id];
-  assert(count <= params[id].contributionsPerMicrobatch &&
-         "more gradient contributions than declared");
-  if (currentMicrobatch == numMicrobatches - 1 &&
-      count == params[id].contributionsPerMicrobatch)
+  int64_t expected =
+      int64_t(params[id].contributionsPerMicrobatch) * numMicrobatches;
+  int64_t count = ++contributions[id];
+  assert(count <= expected && "more gradient contributions than declared");
+  if (count == expected)
     markReady(id);
 }
 

@@ -84,6 +84,7 @@ public:
   llvm::SmallVector<mlir::Value> beginStep(mlir::TypeRange inputs);
   /// Which microbatch the ops built next belong to.
   void setMicrobatch(int64_t microbatch) { currentMicrobatch = microbatch; }
+  int64_t getMicrobatch() const { return currentMicrobatch; }
 
   /// Makes the step pipelined over `stages` pipeline ranks.
   void setPipelineStages(int64_t stages) { pipelineStages = stages; }
@@ -150,8 +151,10 @@ private:
   std::vector<mlir::Value> paramValues;
   /// Per parameter, the sum of its contributions on each pipeline rank.
   std::vector<std::map<int64_t, mlir::Value>> gradients;
-  std::vector<unsigned> contributionsThisMicrobatch;
-  std::vector<int64_t> contributionMicrobatch;
+  /// Per parameter, the contributions added so far: its gradient is ready
+  /// after the last (a deferred weight gradient may come after the last
+  /// microbatch's others).
+  std::vector<int64_t> contributions;
   /// (parameter, final gradient) in the order they became ready.
   std::vector<std::pair<unsigned, mlir::Value>> ready;
 };

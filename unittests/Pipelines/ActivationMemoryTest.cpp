@@ -189,6 +189,28 @@ TEST_F(ActivationPeakTest, FullRecomputationKeepsTheCheckpointedInputs) {
   }
 }
 
+// defer_embedding_wgrad_compute: after each backward the last rank keeps
+// what the deferred output-layer wgrad reads, the output layer's input
+// [s/t, h] and the logits' gradient [s, V/t] in 16 bits, until the W
+// passes after its schedule. In 1F1B its peak is the forward of the last
+// microbatch with the m - 1 earlier ones' kept.
+TEST_F(ActivationPeakTest, DeferredWgradKeepsItsInputsUntilTheFlush) {
+  int64_t p = 2, m = 4;
+  ModelConfig config = gpt3Layer(p, 1, m);
+  config.deferEmbeddingWgradCompute = true;
+  ActivationBytes bytes = computeActivationBytes(config);
+  int64_t t = config.tensorModelParallelSize, s = config.seqLength;
+  int64_t kept = 2 * (s / t * config.hiddenSize +
+                      s * config.getPaddedVocabSize() / t);
+  std::vector<ActivationPeak> ranks = peaks(config, "policy=megatron");
+  EXPECT_EQ(ranks[p - 1].bytes,
+            (m - 1) * kept + bytes.layer + bytes.output);
+  // Without deferral, one microbatch at a time.
+  config.deferEmbeddingWgradCompute = false;
+  EXPECT_EQ(peaks(config, "policy=megatron")[p - 1].bytes,
+            bytes.layer + bytes.output);
+}
+
 TEST_F(ActivationPeakTest, UnpipelinedStepHoldsOneMicrobatch) {
   ModelConfig config = gpt3Layer(1, 1, 4);
   config.numLayers = 3;

@@ -80,6 +80,11 @@ struct ModelConfig {
   /// unless --no-overlap-p2p-communication; used with virtual stages only
   /// (recorded as ddp-schedule's overlap-p2p-comm).
   bool overlapP2PComm = true;
+  /// Megatron's defer_embedding_wgrad_compute: the last stage's output
+  /// layer wgrads run after the pipeline's flush; wgrad_deferral_limit of
+  /// them (0: every microbatch's).
+  bool deferEmbeddingWgradCompute = false;
+  int64_t wgradDeferralLimit = 0;
   /// 0 means a dense model.
   int64_t numExperts = 0;
   int64_t moeRouterTopk = 2;

@@ -12,6 +12,7 @@
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <map>
 #include <set>
@@ -42,7 +43,11 @@ ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
   // without a task), and where each task's ops end.
   using Key = std::pair<int64_t, int64_t>; // (microbatch, chunk)
   std::map<int64_t, std::set<int64_t>> chunkLayers;
-  std::map<Key, Operation *> lastBackwardOp;
+  std::map<Key, Operation *> lastBackwardOp, lastWeightGradOp;
+  // What a deferred weight-gradient pass (W) keeps after its backward: the
+  // values it reads from the passes before it, 16-bit as the formula's
+  // activations.
+  std::map<Key, llvm::DenseSet<Value>> deferredInputs;
   int64_t numChunks = 0;
   bool hasTasks = false;
   Block &body = step.getBody().front();
@@ -51,8 +56,19 @@ ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
     hasTasks |= task.has_value();
     int64_t chunk = task ? task->chunk : -1;
     numChunks = std::max(numChunks, chunk + 1);
-    if (task && task->phase != PipelineTask::Phase::Forward)
+    if (task && task->phase == PipelineTask::Phase::Backward)
       lastBackwardOp[{task->microbatch, task->chunk}] = &op;
+    if (task && task->phase == PipelineTask::Phase::WeightGrad) {
+      Key key{task->microbatch, task->chunk};
+      lastWeightGradOp[key] = &op;
+      for (Value operand : op.getOperands()) {
+        Operation *producer = operand.getDefiningOp();
+        std::optional<PipelineTask> from =
+            producer ? getPipelineTask(producer) : std::nullopt;
+        if (from && from->phase != PipelineTask::Phase::WeightGrad)
+          deferredInputs[key].insert(operand);
+      }
+    }
     if (auto ready = dyn_cast<GradReadyOp>(op))
       if (auto it = layerOf.find(ready.getParamAttr().getAttr());
           it != layerOf.end())
@@ -112,6 +128,18 @@ ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
     return held;
   };
 
+  auto deferredBytes = [&](Key key) {
+    int64_t held = 0;
+    auto it = deferredInputs.find(key);
+    if (it == deferredInputs.end())
+      return held;
+    for (Value value : it->second)
+      if (auto type = dyn_cast<ShapedType>(value.getType());
+          type && type.hasStaticShape())
+        held += 2 * type.getNumElements();
+    return held;
+  };
+
   ActivationPeak held, peak;
   std::set<Key> started;
   for (Operation &op : body) {
@@ -129,11 +157,16 @@ ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
         peak = held;
       continue;
     }
+    // The backward frees the forward's activations but what its deferred
+    // weight-gradient pass reads, which that pass frees.
+    int64_t deferred = deferredBytes(key);
     if (lastBackwardOp[key] == &op && started.erase(key)) {
-      held.bytes -= chunkBytes(task->chunk);
+      held.bytes -= chunkBytes(task->chunk) - deferred;
       held.forwards -= 1;
       held.layers -= chunkLayers[task->chunk].size();
     }
+    if (lastWeightGradOp[key] == &op)
+      held.bytes -= deferred;
   }
   peak.bytes += transient;
   return peak;
