@@ -511,7 +511,8 @@ def PipelineStages : Pass<"ddp-pipeline-stages", "mlir::ModuleOp"> {
     - the ops before the pipeline (none from the importer);
     - the tasks of rank `r` in the order `schedule` runs them (the order
       `--ddp-print-pipeline-schedule` prints), each task's ops in program
-      order;
+      order, then its weight-gradient passes (`W<m>.<c>`: the output
+      layer's deferred wgrads) in microbatch order;
     - the ops after the pipeline (the gradient reductions and the
       optimizer).
 
