@@ -462,11 +462,31 @@ static Error checkPipeline(const ModelConfig &config, StringRef source) {
                           ? "microbatch_group_size_per_vp_stage"
                           : "pipeline_model_parallel_size",
                       toString(std::move(error)));
-  if (Expected<std::vector<ChunkLayers>> chunks =
-          splitLayers(config.getLayerSplitConfig());
-      !chunks)
+  Expected<std::vector<ChunkLayers>> chunks =
+      splitLayers(config.getLayerSplitConfig());
+  if (!chunks)
     return fieldError(source, "pipeline_model_parallel_size",
                       toString(chunks.takeError()));
+  // A model chunk between the embedding's and the loss's with no layer
+  // would have Megatron pass the activations through an empty rank, which
+  // the step does not build (its stage-to-stage calls go to neighbours).
+  for (size_t flow = 1; flow + 1 < chunks->size(); ++flow)
+    if ((*chunks)[flow].numLayers == 0) {
+      bool uneven = config.decoderFirstPipelineNumLayers ||
+                    config.decoderLastPipelineNumLayers;
+      return fieldError(
+          source,
+          uneven ? (config.decoderFirstPipelineNumLayers
+                        ? "decoder_first_pipeline_num_layers"
+                        : "decoder_last_pipeline_num_layers")
+                 : "pipeline_model_parallel_size",
+          formatv("pipeline rank {0}'s model chunk {1} holds no layer; "
+                  "Megatron would pass the activations through it, which "
+                  "the step does not build; give every pipeline rank a "
+                  "layer",
+                  flow % config.pipelineModelParallelSize,
+                  flow / config.pipelineModelParallelSize));
+    }
   return Error::success();
 }
 

@@ -18,7 +18,7 @@ using namespace ddp;
 std::optional<RecomputeGranularity>
 ddp::parseRecomputeGranularity(StringRef name) {
   return StringSwitch<std::optional<RecomputeGranularity>>(name)
-      .Cases("none", "None", RecomputeGranularity::None)
+      .Cases({"none", "None"}, RecomputeGranularity::None)
       .Case("full", RecomputeGranularity::Full)
       .Case("selective", RecomputeGranularity::Selective)
       .Default(std::nullopt);
