@@ -36,6 +36,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mlir::PassManager pm(&ddp::fuzz::getContext());
   ddp::PipelineStagesOptions options;
   options.microbatchGroupSize = config->microbatchGroupSizePerVpStage;
+  // What the import records for ddp-schedule.
+  options.overlapP2PComm =
+      config->getVirtualPipelineSize() > 1 && config->overlapP2PComm;
   pm.addPass(ddp::createPipelineStages(options));
   pm.addPass(ddp::createVerifyCollectiveOrder());
   if (failed(pm.run(*module)))

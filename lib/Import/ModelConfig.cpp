@@ -462,6 +462,16 @@ static Error checkPipeline(const ModelConfig &config, StringRef source) {
                           ? "microbatch_group_size_per_vp_stage"
                           : "pipeline_model_parallel_size",
                       toString(std::move(error)));
+  // arguments.py L1000-1010: blocking interleaved calls on 2 ranks would
+  // batch two sends to the same rank.
+  if (config.getVirtualPipelineSize() > 1 &&
+      config.pipelineModelParallelSize == 2 && !config.overlapP2PComm)
+    return fieldError(source, "overlap_p2p_comm",
+                      "the interleaved schedule on 2 pipeline ranks needs "
+                      "it: without, each blocking call would send an "
+                      "activation and a gradient to the same rank in one "
+                      "batch, which Megatron refuses; set it, or use more "
+                      "ranks");
   Expected<std::vector<ChunkLayers>> chunks =
       splitLayers(config.getLayerSplitConfig());
   if (!chunks)
