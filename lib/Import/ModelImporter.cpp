@@ -555,7 +555,7 @@ void ModelImporter::backward(MicrobatchActivations &acts) {
 
   // Full recomputation (Megatron's CheckpointFunction): the backward of a
   // checkpointed group first reruns the group's forward from its input.
-  std::vector<int64_t> groupStart = getRecomputeGroupStarts();
+  const std::vector<int64_t> &groupStart = recomputeGroupStarts;
   for (int64_t index = layers.size() - 1; index >= 0; --index) {
     sb.setPipelineChunk(Phase::Backward, getChunk(index));
     int64_t first = groupStart[index];
@@ -606,6 +606,7 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
     inputs.append({tokenType, tokenType});
   SmallVector<Value> args = sb.beginStep(inputs);
 
+  recomputeGroupStarts = getRecomputeGroupStarts();
   SmallVector<Value> losses;
   for (int64_t m = 0; m < config.numMicrobatches; ++m) {
     sb.setMicrobatch(m);
@@ -620,8 +621,7 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
   ActivationBytes activations = computeActivationBytes(config);
   if (config.recompute.isFull()) {
     int64_t checkpoint = computeCheckpointBytes(config);
-    std::vector<int64_t> starts = getRecomputeGroupStarts();
-    for (auto [layer, start] : llvm::enumerate(starts))
+    for (auto [layer, start] : llvm::enumerate(recomputeGroupStarts))
       activations.perLayer.push_back(start < 0 ? activations.layer
                                      : start == int64_t(layer) ? checkpoint
                                                                : 0);

@@ -172,6 +172,8 @@ private:
   /// Full recomputation: for each layer, the first layer of its
   /// checkpointed group, or -1 when its activations are kept.
   std::vector<int64_t> getRecomputeGroupStarts() const;
+  /// getRecomputeGroupStarts(), computed once per step.
+  std::vector<int64_t> recomputeGroupStarts;
 
   /// Q K^T and P V over the full sequence for this rank's heads (the formula
   /// of Narayanan et al. 2021 counts no causal saving), plus the softmax at 5

@@ -128,17 +128,12 @@ ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
     return held;
   };
 
-  auto deferredBytes = [&](Key key) {
-    int64_t held = 0;
-    auto it = deferredInputs.find(key);
-    if (it == deferredInputs.end())
-      return held;
-    for (Value value : it->second)
+  std::map<Key, int64_t> deferredBytes;
+  for (auto &[key, values] : deferredInputs)
+    for (Value value : values)
       if (auto type = dyn_cast<ShapedType>(value.getType());
           type && type.hasStaticShape())
-        held += 2 * type.getNumElements();
-    return held;
-  };
+        deferredBytes[key] += 2 * type.getNumElements();
 
   ActivationPeak held, peak;
   std::set<Key> started;
@@ -159,14 +154,19 @@ ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
     }
     // The backward frees the forward's activations but what its deferred
     // weight-gradient pass reads, which that pass frees.
-    int64_t deferred = deferredBytes(key);
-    if (lastBackwardOp[key] == &op && started.erase(key)) {
-      held.bytes -= chunkBytes(task->chunk) - deferred;
+    auto deferred = deferredBytes.find(key);
+    int64_t kept = deferred == deferredBytes.end() ? 0 : deferred->second;
+    auto lastBackward = lastBackwardOp.find(key);
+    if (lastBackward != lastBackwardOp.end() && lastBackward->second == &op &&
+        started.erase(key)) {
+      held.bytes -= chunkBytes(task->chunk) - kept;
       held.forwards -= 1;
       held.layers -= chunkLayers[task->chunk].size();
     }
-    if (lastWeightGradOp[key] == &op)
-      held.bytes -= deferred;
+    auto lastWeightGrad = lastWeightGradOp.find(key);
+    if (lastWeightGrad != lastWeightGradOp.end() &&
+        lastWeightGrad->second == &op)
+      held.bytes -= kept;
   }
   peak.bytes += transient;
   return peak;

@@ -13,6 +13,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <deque>
 #include <tuple>
@@ -38,15 +39,15 @@ static SmallVector<ExchangePart> getPartOrder(bool batch, int64_t rank) {
   return {Part::RecvPrev, Part::SendNext, Part::RecvNext, Part::SendPrev};
 }
 
-/// A value that crosses outside the pipeline's calls: one computed before
-/// the pipeline and used in it (received where the receiver's tasks
-/// begin), or one used after it (the tied embedding's gradient; received
-/// where the receiver's ops after the pipeline begin). Sent once computed.
-static void placeOutsideCalls(const StageOrders &stages,
-                              const std::vector<Transfer> &transfers,
-                              ArrayRef<size_t> indices, bool before,
-                              ExchangePlan &plan) {
-  int64_t count = stages.orders.size();
+/// Issues each of `indices`' transfers asynchronously: its send before the
+/// sender's op at its sendAt, its receive before the receiver's op at
+/// `recvAt(index)`; before an index the sends, then the receives, each in
+/// the order the senders issue them (the order MPI and NCCL match in).
+static void placeAsync(const std::vector<Transfer> &transfers,
+                       ArrayRef<size_t> indices,
+                       llvm::function_ref<size_t(size_t)> recvAt,
+                       ExchangePlan &plan) {
+  int64_t count = plan.size();
   SmallVector<size_t> sorted(indices);
   llvm::stable_sort(sorted, [&](size_t a, size_t b) {
     return std::tie(transfers[a].from, transfers[a].sendAt) <
@@ -57,9 +58,7 @@ static void placeOutsideCalls(const StageOrders &stages,
   for (size_t index : sorted) {
     const Transfer &transfer = transfers[index];
     sends[transfer.from][transfer.sendAt].push_back({index, true});
-    size_t at = before ? stages.taskBegin[transfer.to]
-                       : stages.postStart[transfer.to];
-    recvs[transfer.to][at].push_back({index, false});
+    recvs[transfer.to][recvAt(index)].push_back({index, false});
   }
   for (int64_t rank = 0; rank < count; ++rank)
     for (auto *perIndex : {&sends[rank], &recvs[rank]})
@@ -255,9 +254,17 @@ ddp::pipeline::placeAsMegatron(const StageOrders &stages,
                 "sends in the "
              << stringifyPipelineScheduleKind(stages.kind) << " schedule";
 
-  placeOutsideCalls(stages, transfers, beforePipeline, /*before=*/true, plan);
-  placeOutsideCalls(stages, transfers, afterPipeline, /*before=*/false,
-                    plan);
+  // A value computed before the pipeline and used in it is received where
+  // the receiver's tasks begin; one used after it (the tied embedding's
+  // gradient), where the receiver's ops after the pipeline begin.
+  placeAsync(
+      transfers, beforePipeline,
+      [&](size_t index) { return stages.taskBegin[transfers[index].to]; },
+      plan);
+  placeAsync(
+      transfers, afterPipeline,
+      [&](size_t index) { return stages.postStart[transfers[index].to]; },
+      plan);
   return plan;
 }
 
@@ -392,22 +399,14 @@ ddp::pipeline::placeEarly(const StageOrders &stageOrders,
            "waiting for this one";
     return diag;
   }
-  // The sends, then the receives, before each index, each in the order
-  // the sender issues them.
   ExchangePlan plan(stages);
-  std::vector<std::map<size_t, SmallVector<ExchangeOp>>> sends(stages),
-      recvs(stages);
-  for (Transfer *transfer : bySend) {
-    sends[transfer->from][transfer->sendAt].push_back({transfer->index, true});
-    recvs[transfer->to][transfer->recvAt].push_back({transfer->index, false});
+  std::vector<size_t> recvAt(transferList.size()), all;
+  for (const Transfer &transfer : transfers) {
+    recvAt[transfer.index] = transfer.recvAt;
+    all.push_back(transfer.index);
   }
-  for (int64_t rank = 0; rank < stages; ++rank)
-    for (auto *perIndex : {&sends[rank], &recvs[rank]})
-      for (auto &[index, ops] : *perIndex) {
-        ExchangeAction action;
-        action.ops = ops;
-        plan[rank][index].push_back(std::move(action));
-      }
+  placeAsync(
+      transferList, all, [&](size_t index) { return recvAt[index]; }, plan);
   return plan;
 }
 //===----------------------------------------------------------------------===//

@@ -111,3 +111,18 @@ func.func @across(%x: tensor<4xf32>) {
   %e = ddp.compute "embedding_grad"(%d) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 0, ddp.task = "B0.0"} : (tensor<4xf32>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+// Rank 1's F0.0 reads what rank 0 computes in F1.0: Megatron's calls send
+// it after F1.0, and rank 1 receives it after its F0.0 (a microbatch
+// tagged wrong).
+ddp.mesh @world(pp = 2, dp = 1)
+func.func @wrong_microbatch(%x0: tensor<4xf32>, %x1: tensor<4xf32>) {
+  %a0 = ddp.compute "f0"(%x0) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 0, ddp.task = "F0.0"} : (tensor<4xf32>) -> tensor<4xf32>
+  %a1 = ddp.compute "f0"(%x1) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 0, ddp.task = "F1.0"} : (tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @+1 {{pipeline rank 1 uses this value before the 1f1b schedule receives it}}
+  %y0 = ddp.compute "f1"(%a1) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 1, ddp.task = "F0.0"} : (tensor<4xf32>) -> tensor<4xf32>
+  %y1 = ddp.compute "f1"(%a0) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 1, ddp.task = "F1.0"} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
