@@ -21,6 +21,20 @@ using namespace mlir;
 using namespace ddp;
 using namespace ddp::sim;
 
+double PipelineSimResult::getMeanBubbleTime() const {
+  double sum = 0;
+  for (size_t rank = 0; rank < stages.size(); ++rank)
+    sum += getBubbleTime(rank);
+  return stages.empty() ? 0 : sum / double(stages.size());
+}
+
+double PipelineSimResult::getMeanExposedP2PTime() const {
+  double sum = 0;
+  for (size_t rank = 0; rank < stages.size(); ++rank)
+    sum += getExposedP2PTime(rank);
+  return stages.empty() ? 0 : sum / double(stages.size());
+}
+
 bool ddp::sim::hasPipelineStages(ModuleOp module) {
   return llvm::any_of(module.getOps<func::FuncOp>(), [](func::FuncOp func) {
     return getPipelineStage(func).has_value();

@@ -195,14 +195,25 @@ void ddp::sim::printPipelineSummary(const PipelineSimResult &result,
   os << "pipeline of " << result.stages.size() << " ranks on "
      << model.getProfile().name << format(": step %.3f ms", toMs(result.stepTime))
      << " (when the last rank finishes)\n";
-  os << "  rank      ends ms   compute ms      idle ms   idle/ideal\n";
+  os << "  rank      ends ms   compute ms      idle ms    bubble ms      p2p "
+        "ms   idle/ideal\n";
   for (auto [rank, stage] : llvm::enumerate(result.stages))
-    os << format("  %4zu %12.3f %12.3f %12.3f %11.1f%%\n", rank,
+    os << format("  %4zu %12.3f %12.3f %12.3f %12.3f %12.3f %11.1f%%\n", rank,
                  toMs(stage.stepTime), toMs(stage.computeTime),
                  toMs(result.getIdleTime(rank)),
+                 toMs(result.getBubbleTime(rank)),
+                 toMs(result.getExposedP2PTime(rank)),
                  100 * result.getIdleFraction(rank));
-  os << "  idle: the pipeline's bubble and the communication a rank waits "
-        "for\n";
+  os << "  idle: the bubble (waiting for another rank), the stage-to-stage "
+        "transfers (p2p) and the data- and tensor-parallel communication a "
+        "rank waits for\n";
+  os << format("  bubble: mean %.3f ms (%.1f%% of the step); exposed p2p: "
+               "mean %.3f ms\n",
+               toMs(result.getMeanBubbleTime()),
+               result.stepTime > 0
+                   ? 100 * result.getMeanBubbleTime() / result.stepTime
+                   : 0.0,
+               toMs(result.getMeanExposedP2PTime()));
   os << format("  lower bound %.3f ms (fill, a rank's tasks, drain); step / "
                "lower bound %.3f\n",
                toMs(result.lowerBound),
@@ -252,11 +263,16 @@ json::Value ddp::sim::buildPipelineJsonReport(const PipelineSimResult &result,
         {"ideal_compute_ms", toMs(stage.idealComputeTime)},
         {"idle_ms", toMs(result.getIdleTime(rank))},
         {"idle_fraction", result.getIdleFraction(rank)},
+        {"bubble_ms", toMs(result.getBubbleTime(rank))},
+        {"exposed_p2p_ms", toMs(result.getExposedP2PTime(rank))},
         {"exposed_comm_ms", toMs(stage.exposedCommTime)}});
   json::Object report{{"schema_version", kSimReportSchemaVersion},
                       {"hardware", model.getProfile().name},
                       {"step_ms", toMs(result.stepTime)},
-                      {"lower_bound_ms", toMs(result.lowerBound)}};
+                      {"lower_bound_ms", toMs(result.lowerBound)},
+                      {"mean_bubble_ms", toMs(result.getMeanBubbleTime())},
+                      {"mean_exposed_p2p_ms",
+                       toMs(result.getMeanExposedP2PTime())}};
   for (size_t rank = 0; rank < result.stages.size(); ++rank) {
     json::Object &stage = *stages[rank].getAsObject();
     stage["model_state_bytes"] = result.modelStateBytes[rank];

@@ -9,6 +9,7 @@
 #include "StepSimulator.h"
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/IR/PipelinePrograms.h"
 #include "ddp/Dialect/DDP/IR/ResultPlacement.h"
 #include "ddp/Dialect/DDP/IR/TensorBytes.h"
 #include "ddp/Timing/StepClock.h"
@@ -182,14 +183,24 @@ void StepSimulator::runOptimizer(Operation *op, StringRef name,
   runCompute(op, name, time);
 }
 
-void StepSimulator::blockComputeUntil(Operation *op, double time,
-                                      StringRef name) {
+double StepSimulator::blockComputeUntil(Operation *op, double time,
+                                        StringRef name) {
   double start = clock.getNow();
   double held = clock.blockUntil(time);
   if (held == 0)
-    return;
+    return 0;
   addEvent(op, name, EventCategory::Wait, 0, start, held);
   result.exposedCommTime += held;
+  return held;
+}
+
+void StepSimulator::countPipelineHold(double holdStart, double held,
+                                      double start) {
+  // Before the transfer starts the rank waits for its peer (the bubble);
+  // from then on for the transfer itself.
+  double transfer = std::clamp(holdStart + held - start, 0.0, held);
+  result.exposedPipelineTransferTime += transfer;
+  result.pipelinePeerWaitTime += held - transfer;
 }
 
 LogicalResult StepSimulator::runCollective(CollectiveOpInterface op) {
@@ -225,12 +236,18 @@ LogicalResult StepSimulator::runCollective(CollectiveOpInterface op) {
 
   StringRef name = op->getName().stripDialect();
   addEvent(op, name, EventCategory::Comm, stream, start, duration, record);
+  bool pipelineMessage = isPipelineMessage(op);
   if (token) {
     tokenDone[token] = end;
+    if (pipelineMessage)
+      pipelineTokenStart[token] = start;
     return success();
   }
   // A synchronous collective holds the compute stream until it is done.
-  blockComputeUntil(op, end, name);
+  double holdStart = clock.getNow();
+  double held = blockComputeUntil(op, end, name);
+  if (pipelineMessage)
+    countPipelineHold(holdStart, held, start);
   return success();
 }
 
@@ -344,14 +361,29 @@ LogicalResult StepSimulator::simulate(Operation *op) {
       })
       .Case([&](JoinOp join) {
         double done = 0;
-        for (Value token : join.getTokens())
+        std::optional<double> pipelineStart;
+        for (Value token : join.getTokens()) {
           done = std::max(done, tokenDone.lookup(token));
+          // The transfer that ends last is the one a wait on the join
+          // holds for.
+          if (auto it = pipelineTokenStart.find(token);
+              it != pipelineTokenStart.end() &&
+              tokenDone.lookup(token) == done)
+            pipelineStart = it->second;
+        }
         tokenDone[join.getResult()] = done;
+        if (pipelineStart)
+          pipelineTokenStart[join.getResult()] = *pipelineStart;
         return success();
       })
       .Case([&](WaitOp wait) {
         ++result.numWaits;
-        blockComputeUntil(op, tokenDone.lookup(wait.getToken()), "wait");
+        double holdStart = clock.getNow();
+        double held =
+            blockComputeUntil(op, tokenDone.lookup(wait.getToken()), "wait");
+        if (auto it = pipelineTokenStart.find(wait.getToken());
+            it != pipelineTokenStart.end())
+          countPipelineHold(holdStart, held, it->second);
         return success();
       })
       // A stack copies the operands the lowering cannot produce in their

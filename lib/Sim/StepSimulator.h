@@ -85,7 +85,11 @@ private:
   void runOptimizer(Operation *op, StringRef name, OptimizerRule kind,
                     Type gradType, Type paramType, Attribute params);
   LogicalResult runCollective(CollectiveOpInterface op);
-  void blockComputeUntil(Operation *op, double time, StringRef name);
+  /// Blocks compute until `time`; returns how long it was held.
+  double blockComputeUntil(Operation *op, double time, StringRef name);
+  /// Splits a hold of the compute stream on a stage-to-stage transfer that
+  /// started at `start` into waiting for the peer and the transfer itself.
+  void countPipelineHold(double holdStart, double held, double start);
   void addEvent(Operation *op, StringRef name, EventCategory category,
                 unsigned stream, double start, double duration,
                 std::optional<CollectiveRecord> collective = std::nullopt);
@@ -102,6 +106,9 @@ private:
   /// Per communication stream, the bandwidth-only time of its collectives.
   SmallVector<double> streamTransferBound{0.0};
   llvm::DenseMap<Value, double> tokenDone;
+  /// When the transfer of an asynchronous send or receive over `pp` (or a
+  /// join of them) started, for the wait that holds compute on it.
+  llvm::DenseMap<Value, double> pipelineTokenStart;
   /// When collectives may start at the earliest for a reason outside this
   /// step (a receive, once another rank's program has sent).
   llvm::DenseMap<Operation *, double> externalNotBefore;

@@ -31,12 +31,13 @@ namespace {
 /// chunks each, `microbatches` microbatches, one compute op per chunk and
 /// pass; ddp-pipeline-stages splits it.
 std::string makeUniformPipeline(int64_t stages, int64_t chunks,
-                                int64_t microbatches) {
+                                int64_t microbatches, int64_t elements = 1) {
   int64_t flowChunks = stages * chunks;
   double forwardFlops = 1e9 / chunks;
+  std::string type = llvm::formatv("tensor<{0}xf32>", elements).str();
   std::string ir = llvm::formatv("ddp.mesh @world(pp = {0}, dp = 1)\n"
-                                 "func.func @step(%x: tensor<1xf32>) {{\n",
-                                 stages)
+                                 "func.func @step(%x: {1}) {{\n",
+                                 stages, type)
                        .str();
   auto tag = [&](char phase, int64_t microbatch, int64_t flowChunk) {
     return llvm::formatv("{{ddp.pipeline_stage = {0} : i64, ddp.task = "
@@ -50,18 +51,17 @@ std::string makeUniformPipeline(int64_t stages, int64_t chunks,
     for (int64_t g = 0; g < flowChunks; ++g) {
       std::string name = llvm::formatv("%f{0}_{1}", m, g).str();
       ir += llvm::formatv("  {0} = ddp.compute \"f\"({1}) flops {2:e} bytes "
-                          "0.0 {3} : (tensor<1xf32>) -> tensor<1xf32>\n",
-                          name, previous, forwardFlops, tag('F', m, g))
+                          "0.0 {3} : ({4}) -> {4}\n",
+                          name, previous, forwardFlops, tag('F', m, g), type)
                 .str();
       previous = name;
     }
     for (int64_t g = flowChunks - 1; g >= 0; --g) {
       std::string name = llvm::formatv("%b{0}_{1}", m, g).str();
       ir += llvm::formatv("  {0} = ddp.compute \"b\"({1}, %f{2}_{3}) flops "
-                          "{4:e} bytes 0.0 {5} : (tensor<1xf32>, "
-                          "tensor<1xf32>) -> tensor<1xf32>\n",
+                          "{4:e} bytes 0.0 {5} : ({6}, {6}) -> {6}\n",
                           name, previous, m, g, 2 * forwardFlops,
-                          tag('B', m, g))
+                          tag('B', m, g), type)
                 .str();
       previous = name;
     }
@@ -69,12 +69,13 @@ std::string makeUniformPipeline(int64_t stages, int64_t chunks,
   return ir + "  return\n}\n";
 }
 
-double simulateIdleFraction(int64_t stages, int64_t chunks,
-                            int64_t microbatches, llvm::StringRef schedule,
-                            bool overlapP2PComm = false) {
+mlir::FailureOr<PipelineSimResult>
+simulateUniformPipeline(int64_t stages, int64_t chunks, int64_t microbatches,
+                        llvm::StringRef schedule, bool overlapP2PComm,
+                        int64_t elements = 1) {
   std::unique_ptr<mlir::MLIRContext> context = makeContext();
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      parseStep(*context, makeUniformPipeline(stages, chunks, microbatches));
+  mlir::OwningOpRef<mlir::ModuleOp> module = parseStep(
+      *context, makeUniformPipeline(stages, chunks, microbatches, elements));
   EXPECT_TRUE(module);
   mlir::PassManager pm(context.get());
   ddp::PipelineStagesOptions options;
@@ -84,8 +85,14 @@ double simulateIdleFraction(int64_t stages, int64_t chunks,
   pm.addPass(ddp::createVerifyCollectiveOrder());
   EXPECT_TRUE(mlir::succeeded(pm.run(*module)));
   CostModel model(makeUnitProfile(), CollectiveAlgorithm::Ring);
-  mlir::FailureOr<PipelineSimResult> result =
-      simulatePipeline(*module, model);
+  return simulatePipeline(*module, model);
+}
+
+double simulateIdleFraction(int64_t stages, int64_t chunks,
+                            int64_t microbatches, llvm::StringRef schedule,
+                            bool overlapP2PComm = false) {
+  mlir::FailureOr<PipelineSimResult> result = simulateUniformPipeline(
+      stages, chunks, microbatches, schedule, overlapP2PComm);
   EXPECT_TRUE(mlir::succeeded(result));
   if (mlir::failed(result))
     return -1;
@@ -101,6 +108,10 @@ double simulateIdleFraction(int64_t stages, int64_t chunks,
     EXPECT_NEAR(result->stages[rank].idealComputeTime, 3e-3 * microbatches,
                 1e-9);
     EXPECT_NEAR(result->getIdleFraction(rank), idle, 1e-4) << rank;
+    // With free communication the idle time is all bubble.
+    EXPECT_NEAR(result->getBubbleTime(rank), result->getIdleTime(rank), 1e-6)
+        << rank;
+    EXPECT_LT(result->getExposedP2PTime(rank), 1e-6) << rank;
   }
   return idle;
 }
@@ -133,6 +144,37 @@ TEST(PipelineSimulatorTest, InterleavingDividesTheBubbleByTheChunks) {
 // 1F1B with ddp's early receives (overlap-p2p-comm on 1f1b).
 TEST(PipelineSimulatorTest, EarlyReceivesKeepThe1F1BBubble) {
   EXPECT_NEAR(simulateIdleFraction(4, 1, 8, "1f1b", true), 3.0 / 8, 1e-4);
+}
+
+// Activations of 25000 f32 take 0.1 ms over the unit profile's 1 GB/s:
+// idle time splits into waiting for the peer and the transfers themselves,
+// and with no other communication the two make all of it. Blocking calls
+// expose every transfer; Megatron's overlapped interleaved calls hide those
+// that a rank has slack for (one on the critical path stays exposed).
+TEST(PipelineSimulatorTest, IdleSplitsIntoBubbleAndExposedTransfers) {
+  auto exposedP2P = [](llvm::StringRef schedule, int64_t chunks,
+                       bool overlap) {
+    mlir::FailureOr<PipelineSimResult> result =
+        simulateUniformPipeline(4, chunks, 8, schedule, overlap, 25000);
+    EXPECT_TRUE(mlir::succeeded(result));
+    if (mlir::failed(result))
+      return -1.0;
+    for (size_t rank = 0; rank < result->stages.size(); ++rank) {
+      EXPECT_NEAR(result->getBubbleTime(rank) +
+                      result->getExposedP2PTime(rank),
+                  result->getIdleTime(rank), 1e-9)
+          << rank;
+      EXPECT_NEAR(result->getOtherExposedCommTime(rank), 0, 1e-9) << rank;
+    }
+    return result->getMeanExposedP2PTime();
+  };
+  double blocking = exposedP2P("1f1b", 1, false);
+  // Each rank's sends and receives block: at least one 0.1 ms transfer
+  // per microbatch and direction on the middle ranks.
+  EXPECT_GT(blocking, 8 * 0.1e-3);
+  double interleavedBlocking = exposedP2P("interleaved", 2, false);
+  double interleavedOverlapped = exposedP2P("interleaved", 2, true);
+  EXPECT_LT(interleavedOverlapped, 0.75 * interleavedBlocking);
 }
 
 } // namespace

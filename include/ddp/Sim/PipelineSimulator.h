@@ -56,6 +56,28 @@ struct PipelineSimResult {
   double getIdleTime(size_t rank) const {
     return stepTime - stages[rank].computeTime;
   }
+  /// Of the idle time, what rank `rank` spends waiting for other ranks:
+  /// for a peer's send before its receive's transfer starts, and after
+  /// its own program until the last rank's ends. Megatron's pipeline
+  /// bubble.
+  double getBubbleTime(size_t rank) const {
+    return stepTime - stages[rank].stepTime +
+           stages[rank].pipelinePeerWaitTime;
+  }
+  /// Of the idle time, the stage-to-stage transfers the rank waits for.
+  double getExposedP2PTime(size_t rank) const {
+    return stages[rank].exposedPipelineTransferTime;
+  }
+  /// The rest of the idle time: the data- and tensor-parallel
+  /// communication the rank waits for.
+  double getOtherExposedCommTime(size_t rank) const {
+    return std::max(0.0, getIdleTime(rank) - getBubbleTime(rank) -
+                             getExposedP2PTime(rank));
+  }
+  /// The mean over ranks of getBubbleTime and getExposedP2PTime.
+  double getMeanBubbleTime() const;
+  double getMeanExposedP2PTime() const;
+
   /// Idle time over the rank's ideal compute (Megatron's bubble fraction
   /// when communication is free: (p - 1) / (v m)).
   double getIdleFraction(size_t rank) const {

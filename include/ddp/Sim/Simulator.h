@@ -137,6 +137,12 @@ struct SimResult {
   /// blocked, synchronous collectives (and the queue before them), and any
   /// communication still running when compute ended.
   double exposedCommTime = 0;
+  /// Of exposedCommTime, the holds on sends and receives over `pp`: the
+  /// part spent before the transfer started (waiting for the peer rank,
+  /// the pipeline's bubble) and the part the transfer itself took (the
+  /// exposed p2p that overlap_p2p_comm hides).
+  double pipelinePeerWaitTime = 0;
+  double exposedPipelineTransferTime = 0;
   LowerBound lowerBound;
 
   int64_t numOps = 0;
