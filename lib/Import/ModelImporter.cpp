@@ -12,6 +12,7 @@
 #include "ddp/Import/MegatronArgs.h"
 
 #include "ddp/Import/Import.h"
+#include "ddp/Support/FormatNumber.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -639,7 +640,30 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
     options["overlap-p2p-comm"] = config.overlapP2PComm;
   if (!options.empty())
     recordScheduleOptions(*module, options);
+  if (config.isPipelined()) {
+    std::string json;
+    llvm::raw_string_ostream os(json);
+    writeJSONShortest(os, llvm::json::Value(modelConfigToJSON(config)),
+                      /*indent=*/0);
+    (*module)->setAttr(kModelConfigAttrName,
+                       StringAttr::get(module->getContext(), json));
+  }
   return module;
+}
+
+llvm::Expected<std::optional<ModelConfig>>
+ddp::getRecordedModelConfig(ModuleOp module) {
+  auto text = module->getAttrOfType<StringAttr>(kModelConfigAttrName);
+  if (!text)
+    return std::nullopt;
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(text.getValue());
+  if (!json)
+    return json.takeError();
+  llvm::Expected<ModelConfig> config =
+      parseModelConfig(*json, "the module's " + kModelConfigAttrName.str());
+  if (!config)
+    return config.takeError();
+  return std::optional<ModelConfig>(std::move(*config));
 }
 
 OwningOpRef<ModuleOp> ddp::importModel(MLIRContext &context,

@@ -11,8 +11,10 @@
 // step time, exposed communication, model state per rank and the options
 // that differ; --svg draws both timelines on one time axis
 // (docs/CostModel.md#comparing-a-schedule-with-auto-ddp-plan). A pipelined
-// step gets its configured schedule alone, every pipeline rank simulated,
-// with each rank's memory (docs/Pipeline.md).
+// step gets the pipeline schedule auto chooses (the schedule, virtual size,
+// group size and p2p calls, from the model config ddp-import records)
+// against the configured one, every pipeline rank simulated, with each
+// rank's memory (docs/Pipeline.md#auto).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +26,9 @@
 #include "ddp/Dialect/DDP/IR/PipelinePrograms.h"
 #include "ddp/Dialect/DDP/IR/StepLookup.h"
 #include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
+#include "ddp/Import/Import.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
+#include "ddp/Plan/PipelinePlanner.h"
 #include "ddp/Sim/PipelineSimulator.h"
 #include "ddp/Sim/SimOutput.h"
 #include "ddp/Support/OutputFile.h"
@@ -293,10 +297,9 @@ static void printTable(const Plan &configured, const Plan &automatic,
   }
 }
 
-/// A pipelined step: the configured schedule alone, every pipeline rank
-/// simulated (policy=auto prices one step, not a rank's program within its
-/// pipeline).
-static int planPipeline(Plan &plan, const timing::CostModel &model) {
+/// A pipelined step whose module records no model config: the configured
+/// schedule alone, every pipeline rank simulated.
+static int planConfiguredPipeline(Plan &plan, const timing::CostModel &model) {
   progress("scheduling the " + plan.name + " schedule");
   PassManager pm(plan.module->getContext());
   populateDDPSchedulePipeline(pm, plan.options);
@@ -308,9 +311,89 @@ static int planPipeline(Plan &plan, const timing::CostModel &model) {
   if (failed(result))
     return 1;
   raw_ostream &os = outs();
-  os << "the configured schedule; policy=auto does not plan a pipeline yet "
-        "(it prices one step, not a rank's program within its pipeline)\n";
+  os << "the configured schedule; policy=auto chooses a pipeline's schedule "
+        "from the model config that ddp-import records ('"
+     << kModelConfigAttrName << "'), which this module lacks\n";
   sim::printPipelineSummary(*result, model, os);
+  if (Error error = flushStdout())
+    return fail(toString(std::move(error)));
+  return 0;
+}
+
+/// The candidates of a pipeline's plan, one row each.
+static void printCandidates(const plan::PipelinePlan &pipelinePlan,
+                            const timing::CostModel &model, raw_ostream &os) {
+  os << "pipeline schedules on " << model.getProfile().name
+     << " (the configured one first; bubble and exposed p2p are means over "
+        "the pipeline ranks)\n";
+  os << format("  %-40s %11s %11s %9s %10s\n", "schedule", "step ms",
+               "bubble ms", "p2p ms", "peak GiB");
+  for (auto [index, candidate] : llvm::enumerate(pipelinePlan.candidates)) {
+    std::string name = candidate.choice.describe();
+    std::string mark = index == pipelinePlan.configured ? "configured" : "";
+    if (pipelinePlan.best && index == *pipelinePlan.best)
+      mark += mark.empty() ? "auto" : ", auto";
+    if (!candidate.result) {
+      os << format("  %-40s refused: ", name.c_str()) << candidate.refusal
+         << "\n";
+      continue;
+    }
+    const sim::PipelineSimResult &result = *candidate.result;
+    os << format("  %-40s %11.3f %11.3f %9.3f %10.2f", name.c_str(),
+                 result.stepTime * 1e3, result.getMeanBubbleTime() * 1e3,
+                 result.getMeanExposedP2PTime() * 1e3,
+                 candidate.peakMemoryBytes / double(1ull << 30));
+    if (!candidate.fits)
+      os << "  does not fit";
+    if (!mark.empty())
+      os << "  (" << mark << ")";
+    os << "\n";
+  }
+}
+
+/// A pipelined step: auto's choice of the schedule, the virtual size, the
+/// group size and the p2p calls against the configured ones, each imported
+/// again from the module's recorded config (docs/Pipeline.md#auto).
+static int planPipeline(Plan &plan, const timing::CostModel &model) {
+  Expected<std::optional<ModelConfig>> config =
+      getRecordedModelConfig(*plan.module);
+  if (!config)
+    return fail(toString(config.takeError()));
+  if (!*config)
+    return planConfiguredPipeline(plan, model);
+  std::string optionsText = scheduleOptions;
+  if (!plan.options.getGivenOptionNames().contains("hw")) {
+    if (StringRef(hardware).contains('"'))
+      return fail("--hw: a profile path with '\"' cannot be passed on to "
+                  "the schedule; rename the file");
+    optionsText += " hw=\"" + hardware + "\"";
+  }
+  auto recorded =
+      (*plan.module)->getAttrOfType<DictionaryAttr>(kScheduleOptionsAttrName);
+  MLIRContext &context = *plan.module->getContext();
+  Expected<plan::PipelinePlan> pipelinePlan = plan::planPipeline(
+      context, **config, recorded, optionsText, model,
+      [](const Twine &message) { progress(message); });
+  if (!pipelinePlan)
+    return fail("--options: " + toString(pipelinePlan.takeError()));
+  raw_ostream &os = outs();
+  printCandidates(*pipelinePlan, model, os);
+  const plan::PipelineCandidate &configured =
+      pipelinePlan->candidates[pipelinePlan->configured];
+  if (!pipelinePlan->best)
+    return fail("no pipeline schedule of this model could be simulated; the "
+                "configured one was refused: " +
+                configured.refusal);
+  const plan::PipelineCandidate &best =
+      pipelinePlan->candidates[*pipelinePlan->best];
+  os << "auto: " << best.choice.describe() << "\n";
+  if (configured.result)
+    os << formatv("auto / configured step time: {0:f3}\n",
+                  best.result->stepTime / configured.result->stepTime);
+  if (!best.fits)
+    os << "warning: no schedule fits the device's memory; auto chose the "
+          "one that needs the least\n";
+  sim::printPipelineSummary(*best.result, model, os);
   if (Error error = flushStdout())
     return fail(toString(std::move(error)));
   return 0;

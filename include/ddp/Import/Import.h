@@ -22,6 +22,16 @@ class MLIRContext;
 
 namespace ddp {
 
+/// The module attribute where the importer keeps a pipelined model's config
+/// (modelConfigToJSON, as a JSON string): the pipeline planner imports the
+/// model again at other virtual sizes from it (docs/Pipeline.md#auto).
+constexpr llvm::StringLiteral kModelConfigAttrName = "ddp.model_config";
+
+/// The config recorded in `module`'s ddp.model_config; nullopt when the
+/// module records none, an error when what it records does not parse.
+llvm::Expected<std::optional<ModelConfig>>
+getRecordedModelConfig(mlir::ModuleOp module);
+
 /// The step of one rank of a transformer trained with tensor, sequence,
 /// expert and data parallelism as Megatron-LM runs it. `config` must have
 /// been validated (parseModelConfig does it). The context must have the ddp

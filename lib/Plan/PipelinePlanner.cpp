@@ -1,0 +1,271 @@
+//===- PipelinePlanner.cpp - auto's choice of a pipeline schedule ---------===//
+//
+// The search is exhaustive over what can change the bubble (the schedule
+// and the virtual size), then local (the p2p calls and the group size
+// around the best): the virtual sizes of a stage are few (its layers'
+// divisors), and each candidate is a whole import, schedule and
+// simulation, seconds at GPT-3's size.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Plan/PipelinePlanner.h"
+
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Import/Import.h"
+#include "ddp/Pipelines/SchedulePipeline.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace ddp;
+using namespace ddp::plan;
+
+std::string PipelineChoice::describe() const {
+  std::string text = stringifyPipelineScheduleKind(schedule).str();
+  if (schedule == PipelineScheduleKind::Interleaved)
+    text += llvm::formatv(" v={0} group={1}", virtualSize, microbatchGroupSize)
+                .str();
+  if (overlapP2PComm)
+    text += " overlap-p2p-comm";
+  return text;
+}
+
+bool PipelineChoice::operator==(const PipelineChoice &other) const {
+  return schedule == other.schedule && virtualSize == other.virtualSize &&
+         microbatchGroupSize == other.microbatchGroupSize &&
+         overlapP2PComm == other.overlapP2PComm;
+}
+
+PipelineChoice ddp::plan::getConfiguredChoice(const ModelConfig &config) {
+  PipelineChoice choice;
+  choice.virtualSize = config.getVirtualPipelineSize();
+  choice.schedule = config.getPipelineScheduleKind();
+  if (choice.schedule == PipelineScheduleKind::Interleaved) {
+    choice.microbatchGroupSize =
+        config.getPipelineShape().getMicrobatchGroupSize();
+    // Megatron's training arguments overlap the interleaved calls unless
+    // told not to; 1F1B's calls block (ModelImporter records the same).
+    choice.overlapP2PComm = config.overlapP2PComm;
+  }
+  return choice;
+}
+
+static PipelineChoice makeInterleaved(int64_t virtualSize, int64_t group,
+                                      bool overlap) {
+  PipelineChoice choice;
+  choice.schedule = PipelineScheduleKind::Interleaved;
+  choice.virtualSize = virtualSize;
+  choice.microbatchGroupSize = group;
+  choice.overlapP2PComm = overlap;
+  return choice;
+}
+
+static void addOnce(std::vector<PipelineChoice> &choices,
+                    const PipelineChoice &choice) {
+  if (!llvm::is_contained(choices, choice))
+    choices.push_back(choice);
+}
+
+std::vector<PipelineChoice>
+ddp::plan::getFirstPipelineChoices(const ModelConfig &config) {
+  std::vector<PipelineChoice> choices{getConfiguredChoice(config)};
+  PipelineChoice oneFOneB;
+  addOnce(choices, oneFOneB);
+  oneFOneB.overlapP2PComm = true;
+  addOnce(choices, oneFOneB);
+  // An uneven split fixes its stages' layers; its virtual size is the one
+  // the config gives.
+  bool uneven = config.decoderFirstPipelineNumLayers > 0 ||
+                config.decoderLastPipelineNumLayers > 0 ||
+                config.accountForEmbeddingInPipelineSplit ||
+                config.accountForLossInPipelineSplit;
+  int64_t stages = config.pipelineModelParallelSize;
+  if (uneven || config.numLayers % stages != 0)
+    return choices;
+  int64_t layersPerStage = config.numLayers / stages;
+  for (int64_t v = 2; v <= layersPerStage; ++v)
+    if (layersPerStage % v == 0)
+      addOnce(choices, makeInterleaved(v, stages, true));
+  return choices;
+}
+
+std::vector<PipelineChoice>
+ddp::plan::getRefinedPipelineChoices(const ModelConfig &config,
+                                     const PipelineChoice &best) {
+  std::vector<PipelineChoice> choices;
+  PipelineChoice toggled = best;
+  toggled.overlapP2PComm = !best.overlapP2PComm;
+  addOnce(choices, toggled);
+  if (best.schedule != PipelineScheduleKind::Interleaved)
+    return choices;
+  int64_t stages = config.pipelineModelParallelSize;
+  for (int64_t group : {2 * stages, config.numMicrobatches})
+    if (group != best.microbatchGroupSize && group >= stages &&
+        group <= config.numMicrobatches)
+      addOnce(choices, makeInterleaved(best.virtualSize, group,
+                                       best.overlapP2PComm));
+  return choices;
+}
+
+/// `recorded` (the module's ddp.schedule_options as the user's import left
+/// them) with `choice`'s options over it, so that they hold unless the
+/// given options name them.
+static DictionaryAttr withChoice(MLIRContext &context, DictionaryAttr recorded,
+                                 const PipelineChoice &choice) {
+  Builder builder(&context);
+  NamedAttrList entries;
+  if (recorded)
+    entries.append(recorded.getValue());
+  entries.set("pipeline-schedule",
+              builder.getStringAttr(stringifyPipelineScheduleKind(choice.schedule)));
+  entries.set("overlap-p2p-comm", builder.getBoolAttr(choice.overlapP2PComm));
+  if (choice.schedule == PipelineScheduleKind::Interleaved)
+    entries.set("microbatch-group-size",
+                builder.getI64IntegerAttr(choice.microbatchGroupSize));
+  else
+    entries.erase("microbatch-group-size");
+  return entries.getDictionary(&context);
+}
+
+static PipelineCandidate
+evaluate(MLIRContext &context, const ModelConfig &base,
+         DictionaryAttr recordedOptions, const PipelineChoice &choice,
+         const SchedulePipelineOptions &options,
+         const timing::CostModel &model) {
+  PipelineCandidate candidate;
+  candidate.choice = choice;
+  ModelConfig config = base;
+  config.virtualPipelineModelParallelSize = choice.virtualSize;
+  config.numLayersPerVirtualPipelineStage = 0;
+  bool interleaved = choice.schedule == PipelineScheduleKind::Interleaved;
+  config.microbatchGroupSizePerVpStage =
+      interleaved ? choice.microbatchGroupSize : 0;
+  config.overlapP2PComm = choice.overlapP2PComm;
+  if (llvm::Error error = validateModelConfig(config, "this choice")) {
+    candidate.refusal = llvm::toString(std::move(error));
+    return candidate;
+  }
+  // The first error of a refused candidate is its reason, not the user's
+  // error: the search goes on.
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diagnostic) {
+    if (diagnostic.getSeverity() == DiagnosticSeverity::Error &&
+        candidate.refusal.empty())
+      candidate.refusal = diagnostic.str();
+    return success();
+  });
+  OwningOpRef<ModuleOp> module = importModel(context, config);
+  if (!module) {
+    if (candidate.refusal.empty())
+      candidate.refusal = "the importer refused it";
+    return candidate;
+  }
+  (*module)->setAttr(kScheduleOptionsAttrName,
+                     withChoice(context, recordedOptions, choice));
+  PassManager pm(&context);
+  populateDDPSchedulePipeline(pm, options);
+  if (failed(pm.run(*module))) {
+    if (candidate.refusal.empty())
+      candidate.refusal = "the schedule refused it";
+    return candidate;
+  }
+  sim::SimOptions simOptions;
+  simOptions.recordEvents = false;
+  FailureOr<sim::PipelineSimResult> result =
+      sim::simulatePipeline(*module, model, simOptions);
+  if (failed(result)) {
+    if (candidate.refusal.empty())
+      candidate.refusal = "the simulator refused it";
+    return candidate;
+  }
+  candidate.peakMemoryBytes = result->getMemoryBytes(result->getMemoryPeakRank());
+  double capacity = model.getProfile().memoryCapacity;
+  candidate.fits = capacity <= 0 || candidate.peakMemoryBytes <= capacity;
+  // The events are not kept; the per-rank results are small.
+  candidate.result = std::move(*result);
+  return candidate;
+}
+
+/// The fastest candidate that fits, else the one that needs the least
+/// memory; the earlier of equals (the configured one comes first).
+static std::optional<size_t>
+chooseBest(const std::vector<PipelineCandidate> &candidates) {
+  std::optional<size_t> best;
+  auto better = [&](const PipelineCandidate &a, const PipelineCandidate &b) {
+    if (a.fits != b.fits)
+      return a.fits;
+    if (a.fits)
+      return a.result->stepTime < b.result->stepTime;
+    return a.peakMemoryBytes < b.peakMemoryBytes;
+  };
+  for (auto [index, candidate] : llvm::enumerate(candidates))
+    if (candidate.result && (!best || better(candidate, candidates[*best])))
+      best = index;
+  return best;
+}
+
+llvm::Expected<PipelinePlan> ddp::plan::planPipeline(
+    MLIRContext &context, const ModelConfig &config,
+    DictionaryAttr recordedOptions, StringRef scheduleOptions,
+    const timing::CostModel &model,
+    llvm::function_ref<void(const llvm::Twine &)> progress) {
+  SchedulePipelineOptions options;
+  if (llvm::Error error = parseGivenScheduleOptions(scheduleOptions, options))
+    return std::move(error);
+  // What the given options set holds for every candidate: the configured
+  // choice takes it, and auto explores only what they leave open.
+  llvm::StringSet<> given = options.getGivenOptionNames();
+  std::optional<PipelineScheduleKind> givenSchedule;
+  if (given.contains("pipeline-schedule") && !options.pipelineSchedule.empty())
+    givenSchedule = parsePipelineScheduleKind(options.pipelineSchedule);
+  // A given 1f1b or gpipe runs one chunk per stage, a given interleaved
+  // several; the configured choice keeps its virtual size either way (the
+  // schedule says what is wrong with it).
+  auto constrain = [&](PipelineChoice choice,
+                       bool configured) -> std::optional<PipelineChoice> {
+    if (givenSchedule && *givenSchedule != choice.schedule) {
+      bool interleaved = *givenSchedule == PipelineScheduleKind::Interleaved;
+      if (!configured && interleaved != (choice.virtualSize > 1))
+        return std::nullopt;
+      choice.schedule = *givenSchedule;
+      choice.microbatchGroupSize =
+          interleaved ? config.pipelineModelParallelSize : 0;
+    }
+    if (given.contains("microbatch-group-size") &&
+        choice.schedule == PipelineScheduleKind::Interleaved)
+      choice.microbatchGroupSize = options.microbatchGroupSize
+                                       ? int64_t(options.microbatchGroupSize)
+                                       : config.pipelineModelParallelSize;
+    if (given.contains("overlap-p2p-comm"))
+      choice.overlapP2PComm = options.overlapP2PComm;
+    return choice;
+  };
+  PipelinePlan plan;
+  auto run = [&](ArrayRef<PipelineChoice> choices) {
+    for (const PipelineChoice &each : choices) {
+      std::optional<PipelineChoice> constrained =
+          constrain(each, plan.candidates.empty());
+      if (!constrained)
+        continue;
+      const PipelineChoice &choice = *constrained;
+      if (llvm::any_of(plan.candidates, [&](const PipelineCandidate &c) {
+            return c.choice == choice;
+          }))
+        continue;
+      progress(llvm::formatv("candidate {0}: {1}", plan.candidates.size() + 1,
+                             choice.describe()));
+      plan.candidates.push_back(
+          evaluate(context, config, recordedOptions, choice, options, model));
+    }
+  };
+  run(getFirstPipelineChoices(config));
+  if (std::optional<size_t> best = chooseBest(plan.candidates))
+    run(getRefinedPipelineChoices(config, plan.candidates[*best].choice));
+  plan.configured = 0;
+  plan.best = chooseBest(plan.candidates);
+  return plan;
+}
