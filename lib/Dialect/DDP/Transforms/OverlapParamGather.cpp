@@ -10,12 +10,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
+
+#include <set>
 
 namespace ddp {
 #define GEN_PASS_DEF_OVERLAPPARAMGATHER
@@ -35,6 +38,10 @@ struct ParamGather {
   AllGatherOp gather;
   Operation *firstUse = nullptr;
   unsigned firstUsePosition = 0;
+  /// The model chunk of the pipeline task of the first use (0 outside a
+  /// pipeline): Megatron keeps one buffer, and one chain of gathers, per
+  /// chunk.
+  int64_t chunk = 0;
 };
 
 class OverlapParamGatherPass
@@ -134,6 +141,31 @@ static void setFirstUse(const FirstUses &firstUses, ParamGather &gather) {
       gather.firstUsePosition = position;
     }
   }
+  if (gather.firstUse)
+    if (std::optional<PipelineTask> task = getPipelineTask(gather.firstUse))
+      gather.chunk = task->chunk;
+}
+
+/// Where Megatron's interleaved schedule issues model chunk `chunk`'s
+/// gathers under align_param_gather (schedules.py L1218-1221 and
+/// L1341-1353 at Megatron-LM d98e8a64; chunks 0 and 1 go before the
+/// schedule, at the start of the step): chunk c > 1 before the forward of virtual microbatch k of this
+/// rank, where k + the rank's pipeline coordinate is the first microbatch
+/// of chunk c - 1 in the forward order (which every rank shares), so that
+/// every rank issues it at about the same time. Null where no forward is
+/// k: the gathers are then issued at their first use.
+static Operation *getAlignedIssuePoint(ArrayRef<std::pair<PipelineTask,
+                                                          Operation *>>
+                                           forwards,
+                                       int64_t rank, int64_t chunk) {
+  assert(chunk >= 2 && "chunks 0 and 1 are issued at the start");
+  for (auto [index, forward] : llvm::enumerate(forwards)) {
+    if (forward.first.chunk != chunk - 1 || forward.first.microbatch != 0)
+      continue;
+    int64_t k = int64_t(index) - rank;
+    return k >= 0 ? forwards[k].second : nullptr;
+  }
+  return nullptr;
 }
 
 void OverlapParamGatherPass::runOnOperation() {
@@ -206,23 +238,73 @@ void OverlapParamGatherPass::runOnOperation() {
                             oldGather.getMeshAttr(), oldGather.getAxesAttr());
   }
 
-  builder.setInsertionPointToStart(&body);
-  if (alignParamGather)
-    for (ParamGather &gather : gathers)
-      issue(gather);
+  // The forwards of the rank's program in its order, with their first ops:
+  // with several model chunks, the interleaved schedule's order.
+  // A forward's first op is the first of its computation, after the
+  // receive and wait of its input: where Megatron's
+  // forward_step_helper_preprocess runs.
+  SmallVector<std::pair<PipelineTask, Operation *>> forwards;
+  std::set<std::pair<int64_t, int64_t>> seen;
+  int64_t numChunks = 1;
+  for (Operation &op : body)
+    if (std::optional<PipelineTask> task = getPipelineTask(&op)) {
+      numChunks = std::max(numChunks, task->chunk + 1);
+      if (task->phase == PipelineTask::Phase::Forward &&
+          !isa<SendOp, RecvOp, WaitOp>(op) &&
+          seen.insert({task->microbatch, task->chunk}).second)
+        forwards.emplace_back(*task, &op);
+    }
+  int64_t rank = getPipelineStage(step).value_or(0);
+  // Megatron aligns the gathers of the interleaved schedule only; on one
+  // chunk per rank, ddp's align-param-gather issues them all at the start.
+  bool alignAcrossChunks = alignParamGather && numChunks > 1;
+
+  // Which gathers are issued where: `issuedBefore[op]` before `op`, and
+  // `issuedAfterWait[i]` right after gather i's wait (the chain).
+  DenseMap<Operation *, SmallVector<size_t>> issuedBefore;
+  SmallVector<std::optional<size_t>> issuedAfterWait(gathers.size());
+  DenseMap<int64_t, size_t> lastOfChunk;
   for (auto [index, gather] : llvm::enumerate(gathers)) {
-    if (!alignParamGather && index == 0)
-      issue(gather);
+    Operation *point = nullptr;
+    if (alignAcrossChunks && gather.chunk >= 2) {
+      point = getAlignedIssuePoint(forwards, rank, gather.chunk);
+    } else if (alignParamGather) {
+      point = &body.front();
+    } else if (auto last = lastOfChunk.find(gather.chunk);
+               last != lastOfChunk.end()) {
+      issuedAfterWait[last->second] = index;
+    } else {
+      // The first gather of the step at its start, as before any forward;
+      // a later chunk's first at its first use, where Megatron's forward
+      // pre-hook finds it not yet dispatched.
+      point = index == 0 ? &body.front() : gather.firstUse;
+    }
+    lastOfChunk[gather.chunk] = index;
+    if (!point && !alignAcrossChunks)
+      continue;
+    // Never after the first use (an op before the first forward that names
+    // the parameters, or a chunk whose issue point no forward reaches).
+    if (!point || gather.firstUse->isBeforeInBlock(point))
+      point = gather.firstUse;
+    issuedBefore[point].push_back(index);
+  }
+
+  for (auto &[point, indices] : issuedBefore) {
+    builder.setInsertionPoint(point);
+    for (size_t index : indices)
+      issue(gathers[index]);
+  }
+  for (auto [index, gather] : llvm::enumerate(gathers)) {
     // The gather completes and its parameters are written right before
-    // their first use; the next gather is issued right after.
+    // their first use; the chunk's next gather is issued right after.
     builder.setInsertionPoint(gather.firstUse);
     Location loc = gather.setParams.getLoc();
     WaitOp::create(builder, loc, gather.gather.getToken());
     SetParamsOp::create(builder, loc, gather.gather.getResult(),
                         gather.setParams.getParamsAttr(),
                         gather.setParams.getOffsetsAttr());
-    if (!alignParamGather && index + 1 < gathers.size())
-      issue(gathers[index + 1]);
+    if (std::optional<size_t> next = issuedAfterWait[index])
+      issue(gathers[*next]);
   }
 
   for (ParamGather &gather : gathers) {

@@ -6,6 +6,58 @@
 // A failing run changes nothing, not even the gathers that were valid.
 // RUN: not ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-overlap-param-gather --mlir-print-ir-after-failure 2>&1 | FileCheck %s --check-prefix=UNTOUCHED
 
+// With model chunks, one chain of gathers per chunk, as Megatron keeps a
+// buffer per chunk (docs/Pipeline.md#parameter-gathers-per-model-chunk):
+// tiny with 6 layers on 2 ranks of 3 chunks and 4 microbatches, so rank 1
+// holds layers 1, 3 and 5 (chunks 0, 1, 2; chunk 2 also the output layer's
+// final norm and the tied word embedding), forward order F0.0 F1.0 F0.1
+// F1.1 F0.2 ... (groups of 2). Each chunk's first gather is issued at its
+// first use, where Megatron's forward pre-hook finds it not dispatched;
+// the next of the chunk after its wait.
+// RUN: ddp-import --preset=tiny --set num_layers=6 --set pipeline_model_parallel_size=2 --set virtual_pipeline_model_parallel_size=3 --set num_microbatches=4 --set data_parallel_size=2 --set tensor_model_parallel_size=1 -o %t.chunks.mlir
+// RUN: ddp-opt %t.chunks.mlir --ddp-schedule='use-distributed-optimizer=true overlap-param-gather=true' --ddp-extract-pipeline-stage=rank=1 | FileCheck %s --check-prefix=CHUNKS
+// CHUNKS: ddp.get_param_shard params [@decoder.layers.1.
+// CHUNKS-NEXT: ddp.all_gather
+// CHUNKS-NEXT: ddp.recv {{.*}}"F0.0"
+// CHUNKS: ddp.wait {{.*}}"F0.1"
+// CHUNKS: ddp.get_param_shard params [@decoder.layers.3.
+// CHUNKS-NEXT: %[[W:.*]], %[[T:.*]] = ddp.all_gather
+// CHUNKS-NEXT: ddp.wait %[[T]]
+// CHUNKS-NEXT: ddp.set_params %[[W]]
+// CHUNKS-NEXT: ddp.get_param @decoder.layers.3.{{.*}}"F0.1"
+// CHUNKS: ddp.wait {{.*}}"F0.2"
+// CHUNKS: ddp.get_param_shard params [@decoder.final_layernorm.bias, {{.*}}@decoder.layers.5.
+// CHUNKS-NEXT: %[[W5:.*]], %[[T5:.*]] = ddp.all_gather
+// CHUNKS-NEXT: ddp.wait %[[T5]]
+// CHUNKS-NEXT: ddp.set_params %[[W5]]
+// CHUNKS-NEXT: ddp.get_param_shard params [@embedding.word_embeddings.weight]
+// CHUNKS-NEXT: ddp.all_gather
+// CHUNKS-NEXT: ddp.get_param @decoder.layers.5.{{.*}}"F0.2"
+// align-param-gather: Megatron's interleaved schedule issues chunks 0 and 1
+// before its first task, and chunk c > 1 before the computation of the
+// rank's k-th forward, where k + the rank is the forward of microbatch 0
+// through chunk c - 1 (schedules.py L1218-1221, L1341-1353): here index 2,
+// so rank 1 issues chunk 2 before F1.0 and rank 0 before F0.1.
+// RUN: ddp-opt %t.chunks.mlir --ddp-schedule='use-distributed-optimizer=true overlap-param-gather=true align-param-gather=true' --ddp-extract-pipeline-stage=rank=1 | FileCheck %s --check-prefix=CHUNKS-ALIGN
+// CHUNKS-ALIGN: ddp.get_param_shard params [@decoder.layers.1.
+// CHUNKS-ALIGN-NEXT: ddp.all_gather
+// CHUNKS-ALIGN-NEXT: ddp.get_param_shard params [@decoder.layers.3.
+// CHUNKS-ALIGN-NEXT: ddp.all_gather
+// CHUNKS-ALIGN-NEXT: ddp.recv {{.*}}"F0.0"
+// CHUNKS-ALIGN: ddp.wait {{.*}}"F1.0"
+// CHUNKS-ALIGN: ddp.get_param_shard params [@decoder.final_layernorm.bias, {{.*}}@decoder.layers.5.
+// CHUNKS-ALIGN-NEXT: ddp.all_gather
+// CHUNKS-ALIGN-NEXT: ddp.get_param_shard params [@embedding.word_embeddings.weight]
+// CHUNKS-ALIGN-NEXT: ddp.all_gather
+// CHUNKS-ALIGN-NEXT: ddp.compute "layernorm"{{.*}}"F1.0"
+// CHUNKS-ALIGN-NOT: ddp.get_param_shard
+// CHUNKS-ALIGN: return
+// RUN: ddp-opt %t.chunks.mlir --ddp-schedule='use-distributed-optimizer=true overlap-param-gather=true align-param-gather=true' --ddp-extract-pipeline-stage=rank=0 | FileCheck %s --check-prefix=CHUNKS-ALIGN0
+// CHUNKS-ALIGN0: ddp.wait {{.*}}"F0.1"
+// CHUNKS-ALIGN0: ddp.get_param_shard params [@decoder.layers.4.
+// CHUNKS-ALIGN0-NEXT: ddp.all_gather
+// CHUNKS-ALIGN0: ddp.get_param @decoder.layers.2.{{.*}}"F0.1"
+
 // Three gathers as ddp-distribute-optimizer leaves them, after the
 // optimizer in bucket order (backward order: @d's bucket first). The
 // forward reads @a, @b, @c, @d: the bucket of @b and @a is gathered first.
