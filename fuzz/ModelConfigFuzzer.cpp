@@ -12,6 +12,8 @@
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 #include "ddp/Import/Import.h"
 #include "ddp/Import/ModelConfig.h"
+#include "ddp/Plan/PipelinePlanner.h"
+#include "ddp/Timing/HardwareProfile.h"
 
 #include "mlir/Pass/PassManager.h"
 
@@ -44,5 +46,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (failed(pm.run(*module)))
     ddp::fuzz::reportBug("a pipelined model does not split into stage "
                          "programs that cannot hang");
+
+  // The config the importer records reads back as the same config, and
+  // auto's pipeline plan (which imports it again at other virtual sizes)
+  // refuses a candidate or simulates it, never crashes.
+  llvm::Expected<std::optional<ddp::ModelConfig>> recorded =
+      ddp::getRecordedModelConfig(*module);
+  if (!recorded || !*recorded ||
+      llvm::json::Value(ddp::modelConfigToJSON(**recorded)) !=
+          llvm::json::Value(ddp::modelConfigToJSON(*config)))
+    ddp::fuzz::reportBug("a pipelined model's recorded config does not read "
+                         "back as its config");
+  static const ddp::timing::CostModel model(
+      cantFail(ddp::timing::lookupHardwareProfile("h100-sxm-ib400")));
+  llvm::Expected<ddp::plan::PipelinePlan> plan = ddp::plan::planPipeline(
+      ddp::fuzz::getContext(), *config, nullptr, "", model,
+      [](const llvm::Twine &) {});
+  if (!plan)
+    ddp::fuzz::reportBug("auto's pipeline plan fails without options");
   return 0;
 }

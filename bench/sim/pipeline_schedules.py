@@ -16,7 +16,9 @@ For each: the step, the bubble and exposed p2p (means over pipeline ranks),
 the step over the pipeline's lower bound, and the busiest rank's memory.
 The data-parallel options are the same in every column: NeMo's recipes'
 DistributedDataParallelConfig (overlap_grad_reduce, overlap_param_gather,
-the distributed optimizer), bucketed as Megatron buckets them.
+the distributed optimizer), bucketed as Megatron buckets them, and
+Megatron's training default align_param_gather (on with model chunks; off
+without, as its arguments make it).
 
 Usage: pipeline_schedules.py [BUILD_DIR] [--quick]
   --quick: the first row only, on H100 (a smoke test).
@@ -39,7 +41,8 @@ PROFILES = [("h100", os.path.join(HERE, "h100-sxm-ib400-calibrated.json")),
             ("a100", os.path.join(HERE, "a100-sxm-ib200-calibrated.json"))]
 
 DP_OPTIONS = ("policy=megatron use-distributed-optimizer=true "
-              "overlap-grad-reduce=true overlap-param-gather=true")
+              "overlap-grad-reduce=true overlap-param-gather=true "
+              "align-param-gather=true")
 
 # (preset, its published layout as config fields, global batch, the
 #  interleaved virtual size of Megatron's scripts, where they come from).

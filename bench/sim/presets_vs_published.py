@@ -139,15 +139,20 @@ def validate(tmp):
 
 
 # Narayanan et al. 2021 (SC'21), Table 1, the rows with pipeline stages:
-# (name, heads, hidden, layers, TP, PP, GPUs, batch, TFLOP/s per GPU). A100
-# 80GB, sequence 2048, vocabulary 51,200; micro-batch 1 (Table 1 does not
-# give it) with Megatron's 1F1B schedule, and every layer's activations
-# recomputed in the backward, as the paper ran (its Eq. 3 counts the rerun
-# forward).
+# (name, heads, hidden, layers, TP, PP, GPUs, batch, TFLOP/s per GPU) from
+# the table, and (micro-batch, virtual size) from the paper's own launch
+# script, Megatron-LM examples/academic_paper_scripts/sc21/run_table_1.sh
+# (39B L52-61: MBS 4, no virtual stages; 76B L63-72: MBS 2,
+# --num-layers-per-virtual-pipeline-stage 5 of 15 layers per stage, so 3
+# chunks; 145B L74-83: MBS 2, 5 of 10, so 2 chunks). A100 80GB, sequence
+# 2048, vocabulary 51,200, every layer's activations recomputed in the
+# backward (--activations-checkpoint-method uniform; its Eq. 3 counts the
+# rerun forward), Megatron's 1F1B or interleaved schedule with its default
+# p2p flags (overlap_p2p_comm on with chunks).
 NARAYANAN_PIPELINES = [
-    ("39.1B", 64, 8192, 48, 8, 2, 512, 1536, 138),
-    ("76.1B", 80, 10240, 60, 8, 4, 1024, 1792, 140),
-    ("145.6B", 96, 12288, 80, 8, 8, 1536, 2304, 148),
+    ("39.1B", 64, 8192, 48, 8, 2, 512, 1536, 138, 4, 1),
+    ("76.1B", 80, 10240, 60, 8, 4, 1024, 1792, 140, 2, 3),
+    ("145.6B", 96, 12288, 80, 8, 8, 1536, 2304, 148, 2, 2),
 ]
 
 
@@ -164,21 +169,23 @@ def validate_pipelines(tmp):
     the paper's count (its Eq. 3 flops over the simulated step). The step
     recomputes every layer (recompute_granularity full, uniform, 1 layer),
     as the paper did; the memory per rank counts what that keeps."""
-    print("| model | TP x PP x DP | GPUs | batch | microbatches "
+    print("| model | TP x PP x DP | V | GPUs | batch | MBS x microbatches "
           "| published TFLOP/s/GPU | published iteration (s) "
           "| simulated step (s) | lower bound (s) "
           "| simulated TFLOP/s/GPU (Eq. 3) | calibrated step (s) "
           "| calibrated / published | peak rank memory (GiB) |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, heads, hidden, layers, tp, pp, gpus, batch, tflops in \
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, heads, hidden, layers, tp, pp, gpus, batch, tflops, mbs, vp in \
             NARAYANAN_PIPELINES:
         dp = gpus // (tp * pp)
-        microbatches = batch // dp
+        microbatches = batch // (dp * mbs)
         step = import_step(tmp, "narayanan-" + name, [
             "--preset=gpt3-175b", f"--set=num_layers={layers}",
             f"--set=hidden_size={hidden}", f"--set=num_attention_heads={heads}",
             "--set=vocab_size=51200", "--set=seq_length=2048",
-            "--set=micro_batch_size=1", f"--set=num_microbatches={microbatches}",
+            f"--set=micro_batch_size={mbs}",
+            f"--set=num_microbatches={microbatches}",
+            f"--set=virtual_pipeline_model_parallel_size={vp}",
             f"--set=tensor_model_parallel_size={tp}",
             f"--set=pipeline_model_parallel_size={pp}",
             f"--set=data_parallel_size={dp}",
@@ -195,8 +202,8 @@ def validate_pipelines(tmp):
         simulated = r["step_ms"] / 1e3
         step = fitted["step_ms"] / 1e3
         peak = max(stage["memory_bytes"] for stage in r["stages"])
-        print(f"| {name} | {tp} x {pp} x {dp} | {gpus} | {batch} | "
-              f"{microbatches} | {tflops} | {published:.3f} | "
+        print(f"| {name} | {tp} x {pp} x {dp} | {vp} | {gpus} | {batch} | "
+              f"{mbs} x {microbatches} | {tflops} | {published:.3f} | "
               f"{simulated:.3f} | {r['lower_bound_ms'] / 1e3:.3f} | "
               f"{flops / (gpus * simulated) / 1e12:.1f} | {step:.3f} | "
               f"{step / published:.3f} | {peak / 2 ** 30:.1f} |")

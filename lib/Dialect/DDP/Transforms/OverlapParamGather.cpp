@@ -254,10 +254,15 @@ void OverlapParamGatherPass::runOnOperation() {
           seen.insert({task->microbatch, task->chunk}).second)
         forwards.emplace_back(*task, &op);
     }
-  int64_t rank = getPipelineStage(step).value_or(0);
-  // Megatron aligns the gathers of the interleaved schedule only; on one
-  // chunk per rank, ddp's align-param-gather issues them all at the start.
-  bool alignAcrossChunks = alignParamGather && numChunks > 1;
+  std::optional<int64_t> stage = getPipelineStage(step);
+  int64_t rank = stage.value_or(0);
+  // Megatron aligns the gathers of the interleaved schedule only: its
+  // training arguments turn align_param_gather off on one chunk per
+  // pipeline rank (arguments.py L1011-1017), so a 1F1B or GPipe rank's
+  // gathers chain. A step outside a pipeline keeps ddp's meaning: every
+  // gather at the start.
+  bool align = alignParamGather && !(stage && numChunks == 1);
+  bool alignAcrossChunks = align && numChunks > 1;
 
   // Which gathers are issued where: `issuedBefore[op]` before `op`, and
   // `issuedAfterWait[i]` right after gather i's wait (the chain).
@@ -268,7 +273,7 @@ void OverlapParamGatherPass::runOnOperation() {
     Operation *point = nullptr;
     if (alignAcrossChunks && gather.chunk >= 2) {
       point = getAlignedIssuePoint(forwards, rank, gather.chunk);
-    } else if (alignParamGather) {
+    } else if (align) {
       point = &body.front();
     } else if (auto last = lastOfChunk.find(gather.chunk);
                last != lastOfChunk.end()) {

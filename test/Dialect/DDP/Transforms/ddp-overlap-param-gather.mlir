@@ -58,6 +58,21 @@
 // CHUNKS-ALIGN0-NEXT: ddp.all_gather
 // CHUNKS-ALIGN0: ddp.get_param @decoder.layers.2.{{.*}}"F0.1"
 
+// One chunk per rank (1F1B): align-param-gather is off, as Megatron's
+// arguments make it, and the gathers chain (tiny with 4 layers on 2 ranks:
+// rank 0 holds the embedding and layers 0 and 1).
+// RUN: ddp-import --preset=tiny --set num_layers=4 --set pipeline_model_parallel_size=2 --set num_microbatches=2 --set data_parallel_size=2 --set tensor_model_parallel_size=1 -o %t.onechunk.mlir
+// RUN: ddp-opt %t.onechunk.mlir --ddp-schedule='use-distributed-optimizer=true overlap-param-gather=true align-param-gather=true' --ddp-extract-pipeline-stage=rank=0 -o %t.onechunk.aligned.mlir
+// RUN: ddp-opt %t.onechunk.mlir --ddp-schedule='use-distributed-optimizer=true overlap-param-gather=true' --ddp-extract-pipeline-stage=rank=0 -o %t.onechunk.chained.mlir
+// RUN: diff %t.onechunk.aligned.mlir %t.onechunk.chained.mlir
+// RUN: FileCheck %s --check-prefix=ONE-CHUNK < %t.onechunk.chained.mlir
+// ONE-CHUNK: ddp.get_param_shard
+// ONE-CHUNK-NEXT: %{{.*}}, %[[T:.*]] = ddp.all_gather
+// ONE-CHUNK-NOT: ddp.get_param_shard
+// ONE-CHUNK: ddp.wait %[[T]]
+// ONE-CHUNK-NEXT: ddp.set_params
+// ONE-CHUNK-NEXT: ddp.get_param_shard
+
 // Three gathers as ddp-distribute-optimizer leaves them, after the
 // optimizer in bucket order (backward order: @d's bucket first). The
 // forward reads @a, @b, @c, @d: the bucket of @b and @a is gathered first.

@@ -349,7 +349,14 @@ def OverlapParamGather
     (forward order). Each is waited, and its parameters written, right
     before the first op that names one of its parameters; the next gather
     is issued right after that wait, as Megatron's forward pre-hooks chain
-    them, or all at the start of the step with `align-param-gather`. A
+    them, or all at the start of the step with `align-param-gather`. On a
+    pipeline rank's program with several model chunks each chunk has a
+    chain of its own (Megatron keeps a buffer per chunk), started at the
+    chunk's first use; `align-param-gather` then issues chunks 0 and 1 at
+    the start and chunk c > 1 where Megatron's interleaved schedule calls
+    its param_sync_func (docs/Pipeline.md#parameter-gathers-per-model-chunk).
+    On a pipeline rank with one chunk `align-param-gather` is off, as
+    Megatron's arguments turn it off without the interleaved schedule. A
     caller that reads the parameters between steps first calls
     `ddprt_finish_param_sync`. A full optimizer op (`ddp.sgd`, `ddp.adam`)
     in the step is an error: overlapping the parameter gather needs the
@@ -359,8 +366,11 @@ def OverlapParamGather
   let options = [
     Option<"alignParamGather", "align-param-gather", "bool",
            /*default=*/"false",
-           "Issue every parameter gather at the start of the step instead "
-           "of chaining each to the previous one's wait">,
+           "Issue every parameter gather at the start of the step (with "
+           "model chunks, where Megatron's interleaved schedule issues "
+           "each chunk's; off on a pipeline rank with one chunk, as "
+           "Megatron's arguments make it) instead of chaining each to the "
+           "previous one's wait">,
   ];
   let statistics = [
     Statistic<"numGathersDeferred", "gathers-deferred",
