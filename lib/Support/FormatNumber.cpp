@@ -5,6 +5,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -57,6 +58,23 @@ static void writeValue(llvm::json::OStream &json,
     json.rawValue(ddp::formatShortest(*number));
   else
     json.value(value);
+}
+
+std::string ddp::formatCount(double value) {
+  static const std::pair<double, const char *> units[] = {
+      {1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}};
+  char buffer[32];
+  for (auto [scale, suffix] : units) {
+    if (std::fabs(value) < scale)
+      continue;
+    double scaled = value / scale;
+    std::snprintf(buffer, sizeof(buffer), "%.*f%s",
+                  std::fabs(scaled) < 10 ? 2 : (std::fabs(scaled) < 100 ? 1 : 0),
+                  scaled, suffix);
+    return buffer;
+  }
+  std::snprintf(buffer, sizeof(buffer), "%.0f", value);
+  return buffer;
 }
 
 void ddp::writeJSONShortest(llvm::raw_ostream &os,

@@ -12,7 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ddp/Dialect/DDP/Analysis/StepStats.h"
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Import/Import.h"
 #include "ddp/Import/MegatronArgs.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
@@ -70,6 +72,10 @@ static cl::opt<bool>
                 cl::desc("Print the model config (after overrides) as JSON "
                          "instead of importing it"),
                 cl::cat(importCategory));
+static cl::opt<bool>
+    quiet("quiet",
+          cl::desc("Print no summary of the imported step on stderr"),
+          cl::cat(importCategory));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(importCategory));
@@ -327,6 +333,32 @@ int main(int argc, char **argv) {
   if (mlir::failed(mlir::verify(*module)))
     return fail("internal error: the imported step does not verify");
   verifyTiming.stop();
+
+  // One line on stderr, so that a pipe into ddp-opt stays MLIR: what was
+  // imported, at a glance.
+  if (!quiet) {
+    mlir::FailureOr<ParamCounts> counts = countParams(*module);
+    if (mlir::failed(counts))
+      return 1;
+    auto mesh = *module->getOps<MeshOp>().begin();
+    std::string axes;
+    llvm::raw_string_ostream os(axes);
+    llvm::interleave(
+        llvm::zip(mesh.getAxisNames(), mesh.getShape()), os,
+        [&](auto axis) {
+          os << cast<mlir::StringAttr>(std::get<0>(axis)).getValue() << " "
+             << std::get<1>(axis);
+        },
+        " x ");
+    errs() << "ddp-import: " << formatCount(counts->modelParamElements)
+           << " parameters (" << formatCount(counts->localParamElements)
+           << " on each rank"
+           << (mesh.getAxisSize("pp") > 1
+                   ? ", before the pipeline stages split them"
+                   : "")
+           << ") in " << counts->numParams << " tensors; mesh " << axes
+           << ", " << mesh.getNumRanks() << " ranks\n";
+  }
 
   mlir::TimingScope printTiming = timing.nest("print");
   std::string errorMessage;

@@ -35,3 +35,15 @@ TEST(FormatNumber, WritesIntegerPartsOutUpTo17Digits) {
 }
 
 } // namespace
+
+TEST(FormatNumber, CountsReadAsModelSizes) {
+  EXPECT_EQ(ddp::formatCount(0), "0");
+  EXPECT_EQ(ddp::formatCount(999), "999");
+  EXPECT_EQ(ddp::formatCount(1000), "1.00K");
+  EXPECT_EQ(ddp::formatCount(84288), "84.3K");
+  EXPECT_EQ(ddp::formatCount(166656), "167K");
+  EXPECT_EQ(ddp::formatCount(6738415616.0), "6.74B");
+  EXPECT_EQ(ddp::formatCount(174.56e9), "175B");
+  EXPECT_EQ(ddp::formatCount(1.008e12), "1.01T");
+  EXPECT_EQ(ddp::formatCount(2.5e6), "2.50M");
+}

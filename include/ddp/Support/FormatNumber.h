@@ -21,6 +21,11 @@ namespace ddp {
 /// 1.0000001, -1e-12, 0.1, 370, 1e+20.
 std::string formatShortest(double value);
 
+/// A count as people read model sizes: 166656 reads 166.7K, 6738415616
+/// 6.74B (K, M, B, T at 10^3, 10^6, 10^9, 10^12; three significant digits
+/// or more); below 1000 the integer.
+std::string formatCount(double value);
+
 /// `value` as llvm::json writes it with `indent` (keys sorted), but each
 /// non-integral number in formatShortest's form: a learning rate of 3e-4
 /// reads 0.0003, not the 17 digits 0.00029999999999999997.

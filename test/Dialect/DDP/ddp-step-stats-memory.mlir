@@ -19,7 +19,7 @@
 // copies of the bf16 input and result (2 x 32 x 4 = 256), and the input
 // scaled by 1/2 for avg, in bf16 (32 x 2 = 64): 576.
 
-// CHECK: runtime memory per rank: 2112 bytes (2.06 KiB)
+// CHECK: runtime memory per rank (ddp's lowering): 2112 bytes (2.06 KiB), what the lowered program allocates on ddp's runtime
 // CHECK-NEXT:   parameters: 64
 // CHECK-NEXT:   buffers: 512
 // CHECK-NEXT:   optimizer state: 384
@@ -136,7 +136,7 @@ func.func @step(%g0: tensor<8xf32>, %g1: tensor<8xf32>) {
 // stays reported as such when a later, smaller collective fits; the step
 // still lowers, since only --verify on more than 2 ranks needs the scratch.
 // CHECK-LABEL: mesh: dp=1099511627776 (1099511627776 ranks)
-// CHECK: runtime memory per rank: {{[0-9]+}} bytes
+// CHECK: runtime memory per rank (ddp's lowering): {{[0-9]+}} bytes
 // CHECK: not in the total: deterministic reductions (ddp-run --verify on more than 2 ranks): more than 2^63 - 1{{$}}
 ddp.mesh @world(dp = 1099511627776)
 func.func @step(%x: tensor<1073741824xf32>, %y: tensor<8xf32>) -> (tensor<1073741824xf32>, tensor<8xf32>) {
@@ -150,7 +150,7 @@ func.func @step(%x: tensor<1073741824xf32>, %y: tensor<8xf32>) -> (tensor<107374
 // Buffers past int64 in all (two inputs of 2^62 bytes and their sum): the
 // runtime memory is not counted, and says why; the rest of the summary is.
 // CHECK-LABEL: mesh: dp=2 (2 ranks)
-// CHECK: runtime memory per rank: not lowerable: the step needs more than 2^63 - 1 bytes per rank for its parameters, buffers, optimizer state and working copies; no rank can hold it
+// CHECK: runtime memory per rank (ddp's lowering): not lowerable: the step needs more than 2^63 - 1 bytes per rank for its parameters, buffers, optimizer state and working copies; no rank can hold it
 // CHECK-NEXT: model state per rank
 ddp.mesh @world(dp = 2)
 func.func @step(%x: tensor<1152921504606846976xf32>, %y: tensor<1152921504606846976xf32>) -> tensor<1152921504606846976xf32> {

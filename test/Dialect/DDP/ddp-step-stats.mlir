@@ -53,7 +53,7 @@
 // CHECK-NEXT:   func.return: 2
 // The second function's %unused.
 // CHECK-NEXT: unused results: 1
-// CHECK-NEXT: runtime memory per rank: not lowerable: cannot lower a module with more than one function; the step is @step
+// CHECK-NEXT: runtime memory per rank (ddp's lowering): not lowerable: cannot lower a module with more than one function; the step is @step
 // A step the importer did not make has no activation model.
 // CHECK-NOT: activations per rank
 

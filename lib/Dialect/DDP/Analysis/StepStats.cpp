@@ -209,6 +209,40 @@ FailureOr<ModelState> ddp::computeModelState(ModuleOp module,
   return state;
 }
 
+FailureOr<ParamCounts> ddp::countParams(ModuleOp module) {
+  int64_t tensorParallelSize = 1, expertParallelSize = 1;
+  for (MeshOp mesh : module.getOps<MeshOp>()) {
+    tensorParallelSize = std::max<int64_t>(mesh.getAxisSize("tp"), 1);
+    expertParallelSize = std::max<int64_t>(mesh.getAxisSize("ep"), 1);
+    break;
+  }
+  ParamCounts counts;
+  CheckedCount localElements, modelElements;
+  for (ParamOp param : module.getOps<ParamOp>()) {
+    int64_t elements = param.getTensorType().getNumElements();
+    // tp x ep may exceed int64 on its own when the mesh has more axes.
+    CheckedCount copies =
+        CheckedCount(param.getTpDim() ? tensorParallelSize : 1) *
+        (param.getExpert() ? expertParallelSize : 1);
+    ++counts.numParams;
+    localElements += elements;
+    modelElements += copies * elements;
+  }
+  FailureOr<int64_t> local =
+      getTotal(module, localElements, "parameter elements");
+  if (failed(local))
+    return failure();
+  FailureOr<int64_t> model = getTotal(
+      module, modelElements,
+      "parameter elements of the whole model (each counted once per "
+      "tensor- or expert-parallel rank that holds a part)");
+  if (failed(model))
+    return failure();
+  counts.localParamElements = *local;
+  counts.modelParamElements = *model;
+  return counts;
+}
+
 FailureOr<StepStats> ddp::computeStepStats(ModuleOp module) {
   StepStats stats;
   // The first mesh sets the parallel sizes; a step has one.
@@ -227,30 +261,12 @@ FailureOr<StepStats> ddp::computeStepStats(ModuleOp module) {
     break;
   }
 
-  CheckedCount localElements, modelElements;
-  for (ParamOp param : module.getOps<ParamOp>()) {
-    int64_t elements = param.getTensorType().getNumElements();
-    // tp x ep may exceed int64 on its own when the mesh has more axes.
-    CheckedCount copies = CheckedCount(param.getTpDim()
-                                           ? stats.tensorParallelSize
-                                           : 1) *
-                          (param.getExpert() ? stats.expertParallelSize : 1);
-    ++stats.numParams;
-    localElements += elements;
-    modelElements += copies * elements;
-  }
-  FailureOr<int64_t> local =
-      getTotal(module, localElements, "parameter elements");
-  if (failed(local))
+  FailureOr<ParamCounts> counts = countParams(module);
+  if (failed(counts))
     return failure();
-  FailureOr<int64_t> model = getTotal(
-      module, modelElements,
-      "parameter elements of the whole model (each counted once per "
-      "tensor- or expert-parallel rank that holds a part)");
-  if (failed(model))
-    return failure();
-  stats.localParamElements = *local;
-  stats.modelParamElements = *model;
+  stats.numParams = counts->numParams;
+  stats.localParamElements = counts->localParamElements;
+  stats.modelParamElements = counts->modelParamElements;
   FailureOr<ModelState> state = computeModelState(module);
   if (failed(state))
     return failure();

@@ -67,12 +67,17 @@ struct StepStatsPass : impl::StepStatsBase<StepStatsPass> {
     if (succeeded(plan))
       estimated = estimateRuntimeMemory(*plan);
     if (failed(estimated)) {
-      os << "runtime memory per rank: not lowerable: " << reason << "\n";
+      os << "runtime memory per rank (ddp's lowering): not lowerable: "
+         << reason << "\n";
       return;
     }
     const RuntimeMemory &memory = *estimated;
-    os << "runtime memory per rank: " << memory.getTotalBytes() << " bytes ("
-       << formatBytes(memory.getTotalBytes()) << ")\n"
+    // What ddp-run's program allocates, not what Megatron-LM would: the
+    // model state below is that.
+    os << "runtime memory per rank (ddp's lowering): "
+       << memory.getTotalBytes() << " bytes ("
+       << formatBytes(memory.getTotalBytes())
+       << "), what the lowered program allocates on ddp's runtime\n"
        << "  parameters: " << memory.paramBytes << "\n";
     if (plan->numParamsInBuckets > 0)
       os << "  parameters stored in their gathered buckets (counted in "

@@ -110,6 +110,16 @@ struct StepStats {
   void print(llvm::raw_ostream &os) const;
 };
 
+/// The parameters of `module`: how many, their elements as one rank holds
+/// them, and the whole model's (StepStats' fields of the same names).
+struct ParamCounts {
+  int64_t numParams = 0;
+  int64_t localParamElements = 0;
+  int64_t modelParamElements = 0;
+};
+/// Fails, with an error at the module, when a count does not fit in int64.
+mlir::FailureOr<ParamCounts> countParams(mlir::ModuleOp module);
+
 /// Summarises `module`. The module must verify. Fails, with an error at the
 /// module, when a count summed over it does not fit in int64.
 mlir::FailureOr<StepStats> computeStepStats(mlir::ModuleOp module);
