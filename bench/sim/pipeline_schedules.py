@@ -12,8 +12,10 @@ side:
   its defaults (overlap_p2p_comm on, microbatch group = PP);
 - auto's choice (the fastest candidate that fits the device).
 
-For each: the step, the bubble and exposed p2p (means over pipeline ranks),
-the step over the pipeline's lower bound, and the busiest rank's memory.
+For each: the step, the bubble, exposed p2p and the other exposed
+(data- and tensor-parallel) communication (means over pipeline ranks), the
+step over the pipeline's lower bound (which is communication-free), and the
+busiest rank's memory.
 The data-parallel options are the same in every column: NeMo's recipes'
 DistributedDataParallelConfig (overlap_grad_reduce, overlap_param_gather,
 the distributed optimizer), bucketed as Megatron buckets them, and
@@ -75,7 +77,8 @@ DP_SIZES = [8, 16]
 
 CANDIDATE = re.compile(
     r"^  (?P<name>\S.*?)\s+(?P<step>[0-9.]+)\s+(?P<bubble>[0-9.]+)\s+"
-    r"(?P<p2p>[0-9.]+)\s+(?P<bound>[0-9.]+)\s+(?P<gib>[0-9.]+)"
+    r"(?P<p2p>[0-9.]+)\s+(?P<comm>[0-9.]+)\s+(?P<bound>[0-9.]+)\s+"
+    r"(?P<gib>[0-9.]+)"
     r"(?P<nofit>  does not fit)?(?:  \((?P<mark>[^)]*)\))?$")
 
 
@@ -102,10 +105,11 @@ def plan(preset, fields, dp, profile, tmp):
 
 def cell(candidate):
     if candidate is None:
-        return "refused | | | | "
+        return "refused | | | | | "
     fit = "" if not candidate["nofit"] else " (no fit)"
     return (f"{float(candidate['step']):.1f} | {float(candidate['bubble']):.1f}"
-            f" | {float(candidate['p2p']):.1f} | {candidate['bound']} | "
+            f" | {float(candidate['p2p']):.1f} | {float(candidate['comm']):.1f}"
+            f" | {candidate['bound']} | "
             f"{candidate['gib']}{fit}")
 
 
@@ -114,8 +118,9 @@ def main():
     profiles = PROFILES[:1] if QUICK else PROFILES
     dps = DP_SIZES[1:] if QUICK else DP_SIZES
     print("| preset | GPU | DP | M | schedule | step ms | bubble ms | "
-          "exposed p2p ms | step / bound | peak GiB |")
-    print("|---|---|---:|---:|---|---:|---:|---:|---:|---:|")
+          "exposed p2p ms | other exposed comm ms | step / bound | "
+          "peak GiB |")
+    print("|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|")
     notes = []
     with tempfile.TemporaryDirectory() as tmp:
         for preset, fields, batch, virtual, source in rows:

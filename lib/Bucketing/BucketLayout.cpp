@@ -2,6 +2,9 @@
 
 #include "ddp/Bucketing/BucketLayout.h"
 
+#include "ddp/Support/FormatNumber.h"
+#include "llvm/Support/Format.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -186,4 +189,42 @@ void ddp::bucketing::writeLayoutJSON(llvm::json::OStream &json,
       }
     });
   });
+}
+
+void ddp::bucketing::writeLayoutTable(llvm::raw_ostream &os,
+                                      const BucketLayout &layout,
+                                      llvm::ArrayRef<Gradient> gradients,
+                                      bool shards) {
+  os << llvm::format("%6s  %-6s %-5s %6s %12s %12s %11s", "bucket", "group",
+                     "dtype", "params", "elements", "padded", "bytes");
+  if (shards)
+    os << llvm::format(" %12s", "shard/rank");
+  os << "  parameters (first .. last)\n";
+  int64_t elements = 0, padded = 0, bytes = 0, params = 0;
+  for (auto [index, bucket] : llvm::enumerate(layout.buckets)) {
+    int64_t bucketBytes = bucket.paddedNumel * getElementBytes(bucket.type);
+    os << llvm::format("%6zu  %-6s %-5s %6zu %12lld %12lld %11s", index,
+                       bucket.group.c_str(),
+                       stringifyElementType(bucket.type).str().c_str(),
+                       bucket.entries.size(), (long long)bucket.numel,
+                       (long long)bucket.paddedNumel,
+                       formatBytes(bucketBytes).c_str());
+    if (shards)
+      os << llvm::format(" %12lld", (long long)(bucket.paddedNumel /
+                                                 std::max<int64_t>(
+                                                     bucket.groupSize, 1)));
+    if (!bucket.entries.empty()) {
+      os << "  " << gradients[bucket.entries.front().gradient].name;
+      if (bucket.entries.size() > 1)
+        os << " .. " << gradients[bucket.entries.back().gradient].name;
+    }
+    os << "\n";
+    elements += bucket.numel;
+    padded += bucket.paddedNumel;
+    bytes += bucketBytes;
+    params += bucket.entries.size();
+  }
+  os << "total: " << layout.buckets.size() << " buckets, " << params
+     << " parameters, " << elements << " elements, " << padded
+     << " padded (" << formatBytes(bytes) << ")\n";
 }

@@ -21,18 +21,27 @@ using namespace mlir;
 using namespace ddp;
 using namespace ddp::sim;
 
-double PipelineSimResult::getMeanBubbleTime() const {
+/// The mean over the ranks of `time(rank)`.
+template <typename Fn>
+static double meanOverRanks(const PipelineSimResult &result, Fn time) {
   double sum = 0;
-  for (size_t rank = 0; rank < stages.size(); ++rank)
-    sum += getBubbleTime(rank);
-  return stages.empty() ? 0 : sum / double(stages.size());
+  for (size_t rank = 0; rank < result.stages.size(); ++rank)
+    sum += time(rank);
+  return result.stages.empty() ? 0 : sum / double(result.stages.size());
+}
+
+double PipelineSimResult::getMeanBubbleTime() const {
+  return meanOverRanks(*this, [&](size_t rank) { return getBubbleTime(rank); });
 }
 
 double PipelineSimResult::getMeanExposedP2PTime() const {
-  double sum = 0;
-  for (size_t rank = 0; rank < stages.size(); ++rank)
-    sum += getExposedP2PTime(rank);
-  return stages.empty() ? 0 : sum / double(stages.size());
+  return meanOverRanks(*this,
+                       [&](size_t rank) { return getExposedP2PTime(rank); });
+}
+
+double PipelineSimResult::getMeanOtherExposedCommTime() const {
+  return meanOverRanks(
+      *this, [&](size_t rank) { return getOtherExposedCommTime(rank); });
 }
 
 bool ddp::sim::hasPipelineStages(ModuleOp module) {

@@ -3,6 +3,8 @@
 #include "ddp/Support/FormatNumber.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <cmath>
@@ -58,6 +60,23 @@ static void writeValue(llvm::json::OStream &json,
     json.rawValue(ddp::formatShortest(*number));
   else
     json.value(value);
+}
+
+std::string ddp::formatBytes(int64_t bytes) {
+  const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double value = double(bytes);
+  unsigned unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(units)) {
+    value /= 1024;
+    ++unit;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (unit == 0)
+    os << bytes << " bytes";
+  else
+    os << llvm::format("%.2f ", value) << units[unit];
+  return text;
 }
 
 std::string ddp::formatCount(double value) {

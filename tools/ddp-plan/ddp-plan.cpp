@@ -324,10 +324,10 @@ static int planConfiguredPipeline(Plan &plan, const timing::CostModel &model) {
 static void printCandidates(const plan::PipelinePlan &pipelinePlan,
                             const timing::CostModel &model, raw_ostream &os) {
   os << "pipeline schedules on " << model.getProfile().name
-     << " (the configured one first; bubble and exposed p2p are means over "
-        "the pipeline ranks)\n";
-  os << format("  %-40s %11s %11s %9s %11s %10s\n", "schedule", "step ms",
-               "bubble ms", "p2p ms", "step/bound", "peak GiB");
+     << " (the configured one first; bubble, exposed p2p and other exposed "
+        "communication are means over the pipeline ranks)\n";
+  os << format("  %-40s %11s %11s %9s %9s %11s %10s\n", "schedule", "step ms",
+               "bubble ms", "p2p ms", "comm ms", "step/bound", "peak GiB");
   for (auto [index, candidate] : llvm::enumerate(pipelinePlan.candidates)) {
     std::string name = candidate.choice.describe();
     std::string mark = index == pipelinePlan.configured ? "configured" : "";
@@ -339,9 +339,11 @@ static void printCandidates(const plan::PipelinePlan &pipelinePlan,
       continue;
     }
     const sim::PipelineSimResult &result = *candidate.result;
-    os << format("  %-40s %11.3f %11.3f %9.3f %11.3f %10.2f", name.c_str(),
-                 result.stepTime * 1e3, result.getMeanBubbleTime() * 1e3,
+    os << format("  %-40s %11.3f %11.3f %9.3f %9.3f %11.3f %10.2f",
+                 name.c_str(), result.stepTime * 1e3,
+                 result.getMeanBubbleTime() * 1e3,
                  result.getMeanExposedP2PTime() * 1e3,
+                 result.getMeanOtherExposedCommTime() * 1e3,
                  result.lowerBound > 0 ? result.stepTime / result.lowerBound
                                        : 0.0,
                  candidate.peakMemoryBytes / double(1ull << 30));

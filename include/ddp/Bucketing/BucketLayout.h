@@ -141,6 +141,13 @@ void sortByCompletion(std::vector<Bucket> &buckets);
 void writeLayoutJSON(llvm::json::OStream &json, const BucketLayout &layout,
                      llvm::ArrayRef<Gradient> gradients, bool shards = false);
 
+/// The same layout as a table to read: one row per bucket (its group,
+/// element type, parameters, elements, padded elements and bytes, and its
+/// first and last parameter), then the totals; with `shards`, each rank's
+/// shard of every bucket in elements.
+void writeLayoutTable(llvm::raw_ostream &os, const BucketLayout &layout,
+                      llvm::ArrayRef<Gradient> gradients, bool shards = false);
+
 } // namespace ddp::bucketing
 
 #endif // DDP_BUCKETING_BUCKETLAYOUT_H

@@ -74,9 +74,11 @@ struct PipelineSimResult {
     return std::max(0.0, getIdleTime(rank) - getBubbleTime(rank) -
                              getExposedP2PTime(rank));
   }
-  /// The mean over ranks of getBubbleTime and getExposedP2PTime.
+  /// The mean over ranks of getBubbleTime, getExposedP2PTime and
+  /// getOtherExposedCommTime.
   double getMeanBubbleTime() const;
   double getMeanExposedP2PTime() const;
+  double getMeanOtherExposedCommTime() const;
 
   /// Idle time over the rank's ideal compute (Megatron's bubble fraction
   /// when communication is free: (p - 1) / (v m)).

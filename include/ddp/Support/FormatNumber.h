@@ -2,7 +2,8 @@
 //
 // An error that echoes a number the user gave must show the number that was
 // wrong: `%.2f` or `%g` round 1.0000001 to "1.00" or "1", which reads as a
-// valid value and hides the mistake.
+// valid value and hides the mistake. And sizes and counts as people read
+// them in reports (bytes in binary units, parameters in K/M/B).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,9 @@ namespace ddp {
 /// double, in `%g` notation, with an integer part below 10^17 written out:
 /// 1.0000001, -1e-12, 0.1, 370, 1e+20.
 std::string formatShortest(double value);
+
+/// "1.50 GiB", "312 bytes".
+std::string formatBytes(int64_t bytes);
 
 /// A count as people read model sizes: 166656 reads 166.7K, 6738415616
 /// 6.74B (K, M, B, T at 10^3, 10^6, 10^9, 10^12; three significant digits

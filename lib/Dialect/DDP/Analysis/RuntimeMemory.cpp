@@ -200,19 +200,3 @@ int64_t RuntimeMemory::getTotalBytes() const {
   return paramBytes + bufferBytes + optimizerStateBytes + workingCopyBytes;
 }
 
-std::string ddp::formatBytes(int64_t bytes) {
-  const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-  double value = double(bytes);
-  unsigned unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(units)) {
-    value /= 1024;
-    ++unit;
-  }
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  if (unit == 0)
-    os << bytes << " bytes";
-  else
-    os << llvm::format("%.2f ", value) << units[unit];
-  return text;
-}

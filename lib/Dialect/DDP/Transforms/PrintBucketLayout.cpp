@@ -1,4 +1,4 @@
-//===- PrintBucketLayout.cpp - The bucket layout as JSON ------------------===//
+//===- PrintBucketLayout.cpp - The bucket layout as JSON or a table -------===//
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
@@ -71,6 +71,11 @@ static LogicalResult readLayout(func::FuncOp step, bool sharded,
 
 void PrintBucketLayoutPass::runOnOperation() {
   ModuleOp module = getOperation();
+  if (format != "json" && format != "table") {
+    module.emitError("ddp-print-bucket-layout: format '")
+        << format << "' is neither json nor table";
+    return signalPassFailure();
+  }
   SmallVector<func::FuncOp> steps;
   for (auto func : module.getOps<func::FuncOp>())
     if (func->hasAttr(kBucketsAttrName))
@@ -95,11 +100,16 @@ void PrintBucketLayoutPass::runOnOperation() {
     module.emitError("cannot write the bucket layout: ") << error;
     return signalPassFailure();
   }
-  {
-    llvm::json::OStream json(output->os(), /*IndentSize=*/2);
-    bk::writeLayoutJSON(json, layout, gradients, useDistributedOptimizer);
+  if (format == "table") {
+    bk::writeLayoutTable(output->os(), layout, gradients,
+                         useDistributedOptimizer);
+  } else {
+    {
+      llvm::json::OStream json(output->os(), /*IndentSize=*/2);
+      bk::writeLayoutJSON(json, layout, gradients, useDistributedOptimizer);
+    }
+    output->os() << "\n";
   }
-  output->os() << "\n";
   if (llvm::Error writeError = finishOutputFile(*output, outputPath)) {
     module.emitError("cannot write the bucket layout to '")
         << outputPath

@@ -13,6 +13,16 @@
 // the shards or without, with the same error.
 // RUN: FileCheck %s --check-prefix=REFUSED < %t.err
 
+// format=table: the same layout to read, a row per bucket and the totals;
+// with the distributed optimizer the shard each rank owns.
+// RUN: ddp-import --preset=tiny --quiet | ddp-opt --ddp-assign-buckets="use-distributed-optimizer=true" --ddp-print-bucket-layout="format=table use-distributed-optimizer=true" -o /dev/null | FileCheck %s --check-prefix=TABLE --match-full-lines
+// TABLE:      bucket  group  dtype params     elements       padded       bytes   shard/rank  parameters (first .. last)
+// TABLE-NEXT:      0  dp     f32       27        51584        51584  201.50 KiB        25792  decoder.final_layernorm.bias .. embedding.position_embeddings.weight
+// TABLE-NEXT:      1  dp     f32        1        32768        32768  128.00 KiB        16384  embedding.word_embeddings.weight
+// TABLE-NEXT: total: 2 buckets, 28 parameters, 84352 elements, 84352 padded (329.50 KiB)
+// RUN: not ddp-opt %s -split-input-file --ddp-print-bucket-layout="format=xml" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-FORMAT
+// BAD-FORMAT: error: ddp-print-bucket-layout: format 'xml' is neither json nor table
+
 // A layout written by hand: buckets in issue order, each gradient at its
 // offset, the second bucket padded.
 // With shards: bucket 0 of 9088 over the 8 ranks of [dp], 1136 each; rank 7

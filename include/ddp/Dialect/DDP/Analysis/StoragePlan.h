@@ -11,6 +11,8 @@
 #define DDP_DIALECT_DDP_ANALYSIS_STORAGEPLAN_H
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+// formatBytes, which the users of the storage plan print with.
+#include "ddp/Support/FormatNumber.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -154,9 +156,6 @@ struct RuntimeMemory {
 };
 /// Fails, with an error at the step, when the total does not fit in int64.
 mlir::FailureOr<RuntimeMemory> estimateRuntimeMemory(const StoragePlan &plan);
-
-/// "1.50 GiB", "312 bytes".
-std::string formatBytes(int64_t bytes);
 
 /// DDPRT_DTYPE_* of a float type the dialect allows.
 int32_t getRuntimeDType(mlir::Type elementType);

@@ -634,7 +634,7 @@ def PrintPipelineSchedule : Pass<"ddp-print-pipeline-schedule", "mlir::ModuleOp"
 }
 
 def PrintBucketLayout : Pass<"ddp-print-bucket-layout", "mlir::ModuleOp"> {
-  let summary = "print the bucket layout recorded in the IR as JSON";
+  let summary = "print the bucket layout recorded in the IR, as JSON or as a table";
   let description = [{
     Prints the layout recorded by `ddp-assign-buckets` (before or after
     `ddp-bucketize`), buckets in the order their collectives are issued:
@@ -655,10 +655,18 @@ def PrintBucketLayout : Pass<"ddp-print-bucket-layout", "mlir::ModuleOp"> {
     `[r * padded_numel/n, (r + 1) * padded_numel/n)`) and which elements of
     which parameters that shard holds: the parameter elements whose main
     parameters and optimizer state the rank keeps.
+
+    `format=table` prints the layout to read instead: a row per bucket (its
+    group, element type, parameters, elements, padded elements, bytes, and
+    first and last parameter; with `use-distributed-optimizer` the shard
+    each rank owns), then the totals. JSON stays the default, for the
+    tools and scripts that read it.
   }];
   let options = [
     Option<"outputPath", "output", "std::string", /*default=*/"\"-\"",
-           "Where the JSON goes ('-' for stdout)">,
+           "Where the layout goes ('-' for stdout)">,
+    Option<"format", "format", "std::string", /*default=*/"\"json\"",
+           "json (the schema of docs/Bucketing.md) or table (to read)">,
     Option<"useDistributedOptimizer", "use-distributed-optimizer", "bool",
            /*default=*/"false",
            "Also print each rank's shard of every bucket (the layout must "
