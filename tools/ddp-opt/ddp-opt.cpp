@@ -17,6 +17,7 @@
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
 #include "ddp/Support/OutputFile.h"
+#include "ddp/Support/Suggest.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
@@ -33,10 +34,87 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
 #include <cstdio>
+
+/// The passes a command line names with their option text: `--<pass>=<opts>`
+/// and the `<pass>{<opts>}` of a `--pass-pipeline`.
+static std::vector<std::pair<std::string, std::string>>
+getPassesWithOptions(llvm::ArrayRef<std::string> args) {
+  std::vector<std::pair<std::string, std::string>> passes;
+  static const llvm::Regex inPipeline("([a-z0-9-]+)\\{([^}]*)\\}");
+  for (llvm::StringRef arg : args) {
+    arg = arg.ltrim('-');
+    auto [name, options] = arg.split('=');
+    if (name == "pass-pipeline" || name == "p") {
+      llvm::StringRef rest = options;
+      llvm::SmallVector<llvm::StringRef, 3> groups;
+      while (inPipeline.match(rest, &groups)) {
+        passes.emplace_back(groups[1].str(), groups[2].str());
+        rest = rest.substr(rest.find(groups[0]) + groups[0].size());
+      }
+    } else if (mlir::PassInfo::lookup(name)) {
+      passes.emplace_back(name.str(), options.str());
+    }
+  }
+  return passes;
+}
+
+/// The option names of pass `name` (a fresh one's textual form lists them).
+static std::vector<std::string> getPassOptionNames(llvm::StringRef name) {
+  const mlir::PassInfo *info = mlir::PassInfo::lookup(name);
+  if (!info)
+    return {};
+  mlir::OpPassManager scratch(mlir::OpPassManager::Nesting::Implicit);
+  if (mlir::failed(info->addToPipeline(
+          scratch, "", [](const llvm::Twine &) { return mlir::failure(); })))
+    return {};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  scratch.printAsTextualPipeline(os);
+  std::vector<std::string> names;
+  static const llvm::Regex option("[{ ]([a-z0-9-]+)=");
+  llvm::StringRef rest = text;
+  llvm::SmallVector<llvm::StringRef, 2> groups;
+  while (option.match(rest, &groups)) {
+    names.push_back(groups[1].str());
+    rest = rest.substr(rest.find(groups[0]) + groups[0].size() - 1);
+  }
+  return names;
+}
+
+/// A pass option error in words that name the pass, the option and the fix.
+/// MLIR reports it at no location ("<unknown>:0:"), and without a reason
+/// where llvm::cl printed one already.
+static std::string explainPassOptionError(llvm::StringRef message,
+                                          llvm::ArrayRef<std::string> args) {
+  llvm::StringRef unknown = message;
+  if (unknown.consume_front("<Pass-Options-Parser>: no such option ")) {
+    unknown = unknown.take_until(llvm::isSpace);
+    for (auto &[pass, options] : getPassesWithOptions(args)) {
+      std::vector<std::string> names = getPassOptionNames(pass);
+      if (names.empty() || llvm::is_contained(names, unknown))
+        continue;
+      llvm::SmallVector<llvm::StringRef> candidates(names.begin(),
+                                                    names.end());
+      std::string list;
+      llvm::raw_string_ostream os(list);
+      llvm::interleaveComma(candidates, os);
+      return ("--" + pass + " has no option '" + unknown + "'" +
+              ddp::didYouMean(unknown, candidates) + " (its options: " + list +
+              ")")
+          .str();
+    }
+    return ("no pass given has an option '" + unknown + "'").str();
+  }
+  if (message.trim().empty())
+    return "bad pass options (the reason above); ddp-opt --help lists each "
+           "pass's options and their values";
+  return message.str();
+}
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -69,6 +147,24 @@ int main(int argc, char **argv) {
       registry);
   mlir::MlirOptMainConfig config =
       mlir::MlirOptMainConfig::createFromCLOptions();
+  // An error at no location (a bad pass option, found when the pipeline is
+  // built or when a pass starts): one line that names the pass and the
+  // option, in place of MLIR's "<unknown>:0: error:". The handler lives as
+  // long as MlirOptMain's context.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  config.setPassPipelineSetupFn(
+      [original = config, args](mlir::PassManager &pm) {
+        pm.getContext()->getDiagEngine().registerHandler(
+            [args](mlir::Diagnostic &diagnostic) {
+              if (!llvm::isa<mlir::UnknownLoc>(diagnostic.getLocation()) ||
+                  diagnostic.getSeverity() != mlir::DiagnosticSeverity::Error)
+                return mlir::failure();
+              llvm::WithColor::error(llvm::errs(), "ddp-opt")
+                  << explainPassOptionError(diagnostic.str(), args) << "\n";
+              return mlir::success();
+            });
+        return original.setupPassPipeline(pm);
+      });
   // What prints a list and exits writes no output file: MlirOptMain's own.
   if (config.shouldShowDialects() || config.shouldListPasses())
     return mlir::asMainReturnCode(
