@@ -27,10 +27,13 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Process.h"
@@ -38,7 +41,60 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
+#include <chrono>
 #include <cstdio>
+#include <mutex>
+
+static llvm::cl::opt<std::string> progressMode(
+    "progress",
+    llvm::cl::desc("Progress lines on stderr for a long run: auto (when "
+                   "stderr is a terminal), on or off"),
+    llvm::cl::init("auto"));
+static llvm::cl::opt<double> progressAfter(
+    "progress-after",
+    llvm::cl::desc("Seconds before the first progress line (default 2)"),
+    llvm::cl::init(2.0), llvm::cl::Hidden);
+
+namespace {
+/// A line on stderr as each pass starts, once the run has taken
+/// --progress-after seconds: a terminal overwrites it in place, so that an
+/// 11 s schedule of a 85 MB step shows where it is without scrolling.
+class ProgressInstrumentation : public mlir::PassInstrumentation {
+public:
+  ProgressInstrumentation(bool terminal, double after)
+      : terminal(terminal), after(after) {}
+  ~ProgressInstrumentation() override {
+    if (terminal && shown)
+      llvm::errs() << "\r\033[K";
+  }
+  void runBeforePass(mlir::Pass *pass, mlir::Operation *op) override {
+    double elapsed = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    // The adaptors that run a nested pipeline on each function have no
+    // name of their own; the passes they run show.
+    if (elapsed < after || pass->getArgument().empty())
+      return;
+    std::string where;
+    if (auto symbol = op->getAttrOfType<mlir::StringAttr>(
+            mlir::SymbolTable::getSymbolAttrName()))
+      where = (" on @" + symbol.getValue()).str();
+    std::lock_guard<std::mutex> lock(mutex);
+    shown = true;
+    llvm::errs() << (terminal ? "\r\033[K" : "")
+                 << llvm::format("ddp-opt: [%.1f s] ", elapsed)
+                 << pass->getArgument() << where << (terminal ? "" : "\n");
+  }
+
+private:
+  bool terminal;
+  double after;
+  bool shown = false;
+  std::mutex mutex;
+  std::chrono::steady_clock::time_point start =
+      std::chrono::steady_clock::now();
+};
+} // namespace
 
 /// The passes a command line names with their option text: `--<pass>=<opts>`
 /// and the `<pass>{<opts>}` of a `--pass-pipeline`.
@@ -152,8 +208,18 @@ int main(int argc, char **argv) {
   // option, in place of MLIR's "<unknown>:0: error:". The handler lives as
   // long as MlirOptMain's context.
   std::vector<std::string> args(argv + 1, argv + argc);
+  bool terminal = llvm::sys::Process::StandardErrIsDisplayed();
+  bool progress = progressMode == "on" || (progressMode == "auto" && terminal);
+  if (progressMode != "on" && progressMode != "off" && progressMode != "auto") {
+    llvm::WithColor::error(llvm::errs(), "ddp-opt")
+        << "--progress=" << progressMode << ": expected auto, on or off\n";
+    return EXIT_FAILURE;
+  }
   config.setPassPipelineSetupFn(
-      [original = config, args](mlir::PassManager &pm) {
+      [original = config, args, progress, terminal](mlir::PassManager &pm) {
+        if (progress)
+          pm.addInstrumentation(std::make_unique<ProgressInstrumentation>(
+              terminal, progressAfter));
         pm.getContext()->getDiagEngine().registerHandler(
             [args](mlir::Diagnostic &diagnostic) {
               if (!llvm::isa<mlir::UnknownLoc>(diagnostic.getLocation()) ||
