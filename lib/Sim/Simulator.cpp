@@ -237,8 +237,12 @@ LogicalResult StepSimulator::runCollective(CollectiveOpInterface op) {
   StringRef name = op->getName().stripDialect();
   addEvent(op, name, EventCategory::Comm, stream, start, duration, record);
   bool pipelineMessage = isPipelineMessage(op);
+  if (streamEnd.size() <= stream)
+    streamEnd.resize(stream + 1, 0.0);
+  streamEnd[stream] = std::max(streamEnd[stream], end);
   if (token) {
     tokenDone[token] = end;
+    tokenStream[token] = stream;
     if (pipelineMessage)
       pipelineTokenStart[token] = start;
     return success();
@@ -246,6 +250,7 @@ LogicalResult StepSimulator::runCollective(CollectiveOpInterface op) {
   // A synchronous collective holds the compute stream until it is done.
   double holdStart = clock.getNow();
   double held = blockComputeUntil(op, end, name);
+  result.streams[stream].exposedTime += held;
   if (pipelineMessage)
     countPipelineHold(holdStart, held, start);
   return success();
@@ -363,6 +368,8 @@ LogicalResult StepSimulator::simulate(Operation *op) {
         double done = 0;
         std::optional<double> pipelineStart;
         for (Value token : join.getTokens()) {
+          if (tokenDone.lookup(token) >= done && tokenStream.count(token))
+            tokenStream[join.getResult()] = tokenStream.lookup(token);
           done = std::max(done, tokenDone.lookup(token));
           // The transfer that ends last is the one a wait on the join
           // holds for.
@@ -381,6 +388,8 @@ LogicalResult StepSimulator::simulate(Operation *op) {
         double holdStart = clock.getNow();
         double held =
             blockComputeUntil(op, tokenDone.lookup(wait.getToken()), "wait");
+        if (auto it = tokenStream.find(wait.getToken()); it != tokenStream.end())
+          result.streams[it->second].exposedTime += held;
         if (auto it = pipelineTokenStart.find(wait.getToken());
             it != pipelineTokenStart.end())
           countPipelineHold(holdStart, held, it->second);
@@ -436,8 +445,12 @@ LogicalResult StepSimulator::begin() {
 SimResult StepSimulator::finish() {
   // Communication that outlives compute (never waited) is exposed too.
   double now = clock.getNow(), lastComm = clock.getCommBusyUntil();
-  if (lastComm > now)
+  if (lastComm > now) {
     result.exposedCommTime += lastComm - now;
+    auto last = std::max_element(streamEnd.begin(), streamEnd.end());
+    if (last != streamEnd.end() && last != streamEnd.begin())
+      result.streams[last - streamEnd.begin()].exposedTime += lastComm - now;
+  }
   result.stepTime = clock.getStepEnd();
   computeLowerBound();
   return std::move(result);

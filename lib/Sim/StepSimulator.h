@@ -106,6 +106,11 @@ private:
   /// Per communication stream, the bandwidth-only time of its collectives.
   SmallVector<double> streamTransferBound{0.0};
   llvm::DenseMap<Value, double> tokenDone;
+  /// The result stream of each asynchronous collective's token (of a join:
+  /// the stream of the token that completes last).
+  llvm::DenseMap<Value, unsigned> tokenStream;
+  /// Per result stream, when its last collective ends.
+  SmallVector<double> streamEnd{0.0};
   /// When the transfer of an asynchronous send or receive over `pp` (or a
   /// join of them) started, for the wait that holds compute on it.
   llvm::DenseMap<Value, double> pipelineTokenStart;

@@ -50,6 +50,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 using namespace llvm;
 using namespace mlir;
@@ -240,6 +241,23 @@ static void printTable(const Plan &configured, const Plan &automatic,
   row("step time (ms)", ms(a.stepTime), ms(b.stepTime));
   row("exposed communication (ms)", ms(a.exposedCommTime),
       ms(b.exposedCommTime));
+  // By process group: data-parallel, tensor-parallel, expert-parallel, ...
+  auto exposedOver = [](const sim::SimResult &r) {
+    std::map<std::string, double> byGroup;
+    for (const sim::StreamInfo &stream : llvm::drop_begin(r.streams))
+      byGroup[llvm::join(stream.axes, ",")] += stream.exposedTime;
+    return byGroup;
+  };
+  std::map<std::string, double> exposedA = exposedOver(a),
+                                exposedB = exposedOver(b);
+  std::set<std::string> groups;
+  for (const auto &[group, time] : exposedA)
+    groups.insert(group);
+  for (const auto &[group, time] : exposedB)
+    groups.insert(group);
+  for (const std::string &group : groups)
+    row("  over [" + group + "] (ms)", ms(exposedA[group]),
+        ms(exposedB[group]));
   row("communication (ms)", ms(a.commTime), ms(b.commTime));
   row("buckets", Twine(configured.numBuckets), Twine(automatic.numBuckets));
   row("collectives", Twine(a.numCollectives), Twine(b.numCollectives));

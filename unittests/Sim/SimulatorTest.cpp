@@ -74,6 +74,9 @@ TEST_F(SimulatorTest, WaitBlocksTheComputeStream) {
   EXPECT_NEAR(result.computeTime, 2 * kMs, kTolerance);
   EXPECT_NEAR(result.commTime, 2 * kMs, kTolerance);
   EXPECT_NEAR(result.exposedCommTime, 1 * kMs, kTolerance);
+  // All of it on the dp stream.
+  ASSERT_EQ(result.streams.size(), 2u);
+  EXPECT_NEAR(result.streams[1].exposedTime, 1 * kMs, kTolerance);
   ASSERT_TRUE(result.overlapFraction().has_value());
   EXPECT_NEAR(*result.overlapFraction(), 0.5, 1e-9);
   EXPECT_EQ(result.numCollectives, 1);
@@ -146,6 +149,7 @@ TEST_F(SimulatorTest, SynchronousCollectiveBlocksCompute) {
   SimResult result = simulate(kSynchronous, makeUnitProfile());
   EXPECT_NEAR(result.stepTime, 3 * kMs, kTolerance);
   EXPECT_NEAR(result.exposedCommTime, 1 * kMs, kTolerance);
+  EXPECT_NEAR(result.streams[1].exposedTime, 1 * kMs, kTolerance);
   EXPECT_NEAR(*result.overlapFraction(), 0.0, 1e-9);
   // The collective is on its group's stream, the compute stream waits.
   ASSERT_EQ(result.events.size(), 4u);
@@ -191,6 +195,9 @@ TEST_F(SimulatorTest, OneStreamPerGroupAndJoin) {
   EXPECT_NEAR(result.events[2].start, 0, kTolerance);
   EXPECT_NEAR(result.stepTime, 2 * kMs, kTolerance);
   EXPECT_NEAR(result.exposedCommTime, 2 * kMs, kTolerance);
+  // The wait on the join holds compute for the dp stream, which ends last.
+  EXPECT_NEAR(result.streams[1].exposedTime, 2 * kMs, kTolerance);
+  EXPECT_NEAR(result.streams[2].exposedTime, 0, kTolerance);
   // Busiest group: 2 ms of transfer on dp.
   EXPECT_NEAR(result.lowerBound.communication, 2 * kMs, kTolerance);
 }

@@ -63,6 +63,10 @@ struct StreamInfo {
   /// Seconds the stream is busy, and how many ops ran on it.
   double busyTime = 0;
   int64_t numOps = 0;
+  /// Of SimResult::exposedCommTime, the part the compute stream waited on
+  /// this (communication) stream's collectives; the communication still
+  /// running when compute ends counts on the stream that ends last.
+  double exposedTime = 0;
 };
 
 /// When a gradient became final on the compute stream.
