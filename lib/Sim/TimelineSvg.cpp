@@ -2,8 +2,8 @@
 //
 // Written by hand because no maintained C++ library draws a Gantt chart
 // without a browser; the picture is simple: lanes, rectangles, an axis.
-// Intervals narrower than a pixel that touch on one lane are merged, so the
-// file stays small for steps of 100k ops.
+// Each lane is drawn as per-pixel occupancy (LaneWriter), so that its
+// coloured share is its stream's busy share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,7 +12,9 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 using namespace llvm;
 using namespace ddp::sim;
@@ -47,42 +49,99 @@ double getTickStep(double range) {
   return 10 * power;
 }
 
-/// Accumulates the rectangles of one lane, merging neighbours of the same
-/// color closer than half a pixel.
+/// One lane drawn as per-pixel occupancy: each pixel column is filled from
+/// the bottom by the share of its time each category covered, so that a
+/// lane's coloured area is its stream's busy time (to a pixel). A sliver
+/// drawn a pixel wide would show a 1 us wait as long as a 1 ms one; runs of
+/// fully covered pixels of one category become one rectangle, which keeps
+/// the file small for steps of 100k ops.
 class LaneWriter {
 public:
-  LaneWriter(raw_ostream &os, double y) : os(os), y(y) {}
-  ~LaneWriter() { flush(); }
+  LaneWriter(raw_ostream &os, double y, double secondsPerPixel)
+      : os(os), y(y), secondsPerPixel(secondsPerPixel) {
+    for (auto &share : coverage)
+      share.assign(size_t(kPlotWidth), 0.0);
+  }
 
-  void add(double x0, double x1, EventCategory category) {
-    if (open && category == openCategory && x0 <= openEnd + 0.5) {
-      openEnd = std::max(openEnd, x1);
-      return;
+  /// An event of `category` from `start` to `end` seconds.
+  void add(double start, double end, EventCategory category) {
+    std::vector<double> &share = coverage[unsigned(category)];
+    double x0 = std::clamp(start / secondsPerPixel, 0.0, kPlotWidth);
+    double x1 = std::clamp(end / secondsPerPixel, 0.0, kPlotWidth);
+    for (double x = x0; x < x1;) {
+      size_t pixel = std::min(size_t(x), share.size() - 1);
+      double next = std::min(double(pixel + 1), x1);
+      share[pixel] = std::min(1.0, share[pixel] + (next - x));
+      x = next;
     }
-    flush();
-    open = true;
-    openStart = x0;
-    openEnd = x1;
-    openCategory = category;
+  }
+
+  /// The busy share of the lane in drawn pixels, by category.
+  double getDrawnPixels(EventCategory category) const {
+    double sum = 0;
+    for (double share : coverage[unsigned(category)])
+      sum += share;
+    return sum;
+  }
+
+  void write() {
+    // Bottom up: compute, then communication, then waits above them.
+    std::vector<double> filled(size_t(kPlotWidth), 0.0);
+    for (EventCategory category :
+         {EventCategory::Compute, EventCategory::Comm, EventCategory::Wait}) {
+      const std::vector<double> &share = coverage[unsigned(category)];
+      for (size_t pixel = 0; pixel < share.size();) {
+        double height = std::min(share[pixel], 1.0 - filled[pixel]);
+        if (height <= 1e-6) {
+          ++pixel;
+          continue;
+        }
+        // A run of pixels this category fills from the same height.
+        size_t end = pixel + 1;
+        if (height >= 1.0 - 1e-6 && filled[pixel] <= 1e-6)
+          while (end < share.size() && share[end] >= 1.0 - 1e-6 &&
+                 filled[end] <= 1e-6)
+            ++end;
+        double top = y + kLaneHeight * (1.0 - filled[pixel] - height);
+        os << format("<rect x=\"%.0f\" y=\"%.2f\" width=\"%zu\" "
+                     "height=\"%.2f\" fill=\"%s\"/>\n",
+                     kLabelWidth + double(pixel), top, end - pixel,
+                     kLaneHeight * height,
+                     getColor(category).str().c_str());
+        for (size_t each = pixel; each < end; ++each)
+          filled[each] += height;
+        pixel = end;
+      }
+    }
   }
 
 private:
-  void flush() {
-    if (!open)
-      return;
-    os << format("<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
-                 "fill=\"%s\"/>\n",
-                 openStart, y, std::max(openEnd - openStart, 0.5), kLaneHeight,
-                 getColor(openCategory).str().c_str());
-    open = false;
-  }
-
   raw_ostream &os;
   double y;
-  bool open = false;
-  double openStart = 0, openEnd = 0;
-  EventCategory openCategory = EventCategory::Compute;
+  double secondsPerPixel;
+  std::vector<double> coverage[3];
 };
+
+/// Names events wide enough to hold their label (a bucket's collective, a
+/// long GEMM), in the lane's middle.
+void writeLabels(raw_ostream &os, ArrayRef<const TimelineEvent *> events,
+                 double y, double scale) {
+  constexpr double kCharWidth = 6.5;
+  double lastEnd = -1;
+  for (const TimelineEvent *event : events) {
+    double x0 = kLabelWidth + event->start * scale;
+    double x1 = kLabelWidth + event->end() * scale;
+    std::string label = event->name;
+    if (x0 < lastEnd || (x1 - x0) < kCharWidth * label.size() + 8)
+      continue;
+    os << format("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
+                 "font-size=\"10\" fill=\"white\">",
+                 (x0 + x1) / 2, y + kLaneHeight / 2 + 3);
+    printHTMLEscaped(label, os);
+    os << "</text>\n";
+    lastEnd = x1;
+  }
+}
 } // namespace
 
 void ddp::sim::writeTimelineSvg(const SimResult &result, raw_ostream &os) {
@@ -150,10 +209,21 @@ void ddp::sim::writeTimelineSvg(ArrayRef<TimelinePanel> panels,
     for (const TimelineEvent &event : result.events)
       perLane[event.stream].push_back(&event);
     for (auto [index, events] : enumerate(perLane)) {
-      LaneWriter lane(os, lanesTop + index * (kLaneHeight + kLaneGap));
+      double y = lanesTop + index * (kLaneHeight + kLaneGap);
+      LaneWriter lane(os, y, 1.0 / scale);
       for (const TimelineEvent *event : events)
-        lane.add(kLabelWidth + event->start * scale,
-                 kLabelWidth + event->end() * scale, event->category);
+        lane.add(event->start, event->end(), event->category);
+      lane.write();
+      // What the lane shows, for readers and the render test: its busy
+      // share in pixels of the plot's width.
+      os << format("<!-- lane %zu", index);
+      for (EventCategory category : {EventCategory::Compute,
+                                     EventCategory::Comm, EventCategory::Wait})
+        if (double pixels = lane.getDrawnPixels(category); pixels > 0)
+          os << " " << stringifyEventCategory(category)
+             << format("=%.1fpx", pixels);
+      os << " -->\n";
+      writeLabels(os, events, y, scale);
     }
     panelTop = lanesTop + lanes * (kLaneHeight + kLaneGap);
   }
