@@ -2,6 +2,7 @@
 # Configuration of the ddp lit suite.
 
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -58,3 +59,9 @@ if stock_mlir_opt and all(os.path.exists(plugin) for plugin in plugins):
 import re
 with open(os.path.join(config.ddp_src_root, "include", "ddp", "Runtime", "RuntimeFunctions.def")) as header:
     config.substitutions.append(("%ddprt_abi_version", re.search(r"#define DDPRT_ABI_VERSION (\d+)", header.read()).group(1)))
+
+# `rsvg-convert`: Debian's librsvg2-bin, which renders the timeline SVGs so
+# that a test can count what a reader sees (test/Sim/timeline-svg.test).
+if shutil.which("rsvg-convert"):
+    config.available_features.add("rsvg-convert")
+config.substitutions.append(("%python", sys.executable))

@@ -27,6 +27,8 @@ packages=(
   libopenmpi-dev openmpi-bin
   libgtest-dev
   ccache
+  # test/Sim/timeline-svg.test renders the timeline SVGs.
+  librsvg2-bin
   # utils/fuzz.sh: libFuzzer needs clang and its runtime libraries.
   clang-22 libclang-rt-22-dev
 )

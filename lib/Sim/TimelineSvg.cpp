@@ -85,31 +85,41 @@ public:
   }
 
   void write() {
-    // Bottom up: compute, then communication, then waits above them.
-    std::vector<double> filled(size_t(kPlotWidth), 0.0);
+    // Bottom up: compute, then communication, then waits above them. Each
+    // column's share becomes whole rows of the lane, the rounding carried
+    // to the next column (error diffusion): a renderer blends a row two
+    // colours share, which would lose area, and the carry keeps each
+    // category's total within a row of its share.
+    constexpr int kRows = int(kLaneHeight);
+    std::vector<int> filled(size_t(kPlotWidth), 0);
     for (EventCategory category :
          {EventCategory::Compute, EventCategory::Comm, EventCategory::Wait}) {
       const std::vector<double> &share = coverage[unsigned(category)];
+      std::vector<int> rows(share.size(), 0);
+      double carry = 0;
+      for (size_t pixel = 0; pixel < share.size(); ++pixel) {
+        double want = share[pixel] * kRows + carry;
+        rows[pixel] = std::clamp(int(std::lround(want)), 0,
+                                 kRows - filled[pixel]);
+        carry = want - rows[pixel];
+      }
       for (size_t pixel = 0; pixel < share.size();) {
-        double height = std::min(share[pixel], 1.0 - filled[pixel]);
-        if (height <= 1e-6) {
+        if (rows[pixel] == 0) {
           ++pixel;
           continue;
         }
-        // A run of pixels this category fills from the same height.
+        // A run of columns this category fills alike.
         size_t end = pixel + 1;
-        if (height >= 1.0 - 1e-6 && filled[pixel] <= 1e-6)
-          while (end < share.size() && share[end] >= 1.0 - 1e-6 &&
-                 filled[end] <= 1e-6)
-            ++end;
-        double top = y + kLaneHeight * (1.0 - filled[pixel] - height);
-        os << format("<rect x=\"%.0f\" y=\"%.2f\" width=\"%zu\" "
-                     "height=\"%.2f\" fill=\"%s\"/>\n",
+        while (end < share.size() && rows[end] == rows[pixel] &&
+               filled[end] == filled[pixel])
+          ++end;
+        double top = y + kRows - filled[pixel] - rows[pixel];
+        os << format("<rect x=\"%.0f\" y=\"%.0f\" width=\"%zu\" "
+                     "height=\"%d\" fill=\"%s\"/>\n",
                      kLabelWidth + double(pixel), top, end - pixel,
-                     kLaneHeight * height,
-                     getColor(category).str().c_str());
+                     rows[pixel], getColor(category).str().c_str());
         for (size_t each = pixel; each < end; ++each)
-          filled[each] += height;
+          filled[each] += rows[pixel];
         pixel = end;
       }
     }
