@@ -344,6 +344,52 @@ public:
     return "The ddp-schedule pipeline with the module's recorded options";
   }
 
+  /// `name=value` of the one recorded option that, left out, makes the
+  /// given options and the other recorded ones pass the checks; nullopt
+  /// when none does.
+  std::optional<std::string> findConflictingRecorded() {
+    auto recorded = getOperation()->getAttrOfType<DictionaryAttr>(
+        kScheduleOptionsAttrName);
+    if (!recorded)
+      return std::nullopt;
+    // Only where what the module records passes on its own: else the
+    // recorded options are wrong whatever is given.
+    SchedulePipelineOptions recordedAlone;
+    if (failed(applyRecordedScheduleOptions(getOperation(), {},
+                                            recordedAlone)))
+      return std::nullopt;
+    if (llvm::Error error = checkSchedulePipelineOptions(recordedAlone)) {
+      llvm::consumeError(std::move(error));
+      return std::nullopt;
+    }
+    for (NamedAttribute entry : recorded) {
+      StringRef name = entry.getName().getValue();
+      if (givenNames.contains(name))
+        continue;
+      llvm::StringSet<> without = givenNames;
+      without.insert(name);
+      SchedulePipelineOptions options;
+      options.copyOptionValuesFrom(given);
+      if (failed(applyRecordedScheduleOptions(getOperation(), without,
+                                              options)))
+        return std::nullopt;
+      if (llvm::Error error = checkSchedulePipelineOptions(options)) {
+        llvm::consumeError(std::move(error));
+        continue;
+      }
+      std::string value;
+      llvm::raw_string_ostream os(value);
+      if (auto flag = dyn_cast<BoolAttr>(entry.getValue()))
+        os << (flag.getValue() ? "true" : "false");
+      else if (auto number = dyn_cast<IntegerAttr>(entry.getValue()))
+        os << number.getInt();
+      else if (auto text = dyn_cast<StringAttr>(entry.getValue()))
+        os << text.getValue();
+      return (name + "=" + value).str();
+    }
+    return std::nullopt;
+  }
+
   void runOnOperation() override {
     SchedulePipelineOptions options;
     options.copyOptionValuesFrom(given);
@@ -356,12 +402,29 @@ public:
     if (llvm::Error error = checkSchedulePipelineOptions(options)) {
       std::string reason = llvm::toString(std::move(error));
       llvm::Error givenError = checkSchedulePipelineOptions(given);
-      if (givenError && llvm::toString(std::move(givenError)) == reason)
+      if (givenError && llvm::toString(std::move(givenError)) == reason) {
         getOperation().emitError() << "ddp-schedule: " << reason;
-      else
+        return signalPassFailure();
+      }
+      // The recorded option that the given ones conflict with: the fix is
+      // to give it too (a log recorded overlap-param-gather, the options
+      // turn the distributed optimizer off), not what the reason asks of
+      // the given one.
+      if (std::optional<std::string> culprit = findConflictingRecorded()) {
         getOperation().emitError()
-            << "'" << kScheduleOptionsAttrName
-            << "' records options that ddp-schedule rejects: " << reason;
+            << "ddp-schedule: the module records " << *culprit << " ('"
+            << kScheduleOptionsAttrName << "'), which the options given "
+            << "contradict: " << reason << "; give "
+            << StringRef(*culprit).split('=').first << "="
+            << (StringRef(*culprit).ends_with("=true")    ? "false"
+                : StringRef(*culprit).ends_with("=false") ? "true"
+                                                          : "<value>")
+            << " too";
+        return signalPassFailure();
+      }
+      getOperation().emitError()
+          << "'" << kScheduleOptionsAttrName
+          << "' records options that ddp-schedule rejects: " << reason;
       return signalPassFailure();
     }
     OpPassManager pm(ModuleOp::getOperationName());

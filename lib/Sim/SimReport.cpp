@@ -56,9 +56,14 @@ void ddp::sim::printTextSummary(const SimResult &result, const CostModel &model,
   os << format("   (%.3f ms without slowdown, %lld kernels)\n",
                toMs(result.idealComputeTime),
                static_cast<long long>(result.numComputeOps));
+  // A small step's rate in GFLOP/s: "0.0 TFLOP/s" says nothing.
+  double rate = result.computeFlopRate();
   os << "  " << left_justify("compute rate", 20)
-     << format("%12.1f TFLOP/s (%.4g TFLOP of GEMMs and costed kernels)\n",
-               result.computeFlopRate() / 1e12, result.flops / 1e12);
+     << (rate >= 0.1e12 || rate == 0
+             ? format("%12.1f TFLOP/s", rate / 1e12)
+             : format("%12.1f GFLOP/s", rate / 1e9))
+     << format(" (%.4g TFLOP of GEMMs and costed kernels)\n",
+               result.flops / 1e12);
   line("communication", toMs(result.commTime));
   os << format("   (%lld collectives)\n",
                static_cast<long long>(result.numCollectives));

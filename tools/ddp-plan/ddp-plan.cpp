@@ -39,6 +39,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -49,6 +50,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -262,16 +264,22 @@ static void printTable(const Plan &configured, const Plan &automatic,
   row("buckets", Twine(configured.numBuckets), Twine(automatic.numBuckets));
   row("collectives", Twine(a.numCollectives), Twine(b.numCollectives));
   // Model FLOPs per GPU: the step's flops (no recomputation) over its time.
+  // Three significant digits below 1 (a small step's 0.0227, not 0.0).
   auto tflops = [](const sim::SimResult &r) {
-    return formatv("{0:f1}", r.stepTime > 0 ? r.flops / r.stepTime / 1e12 : 0)
-        .str();
+    double value = r.stepTime > 0 ? r.flops / r.stepTime / 1e12 : 0;
+    char text[32];
+    std::snprintf(text, sizeof(text),
+                  value >= 1 || value == 0 ? "%.1f" : "%.3g", value);
+    return std::string(text);
   };
   double peak = getModelPeakFlops(*configured.module, model.getProfile());
   auto mfu = [&](const sim::SimResult &r) {
-    return formatv("{0:f1}", r.stepTime > 0 && peak > 0
-                                 ? 100 * r.flops / r.stepTime / peak
-                                 : 0)
-        .str();
+    double value =
+        r.stepTime > 0 && peak > 0 ? 100 * r.flops / r.stepTime / peak : 0;
+    char text[32];
+    std::snprintf(text, sizeof(text),
+                  value >= 1 || value == 0 ? "%.1f" : "%.3g", value);
+    return std::string(text);
   };
   row("TFLOP/s per GPU", tflops(a), tflops(b));
   row("MFU (%)", mfu(a), mfu(b));
@@ -296,6 +304,29 @@ static void printTable(const Plan &configured, const Plan &automatic,
   }
   if (!any)
     os << "  (none)\n";
+  // What the module recorded (a Megatron log's flags) and both plans
+  // applied, unless --options gave the option.
+  if (auto recorded = (*configured.module)
+                          ->getAttrOfType<DictionaryAttr>(
+                              kScheduleOptionsAttrName)) {
+    llvm::StringSet<> given = configured.options.getGivenOptionNames();
+    os << "recorded options applied (" << kScheduleOptionsAttrName << "):";
+    bool anyRecorded = false;
+    for (NamedAttribute entry : recorded) {
+      std::string value;
+      if (auto flag = dyn_cast<BoolAttr>(entry.getValue()))
+        value = flag.getValue() ? "true" : "false";
+      else if (auto number = dyn_cast<IntegerAttr>(entry.getValue()))
+        value = std::to_string(number.getInt());
+      else if (auto text = dyn_cast<StringAttr>(entry.getValue()))
+        value = text.getValue().str();
+      os << " " << entry.getName().getValue() << "=" << value;
+      if (given.contains(entry.getName().getValue()))
+        os << " (--options overrides it)";
+      anyRecorded = true;
+    }
+    os << (anyRecorded ? "\n" : " none\n");
+  }
   if (b.stepTime > 0)
     os << formatv("auto / configured step time: {0:f3}\n",
                   b.stepTime / a.stepTime);
