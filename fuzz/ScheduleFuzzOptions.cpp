@@ -92,6 +92,8 @@ ArrayRef<FuzzedOption> ddp::fuzz::getFuzzedOptions() {
       {"overlap-p2p-comm", flipTrue},
       {"batch-p2p-comm", flipFalse},
       {"overlap-p2p-comm-warmup-flush", flipTrue},
+      // ddp-print-bucket-layout (last, for the same reason).
+      {"format", {"json", "table", "xml"}},
   };
   return options;
 }

@@ -165,10 +165,18 @@ TEST_F(OutputTest, SvgHasOneLanePerStream) {
   EXPECT_NE(svg.find(">comm0 [tp]</text>"), std::string::npos);
   EXPECT_NE(svg.find(">comm1 [dp]</text>"), std::string::npos);
   EXPECT_NE(svg.find("time (ms)"), std::string::npos);
-  // Every category has its color on some interval of a lane (lane height
-  // 28); the legend's 12x12 squares show every color whatever the lanes hold.
-  EXPECT_NE(svg.find("height=\"28.0\" fill=\"#4e79a7\"/>"), std::string::npos);
-  EXPECT_NE(svg.find("height=\"28.0\" fill=\"#f28e2b\"/>"), std::string::npos);
-  EXPECT_NE(svg.find("height=\"28.0\" fill=\"#e15759\"/>"), std::string::npos);
+  // Every category is drawn on its lane: the lanes' comments give what
+  // each draws, in pixels of the plot's 1000; the legend's 12x12 squares
+  // show every color whatever the lanes hold, so the lanes are read there.
+  EXPECT_NE(svg.find("<!-- lane 0 compute="), std::string::npos);
+  EXPECT_NE(svg.find(" wait="), std::string::npos);
+  EXPECT_NE(svg.find("<!-- lane 1 comm="), std::string::npos);
+  EXPECT_NE(svg.find("<!-- lane 2 comm="), std::string::npos);
+  for (llvm::StringRef color : {"#4e79a7", "#f28e2b", "#e15759"})
+    EXPECT_NE(svg.find(("height=\"12\" fill=\"" + color + "\"/>").str()),
+              std::string::npos)
+        << color.str();
+  // Lane rectangles are whole rows (no rendering blends two colours).
+  EXPECT_EQ(svg.find("height=\"0."), std::string::npos);
 }
 } // namespace
