@@ -433,8 +433,22 @@ public:
     // so its "Rest" goes negative: MLIR's PassTiming nests a dynamic
     // pipeline only under a pass adaptor (LLVM 22), not under the pass that
     // runs it. The passes' own times are right.
-    if (failed(runPipeline(pm, getOperation())))
+    if (failed(runPipeline(pm, getOperation()))) {
       signalPassFailure();
+      return;
+    }
+    // The profile the step was scheduled for, given here, joins the
+    // recorded options: ddp-simulate (and a later reader) predicts for the
+    // same machine without being told again.
+    if (givenNames.contains("hw")) {
+      NamedAttrList entries;
+      if (auto recorded = getOperation()->getAttrOfType<DictionaryAttr>(
+              kScheduleOptionsAttrName))
+        entries.append(recorded.getValue());
+      entries.set("hw", StringAttr::get(&getContext(), options.hardware));
+      getOperation()->setAttr(kScheduleOptionsAttrName,
+                              entries.getDictionary(&getContext()));
+    }
   }
 
 private:

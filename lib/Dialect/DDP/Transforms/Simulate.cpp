@@ -156,7 +156,8 @@ void SimulatePass::runOnOperation() {
   markAllAnalysesPreserved();
 
   // Without hw=, the profile ddp-schedule's auto policy laid the step out
-  // for, where it recorded one: the prediction is for the same machine.
+  // for, or the one ddp-schedule was given: the prediction is for the same
+  // machine.
   std::string hardwareName = hardware;
   if (!hardware.hasValue()) {
     llvm::SmallSetVector<StringRef, 2> recorded;
@@ -173,6 +174,12 @@ void SimulatePass::runOnOperation() {
     }
     if (!recorded.empty())
       hardwareName = recorded.front().str();
+    // Else the hw ddp-schedule was given, which it records with the
+    // module's schedule options.
+    else if (auto options = module->getAttrOfType<DictionaryAttr>(
+                 kScheduleOptionsAttrName))
+      if (auto hw = options.getAs<StringAttr>("hw"))
+        hardwareName = hw.getValue().str();
   }
 
   // Validate every option before doing any work.

@@ -8,6 +8,13 @@
 // Without hw=, the profile the auto policy laid the step out for (its
 // ddp.bucket_policy): the prediction is for that machine; hw= still wins.
 // RUN: ddp-import --preset=tiny | ddp-opt --ddp-schedule="policy=auto hw=a100-sxm-ib200" --ddp-simulate -o /dev/null | FileCheck %s --check-prefix=RECORDED-HW
+// Any policy: ddp-schedule records the hw it was given with the module's
+// schedule options, in the same pipeline or in a later run.
+// RUN: ddp-import --preset=tiny | ddp-opt --ddp-schedule="hw=a100-sxm-ib200" --ddp-simulate -o /dev/null | FileCheck %s --check-prefix=RECORDED-HW
+// RUN: ddp-import --preset=tiny | ddp-opt --ddp-schedule="hw=a100-sxm-ib200" -o %t.scheduled-a100.mlir
+// RUN: ddp-opt %t.scheduled-a100.mlir --ddp-simulate -o /dev/null | FileCheck %s --check-prefix=RECORDED-HW
+// RUN: ddp-import --preset=tiny | ddp-opt --ddp-schedule --ddp-simulate -o /dev/null | FileCheck %s --check-prefix=DEFAULT-HW
+// DEFAULT-HW: simulated step @step on h100-sxm-ib400
 // RECORDED-HW: simulated step @step on a100-sxm-ib200
 // RUN: ddp-import --preset=tiny | ddp-opt --ddp-schedule="policy=auto hw=a100-sxm-ib200" --ddp-simulate="hw=h100-sxm-ib400" -o /dev/null | FileCheck %s --check-prefix=GIVEN-HW
 // Megatron's blocking interleaved calls: every rank receives from the
