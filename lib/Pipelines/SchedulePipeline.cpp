@@ -352,6 +352,9 @@ public:
         kScheduleOptionsAttrName);
     if (!recorded)
       return std::nullopt;
+    // The probes below are not the user's errors.
+    ScopedDiagnosticHandler quiet(&getContext(),
+                                  [](Diagnostic &) { return success(); });
     // Only where what the module records passes on its own: else the
     // recorded options are wrong whatever is given.
     SchedulePipelineOptions recordedAlone;

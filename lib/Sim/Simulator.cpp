@@ -195,12 +195,13 @@ double StepSimulator::blockComputeUntil(Operation *op, double time,
 }
 
 void StepSimulator::countPipelineHold(double holdStart, double held,
-                                      double start) {
-  // Before the transfer starts the rank waits for its peer (the bubble);
-  // from then on for the transfer itself.
-  double transfer = std::clamp(holdStart + held - start, 0.0, held);
-  result.exposedPipelineTransferTime += transfer;
-  result.pipelinePeerWaitTime += held - transfer;
+                                      double peerReady) {
+  // Until the peer has sent, the rank waits for it (the bubble); from then
+  // on for the transfer, and for the rank's own earlier transfers it
+  // queues behind on the same stream.
+  double peerWait = std::clamp(peerReady - holdStart, 0.0, held);
+  result.pipelinePeerWaitTime += peerWait;
+  result.exposedPipelineTransferTime += held - peerWait;
 }
 
 LogicalResult StepSimulator::runCollective(CollectiveOpInterface op) {
@@ -237,6 +238,9 @@ LogicalResult StepSimulator::runCollective(CollectiveOpInterface op) {
   StringRef name = op->getName().stripDialect();
   addEvent(op, name, EventCategory::Comm, stream, start, duration, record);
   bool pipelineMessage = isPipelineMessage(op);
+  // When the peer rank had sent: a receive's transfer starts no earlier. A
+  // send has no such gate (0).
+  double peerReady = externalNotBefore.lookup(op);
   if (streamEnd.size() <= stream)
     streamEnd.resize(stream + 1, 0.0);
   streamEnd[stream] = std::max(streamEnd[stream], end);
@@ -244,7 +248,7 @@ LogicalResult StepSimulator::runCollective(CollectiveOpInterface op) {
     tokenDone[token] = end;
     tokenStream[token] = stream;
     if (pipelineMessage)
-      pipelineTokenStart[token] = start;
+      pipelinePeerReady[token] = peerReady;
     return success();
   }
   // A synchronous collective holds the compute stream until it is done.
@@ -252,7 +256,7 @@ LogicalResult StepSimulator::runCollective(CollectiveOpInterface op) {
   double held = blockComputeUntil(op, end, name);
   result.streams[stream].exposedTime += held;
   if (pipelineMessage)
-    countPipelineHold(holdStart, held, start);
+    countPipelineHold(holdStart, held, peerReady);
   return success();
 }
 
@@ -365,22 +369,23 @@ LogicalResult StepSimulator::simulate(Operation *op) {
         return runCollective(collective);
       })
       .Case([&](JoinOp join) {
+        // A wait on the join holds for the token that ends last: its
+        // stream, and whether it is a stage-to-stage transfer.
         double done = 0;
-        std::optional<double> pipelineStart;
-        for (Value token : join.getTokens()) {
-          if (tokenDone.lookup(token) >= done && tokenStream.count(token))
-            tokenStream[join.getResult()] = tokenStream.lookup(token);
-          done = std::max(done, tokenDone.lookup(token));
-          // The transfer that ends last is the one a wait on the join
-          // holds for.
-          if (auto it = pipelineTokenStart.find(token);
-              it != pipelineTokenStart.end() &&
-              tokenDone.lookup(token) == done)
-            pipelineStart = it->second;
-        }
+        Value last;
+        for (Value token : join.getTokens())
+          if (!last || tokenDone.lookup(token) >= done) {
+            done = tokenDone.lookup(token);
+            last = token;
+          }
         tokenDone[join.getResult()] = done;
-        if (pipelineStart)
-          pipelineTokenStart[join.getResult()] = *pipelineStart;
+        if (!last)
+          return success();
+        if (auto it = tokenStream.find(last); it != tokenStream.end())
+          tokenStream[join.getResult()] = it->second;
+        if (auto it = pipelinePeerReady.find(last);
+            it != pipelinePeerReady.end())
+          pipelinePeerReady[join.getResult()] = it->second;
         return success();
       })
       .Case([&](WaitOp wait) {
@@ -390,8 +395,8 @@ LogicalResult StepSimulator::simulate(Operation *op) {
             blockComputeUntil(op, tokenDone.lookup(wait.getToken()), "wait");
         if (auto it = tokenStream.find(wait.getToken()); it != tokenStream.end())
           result.streams[it->second].exposedTime += held;
-        if (auto it = pipelineTokenStart.find(wait.getToken());
-            it != pipelineTokenStart.end())
+        if (auto it = pipelinePeerReady.find(wait.getToken());
+            it != pipelinePeerReady.end())
           countPipelineHold(holdStart, held, it->second);
         return success();
       })

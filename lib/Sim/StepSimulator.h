@@ -87,9 +87,10 @@ private:
   LogicalResult runCollective(CollectiveOpInterface op);
   /// Blocks compute until `time`; returns how long it was held.
   double blockComputeUntil(Operation *op, double time, StringRef name);
-  /// Splits a hold of the compute stream on a stage-to-stage transfer that
-  /// started at `start` into waiting for the peer and the transfer itself.
-  void countPipelineHold(double holdStart, double held, double start);
+  /// Splits a hold of the compute stream on a stage-to-stage transfer whose
+  /// peer was ready at `peerReady` into waiting for the peer and the
+  /// transfer itself.
+  void countPipelineHold(double holdStart, double held, double peerReady);
   void addEvent(Operation *op, StringRef name, EventCategory category,
                 unsigned stream, double start, double duration,
                 std::optional<CollectiveRecord> collective = std::nullopt);
@@ -111,9 +112,10 @@ private:
   llvm::DenseMap<Value, unsigned> tokenStream;
   /// Per result stream, when its last collective ends.
   SmallVector<double> streamEnd{0.0};
-  /// When the transfer of an asynchronous send or receive over `pp` (or a
-  /// join of them) started, for the wait that holds compute on it.
-  llvm::DenseMap<Value, double> pipelineTokenStart;
+  /// For an asynchronous send or receive over `pp` (or a join that ends
+  /// with one), when the peer rank had sent (0 for a send): the wait that
+  /// holds compute on it counts the time before as waiting for the peer.
+  llvm::DenseMap<Value, double> pipelinePeerReady;
   /// When collectives may start at the earliest for a reason outside this
   /// step (a receive, once another rank's program has sent).
   llvm::DenseMap<Operation *, double> externalNotBefore;

@@ -101,7 +101,10 @@ public:
         double want = share[pixel] * kRows + carry;
         rows[pixel] = std::clamp(int(std::lround(want)), 0,
                                  kRows - filled[pixel]);
-        carry = want - rows[pixel];
+        // At most half a row carried, so that a column where nothing of
+        // the category ran gets none of it after one another category
+        // filled.
+        carry = std::clamp(want - rows[pixel], -0.5, 0.5);
       }
       for (size_t pixel = 0; pixel < share.size();) {
         if (rows[pixel] == 0) {

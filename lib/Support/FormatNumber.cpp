@@ -83,16 +83,29 @@ std::string ddp::formatCount(double value) {
   static const std::pair<double, const char *> units[] = {
       {1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}};
   char buffer[32];
-  for (auto [scale, suffix] : units) {
-    if (std::fabs(value) < scale)
-      continue;
-    double scaled = value / scale;
-    std::snprintf(buffer, sizeof(buffer), "%.*f%s",
-                  std::fabs(scaled) < 10 ? 2 : (std::fabs(scaled) < 100 ? 1 : 0),
-                  scaled, suffix);
+  // The unit of the value as it will be rounded: 999950 reads 1.00M, not
+  // 1000K.
+  auto digits = [](double scaled) {
+    return std::fabs(scaled) < 10 ? 2 : (std::fabs(scaled) < 100 ? 1 : 0);
+  };
+  auto rounded = [&](double scaled) {
+    double factor = std::pow(10.0, digits(scaled));
+    return std::round(scaled * factor) / factor;
+  };
+  if (std::fabs(std::round(value)) < 1000) {
+    std::snprintf(buffer, sizeof(buffer), "%.0f", value);
     return buffer;
   }
-  std::snprintf(buffer, sizeof(buffer), "%.0f", value);
+  for (size_t unit = std::size(units); unit-- > 0;) {
+    auto [scale, suffix] = units[unit];
+    double scaled = value / scale;
+    // The next larger unit when this one would round to 1000.
+    if (unit > 0 && std::fabs(rounded(scaled)) >= 1000)
+      continue;
+    std::snprintf(buffer, sizeof(buffer), "%.*f%s", digits(rounded(scaled)),
+                  rounded(scaled), suffix);
+    return buffer;
+  }
   return buffer;
 }
 

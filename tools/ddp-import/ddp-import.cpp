@@ -336,11 +336,16 @@ int main(int argc, char **argv) {
 
   // One line on stderr, so that a pipe into ddp-opt stays MLIR: what was
   // imported, at a glance.
-  if (!quiet) {
-    mlir::FailureOr<ParamCounts> counts = countParams(*module);
-    if (mlir::failed(counts))
-      return 1;
-    auto mesh = *module->getOps<MeshOp>().begin();
+  auto meshes = module->getOps<MeshOp>();
+  if (!quiet && !meshes.empty()) {
+    // Optional: a count that overflows int64 leaves the summary out.
+    mlir::FailureOr<ParamCounts> counts = mlir::failure();
+    {
+      mlir::ScopedDiagnosticHandler quietCounts(
+          &context, [](mlir::Diagnostic &) { return mlir::success(); });
+      counts = countParams(*module);
+    }
+    MeshOp mesh = *meshes.begin();
     std::string axes;
     llvm::raw_string_ostream os(axes);
     llvm::interleave(
@@ -350,14 +355,15 @@ int main(int argc, char **argv) {
              << std::get<1>(axis);
         },
         " x ");
-    errs() << "ddp-import: " << formatCount(counts->modelParamElements)
-           << " parameters (" << formatCount(counts->localParamElements)
-           << " on each rank"
-           << (mesh.getAxisSize("pp") > 1
-                   ? ", before the pipeline stages split them"
-                   : "")
-           << ") in " << counts->numParams << " tensors; mesh " << axes
-           << ", " << mesh.getNumRanks() << " ranks\n";
+    if (mlir::succeeded(counts))
+      errs() << "ddp-import: " << formatCount(counts->modelParamElements)
+             << " parameters (" << formatCount(counts->localParamElements)
+             << " on each rank"
+             << (mesh.getAxisSize("pp") > 1
+                     ? ", before the pipeline stages split them"
+                     : "")
+             << ") in " << counts->numParams << " tensors; mesh " << axes
+             << ", " << mesh.getNumRanks() << " ranks\n";
   }
 
   mlir::TimingScope printTiming = timing.nest("print");

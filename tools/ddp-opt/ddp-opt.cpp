@@ -56,9 +56,10 @@ static llvm::cl::opt<double> progressAfter(
     llvm::cl::init(2.0), llvm::cl::Hidden);
 
 namespace {
-/// A line on stderr as each pass starts, once the run has taken
-/// --progress-after seconds: a terminal overwrites it in place, so that an
-/// 11 s schedule of a 85 MB step shows where it is without scrolling.
+/// A line on stderr as each pass starts, once the passes have run for
+/// --progress-after seconds (parsing the input comes before): a terminal
+/// overwrites it in place, so that an 11 s schedule of a 85 MB step shows
+/// where it is without scrolling.
 class ProgressInstrumentation : public mlir::PassInstrumentation {
 public:
   ProgressInstrumentation(bool terminal, double after)
@@ -66,6 +67,14 @@ public:
   ~ProgressInstrumentation() override {
     if (terminal && shown)
       llvm::errs() << "\r\033[K";
+  }
+  // On a terminal the line goes when its pass ends, so that what a pass
+  // prints (a report, a diagnostic) starts on a line of its own.
+  void runAfterPass(mlir::Pass *pass, mlir::Operation *op) override {
+    clear(pass);
+  }
+  void runAfterPassFailed(mlir::Pass *pass, mlir::Operation *op) override {
+    clear(pass);
   }
   void runBeforePass(mlir::Pass *pass, mlir::Operation *op) override {
     double elapsed = std::chrono::duration<double>(
@@ -87,6 +96,15 @@ public:
   }
 
 private:
+  void clear(mlir::Pass *pass) {
+    if (!terminal || pass->getArgument().empty())
+      return;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (shown)
+      llvm::errs() << "\r\033[K";
+    shown = false;
+  }
+
   bool terminal;
   double after;
   bool shown = false;
@@ -150,7 +168,11 @@ static std::string explainPassOptionError(llvm::StringRef message,
   llvm::StringRef unknown = message;
   if (unknown.consume_front("<Pass-Options-Parser>: no such option ")) {
     unknown = unknown.take_until(llvm::isSpace);
+    // The pass whose option text names the option.
+    llvm::Regex named("(^|[ {])" + llvm::Regex::escape(unknown) + "(=|$| )");
     for (auto &[pass, options] : getPassesWithOptions(args)) {
+      if (!named.match(options))
+        continue;
       std::vector<std::string> names = getPassOptionNames(pass);
       if (names.empty() || llvm::is_contained(names, unknown))
         continue;
@@ -215,22 +237,28 @@ int main(int argc, char **argv) {
         << "--progress=" << progressMode << ": expected auto, on or off\n";
     return EXIT_FAILURE;
   }
-  config.setPassPipelineSetupFn(
-      [original = config, args, progress, terminal](mlir::PassManager &pm) {
-        if (progress)
-          pm.addInstrumentation(std::make_unique<ProgressInstrumentation>(
-              terminal, progressAfter));
-        pm.getContext()->getDiagEngine().registerHandler(
-            [args](mlir::Diagnostic &diagnostic) {
-              if (!llvm::isa<mlir::UnknownLoc>(diagnostic.getLocation()) ||
-                  diagnostic.getSeverity() != mlir::DiagnosticSeverity::Error)
-                return mlir::failure();
-              llvm::WithColor::error(llvm::errs(), "ddp-opt")
-                  << explainPassOptionError(diagnostic.str(), args) << "\n";
-              return mlir::success();
-            });
-        return original.setupPassPipeline(pm);
-      });
+  // Under -verify-diagnostics every error must reach the verifier.
+  bool rewriteErrors = !config.shouldVerifyDiagnostics();
+  config.setPassPipelineSetupFn([original = config, args, progress, terminal,
+                                 rewriteErrors](mlir::PassManager &pm) {
+    if (progress)
+      pm.addInstrumentation(
+          std::make_unique<ProgressInstrumentation>(terminal, progressAfter));
+    if (rewriteErrors)
+      pm.getContext()->getDiagEngine().registerHandler(
+          [args](mlir::Diagnostic &diagnostic) {
+            if (!llvm::isa<mlir::UnknownLoc>(diagnostic.getLocation()) ||
+                diagnostic.getSeverity() != mlir::DiagnosticSeverity::Error)
+              return mlir::failure();
+            llvm::WithColor::error(llvm::errs(), "ddp-opt")
+                << explainPassOptionError(diagnostic.str(), args) << "\n";
+            for (const mlir::Diagnostic &note : diagnostic.getNotes())
+              llvm::WithColor::note(llvm::errs(), "ddp-opt")
+                  << note.str() << "\n";
+            return mlir::success();
+          });
+    return original.setupPassPipeline(pm);
+  });
   // What prints a list and exits writes no output file: MlirOptMain's own.
   if (config.shouldShowDialects() || config.shouldListPasses())
     return mlir::asMainReturnCode(

@@ -46,4 +46,8 @@ TEST(FormatNumber, CountsReadAsModelSizes) {
   EXPECT_EQ(ddp::formatCount(174.56e9), "175B");
   EXPECT_EQ(ddp::formatCount(1.008e12), "1.01T");
   EXPECT_EQ(ddp::formatCount(2.5e6), "2.50M");
+  // The unit of the rounded value.
+  EXPECT_EQ(ddp::formatCount(999950), "1.00M");
+  EXPECT_EQ(ddp::formatCount(999.6), "1.00K");
+  EXPECT_EQ(ddp::formatCount(9999), "10.0K");
 }
