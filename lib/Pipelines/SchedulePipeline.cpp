@@ -10,6 +10,7 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -175,6 +176,10 @@ static bool isGivenUnderAnyName(StringRef name,
         (name == flag && givenNames.contains(field)))
       return true;
   return false;
+}
+
+bool SchedulePipelineOptions::isGiven(StringRef name) const {
+  return isGivenUnderAnyName(name, getGivenOptionNames());
 }
 
 /// `value` in quotes that MLIR's pass option parser takes as one value and
@@ -443,12 +448,18 @@ public:
     // The profile the step was scheduled for, given here, joins the
     // recorded options: ddp-simulate (and a later reader) predicts for the
     // same machine without being told again.
-    if (givenNames.contains("hw")) {
+    // A profile file by its absolute path, so that a run from another
+    // directory finds it; a value the option parser could not read back
+    // is not recorded.
+    SmallString<256> hw(options.hardware.getValue());
+    if (llvm::sys::fs::exists(hw))
+      (void)llvm::sys::fs::make_absolute(hw);
+    if (givenNames.contains("hw") && quoteOptionValue(hw)) {
       NamedAttrList entries;
       if (auto recorded = getOperation()->getAttrOfType<DictionaryAttr>(
               kScheduleOptionsAttrName))
         entries.append(recorded.getValue());
-      entries.set("hw", StringAttr::get(&getContext(), options.hardware));
+      entries.set("hw", StringAttr::get(&getContext(), hw));
       getOperation()->setAttr(kScheduleOptionsAttrName,
                               entries.getDictionary(&getContext()));
     }

@@ -309,7 +309,6 @@ static void printTable(const Plan &configured, const Plan &automatic,
   if (auto recorded = (*configured.module)
                           ->getAttrOfType<DictionaryAttr>(
                               kScheduleOptionsAttrName)) {
-    llvm::StringSet<> given = configured.options.getGivenOptionNames();
     os << "recorded options applied (" << kScheduleOptionsAttrName << "):";
     bool anyRecorded = false;
     for (NamedAttribute entry : recorded) {
@@ -321,7 +320,7 @@ static void printTable(const Plan &configured, const Plan &automatic,
       else if (auto text = dyn_cast<StringAttr>(entry.getValue()))
         value = text.getValue().str();
       os << " " << entry.getName().getValue() << "=" << value;
-      if (given.contains(entry.getName().getValue()))
+      if (configured.options.isGiven(entry.getName().getValue()))
         os << " (--options overrides it)";
       anyRecorded = true;
     }

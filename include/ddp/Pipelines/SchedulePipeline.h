@@ -46,6 +46,9 @@ struct SchedulePipelineOptions
   /// or parseFromString), i.e. given explicitly. Values assigned in code do
   /// not count: they are the embedder's defaults.
   llvm::StringSet<> getGivenOptionNames() const;
+  /// Whether the option `name` was given, under it or under its other name
+  /// (Megatron's flag name, `ddp-bucket-size` for `bucket-size`).
+  bool isGiven(llvm::StringRef name) const;
 };
 
 /// Adds to `pm` (on a module) one module pass that schedules the module

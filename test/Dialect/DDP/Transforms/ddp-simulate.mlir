@@ -13,6 +13,12 @@
 // RUN: ddp-import --preset=tiny | ddp-opt --ddp-schedule="hw=a100-sxm-ib200" --ddp-simulate -o /dev/null | FileCheck %s --check-prefix=RECORDED-HW
 // RUN: ddp-import --preset=tiny | ddp-opt --ddp-schedule="hw=a100-sxm-ib200" -o %t.scheduled-a100.mlir
 // RUN: ddp-opt %t.scheduled-a100.mlir --ddp-simulate -o /dev/null | FileCheck %s --check-prefix=RECORDED-HW
+// A profile file is recorded by its absolute path: a run from another
+// directory finds it.
+// RUN: rm -rf %t.hwdir && mkdir -p %t.hwdir && cp %S/Inputs/unit-profile.json %t.hwdir/prof.json
+// RUN: ddp-import --preset=tiny | (cd %t.hwdir && ddp-opt --ddp-schedule="hw=prof.json" -o %t.scheduled-file.mlir)
+// RUN: ddp-opt %t.scheduled-file.mlir --ddp-simulate -o /dev/null | FileCheck %s --check-prefix=FILE-HW
+// FILE-HW: simulated step @step on lit-unit
 // RUN: ddp-import --preset=tiny | ddp-opt --ddp-schedule --ddp-simulate -o /dev/null | FileCheck %s --check-prefix=DEFAULT-HW
 // DEFAULT-HW: simulated step @step on h100-sxm-ib400
 // RECORDED-HW: simulated step @step on a100-sxm-ib200
