@@ -194,6 +194,19 @@ static std::optional<std::string> quoteOptionValue(StringRef value) {
   return std::nullopt;
 }
 
+std::optional<std::string> ddp::getRecordedOptionText(Attribute value) {
+  if (auto flag = dyn_cast<BoolAttr>(value))
+    return std::string(flag.getValue() ? "true" : "false");
+  // Every digit, so that a value past int64 is rejected by the parser
+  // rather than truncated into another value.
+  if (auto number = dyn_cast<IntegerAttr>(value))
+    return llvm::toString(number.getValue(), /*Radix=*/10,
+                          /*Signed=*/!number.getType().isUnsignedInteger());
+  if (auto text = dyn_cast<StringAttr>(value))
+    return text.getValue().str();
+  return std::nullopt;
+}
+
 LogicalResult
 ddp::applyRecordedScheduleOptions(ModuleOp module,
                                   const llvm::StringSet<> &givenNames,
@@ -216,18 +229,17 @@ ddp::applyRecordedScheduleOptions(ModuleOp module,
              << "', which is not a ddp-schedule option";
     if (isGivenUnderAnyName(name, givenNames))
       continue;
-    std::string value;
-    if (auto boolAttr = dyn_cast<BoolAttr>(entry.getValue())) {
-      value = boolAttr.getValue() ? "true" : "false";
-    } else if (auto intAttr = dyn_cast<IntegerAttr>(entry.getValue())) {
-      // Every digit, so that a value past int64 is rejected by the parser
-      // rather than truncated into another value.
-      value = llvm::toString(intAttr.getValue(), /*Radix=*/10,
-                             /*Signed=*/!intAttr.getType().isUnsignedInteger());
-    } else if (auto strAttr = dyn_cast<StringAttr>(entry.getValue())) {
+    std::optional<std::string> text = getRecordedOptionText(entry.getValue());
+    if (!text)
+      return module.emitError()
+             << "'" << kScheduleOptionsAttrName << "' records '" << name
+             << "' as " << entry.getValue()
+             << "; expected a bool, an integer or a string";
+    std::string value = std::move(*text);
+    if (isa<StringAttr>(entry.getValue())) {
       // Unquoted, a space would end the value and start another option
       // ("h100-sxm-ib400 policy=pytorch"), overriding the command line.
-      std::optional<std::string> quoted = quoteOptionValue(strAttr.getValue());
+      std::optional<std::string> quoted = quoteOptionValue(value);
       if (!quoted)
         return module.emitError()
                << "'" << kScheduleOptionsAttrName << "' records a value for '"
@@ -236,11 +248,6 @@ ddp::applyRecordedScheduleOptions(ModuleOp module,
                << "; it must not contain both kinds of quotes nor begin or "
                   "end with white space";
       value = std::move(*quoted);
-    } else {
-      return module.emitError()
-             << "'" << kScheduleOptionsAttrName << "' records '" << name
-             << "' as " << entry.getValue()
-             << "; expected a bool, an integer or a string";
     }
     // One option at a time, so that the error names it; with the parser's
     // reason where it gives one (llvm::cl prints its own to stderr).
@@ -385,14 +392,8 @@ public:
         llvm::consumeError(std::move(error));
         continue;
       }
-      std::string value;
-      llvm::raw_string_ostream os(value);
-      if (auto flag = dyn_cast<BoolAttr>(entry.getValue()))
-        os << (flag.getValue() ? "true" : "false");
-      else if (auto number = dyn_cast<IntegerAttr>(entry.getValue()))
-        os << number.getInt();
-      else if (auto text = dyn_cast<StringAttr>(entry.getValue()))
-        os << text.getValue();
+      std::string value =
+          getRecordedOptionText(entry.getValue()).value_or("");
       return (name + "=" + value).str();
     }
     return std::nullopt;

@@ -312,13 +312,8 @@ static void printTable(const Plan &configured, const Plan &automatic,
     os << "recorded options applied (" << kScheduleOptionsAttrName << "):";
     bool anyRecorded = false;
     for (NamedAttribute entry : recorded) {
-      std::string value;
-      if (auto flag = dyn_cast<BoolAttr>(entry.getValue()))
-        value = flag.getValue() ? "true" : "false";
-      else if (auto number = dyn_cast<IntegerAttr>(entry.getValue()))
-        value = std::to_string(number.getInt());
-      else if (auto text = dyn_cast<StringAttr>(entry.getValue()))
-        value = text.getValue().str();
+      std::string value =
+          getRecordedOptionText(entry.getValue()).value_or("?");
       os << " " << entry.getName().getValue() << "=" << value;
       if (configured.options.isGiven(entry.getName().getValue()))
         os << " (--options overrides it)";

@@ -63,6 +63,10 @@ struct SchedulePipelineOptions
 void populateDDPSchedulePipeline(mlir::OpPassManager &pm,
                                  const SchedulePipelineOptions &options);
 
+/// A recorded option's value as it is written after `name=` (a bool, every
+/// digit of an integer, a string unquoted); nullopt for another attribute.
+std::optional<std::string> getRecordedOptionText(mlir::Attribute value);
+
 /// Parses the options recorded in `module`'s `ddp.schedule_options` into
 /// `options` with the pipeline's own parser, except those named in
 /// `givenNames` (under either of their names): those were given explicitly
