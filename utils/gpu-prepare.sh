@@ -28,14 +28,19 @@ rm -f "$out"/*.o "$out"/*.mlir "$out"/*.json "$out"/*.txt
 # 2 microbatches of 4096 tokens.
 "$bin/ddp-import" --preset=llama2-7b --set num_layers=2 \
   --set num_microbatches=2 --set data_parallel_size=1 -o "$out/llama.mlir"
-for step in tiny tiny-moe mixed llama; do
+# The same with 8 layers, for information: GEMMs a larger share of the step.
+"$bin/ddp-import" --preset=llama2-7b --set num_layers=8 \
+  --set num_microbatches=2 --set data_parallel_size=1 -o "$out/llama8.mlir"
+for step in tiny tiny-moe mixed llama llama8; do
   "$bin/ddp-run" "$out/$step.mlir" --emit-object="$out/$step.o"
 done
 # The prediction on each GPU the check may be given (it picks the one
 # nvidia-smi names): an H200 streams memory 1.4 times as fast as an H100.
 for hw in h100-sxm-ib400 h200-sxm-ib400; do
-  "$bin/ddp-opt" "$out/llama.mlir" -o /dev/null \
-    --ddp-simulate="hw=$hw trace=$out/llama.predicted.$hw.json report=$out/llama.report.$hw.json output=$out/llama.predicted.$hw.txt"
+  for step in llama llama8; do
+    "$bin/ddp-opt" "$out/$step.mlir" -o /dev/null \
+      --ddp-simulate="hw=$hw trace=$out/$step.predicted.$hw.json report=$out/$step.report.$hw.json output=$out/$step.predicted.$hw.txt"
+  done
 done
 
 # GoogleTest for the runtime's CUDA tests: Debian's package, unpacked there.

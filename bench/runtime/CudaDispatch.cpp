@@ -13,6 +13,13 @@
 // (ddprt_graph_begin/end) and launched: the host's time per op, issue only,
 // eager against the graph, and the time per op to completion.
 //
+// Last, what a graph's shape costs to launch, on raw CUDA: 160 small GEMMs
+// on one stream; the same with 16 copies on that stream; the same with the
+// 16 copies on a second stream, each forked after a GEMM and joined three
+// GEMMs later (a step's collectives); the same with each copy's target
+// allocated and freed in the graph (cudaMallocAsync). Each launched once after its upload,
+// then 30 times waited for one by one, then 30 times back to back.
+//
 // Run: mpirun -np 1 ddprt-bench-cuda-dispatch (or without mpirun).
 //
 //===----------------------------------------------------------------------===//
@@ -24,6 +31,7 @@
 #include <mpi.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace {
@@ -84,6 +92,96 @@ template <typename Issue, typename Sync> double perOp(Issue issue, Sync sync) {
     issue();
   sync();
   return (now() - start) / repeats * 1e6;
+}
+
+/// The host's time to launch one graph, in microseconds.
+struct LaunchTimes {
+  double first, waitedMedian, backToBack;
+};
+
+LaunchTimes launchTimes(cudaGraphExec_t exec, cudaStream_t stream) {
+  auto launch = [&] {
+    double start = now();
+    CHECK_CUDA(cudaGraphLaunch(exec, stream));
+    double issued = now();
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    return (issued - start) * 1e6;
+  };
+  LaunchTimes times{launch(), 0, 0};
+  constexpr int launches = 30;
+  double waited[launches];
+  for (double &time : waited)
+    time = launch();
+  std::sort(waited, waited + launches);
+  times.waitedMedian = waited[launches / 2];
+  double start = now();
+  for (int i = 0; i < launches; ++i)
+    CHECK_CUDA(cudaGraphLaunch(exec, stream));
+  times.backToBack = (now() - start) * 1e6 / launches;
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  return times;
+}
+
+enum class CopyPlace { None, SameStream, SecondStream, Allocated };
+
+/// Records `gemms` GEMMs of `size` on `compute` with 16 copies placed as
+/// `copies` says, and times launching the graph.
+LaunchTimes graphShape(cublasHandle_t cublas, cudaStream_t compute,
+                       cudaStream_t comm, const float *a, float *c,
+                       float *grads, float *gradsCopy, int gemms,
+                       CopyPlace copies) {
+  cudaEvent_t forked[16], joined[16];
+  for (int k = 0; k < 16; ++k) {
+    CHECK_CUDA(cudaEventCreateWithFlags(&forked[k], cudaEventDisableTiming));
+    CHECK_CUDA(cudaEventCreateWithFlags(&joined[k], cudaEventDisableTiming));
+  }
+  float one = 1, zero = 0;
+  int every = gemms / 16;
+  CHECK_CUDA(cudaStreamBeginCapture(compute, cudaStreamCaptureModeRelaxed));
+  for (int i = 0; i < gemms; ++i) {
+    CHECK_CUBLAS(cublasGemmEx(cublas, CUBLAS_OP_N, CUBLAS_OP_N, size, size,
+                              size, &one, a, CUDA_R_32F, size, a, CUDA_R_32F,
+                              size, &zero, c, CUDA_R_32F, size,
+                              CUBLAS_COMPUTE_32F_PEDANTIC,
+                              CUBLAS_GEMM_DEFAULT));
+    int k = i / every;
+    size_t bytes = reduceCount * sizeof(float);
+    if (copies == CopyPlace::SameStream && i % every == 0 && k < 16)
+      CHECK_CUDA(cudaMemcpyAsync(gradsCopy, grads, bytes,
+                                 cudaMemcpyDeviceToDevice, compute));
+    if (copies == CopyPlace::Allocated && i % every == 0 && k < 16) {
+      void *scratch = nullptr;
+      CHECK_CUDA(cudaMallocAsync(&scratch, bytes, compute));
+      CHECK_CUDA(cudaMemcpyAsync(scratch, grads, bytes,
+                                 cudaMemcpyDeviceToDevice, compute));
+      CHECK_CUDA(cudaFreeAsync(scratch, compute));
+    }
+    if (copies != CopyPlace::SecondStream)
+      continue;
+    if (i % every == 0 && k < 16) {
+      CHECK_CUDA(cudaEventRecord(forked[k], compute));
+      CHECK_CUDA(cudaStreamWaitEvent(comm, forked[k], 0));
+      CHECK_CUDA(cudaMemcpyAsync(gradsCopy, grads, bytes,
+                                 cudaMemcpyDeviceToDevice, comm));
+      CHECK_CUDA(cudaEventRecord(joined[k], comm));
+    }
+    if (i % every == 3 && k < 16)
+      CHECK_CUDA(cudaStreamWaitEvent(compute, joined[k], 0));
+  }
+  cudaGraph_t graph = nullptr;
+  CHECK_CUDA(cudaStreamEndCapture(compute, &graph));
+  cudaGraphExec_t exec = nullptr;
+  CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  CHECK_CUDA(cudaGraphUpload(exec, compute));
+  CHECK_CUDA(cudaStreamSynchronize(compute));
+  LaunchTimes times = launchTimes(exec, compute);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  for (int k = 0; k < 16; ++k) {
+    cudaEventDestroy(forked[k]);
+    cudaEventDestroy(joined[k]);
+  }
+  return times;
 }
 
 } // namespace
@@ -192,6 +290,23 @@ int main(int argc, char **argv) {
       },
       [&] { CHECK_CUDA(cudaStreamSynchronize(compute)); });
 
+  float *dgradsCopy = nullptr;
+  CHECK_CUDA(cudaMalloc(&dgradsCopy, reduceCount * sizeof(float)));
+  struct {
+    const char *name;
+    CopyPlace copies;
+  } shapes[] = {{"160 gemms, one stream", CopyPlace::None},
+                {"160 gemms + 16 copies, one stream", CopyPlace::SameStream},
+                {"160 gemms + 16 copies forked and joined",
+                 CopyPlace::SecondStream},
+                {"160 gemms + 16 copies to stream-ordered allocations",
+                 CopyPlace::Allocated}};
+  constexpr int numShapes = sizeof(shapes) / sizeof(shapes[0]);
+  LaunchTimes shapeTimes[numShapes];
+  for (int k = 0; k < numShapes; ++k)
+    shapeTimes[k] = graphShape(cublas, compute, comm, da, dc, dgrads,
+                               dgradsCopy, 160, shapes[k].copies);
+
   cudaDeviceProp properties;
   CHECK_CUDA(cudaGetDeviceProperties(&properties, 0));
   std::printf("ddprt CUDA backend vs raw cuBLAS/NCCL/CUDA calls on %s, one "
@@ -232,6 +347,20 @@ int main(int argc, char **argv) {
               "ddprt, %.2f us direct\n",
               runtimeReduce, directReduce);
 
+  std::printf("\nhost time to launch a graph (raw CUDA), us: after its "
+              "upload, median of 30 waited for one by one, mean of 30 back "
+              "to back\n");
+  for (int k = 0; k < numShapes; ++k) {
+    std::printf("%-52s %10.2f %10.2f %10.2f\n", shapes[k].name,
+                shapeTimes[k].first, shapeTimes[k].waitedMedian,
+                shapeTimes[k].backToBack);
+    std::printf("row|graph launch, %s|%.2f us first, %.2f us median waited "
+                "for, %.2f us back to back\n",
+                shapes[k].name, shapeTimes[k].first,
+                shapeTimes[k].waitedMedian, shapeTimes[k].backToBack);
+  }
+
+  cudaFree(dgradsCopy);
   cudaEventDestroy(ready);
   cudaEventDestroy(done);
   cudaFree(da);

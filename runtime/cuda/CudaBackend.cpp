@@ -108,6 +108,18 @@ Status CudaBackend::start() {
                 "cudaMalloc(8, the compute stand-in's sink)"));
   DDPRT_RETURN_IF_ERROR(checkCublas(cublasSetStream(cublas, computeStream),
                                     "cublasSetStream(compute)"));
+  // cuBLAS's own workspace. Without one, cuBLAS allocates a workspace per
+  // GEMM from the stream's pool: inside a CUDA graph that is an allocation
+  // and a free node around every GEMM, and a graph with them blocked the
+  // next launch until the previous replay ended (docs/GpuCheck.md). 32 MiB
+  // is what NVIDIA's cuBLAS documentation recommends for Hopper, and what
+  // PyTorch gives it there.
+  DDPRT_RETURN_IF_ERROR(checkCuda(
+      cudaMalloc(&cublasWorkspace, size_t(cublasWorkspaceBytes)),
+      concat("cudaMalloc(", cublasWorkspaceBytes, ", cuBLAS's workspace)")));
+  DDPRT_RETURN_IF_ERROR(checkCublas(
+      cublasSetWorkspace(cublas, cublasWorkspace, size_t(cublasWorkspaceBytes)),
+      "cublasSetWorkspace()"));
 
   ncclUniqueId id;
   if (env.mpi.getRank() == 0)
@@ -173,6 +185,8 @@ CudaBackend::~CudaBackend() {
     cudaEventDestroy(traceBase);
   if (cublas)
     cublasDestroy(cublas);
+  if (cublasWorkspace)
+    cudaFree(cublasWorkspace);
   if (standInSink)
     cudaFree(standInSink);
   if (costScratch)

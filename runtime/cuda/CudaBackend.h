@@ -147,6 +147,8 @@ private:
   int device = 0;
   cudaStream_t computeStream = nullptr, commStream = nullptr;
   cublasHandle_t cublas = nullptr;
+  static constexpr int64_t cublasWorkspaceBytes = int64_t(32) << 20;
+  void *cublasWorkspace = nullptr;
   unsigned long long *standInSink = nullptr;
   /// What payCost reads and multiplies, allocated at its first need.
   void *costScratch = nullptr;

@@ -5,11 +5,15 @@
 // communication stream joins the capture through the event every collective
 // waits for, and leaves it through the event its handle is waited on. What
 // reads the device from the host, and tracing, which times spans with
-// events, are refused while recording (CudaBackend.cpp).
+// events, are refused while recording (CudaBackend.cpp). DDPRT_GRAPH_DOT=FILE
+// writes each recorded graph there as Graphviz (cudaGraphDebugDotPrint), to
+// see what a replay launches.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CudaBackend.h"
+
+#include <cstdlib>
 
 using namespace ddprt;
 using namespace ddprt::cuda;
@@ -81,6 +85,10 @@ Status CudaBackend::endGraph() {
     cudaGraphDestroy(graph);
   graphExec = nullptr;
   graph = captured;
+  if (const char *dot = std::getenv("DDPRT_GRAPH_DOT"); dot && *dot)
+    DDPRT_RETURN_IF_ERROR(
+        checkCuda(cudaGraphDebugDotPrint(graph, dot, 0),
+                  concat("cudaGraphDebugDotPrint(DDPRT_GRAPH_DOT=", dot, ")")));
   DDPRT_RETURN_IF_ERROR(checkCuda(cudaGraphInstantiate(&graphExec, graph, 0),
                                   "cudaGraphInstantiate in ddprt_graph_end"));
   // Uploaded now, so that the first launch costs what the others do.

@@ -18,10 +18,16 @@
  * use every mantissa bit, for timing, DDPRT_FLAG_FRACTIONAL_DATA),
  * --graph (CUDA backend: the first step runs as it is issued, the second is
  * recorded as one CUDA graph, and every step from the second on is that
- * graph, launched once).
+ * graph, launched once),
+ * --sync=step|end (default step: each step waits for the device before the
+ * next is issued; end: steps are issued back to back, as a training loop
+ * issues them, and the device is waited for once, after the last).
  *
  * Each step's line gives its time, synchronized, and the host's part of it:
- * the time to issue the step (to launch the graph, with --graph).
+ * the time to issue the step (to launch the graph, with --graph). With
+ * --sync=end a step's line gives only the time to issue it, and a last line
+ * the mean time of a step from the third on (the first two allocate, and
+ * with --graph record), from the start of the third to the end of the last.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -53,7 +59,7 @@ static void usage(const char *program, const char *bad) {
           "usage: %s [--backend=cpu|cuda|auto] [--steps=N] [--seed=S] "
           "[--trace=FILE] [--timeout=SECONDS] [--dump-params=FILE] "
           "[--gemm=cublas|fixed-order] [--data=integers|fractions] "
-          "[--graph]\n",
+          "[--graph] [--sync=step|end]\n",
           bad, program);
   exit(2);
 }
@@ -196,6 +202,7 @@ int main(int argc, char **argv) {
   const char *dumpPath = NULL;
   int32_t flags = DDPRT_FLAG_RETURN_ERRORS;
   int useGraph = 0;
+  int32_t syncEachStep = 1; /* --sync=step, as a flag for setFlag */
   for (int i = 1; i < argc; ++i) {
     const char *value;
     if ((value = option(argv[i], "--backend"))) {
@@ -234,6 +241,8 @@ int main(int argc, char **argv) {
               "integers", argv[0], argv[i]);
     } else if (strcmp(argv[i], "--graph") == 0) {
       useGraph = 1;
+    } else if ((value = option(argv[i], "--sync"))) {
+      setFlag(&syncEachStep, 1, value, "step", "end", argv[0], argv[i]);
     } else if ((value = option(argv[i], "--gemm"))) {
       setFlag(&flags, DDPRT_FLAG_FIXED_ORDER_GEMM, value, "fixed-order",
               "cublas", argv[0], argv[i]);
@@ -262,8 +271,11 @@ int main(int argc, char **argv) {
   }
   check(context, ddp_program_setup(context, seed), "setting up the program");
 
+  double thirdStart = 0;
   for (long step = 1; step <= steps; ++step) {
     double start = now();
+    if (step == 3)
+      thirdStart = start;
     if (useGraph && step >= 2) {
       /* The first step allocated the optimizer state: the second is
        * recorded, then run as the graph it became. */
@@ -278,14 +290,29 @@ int main(int argc, char **argv) {
       check(context, ddp_program_step(context), "a step");
     }
     double issued = now();
+    const char *graphNote = useGraph && step >= 2 ? ", CUDA graph" : "";
+    const char *backendName = chosen == DDPRT_BACKEND_CUDA ? "cuda" : "cpu";
+    if (!syncEachStep) {
+      if (rank == 0)
+        printf("ddp-launch: step %ld: issued in %.3f ms on rank 0 (%d ranks, "
+               "%s backend%s, not waited for)\n",
+               step, (issued - start) * 1e3, worldSize, backendName,
+               graphNote);
+      continue;
+    }
     check(context, ddprt_synchronize(context), "ddprt_synchronize");
     if (rank == 0)
       printf("ddp-launch: step %ld: %.3f ms on rank 0 (%d ranks, %s "
              "backend%s), issued in %.3f ms\n",
-             step, (now() - start) * 1e3, worldSize,
-             chosen == DDPRT_BACKEND_CUDA ? "cuda" : "cpu",
-             useGraph && step >= 2 ? ", CUDA graph" : "",
+             step, (now() - start) * 1e3, worldSize, backendName, graphNote,
              (issued - start) * 1e3);
+  }
+  if (!syncEachStep) {
+    check(context, ddprt_synchronize(context), "ddprt_synchronize");
+    if (rank == 0 && steps >= 3)
+      printf("ddp-launch: steps 3-%ld issued back to back: %.3f ms a step "
+             "on rank 0\n",
+             steps, (now() - thirdStart) * 1e3 / (double)(steps - 2));
   }
 
   /* A step built with overlap-param-gather leaves each rank with only its
