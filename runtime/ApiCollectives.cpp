@@ -1,6 +1,7 @@
 //===- ApiCollectives.cpp - Collectives, point-to-point and handles -------===//
 //
-// All-reduce, reduce-scatter, all-gather, send, receive and broadcast, and the
+// All-reduce, reduce-scatter, all-gather, send, receive, broadcast and
+// all-to-all, and the
 // handles of asynchronous ones (ddprt_wait, ddprt_join).
 //
 //===----------------------------------------------------------------------===//
@@ -214,6 +215,31 @@ extern "C" ddprt_status ddprt_broadcast(ddprt_context *context, int32_t group,
   if (op.groupRank == root)
     DDPRT_REPORT_IF_ERROR(
         context, checkBuffer(context, __func__, "input", input, bytes));
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkBuffer(context, __func__, "result", result, bytes));
+  return issueCollective(context, op, handle);
+}
+
+extern "C" ddprt_status ddprt_all_to_all(ddprt_context *context,
+                                         int32_t group, int32_t dtype,
+                                         int64_t numel, const void *input,
+                                         void *result, ddprt_handle *handle) {
+  DDPRT_CHECK_CONTEXT(context);
+  CollectiveOp op;
+  op.kind = CollectiveKind::AllToAll;
+  op.group = group;
+  op.input = input;
+  op.result = result;
+  DDPRT_REPORT_IF_ERROR(context,
+                        prepareCollective(context, __func__, op, dtype, numel));
+  if (numel % op.groupSize != 0)
+    return context->report(invalid(
+        __func__, concat("numel ", numel, " does not split into ",
+                         op.groupSize, " equal blocks for group '",
+                         op.groupName, "' of ", op.groupSize, " rank(s)")));
+  int64_t bytes = numel * elementSize(op.dtype);
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkBuffer(context, __func__, "input", input, bytes));
   DDPRT_REPORT_IF_ERROR(context,
                         checkBuffer(context, __func__, "result", result, bytes));
   return issueCollective(context, op, handle);

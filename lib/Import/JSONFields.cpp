@@ -196,3 +196,51 @@ Error importer::unknownFieldError(StringRef source, StringRef key,
   interleaveComma(knownFields, os);
   return fieldError(source, key, "unknown field; known fields are " + known);
 }
+
+Expected<bool> importer::readMoEDispatchField(StringRef key,
+                                              const json::Value &value,
+                                              StringRef source,
+                                              MoEDispatchConfig &moe) {
+  if (key == "moe_expert_capacity_factor") {
+    Expected<double> factor = readNumber(value, source, key);
+    if (!factor)
+      return factor.takeError();
+    if (!(*factor > 0.0 && *factor <= 1e6))
+      return fieldError(source, key,
+                        formatv("expected a positive number (omit the field "
+                                "for dropless routing), got {0}",
+                                formatShortest(*factor)));
+    moe.capacityFactor = *factor;
+    return true;
+  }
+  if (key == "moe_pad_expert_input_to_capacity") {
+    Expected<bool> pad = readBool(value, source, key);
+    if (!pad)
+      return pad.takeError();
+    moe.padToCapacity = *pad;
+    return true;
+  }
+  if (key != "moe_token_dispatcher_type")
+    return false;
+  Expected<StringRef> name = readString(value, source, key);
+  if (!name)
+    return name.takeError();
+  std::optional<MoEDispatcher> dispatcher = parseMoEDispatcher(*name);
+  if (!dispatcher)
+    return fieldError(source, key,
+                      "unknown token dispatcher '" + *name +
+                          "'; expected 'allgather' or 'alltoall' (Megatron's "
+                          "'flex' is not modelled)");
+  moe.dispatcher = *dispatcher;
+  return true;
+}
+
+void importer::writeMoEDispatchFields(const MoEDispatchConfig &moe,
+                                      json::Object &object) {
+  if (moe.dispatcher != MoEDispatcher::AllGather)
+    object["moe_token_dispatcher_type"] = stringifyMoEDispatcher(moe.dispatcher);
+  if (moe.capacityFactor)
+    object["moe_expert_capacity_factor"] = *moe.capacityFactor;
+  if (moe.padToCapacity)
+    object["moe_pad_expert_input_to_capacity"] = true;
+}

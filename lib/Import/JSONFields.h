@@ -9,6 +9,7 @@
 #ifndef DDP_LIB_IMPORT_JSONFIELDS_H
 #define DDP_LIB_IMPORT_JSONFIELDS_H
 
+#include "ddp/Import/MoEDispatch.h"
 #include "ddp/Import/Recompute.h"
 #include "ddp/Import/StepOptions.h"
 
@@ -56,6 +57,15 @@ llvm::Expected<bool> readRecomputeField(llvm::StringRef key,
                                         llvm::StringRef source,
                                         RecomputeConfig &recompute);
 /// The fields given; none without recomputation.
+/// moe_token_dispatcher_type, moe_expert_capacity_factor and
+/// moe_pad_expert_input_to_capacity; false for another key.
+llvm::Expected<bool> readMoEDispatchField(llvm::StringRef key,
+                                          const llvm::json::Value &value,
+                                          llvm::StringRef source,
+                                          MoEDispatchConfig &moe);
+/// The fields that differ from the defaults.
+void writeMoEDispatchFields(const MoEDispatchConfig &moe,
+                            llvm::json::Object &object);
 void writeRecomputeFields(const RecomputeConfig &recompute,
                           llvm::json::Object &object);
 

@@ -92,9 +92,6 @@ inline constexpr LeftOutArg leftOutArgs[] = {
      "tensor-parallel rank"},
     {"rampup_batch_size", "None", "the step has the final global batch size"},
     {"add_qkv_bias", "False", "the step has biases only with add_bias_linear"},
-    {"moe_token_dispatcher_type", "allgather",
-     "the step dispatches tokens to the experts with all-gathers",
-     /*onlyWithExperts=*/true},
 };
 
 /// Arguments that decide the step's layout when they differ from the

@@ -290,6 +290,29 @@ Error ArgumentReader::mapModel(MegatronRun &run) {
     if (argument->value != "None")
       run.config[arg.name] = argument->value.str();
   }
+  // The token dispatcher and the capacity, read with experts only: Megatron
+  // prints its defaults for a dense model too.
+  if (run.config.get("num_experts")) {
+    if (const Argument *dispatcher = lookup("moe_token_dispatcher_type")) {
+      if (!parseMoEDispatcher(dispatcher->value))
+        return valueError("moe_token_dispatcher_type", *dispatcher,
+                          "allgather or alltoall (flex is not modelled)");
+      run.config["moe_token_dispatcher_type"] = dispatcher->value.str();
+    }
+    if (Error error = copyArgument("moe_expert_capacity_factor",
+                                   &ArgumentReader::getNumber, run.config,
+                                   "moe_expert_capacity_factor"))
+      return error;
+    if (Error error = copyArgument("moe_pad_expert_input_to_capacity",
+                                   &ArgumentReader::getBool, run.config,
+                                   "moe_pad_expert_input_to_capacity"))
+      return error;
+  } else {
+    for (StringRef name :
+         {"moe_token_dispatcher_type", "moe_expert_capacity_factor",
+          "moe_pad_expert_input_to_capacity"})
+      lookup(name);
+  }
   if (Error error = copyArgument("recompute_num_layers",
                                  &ArgumentReader::getInteger, run.config,
                                  "recompute_num_layers"))

@@ -155,7 +155,9 @@ static constexpr StringLiteral otherFields[] = {
     "optimizer",     "lr",
     "adam_beta1",    "adam_beta2",
     "adam_eps",      "recompute_granularity",
-    "recompute_method", "recompute_num_layers"};
+    "recompute_method", "recompute_num_layers",
+    "moe_token_dispatcher_type", "moe_expert_capacity_factor",
+    "moe_pad_expert_input_to_capacity"};
 
 static SmallVector<StringRef> getKnownFields() {
   SmallVector<StringRef> names;
@@ -213,6 +215,12 @@ static Error readOtherField(StringRef key, const json::Value &value,
   if (!isRecomputeField)
     return isRecomputeField.takeError();
   if (*isRecomputeField)
+    return Error::success();
+  Expected<bool> isMoEField =
+      readMoEDispatchField(key, value, source, config.moe);
+  if (!isMoEField)
+    return isMoEField.takeError();
+  if (*isMoEField)
     return Error::success();
 
   if (key == "hidden_dropout") {
@@ -324,6 +332,7 @@ json::Object ddp::modelConfigToJSON(const ModelConfig &config) {
   object["hidden_dropout"] = config.hiddenDropout;
   writeOptimizerFields(config.optimizer, object);
   writeRecomputeFields(config.recompute, object);
+  writeMoEDispatchFields(config.moe, object);
   return object;
 }
 
@@ -567,6 +576,15 @@ Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
     if (config.expertModelParallelSize != 1)
       return fieldError(source, "expert_model_parallel_size",
                         "needs num_experts > 0");
+    if (config.moe.dispatcher != MoEDispatcher::AllGather ||
+        config.moe.capacityFactor || config.moe.padToCapacity)
+      return fieldError(source,
+                        config.moe.dispatcher != MoEDispatcher::AllGather
+                            ? "moe_token_dispatcher_type"
+                        : config.moe.capacityFactor
+                            ? "moe_expert_capacity_factor"
+                            : "moe_pad_expert_input_to_capacity",
+                        "needs num_experts > 0");
     return checkStepSize(config, source);
   }
   int64_t ep = config.expertModelParallelSize;
@@ -591,6 +609,11 @@ Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
     return fieldError(source, "add_bias_linear",
                       "biases in expert layers are not supported; set "
                       "add_bias_linear to false");
+  // TransformerConfig.__post_init__ asserts the same.
+  if (config.moe.padToCapacity && !config.moe.capacityFactor)
+    return fieldError(source, "moe_pad_expert_input_to_capacity",
+                      "needs moe_expert_capacity_factor (padding is to the "
+                      "capacity it sets)");
   return checkStepSize(config, source);
 }
 

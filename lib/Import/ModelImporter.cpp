@@ -263,63 +263,6 @@ Value ModelImporter::denseMlpForward(const LayerParams &params,
   return biasDropoutAdd(output, params.fc2.bias, acts.attnResidual, layer);
 }
 
-Value ModelImporter::moeForward(const LayerParams &params,
-                                LayerActivations &acts, int64_t layer) {
-  int64_t numExperts = config.numExperts, topk = config.moeRouterTopk;
-  Value normOut = acts.mlpNormOut;
-  // TopKRouter: a GEMM against the replicated router weight, then softmax
-  // and top-k per token.
-  acts.routerLogits = sb.gemm(GemmPhase::Fwd, normOut, false,
-                              sb.getParam(*params.router), true, layer);
-  double logits = localTokens * double(numExperts);
-  Value probs = sb.compute1("router_topk", acts.routerLogits,
-                            actType(localTokens, topk), logits * (5.0 + topk),
-                            bytes(logits + localTokens * double(topk)), layer);
-
-  // MoEAllGatherTokenDispatcher: gather the tokens and their routing over the
-  // expert-and-tensor-parallel group, permute them to the local experts.
-  Value gathered = normOut;
-  acts.gatheredProbs = probs;
-  if (dispatchGroup.size > 1) {
-    gathered = sb.allGather(normOut, dispatchGroup);
-    acts.gatheredProbs = sb.allGather(probs, dispatchGroup);
-  }
-  double gatheredElements = gatheredTokens * double(hidden);
-  double expertElements = numLocalExperts * tokensPerExpert * double(hidden);
-  double probElements = gatheredTokens * double(topk);
-  SmallVector<Type> expertInTypes(numLocalExperts,
-                                  actType(tokensPerExpert, hidden));
-  ValueRange expertIn = sb.compute(
-      "moe_permute", {gathered, acts.gatheredProbs}, expertInTypes, 0.0,
-      bytes(gatheredElements + expertElements + probElements), layer);
-  acts.expertIn.assign(expertIn.begin(), expertIn.end());
-
-  // SequentialMLP: each local expert is a TP-split MLP.
-  for (auto [expert, input] : llvm::zip(params.experts, acts.expertIn)) {
-    Value fc1Out = sb.gemm(GemmPhase::Fwd, input, false,
-                           sb.getParam(expert.fc1.weight), true, layer);
-    Value act = activation(fc1Out, std::nullopt, layer);
-    acts.expertFc1Out.push_back(fc1Out);
-    acts.expertActivation.push_back(act);
-    acts.expertOut.push_back(sb.gemm(GemmPhase::Fwd, act, false,
-                                     sb.getParam(expert.fc2.weight), true,
-                                     layer));
-  }
-
-  // Weight each expert output by its routing probability and scatter it back
-  // to its token; the reduce-scatter sums the TP partial sums and the
-  // experts of the other ranks and returns this rank's tokens.
-  SmallVector<Value> combineInputs(acts.expertOut);
-  combineInputs.push_back(acts.gatheredProbs);
-  Value combined = sb.compute1(
-      "moe_unpermute", combineInputs, actType(gatheredTokens, hidden),
-      2 * expertElements,
-      bytes(expertElements + gatheredElements + probElements), layer);
-  if (dispatchGroup.size > 1)
-    combined = sb.reduceScatter(combined, dispatchGroup);
-  return biasDropoutAdd(combined, std::nullopt, acts.attnResidual, layer);
-}
-
 Value ModelImporter::layerForward(const LayerParams &params,
                                   LayerActivations &acts, int64_t layer) {
   acts.attnResidual = attentionForward(params, acts, layer);
@@ -427,66 +370,6 @@ Value ModelImporter::denseMlpBackward(const LayerParams &params,
       activationBackward(gradAct, acts.fc1Out, params.fc1.bias, layer);
   return columnParallelBackward(gradFc1, acts.mlpNormOut, params.fc1.weight,
                                 layer);
-}
-
-Value ModelImporter::moeBackward(const LayerParams &params,
-                                 const LayerActivations &acts, Value gradOut,
-                                 int64_t layer) {
-  int64_t numExperts = config.numExperts, topk = config.moeRouterTopk;
-  Value gradCombined = biasDropoutAddBackward(gradOut, std::nullopt, layer);
-  if (dispatchGroup.size > 1)
-    gradCombined = sb.allGather(gradCombined, dispatchGroup);
-
-  double gatheredElements = gatheredTokens * double(hidden);
-  double expertElements = numLocalExperts * tokensPerExpert * double(hidden);
-  double probElements = gatheredTokens * double(topk);
-  SmallVector<Value> unpermuteInputs{gradCombined};
-  llvm::append_range(unpermuteInputs, acts.expertOut);
-  unpermuteInputs.push_back(acts.gatheredProbs);
-  SmallVector<Type> unpermuteResults(numLocalExperts,
-                                     actType(tokensPerExpert, hidden));
-  unpermuteResults.push_back(actType(gatheredTokens, topk));
-  ValueRange unpermuteGrads = sb.compute(
-      "moe_unpermute_grad", unpermuteInputs, unpermuteResults,
-      2 * expertElements,
-      bytes(gatheredElements + 2 * expertElements + 2 * probElements), layer);
-
-  // Autograd runs the experts' backward in the reverse of their forward.
-  SmallVector<Value> gradExpertIn(numLocalExperts);
-  for (int64_t j = numLocalExperts - 1; j >= 0; --j) {
-    const ExpertParams &expert = params.experts[j];
-    Value gradOutJ = unpermuteGrads[j];
-    Value gradAct = sb.gemm(GemmPhase::Dgrad, gradOutJ, false,
-                            sb.getParam(expert.fc2.weight), false, layer);
-    sb.addGradient(expert.fc2.weight,
-                   sb.gemm(GemmPhase::Wgrad, gradOutJ, true,
-                           acts.expertActivation[j], false, layer));
-    Value gradFc1 =
-        activationBackward(gradAct, acts.expertFc1Out[j], std::nullopt, layer);
-    gradExpertIn[j] = sb.gemm(GemmPhase::Dgrad, gradFc1, false,
-                              sb.getParam(expert.fc1.weight), false, layer);
-    sb.addGradient(expert.fc1.weight, sb.gemm(GemmPhase::Wgrad, gradFc1, true,
-                                              acts.expertIn[j], false, layer));
-  }
-  Value gradGathered = sb.compute1(
-      "moe_permute_grad", gradExpertIn, actType(gatheredTokens, hidden),
-      expertElements, bytes(expertElements + gatheredElements), layer);
-  Value gradProbs = unpermuteGrads[numLocalExperts];
-  if (dispatchGroup.size > 1) {
-    gradGathered = sb.reduceScatter(gradGathered, dispatchGroup);
-    gradProbs = sb.reduceScatter(gradProbs, dispatchGroup);
-  }
-
-  double logits = localTokens * double(numExperts);
-  Value gradLogits =
-      sb.compute1("router_topk_grad", {gradProbs, acts.routerLogits},
-                  actType(localTokens, numExperts), 2 * logits * (5.0 + topk),
-                  bytes(2 * logits + localTokens * double(topk)), layer);
-  Value gradNormOut = sb.gemm(GemmPhase::Dgrad, gradLogits, false,
-                              sb.getParam(*params.router), false, layer);
-  sb.addGradient(*params.router, sb.gemm(GemmPhase::Wgrad, gradLogits, true,
-                                         acts.mlpNormOut, false, layer));
-  return add(gradGathered, gradNormOut, layer);
 }
 
 Value ModelImporter::layerBackward(const LayerParams &params,

@@ -16,8 +16,9 @@
 //   all-gather before column-parallel layers (again in the backward, for the
 //   wgrad) and a reduce-scatter after row-parallel ones;
 // - MoE layers with Megatron's all-gather token dispatcher over the
-//   expert-and-tensor-parallel group, each local expert receiving its share
-//   of the gathered tokens under balanced routing.
+//   expert-and-tensor-parallel group or its all-to-all dispatcher over the
+//   expert-parallel group (MoELayer.cpp), each local expert receiving its
+//   share of the tokens under balanced routing, or its capacity.
 //
 // docs/Importer.md gives every cost formula.
 //
@@ -81,6 +82,8 @@ struct LayerActivations {
   mlir::Value gatheredProbs; // [tg, topk]
   mlir::SmallVector<mlir::Value> expertIn, expertFc1Out, expertActivation,
       expertOut;
+  // The all-to-all dispatcher: each local expert's tokens' probabilities.
+  mlir::SmallVector<mlir::Value> expertProbs;
 };
 
 struct MicrobatchActivations {
@@ -134,6 +137,33 @@ private:
   mlir::Value moeBackward(const LayerParams &params,
                           const LayerActivations &acts, mlir::Value gradOut,
                           int64_t layer);
+  // The token dispatchers and the local experts (MoELayer.cpp): each
+  // dispatcher's forward returns this rank's tokens' combined expert output;
+  // its backward the gradients of the tokens and of their probabilities.
+  mlir::Value allGatherExperts(const LayerParams &params,
+                               LayerActivations &acts, mlir::Value probs,
+                               int64_t layer);
+  std::pair<mlir::Value, mlir::Value>
+  allGatherExpertsBackward(const LayerParams &params,
+                           const LayerActivations &acts,
+                           mlir::Value gradCombined, int64_t layer);
+  mlir::Value allToAllExperts(const LayerParams &params,
+                              LayerActivations &acts, mlir::Value probs,
+                              int64_t layer);
+  std::pair<mlir::Value, mlir::Value>
+  allToAllExpertsBackward(const LayerParams &params,
+                          const LayerActivations &acts,
+                          mlir::Value gradCombined, int64_t layer);
+  void runExperts(const LayerParams &params, LayerActivations &acts,
+                  int64_t layer);
+  /// Each local expert's input gradient, and with the all-to-all
+  /// dispatcher its probabilities' gradient.
+  std::pair<mlir::SmallVector<mlir::Value>, mlir::SmallVector<mlir::Value>>
+  runExpertsBackward(const LayerParams &params, const LayerActivations &acts,
+                     mlir::ValueRange gradOut, int64_t layer);
+  /// Routing probabilities of `rows` tokens (f32, as Megatron's router
+  /// keeps them).
+  mlir::RankedTensorType probsType(int64_t rows) const;
 
   // Building blocks.
   mlir::Value norm(const NormParams &params, mlir::Value input,
@@ -205,9 +235,11 @@ private:
   int64_t tp, tokens, localTokens, hidden, qkvWidth, contextWidth, fc1Width,
       ffnWidth, localVocab, numLocalExperts = 0, gatheredTokens = 0,
                             tokensPerExpert = 0;
+  /// The all-to-all dispatcher: the tokens each expert takes from one rank.
+  int64_t expertCapacity = 0;
   bool sequenceParallel;
   bool hasDropout;
-  Group tpGroup, dispatchGroup;
+  Group tpGroup, dispatchGroup, epGroup;
 
   /// Pipelined steps: the model chunk of each layer, in flow order, and the
   /// last chunk's (the output layer and the loss). The embedding is on

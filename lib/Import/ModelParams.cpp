@@ -67,11 +67,21 @@ ModelImporter::ModelImporter(MLIRContext &context, const ModelConfig &config)
   if (config.isMoE()) {
     numLocalExperts = config.numExperts / config.expertModelParallelSize;
     dispatchGroup = sb.getGroup({"ep", "tp"});
+    epGroup = sb.getGroup({"ep"});
     gatheredTokens = localTokens * dispatchGroup.size;
-    // Balanced routing: every expert receives its share of the tokens.
-    tokensPerExpert =
-        (gatheredTokens * config.moeRouterTopk + config.numExperts - 1) /
-        config.numExperts;
+    // Balanced routing: every expert receives its share of the tokens, or
+    // its capacity. The all-gather dispatcher routes the gathered tokens;
+    // the all-to-all one this rank's, then gathers them over TP.
+    if (config.moe.dispatcher == MoEDispatcher::AllToAll) {
+      expertCapacity = getExpertCapacity(config.moe, localTokens,
+                                         config.moeRouterTopk,
+                                         config.numExperts);
+      tokensPerExpert = expertCapacity * dispatchGroup.size;
+    } else {
+      tokensPerExpert = getExpertCapacity(config.moe, gatheredTokens,
+                                          config.moeRouterTopk,
+                                          config.numExperts);
+    }
   }
 }
 

@@ -178,6 +178,13 @@ Value StepBuilder::reduceScatter(Value input, const Group &group) {
       .getResult();
 }
 
+Value StepBuilder::allToAll(Value input, const Group &group) {
+  return AllToAllOp::create(builder, loc, input.getType(), /*token=*/Type(),
+                            input, meshRef, group.axes,
+                            /*asyncDependencies=*/ValueRange())
+      .getResult();
+}
+
 void StepBuilder::addGradient(unsigned id, Value gradient) {
   assert(gradient.getType() == params[id].type &&
          "a gradient has its parameter's type");

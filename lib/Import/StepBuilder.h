@@ -114,6 +114,7 @@ public:
                         Reduction reduction = Reduction::Sum);
   mlir::Value allGather(mlir::Value input, const Group &group);
   mlir::Value reduceScatter(mlir::Value input, const Group &group);
+  mlir::Value allToAll(mlir::Value input, const Group &group);
 
   /// Adds one gradient contribution of a parameter. Contributions of all
   /// microbatches are summed with ddp.accumulate; after the last one of the

@@ -152,6 +152,36 @@ CollectiveCost CostModel::ringCost(CollectiveKind kind, double bytes,
   return cost;
 }
 
+CollectiveCost CostModel::allToAllCost(double bytes,
+                                       const GroupPlacement &group) const {
+  // Each rank sends block j of its `bytes` straight to rank j (NCCL's
+  // grouped send/recv). Inside a node the (n - 1) / n that moves shares the
+  // NVSwitch at the node's bus bandwidth. Across nodes, each GPU's blocks
+  // for the other nodes, (n - ranksPerNode) / n, leave through its own NIC
+  // (rail-optimized; GPUs share one when a node has fewer), which bounds
+  // the time unless NVLink's share takes longer. This is the slowest link of
+  // the group's placement. A ring's busBandwidth() would instead count
+  // every NIC of the node for one stream of data.
+  CollectiveCost cost;
+  cost.algorithm = CollectiveAlgorithm::Ring;
+  double n = static_cast<double>(group.ranks);
+  double perNode = static_cast<double>(group.ranksPerNode);
+  double intra = bytes * (perNode - 1) / n / hardware.intraNodeBusBandwidth;
+  cost.transfer = bytes * (n - 1) / n / hardware.intraNodeBusBandwidth;
+  cost.latency = hardware.collectiveBaseLatency + hardware.intraNodeHopLatency;
+  if (group.spansNodes()) {
+    double nics = static_cast<double>(
+        std::min(group.ranksPerNode, hardware.nicsPerNode));
+    double perGpu = hardware.nicBusBandwidth * nics / perNode;
+    cost.transfer = std::max(bytes * (n - perNode) / n / perGpu, intra);
+    cost.latency =
+        hardware.collectiveBaseLatency + hardware.interNodeHopLatency;
+  }
+  // As nccl-tests reports it: busbw = algbw x (n - 1) / n.
+  cost.busBandwidth = bytes * (n - 1) / n / cost.transfer;
+  return cost;
+}
+
 CollectiveCost CostModel::treeCost(double bytes,
                                    const GroupPlacement &group) const {
   CollectiveCost cost;
@@ -180,6 +210,8 @@ CollectiveCost CostModel::collectiveCost(CollectiveKind kind, double bytes,
   // A group of one rank has nothing to exchange (NCCL returns at once).
   if (group.ranks <= 1)
     return CollectiveCost{0, 0, CollectiveAlgorithm::Ring, 0};
+  if (kind == CollectiveKind::AllToAll)
+    return allToAllCost(bytes, group);
   if (kind != CollectiveKind::AllReduce || algo == CollectiveAlgorithm::Ring)
     return ringCost(kind, bytes, group);
   if (algo == CollectiveAlgorithm::Tree)
@@ -193,6 +225,8 @@ double CostModel::collectiveTransferBound(CollectiveKind kind, double bytes,
                                           const GroupPlacement &group) const {
   if (group.ranks <= 1)
     return 0;
+  if (kind == CollectiveKind::AllToAll)
+    return allToAllCost(bytes, group).transfer;
   // The ring's data movement is never above the tree's (2(n-1)/n <= 2/f).
   return ringCost(kind, bytes, group).transfer;
 }

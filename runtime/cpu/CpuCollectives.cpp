@@ -286,6 +286,26 @@ static Status prepareBroadcast(const CollectiveOp &op,
   return Status::ok();
 }
 
+/// MPI forbids aliasing the buffers: an input that overlaps the result is
+/// sent from a copy.
+static Status prepareAllToAll(const CollectiveOp &op,
+                              PreparedCollective &prepared) {
+  DDPRT_RETURN_IF_ERROR(checkCount(op, op.numel / op.groupSize));
+  prepared.count = int(op.numel / op.groupSize);
+  prepared.type = mpiType(op.dtype);
+  prepared.typeName = mpiTypeName(op.dtype);
+  int64_t bytes = op.numel * elementSize(op.dtype);
+  prepared.send = op.input;
+  prepared.receive = op.result;
+  if (overlaps(op.input, bytes, op.result, bytes)) {
+    std::vector<char> &copy = prepared.scratch->bytes;
+    copy.assign(static_cast<const char *>(op.input),
+                static_cast<const char *>(op.input) + bytes);
+    prepared.send = copy.data();
+  }
+  return Status::ok();
+}
+
 /// Issues the op on `group`: blocking when `request` is null, else posted.
 static Status issueOnCommThread(const CollectiveOp &op, MPI_Comm group,
                                 PreparedCollective &prepared,
@@ -374,6 +394,16 @@ static Status issueOnCommThread(const CollectiveOp &op, MPI_Comm group,
                "(buffer=", pointerText(p.receive), ", count=", p.count,
                ", datatype=", p.typeName, ", root=", op.root, ", ", comm,
                ")"));
+  case CollectiveKind::AllToAll:
+    return checkMpi(
+        request ? MPI_Ialltoall(p.send, p.count, p.type, p.receive, p.count,
+                                p.type, group, request)
+                : MPI_Alltoall(p.send, p.count, p.type, p.receive, p.count,
+                               p.type, group),
+        concat(request ? "MPI_Ialltoall" : "MPI_Alltoall",
+               "(sendbuf=", pointerText(p.send), ", sendcount=", p.count,
+               ", recvbuf=", pointerText(p.receive), ", recvcount=", p.count,
+               ", datatype=", p.typeName, ", ", comm, ")"));
   }
   return makeError(DDPRT_ERROR_INTERNAL, "unknown collective");
 }
@@ -434,6 +464,9 @@ Status CpuBackend::collective(const CollectiveOp &op,
       break;
     case CollectiveKind::Broadcast:
       DDPRT_RETURN_IF_ERROR(prepareBroadcast(op, *prepared));
+      break;
+    case CollectiveKind::AllToAll:
+      DDPRT_RETURN_IF_ERROR(prepareAllToAll(op, *prepared));
       break;
     case CollectiveKind::Send:
     case CollectiveKind::Recv:

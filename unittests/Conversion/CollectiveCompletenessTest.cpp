@@ -44,7 +44,8 @@ func.func @step(%x: tensor<6x4xbf16>) {
   %g, %t1 = ddp.all_gather %s over @world[dp] async after %t0 : tensor<2x4xbf16> -> tensor<6x4xbf16>
   ddp.wait %t1
   %b = ddp.broadcast %g root 1 over @world[tp] : tensor<6x4xbf16>
-  %t2 = ddp.send %b to 1 over @world[tp] async : tensor<6x4xbf16>
+  %e = ddp.all_to_all %b over @world[dp] : tensor<6x4xbf16>
+  %t2 = ddp.send %e to 1 over @world[tp] async : tensor<6x4xbf16>
   %r, %t3 = ddp.recv from -1 over @world[tp] async : tensor<6x4xbf16>
   %all = ddp.join %t2, %t3
   ddp.wait %all
@@ -75,9 +76,9 @@ TEST(CollectiveCompleteness, EveryCollectiveLowers) {
         << " is a collective this test does not lower; add it to "
            "kEveryCollective";
   }
-  // all_reduce, reduce_scatter, all_gather, send, recv, broadcast: the loop
-  // ran.
-  EXPECT_GE(collectives, 6u);
+  // all_reduce, reduce_scatter, all_gather, send, recv, broadcast,
+  // all_to_all: the loop ran.
+  EXPECT_GE(collectives, 7u);
 
   PassManager pm(&context);
   pm.addPass(createLowerDDPToRuntime());
@@ -90,7 +91,7 @@ TEST(CollectiveCompleteness, EveryCollectiveLowers) {
   });
   for (const char *function :
        {"ddprt_all_reduce", "ddprt_reduce_scatter", "ddprt_all_gather",
-        "ddprt_broadcast", "ddprt_send", "ddprt_recv"})
+        "ddprt_broadcast", "ddprt_all_to_all", "ddprt_send", "ddprt_recv"})
     EXPECT_TRUE(called.contains(function)) << function;
 }
 
@@ -107,7 +108,8 @@ func.func @step(%x: tensor<6x4xbf16>) {
   %s = ddp.reduce_scatter avg %a over @world[dp] : tensor<6x4xbf16> -> tensor<2x4xbf16>
   %g = ddp.all_gather %s over @world[dp] : tensor<2x4xbf16> -> tensor<6x4xbf16>
   %b = ddp.broadcast %g root 1 over @world[tp] : tensor<6x4xbf16>
-  ddp.send %b to 1 over @world[tp] : tensor<6x4xbf16>
+  %e = ddp.all_to_all %b over @world[dp] : tensor<6x4xbf16>
+  ddp.send %e to 1 over @world[tp] : tensor<6x4xbf16>
   %r = ddp.recv from -1 over @world[tp] : tensor<6x4xbf16>
   return
 }
@@ -116,7 +118,7 @@ func.func @step(%x: tensor<6x4xbf16>) {
   ASSERT_TRUE(module);
   SmallVector<Operation *> collectives;
   module->walk([&](CollectiveOpInterface op) { collectives.push_back(op); });
-  ASSERT_EQ(collectives.size(), 6u);
+  ASSERT_EQ(collectives.size(), 7u);
   Value previousToken;
   SmallVector<Operation *> asyncOps;
   for (Operation *sync : collectives) {

@@ -129,6 +129,11 @@ TEST_F(ArgumentTest, GroupsAndPeers) {
   expectError(ddprt_broadcast(context, groupOf("dp"), -1, DDPRT_DTYPE_F32, 16,
                               data, data, nullptr),
               DDPRT_ERROR_INVALID_ARGUMENT, "root -1 is not a rank");
+  expectError(ddprt_all_to_all(context, groupOf("dp"), DDPRT_DTYPE_F32, 15,
+                               data, data, nullptr),
+              DDPRT_ERROR_INVALID_ARGUMENT,
+              "numel 15 does not split into 2 equal blocks for group 'dp' of "
+              "2 rank(s)");
   // On 2 ranks tp has one rank: no peer at all.
   if (ddprt::test::worldSize() == 2)
     expectError(ddprt_recv(context, groupOf("tp"), 1, DDPRT_DTYPE_F32, 16, data,

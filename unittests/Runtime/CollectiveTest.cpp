@@ -335,6 +335,52 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
+class AllToAllTest : public RuntimeSuite,
+                     public ::testing::WithParamInterface<GatherParams> {};
+
+/// Block j of this rank's result is block (this rank's group rank) of group
+/// rank j's input, bit for bit; in place, the result is the input buffer.
+TEST_P(AllToAllTest, SwapsBlocksBetweenEveryPairOfRanks) {
+  auto [dtype, axes, async, placement] = GetParam();
+  ExpectedGroup expected = expectedGroup(axes);
+  int64_t n = int64_t(expected.members.size());
+  const int64_t block = 263, numel = block * n;
+  void *input = upload(dtype, contributions(ddprt::test::worldRank(), numel));
+  void *result = input;
+  if (placement == Placement::Separate) {
+    DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, numel, &result));
+  }
+  ddprt_handle handle = 0;
+  DDPRT_EXPECT_OK(context,
+                  ddprt_all_to_all(context, groupOf(axes), dtype, numel, input,
+                                   result, async ? &handle : nullptr));
+  if (async) {
+    DDPRT_EXPECT_OK(context, ddprt_wait(context, handle));
+  }
+  std::vector<double> want;
+  for (int64_t j = 0; j < n; ++j) {
+    std::vector<double> theirs =
+        contributions(expected.members[size_t(j)], numel);
+    want.insert(want.end(), theirs.begin() + expected.rank * block,
+                theirs.begin() + (expected.rank + 1) * block);
+  }
+  EXPECT_EQ(download(dtype, result, numel), want);
+  if (placement == Placement::Separate) {
+    EXPECT_EQ(download(dtype, input, numel),
+              contributions(ddprt::test::worldRank(), numel));
+    DDPRT_EXPECT_OK(context, ddprt_free(context, result));
+  }
+  DDPRT_EXPECT_OK(context, ddprt_free(context, input));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, AllToAllTest,
+    ::testing::Combine(::testing::ValuesIn(allDTypes),
+                       ::testing::ValuesIn(allGroups), ::testing::Bool(),
+                       ::testing::Values(Placement::Separate,
+                                         Placement::InPlace)),
+    gatherName);
+
 class SixteenBitReductionTest : public RuntimeSuite {};
 
 /// 16-bit reductions accumulate in f32 and round once: summed pairwise in

@@ -9,6 +9,7 @@
 #ifndef DDP_IMPORT_MODELCONFIG_H
 #define DDP_IMPORT_MODELCONFIG_H
 
+#include "ddp/Import/MoEDispatch.h"
 #include "ddp/Import/Recompute.h"
 #include "ddp/Import/StepOptions.h"
 #include "ddp/Stages/LayerSplit.h"
@@ -89,6 +90,8 @@ struct ModelConfig {
   int64_t numExperts = 0;
   int64_t moeRouterTopk = 2;
   int64_t expertModelParallelSize = 1;
+  /// The token dispatcher and the experts' capacity.
+  MoEDispatchConfig moe;
   OptimizerConfig optimizer;
   RecomputeConfig recompute;
 

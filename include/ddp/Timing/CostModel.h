@@ -147,6 +147,7 @@ private:
   CollectiveCost ringCost(CollectiveKind kind, double bytes,
                           const GroupPlacement &group) const;
   CollectiveCost treeCost(double bytes, const GroupPlacement &group) const;
+  CollectiveCost allToAllCost(double bytes, const GroupPlacement &group) const;
 
   HardwareProfile hardware;
   CollectiveAlgorithm algorithm;

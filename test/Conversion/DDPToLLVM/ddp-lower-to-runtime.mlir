@@ -261,6 +261,29 @@ func.func @step(%x: tensor<3x4xbf16>) {
 
 // -----
 
+// An all-to-all passes the dtype (bf16 is 2), the whole tensor's element
+// count (6 x 4, one block of 2 x 4 per rank), its input and its result
+// buffer, and a handle slot when asynchronous.
+
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK-DAG: %[[BF16:.*]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK-DAG: %[[NUMEL:.*]] = llvm.mlir.constant(24 : i64) : i64
+// CHECK: llvm.call @ddprt_all_to_all(%{{[a-z0-9]+}}, %{{[0-9]+}}, %[[BF16]], %[[NUMEL]], %{{[0-9]+}}, %{{[0-9]+}}, %[[NULL:[0-9]+]])
+// CHECK: llvm.call @ddprt_all_to_all(%{{[a-z0-9]+}}, %{{[0-9]+}}, %[[BF16]], %[[NUMEL]], %{{[0-9]+}}, %{{[0-9]+}}, %[[SLOT:[0-9]+]])
+// CHECK: llvm.load %[[SLOT]]
+// CHECK: llvm.call @ddprt_wait(
+
+ddp.mesh @world(ep = 3)
+
+func.func @step(%x: tensor<6x4xbf16>) {
+  %a = ddp.all_to_all %x over @world[ep] : tensor<6x4xbf16>
+  %b, %t = ddp.all_to_all %a over @world[ep] async : tensor<6x4xbf16>
+  ddp.wait %t
+  return
+}
+
+// -----
+
 // Every collective's arguments come from its op (one lowering for all,
 // docs/Extending.md): the reduction (avg is 1) or peer offset, the dtype
 // (f16 is 1), NCCL's count per rank (a reduce-scatter's scattered result:

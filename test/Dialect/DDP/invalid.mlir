@@ -437,6 +437,24 @@ func.func @f() {
 
 // -----
 
+ddp.mesh @world(dp = 3, ep = 4)
+func.func @f(%x: tensor<6x8xf32>) {
+  // expected-error @+1 {{'ddp.all_to_all' op over a group of 4 ranks needs dimension 0 to be a multiple of 4 (one equal block per rank), got 6}}
+  %a = ddp.all_to_all %x over @world[ep] : tensor<6x8xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(ep = 2)
+func.func @f(%x: tensor<16xf32>) {
+  // expected-error @+1 {{'ddp.all_to_all' op failed to verify that all of {input, result} have same type}}
+  %a = "ddp.all_to_all"(%x) <{mesh = @world, axes = ["ep"]}> : (tensor<16xf32>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
 ddp.mesh @world(dp = 3, tp = 2)
 func.func @f(%x: tensor<16xf32>) {
   // expected-error @+1 {{'ddp.broadcast' op root 3 is not a rank of its group of 3; group ranks are 0 to 2}}

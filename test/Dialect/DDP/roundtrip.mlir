@@ -65,6 +65,11 @@ func.func @collectives(%g: tensor<64xf32>, %m: tensor<4x8xbf16>) {
   %bc = ddp.broadcast %m root 1 over @world[tp] : tensor<4x8xbf16>
   // CHECK: ddp.broadcast %{{.*}} root 0 over @world[dp, tp] async : tensor<64xf32>
   %bc2, %tb = ddp.broadcast %g root 0 over @world[dp, tp] async : tensor<64xf32>
+  // CHECK: ddp.all_to_all %{{.*}} over @world[tp] : tensor<4x8xbf16>
+  %a2a = ddp.all_to_all %m over @world[tp] : tensor<4x8xbf16>
+  // CHECK: ddp.all_to_all %{{.*}} over @world[dp, tp] async : tensor<64xf32>
+  %a2a2, %ta = ddp.all_to_all %g over @world[dp, tp] async : tensor<64xf32>
+  ddp.wait %ta
   ddp.wait %tb
   // CHECK: %[[J:.*]] = ddp.join %[[T0]], %{{.*}}, %{{.*}}
   %j = ddp.join %t0, %t1, %t2

@@ -200,6 +200,18 @@ LogicalResult ddp::detail::verifyBroadcastRoot(Operation *op, uint64_t root,
   return success();
 }
 
+LogicalResult ddp::detail::verifyAllToAllBlocks(Operation *op,
+                                                RankedTensorType type,
+                                                int64_t groupSize) {
+  if (type.getRank() == 0 || type.getDimSize(0) % groupSize != 0)
+    return op->emitOpError("over a group of ")
+           << groupSize << " ranks needs dimension 0 to be a multiple of "
+           << groupSize << " (one equal block per rank), got "
+           << (type.getRank() == 0 ? std::string("a scalar")
+                                   : std::to_string(type.getDimSize(0)));
+  return success();
+}
+
 LogicalResult ddp::detail::verifyBucketExtents(
     Operation *op, ArrayRef<int64_t> numels, ArrayRef<int64_t> offsets,
     int64_t bucketSize, llvm::function_ref<std::string(size_t)> describe) {

@@ -43,6 +43,10 @@ llvm::LogicalResult verifyPeerOffset(mlir::Operation *op, int64_t offset,
 /// A broadcast's root is a rank of its group.
 llvm::LogicalResult verifyBroadcastRoot(mlir::Operation *op, uint64_t root,
                                         int64_t groupSize);
+/// An all-to-all's dimension 0 splits into one equal block per rank.
+llvm::LogicalResult verifyAllToAllBlocks(mlir::Operation *op,
+                                         mlir::RankedTensorType type,
+                                         int64_t groupSize);
 } // namespace ddp::detail
 
 namespace ddp {

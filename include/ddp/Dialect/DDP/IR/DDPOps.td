@@ -491,6 +491,36 @@ def DDP_BroadcastOp : DDP_CollectiveOp<"broadcast", "Broadcast", "return 0;",
   }];
 }
 
+def DDP_AllToAllOp : DDP_CollectiveOp<"all_to_all", "AllToAll", "return 0;",
+                                       [AllTypesMatch<["input", "result"]>]> {
+  let summary = "exchange equal blocks of dim 0 between every pair of ranks";
+  let description = [{
+    The input's dimension 0 is cut into as many equal blocks as the group
+    has ranks. Rank `i` sends its block `j` to rank `j`. That block becomes
+    block `i` of rank `j`'s result. Megatron's all-to-all token dispatcher
+    sends each expert-parallel rank the tokens routed to its experts this
+    way, and sends the experts' outputs back the same way. With a capacity
+    factor (or padding to capacity), every block has the same size. The bytes
+    are only moved, so the result is bitwise the senders' blocks.
+
+    ```mlir
+    %d = ddp.all_to_all %tokens over @world[ep] : tensor<4096x4096xbf16>
+    %e, %t = ddp.all_to_all %x over @world[ep] async : tensor<512x64xf32>
+    ddp.wait %t
+    ```
+  }];
+  let arguments = !con((ins DDP_Tensor:$input), commonArgs);
+  let results = (outs DDP_Tensor:$result, Optional<DDP_TokenType>:$token);
+  let assemblyFormat = [{
+    $input `over` custom<Group>($mesh, $axes)
+    `` custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:` type($result)
+  }];
+  let groupSizeCheck = [{
+    return ::ddp::detail::verifyAllToAllBlocks(*this, getInput().getType(),
+                                               groupSize);
+  }];
+}
+
 def DDP_WaitOp : DDP_Op<"wait", [DDP_OnComputeStream]> {
   let summary = "block the compute stream until an asynchronous op is done";
   let description = [{

@@ -1,0 +1,29 @@
+//===- MoEDispatch.cpp - How Megatron sends tokens to experts -------------===//
+
+#include "ddp/Import/MoEDispatch.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+#include <cmath>
+
+using namespace ddp;
+
+std::optional<MoEDispatcher> ddp::parseMoEDispatcher(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<MoEDispatcher>>(name)
+      .Case("allgather", MoEDispatcher::AllGather)
+      .Case("alltoall", MoEDispatcher::AllToAll)
+      .Default(std::nullopt);
+}
+
+llvm::StringRef ddp::stringifyMoEDispatcher(MoEDispatcher dispatcher) {
+  return dispatcher == MoEDispatcher::AllToAll ? "alltoall" : "allgather";
+}
+
+int64_t ddp::getExpertCapacity(const MoEDispatchConfig &config, int64_t tokens,
+                               int64_t topk, int64_t experts) {
+  double share = double(tokens) * double(topk) / double(experts);
+  if (config.capacityFactor)
+    return std::max<int64_t>(
+        1, int64_t(std::ceil(share * *config.capacityFactor)));
+  return (tokens * topk + experts - 1) / experts;
+}

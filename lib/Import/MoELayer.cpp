@@ -1,0 +1,304 @@
+//===- MoELayer.cpp - A mixture-of-experts layer, as Megatron-Core runs it ===//
+//
+// The router (TopKRouter), the token dispatcher that sends each token to the
+// ranks of its experts and back (MoEAllGatherTokenDispatcher or
+// MoEAlltoAllTokenDispatcher, megatron/core/transformer/moe/
+// token_dispatcher.py), and the local experts (SequentialMLP), forward and
+// backward. Routing is balanced (every expert receives its capacity, or its
+// share of the tokens when dropless), so every size is static.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModelImporter.h"
+
+using namespace mlir;
+using namespace ddp;
+using namespace ddp::importer;
+
+RankedTensorType ModelImporter::probsType(int64_t rows) const {
+  return RankedTensorType::get({rows}, f32);
+}
+
+Value ModelImporter::moeForward(const LayerParams &params,
+                                LayerActivations &acts, int64_t layer) {
+  int64_t numExperts = config.numExperts, topk = config.moeRouterTopk;
+  // TopKRouter: a GEMM against the replicated router weight, then softmax
+  // and top-k per token.
+  acts.routerLogits = sb.gemm(GemmPhase::Fwd, acts.mlpNormOut, false,
+                              sb.getParam(*params.router), true, layer);
+  double logits = localTokens * double(numExperts);
+  Value probs = sb.compute1("router_topk", acts.routerLogits,
+                            actType(localTokens, topk), logits * (5.0 + topk),
+                            bytes(logits + localTokens * double(topk)), layer);
+  Value combined = config.moe.dispatcher == MoEDispatcher::AllToAll
+                       ? allToAllExperts(params, acts, probs, layer)
+                       : allGatherExperts(params, acts, probs, layer);
+  return biasDropoutAdd(combined, std::nullopt, acts.attnResidual, layer);
+}
+
+Value ModelImporter::moeBackward(const LayerParams &params,
+                                 const LayerActivations &acts, Value gradOut,
+                                 int64_t layer) {
+  int64_t numExperts = config.numExperts, topk = config.moeRouterTopk;
+  Value gradCombined = biasDropoutAddBackward(gradOut, std::nullopt, layer);
+  auto [gradTokens, gradProbs] =
+      config.moe.dispatcher == MoEDispatcher::AllToAll
+          ? allToAllExpertsBackward(params, acts, gradCombined, layer)
+          : allGatherExpertsBackward(params, acts, gradCombined, layer);
+  double logits = localTokens * double(numExperts);
+  Value gradLogits =
+      sb.compute1("router_topk_grad", {gradProbs, acts.routerLogits},
+                  actType(localTokens, numExperts), 2 * logits * (5.0 + topk),
+                  bytes(2 * logits + localTokens * double(topk)), layer);
+  Value gradNormOut = sb.gemm(GemmPhase::Dgrad, gradLogits, false,
+                              sb.getParam(*params.router), false, layer);
+  sb.addGradient(*params.router, sb.gemm(GemmPhase::Wgrad, gradLogits, true,
+                                         acts.mlpNormOut, false, layer));
+  return add(gradTokens, gradNormOut, layer);
+}
+
+//===----------------------------------------------------------------------===//
+// The all-gather dispatcher
+//===----------------------------------------------------------------------===//
+
+Value ModelImporter::allGatherExperts(const LayerParams &params,
+                                      LayerActivations &acts, Value probs,
+                                      int64_t layer) {
+  int64_t topk = config.moeRouterTopk;
+  // Gather the tokens and their routing over the expert-and-tensor-parallel
+  // group, permute them to the local experts.
+  Value gathered = acts.mlpNormOut;
+  acts.gatheredProbs = probs;
+  if (dispatchGroup.size > 1) {
+    gathered = sb.allGather(acts.mlpNormOut, dispatchGroup);
+    acts.gatheredProbs = sb.allGather(probs, dispatchGroup);
+  }
+  double gatheredElements = gatheredTokens * double(hidden);
+  double expertElements = numLocalExperts * tokensPerExpert * double(hidden);
+  double probElements = gatheredTokens * double(topk);
+  SmallVector<Type> expertInTypes(numLocalExperts,
+                                  actType(tokensPerExpert, hidden));
+  ValueRange expertIn = sb.compute(
+      "moe_permute", {gathered, acts.gatheredProbs}, expertInTypes, 0.0,
+      bytes(gatheredElements + expertElements + probElements), layer);
+  acts.expertIn.assign(expertIn.begin(), expertIn.end());
+  runExperts(params, acts, layer);
+
+  // Weight each expert output by its routing probability and scatter it back
+  // to its token; the reduce-scatter sums the TP partial sums and the
+  // experts of the other ranks and returns this rank's tokens.
+  SmallVector<Value> combineInputs(acts.expertOut);
+  combineInputs.push_back(acts.gatheredProbs);
+  Value combined = sb.compute1(
+      "moe_unpermute", combineInputs, actType(gatheredTokens, hidden),
+      2 * expertElements,
+      bytes(expertElements + gatheredElements + probElements), layer);
+  if (dispatchGroup.size > 1)
+    combined = sb.reduceScatter(combined, dispatchGroup);
+  return combined;
+}
+
+std::pair<Value, Value> ModelImporter::allGatherExpertsBackward(
+    const LayerParams &params, const LayerActivations &acts,
+    Value gradCombined, int64_t layer) {
+  int64_t topk = config.moeRouterTopk;
+  if (dispatchGroup.size > 1)
+    gradCombined = sb.allGather(gradCombined, dispatchGroup);
+  double gatheredElements = gatheredTokens * double(hidden);
+  double expertElements = numLocalExperts * tokensPerExpert * double(hidden);
+  double probElements = gatheredTokens * double(topk);
+  SmallVector<Value> unpermuteInputs{gradCombined};
+  llvm::append_range(unpermuteInputs, acts.expertOut);
+  unpermuteInputs.push_back(acts.gatheredProbs);
+  SmallVector<Type> unpermuteResults(numLocalExperts,
+                                     actType(tokensPerExpert, hidden));
+  unpermuteResults.push_back(actType(gatheredTokens, topk));
+  ValueRange unpermuteGrads = sb.compute(
+      "moe_unpermute_grad", unpermuteInputs, unpermuteResults,
+      2 * expertElements,
+      bytes(gatheredElements + 2 * expertElements + 2 * probElements), layer);
+  SmallVector<Value> gradExpertIn = runExpertsBackward(
+      params, acts, unpermuteGrads.take_front(numLocalExperts), layer).first;
+  Value gradGathered = sb.compute1(
+      "moe_permute_grad", gradExpertIn, actType(gatheredTokens, hidden),
+      expertElements, bytes(expertElements + gatheredElements), layer);
+  Value gradProbs = unpermuteGrads[numLocalExperts];
+  if (dispatchGroup.size > 1) {
+    gradGathered = sb.reduceScatter(gradGathered, dispatchGroup);
+    gradProbs = sb.reduceScatter(gradProbs, dispatchGroup);
+  }
+  return {gradGathered, gradProbs};
+}
+
+//===----------------------------------------------------------------------===//
+// The all-to-all dispatcher
+//===----------------------------------------------------------------------===//
+
+// This rank sends `sent` = experts x capacity rows, one block of local
+// experts x capacity rows per expert-parallel rank; each local expert then
+// takes tokensPerExpert = TP x EP x capacity rows (the all-gather over the
+// expert-tensor-parallel group, which is the TP group, adds the TP ranks'
+// tokens).
+
+Value ModelImporter::allToAllExperts(const LayerParams &params,
+                                     LayerActivations &acts, Value probs,
+                                     int64_t layer) {
+  int64_t topk = config.moeRouterTopk;
+  int64_t sent = config.numExperts * expertCapacity;
+  int64_t received = numLocalExperts * tokensPerExpert;
+  double sentElements = double(sent) * double(hidden);
+  double receivedElements = double(received) * double(hidden);
+  // permute: this rank's tokens and their probabilities, in the order of
+  // the experts they go to, each expert's padded to its capacity.
+  ValueRange permuted = sb.compute(
+      "moe_permute", {acts.mlpNormOut, probs},
+      {actType(sent, hidden), probsType(sent)}, 0.0,
+      bytes(localTokens * double(hidden + topk) + sentElements + sent), layer);
+  Value tokensIn = permuted[0], probsIn = permuted[1];
+  // token_dispatch: the all-to-all of the tokens, then of their probs, over
+  // the expert-parallel group; dispatch_postprocess: the all-gather over the
+  // expert-tensor-parallel group.
+  if (epGroup.size > 1) {
+    tokensIn = sb.allToAll(tokensIn, epGroup);
+    probsIn = sb.allToAll(probsIn, epGroup);
+  }
+  if (tpGroup.size > 1) {
+    tokensIn = sb.allGather(tokensIn, tpGroup);
+    probsIn = sb.allGather(probsIn, tpGroup);
+  }
+  // sort_chunks_by_idxs: from (source rank, local expert) order to one
+  // block per local expert, with its probs.
+  SmallVector<Type> sortedTypes(numLocalExperts,
+                                actType(tokensPerExpert, hidden));
+  sortedTypes.append(numLocalExperts, probsType(tokensPerExpert));
+  ValueRange sorted =
+      sb.compute("moe_sort_chunks", {tokensIn, probsIn}, sortedTypes, 0.0,
+                 bytes(2 * (receivedElements + received)), layer);
+  acts.expertIn.assign(sorted.begin(), sorted.begin() + numLocalExperts);
+  acts.expertProbs.assign(sorted.begin() + numLocalExperts, sorted.end());
+  runExperts(params, acts, layer);
+
+  // combine_preprocess: back to (source rank, local expert) order, the
+  // reduce-scatter of the TP partial sums; token_combine: the all-to-all
+  // back; combine_postprocess: unpermute to this rank's tokens.
+  Value combined =
+      sb.compute1("moe_unsort_chunks", acts.expertOut,
+                  actType(received, hidden), 0.0,
+                  bytes(2 * receivedElements), layer);
+  if (tpGroup.size > 1)
+    combined = sb.reduceScatter(combined, tpGroup);
+  if (epGroup.size > 1)
+    combined = sb.allToAll(combined, epGroup);
+  return sb.compute1("moe_unpermute", combined, actType(localTokens, hidden),
+                     sentElements,
+                     bytes(sentElements + localTokens * double(hidden)),
+                     layer);
+}
+
+std::pair<Value, Value> ModelImporter::allToAllExpertsBackward(
+    const LayerParams &params, const LayerActivations &acts,
+    Value gradCombined, int64_t layer) {
+  int64_t topk = config.moeRouterTopk;
+  int64_t sent = config.numExperts * expertCapacity;
+  int64_t received = numLocalExperts * tokensPerExpert;
+  double sentElements = double(sent) * double(hidden);
+  double receivedElements = double(received) * double(hidden);
+  Value grad = sb.compute1("moe_unpermute_grad", gradCombined,
+                           actType(sent, hidden), 0.0,
+                           bytes(sentElements + localTokens * double(hidden)),
+                           layer);
+  if (epGroup.size > 1)
+    grad = sb.allToAll(grad, epGroup);
+  if (tpGroup.size > 1)
+    grad = sb.allGather(grad, tpGroup);
+  SmallVector<Type> perExpert(numLocalExperts,
+                              actType(tokensPerExpert, hidden));
+  ValueRange gradOut =
+      sb.compute("moe_unsort_chunks_grad", grad, perExpert, 0.0,
+                 bytes(2 * receivedElements), layer);
+  auto [gradIn, gradProbs] =
+      runExpertsBackward(params, acts, gradOut, layer);
+  SmallVector<Value> sortInputs(gradIn);
+  llvm::append_range(sortInputs, gradProbs);
+  ValueRange unsorted = sb.compute(
+      "moe_sort_chunks_grad", sortInputs,
+      {actType(received, hidden), probsType(received)}, 0.0,
+      bytes(2 * (receivedElements + received)), layer);
+  Value gradTokens = unsorted[0], gradRouted = unsorted[1];
+  // The backward of the all-gather is a reduce-scatter; of an all-to-all,
+  // the all-to-all back.
+  if (tpGroup.size > 1) {
+    gradTokens = sb.reduceScatter(gradTokens, tpGroup);
+    gradRouted = sb.reduceScatter(gradRouted, tpGroup);
+  }
+  if (epGroup.size > 1) {
+    gradTokens = sb.allToAll(gradTokens, epGroup);
+    gradRouted = sb.allToAll(gradRouted, epGroup);
+  }
+  ValueRange grads = sb.compute(
+      "moe_permute_grad", {gradTokens, gradRouted},
+      {actType(localTokens, hidden), actType(localTokens, topk)}, 0.0,
+      bytes(sentElements + sent + localTokens * double(hidden + topk)), layer);
+  return {grads[0], grads[1]};
+}
+
+//===----------------------------------------------------------------------===//
+// The local experts (SequentialMLP: each a TP-split MLP)
+//===----------------------------------------------------------------------===//
+
+void ModelImporter::runExperts(const LayerParams &params,
+                               LayerActivations &acts, int64_t layer) {
+  for (auto [j, expert] : llvm::enumerate(params.experts)) {
+    Value input = acts.expertIn[j];
+    Value fc1Out = sb.gemm(GemmPhase::Fwd, input, false,
+                           sb.getParam(expert.fc1.weight), true, layer);
+    Value act = activation(fc1Out, std::nullopt, layer);
+    // The all-to-all dispatcher weights each token by its probability in
+    // the expert, after the activation.
+    if (!acts.expertProbs.empty()) {
+      double elements = cast<RankedTensorType>(act.getType()).getNumElements();
+      act = sb.compute1("moe_apply_probs", {act, acts.expertProbs[j]},
+                        act.getType(), elements,
+                        bytes(2 * elements + tokensPerExpert), layer);
+    }
+    acts.expertFc1Out.push_back(fc1Out);
+    acts.expertActivation.push_back(act);
+    acts.expertOut.push_back(sb.gemm(GemmPhase::Fwd, act, false,
+                                     sb.getParam(expert.fc2.weight), true,
+                                     layer));
+  }
+}
+
+std::pair<SmallVector<Value>, SmallVector<Value>>
+ModelImporter::runExpertsBackward(const LayerParams &params,
+                                  const LayerActivations &acts,
+                                  ValueRange gradOut, int64_t layer) {
+  // Autograd runs the experts' backward in the reverse of their forward.
+  SmallVector<Value> gradIn(numLocalExperts), gradProbs(numLocalExperts);
+  for (int64_t j = numLocalExperts - 1; j >= 0; --j) {
+    const ExpertParams &expert = params.experts[j];
+    Value gradAct = sb.gemm(GemmPhase::Dgrad, gradOut[j], false,
+                            sb.getParam(expert.fc2.weight), false, layer);
+    sb.addGradient(expert.fc2.weight,
+                   sb.gemm(GemmPhase::Wgrad, gradOut[j], true,
+                           acts.expertActivation[j], false, layer));
+    if (!acts.expertProbs.empty()) {
+      auto type = cast<RankedTensorType>(gradAct.getType());
+      double elements = type.getNumElements();
+      ValueRange grads = sb.compute(
+          "moe_apply_probs_grad",
+          {gradAct, acts.expertFc1Out[j], acts.expertProbs[j]},
+          {type, probsType(tokensPerExpert)}, 2 * elements,
+          bytes(3 * elements + 2 * tokensPerExpert), layer);
+      gradAct = grads[0];
+      gradProbs[j] = grads[1];
+    }
+    Value gradFc1 =
+        activationBackward(gradAct, acts.expertFc1Out[j], std::nullopt, layer);
+    gradIn[j] = sb.gemm(GemmPhase::Dgrad, gradFc1, false,
+                        sb.getParam(expert.fc1.weight), false, layer);
+    sb.addGradient(expert.fc1.weight, sb.gemm(GemmPhase::Wgrad, gradFc1, true,
+                                              acts.expertIn[j], false, layer));
+  }
+  return {gradIn, gradProbs};
+}
