@@ -30,6 +30,7 @@ inline constexpr llvm::StringLiteral integerConfigArgs[] = {
     "data_parallel_size",
     "expert_model_parallel_size",
     "moe_router_topk",
+    "moe_ffn_hidden_size",
     "pipeline_model_parallel_size",
     "virtual_pipeline_model_parallel_size",
     "num_layers_per_virtual_pipeline_stage",

@@ -130,6 +130,7 @@ static const IntegerField integerFields[] = {
     {"moe_router_topk", &ModelConfig::moeRouterTopk, 1, false},
     {"expert_model_parallel_size", &ModelConfig::expertModelParallelSize, 1,
      false},
+    {"moe_ffn_hidden_size", &ModelConfig::moeFfnHiddenSize, 1, false},
     {"wgrad_deferral_limit", &ModelConfig::wgradDeferralLimit, 0, false},
 };
 
@@ -382,6 +383,9 @@ static Error checkStepSize(const ModelConfig &config, StringRef source) {
            ? double(config.getMaxPositionEmbeddings())
            : 0.0},
       {"num_experts", "num_experts", double(config.numExperts)},
+      {"moe_ffn_hidden_size",
+       "an expert's first layer (2 x moe_ffn_hidden_size with swiglu)",
+       (config.swiglu ? 2.0 : 1.0) * config.getExpertFfnHiddenSize()},
       // MoE layers gather the tokens of the expert-parallel group.
       {"expert_model_parallel_size",
        "micro_batch_size x seq_length x expert_model_parallel_size",
@@ -573,8 +577,10 @@ Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
     return error;
 
   if (!config.isMoE()) {
-    if (config.expertModelParallelSize != 1)
-      return fieldError(source, "expert_model_parallel_size",
+    if (config.expertModelParallelSize != 1 || config.moeFfnHiddenSize)
+      return fieldError(source,
+                        config.moeFfnHiddenSize ? "moe_ffn_hidden_size"
+                                                : "expert_model_parallel_size",
                         "needs num_experts > 0");
     if (config.moe.dispatcher != MoEDispatcher::AllGather ||
         config.moe.capacityFactor || config.moe.padToCapacity)
@@ -588,6 +594,10 @@ Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
     return checkStepSize(config, source);
   }
   int64_t ep = config.expertModelParallelSize;
+  if (Error error = checkDivisible(source, "moe_ffn_hidden_size",
+                                   config.getExpertFfnHiddenSize(),
+                                   "tensor_model_parallel_size", tp))
+    return error;
   if (Error error = checkDivisible(source, "num_experts", config.numExperts,
                                    "expert_model_parallel_size", ep))
     return error;

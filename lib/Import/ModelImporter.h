@@ -233,7 +233,7 @@ private:
 
   // Sizes on this rank (docs/Importer.md, "Shapes").
   int64_t tp, tokens, localTokens, hidden, qkvWidth, contextWidth, fc1Width,
-      ffnWidth, localVocab, numLocalExperts = 0, gatheredTokens = 0,
+      ffnWidth, expertFc1Width = 0, expertFfnWidth = 0, localVocab, numLocalExperts = 0, gatheredTokens = 0,
                             tokensPerExpert = 0;
   /// The all-to-all dispatcher: the tokens each expert takes from one rank.
   int64_t expertCapacity = 0;

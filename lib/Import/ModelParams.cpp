@@ -62,6 +62,8 @@ ModelImporter::ModelImporter(MLIRContext &context, const ModelConfig &config)
   contextWidth = config.numAttentionHeads * headDim / tp;
   ffnWidth = config.getFfnHiddenSize() / tp;
   fc1Width = config.swiglu ? 2 * ffnWidth : ffnWidth;
+  expertFfnWidth = config.getExpertFfnHiddenSize() / tp;
+  expertFc1Width = config.swiglu ? 2 * expertFfnWidth : expertFfnWidth;
   localVocab = config.getPaddedVocabSize() / tp;
   tpGroup = sb.getGroup({"tp"});
   if (config.isMoE()) {
@@ -181,10 +183,12 @@ void ModelImporter::declareParams() {
         std::string expert =
             llvm::formatv("{0}.mlp.experts.local_experts.{1}", prefix, j).str();
         ExpertParams expertParams;
-        expertParams.fc1 = declareLinear(expert + ".linear_fc1", fc1Width,
-                                         hidden, 0, i, /*expert=*/true);
-        expertParams.fc2 = declareLinear(expert + ".linear_fc2", hidden,
-                                         ffnWidth, 1, i, /*expert=*/true);
+        expertParams.fc1 =
+            declareLinear(expert + ".linear_fc1", expertFc1Width, hidden, 0,
+                          i, /*expert=*/true);
+        expertParams.fc2 =
+            declareLinear(expert + ".linear_fc2", hidden, expertFfnWidth, 1, i,
+                          /*expert=*/true);
         params.experts.push_back(expertParams);
       }
     }

@@ -143,6 +143,32 @@ static ModelConfig mixtral_8x7b() {
   return c;
 }
 
+/// Qwen3-30B-A3B, a fine-grained MoE (128 experts of FFN width 768, top-8
+/// routing): the Megatron arguments of slime's scripts/models/qwen3-30B-A3B.sh
+/// (48 layers, hidden 2048, 32 heads, 4 query groups, kv_channels 128,
+/// vocabulary 151936, untied, RMSNorm, RoPE, SwiGLU, every layer MoE, the
+/// all-to-all dispatcher), which match Qwen/Qwen3-30B-A3B's config.json; its
+/// per-head q/k layernorm (--qk-layernorm, 2 x 128 parameters a layer) is left
+/// out. Layout: EP 16 over 32 GPUs (expert DP 2), TP 1, sequence 4096.
+static ModelConfig qwen3_30b_a3b() {
+  ModelConfig c = llamaBase();
+  c.numLayers = 48;
+  c.hiddenSize = 2048;
+  c.ffnHiddenSize = 6144;
+  c.numAttentionHeads = 32;
+  c.numQueryGroups = 4;
+  c.kvChannels = 128;
+  c.seqLength = 4096;
+  c.vocabSize = 151936;
+  c.numExperts = 128;
+  c.moeRouterTopk = 8;
+  c.moeFfnHiddenSize = 768;
+  c.moe.dispatcher = MoEDispatcher::AllToAll;
+  c.expertModelParallelSize = 16;
+  c.dataParallelSize = 32;
+  return c;
+}
+
 /// Nemotron-4 15B: Parmar et al. 2024, Sec. 2 and Table 1 (32 layers, hidden
 /// 6144, 48 heads, 8 KV heads, sequence 4096, vocabulary 256,000, squared
 /// ReLU, RoPE, no biases, no dropout, untied embeddings; 8-way TP on 384
@@ -226,6 +252,10 @@ llvm::ArrayRef<ModelPreset> ddp::getModelPresets() {
       {"nemotron4-15b",
        "Nemotron-4 15B (squared ReLU), TP 8 with sequence parallelism, DP 384",
        nemotron4_15b()},
+      {"qwen3-30b-a3b",
+       "Qwen3-30B-A3B (128 experts of width 768, top-8, all-to-all), EP 16, "
+       "DP 32",
+       qwen3_30b_a3b()},
       {"tiny", "2-layer GPT for tests, TP 2, DP 2, f32", tiny()},
       {"tiny-moe", "2-layer MoE for tests, TP 2 with SP, EP 2, DP 4, f32",
        tinyMoE()},

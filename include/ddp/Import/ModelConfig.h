@@ -90,6 +90,9 @@ struct ModelConfig {
   int64_t numExperts = 0;
   int64_t moeRouterTopk = 2;
   int64_t expertModelParallelSize = 1;
+  /// Each expert's FFN width; 0 means ffn_hidden_size (Megatron's
+  /// moe_ffn_hidden_size).
+  int64_t moeFfnHiddenSize = 0;
   /// The token dispatcher and the experts' capacity.
   MoEDispatchConfig moe;
   OptimizerConfig optimizer;
@@ -97,6 +100,9 @@ struct ModelConfig {
 
   // Derived sizes; valid once the config has been validated.
   int64_t getFfnHiddenSize() const;
+  int64_t getExpertFfnHiddenSize() const {
+    return moeFfnHiddenSize > 0 ? moeFfnHiddenSize : getFfnHiddenSize();
+  }
   int64_t getNumQueryGroups() const;
   int64_t getKvChannels() const;
   int64_t getMaxPositionEmbeddings() const;
