@@ -22,6 +22,8 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace ddp;
 
@@ -60,6 +62,10 @@ TEST_F(ModelStateTest, EveryPresetCountsMegatronsBytesPerParameter) {
     int64_t optimizer = sixteenBit ? 4 + 8 : 8;
     for (int64_t d : {8, 64, 512}) {
       config.dataParallelSize = d;
+      // Expert parallelism within the data-parallel ranks (qwen3-30b-a3b's
+      // EP 16 at dp 8 becomes EP 8).
+      config.expertModelParallelSize =
+          std::min(preset.config.expertModelParallelSize, d);
       SCOPED_TRACE(preset.name.str() + " dp " + std::to_string(d));
 
       StepStats whole =
