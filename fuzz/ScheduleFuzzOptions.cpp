@@ -79,7 +79,7 @@ ArrayRef<FuzzedOption> ddp::fuzz::getFuzzedOptions() {
       // ddp-lower-to-runtime.
       {"param-prefix", {"scheduled:", "p."}},
       {"validate-storage", flipFalse},
-      {"abi-version", {"0", "-1", "7"}},
+      {"abi-version", {"0", "-1", "8"}},
       // ddp-pipeline-stages (last, so that the bits of the options above
       // decode as they did).
       {"pipeline-schedule", {"1f1b", "interleaved", "gpipe", "zigzag"}},
@@ -94,6 +94,8 @@ ArrayRef<FuzzedOption> ddp::fuzz::getFuzzedOptions() {
       {"overlap-p2p-comm-warmup-flush", flipTrue},
       // ddp-print-bucket-layout (last, for the same reason).
       {"format", {"json", "table", "xml"}},
+      // ddp-overlap-moe-comm (last, for the same reason).
+      {"moe-shared-expert-overlap", both},
   };
   return options;
 }
@@ -121,6 +123,7 @@ ArrayRef<PassAlone> ddp::fuzz::getPassesFuzzedAlone() {
       {"ddp-overlap-grad-reduce", true},
       {"ddp-overlap-param-gather", true},
       {"ddp-overlap-tp-comm", true},
+      {"ddp-overlap-moe-comm", true},
       {"ddp-print-bucket-layout", false},
       {"ddp-verify-collective-order", false},
       {"ddp-simulate", false},

@@ -12,9 +12,13 @@ all-to-alls, [ep, tp] or [ep] for the all-gather dispatcher's gathers and
 reduce-scatters, [tp] for the all-to-all dispatcher's ETP gathers), which
 the step issues synchronously, so all of it is exposed.
 
-Megatron's overlaps of the all-to-all (shared experts, the batch-level
-overlap) and an auto choice are not built yet (issue 29), so their columns
-are absent.
+A second table: the all-to-all dispatcher with a shared expert, without
+and with Megatron's moe_shared_expert_overlap (ddp-overlap-moe-comm), and
+the step's whole exposed communication (the data-parallel part is the same
+in both columns).
+qwen3-30b-a3b has no shared expert, so the rows give it one 1536 wide (two
+routed experts' width; not Qwen's configuration). The batch-level overlap
+and an auto choice are not built yet (issue 29).
 
 Usage: moe_dispatchers.py [BUILD_DIR]
 """
@@ -39,14 +43,14 @@ ROWS = [("mixtral-8x7b", 8, 16), ("mixtral-8x7b", 4, 16),
         ("qwen3-30b-a3b", 16, 32), ("qwen3-30b-a3b", 8, 32)]
 
 
-def simulate(preset, ep, dp, dispatcher, profile, tmp):
+def simulate(preset, ep, dp, dispatcher, profile, tmp, extra=()):
     step = os.path.join(tmp, "step.mlir")
     report = os.path.join(tmp, "report.json")
+    sets = [f"expert_model_parallel_size={ep}", f"data_parallel_size={dp}",
+            f"moe_token_dispatcher_type={dispatcher}", *extra]
     subprocess.run([os.path.join(BIN, "ddp-import"), f"--preset={preset}",
-                    "--quiet", "--set", f"expert_model_parallel_size={ep}",
-                    "--set", f"data_parallel_size={dp}", "--set",
-                    f"moe_token_dispatcher_type={dispatcher}", "-o", step],
-                   check=True)
+                    "--quiet", *[a for kv in sets for a in ("--set", kv)],
+                    "-o", step], check=True)
     subprocess.run([os.path.join(BIN, "ddp-opt"), step, "-o", os.devnull,
                     f"--ddp-schedule={SCHEDULE} hw={profile}",
                     f"--ddp-simulate=hw={profile} report={report}"],
@@ -59,7 +63,8 @@ def simulate(preset, ep, dp, dispatcher, profile, tmp):
                 or s["axes"] == ["tp"]}
     exposed = sum(c["end_ms"] - c["start_ms"] for c in r["collectives"]
                   if c["tid"] in dispatch and not c["async"])
-    return r["times_ms"]["step"], exposed
+    return (r["times_ms"]["step"], exposed,
+            r["times_ms"]["exposed_communication"])
 
 
 def main():
@@ -77,6 +82,20 @@ def main():
                       f"{a2a[0]:.2f} | {a2a[1]:.2f} "
                       f"({100 * a2a[1] / a2a[0]:.1f} %) | "
                       f"{a2a[0] / gather[0]:.3f} |")
+        print("\n| preset | EP | hw | shared expert, sequential: step ms | "
+              "exposed communication ms | overlapped: step ms | exposed "
+              "communication ms | overlapped / sequential |")
+        print("|---|---|---|---|---|---|---|---|")
+        for ep in (8, 16):
+            for name, profile in PROFILES:
+                shared = ["moe_shared_expert_intermediate_size=1536"]
+                seq = simulate("qwen3-30b-a3b", ep, 32, "alltoall", profile,
+                               tmp, shared)
+                ovl = simulate("qwen3-30b-a3b", ep, 32, "alltoall", profile,
+                               tmp, shared + ["moe_shared_expert_overlap=true"])
+                print(f"| qwen3-30b-a3b + shared 1536 | {ep} | {name} | "
+                      f"{seq[0]:.2f} | {seq[2]:.2f} | {ovl[0]:.2f} | "
+                      f"{ovl[2]:.2f} | {ovl[0] / seq[0]:.3f} |")
     print(f"\n{time.time() - start:.0f} s", file=sys.stderr)
 
 

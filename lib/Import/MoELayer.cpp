@@ -22,6 +22,12 @@ RankedTensorType ModelImporter::probsType(int64_t rows) const {
 Value ModelImporter::moeForward(const LayerParams &params,
                                 LayerActivations &acts, int64_t layer) {
   int64_t numExperts = config.numExperts, topk = config.moeRouterTopk;
+  // MoELayer.forward computes the shared experts first, unless they overlap
+  // the all-to-alls (the all-to-all dispatcher launches them there).
+  if (params.sharedFc1 && config.moe.dispatcher != MoEDispatcher::AllToAll) {
+    sharedExpertFc1(params, acts, layer);
+    sharedExpertFc2(params, acts, layer);
+  }
   // TopKRouter: a GEMM against the replicated router weight, then softmax
   // and top-k per token.
   acts.routerLogits = sb.gemm(GemmPhase::Fwd, acts.mlpNormOut, false,
@@ -33,6 +39,9 @@ Value ModelImporter::moeForward(const LayerParams &params,
   Value combined = config.moe.dispatcher == MoEDispatcher::AllToAll
                        ? allToAllExperts(params, acts, probs, layer)
                        : allGatherExperts(params, acts, probs, layer);
+  // MoELayer.postprocess: output + shared_expert_output.
+  if (acts.sharedOut)
+    combined = add(combined, acts.sharedOut, layer);
   return biasDropoutAdd(combined, std::nullopt, acts.attnResidual, layer);
 }
 
@@ -41,10 +50,11 @@ Value ModelImporter::moeBackward(const LayerParams &params,
                                  int64_t layer) {
   int64_t numExperts = config.numExperts, topk = config.moeRouterTopk;
   Value gradCombined = biasDropoutAddBackward(gradOut, std::nullopt, layer);
-  auto [gradTokens, gradProbs] =
+  MoEGrads grads =
       config.moe.dispatcher == MoEDispatcher::AllToAll
           ? allToAllExpertsBackward(params, acts, gradCombined, layer)
           : allGatherExpertsBackward(params, acts, gradCombined, layer);
+  Value gradProbs = grads.probs;
   double logits = localTokens * double(numExperts);
   Value gradLogits =
       sb.compute1("router_topk_grad", {gradProbs, acts.routerLogits},
@@ -54,7 +64,43 @@ Value ModelImporter::moeBackward(const LayerParams &params,
                               sb.getParam(*params.router), false, layer);
   sb.addGradient(*params.router, sb.gemm(GemmPhase::Wgrad, gradLogits, true,
                                          acts.mlpNormOut, false, layer));
-  return add(gradTokens, gradNormOut, layer);
+  Value gradInput = add(grads.tokens, gradNormOut, layer);
+  return grads.shared ? add(gradInput, grads.shared, layer) : gradInput;
+}
+
+//===----------------------------------------------------------------------===//
+// The shared experts (SharedExpertMLP)
+//===----------------------------------------------------------------------===//
+
+void ModelImporter::sharedExpertFc1(const LayerParams &params,
+                                    LayerActivations &acts, int64_t layer) {
+  acts.sharedFc1Out =
+      columnParallelForward(acts.mlpNormOut, params.sharedFc1->weight, layer);
+  acts.sharedActivation = activation(acts.sharedFc1Out, std::nullopt, layer);
+}
+
+void ModelImporter::sharedExpertFc2(const LayerParams &params,
+                                    LayerActivations &acts, int64_t layer) {
+  acts.sharedOut =
+      rowParallelForward(acts.sharedActivation, params.sharedFc2->weight, layer);
+}
+
+Value ModelImporter::sharedExpertFc2Backward(const LayerParams &params,
+                                             const LayerActivations &acts,
+                                             Value gradOut, int64_t layer) {
+  return rowParallelBackward(gradOut, acts.sharedActivation,
+                             params.sharedFc2->weight, layer);
+}
+
+Value ModelImporter::sharedExpertFc1Backward(const LayerParams &params,
+                                             const LayerActivations &acts,
+                                             Value gradActivation,
+                                             int64_t layer) {
+  Value gradFc1 = activationBackward(gradActivation, acts.sharedFc1Out,
+                                     std::nullopt, layer);
+  return columnParallelBackward(gradFc1, acts.mlpNormOut,
+                                params.sharedFc1->weight, layer,
+                                /*wgrad=*/true);
 }
 
 //===----------------------------------------------------------------------===//
@@ -98,10 +144,11 @@ Value ModelImporter::allGatherExperts(const LayerParams &params,
   return combined;
 }
 
-std::pair<Value, Value> ModelImporter::allGatherExpertsBackward(
+ModelImporter::MoEGrads ModelImporter::allGatherExpertsBackward(
     const LayerParams &params, const LayerActivations &acts,
     Value gradCombined, int64_t layer) {
   int64_t topk = config.moeRouterTopk;
+  Value gradCombined0 = gradCombined;
   if (dispatchGroup.size > 1)
     gradCombined = sb.allGather(gradCombined, dispatchGroup);
   double gatheredElements = gatheredTokens * double(hidden);
@@ -127,7 +174,13 @@ std::pair<Value, Value> ModelImporter::allGatherExpertsBackward(
     gradGathered = sb.reduceScatter(gradGathered, dispatchGroup);
     gradProbs = sb.reduceScatter(gradProbs, dispatchGroup);
   }
-  return {gradGathered, gradProbs};
+  // Computed first in the forward, the shared experts' backward runs last.
+  Value gradShared;
+  if (params.sharedFc1)
+    gradShared = sharedExpertFc1Backward(
+        params, acts,
+        sharedExpertFc2Backward(params, acts, gradCombined0, layer), layer);
+  return {gradGathered, gradProbs, gradShared};
 }
 
 //===----------------------------------------------------------------------===//
@@ -158,10 +211,14 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
   // token_dispatch: the all-to-all of the tokens, then of their probs, over
   // the expert-parallel group; dispatch_postprocess: the all-gather over the
   // expert-tensor-parallel group.
-  if (epGroup.size > 1) {
+  // The shared experts' fc1 is launched after the tokens' all-to-all, before
+  // the probs' (token_dispatch's order).
+  if (epGroup.size > 1)
     tokensIn = sb.allToAll(tokensIn, epGroup);
+  if (params.sharedFc1)
+    sharedExpertFc1(params, acts, layer);
+  if (epGroup.size > 1)
     probsIn = sb.allToAll(probsIn, epGroup);
-  }
   if (tpGroup.size > 1) {
     tokensIn = sb.allGather(tokensIn, tpGroup);
     probsIn = sb.allGather(probsIn, tpGroup);
@@ -189,13 +246,16 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
     combined = sb.reduceScatter(combined, tpGroup);
   if (epGroup.size > 1)
     combined = sb.allToAll(combined, epGroup);
+  // token_combine launches the shared experts' fc2 after its all-to-all.
+  if (params.sharedFc1)
+    sharedExpertFc2(params, acts, layer);
   return sb.compute1("moe_unpermute", combined, actType(localTokens, hidden),
                      sentElements,
                      bytes(sentElements + localTokens * double(hidden)),
                      layer);
 }
 
-std::pair<Value, Value> ModelImporter::allToAllExpertsBackward(
+ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
     const LayerParams &params, const LayerActivations &acts,
     Value gradCombined, int64_t layer) {
   int64_t topk = config.moeRouterTopk;
@@ -209,6 +269,11 @@ std::pair<Value, Value> ModelImporter::allToAllExpertsBackward(
                            layer);
   if (epGroup.size > 1)
     grad = sb.allToAll(grad, epGroup);
+  // The shared experts' backward mirrors their forward: fc2's after the
+  // first all-to-all, fc1's after the tokens' last.
+  Value gradSharedAct;
+  if (params.sharedFc1)
+    gradSharedAct = sharedExpertFc2Backward(params, acts, gradCombined, layer);
   if (tpGroup.size > 1)
     grad = sb.allGather(grad, tpGroup);
   SmallVector<Type> perExpert(numLocalExperts,
@@ -231,15 +296,18 @@ std::pair<Value, Value> ModelImporter::allToAllExpertsBackward(
     gradTokens = sb.reduceScatter(gradTokens, tpGroup);
     gradRouted = sb.reduceScatter(gradRouted, tpGroup);
   }
-  if (epGroup.size > 1) {
+  if (epGroup.size > 1)
     gradTokens = sb.allToAll(gradTokens, epGroup);
+  Value gradShared;
+  if (params.sharedFc1)
+    gradShared = sharedExpertFc1Backward(params, acts, gradSharedAct, layer);
+  if (epGroup.size > 1)
     gradRouted = sb.allToAll(gradRouted, epGroup);
-  }
   ValueRange grads = sb.compute(
       "moe_permute_grad", {gradTokens, gradRouted},
       {actType(localTokens, hidden), actType(localTokens, topk)}, 0.0,
       bytes(sentElements + sent + localTokens * double(hidden + topk)), layer);
-  return {grads[0], grads[1]};
+  return {grads[0], grads[1], gradShared};
 }
 
 //===----------------------------------------------------------------------===//

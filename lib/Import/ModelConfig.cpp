@@ -131,6 +131,8 @@ static const IntegerField integerFields[] = {
     {"expert_model_parallel_size", &ModelConfig::expertModelParallelSize, 1,
      false},
     {"moe_ffn_hidden_size", &ModelConfig::moeFfnHiddenSize, 1, false},
+    {"moe_shared_expert_intermediate_size",
+     &ModelConfig::moeSharedExpertIntermediateSize, 1, false},
     {"wgrad_deferral_limit", &ModelConfig::wgradDeferralLimit, 0, false},
 };
 
@@ -148,6 +150,7 @@ static const BoolField boolFields[] = {
     {"overlap_p2p_comm", &ModelConfig::overlapP2PComm},
     {"defer_embedding_wgrad_compute",
      &ModelConfig::deferEmbeddingWgradCompute},
+    {"moe_shared_expert_overlap", &ModelConfig::moeSharedExpertOverlap},
 };
 
 static constexpr StringLiteral otherFields[] = {
@@ -577,10 +580,15 @@ Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
     return error;
 
   if (!config.isMoE()) {
-    if (config.expertModelParallelSize != 1 || config.moeFfnHiddenSize)
+    if (config.expertModelParallelSize != 1 || config.moeFfnHiddenSize ||
+        config.moeSharedExpertIntermediateSize || config.moeSharedExpertOverlap)
       return fieldError(source,
                         config.moeFfnHiddenSize ? "moe_ffn_hidden_size"
-                                                : "expert_model_parallel_size",
+                        : config.moeSharedExpertIntermediateSize
+                            ? "moe_shared_expert_intermediate_size"
+                        : config.moeSharedExpertOverlap
+                            ? "moe_shared_expert_overlap"
+                            : "expert_model_parallel_size",
                         "needs num_experts > 0");
     if (config.moe.dispatcher != MoEDispatcher::AllGather ||
         config.moe.capacityFactor || config.moe.padToCapacity)
@@ -594,6 +602,21 @@ Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
     return checkStepSize(config, source);
   }
   int64_t ep = config.expertModelParallelSize;
+  if (config.moeSharedExpertIntermediateSize)
+    if (Error error = checkDivisible(
+            source, "moe_shared_expert_intermediate_size",
+            config.moeSharedExpertIntermediateSize,
+            "tensor_model_parallel_size", tp))
+      return error;
+  // TransformerConfig.__post_init__ (transformer_config.py L1813-1826).
+  if (config.moeSharedExpertOverlap &&
+      (!config.moeSharedExpertIntermediateSize ||
+       config.moe.dispatcher != MoEDispatcher::AllToAll))
+    return fieldError(source, "moe_shared_expert_overlap",
+                      config.moeSharedExpertIntermediateSize
+                          ? "works only with moe_token_dispatcher_type "
+                            "alltoall, as Megatron's"
+                          : "needs moe_shared_expert_intermediate_size");
   if (Error error = checkDivisible(source, "moe_ffn_hidden_size",
                                    config.getExpertFfnHiddenSize(),
                                    "tensor_model_parallel_size", tp))

@@ -521,6 +521,8 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
     options["microbatch-group-size"] = config.microbatchGroupSizePerVpStage;
   if (config.isPipelined() && config.getVirtualPipelineSize() > 1)
     options["overlap-p2p-comm"] = config.overlapP2PComm;
+  if (config.moeSharedExpertOverlap)
+    options["moe-shared-expert-overlap"] = true;
   if (!options.empty())
     recordScheduleOptions(*module, options);
   if (config.isPipelined()) {

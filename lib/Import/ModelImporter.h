@@ -64,6 +64,7 @@ struct LayerParams {
   // Mixture of experts.
   std::optional<unsigned> router;
   std::vector<ExpertParams> experts;
+  std::optional<LinearParams> sharedFc1, sharedFc2;
 };
 
 /// What the forward of one layer keeps for its backward.
@@ -84,6 +85,8 @@ struct LayerActivations {
       expertOut;
   // The all-to-all dispatcher: each local expert's tokens' probabilities.
   mlir::SmallVector<mlir::Value> expertProbs;
+  // The shared experts: fc1's output, the activation, fc2's output.
+  mlir::Value sharedFc1Out, sharedActivation, sharedOut;
 };
 
 struct MicrobatchActivations {
@@ -143,17 +146,35 @@ private:
   mlir::Value allGatherExperts(const LayerParams &params,
                                LayerActivations &acts, mlir::Value probs,
                                int64_t layer);
-  std::pair<mlir::Value, mlir::Value>
-  allGatherExpertsBackward(const LayerParams &params,
-                           const LayerActivations &acts,
-                           mlir::Value gradCombined, int64_t layer);
+  /// What a dispatcher's backward returns: the gradients of the tokens it
+  /// read, of their probabilities, and of the tokens the shared experts
+  /// read (null without shared experts).
+  struct MoEGrads {
+    mlir::Value tokens, probs, shared;
+  };
+  MoEGrads allGatherExpertsBackward(const LayerParams &params,
+                                    const LayerActivations &acts,
+                                    mlir::Value gradCombined, int64_t layer);
   mlir::Value allToAllExperts(const LayerParams &params,
                               LayerActivations &acts, mlir::Value probs,
                               int64_t layer);
-  std::pair<mlir::Value, mlir::Value>
-  allToAllExpertsBackward(const LayerParams &params,
-                          const LayerActivations &acts,
-                          mlir::Value gradCombined, int64_t layer);
+  MoEGrads allToAllExpertsBackward(const LayerParams &params,
+                                   const LayerActivations &acts,
+                                   mlir::Value gradCombined, int64_t layer);
+  // SharedExpertMLP in two halves, as Megatron launches them when they
+  // overlap the all-to-alls: fc1 and the activation, then fc2; and their
+  // backwards, fc2's then fc1's (returning the input's gradient).
+  void sharedExpertFc1(const LayerParams &params, LayerActivations &acts,
+                       int64_t layer);
+  void sharedExpertFc2(const LayerParams &params, LayerActivations &acts,
+                       int64_t layer);
+  mlir::Value sharedExpertFc2Backward(const LayerParams &params,
+                                      const LayerActivations &acts,
+                                      mlir::Value gradOut, int64_t layer);
+  mlir::Value sharedExpertFc1Backward(const LayerParams &params,
+                                      const LayerActivations &acts,
+                                      mlir::Value gradActivation,
+                                      int64_t layer);
   void runExperts(const LayerParams &params, LayerActivations &acts,
                   int64_t layer);
   /// Each local expert's input gradient, and with the all-to-all

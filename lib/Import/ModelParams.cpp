@@ -191,6 +191,15 @@ void ModelImporter::declareParams() {
                           /*expert=*/true);
         params.experts.push_back(expertParams);
       }
+      // SharedExpertMLP: a dense, TP-split MLP every token goes through.
+      if (config.moeSharedExpertIntermediateSize) {
+        int64_t width = config.moeSharedExpertIntermediateSize / tp;
+        params.sharedFc1 = declareLinear(prefix + ".mlp.shared_experts.linear_fc1",
+                                         config.swiglu ? 2 * width : width,
+                                         hidden, 0, i, /*expert=*/false);
+        params.sharedFc2 = declareLinear(prefix + ".mlp.shared_experts.linear_fc2",
+                                         hidden, width, 1, i, /*expert=*/false);
+      }
     }
     layers.push_back(std::move(params));
   }

@@ -315,6 +315,9 @@ static void addSchedulePasses(OpPassManager &pm,
   if (options.useDistributedOptimizer)
     pm.addPass(
         createDistributeOptimizer(getDistributeOptimizerPassOptions(options)));
+  if (options.sharedExpertOverlap)
+    pm.addNestedPass<func::FuncOp>(
+        createOverlapMoeComm(getOverlapMoeCommPassOptions(options)));
   if (options.overlapGradReduce)
     pm.addNestedPass<func::FuncOp>(createOverlapGradReduce());
   // Last on the step: the gathers go before the first use of their

@@ -93,6 +93,13 @@ struct ModelConfig {
   /// Each expert's FFN width; 0 means ffn_hidden_size (Megatron's
   /// moe_ffn_hidden_size).
   int64_t moeFfnHiddenSize = 0;
+  /// The shared experts' FFN width (Megatron's
+  /// moe_shared_expert_intermediate_size); 0 means none.
+  int64_t moeSharedExpertIntermediateSize = 0;
+  /// Megatron's moe_shared_expert_overlap: the shared experts compute while
+  /// the all-to-alls are in flight (recorded as ddp-schedule's
+  /// moe-shared-expert-overlap).
+  bool moeSharedExpertOverlap = false;
   /// The token dispatcher and the experts' capacity.
   MoEDispatchConfig moe;
   OptimizerConfig optimizer;

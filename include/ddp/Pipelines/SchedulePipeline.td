@@ -17,9 +17,10 @@ def SchedulePipelineOptions : PipelineOptions {
   // ddp-print-bucket-layout is not here: its `output` is
   // print-bucket-layout below.
   let passes = [PipelineStages, AssignBuckets, DistributeOptimizer,
-                OverlapParamGather, OverlapTpComm];
-  // Megatron's default; the pass alone is the opt-in.
-  let defaults = [PipelineDefault<"tp-comm-overlap", "false">];
+                OverlapParamGather, OverlapTpComm, OverlapMoeComm];
+  // Megatron's defaults; the passes alone are the opt-in.
+  let defaults = [PipelineDefault<"tp-comm-overlap", "false">,
+                  PipelineDefault<"moe-shared-expert-overlap", "false">];
   let options = [
     Option<"printBucketLayout", "print-bucket-layout", "std::string",
            /*default=*/"\"\"",

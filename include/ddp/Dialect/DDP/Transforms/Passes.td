@@ -503,6 +503,46 @@ def OverlapTpComm : Pass<"ddp-overlap-tp-comm", "mlir::func::FuncOp"> {
   ];
 }
 
+def OverlapMoeComm : Pass<"ddp-overlap-moe-comm", "mlir::func::FuncOp"> {
+  let summary = "run the expert all-to-alls beside the compute issued after them";
+  let description = [{
+    Megatron's --moe-shared-expert-overlap. Each synchronous `ddp.all_to_all`
+    (the all-to-all token dispatcher's) becomes asynchronous, and its
+    `ddp.wait` goes right before the first op that reads its result. What the
+    step issues in between then runs beside it. The importer places the shared
+    experts where Megatron launches them when they overlap: fc1 after the
+    tokens' all-to-all, fc2 after the combine's, and in the backward fc2's
+    after the first all-to-all and fc1's after the tokens' last. So the shared
+    experts compute while the tokens are in flight. The probabilities'
+    all-to-all also runs beside the tokens'. Nothing moves but the waits, so
+    the collectives keep their order on every rank.
+
+    ```mlir
+    %t = ddp.all_to_all %x over @world[ep] : tensor<32x64xbf16>
+    %s = ddp.gemm fwd %y, %w transposed : ...
+    %u = ddp.all_gather %t over @world[tp] : ...
+    ```
+    becomes
+    ```mlir
+    %t, %tok = ddp.all_to_all %x over @world[ep] async : tensor<32x64xbf16>
+    %s = ddp.gemm fwd %y, %w transposed : ...
+    ddp.wait %tok
+    %u = ddp.all_gather %t over @world[tp] : ...
+    ```
+  }];
+  let options = [
+    Option<"sharedExpertOverlap", "moe-shared-expert-overlap", "bool",
+           /*default=*/"true",
+           "Issue the expert all-to-alls asynchronously, waited for at their "
+           "first reader, so that the shared experts run beside them. "
+           "--ddp-schedule's default is false, as Megatron's">,
+  ];
+  let statistics = [
+    Statistic<"numAllToAllsMadeAsync", "async-all-to-alls",
+              "All-to-alls made asynchronous">,
+  ];
+}
+
 def PipelineStages : Pass<"ddp-pipeline-stages", "mlir::ModuleOp"> {
   let summary = "split a pipelined step into one program per pipeline rank, in Megatron's schedule order";
   let description = [{
