@@ -205,10 +205,17 @@ Expected<bool> importer::readMoEDispatchField(StringRef key,
     Expected<double> factor = readNumber(value, source, key);
     if (!factor)
       return factor.takeError();
+    // TransformerConfig.__post_init__ takes a negative factor as None,
+    // dropless (transformer_config.py L1836-1838).
+    if (*factor < 0.0) {
+      moe.capacityFactor.reset();
+      return true;
+    }
     if (!(*factor > 0.0 && *factor <= 1e6))
       return fieldError(source, key,
-                        formatv("expected a positive number (omit the field "
-                                "for dropless routing), got {0}",
+                        formatv("expected a positive number up to 1e6, or a "
+                                "negative one (or no field) for dropless "
+                                "routing, got {0}",
                                 formatShortest(*factor)));
     moe.capacityFactor = *factor;
     return true;

@@ -30,8 +30,6 @@ inline constexpr llvm::StringLiteral integerConfigArgs[] = {
     "data_parallel_size",
     "expert_model_parallel_size",
     "moe_router_topk",
-    "moe_ffn_hidden_size",
-    "moe_shared_expert_intermediate_size",
     "pipeline_model_parallel_size",
     "virtual_pipeline_model_parallel_size",
     "num_layers_per_virtual_pipeline_stage",
@@ -43,7 +41,7 @@ inline constexpr llvm::StringLiteral boolConfigArgs[] = {
     "swiglu",          "untie_embeddings_and_output_weights",
     "add_bias_linear", "sequence_parallel",
     "squared_relu",     "account_for_embedding_in_pipeline_split",
-    "account_for_loss_in_pipeline_split", "moe_shared_expert_overlap",
+    "account_for_loss_in_pipeline_split",
 };
 inline constexpr llvm::StringLiteral numberConfigArgs[] = {
     "hidden_dropout", "lr", "adam_beta1", "adam_beta2", "adam_eps",

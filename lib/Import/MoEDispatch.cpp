@@ -21,9 +21,14 @@ llvm::StringRef ddp::stringifyMoEDispatcher(MoEDispatcher dispatcher) {
 
 int64_t ddp::getExpertCapacity(const MoEDispatchConfig &config, int64_t tokens,
                                int64_t topk, int64_t experts) {
-  double share = double(tokens) * double(topk) / double(experts);
-  if (config.capacityFactor)
-    return std::max<int64_t>(
-        1, int64_t(std::ceil(share * *config.capacityFactor)));
-  return (tokens * topk + experts - 1) / experts;
+  int64_t share = (tokens * topk + experts - 1) / experts;
+  if (!config.capacityFactor)
+    return share;
+  double capacity = std::ceil(double(tokens) * double(topk) /
+                              double(experts) * *config.capacityFactor);
+  int64_t rows = std::max<int64_t>(1, int64_t(capacity));
+  // Padded, every expert takes exactly its capacity; otherwise the tokens
+  // past it are dropped, and under balanced routing an expert takes its
+  // share when that is less.
+  return config.padToCapacity ? rows : std::min(rows, share);
 }

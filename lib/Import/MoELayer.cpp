@@ -23,8 +23,9 @@ Value ModelImporter::moeForward(const LayerParams &params,
                                 LayerActivations &acts, int64_t layer) {
   int64_t numExperts = config.numExperts, topk = config.moeRouterTopk;
   // MoELayer.forward computes the shared experts first, unless they overlap
-  // the all-to-alls (the all-to-all dispatcher launches them there).
-  if (params.sharedFc1 && config.moe.dispatcher != MoEDispatcher::AllToAll) {
+  // the all-to-alls (moe_shared_expert_overlap: the all-to-all dispatcher
+  // launches them there).
+  if (params.sharedFc1 && !config.moeSharedExpertOverlap) {
     sharedExpertFc1(params, acts, layer);
     sharedExpertFc2(params, acts, layer);
   }
@@ -54,6 +55,11 @@ Value ModelImporter::moeBackward(const LayerParams &params,
       config.moe.dispatcher == MoEDispatcher::AllToAll
           ? allToAllExpertsBackward(params, acts, gradCombined, layer)
           : allGatherExpertsBackward(params, acts, gradCombined, layer);
+  // Computed first in the forward, the shared experts' backward runs last.
+  if (params.sharedFc1 && !config.moeSharedExpertOverlap)
+    grads.shared = sharedExpertFc1Backward(
+        params, acts,
+        sharedExpertFc2Backward(params, acts, gradCombined, layer), layer);
   Value gradProbs = grads.probs;
   double logits = localTokens * double(numExperts);
   Value gradLogits =
@@ -148,7 +154,6 @@ ModelImporter::MoEGrads ModelImporter::allGatherExpertsBackward(
     const LayerParams &params, const LayerActivations &acts,
     Value gradCombined, int64_t layer) {
   int64_t topk = config.moeRouterTopk;
-  Value gradCombined0 = gradCombined;
   if (dispatchGroup.size > 1)
     gradCombined = sb.allGather(gradCombined, dispatchGroup);
   double gatheredElements = gatheredTokens * double(hidden);
@@ -174,13 +179,7 @@ ModelImporter::MoEGrads ModelImporter::allGatherExpertsBackward(
     gradGathered = sb.reduceScatter(gradGathered, dispatchGroup);
     gradProbs = sb.reduceScatter(gradProbs, dispatchGroup);
   }
-  // Computed first in the forward, the shared experts' backward runs last.
-  Value gradShared;
-  if (params.sharedFc1)
-    gradShared = sharedExpertFc1Backward(
-        params, acts,
-        sharedExpertFc2Backward(params, acts, gradCombined0, layer), layer);
-  return {gradGathered, gradProbs, gradShared};
+  return {gradGathered, gradProbs, Value()};
 }
 
 //===----------------------------------------------------------------------===//
@@ -215,7 +214,8 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
   // the probs' (token_dispatch's order).
   if (epGroup.size > 1)
     tokensIn = sb.allToAll(tokensIn, epGroup);
-  if (params.sharedFc1)
+  bool sharedOverlaps = params.sharedFc1 && config.moeSharedExpertOverlap;
+  if (sharedOverlaps)
     sharedExpertFc1(params, acts, layer);
   if (epGroup.size > 1)
     probsIn = sb.allToAll(probsIn, epGroup);
@@ -247,7 +247,7 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
   if (epGroup.size > 1)
     combined = sb.allToAll(combined, epGroup);
   // token_combine launches the shared experts' fc2 after its all-to-all.
-  if (params.sharedFc1)
+  if (sharedOverlaps)
     sharedExpertFc2(params, acts, layer);
   return sb.compute1("moe_unpermute", combined, actType(localTokens, hidden),
                      sentElements,
@@ -269,10 +269,11 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
                            layer);
   if (epGroup.size > 1)
     grad = sb.allToAll(grad, epGroup);
-  // The shared experts' backward mirrors their forward: fc2's after the
-  // first all-to-all, fc1's after the tokens' last.
+  // Overlapping, the shared experts' backward runs beside the all-to-alls
+  // as their forward did: fc2's after the first, fc1's after the last.
+  bool sharedOverlaps = params.sharedFc1 && config.moeSharedExpertOverlap;
   Value gradSharedAct;
-  if (params.sharedFc1)
+  if (sharedOverlaps)
     gradSharedAct = sharedExpertFc2Backward(params, acts, gradCombined, layer);
   if (tpGroup.size > 1)
     grad = sb.allGather(grad, tpGroup);
@@ -291,18 +292,19 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
       bytes(2 * (receivedElements + received)), layer);
   Value gradTokens = unsorted[0], gradRouted = unsorted[1];
   // The backward of the all-gather is a reduce-scatter; of an all-to-all,
-  // the all-to-all back.
+  // the all-to-all back; the probabilities' first, as autograd runs the
+  // reverse of the forward.
   if (tpGroup.size > 1) {
-    gradTokens = sb.reduceScatter(gradTokens, tpGroup);
     gradRouted = sb.reduceScatter(gradRouted, tpGroup);
+    gradTokens = sb.reduceScatter(gradTokens, tpGroup);
   }
-  if (epGroup.size > 1)
-    gradTokens = sb.allToAll(gradTokens, epGroup);
-  Value gradShared;
-  if (params.sharedFc1)
-    gradShared = sharedExpertFc1Backward(params, acts, gradSharedAct, layer);
-  if (epGroup.size > 1)
+  if (epGroup.size > 1) {
     gradRouted = sb.allToAll(gradRouted, epGroup);
+    gradTokens = sb.allToAll(gradTokens, epGroup);
+  }
+  Value gradShared;
+  if (sharedOverlaps)
+    gradShared = sharedExpertFc1Backward(params, acts, gradSharedAct, layer);
   ValueRange grads = sb.compute(
       "moe_permute_grad", {gradTokens, gradRouted},
       {actType(localTokens, hidden), actType(localTokens, topk)}, 0.0,

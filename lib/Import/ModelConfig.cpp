@@ -366,6 +366,19 @@ static Error checkStepSize(const ModelConfig &config, StringRef source) {
   double tokens = double(config.microBatchSize) * double(config.seqLength);
   double padding =
       double(config.makeVocabSizeDivisibleBy) * config.tensorModelParallelSize;
+  // An expert's rows from one rank: its share of the tokens' top-k
+  // routes, times the capacity factor.
+  // The all-gather dispatcher without a capacity gathers the tokens (the
+  // expert_model_parallel_size row below bounds them).
+  bool capacityRowsApply =
+      config.isMoE() && (config.moe.dispatcher == MoEDispatcher::AllToAll ||
+                         config.moe.capacityFactor);
+  double capacityRows =
+      capacityRowsApply
+          ? std::ceil(tokens * double(config.moeRouterTopk) /
+                      double(config.numExperts) *
+                      config.moe.capacityFactor.value_or(1.0))
+          : 0.0;
   struct Dimension {
     StringLiteral field, what;
     double size;
@@ -389,6 +402,22 @@ static Error checkStepSize(const ModelConfig &config, StringRef source) {
       {"moe_ffn_hidden_size",
        "an expert's first layer (2 x moe_ffn_hidden_size with swiglu)",
        (config.swiglu ? 2.0 : 1.0) * config.getExpertFfnHiddenSize()},
+      {"moe_shared_expert_intermediate_size",
+       "a shared expert's first layer (2 x "
+       "moe_shared_expert_intermediate_size with swiglu)",
+       (config.swiglu ? 2.0 : 1.0) *
+           double(config.moeSharedExpertIntermediateSize)},
+      // The rows a rank sends to the experts, and those each expert takes:
+      // experts x capacity, and capacity x EP x TP.
+      {"moe_expert_capacity_factor",
+       "num_experts x the expert capacity (the rows a rank dispatches)",
+       config.isMoE() ? double(config.numExperts) * capacityRows : 0.0},
+      {"moe_expert_capacity_factor",
+       "the expert capacity x expert_model_parallel_size x "
+       "tensor_model_parallel_size (the rows an expert takes)",
+       config.isMoE() ? capacityRows * double(config.expertModelParallelSize) *
+                            double(config.tensorModelParallelSize)
+                      : 0.0},
       // MoE layers gather the tokens of the expert-parallel group.
       {"expert_model_parallel_size",
        "micro_batch_size x seq_length x expert_model_parallel_size",

@@ -72,18 +72,20 @@ ModelImporter::ModelImporter(MLIRContext &context, const ModelConfig &config)
     epGroup = sb.getGroup({"ep"});
     gatheredTokens = localTokens * dispatchGroup.size;
     // Balanced routing: every expert receives its share of the tokens, or
-    // its capacity. The all-gather dispatcher routes the gathered tokens;
-    // the all-to-all one this rank's, then gathers them over TP.
-    if (config.moe.dispatcher == MoEDispatcher::AllToAll) {
-      expertCapacity = getExpertCapacity(config.moe, localTokens,
-                                         config.moeRouterTopk,
-                                         config.numExperts);
+    // its capacity. Megatron's router applies the capacity to each rank's
+    // tokens (apply_router_token_dropping); the all-gather dispatcher then
+    // gathers the group's, the all-to-all one the EP ranks' and, over TP,
+    // the TP ranks'. Dropless, the all-gather dispatcher routes the gathered
+    // tokens.
+    int64_t topk = config.moeRouterTopk, experts = config.numExperts;
+    expertCapacity =
+        getExpertCapacity(config.moe, localTokens, topk, experts);
+    if (config.moe.dispatcher == MoEDispatcher::AllToAll ||
+        config.moe.capacityFactor)
       tokensPerExpert = expertCapacity * dispatchGroup.size;
-    } else {
-      tokensPerExpert = getExpertCapacity(config.moe, gatheredTokens,
-                                          config.moeRouterTopk,
-                                          config.numExperts);
-    }
+    else
+      tokensPerExpert =
+          getExpertCapacity(config.moe, gatheredTokens, topk, experts);
   }
 }
 

@@ -461,6 +461,35 @@ TEST_F(CudaTest, SingleRankNcclCollectives) {
   }
 }
 
+/// One rank's all-to-all keeps its one block. Separate buffers take the
+/// one-rank copy; a result that partly overlaps the input goes through a
+/// copy of the input and NCCL's send and receive to this rank itself, the
+/// path of every multi-rank all-to-all.
+TEST_F(CudaTest, SingleRankAllToAll) {
+  for (int32_t dtype : allDTypes) {
+    SCOPED_TRACE(dtypeLabel(dtype));
+    const int64_t numel = 4097, shift = 5;
+    std::vector<double> values = integers(numel, 7);
+    std::vector<double> padded = values;
+    padded.resize(size_t(numel + shift), 0.0);
+    void *in = put(gpu, dtype, padded);
+    void *out = nullptr;
+    DDPRT_ASSERT_OK(gpu, ddprt_alloc(gpu, dtype, numel, &out));
+    ddprt_handle handle = 0;
+    DDPRT_EXPECT_OK(gpu, ddprt_all_to_all(gpu, gpuGroup, dtype, numel, in,
+                                          out, &handle));
+    DDPRT_EXPECT_OK(gpu, ddprt_wait(gpu, handle));
+    EXPECT_EQ(decode(dtype, get(gpu, out, numel * dtypeSize(dtype))), values);
+    void *shifted = static_cast<char *>(in) + shift * dtypeSize(dtype);
+    DDPRT_EXPECT_OK(gpu, ddprt_all_to_all(gpu, gpuGroup, dtype, numel, in,
+                                          shifted, nullptr));
+    EXPECT_EQ(decode(dtype, get(gpu, shifted, numel * dtypeSize(dtype))),
+              values);
+    DDPRT_EXPECT_OK(gpu, ddprt_free(gpu, in));
+    DDPRT_EXPECT_OK(gpu, ddprt_free(gpu, out));
+  }
+}
+
 /// The collective must wait for the GEMM that produces its input (an event
 /// orders the streams), and the scale after ddprt_wait for the collective.
 TEST_F(CudaTest, EventsOrderTheStreams) {

@@ -36,11 +36,12 @@ struct MoEDispatchConfig {
 };
 
 /// The tokens each expert takes from `tokens` routed tokens (each to `topk`
-/// of `experts` experts): Megatron's get_capacity (moe_utils.py),
-/// ceil(tokens x topk / experts x capacity factor), and with no capacity
-/// factor the share of balanced routing, ceil(tokens x topk / experts).
-/// The step's sizes are static: routing is taken as balanced (the simulator
-/// prices a balanced step; a capacity makes every block that size).
+/// of `experts` experts). Routing is taken as balanced, so an expert's share
+/// is ceil(tokens x topk / experts). With a capacity factor, Megatron's
+/// get_capacity (moe_utils.py) gives ceil(tokens x topk / experts x
+/// factor). Padded to capacity, the expert takes exactly that. Without
+/// padding, the tokens past it are dropped, so it takes the lesser of the
+/// two. The step's sizes are static.
 int64_t getExpertCapacity(const MoEDispatchConfig &config, int64_t tokens,
                           int64_t topk, int64_t experts);
 
