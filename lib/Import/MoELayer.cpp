@@ -60,10 +60,9 @@ Value ModelImporter::moeBackward(const LayerParams &params,
     grads.shared = sharedExpertFc1Backward(
         params, acts,
         sharedExpertFc2Backward(params, acts, gradCombined, layer), layer);
-  Value gradProbs = grads.probs;
   double logits = localTokens * double(numExperts);
   Value gradLogits =
-      sb.compute1("router_topk_grad", {gradProbs, acts.routerLogits},
+      sb.compute1("router_topk_grad", {grads.probs, acts.routerLogits},
                   actType(localTokens, numExperts), 2 * logits * (5.0 + topk),
                   bytes(2 * logits + localTokens * double(topk)), layer);
   Value gradNormOut = sb.gemm(GemmPhase::Dgrad, gradLogits, false,

@@ -256,7 +256,9 @@ private:
   int64_t tp, tokens, localTokens, hidden, qkvWidth, contextWidth, fc1Width,
       ffnWidth, expertFc1Width = 0, expertFfnWidth = 0, localVocab, numLocalExperts = 0, gatheredTokens = 0,
                             tokensPerExpert = 0;
-  /// The all-to-all dispatcher: the tokens each expert takes from one rank.
+  /// The tokens each expert takes from one rank's (its share, or its
+  /// capacity): the all-to-all dispatcher's block, and with a capacity the
+  /// all-gather dispatcher's too.
   int64_t expertCapacity = 0;
   bool sequenceParallel;
   bool hasDropout;

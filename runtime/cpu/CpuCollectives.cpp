@@ -306,6 +306,23 @@ static Status prepareAllToAll(const CollectiveOp &op,
   return Status::ok();
 }
 
+/// MPI_Alltoall (MPI_Ialltoall when `request` is set) of `p`'s blocks of
+/// p.count elements: an all-to-all's, and the exchange of a deterministic
+/// reduce-scatter (`purpose` ends its message).
+static Status allToAll(const PreparedCollective &p, MPI_Comm group,
+                       MPI_Request *request, const std::string &comm,
+                       const char *purpose) {
+  return checkMpi(
+      request ? MPI_Ialltoall(p.send, p.count, p.type, p.receive, p.count,
+                              p.type, group, request)
+              : MPI_Alltoall(p.send, p.count, p.type, p.receive, p.count,
+                             p.type, group),
+      concat(request ? "MPI_Ialltoall" : "MPI_Alltoall",
+             "(sendbuf=", pointerText(p.send), ", sendcount=", p.count,
+             ", recvbuf=", pointerText(p.receive), ", recvcount=", p.count,
+             ", datatype=", p.typeName, ", ", comm, ")", purpose));
+}
+
 /// Issues the op on `group`: blocking when `request` is null, else posted.
 static Status issueOnCommThread(const CollectiveOp &op, MPI_Comm group,
                                 PreparedCollective &prepared,
@@ -342,16 +359,8 @@ static Status issueOnCommThread(const CollectiveOp &op, MPI_Comm group,
                ")"));
   case CollectiveKind::ReduceScatter:
     if (p.gatherThenReduce)
-      return checkMpi(
-          request ? MPI_Ialltoall(p.send, p.count, p.type, p.receive, p.count,
-                                  p.type, group, request)
-                  : MPI_Alltoall(p.send, p.count, p.type, p.receive, p.count,
-                                 p.type, group),
-          concat(request ? "MPI_Ialltoall" : "MPI_Alltoall",
-                 "(sendbuf=", pointerText(p.send), ", count=", p.count,
-                 ", recvbuf=", pointerText(p.receive),
-                 ", datatype=", p.typeName, ", ", comm,
-                 ") of a deterministic reduce_scatter"));
+      return allToAll(p, group, request, comm,
+                      " of a deterministic reduce_scatter");
     return checkMpi(
         request ? MPI_Ireduce_scatter_block(p.send, p.receive, p.count, p.type,
                                             reduce, group, request)
@@ -395,15 +404,7 @@ static Status issueOnCommThread(const CollectiveOp &op, MPI_Comm group,
                ", datatype=", p.typeName, ", root=", op.root, ", ", comm,
                ")"));
   case CollectiveKind::AllToAll:
-    return checkMpi(
-        request ? MPI_Ialltoall(p.send, p.count, p.type, p.receive, p.count,
-                                p.type, group, request)
-                : MPI_Alltoall(p.send, p.count, p.type, p.receive, p.count,
-                               p.type, group),
-        concat(request ? "MPI_Ialltoall" : "MPI_Alltoall",
-               "(sendbuf=", pointerText(p.send), ", sendcount=", p.count,
-               ", recvbuf=", pointerText(p.receive), ", recvcount=", p.count,
-               ", datatype=", p.typeName, ", ", comm, ")"));
+    return allToAll(p, group, request, comm, "");
   }
   return makeError(DDPRT_ERROR_INTERNAL, "unknown collective");
 }
