@@ -96,6 +96,8 @@ ArrayRef<FuzzedOption> ddp::fuzz::getFuzzedOptions() {
       {"format", {"json", "table", "xml"}},
       // ddp-overlap-moe-comm (last, for the same reason).
       {"moe-shared-expert-overlap", both},
+      // ddp-combined-1f1b (last, for the same reason).
+      {"overlap-moe-expert-parallel-comm", both},
   };
   return options;
 }
@@ -124,6 +126,7 @@ ArrayRef<PassAlone> ddp::fuzz::getPassesFuzzedAlone() {
       {"ddp-overlap-param-gather", true},
       {"ddp-overlap-tp-comm", true},
       {"ddp-overlap-moe-comm", true},
+      {"ddp-combined-1f1b", true},
       {"ddp-print-bucket-layout", false},
       {"ddp-verify-collective-order", false},
       {"ddp-simulate", false},

@@ -1,24 +1,30 @@
 #!/usr/bin/env python3
-"""Megatron's all-gather and all-to-all token dispatchers, per MoE preset.
+"""Megatron's token dispatchers and overlaps, and auto, per MoE preset.
 
 For mixtral-8x7b and qwen3-30b-a3b at two expert-parallel sizes each, on
 the calibrated H100 and A100 profiles (bench/sim/*-calibrated.json), the
-importer builds the step with each dispatcher (moe_token_dispatcher_type),
-ddp-schedule lays out the data-parallel side as Megatron does (the
-distributed optimizer, overlapped reductions and gathers), and ddp-simulate
-prices it. Printed per dispatcher: the step, and the exposed dispatch
-communication: every collective on the dispatch group ([ep] for the
-all-to-alls, [ep, tp] or [ep] for the all-gather dispatcher's gathers and
-reduce-scatters, [tp] for the all-to-all dispatcher's ETP gathers), which
-the step issues synchronously, so all of it is exposed.
+importer builds the step, ddp-schedule lays out the data-parallel side as
+Megatron does (the distributed optimizer, overlapped reductions and
+gathers), and ddp-simulate prices it. Four columns:
+- the all-gather dispatcher (moe_token_dispatcher_type=allgather);
+- the all-to-all dispatcher;
+- the all-to-all dispatcher with Megatron's batch-level overlap
+  (overlap_moe_expert_parallel_comm: ddp-combined-1f1b, the all-to-alls
+  asynchronous); neither preset has shared experts, whose overlap Megatron
+  does not run beside it;
+- policy=auto on the all-to-all dispatcher's step: the buckets, and whether
+  to run the batch-level overlap, chosen on the simulated step.
+Per column the step, and the exposed dispatch communication: the time the
+dispatch collectives are in flight while no compute runs (the all-to-alls;
+for the all-gather dispatcher its gathers and reduce-scatters over
+[ep, tp]), from the simulator's trace.
 
 A second table: the all-to-all dispatcher with a shared expert, without
 and with Megatron's moe_shared_expert_overlap (ddp-overlap-moe-comm), and
 the step's whole exposed communication (the data-parallel part is the same
 in both columns).
 qwen3-30b-a3b has no shared expert, so the rows give it one 1536 wide (two
-routed experts' width; not Qwen's configuration). The batch-level overlap
-and an auto choice are not built yet (issue 29).
+routed experts' width; not Qwen's configuration).
 
 Usage: moe_dispatchers.py [BUILD_DIR]
 """
@@ -43,45 +49,96 @@ ROWS = [("mixtral-8x7b", 8, 16), ("mixtral-8x7b", 4, 16),
         ("qwen3-30b-a3b", 16, 32), ("qwen3-30b-a3b", 8, 32)]
 
 
-def simulate(preset, ep, dp, dispatcher, profile, tmp, extra=()):
+def union(intervals):
+    merged = []
+    for start, end in sorted(intervals):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return merged
+
+
+def exposed_ms(trace, dispatch):
+    """Time (ms) that some dispatch collective is in flight and no compute
+    runs: `dispatch(op, group)` says which collectives count."""
+    comm, compute = [], []
+    for e in trace["traceEvents"]:
+        if e.get("ph") != "X":
+            continue
+        interval = (e["ts"], e["ts"] + e["dur"])
+        args = e.get("args", {})
+        if e["cat"] == "compute":
+            compute.append(interval)
+        elif e["cat"] == "comm" and dispatch(args.get("op"),
+                                             args.get("group")):
+            comm.append(interval)
+    busy = union(compute)
+    total = 0.0
+    for start, end in union(comm):
+        covered = 0.0
+        for b_start, b_end in busy:
+            covered += max(0.0, min(end, b_end) - max(start, b_start))
+        total += (end - start) - covered
+    return total / 1000
+
+
+def is_dispatch(op, group):
+    return op == "ddp.all_to_all" or group in ("ep,tp", "ep")
+
+
+def simulate(preset, ep, dp, dispatcher, profile, tmp, extra=(),
+             schedule=SCHEDULE):
     step = os.path.join(tmp, "step.mlir")
     report = os.path.join(tmp, "report.json")
+    trace = os.path.join(tmp, "trace.json")
+    scheduled = os.path.join(tmp, "scheduled.mlir")
     sets = [f"expert_model_parallel_size={ep}", f"data_parallel_size={dp}",
             f"moe_token_dispatcher_type={dispatcher}", *extra]
     subprocess.run([os.path.join(BIN, "ddp-import"), f"--preset={preset}",
                     "--quiet", *[a for kv in sets for a in ("--set", kv)],
                     "-o", step], check=True)
-    subprocess.run([os.path.join(BIN, "ddp-opt"), step, "-o", os.devnull,
-                    f"--ddp-schedule={SCHEDULE} hw={profile}",
-                    f"--ddp-simulate=hw={profile} report={report}"],
+    subprocess.run([os.path.join(BIN, "ddp-opt"), step, "-o", scheduled,
+                    f"--ddp-schedule={schedule} hw={profile}",
+                    f"--ddp-simulate=hw={profile} report={report} "
+                    f"trace={trace}"],
                    check=True, stdout=subprocess.DEVNULL)
     with open(report) as f:
         r = json.load(f)
-    # The dispatch groups: streams whose axes hold ep but not edp, or tp alone.
-    dispatch = {s["tid"] for s in r["streams"]
-                if ("ep" in s["axes"] and "edp" not in s["axes"])
-                or s["axes"] == ["tp"]}
-    exposed = sum(c["end_ms"] - c["start_ms"] for c in r["collectives"]
-                  if c["tid"] in dispatch and not c["async"])
-    return (r["times_ms"]["step"], exposed,
-            r["times_ms"]["exposed_communication"])
+    with open(trace) as f:
+        t = json.load(f)
+    with open(scheduled) as f:
+        chose = 'overlap-moe-expert-parallel-comm" = true' in f.read()
+    return (r["times_ms"]["step"], exposed_ms(t, is_dispatch),
+            r["times_ms"]["exposed_communication"], chose)
+
+
+def cell(result):
+    return (f"{result[0]:.2f} | {result[1]:.2f} "
+            f"({100 * result[1] / result[0]:.1f} %)")
 
 
 def main():
     start = time.time()
-    print("| preset | EP | hw | allgather step ms | exposed dispatch ms | "
-          "alltoall step ms | exposed all-to-all ms | alltoall / allgather |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| preset | EP | hw | allgather: step ms | exposed dispatch ms | "
+          "alltoall: step ms | exposed all-to-all ms | batch-level overlap "
+          "(Megatron's flag): step ms | exposed all-to-all ms | auto: step "
+          "ms | exposed all-to-all ms | auto's overlap | auto / flag |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for preset, ep, dp in ROWS:
             for name, profile in PROFILES:
                 gather = simulate(preset, ep, dp, "allgather", profile, tmp)
                 a2a = simulate(preset, ep, dp, "alltoall", profile, tmp)
-                print(f"| {preset} | {ep} | {name} | {gather[0]:.2f} | "
-                      f"{gather[1]:.2f} ({100 * gather[1] / gather[0]:.1f} %) | "
-                      f"{a2a[0]:.2f} | {a2a[1]:.2f} "
-                      f"({100 * a2a[1] / a2a[0]:.1f} %) | "
-                      f"{a2a[0] / gather[0]:.3f} |")
+                flag = simulate(preset, ep, dp, "alltoall", profile, tmp,
+                                ["overlap_moe_expert_parallel_comm=true"])
+                auto = simulate(preset, ep, dp, "alltoall", profile, tmp,
+                                schedule=SCHEDULE.replace("policy=megatron",
+                                                          "policy=auto"))
+                print(f"| {preset} | {ep} | {name} | {cell(gather)} | "
+                      f"{cell(a2a)} | {cell(flag)} | {cell(auto)} | "
+                      f"{'on' if auto[3] else 'off'} | "
+                      f"{auto[0] / flag[0]:.3f} |")
         print("\n| preset | EP | hw | shared expert, sequential: step ms | "
               "exposed communication ms | overlapped: step ms | exposed "
               "communication ms | overlapped / sequential |")

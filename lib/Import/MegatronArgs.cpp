@@ -307,10 +307,11 @@ Error ArgumentReader::mapModel(MegatronRun &run) {
                                    &ArgumentReader::getBool, run.config,
                                    "moe_pad_expert_input_to_capacity"))
       return error;
-    if (Error error = copyArgument("moe_shared_expert_overlap",
-                                   &ArgumentReader::getBool, run.config,
-                                   "moe_shared_expert_overlap"))
-      return error;
+    for (StringRef name :
+         {"moe_shared_expert_overlap", "overlap_moe_expert_parallel_comm"})
+      if (Error error = copyArgument(name, &ArgumentReader::getBool,
+                                     run.config, name))
+        return error;
     // Megatron core_r0.10-0.12 print moe_ffn_hidden_size = ffn_hidden_size
     // for a dense model too: these are read with experts only.
     for (StringRef name :
@@ -322,6 +323,7 @@ Error ArgumentReader::mapModel(MegatronRun &run) {
     for (StringRef name :
          {"moe_token_dispatcher_type", "moe_expert_capacity_factor",
           "moe_pad_expert_input_to_capacity", "moe_shared_expert_overlap",
+          "overlap_moe_expert_parallel_comm",
           "moe_ffn_hidden_size", "moe_shared_expert_intermediate_size"})
       lookup(name);
   }

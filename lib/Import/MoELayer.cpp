@@ -50,6 +50,7 @@ Value ModelImporter::moeBackward(const LayerParams &params,
                                  const LayerActivations &acts, Value gradOut,
                                  int64_t layer) {
   int64_t numExperts = config.numExperts, topk = config.moeRouterTopk;
+  sb.setScheduleNode(true, ScheduleNode::Kind::Combine, layer);
   Value gradCombined = biasDropoutAddBackward(gradOut, std::nullopt, layer);
   MoEGrads grads =
       config.moe.dispatcher == MoEDispatcher::AllToAll
@@ -211,6 +212,7 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
   // expert-tensor-parallel group.
   // The shared experts' fc1 is launched after the tokens' all-to-all, before
   // the probs' (token_dispatch's order).
+  sb.setScheduleNode(false, ScheduleNode::Kind::Dispatch, layer);
   if (epGroup.size > 1)
     tokensIn = sb.allToAll(tokensIn, epGroup);
   bool sharedOverlaps = params.sharedFc1 && config.moeSharedExpertOverlap;
@@ -218,6 +220,7 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
     sharedExpertFc1(params, acts, layer);
   if (epGroup.size > 1)
     probsIn = sb.allToAll(probsIn, epGroup);
+  sb.setScheduleNode(false, ScheduleNode::Kind::Mlp, layer);
   if (tpGroup.size > 1) {
     tokensIn = sb.allGather(tokensIn, tpGroup);
     probsIn = sb.allGather(probsIn, tpGroup);
@@ -243,6 +246,7 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
                   bytes(2 * receivedElements), layer);
   if (tpGroup.size > 1)
     combined = sb.reduceScatter(combined, tpGroup);
+  sb.setScheduleNode(false, ScheduleNode::Kind::Combine, layer);
   if (epGroup.size > 1)
     combined = sb.allToAll(combined, epGroup);
   // token_combine launches the shared experts' fc2 after its all-to-all.
@@ -262,6 +266,7 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
   int64_t received = numLocalExperts * tokensPerExpert;
   double sentElements = double(sent) * double(hidden);
   double receivedElements = double(received) * double(hidden);
+  sb.setScheduleNode(true, ScheduleNode::Kind::Combine, layer);
   Value grad = sb.compute1("moe_unpermute_grad", gradCombined,
                            actType(sent, hidden), 0.0,
                            bytes(sentElements + localTokens * double(hidden)),
@@ -274,6 +279,7 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
   Value gradSharedAct;
   if (sharedOverlaps)
     gradSharedAct = sharedExpertFc2Backward(params, acts, gradCombined, layer);
+  sb.setScheduleNode(true, ScheduleNode::Kind::Mlp, layer);
   if (tpGroup.size > 1)
     grad = sb.allGather(grad, tpGroup);
   SmallVector<Type> perExpert(numLocalExperts,
@@ -297,6 +303,7 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
     gradRouted = sb.reduceScatter(gradRouted, tpGroup);
     gradTokens = sb.reduceScatter(gradTokens, tpGroup);
   }
+  sb.setScheduleNode(true, ScheduleNode::Kind::Dispatch, layer);
   if (epGroup.size > 1) {
     gradRouted = sb.allToAll(gradRouted, epGroup);
     gradTokens = sb.allToAll(gradTokens, epGroup);
@@ -304,6 +311,7 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
   Value gradShared;
   if (sharedOverlaps)
     gradShared = sharedExpertFc1Backward(params, acts, gradSharedAct, layer);
+  sb.setScheduleNode(true, ScheduleNode::Kind::Attention, layer);
   ValueRange grads = sb.compute(
       "moe_permute_grad", {gradTokens, gradRouted},
       {actType(localTokens, hidden), actType(localTokens, topk)}, 0.0,

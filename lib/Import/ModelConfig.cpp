@@ -151,7 +151,44 @@ static const BoolField boolFields[] = {
     {"defer_embedding_wgrad_compute",
      &ModelConfig::deferEmbeddingWgradCompute},
     {"moe_shared_expert_overlap", &ModelConfig::moeSharedExpertOverlap},
+    {"overlap_moe_expert_parallel_comm",
+     &ModelConfig::overlapMoeExpertParallelComm},
 };
+
+/// What TransformerConfig.__post_init__ asserts for
+/// overlap_moe_expert_parallel_comm (transformer_config.py L3002-3046 at
+/// Megatron-LM d98e8a6), in its order; with pipeline stages it is not built.
+static Error checkBatchLevelOverlap(const ModelConfig &config,
+                                    StringRef source) {
+  if (!config.overlapMoeExpertParallelComm)
+    return Error::success();
+  StringRef field = "overlap_moe_expert_parallel_comm";
+  if (config.isPipelined())
+    return fieldError(source, field,
+                      "is not built with pipeline stages yet (Megatron's "
+                      "combined_1f1b_schedule_for_interleaved_pipelining); "
+                      "set pipeline_model_parallel_size to 1");
+  if (config.expertModelParallelSize < 2)
+    return fieldError(source, field,
+                      "needs expert_model_parallel_size > 1, as Megatron's");
+  if (config.moe.dispatcher != MoEDispatcher::AllToAll)
+    return fieldError(source, field,
+                      "works only with moe_token_dispatcher_type alltoall, "
+                      "as Megatron's");
+  if (config.recompute.isFull())
+    return fieldError(source, field,
+                      "does not work with recompute_granularity full, as "
+                      "Megatron's");
+  if (config.paramsDtype != ElementType::BF16 &&
+      config.paramsDtype != ElementType::F16)
+    return fieldError(source, field,
+                      "needs params_dtype bf16 or f16, as Megatron's");
+  if (config.moeSharedExpertOverlap)
+    return fieldError(source, field,
+                      "does not work with moe_shared_expert_overlap, as "
+                      "Megatron's: set one of them");
+  return Error::success();
+}
 
 static constexpr StringLiteral otherFields[] = {
     "normalization", "position_embedding_type",
@@ -610,13 +647,16 @@ Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
 
   if (!config.isMoE()) {
     if (config.expertModelParallelSize != 1 || config.moeFfnHiddenSize ||
-        config.moeSharedExpertIntermediateSize || config.moeSharedExpertOverlap)
+        config.moeSharedExpertIntermediateSize ||
+        config.moeSharedExpertOverlap || config.overlapMoeExpertParallelComm)
       return fieldError(source,
                         config.moeFfnHiddenSize ? "moe_ffn_hidden_size"
                         : config.moeSharedExpertIntermediateSize
                             ? "moe_shared_expert_intermediate_size"
                         : config.moeSharedExpertOverlap
                             ? "moe_shared_expert_overlap"
+                        : config.overlapMoeExpertParallelComm
+                            ? "overlap_moe_expert_parallel_comm"
                             : "expert_model_parallel_size",
                         "needs num_experts > 0");
     if (config.moe.dispatcher != MoEDispatcher::AllGather ||
@@ -646,6 +686,8 @@ Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
                           ? "works only with moe_token_dispatcher_type "
                             "alltoall, as Megatron's"
                           : "needs moe_shared_expert_intermediate_size");
+  if (Error error = checkBatchLevelOverlap(config, source))
+    return error;
   if (Error error = checkDivisible(source, "moe_ffn_hidden_size",
                                    config.getExpertFfnHiddenSize(),
                                    "tensor_model_parallel_size", tp))

@@ -265,7 +265,12 @@ Value ModelImporter::denseMlpForward(const LayerParams &params,
 
 Value ModelImporter::layerForward(const LayerParams &params,
                                   LayerActivations &acts, int64_t layer) {
+  // The pre-MLP norm belongs to the attention node of an MoE layer and to
+  // the MLP node of a dense one (fine_grained_callables.py).
+  sb.setScheduleNode(false, ScheduleNode::Kind::Attention, layer);
   acts.attnResidual = attentionForward(params, acts, layer);
+  if (!config.isMoE())
+    sb.setScheduleNode(false, ScheduleNode::Kind::Mlp, layer);
   acts.mlpNormOut = norm(params.preMlpNorm, acts.attnResidual, layer);
   return config.isMoE() ? moeForward(params, acts, layer)
                         : denseMlpForward(params, acts, layer);
@@ -292,7 +297,9 @@ std::vector<int64_t> ModelImporter::getRecomputeGroupStarts() const {
 
 Value ModelImporter::forward(MicrobatchActivations &acts) {
   using Phase = PipelineTask::Phase;
+  using Node = ScheduleNode::Kind;
   sb.setPipelineChunk(Phase::Forward, 0);
+  sb.setScheduleNode(false, Node::PreProcess);
   // VocabParallelEmbedding: each rank looks up the tokens in its slice of the
   // vocabulary; the partial sums are all-reduced over TP (reduce-scattered
   // under SP when no position embedding follows).
@@ -325,8 +332,12 @@ Value ModelImporter::forward(MicrobatchActivations &acts) {
   }
 
   sb.setPipelineChunk(Phase::Forward, lastChunk);
+  // Megatron's combined 1F1B runs the final norm in the last layer's
+  // combine node (fine_grained_callables.py, submodule_combine_forward).
+  sb.setScheduleNode(false, Node::Combine, layers.size() - 1);
   acts.finalInput = x;
   acts.finalNormOut = norm(finalNorm, x, std::nullopt);
+  sb.setScheduleNode(false, Node::PostProcess);
   unsigned outputWeight = outputLayer ? *outputLayer : wordEmbedding;
   acts.logits =
       columnParallelForward(acts.finalNormOut, outputWeight, std::nullopt);
@@ -377,6 +388,7 @@ Value ModelImporter::layerBackward(const LayerParams &params,
                                    int64_t layer) {
   // MLP block: gradOut reaches the residual stream after attention both
   // through the block and directly.
+  sb.setScheduleNode(true, ScheduleNode::Kind::Mlp, layer);
   Value gradMlpNormOut = config.isMoE()
                              ? moeBackward(params, acts, gradOut, layer)
                              : denseMlpBackward(params, acts, gradOut, layer);
@@ -385,6 +397,7 @@ Value ModelImporter::layerBackward(const LayerParams &params,
   Value gradAttnResidual = add(gradOut, gradMlpNormIn, layer);
 
   // Attention block.
+  sb.setScheduleNode(true, ScheduleNode::Kind::Attention, layer);
   Value gradBranch =
       biasDropoutAddBackward(gradAttnResidual, params.proj.bias, layer);
   Value gradContext =
@@ -415,7 +428,9 @@ Value ModelImporter::layerBackward(const LayerParams &params,
 
 void ModelImporter::backward(MicrobatchActivations &acts) {
   using Phase = PipelineTask::Phase;
+  using Node = ScheduleNode::Kind;
   sb.setPipelineChunk(Phase::Backward, lastChunk);
+  sb.setScheduleNode(true, Node::PostProcess);
   double logitElements = tokens * double(localVocab);
   Value gradLogits =
       sb.compute1("cross_entropy_grad",
@@ -435,6 +450,7 @@ void ModelImporter::backward(MicrobatchActivations &acts) {
         {sb.getMicrobatch(), gradLogits, acts.finalNormOut});
   Value grad = columnParallelBackward(gradLogits, acts.finalNormOut,
                                       outputWeight, std::nullopt, !defer);
+  sb.setScheduleNode(true, Node::Combine, layers.size() - 1);
   grad = normBackward(finalNorm, grad, acts.finalInput, std::nullopt);
 
   // Full recomputation (Megatron's CheckpointFunction): the backward of a
@@ -456,6 +472,7 @@ void ModelImporter::backward(MicrobatchActivations &acts) {
     grad = layerBackward(layers[index], acts.layers[index], grad, index);
   }
   sb.setPipelineChunk(Phase::Backward, 0);
+  sb.setScheduleNode(true, Node::PreProcess);
 
   // Embedding: the backward of scatter_to_sequence_parallel_region (or of
   // the reduce-scatter) gathers the sequence again; the backward of the
@@ -500,6 +517,7 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
     losses.push_back(forward(acts));
     backward(acts);
   }
+  sb.clearScheduleNode();
   addDeferredWgrads();
   OwningOpRef<ModuleOp> module = sb.finish(losses);
   ActivationBytes activations = computeActivationBytes(config);
@@ -523,6 +541,8 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
     options["overlap-p2p-comm"] = config.overlapP2PComm;
   if (config.moeSharedExpertOverlap)
     options["moe-shared-expert-overlap"] = true;
+  if (config.overlapMoeExpertParallelComm)
+    options["overlap-moe-expert-parallel-comm"] = true;
   if (!options.empty())
     recordScheduleOptions(*module, options);
   if (config.isPipelined()) {

@@ -66,6 +66,11 @@ ModelImporter::ModelImporter(MLIRContext &context, const ModelConfig &config)
   expertFc1Width = config.swiglu ? 2 * expertFfnWidth : expertFfnWidth;
   localVocab = config.getPaddedVocabSize() / tp;
   tpGroup = sb.getGroup({"tp"});
+  // The nodes of Megatron's combined 1F1B, for ddp-combined-1f1b: where
+  // Megatron can run it without pipeline stages (checkBatchLevelOverlap).
+  if (config.isMoE() && config.moe.dispatcher == MoEDispatcher::AllToAll &&
+      !config.isPipelined() && !config.recompute.isFull())
+    sb.enableScheduleNodes();
   if (config.isMoE()) {
     numLocalExperts = config.numExperts / config.expertModelParallelSize;
     dispatchGroup = sb.getGroup({"ep", "tp"});

@@ -82,9 +82,20 @@ void StepBuilder::setPipelineChunk(PipelineTask::Phase phase,
                               flowChunk / pipelineStages}};
 }
 
+void StepBuilder::setScheduleNode(bool backward, ScheduleNode::Kind kind,
+                                  int64_t layer) {
+  if (!scheduleNodes)
+    return;
+  currentNode = ScheduleNode{backward, currentMicrobatch, kind, layer};
+}
+
 void StepBuilder::notifyOperationInserted(Operation *op,
                                           OpBuilder::InsertPoint) {
-  if (!currentTask || !isa<DDPDialect>(op->getDialect()))
+  if (!isa<DDPDialect>(op->getDialect()))
+    return;
+  if (currentNode)
+    ddp::setScheduleNode(op, *currentNode);
+  if (!currentTask)
     return;
   setPipelineStage(op, currentTask->first);
   setPipelineTask(op, currentTask->second);
@@ -228,6 +239,7 @@ OwningOpRef<ModuleOp> StepBuilder::finish(ValueRange results) {
   // The reductions and the optimizer run after the pipeline, each on the
   // stages of its gradient.
   currentTask.reset();
+  currentNode.reset();
   SmallVector<Value> reduced;
   for (auto [id, gradient] : ready) {
     const Group &group = params[id].expert ? expertGroup : denseGroup;

@@ -93,6 +93,16 @@ public:
   /// c * stages + r). Nothing in a step that is not pipelined.
   void setPipelineChunk(PipelineTask::Phase phase, int64_t flowChunk);
 
+  /// Makes the step record each op's node of Megatron's combined 1F1B
+  /// schedule (ddp.schedule_node), for ddp-combined-1f1b.
+  void enableScheduleNodes() { scheduleNodes = true; }
+  /// The ops built next belong to node `kind` of the current microbatch's
+  /// forward or backward (of `layer`, for a layer's kinds). Nothing in a
+  /// step without schedule nodes.
+  void setScheduleNode(bool backward, ScheduleNode::Kind kind,
+                       int64_t layer = 0);
+  void clearScheduleNode() { currentNode.reset(); }
+
   /// The parameter's value, read with ddp.get_param at its first use.
   mlir::Value getParam(unsigned id);
 
@@ -145,6 +155,9 @@ private:
   int64_t pipelineStages = 1;
   /// The stage and task of the ops built next (pipelined steps).
   std::optional<std::pair<int64_t, PipelineTask>> currentTask;
+  bool scheduleNodes = false;
+  /// The schedule node of the ops built next (steps with schedule nodes).
+  std::optional<ScheduleNode> currentNode;
   mlir::func::FuncOp step;
 
   std::vector<ParamSpec> params;

@@ -7,6 +7,8 @@
 
 #include "ddp/Support/Suggest.h"
 
+#include "MoEOverlapChoice.h"
+
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/StringExtras.h"
@@ -302,6 +304,10 @@ static void addSchedulePasses(OpPassManager &pm,
   // First: a pipelined step becomes one program per pipeline rank, and
   // the passes below schedule each rank's program.
   pm.addPass(createPipelineStages(getPipelineStagesPassOptions(options)));
+  // Before the buckets: they and the overlaps below follow the final order.
+  if (options.overlapMoeExpertParallelComm)
+    pm.addNestedPass<func::FuncOp>(
+        createCombined1F1B(getCombined1F1BPassOptions(options)));
   pm.addNestedPass<func::FuncOp>(
       createAssignBuckets(getAssignBucketsOptions(options)));
   if (!options.printBucketLayout.empty()) {
@@ -315,9 +321,13 @@ static void addSchedulePasses(OpPassManager &pm,
   if (options.useDistributedOptimizer)
     pm.addPass(
         createDistributeOptimizer(getDistributeOptimizerPassOptions(options)));
-  if (options.sharedExpertOverlap)
-    pm.addNestedPass<func::FuncOp>(
-        createOverlapMoeComm(getOverlapMoeCommPassOptions(options)));
+  // Both overlaps need the all-to-alls asynchronous, waited for at their
+  // first reader.
+  if (options.sharedExpertOverlap || options.overlapMoeExpertParallelComm) {
+    OverlapMoeCommOptions moeComm;
+    moeComm.sharedExpertOverlap = true;
+    pm.addNestedPass<func::FuncOp>(createOverlapMoeComm(moeComm));
+  }
   if (options.overlapGradReduce)
     pm.addNestedPass<func::FuncOp>(createOverlapGradReduce());
   // Last on the step: the gathers go before the first use of their
@@ -439,6 +449,8 @@ public:
           << "' records options that ddp-schedule rejects: " << reason;
       return signalPassFailure();
     }
+    if (failed(chooseMoEOverlap(options)))
+      return signalPassFailure();
     OpPassManager pm(ModuleOp::getOperationName());
     addSchedulePasses(pm, options);
     // --mlir-timing lists these passes beside DDPSchedule, not under it, and
@@ -470,6 +482,50 @@ public:
   }
 
 private:
+  /// policy=auto on a step Megatron's combined 1F1B can order, with
+  /// overlap-moe-expert-parallel-comm neither given nor recorded and no
+  /// moe-shared-expert-overlap (which Megatron does not run beside it):
+  /// schedules the step with and without it, keeps the faster, and records
+  /// the choice with the module's schedule options.
+  LogicalResult chooseMoEOverlap(SchedulePipelineOptions &options) {
+    static constexpr StringLiteral kName = "overlap-moe-expert-parallel-comm";
+    ModuleOp module = getOperation();
+    auto recorded =
+        module->getAttrOfType<DictionaryAttr>(kScheduleOptionsAttrName);
+    if (options.policy != BucketPolicy::Auto || givenNames.contains(kName) ||
+        (recorded && recorded.contains(kName)) ||
+        options.sharedExpertOverlap || !hasScheduleNodes(module))
+      return success();
+    // The candidates' errors are not the user's: a candidate that fails is
+    // not chosen, and the schedule that runs reports its own.
+    bool on = false;
+    {
+      ScopedDiagnosticHandler quiet(&getContext(),
+                                    [](Diagnostic &) { return success(); });
+      FailureOr<MoEOverlapTimes> times = simulateMoEOverlapChoice(
+          module, options.hardware.getValue(),
+          options.dataParallelSize.getValue(),
+          [&](bool candidateOn, ModuleOp candidate) {
+            SchedulePipelineOptions candidateOptions;
+            candidateOptions.copyOptionValuesFrom(options);
+            candidateOptions.overlapMoeExpertParallelComm = candidateOn;
+            candidateOptions.printBucketLayout = "";
+            OpPassManager pm(ModuleOp::getOperationName());
+            addSchedulePasses(pm, candidateOptions);
+            return runPipeline(pm, candidate);
+          });
+      on = succeeded(times) && times->withUs < times->withoutUs;
+    }
+    options.overlapMoeExpertParallelComm = on;
+    NamedAttrList entries;
+    if (recorded)
+      entries.append(recorded.getValue());
+    entries.set(kName, BoolAttr::get(&getContext(), on));
+    module->setAttr(kScheduleOptionsAttrName,
+                    entries.getDictionary(&getContext()));
+    return success();
+  }
+
   SchedulePipelineOptions given;
   llvm::StringSet<> givenNames;
 };

@@ -225,3 +225,43 @@ TEST_F(ActivationPeakTest, UnpipelinedStepHoldsOneMicrobatch) {
 }
 
 } // namespace
+
+namespace {
+
+// Megatron's combined 1F1B (overlap_moe_expert_parallel_comm): microbatch
+// m's forward fills layers while m - 1's backward frees them, a layer at a
+// time. With L = 2 layers, embedding E, layer B and output O: after m's
+// embedding both are held (2E + 2B + O); after m's first layer, m - 1 has
+// freed its output but not its last layer (2E + 3B).
+TEST_F(ActivationPeakTest, CombinedOneFOneBHoldsOneMicrobatchAndALayer) {
+  ModelConfig config = lookupModelPreset("tiny-moe")->config;
+  config.moe.dispatcher = MoEDispatcher::AllToAll;
+  config.paramsDtype = ElementType::BF16;
+  config.numMicrobatches = 3;
+  ASSERT_FALSE(bool(validateModelConfig(config, "test")));
+  ActivationBytes bytes = computeActivationBytes(config);
+  int64_t e = bytes.embedding, b = bytes.layer, o = bytes.output;
+  for (bool overlap : {false, true}) {
+    SCOPED_TRACE(overlap ? "combined 1F1B" : "program order");
+    module = importModel(context, config);
+    SchedulePipelineOptions options;
+    ASSERT_TRUE(succeeded(options.parseFromString(
+        overlap ? "policy=megatron overlap-moe-expert-parallel-comm=true"
+                : "policy=megatron")));
+    PassManager pm(&context);
+    populateDDPSchedulePipeline(pm, options);
+    ASSERT_TRUE(succeeded(pm.run(*module)));
+    auto step = *module->getOps<func::FuncOp>().begin();
+    std::optional<ActivationPeak> peak = computeActivationPeak(step, bytes);
+    ASSERT_TRUE(peak.has_value());
+    if (!overlap) {
+      EXPECT_EQ(peak->forwards, 1);
+      EXPECT_EQ(peak->bytes, e + 2 * b + o);
+      continue;
+    }
+    EXPECT_EQ(peak->forwards, 2);
+    EXPECT_EQ(peak->bytes, 2 * e + 2 * b + std::max(o, b));
+  }
+}
+
+} // namespace

@@ -100,6 +100,11 @@ struct ModelConfig {
   /// the all-to-alls are in flight (recorded as ddp-schedule's
   /// moe-shared-expert-overlap).
   bool moeSharedExpertOverlap = false;
+  /// Megatron's overlap_moe_expert_parallel_comm: one microbatch's forward
+  /// beside the previous one's backward, so that each one's expert
+  /// all-to-alls run beside the other's compute (recorded as ddp-schedule's
+  /// overlap-moe-expert-parallel-comm).
+  bool overlapMoeExpertParallelComm = false;
   /// The token dispatcher and the experts' capacity.
   MoEDispatchConfig moe;
   OptimizerConfig optimizer;

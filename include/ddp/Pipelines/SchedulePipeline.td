@@ -17,10 +17,13 @@ def SchedulePipelineOptions : PipelineOptions {
   // ddp-print-bucket-layout is not here: its `output` is
   // print-bucket-layout below.
   let passes = [PipelineStages, AssignBuckets, DistributeOptimizer,
-                OverlapParamGather, OverlapTpComm, OverlapMoeComm];
+                OverlapParamGather, OverlapTpComm, OverlapMoeComm,
+                Combined1F1B];
   // Megatron's defaults; the passes alone are the opt-in.
   let defaults = [PipelineDefault<"tp-comm-overlap", "false">,
-                  PipelineDefault<"moe-shared-expert-overlap", "false">];
+                  PipelineDefault<"moe-shared-expert-overlap", "false">,
+                  PipelineDefault<"overlap-moe-expert-parallel-comm",
+                                  "false">];
   let options = [
     Option<"printBucketLayout", "print-bucket-layout", "std::string",
            /*default=*/"\"\"",

@@ -176,6 +176,21 @@ func.func @task_as_integer(%g: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+func.func @schedule_node_without_layer(%g: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'ddp.schedule_node' must be a string F<microbatch>.pre_process, F<microbatch>.L<layer>.attn (.dispatch, .mlp, .combine) or F<microbatch>.post_process, or the same with B, got "F0.mlp"}}
+  %s = ddp.scale %g by 5.000000e-01 {ddp.schedule_node = "F0.mlp"} : tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'ddp.schedule_node' is only for ops of the ddp dialect}}
+func.func @schedule_node_on_a_function() attributes {ddp.schedule_node = "F0.pre_process"} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'ddp.program_groups' must be an array of non-empty strings, got ["dp", ""]}}
 module attributes {ddp.program_groups = ["dp", ""]} {
 }

@@ -16,6 +16,7 @@
 
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 
 using namespace mlir;
@@ -27,6 +28,67 @@ static int64_t getPipelineSize(ModuleOp module) {
     if (int64_t size = mesh.getAxisSize("pp"); size > 0)
       return size;
   return 1;
+}
+
+/// A step whose ops carry their combined 1F1B node (ddp.schedule_node):
+/// each layer's activations are kept from its forward's first op to its
+/// backward's last, the embedding's and the output layer's likewise. In
+/// Megatron's combined order, a forward fills layers while the backward
+/// beside it frees them, so the peak is near one microbatch's. nullopt
+/// when no op carries a node.
+static std::optional<ActivationPeak>
+computeScheduleNodePeak(Block &body, const ActivationBytes &bytes) {
+  using Key = std::tuple<int64_t, int, int64_t>; // (microbatch, kind, layer)
+  std::map<Key, Operation *> lastBackwardOp;
+  for (Operation &op : body)
+    if (std::optional<ScheduleNode> node = getScheduleNode(&op);
+        node && node->backward && !isa<GetParamOp>(op))
+      lastBackwardOp[{node->microbatch, int(node->kind), node->layer}] = &op;
+  if (lastBackwardOp.empty())
+    return std::nullopt;
+  using Kind = ScheduleNode::Kind;
+  // What a node's forward keeps: a layer's (from its first node, attn),
+  // the embedding's, the output layer's.
+  auto keeps = [&](const ScheduleNode &node) -> std::optional<int64_t> {
+    if (node.kind == Kind::Attention)
+      return bytes.getLayerBytes(node.layer);
+    if (node.kind == Kind::PreProcess)
+      return bytes.embedding;
+    if (node.kind == Kind::PostProcess)
+      return bytes.output;
+    return std::nullopt;
+  };
+  ActivationPeak held, peak;
+  std::set<Key> started;
+  std::map<int64_t, int64_t> heldPerMicrobatch;
+  for (Operation &op : body) {
+    // A parameter read keeps nothing, wherever the schedule put it.
+    std::optional<ScheduleNode> node =
+        isa<GetParamOp>(op) ? std::nullopt : getScheduleNode(&op);
+    std::optional<int64_t> kept = node ? keeps(*node) : std::nullopt;
+    if (!kept)
+      continue;
+    Key key{node->microbatch, int(node->kind), node->layer};
+    int64_t layers = node->kind == Kind::Attention ? 1 : 0;
+    if (!node->backward) {
+      if (!started.insert(key).second)
+        continue;
+      held.bytes += *kept;
+      held.layers += layers;
+      if (heldPerMicrobatch[node->microbatch]++ == 0)
+        held.forwards += 1;
+      if (held.bytes > peak.bytes)
+        peak = held;
+      continue;
+    }
+    if (lastBackwardOp[key] != &op || !started.erase(key))
+      continue;
+    held.bytes -= *kept;
+    held.layers -= layers;
+    if (--heldPerMicrobatch[node->microbatch] == 0)
+      held.forwards -= 1;
+  }
+  return peak;
 }
 
 std::optional<ActivationPeak>
@@ -108,6 +170,11 @@ ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
     // No gradient: not a training step, nothing kept for a backward.
     if (chunkLayers.empty())
       return ActivationPeak();
+    if (std::optional<ActivationPeak> peak =
+            computeScheduleNodePeak(body, bytes)) {
+      peak->bytes += transient;
+      return peak;
+    }
     // One microbatch at a time, through every layer of this rank.
     int64_t layers = chunkLayers[-1].size();
     ActivationPeak peak{layerBytes(-1) + transient, 1, layers};

@@ -98,6 +98,18 @@ void ddp::setPipelineTask(Operation *op, const PipelineTask &task) {
       .setAttr(op, StringAttr::get(op->getContext(), task.str()));
 }
 
+std::optional<ScheduleNode> ddp::getScheduleNode(Operation *op) {
+  if (auto attr =
+          DDPDialect::ScheduleNodeAttrHelper(op->getContext()).getAttr(op))
+    return ScheduleNode::parse(attr.getValue());
+  return std::nullopt;
+}
+
+void ddp::setScheduleNode(Operation *op, const ScheduleNode &node) {
+  DDPDialect::ScheduleNodeAttrHelper(op->getContext())
+      .setAttr(op, StringAttr::get(op->getContext(), node.str()));
+}
+
 static constexpr llvm::StringLiteral kActivationKeys[] = {"layer", "embedding",
                                                          "output"};
 /// Present only with recomputation: what each layer keeps.
@@ -218,6 +230,18 @@ LogicalResult DDPDialect::verifyOperationAttribute(Operation *op,
     if (!text || !PipelineTask::parse(text.getValue()))
       return error() << "must be a string F<microbatch>.<chunk>, "
                         "B<microbatch>.<chunk> or W<microbatch>.<chunk>, got "
+                     << value;
+    return success();
+  }
+  if (name == ScheduleNodeAttrHelper::getNameStr()) {
+    if (op->getDialect() != this)
+      return error() << "is only for ops of the ddp dialect";
+    auto text = dyn_cast<StringAttr>(value);
+    if (!text || !ScheduleNode::parse(text.getValue()))
+      return error() << "must be a string F<microbatch>.pre_process, "
+                        "F<microbatch>.L<layer>.attn (.dispatch, .mlp, "
+                        ".combine) or F<microbatch>.post_process, or the "
+                        "same with B, got "
                      << value;
     return success();
   }

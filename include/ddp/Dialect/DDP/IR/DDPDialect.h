@@ -4,6 +4,7 @@
 #define DDP_DIALECT_DDP_IR_DDPDIALECT_H
 
 #include "ddp/Dialect/DDP/IR/ActivationBytes.h"
+#include "ddp/Stages/Combined1F1B.h"
 #include "ddp/Stages/PipelineSchedule.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -57,6 +58,9 @@ void setPipelineStage(mlir::Operation *func, int64_t stage);
 /// (`ddp.task`).
 std::optional<PipelineTask> getPipelineTask(mlir::Operation *op);
 void setPipelineTask(mlir::Operation *op, const PipelineTask &task);
+/// `ddp.schedule_node`: the op's node of Megatron's combined 1F1B schedule.
+std::optional<ScheduleNode> getScheduleNode(mlir::Operation *op);
+void setScheduleNode(mlir::Operation *op, const ScheduleNode &node);
 
 /// `ddp.activation_bytes` on the module, `{layer = .., embedding = ..,
 /// output = ..}`: what one microbatch keeps for its backward, which the

@@ -543,6 +543,49 @@ def OverlapMoeComm : Pass<"ddp-overlap-moe-comm", "mlir::func::FuncOp"> {
   ];
 }
 
+def Combined1F1B : Pass<"ddp-combined-1f1b", "mlir::func::FuncOp"> {
+  let summary = "run each microbatch's forward beside the previous one's backward, node by node (Megatron's combined 1F1B)";
+  let description = [{
+    Megatron's --overlap-moe-expert-parallel-comm without pipeline stages
+    (`combined_1f1b_schedule_for_no_pipelining`). The importer builds an MoE
+    step with the all-to-all dispatcher in program order (per microbatch,
+    its forward, then its backward) and tags each op with its node of
+    Megatron's schedule plan (`ddp.schedule_node`): the embedding
+    (`pre_process`); per layer the attention with the router and the
+    permutation (`attn`), the dispatch all-to-alls (`dispatch`), the experts
+    (`mlp`) and the combine all-to-all with the residual (`combine`); the
+    output layer and the loss (`post_process`).
+
+    This pass puts the nodes in the order Megatron runs them: microbatch 0's
+    forward alone; then the forward of each microbatch m beside the backward
+    of m - 1, forward layer i with backward layer L - 1 - i, node by node
+    (TransformerLayerSchedulePlan.run: the backward's combine, the forward's
+    attn, the backward's mlp, the forward's dispatch, the backward's
+    dispatch, the forward's mlp and combine, the backward's attn); then the
+    last backward alone. With the all-to-alls asynchronous
+    (`ddp-overlap-moe-comm`, which ddp-schedule runs after this pass), each
+    one's all-to-alls run beside the other's compute.
+
+    Ops keep their order within a node. An untagged op goes with the tagged
+    op before it; `ddp.get_param`s, and the ops before the first tagged op,
+    go first; the ops after the last one stay last. Only the order changes:
+    what the step computes, and the order of every sum, is the same. The
+    new order is checked before any op moves: an op that would run before
+    a value it reads is an error naming both nodes, and leaves the IR as it
+    was.
+  }];
+  let options = [
+    Option<"overlapMoeExpertParallelComm", "overlap-moe-expert-parallel-comm",
+           "bool", /*default=*/"true",
+           "Order the step's nodes as Megatron's combined 1F1B (false: leave "
+           "the step as it is). --ddp-schedule's default is false, as "
+           "Megatron's">,
+  ];
+  let statistics = [
+    Statistic<"numNodes", "nodes", "Schedule nodes placed">,
+  ];
+}
+
 def PipelineStages : Pass<"ddp-pipeline-stages", "mlir::ModuleOp"> {
   let summary = "split a pipelined step into one program per pipeline rank, in Megatron's schedule order";
   let description = [{

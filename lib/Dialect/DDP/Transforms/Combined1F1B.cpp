@@ -1,0 +1,162 @@
+//===- Combined1F1B.cpp - Megatron's combined 1F1B order ------------------===//
+//
+// Orders a step's schedule nodes (ddp.schedule_node) as Megatron's
+// combined_1f1b_schedule_for_no_pipelining runs them: each microbatch's
+// forward beside the previous one's backward. Passes.td states the
+// contract; ddp/Stages/Combined1F1B.h the order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <map>
+#include <set>
+#include <string>
+
+namespace ddp {
+#define GEN_PASS_DEF_COMBINED1F1B
+#include "ddp/Dialect/DDP/Transforms/Passes.h.inc"
+} // namespace ddp
+
+using namespace mlir;
+using namespace ddp;
+
+namespace {
+
+class Combined1F1BPass : public ddp::impl::Combined1F1BBase<Combined1F1BPass> {
+public:
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (!overlapMoeExpertParallelComm)
+      return;
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    if (!func.getBody().hasOneBlock())
+      return emitFailure(func, "a step of one block");
+    Block &body = func.getBody().front();
+
+    // Every node's ops, and where the tagged ops end.
+    int64_t lastLayer = 0;
+    Operation *lastTagged = nullptr;
+    for (Operation &op : body.without_terminator()) {
+      // Moving a reader ahead of the wait for its value would read it
+      // before it arrives: the pass runs before the overlaps.
+      if (isa<WaitOp>(op)) {
+        op.emitError() << "ddp-combined-1f1b orders a step before its "
+                          "collectives are made asynchronous (ddp-schedule "
+                          "runs it first); this step already waits for one";
+        return signalPassFailure();
+      }
+      if (std::optional<ScheduleNode> node = getScheduleNode(&op)) {
+        lastTagged = &op;
+        lastLayer = std::max(lastLayer, node->layer);
+      }
+    }
+    if (!lastTagged) {
+      func.emitError()
+          << "overlap-moe-expert-parallel-comm needs the step's ops to "
+             "carry ddp.schedule_node, as ddp-import sets them on an MoE "
+             "step with the all-to-all dispatcher and no pipeline stages; "
+             "this step has none";
+      return signalPassFailure();
+    }
+
+    // Each op's place: its own node's, or for an untagged op the node of
+    // the tagged op before it. A forward combine node's ops after its last
+    // collective have their own place (getCombined1F1BKey's tail). The ops
+    // before the first tagged op, and the get_params, go first; the ops
+    // after the last tagged op stay last.
+    std::map<std::string, Operation *> lastCollective;
+    for (Operation &op : body.without_terminator())
+      if (std::optional<ScheduleNode> node = getScheduleNode(&op);
+          node && isa<CollectiveOpInterface>(op))
+        lastCollective[node->str()] = &op;
+    std::map<Combined1F1BKey, SmallVector<Operation *>> places;
+    SmallVector<Operation *> prologue, epilogue;
+    std::optional<Combined1F1BKey> current;
+    std::set<std::string> pastLastCollective;
+    bool afterLast = false;
+    for (Operation &op : body.without_terminator()) {
+      if (afterLast) {
+        epilogue.push_back(&op);
+        continue;
+      }
+      afterLast = &op == lastTagged;
+      if (isa<GetParamOp>(op)) {
+        prologue.push_back(&op);
+        continue;
+      }
+      if (std::optional<ScheduleNode> node = getScheduleNode(&op)) {
+        std::string name = node->str();
+        bool tail = !node->backward &&
+                    node->kind == ScheduleNode::Kind::Combine &&
+                    pastLastCollective.count(name);
+        current = getCombined1F1BKey(*node, lastLayer, tail);
+        if (lastCollective[name] == &op)
+          pastLastCollective.insert(name);
+      }
+      if (!current)
+        prologue.push_back(&op);
+      else
+        places[*current].push_back(&op);
+    }
+
+    SmallVector<Operation *> order(prologue);
+    for (auto &[key, ops] : places)
+      llvm::append_range(order, ops);
+    llvm::append_range(order, epilogue);
+    if (failed(checkOrder(body, order)))
+      return signalPassFailure();
+    Operation *terminator = body.getTerminator();
+    for (Operation *op : order)
+      op->moveBefore(terminator);
+    numNodes += places.size();
+  }
+
+private:
+  void emitFailure(func::FuncOp func, StringRef what) {
+    func.emitError() << "ddp-combined-1f1b expects " << what;
+    signalPassFailure();
+  }
+
+  /// Every value an op (or an op nested in it) reads from this block is
+  /// computed before it in `order`.
+  static LogicalResult checkOrder(Block &body, ArrayRef<Operation *> order) {
+    DenseMap<Operation *, size_t> position;
+    for (auto [index, op] : llvm::enumerate(order))
+      position[op] = index;
+    for (Operation *op : order) {
+      WalkResult result = op->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands()) {
+          Operation *def = operand.getDefiningOp();
+          if (!def || def->getBlock() != &body || !position.count(def))
+            continue;
+          if (position[def] < position[op])
+            continue;
+          auto describe = [](Operation *at) {
+            std::optional<ScheduleNode> node = getScheduleNode(at);
+            return node ? "node " + node->str() : std::string("no node");
+          };
+          op->emitError()
+              << "ddp-combined-1f1b: this op (" << describe(op)
+              << ") reads a value of an op (" << describe(def)
+              << ") that Megatron's combined 1F1B runs after it; the step's "
+                 "ddp.schedule_node tags do not follow its dataflow";
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      });
+      if (result.wasInterrupted())
+        return failure();
+    }
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,71 @@
+//===- MoEOverlapChoice.cpp - policy=auto's batch-level MoE overlap -------===//
+//
+// Each candidate is scheduled whole, with every other decision of the
+// pipeline, and simulated: so the choice is made on the step time the
+// finished schedule predicts, and is never slower than either flag.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MoEOverlapChoice.h"
+
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Sim/Simulator.h"
+#include "ddp/Timing/CostModel.h"
+#include "ddp/Timing/HardwareProfile.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SmallVectorExtras.h"
+
+using namespace mlir;
+using namespace ddp;
+using namespace ddp::sim;
+
+bool ddp::hasScheduleNodes(ModuleOp module) {
+  return module
+      .walk([](Operation *op) {
+        return getScheduleNode(op) ? WalkResult::interrupt()
+                                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+FailureOr<MoEOverlapTimes> ddp::simulateMoEOverlapChoice(
+    ModuleOp module, StringRef hardware, int64_t dataParallelSize,
+    function_ref<LogicalResult(bool, ModuleOp)> schedule) {
+  llvm::Expected<timing::HardwareProfile> profile =
+      timing::lookupHardwareProfile(hardware);
+  if (!profile)
+    return module.emitError()
+           << "ddp-schedule: " << llvm::toString(profile.takeError());
+  timing::CostModel model(std::move(*profile));
+  SimOptions options;
+  options.dataParallelSize = dataParallelSize;
+  options.recordEvents = false;
+  MoEOverlapTimes times;
+  for (bool on : {false, true}) {
+    // A copy nested in the module: a pass may run a pipeline only on its
+    // own op or one nested in it.
+    SmallVector<Operation *> originals = llvm::map_to_vector(
+        module.getBody()->getOperations(), [](Operation &op) { return &op; });
+    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+    ModuleOp candidate = ModuleOp::create(builder, module.getLoc());
+    llvm::scope_exit erase([&] { candidate.erase(); });
+    for (NamedAttribute attr : module->getDiscardableAttrs())
+      candidate->setAttr(attr.getName(), attr.getValue());
+    IRMapping mapping;
+    for (Operation *op : originals)
+      candidate.getBody()->push_back(op->clone(mapping));
+    if (failed(schedule(on, candidate)))
+      return failure();
+    FailureOr<func::FuncOp> step = findStepToSimulate(candidate, "");
+    if (failed(step))
+      return failure();
+    FailureOr<SimResult> result = simulateStep(*step, model, options);
+    if (failed(result))
+      return failure();
+    (on ? times.withUs : times.withoutUs) = result->stepTime;
+  }
+  return times;
+}

@@ -1,0 +1,36 @@
+//===- MoEOverlapChoice.h - policy=auto's batch-level MoE overlap -*- C++ -*-===//
+//
+// Whether ddp-schedule's auto policy runs Megatron's combined 1F1B
+// (overlap-moe-expert-parallel-comm): the step scheduled with it and without
+// it, each simulated, the faster kept.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_LIB_PIPELINES_MOEOVERLAPCHOICE_H
+#define DDP_LIB_PIPELINES_MOEOVERLAPCHOICE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+namespace ddp {
+
+/// Whether some op of the module records its combined 1F1B node
+/// (`ddp.schedule_node`): the steps ddp-combined-1f1b can order.
+bool hasScheduleNodes(mlir::ModuleOp module);
+
+/// The simulated step times of `module` scheduled without and with the
+/// overlap: `schedule(on, candidate)` schedules `candidate`, a copy of the
+/// module nested in it for the time of the call. Priced with the hardware
+/// profile `hardware` at data-parallel size `dataParallelSize` (0: the
+/// mesh's). Fails when either candidate fails.
+struct MoEOverlapTimes {
+  double withoutUs = 0;
+  double withUs = 0;
+};
+mlir::FailureOr<MoEOverlapTimes> simulateMoEOverlapChoice(
+    mlir::ModuleOp module, llvm::StringRef hardware, int64_t dataParallelSize,
+    llvm::function_ref<mlir::LogicalResult(bool, mlir::ModuleOp)> schedule);
+
+} // namespace ddp
+
+#endif // DDP_LIB_PIPELINES_MOEOVERLAPCHOICE_H
