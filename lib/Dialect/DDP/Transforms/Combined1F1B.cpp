@@ -70,15 +70,17 @@ public:
     // Each op's place: its own node's, or for an untagged op the node of
     // the tagged op before it. A forward combine node's ops after its last
     // collective have their own place (getCombined1F1BKey's tail). The ops
-    // before the first tagged op, and the get_params, go first; the ops
-    // after the last tagged op stay last.
+    // before the first tagged op go first, the ops after the last tagged op
+    // stay last. A get_param goes right before its first reader, as the
+    // importer puts it: ddp-overlap-param-gather waits for a parameter's
+    // gather there.
     std::map<std::string, Operation *> lastCollective;
     for (Operation &op : body.without_terminator())
       if (std::optional<ScheduleNode> node = getScheduleNode(&op);
           node && isa<CollectiveOpInterface>(op))
         lastCollective[node->str()] = &op;
     std::map<Combined1F1BKey, SmallVector<Operation *>> places;
-    SmallVector<Operation *> prologue, epilogue;
+    SmallVector<Operation *> prologue, epilogue, paramReads;
     std::optional<Combined1F1BKey> current;
     std::set<std::string> pastLastCollective;
     bool afterLast = false;
@@ -89,7 +91,7 @@ public:
       }
       afterLast = &op == lastTagged;
       if (isa<GetParamOp>(op)) {
-        prologue.push_back(&op);
+        paramReads.push_back(&op);
         continue;
       }
       if (std::optional<ScheduleNode> node = getScheduleNode(&op)) {
@@ -107,10 +109,12 @@ public:
         places[*current].push_back(&op);
     }
 
-    SmallVector<Operation *> order(prologue);
+    SmallVector<Operation *> withoutReads(prologue);
     for (auto &[key, ops] : places)
-      llvm::append_range(order, ops);
-    llvm::append_range(order, epilogue);
+      llvm::append_range(withoutReads, ops);
+    llvm::append_range(withoutReads, epilogue);
+    SmallVector<Operation *> order = placeParamReads(body, withoutReads,
+                                                     paramReads);
     if (failed(checkOrder(body, order)))
       return signalPassFailure();
     Operation *terminator = body.getTerminator();
@@ -120,6 +124,36 @@ public:
   }
 
 private:
+  /// `order` with each of `reads` right before its first reader in it (in
+  /// their own order where they share one); first when read nowhere.
+  static SmallVector<Operation *>
+  placeParamReads(Block &body, ArrayRef<Operation *> order,
+                  ArrayRef<Operation *> reads) {
+    DenseMap<Operation *, size_t> position;
+    for (auto [index, op] : llvm::enumerate(order))
+      position[op] = index;
+    std::map<size_t, SmallVector<Operation *>> before;
+    SmallVector<Operation *> unread;
+    for (Operation *read : reads) {
+      std::optional<size_t> first;
+      for (Operation *user : read->getUsers())
+        if (Operation *reader = body.findAncestorOpInBlock(*user))
+          if (auto it = position.find(reader); it != position.end())
+            first = std::min(first.value_or(it->second), it->second);
+      if (first)
+        before[*first].push_back(read);
+      else
+        unread.push_back(read);
+    }
+    SmallVector<Operation *> result(unread);
+    for (auto [index, op] : llvm::enumerate(order)) {
+      if (auto it = before.find(index); it != before.end())
+        llvm::append_range(result, it->second);
+      result.push_back(op);
+    }
+    return result;
+  }
+
   void emitFailure(func::FuncOp func, StringRef what) {
     func.emitError() << "ddp-combined-1f1b expects " << what;
     signalPassFailure();

@@ -13,11 +13,10 @@
 // attn ends), the backward's mlp and dispatch, the forward's mlp and
 // combine, the backward's attn, then the forward combine's compute after
 // its all-to-all (which Megatron runs on its communication stream beside
-// that attn). The get_param goes first; the untagged op "follows" goes with
-// the tagged op before it; the accumulate after the last tagged op stays
-// last.
+// that attn). The get_param goes right before its first reader; the
+// untagged op "follows" goes with the tagged op before it; the accumulate
+// after the last tagged op stays last.
 // CHECK-LABEL: func.func @two_microbatches
-// CHECK-NEXT:  ddp.get_param @w
 // CHECK-NEXT:  ddp.compute "embedding"(%arg0)
 // CHECK-NEXT:  ddp.compute "attn"
 // CHECK-NEXT:  ddp.all_to_all {{.*}}"F0.L0.dispatch"
@@ -31,6 +30,7 @@
 // CHECK-NEXT:  ddp.compute "attn"{{.*}}"F1.L0.attn"
 // CHECK-NEXT:  ddp.compute "follows"
 // CHECK-NEXT:  ddp.all_to_all {{.*}}"F1.L0.dispatch"
+// CHECK-NEXT:  ddp.get_param @w
 // CHECK-NEXT:  ddp.compute "experts_grad"{{.*}}"B0.L0.mlp"
 // CHECK-NEXT:  ddp.all_to_all {{.*}}"B0.L0.dispatch"
 // CHECK-NEXT:  ddp.compute "experts"{{.*}}"F1.L0.mlp"

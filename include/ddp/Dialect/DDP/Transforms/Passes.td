@@ -567,8 +567,9 @@ def Combined1F1B : Pass<"ddp-combined-1f1b", "mlir::func::FuncOp"> {
     one's all-to-alls run beside the other's compute.
 
     Ops keep their order within a node. An untagged op goes with the tagged
-    op before it; `ddp.get_param`s, and the ops before the first tagged op,
-    go first; the ops after the last one stay last. Only the order changes:
+    op before it; the ops before the first tagged op go first, the ops after
+    the last one stay last. A `ddp.get_param` goes right before its first
+    reader, where `ddp-overlap-param-gather` later waits for its gather. Only the order changes:
     what the step computes, and the order of every sum, is the same. The
     new order is checked before any op moves: an op that would run before
     a value it reads is an error naming both nodes, and leaves the IR as it
