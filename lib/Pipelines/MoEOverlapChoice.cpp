@@ -9,6 +9,7 @@
 #include "MoEOverlapChoice.h"
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Sim/Simulator.h"
 #include "ddp/Timing/CostModel.h"
 #include "ddp/Timing/HardwareProfile.h"
@@ -22,7 +23,15 @@ using namespace mlir;
 using namespace ddp;
 using namespace ddp::sim;
 
-bool ddp::hasScheduleNodes(ModuleOp module) {
+bool ddp::isBatchLevelOverlapCandidate(ModuleOp module) {
+  if (!llvm::any_of(module.getOps<MeshOp>(),
+                    [](MeshOp mesh) { return mesh.getAxisSize("ep") > 1; }))
+    return false;
+  if (!llvm::all_of(module.getOps<ParamOp>(), [](ParamOp param) {
+        Type element = getElementTypeOrSelf(param.getType());
+        return element.isBF16() || element.isF16();
+      }))
+    return false;
   return module
       .walk([](Operation *op) {
         return getScheduleNode(op) ? WalkResult::interrupt()

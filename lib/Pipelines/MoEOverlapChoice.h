@@ -14,9 +14,11 @@
 
 namespace ddp {
 
-/// Whether some op of the module records its combined 1F1B node
-/// (`ddp.schedule_node`): the steps ddp-combined-1f1b can order.
-bool hasScheduleNodes(mlir::ModuleOp module);
+/// Whether Megatron would run its combined 1F1B on the module's step: some
+/// op records its node (`ddp.schedule_node`, which ddp-combined-1f1b orders
+/// by), the mesh's `ep` axis has more than one rank, and every parameter is
+/// bf16 or f16 (TransformerConfig's asserts).
+bool isBatchLevelOverlapCandidate(mlir::ModuleOp module);
 
 /// The simulated step times of `module` scheduled without and with the
 /// overlap: `schedule(on, candidate)` schedules `candidate`, a copy of the

@@ -482,7 +482,7 @@ public:
   }
 
 private:
-  /// policy=auto on a step Megatron's combined 1F1B can order, with
+  /// policy=auto on a step Megatron would run its combined 1F1B on, with
   /// overlap-moe-expert-parallel-comm neither given nor recorded and no
   /// moe-shared-expert-overlap (which Megatron does not run beside it):
   /// schedules the step with and without it, keeps the faster, and records
@@ -494,7 +494,7 @@ private:
         module->getAttrOfType<DictionaryAttr>(kScheduleOptionsAttrName);
     if (options.policy != BucketPolicy::Auto || givenNames.contains(kName) ||
         (recorded && recorded.contains(kName)) ||
-        options.sharedExpertOverlap || !hasScheduleNodes(module))
+        options.sharedExpertOverlap || !isBatchLevelOverlapCandidate(module))
       return success();
     // The candidates' errors are not the user's: a candidate that fails is
     // not chosen, and the schedule that runs reports its own.
