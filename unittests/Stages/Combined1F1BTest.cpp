@@ -100,7 +100,8 @@ TEST(Combined1F1BTest, TextRoundTrips) {
   }
   for (const char *bad :
        {"", "F", "F0", "X0.attn", "F0.attn", "F0.L1.pre_process",
-        "F01.pre_process", "F0.L01.mlp", "F0.L.mlp", "F-1.mlp", "F0.L1.mlp.x",
+        "F01.pre_process", "F0.L01.mlp", "F0.L.mlp", "F-1.pre_process", "F0.L-1.mlp",
+        "F0.L1.mlp.x",
         "F0.L1.expert", "f0.pre_process"})
     EXPECT_FALSE(ScheduleNode::parse(bad)) << bad;
 }

@@ -12,6 +12,7 @@
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <map>
 #include <set>
@@ -120,7 +121,11 @@ public:
     Operation *terminator = body.getTerminator();
     for (Operation *op : order)
       op->moveBefore(terminator);
-    numNodes += places.size();
+    std::set<std::string> nodeNames;
+    for (Operation &op : body)
+      if (std::optional<ScheduleNode> node = getScheduleNode(&op))
+        nodeNames.insert(node->str());
+    numNodes += nodeNames.size();
   }
 
 private:
@@ -159,9 +164,57 @@ private:
     signalPassFailure();
   }
 
+  /// Whether `op` (or an op nested in it) reads or writes the parameters'
+  /// state (ddp.get_param reads it; the optimizers write it).
+  static std::pair<bool, bool> getParamStateEffects(Operation *op) {
+    bool reads = false, writes = false;
+    op->walk([&](Operation *nested) {
+      auto effects = dyn_cast<MemoryEffectOpInterface>(nested);
+      if (!effects)
+        return;
+      SmallVector<MemoryEffects::EffectInstance> instances;
+      effects.getEffects(instances);
+      for (const MemoryEffects::EffectInstance &effect : instances) {
+        if (!isa<ParamStateResource>(effect.getResource()))
+          continue;
+        reads |= isa<MemoryEffects::Read>(effect.getEffect());
+        writes |= isa<MemoryEffects::Write>(effect.getEffect());
+      }
+    });
+    return {reads, writes};
+  }
+
   /// Every value an op (or an op nested in it) reads from this block is
-  /// computed before it in `order`.
+  /// computed before it in `order`, and no parameter read or update moves
+  /// across an update.
   static LogicalResult checkOrder(Block &body, ArrayRef<Operation *> order) {
+    // A parameter update and the ops that read or update the parameters
+    // before and after it keep their order: number each such op by the
+    // updates before it (an update counts itself), and require the numbers
+    // not to fall.
+    DenseMap<Operation *, int64_t> epoch;
+    int64_t updates = 0;
+    for (Operation &op : body.without_terminator()) {
+      auto [reads, writes] = getParamStateEffects(&op);
+      if (writes)
+        epoch[&op] = 2 * updates++ + 1;
+      else if (reads)
+        epoch[&op] = 2 * updates;
+    }
+    int64_t latest = 0;
+    for (Operation *op : order) {
+      auto it = epoch.find(op);
+      if (it == epoch.end())
+        continue;
+      if (it->second < latest) {
+        op->emitError() << "ddp-combined-1f1b: Megatron's combined 1F1B "
+                           "would move this op across an update of the "
+                           "parameters; the step's ddp.schedule_node tags "
+                           "must leave the optimizer after every node";
+        return failure();
+      }
+      latest = it->second;
+    }
     DenseMap<Operation *, size_t> position;
     for (auto [index, op] : llvm::enumerate(order))
       position[op] = index;

@@ -49,6 +49,8 @@
 // CHECK-NEXT:  return
 // OFF-LABEL: func.func @two_microbatches
 // OFF-NEXT:  ddp.compute "embedding"(%arg0)
+// OFF:       ddp.compute "embedding_grad"{{.*}}"B0.pre_process"
+// OFF-NEXT:  ddp.compute "embedding"(%arg1)
 
 ddp.mesh @world(ep = 2)
 ddp.param @w : tensor<4xf32>
@@ -120,5 +122,20 @@ func.func @already_async(%x: tensor<4xf32>) {
   %a, %t = ddp.all_to_all %x over @world[ep] async {ddp.schedule_node = "F0.L0.dispatch"} : tensor<4xf32>
   // expected-error @+1 {{ddp-combined-1f1b orders a step before its collectives are made asynchronous (ddp-schedule runs it first); this step already waits for one}}
   ddp.wait %t
+  return
+}
+
+// -----
+
+// A parameter read may not move across an update: the get_param would go
+// right before its first reader, after the sgd of its node.
+ddp.mesh @world(ep = 2)
+ddp.param @w : tensor<4xf32>
+func.func @read_after_update(%x: tensor<4xf32>) {
+  // expected-error @+1 {{ddp-combined-1f1b: Megatron's combined 1F1B would move this op across an update of the parameters; the step's ddp.schedule_node tags must leave the optimizer after every node}}
+  %w = ddp.get_param @w {ddp.schedule_node = "F0.L0.attn"} : tensor<4xf32>
+  %a = ddp.compute "attn"(%x) flops 1.0 bytes 1.0 {ddp.schedule_node = "F0.L0.attn"} : (tensor<4xf32>) -> tensor<4xf32>
+  ddp.sgd @w, %a lr 0.01 {ddp.schedule_node = "F0.L0.attn"} : tensor<4xf32>
+  %r = ddp.compute "read"(%w) flops 1.0 bytes 1.0 {ddp.schedule_node = "F0.L0.dispatch"} : (tensor<4xf32>) -> tensor<4xf32>
   return
 }

@@ -558,22 +558,33 @@ def Combined1F1B : Pass<"ddp-combined-1f1b", "mlir::func::FuncOp"> {
 
     This pass puts the nodes in the order Megatron runs them: microbatch 0's
     forward alone; then the forward of each microbatch m beside the backward
-    of m - 1, forward layer i with backward layer L - 1 - i, node by node
-    (TransformerLayerSchedulePlan.run: the backward's combine, the forward's
-    attn, the backward's mlp, the forward's dispatch, the backward's
-    dispatch, the forward's mlp and combine, the backward's attn); then the
-    last backward alone. With the all-to-alls asynchronous
-    (`ddp-overlap-moe-comm`, which ddp-schedule runs after this pass), each
-    one's all-to-alls run beside the other's compute.
+    of m - 1, forward layer i with backward layer L - 1 - i; then the last
+    backward alone. Megatron runs a pair of layers on two streams
+    (TransformerLayerSchedulePlan.run): the compute stream runs the
+    forward's attn, the backward's mlp, the forward's mlp, the backward's
+    attn; the communication stream the backward's combine, then the
+    forward's dispatch (once the forward's attn has ended), the backward's
+    dispatch, then the forward's combine. A ddp step issues each collective
+    where the program reaches it, so the pass puts each communication node
+    where Megatron's communication stream starts it: the backward's
+    combine, the forward's attn and dispatch, the backward's mlp and
+    dispatch, the forward's mlp and combine, the backward's attn, then the
+    compute of the forward's combine after its last collective. With the
+    all-to-alls asynchronous (`ddp-overlap-moe-comm`, which ddp-schedule
+    runs after this pass), each one's all-to-alls run beside the other's
+    compute.
 
     Ops keep their order within a node. An untagged op goes with the tagged
     op before it; the ops before the first tagged op go first, the ops after
     the last one stay last. A `ddp.get_param` goes right before its first
-    reader, where `ddp-overlap-param-gather` later waits for its gather. Only the order changes:
-    what the step computes, and the order of every sum, is the same. The
-    new order is checked before any op moves: an op that would run before
-    a value it reads is an error naming both nodes, and leaves the IR as it
-    was.
+    reader, where `ddp-overlap-param-gather` later waits for its gather.
+    Only the order changes: what the step computes, and the order of every
+    sum, is the same. The new order is checked before any op moves: an op
+    that would run before a value it reads is an error naming both nodes,
+    as is a parameter read or update moved across an update, and a step
+    that already waits for a collective; each leaves the IR as it was. A
+    function without tags is an error: the overlap was asked for a step the
+    importer did not tag.
   }];
   let options = [
     Option<"overlapMoeExpertParallelComm", "overlap-moe-expert-parallel-comm",
