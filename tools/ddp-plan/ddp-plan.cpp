@@ -143,6 +143,14 @@ static LogicalResult runPlan(Plan &plan, const timing::CostModel &model) {
   populateDDPSchedulePipeline(pm, plan.options);
   if (failed(pm.run(*plan.module)))
     return failure();
+  // What the pipeline chose and recorded (policy=auto's batch-level MoE
+  // overlap) is part of the schedule the table compares.
+  SchedulePipelineOptions decided;
+  decided.copyOptionValuesFrom(plan.options);
+  if (failed(applyRecordedScheduleOptions(
+          *plan.module, plan.options.getGivenOptionNames(), decided)))
+    return failure();
+  plan.effectiveOptions = getOptionValues(decided);
 
   progress("simulating the " + plan.name + " schedule");
   FailureOr<func::FuncOp> step =
