@@ -80,8 +80,9 @@ TEST(PipelineExchangeTest, EveryReceiveHasItsSend) {
         std::set<std::string> waited;
         for (const std::string &event : rank) {
           EXPECT_EQ(event.find('?'), std::string::npos) << event;
-          if (event[0] == 'W')
+          if (event[0] == 'W') {
             EXPECT_TRUE(waited.insert(event).second) << event;
+          }
         }
       }
     }
