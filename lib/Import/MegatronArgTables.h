@@ -92,6 +92,12 @@ inline constexpr LeftOutArg leftOutArgs[] = {
      "tensor-parallel rank"},
     {"rampup_batch_size", "None", "the step has the final global batch size"},
     {"add_qkv_bias", "False", "the step has biases only with add_bias_linear"},
+    // TEGroupedMLP runs the local experts' GEMMs as one grouped GEMM; the
+    // step has SequentialMLP's, one per expert, priced apart.
+    {"moe_grouped_gemm", "False",
+     "each local expert's GEMMs are separate ops, priced apart "
+     "(SequentialMLP), not one grouped GEMM",
+     /*onlyWithExperts=*/true},
 };
 
 /// Arguments that decide the step's layout when they differ from the
@@ -193,7 +199,6 @@ inline constexpr llvm::StringLiteral irrelevantArgs[] = {
     "min_lr",
     "mmap_bin_files",
     "moe_aux_loss_coeff",
-    "moe_grouped_gemm",
     "moe_router_load_balancing_type",
     "no_load_optim",
     "no_load_rng",
