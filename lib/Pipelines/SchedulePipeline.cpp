@@ -5,6 +5,7 @@
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 
+#include "ddp/Support/OptionWords.h"
 #include "ddp/Support/Suggest.h"
 
 #include "MoEOverlapChoice.h"
@@ -22,104 +23,11 @@ bool SchedulePipelineOptions::hasOption(StringRef name) const {
   return OptionsMap.contains(name);
 }
 
-namespace {
-/// What llvm::cl::ValuesClass::apply hands its values to (it gives them to
-/// an option's parser only): their names.
-struct ValueNames {
-  SmallVector<StringRef> names;
-  ValueNames &getParser() { return *this; }
-  template <typename Value>
-  void addLiteralOption(StringRef name, const Value &, StringRef) {
-    names.push_back(name);
-  }
-};
-} // namespace
-
 /// The names of getBucketPolicyOptionValues(), in its order, for messages.
 static SmallVector<StringRef> getBucketPolicyNames() {
-  ValueNames collector;
+  OptionValueNames collector;
   getBucketPolicyOptionValues().apply(collector);
   return collector.names;
-}
-
-/// The index of the `close` that ends what starts at `from`, skipping
-/// nested brackets and quoted text, or npos (MLIR's findChar).
-static size_t findClosing(StringRef text, size_t from, char close) {
-  for (size_t i = from; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == close)
-      return i;
-    if (c == '{')
-      i = findClosing(text, i + 1, '}');
-    else if (c == '(')
-      i = findClosing(text, i + 1, ')');
-    else if (c == '[')
-      i = findClosing(text, i + 1, ']');
-    else if (c == '"' || c == '\'')
-      i = text.find(c, i + 1);
-    if (i == StringRef::npos)
-      return StringRef::npos;
-  }
-  return StringRef::npos;
-}
-
-/// A name or value as MLIR keeps it: trimmed, without one outer pair of
-/// quotes, or of braces that enclose all of it.
-static StringRef unwrapOptionWord(StringRef word) {
-  word = word.trim();
-  if (word.size() >= 2 && (word.front() == '"' || word.front() == '\'') &&
-      word.back() == word.front())
-    return word.drop_front().drop_back().trim();
-  if (!word.empty() && word.front() == '{' &&
-      findClosing(word, 1, '}') == word.size() - 1)
-    return word.drop_front().drop_back().trim();
-  return word;
-}
-
-/// The `name=value` (or `name`) words of a pass option string, split as
-/// MLIR's PassOptions::parseFromString splits them (parseNextArg in
-/// mlir/lib/Pass/PassRegistry.cpp): a value holds spaces inside quotes or
-/// braces; a quote with no partner is an ordinary character.
-static SmallVector<std::pair<StringRef, StringRef>>
-splitOptionWords(StringRef text) {
-  SmallVector<std::pair<StringRef, StringRef>> words;
-  auto skipQuoted = [&](size_t &i) {
-    char c = text[i];
-    if (c != '"' && c != '\'')
-      return false;
-    size_t partner = text.find(c, i + 1);
-    if (partner != StringRef::npos)
-      i = partner;
-    return true;
-  };
-  while (!(text = text.ltrim()).empty()) {
-    size_t nameEnd = text.find_first_of(" =");
-    if (nameEnd == StringRef::npos || text[nameEnd] == ' ') {
-      words.push_back({unwrapOptionWord(text.take_front(nameEnd)), ""});
-      text = text.drop_front(std::min(nameEnd, text.size()));
-      continue;
-    }
-    StringRef name = unwrapOptionWord(text.take_front(nameEnd));
-    size_t i = nameEnd + 1;
-    for (; i < text.size() && text[i] != ' '; ++i) {
-      if (skipQuoted(i) || text[i] != '{')
-        continue;
-      for (size_t depth = 1; ++i < text.size();) {
-        if (skipQuoted(i))
-          continue;
-        if (text[i] == '{')
-          ++depth;
-        else if (text[i] == '}' && --depth == 0)
-          break;
-      }
-      if (i == text.size())
-        break;
-    }
-    words.push_back(
-        {name, unwrapOptionWord(text.slice(nameEnd + 1, std::min(i, text.size())))});
-    text = text.drop_front(std::min(i, text.size()));
-  }
-  return words;
 }
 
 LogicalResult SchedulePipelineOptions::parseFromString(StringRef text,
@@ -145,11 +53,8 @@ LogicalResult SchedulePipelineOptions::parseFromString(StringRef text,
       return failure();
     }
     // Boolean options take their value optionally (`name` alone is true).
-    static constexpr StringLiteral kBools[] = {"",     "true", "false", "1",
-                                               "0",    "True", "False", "TRUE",
-                                               "FALSE"};
     if (it->second->getValueExpectedFlag() == llvm::cl::ValueOptional &&
-        !llvm::is_contained(kBools, value)) {
+        !isBoolOptionValue(value)) {
       errorStream << "ddp-schedule: " << name << "=" << value
                   << ": expected true or false\n";
       return failure();

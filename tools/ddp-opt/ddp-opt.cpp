@@ -16,6 +16,7 @@
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
+#include "ddp/Support/OptionWords.h"
 #include "ddp/Support/OutputFile.h"
 #include "ddp/Support/Suggest.h"
 
@@ -32,6 +33,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
@@ -160,6 +162,50 @@ static std::vector<std::string> getPassOptionNames(llvm::StringRef name) {
   return names;
 }
 
+namespace {
+/// One option of a pass of Passes.td (ddp-tblgen -gen-pass-option-table).
+struct PassOptionInfo {
+  const char *pass, *option, *type;
+  /// Lists the values of an option that takes one of a list, or nullptr.
+  void (*values)(ddp::OptionValueNames &);
+};
+const PassOptionInfo kPassOptions[] = {
+#define GEN_PASS_OPTION_TABLE
+#include "ddp/Dialect/DDP/Transforms/PassOptionTable.h.inc"
+};
+} // namespace
+
+/// What a value that llvm::cl rejected (in a line of its own, printed
+/// already) should have been: for the first value given to a pass that its
+/// option does not take, the values it does take.
+static std::optional<std::string>
+explainRejectedValue(llvm::ArrayRef<std::string> args) {
+  for (auto &[pass, options] : getPassesWithOptions(args))
+    for (auto [name, value] : ddp::splitOptionWords(options))
+      for (const PassOptionInfo &info : kPassOptions) {
+        if (pass != info.pass || name != info.option)
+          continue;
+        std::string given = ("--" + pass + ": " + name + "=" + value).str();
+        llvm::StringRef type = info.type;
+        if (info.values) {
+          ddp::OptionValueNames names;
+          info.values(names);
+          if (!llvm::is_contained(names.names, value))
+            return given + " is not one of its values (" +
+                   llvm::join(names.names, ", ") + ")" +
+                   ddp::didYouMean(value, names.names);
+        } else if (type == "bool") {
+          if (!ddp::isBoolOptionValue(value))
+            return given + ": expected true or false";
+        } else if (type.contains("int") || type == "unsigned") {
+          int64_t integer;
+          if (value.getAsInteger(0, integer))
+            return given + ": expected an integer";
+        }
+      }
+  return std::nullopt;
+}
+
 /// A pass option error in words that name the pass, the option and the fix.
 /// MLIR reports it at no location ("<unknown>:0:"), and without a reason
 /// where llvm::cl printed one already.
@@ -188,9 +234,15 @@ static std::string explainPassOptionError(llvm::StringRef message,
     }
     return ("no pass given has an option '" + unknown + "'").str();
   }
-  if (message.trim().empty())
-    return "bad pass options (the reason above); ddp-opt --help lists each "
-           "pass's options and their values";
+  // A rejected value: llvm::cl said why above, and MLIR adds nothing, or,
+  // in a --pass-pipeline, which passes it failed to add.
+  if (message.trim().empty() || message.trim().starts_with("failed to add `")) {
+    if (std::optional<std::string> explained = explainRejectedValue(args))
+      return *explained;
+    if (message.trim().empty())
+      return "bad pass options (the reason above); ddp-opt --help lists each "
+             "pass's options and their values";
+  }
   return message.str();
 }
 

@@ -6,6 +6,10 @@
 // options only as members of the pass itself, which a PassPipelineOptions
 // struct cannot reuse.
 //
+// -gen-pass-option-table: every pass option's pass, argument, type and, for
+// one that takes a value from a list, that list, so that a tool can say
+// what a rejected value should have been (llvm::cl only says it is wrong).
+//
 //===----------------------------------------------------------------------===//
 
 #include "mlir/TableGen/Pass.h"
@@ -24,6 +28,9 @@ using mlir::tblgen::PassOption;
 static cl::opt<bool> genPipelineOptions(
     "gen-pipeline-options",
     cl::desc("Generate the options struct of each PipelineOptions record"));
+static cl::opt<bool> genPassOptionTable(
+    "gen-pass-option-table",
+    cl::desc("Generate the table of every pass's options and their values"));
 
 namespace {
 /// One option of the pipeline, as its struct declares it.
@@ -187,11 +194,45 @@ static bool emitPipelineOptions(raw_ostream &os, const RecordKeeper &records) {
   return false;
 }
 
+/// Entries `{"pass", "option", "type", values}` for an array of a struct
+/// the includer declares; `values` applies the option's llvm::cl value list
+/// to a ddp::OptionValueNames, or is nullptr for an option of a plain type.
+static bool emitPassOptionTable(raw_ostream &os, const RecordKeeper &records) {
+  emitSourceFileHeader("Pass option table", os, records);
+  static constexpr StringLiteral kPlainTypes[] = {
+      "bool",     "int",     "unsigned", "int64_t", "uint64_t",
+      "int32_t",  "double",  "float",    "std::string", "::std::string"};
+  os << "#ifdef GEN_PASS_OPTION_TABLE\n";
+  for (const Record *passRecord :
+       records.getAllDerivedDefinitions("PassBase")) {
+    Pass pass(passRecord);
+    for (const PassOption &option : pass.getOptions()) {
+      StringRef type = option.getType();
+      std::optional<StringRef> flags = option.getAdditionalFlags();
+      std::string values = "nullptr";
+      // An option of another type parses with the llvm::cl::values its
+      // flags give, and nothing else may be in them.
+      if (!option.isListOption() && flags && !is_contained(kPlainTypes, type))
+        values = formatv("[](::ddp::OptionValueNames &names) {{ ({0}).apply("
+                         "names); }",
+                         *flags)
+                     .str();
+      os << formatv("{{\"{0}\", \"{1}\", \"{2}\", {3}},\n",
+                    pass.getArgument(), option.getArgument(),
+                    option.isListOption() ? "list" : type, values);
+    }
+  }
+  os << "#undef GEN_PASS_OPTION_TABLE\n#endif\n";
+  return false;
+}
+
 int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv);
-  if (!genPipelineOptions) {
-    errs() << argv[0] << ": give -gen-pipeline-options\n";
+  if (genPipelineOptions == genPassOptionTable) {
+    errs() << argv[0]
+           << ": give one of -gen-pipeline-options, -gen-pass-option-table\n";
     return 1;
   }
-  return TableGenMain(argv[0], &emitPipelineOptions);
+  return TableGenMain(argv[0], genPipelineOptions ? &emitPipelineOptions
+                                                  : &emitPassOptionTable);
 }
