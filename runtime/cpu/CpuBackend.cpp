@@ -6,9 +6,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuBackend.h"
+#include "BlasGemm.h"
 #include "FixedOrderGemm.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 
 using namespace ddprt;
@@ -127,7 +129,29 @@ Status CpuBackend::fillSeeded(const Tensor &tensor, uint64_t key) {
   return Status::ok();
 }
 
+namespace {
+/// One product in f32 or f64, by the kernel the run asked for.
+template <typename T>
+void multiply(bool useBlas, const GemmOp &op, const T *lhs, const T *rhs,
+              T *result) {
+  if (useBlas)
+    blasGemm(op.transposeLhs, op.transposeRhs, op.m, op.n, op.k, lhs, rhs,
+             result);
+  else
+    fixedOrderGemm(op.transposeLhs, op.transposeRhs, op.m, op.n, op.k, lhs,
+                   rhs, result);
+}
+} // namespace
+
 Status CpuBackend::gemm(const GemmOp &op) {
+  // The BLAS, unless the run compares programs bitwise: then every element
+  // is one fma chain in ascending k (FixedOrderGemm.h), so a GEMM on a chunk
+  // of rows equals those rows of the whole GEMM (BlasGemm.h).
+  bool useBlas = haveBlas() && !env.fixedOrderGemm;
+  if (useBlas && (op.m > INT_MAX || op.n > INT_MAX || op.k > INT_MAX))
+    return makeError(DDPRT_ERROR_INVALID_ARGUMENT, "cblas gemm (m=", op.m,
+                     ", n=", op.n, ", k=", op.k,
+                     "): a dimension exceeds the BLAS's int range");
   TraceSpan span(env.trace, op.label, TraceCategory::Compute, 0);
   if (span.isActive())
     span.args()
@@ -136,21 +160,17 @@ Status CpuBackend::gemm(const GemmOp &op) {
         .add("n", op.n)
         .add("k", op.k)
         .add("transpose_lhs", int64_t(op.transposeLhs))
-        .add("transpose_rhs", int64_t(op.transposeRhs));
-  // Every element is one fma chain in ascending k (FixedOrderGemm.h), so a
-  // GEMM on a chunk of rows equals those rows of the whole GEMM bitwise.
+        .add("transpose_rhs", int64_t(op.transposeRhs))
+        .add("kernel", useBlas ? blasName() : "fixed-order");
   switch (op.dtype) {
   case DType::F32:
-    fixedOrderGemm(op.transposeLhs, op.transposeRhs, op.m, op.n, op.k,
-                   static_cast<const float *>(op.lhs),
-                   static_cast<const float *>(op.rhs),
-                   static_cast<float *>(op.result));
+    multiply(useBlas, op, static_cast<const float *>(op.lhs),
+             static_cast<const float *>(op.rhs), static_cast<float *>(op.result));
     return Status::ok();
   case DType::F64:
-    fixedOrderGemm(op.transposeLhs, op.transposeRhs, op.m, op.n, op.k,
-                   static_cast<const double *>(op.lhs),
-                   static_cast<const double *>(op.rhs),
-                   static_cast<double *>(op.result));
+    multiply(useBlas, op, static_cast<const double *>(op.lhs),
+             static_cast<const double *>(op.rhs),
+             static_cast<double *>(op.result));
     return Status::ok();
   case DType::F16:
   case DType::BF16:
@@ -165,8 +185,7 @@ Status CpuBackend::gemm(const GemmOp &op) {
              gemmLhs.data());
   host::cast({const_cast<void *>(op.rhs), op.dtype, op.k * op.n}, DType::F32,
              gemmRhs.data());
-  fixedOrderGemm(op.transposeLhs, op.transposeRhs, op.m, op.n, op.k,
-                 gemmLhs.data(), gemmRhs.data(), gemmProduct.data());
+  multiply(useBlas, op, gemmLhs.data(), gemmRhs.data(), gemmProduct.data());
   host::cast({gemmProduct.data(), DType::F32, op.m * op.n}, op.dtype,
              op.result);
   return Status::ok();

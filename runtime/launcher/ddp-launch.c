@@ -12,8 +12,9 @@
  * --seed=S (default 1), --trace=FILE, --timeout=SECONDS,
  * --dump-params=FILE (every parameter after the last step, in the format of
  * `ddp-run --dump-params`, so that the two compare with cmp),
- * --gemm=cublas|fixed-order (default cublas: the CUDA backend's GEMMs by
- * cuBLAS, or in the CPU backend's order, bitwise equal to it),
+ * --gemm=library|fixed-order (default library: GEMMs by cuBLAS on the CUDA
+ * backend and OpenBLAS on the CPU one, or the fixed-order kernel, bitwise
+ * the same on both; `cublas` is the old name of `library`),
  * --data=integers|fractions (default integers: the seeded values; fractions
  * use every mantissa bit, for timing, DDPRT_FLAG_FRACTIONAL_DATA),
  * --graph (CUDA backend: the first step runs as it is issued, the second is
@@ -59,7 +60,7 @@ static void usage(const char *program, const char *bad) {
           "ddp-launch: error: unknown argument '%s'\n"
           "usage: %s [--backend=cpu|cuda|auto] [--steps=N] [--seed=S] "
           "[--trace=FILE] [--timeout=SECONDS] [--dump-params=FILE] "
-          "[--gemm=cublas|fixed-order] [--data=integers|fractions] "
+          "[--gemm=library|fixed-order] [--data=integers|fractions] "
           "[--graph] [--sync=step|end]\n",
           bad, program);
   exit(2);
@@ -246,7 +247,8 @@ int main(int argc, char **argv) {
       setFlag(&syncEachStep, 1, value, "step", "end", argv[0], argv[i]);
     } else if ((value = option(argv[i], "--gemm"))) {
       setFlag(&flags, DDPRT_FLAG_FIXED_ORDER_GEMM, value, "fixed-order",
-              "cublas", argv[0], argv[i]);
+              strcmp(value, "cublas") == 0 ? "cublas" : "library", argv[0],
+              argv[i]);
     } else {
       usage(argv[0], argv[i]);
     }

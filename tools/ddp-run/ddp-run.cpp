@@ -275,6 +275,16 @@ static void printSummary(const RunPlan &plan, MeshOp mesh, int numRanks,
                << (stepsRun == 1 ? "" : "s") << "\n";
   llvm::outs() << "  step time: the slowest rank's, median of the steps"
                << (stepsRun > 1 ? " after the first" : "") << "\n";
+  // The kernel decides the compute's speed, and the profiles were measured
+  // with the libraries (docs/Runtime.md, "GEMM").
+  llvm::outs() << "  GEMMs: "
+               << (verify ? "the fixed-order kernel, which --verify needs; "
+                            "slower than the library a profile is measured with"
+                          : backend == DDPRT_BACKEND_CUDA
+                                ? "cuBLAS"
+                                : "the system BLAS (OpenBLAS), where the "
+                                  "runtime was built with it")
+               << "\n";
   size_t roleWidth = 0;
   for (const RunProgram &program : plan.programs)
     roleWidth = std::max(roleWidth, program.role.size());

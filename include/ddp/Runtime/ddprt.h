@@ -96,13 +96,14 @@ typedef int32_t ddprt_status;
  * ring, so it is for verification (ddp-run --verify), not speed. CPU
  * backend only. */
 #define DDPRT_FLAG_DETERMINISTIC_REDUCTIONS 0x2
-/* GEMMs on the CUDA backend in the CPU backend's order: every element of
- * the result one fused multiply-add chain over k = 0, 1, ..., K-1 (16-bit
- * operands in f32, rounded once), so that the two backends' GEMMs agree
- * bitwise. Without it the CUDA backend calls cuBLAS, whose order of
- * summation depends on the shape and the GPU. For verification (ddp-run
- * --verify, ddp-launch --gemm=fixed-order), not speed. The CPU backend
- * always computes in this order. */
+/* Every GEMM by the fixed-order kernel: each element of the result one
+ * fused multiply-add chain over k = 0, 1, ..., K-1 (16-bit operands in f32,
+ * rounded once), so that a GEMM on a block of rows equals those rows of the
+ * whole product and the two backends agree bitwise. Without it the CPU
+ * backend calls OpenBLAS (where the runtime was built with it) and the CUDA
+ * backend cuBLAS, whose order of summation depends on the shape. For
+ * verification (ddp-run --verify, ddp-launch --gemm=fixed-order), not
+ * speed. */
 #define DDPRT_FLAG_FIXED_ORDER_GEMM 0x4
 /* Parameters and inputs seeded with fractions that use every bit of an f32
  * mantissa, in [-2, 2), instead of the integers -2..2 (Seed.h). For timing

@@ -1,0 +1,98 @@
+//===- BlasGemm.cpp - the CPU backend's GEMM through the system BLAS ------===//
+
+#include "BlasGemm.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#if DDPRT_HAVE_BLAS
+#include <cblas.h>
+#include <dlfcn.h>
+#include <mutex>
+#endif
+
+using namespace ddprt::cpu;
+
+#if DDPRT_HAVE_BLAS
+
+bool ddprt::cpu::haveBlas() { return true; }
+
+const char *ddprt::cpu::blasName() { return "openblas"; }
+
+namespace {
+/// OpenBLAS starts a thread per core when it loads. Looked up by name, so
+/// that another BLAS with cblas_* (which has no such call) links too.
+void limitBlasThreads() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (std::getenv("OPENBLAS_NUM_THREADS"))
+      return;
+    using SetThreads = void (*)(int);
+    if (auto set = reinterpret_cast<SetThreads>(
+            dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+      set(1);
+  });
+}
+
+CBLAS_TRANSPOSE trans(bool transpose) {
+  return transpose ? CblasTrans : CblasNoTrans;
+}
+
+/// A leading dimension: the BLAS wants at least 1, even for an empty matrix.
+int lead(int64_t columns) { return int(columns > 1 ? columns : 1); }
+
+/// The cases a BLAS may reject (a zero leading dimension) or leave to its
+/// own rules: nothing to write, or a sum of no terms, which is +0.
+template <typename T>
+bool handleEmpty(int64_t m, int64_t n, int64_t k, T *result) {
+  if (m == 0 || n == 0)
+    return true;
+  if (k != 0)
+    return false;
+  std::fill(result, result + m * n, T(0));
+  return true;
+}
+} // namespace
+
+// The leading dimensions follow from the stored layouts: lhs is m x k (k x m
+// when transposed), rhs k x n (n x k), all row-major. The caller keeps every
+// dimension within int (ApiCompute.cpp checks them).
+void ddprt::cpu::blasGemm(bool transposeLhs, bool transposeRhs, int64_t m,
+                          int64_t n, int64_t k, const float *lhs,
+                          const float *rhs, float *result) {
+  if (handleEmpty(m, n, k, result))
+    return;
+  limitBlasThreads();
+  cblas_sgemm(CblasRowMajor, trans(transposeLhs), trans(transposeRhs), int(m),
+              int(n), int(k), 1.0f, lhs, lead(transposeLhs ? m : k), rhs,
+              lead(transposeRhs ? k : n), 0.0f, result, lead(n));
+}
+
+void ddprt::cpu::blasGemm(bool transposeLhs, bool transposeRhs, int64_t m,
+                          int64_t n, int64_t k, const double *lhs,
+                          const double *rhs, double *result) {
+  if (handleEmpty(m, n, k, result))
+    return;
+  limitBlasThreads();
+  cblas_dgemm(CblasRowMajor, trans(transposeLhs), trans(transposeRhs), int(m),
+              int(n), int(k), 1.0, lhs, lead(transposeLhs ? m : k), rhs,
+              lead(transposeRhs ? k : n), 0.0, result, lead(n));
+}
+
+#else // !DDPRT_HAVE_BLAS
+
+bool ddprt::cpu::haveBlas() { return false; }
+
+const char *ddprt::cpu::blasName() { return ""; }
+
+void ddprt::cpu::blasGemm(bool, bool, int64_t, int64_t, int64_t,
+                          const float *, const float *, float *) {
+  std::abort(); // CpuBackend::gemm asks haveBlas() first.
+}
+
+void ddprt::cpu::blasGemm(bool, bool, int64_t, int64_t, int64_t,
+                          const double *, const double *, double *) {
+  std::abort();
+}
+
+#endif
