@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of fuzz/ (docs/Fuzzing.md) in build-fuzz/ with
-# clang-22 through ccache, everything instrumented with AddressSanitizer and
-# UndefinedBehaviorSanitizer, and runs each target on its seed corpus
-# (fuzz/corpus/<target>/) for a bounded time or number of inputs.
+# Builds the libFuzzer targets of fuzz/ (docs/Fuzzing.md) in build-asan/, the
+# sanitized build (clang-22 through ccache, everything instrumented with
+# AddressSanitizer, UndefinedBehaviorSanitizer and libFuzzer's coverage), and
+# runs each target on its seed corpus (fuzz/corpus/<target>/) for a bounded
+# time or number of inputs.
 #
 #   utils/fuzz.sh --quick      a few seconds per target (utils/test.sh)
 #   utils/fuzz.sh --runs=N     N inputs per target
 #   utils/fuzz.sh --build-only
 #
 # Prints executions and failures per target and exits non-zero if any target
-# failed. A failing input is saved as build-fuzz/crashes/<target>-crash-*;
-# rerun it with build-fuzz/bin/<target> <file>. New corpus entries go to
-# build-fuzz/corpus/<target>/ (the seeds in the tree stay as they are).
+# failed. A failing input is saved as build-asan/crashes/<target>-crash-*;
+# rerun it with build-asan/bin/<target> <file>. New corpus entries go to
+# build-asan/corpus/<target>/ (the seeds in the tree stay as they are).
 #
 # Environment: DDP_JOBS (parallel build jobs, default 2), DDP_FUZZ_SECONDS
 # (time per target with --quick, default 5).
@@ -30,24 +31,11 @@ esac
 
 targets=(fuzz-parse-ir fuzz-schedule fuzz-model-config fuzz-param-inventory
          fuzz-hardware-profile)
-build=build-fuzz
+build=build-asan
 
 start=$SECONDS
-if [[ ! -f $build/build.ninja ]]; then
-  # -O1 with line tables: what libFuzzer recommends, and it compiles much
-  # faster than -O2 -g. NDEBUG as Debian's LLVM/MLIR were built: without it
-  # llvm/ADT/Statistic.h selects TrackingStatistic while libMLIRPass was built
-  # with NoopStatistic, and every pass statistic reads uninitialised memory.
-  cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=None \
-    -DCMAKE_C_FLAGS="-O1 -gline-tables-only -DNDEBUG" \
-    -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only -DNDEBUG" \
-    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
-    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
-    -DDDP_FUZZ=ON >"$build.configure.log" 2>&1 ||
-    { cat "$build.configure.log" >&2; echo "fuzz: cmake failed (log above)" >&2; exit 1; }
-  rm -f "$build.configure.log"
-fi
-ninja -C "$build" -j"${DDP_JOBS:-2}" --quiet ddp-fuzzers
+# The sanitized test build is the fuzz build too (utils/setup.sh --sanitize).
+utils/setup.sh --sanitize ddp-fuzzers
 echo "== fuzz: built in $((SECONDS - start)) s"
 [[ $mode == build ]] && exit 0
 

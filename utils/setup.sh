@@ -4,7 +4,9 @@
 # Idempotent and quiet when everything is already in place.
 #
 #   utils/setup.sh                 packages + Release build in build/
-#   utils/setup.sh --sanitize      packages + ASan/UBSan build in build-asan/
+#   utils/setup.sh --sanitize      packages + the clang ASan/UBSan build, with
+#                                  the fuzz targets, in build-asan/
+#   utils/setup.sh --sanitize T... the same, building only the ninja targets T
 #   utils/setup.sh --packages-only
 #
 # Environment: DDP_JOBS (parallel build jobs, default 2); DDP_WITH_TORCH=1 also
@@ -18,14 +20,19 @@ case "${1:-}" in
   --sanitize) mode=sanitize ;;
   --packages-only) mode=packages ;;
   "") ;;
-  *) echo "usage: utils/setup.sh [--sanitize|--packages-only]" >&2; exit 2 ;;
+  *) echo "usage: utils/setup.sh [--sanitize [TARGET...]|--packages-only]" >&2; exit 2 ;;
 esac
+targets=("${@:2}")
+[[ $mode == sanitize ]] || ((${#targets[@]} == 0)) ||
+  { echo "usage: utils/setup.sh [--sanitize [TARGET...]|--packages-only]" >&2; exit 2; }
 
 packages=(
   cmake ninja-build g++ python3
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libopenmpi-dev openmpi-bin
   libgtest-dev
+  # The CPU backend's GEMMs in runs that measure (docs/Runtime.md, "GEMM").
+  libopenblas-dev
   ccache
   # test/Sim/timeline-svg.test renders the timeline SVGs.
   librsvg2-bin
@@ -58,7 +65,18 @@ fi
 jobs=${DDP_JOBS:-2}
 if [[ $mode == sanitize ]]; then
   build=build-asan
-  config=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDP_SANITIZE=ON)
+  # One clang build for the sanitized tests and the fuzzers (CMakeLists.txt):
+  # a GCC RelWithDebInfo ASan build and a clang fuzz build had compiled
+  # everything twice. -O1 with line tables is what libFuzzer recommends and
+  # compiles much faster than -O2 -g. NDEBUG as Debian's LLVM/MLIR were
+  # built: without it llvm/ADT/Statistic.h selects TrackingStatistic while
+  # libMLIRPass was built with NoopStatistic, and every pass statistic reads
+  # uninitialised memory.
+  config=(-DCMAKE_BUILD_TYPE=None
+          -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22
+          "-DCMAKE_C_FLAGS=-O1 -gline-tables-only -DNDEBUG"
+          "-DCMAKE_CXX_FLAGS=-O1 -gline-tables-only -DNDEBUG"
+          -DDDP_SANITIZE=ON -DDDP_FUZZ=ON)
 else
   build=build
   config=(-DCMAKE_BUILD_TYPE=Release)
@@ -70,10 +88,17 @@ config+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 # Both test builds check every storage plan the lowering makes.
 config+=(-DDDP_VALIDATE_STORAGE=ON)
 
+# A build-asan/ configured before it became the clang fuzz build is GCC's:
+# CMake cannot change its compiler, so it is configured again from scratch.
+if [[ $mode == sanitize && -f $build/CMakeCache.txt ]] &&
+   ! grep -q '^DDP_FUZZ:BOOL=ON' "$build/CMakeCache.txt"; then
+  echo "setup: $build/ is the old GCC sanitizer build; configuring it again with clang"
+  rm -rf "$build"
+fi
 if [[ ! -f $build/build.ninja ]]; then
   cmake -G Ninja -S . -B "$build" "${config[@]}" >"$build.configure.log" 2>&1 ||
     { cat "$build.configure.log" >&2; echo "setup: cmake failed (log above)" >&2; exit 1; }
   grep -E "^-- ddp:" "$build.configure.log" || true
   rm -f "$build.configure.log"
 fi
-ninja -C "$build" -j"$jobs" --quiet
+ninja -C "$build" -j"$jobs" --quiet "${targets[@]}"

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs what is missing, builds,
-# runs lit and CTest in the Release build, then again in an
-# AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/; there
-# the integration tests are a slice: the six long mpirun matrices marked
-# `UNSUPPORTED: sanitized` run in the Release stage only, which took the
-# sanitized integration run from 357 s to 112 s), and
-# finally a bounded run of each libFuzzer target (utils/fuzz.sh --quick, 5 s
-# each, in build-fuzz/; docs/Fuzzing.md). The fuzzers' clang build took 21
-# minutes on this 2-core machine from a cold cache under a load of ~4, and
-# under 5 minutes with ccache.
+# runs lit and CTest in the Release build, then again in the sanitizer build
+# (build-asan/: clang, AddressSanitizer + UndefinedBehaviorSanitizer and
+# libFuzzer's coverage; there the integration tests are a slice: the long
+# mpirun matrices marked `UNSUPPORTED: sanitized` run in the Release stage
+# only), and finally a bounded run of each libFuzzer target from the same
+# build (utils/fuzz.sh --quick, 5 s each; docs/Fuzzing.md). One build serves
+# the sanitized tests and the fuzzers: it compiled in 15 minutes from a cold
+# cache on this 2-core machine, where a GCC ASan build and a separate clang
+# fuzz build had taken about 35 and 21.
 #
 #   utils/test.sh               everything
 #   utils/test.sh --no-sanitize only the Release build (no ASan, no fuzzing)
@@ -43,7 +43,7 @@ if ((sanitize)); then
   export LSAN_OPTIONS="suppressions=$PWD/utils/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   run_suite build-asan
-  echo "== fuzz (build-fuzz)"
+  echo "== fuzz (build-asan)"
   utils/fuzz.sh --quick
 fi
 echo "== all tests passed in $((SECONDS - start)) s"
