@@ -412,7 +412,7 @@ std::vector<RunProgram> ddp::buildSchedules(ModuleOp input,
                        : "schedule " + std::to_string(index + 1);
     if (schedules.size() == 1 && !program.options.empty())
       program.label = "the scheduled program";
-    if (request.verify)
+    if (request.runsUnscheduled())
       program.paramPrefix = "schedule" + std::to_string(index + 1) + ":";
   }
   return schedules;
@@ -455,9 +455,9 @@ RunPlan ddp::planRun(ModuleOp input, std::vector<RunProgram> schedules,
                      const RunRequest &request) {
   RunPlan plan;
   plan.numSchedules = schedules.size();
-  if (request.verify || schedules.empty()) {
+  if (request.runsUnscheduled() || schedules.empty()) {
     RunProgram &reference = plan.programs.emplace_back();
-    reference.role = request.verify ? "unscheduled" : "program";
+    reference.role = request.runsUnscheduled() ? "unscheduled" : "program";
     reference.label = "the unscheduled program";
     reference.module = input.clone();
   }

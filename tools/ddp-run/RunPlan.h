@@ -37,6 +37,11 @@ struct RunRequest {
   std::string passPipeline;
   std::vector<std::string> scheduleOptions;
   bool verify = false;
+  /// --compare-speed: the unscheduled input runs beside the schedules, as
+  /// under --verify, without the comparison.
+  bool compareSpeed = false;
+  /// Whether the unscheduled input runs beside the schedules.
+  bool runsUnscheduled() const { return verify || compareSpeed; }
 };
 
 mlir::OwningOpRef<mlir::ModuleOp> parseFile(llvm::StringRef path,

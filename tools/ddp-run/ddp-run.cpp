@@ -85,6 +85,13 @@ static cl::opt<bool>
                     "the same inputs and compare every parameter bitwise "
                     "after every step, and every rank with its replicas"),
            cl::cat(runCategory));
+static cl::opt<bool> compareSpeed(
+    "compare-speed",
+    cl::desc("Run the input (unscheduled) and the scheduled programs in one "
+             "run, each for --steps steps in turn, to compare their speed: "
+             "--verify's programs without its comparison, with the library "
+             "GEMMs (OpenBLAS, cuBLAS) instead of the fixed-order kernel"),
+    cl::cat(runCategory));
 static cl::list<std::string> scheduleOptions(
     "schedule",
     cl::desc("Schedule the input with the ddp-schedule pipeline and these "
@@ -233,22 +240,37 @@ static std::optional<std::string> runSteps(RuntimeSession &session,
   std::optional<std::string> difference;
   // Per step and program, this rank's seconds; gathered after the last step
   // so that a trace shows the steps and nothing of the measuring.
-  std::vector<uint64_t> times;
+  std::vector<uint64_t> times(size_t(numSteps) * programs.size());
+  auto runStep = [&](int step, size_t index) {
+    RunProgram &program = programs[index];
+    auto start = std::chrono::steady_clock::now();
+    session.check(program.jit->getEntryPoints().step(context),
+                  "step " + std::to_string(step) + " of " + program.label);
+    session.check(ddprt_synchronize(context), "ddprt_synchronize");
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    times[size_t(step - 1) * programs.size() + index] =
+        llvm::bit_cast<uint64_t>(seconds);
+  };
   int stepsRun = 0;
-  for (int step = 1; step <= numSteps && !difference; ++step, ++stepsRun) {
-    for (RunProgram &program : programs) {
-      auto start = std::chrono::steady_clock::now();
-      session.check(program.jit->getEntryPoints().step(context),
-                    "step " + std::to_string(step) + " of " + program.label);
-      session.check(ddprt_synchronize(context), "ddprt_synchronize");
-      double seconds = std::chrono::duration<double>(
-                           std::chrono::steady_clock::now() - start)
-                           .count();
-      times.push_back(llvm::bit_cast<uint64_t>(seconds));
+  if (compareSpeed) {
+    // Each program's steps in a block of their own: alternating steps, as
+    // --verify must, puts two programs' buffers through the caches in turn,
+    // which made tiny's steps 1.5-2x slower than either program alone.
+    for (size_t index = 0; index < programs.size(); ++index)
+      for (int step = 1; step <= numSteps; ++step)
+        runStep(step, index);
+    stepsRun = numSteps;
+  } else {
+    for (int step = 1; step <= numSteps && !difference; ++step, ++stepsRun) {
+      for (size_t index = 0; index < programs.size(); ++index)
+        runStep(step, index);
+      if (verifier)
+        difference = verifier->compare(step);
     }
-    if (verifier)
-      difference = verifier->compare(step);
   }
+  times.resize(size_t(stepsRun) * programs.size());
 
   std::vector<uint64_t> allTimes = session.gatherFromAllRanks(times);
   for (int step = 0; step < stepsRun; ++step) {
@@ -364,9 +386,10 @@ int main(int argc, char **argv) {
   bool wantsSchedule = scheduleOptions.getNumOccurrences() > 0;
   if (wantsSchedule + !passPipeline.empty() + !scheduledFile.empty() > 1)
     fail("give one of --schedule, --pass-pipeline and --scheduled");
-  if (!objectFile.empty() && (verify || !paramDumpFile.empty()))
+  if (!objectFile.empty() &&
+      (verify || compareSpeed || !paramDumpFile.empty()))
     fail("--emit-object writes the program without running it; it takes "
-         "no --verify or --dump-params");
+         "no --verify, --compare-speed or --dump-params");
   int32_t backend = parseBackend(backendName);
 
   DialectRegistry registry;
@@ -389,11 +412,20 @@ int main(int argc, char **argv) {
                      scheduledFile,
                      passPipeline,
                      {scheduleOptions.begin(), scheduleOptions.end()},
-                     verify};
+                     verify,
+                     compareSpeed};
+  if (verify && compareSpeed)
+    fail("--verify and --compare-speed: give one (--verify multiplies with "
+         "the fixed-order kernel, which is slower than what --compare-speed "
+         "measures)");
   std::vector<RunProgram> schedules = buildSchedules(*input, context, request);
   adoptSplitMesh(*input, schedules);
-  if (schedules.size() > 1 && !verify)
-    fail("several schedules run together only to be compared: add --verify");
+  if (schedules.size() > 1 && !request.runsUnscheduled())
+    fail("several schedules run together only to be compared: add --verify "
+         "or --compare-speed");
+  if (compareSpeed && schedules.empty())
+    fail("--compare-speed compares the input with a schedule: give "
+         "--schedule, --scheduled or --pass-pipeline");
   RunPlan plan = planRun(*input, std::move(schedules), request);
   std::vector<RunProgram> &programs = plan.programs;
   SmallVector<ParamDescription> params = describeParams(*input);
