@@ -60,4 +60,5 @@ awk -v hw="$hw" '
     if (off != "") printf "demo: measured/predicted is more than 10%% off for:%s (an idle machine gives 0.9-1.1; a loaded one does not)\n", off
     else print "demo: measured/predicted within 10% for both programs on " hw
     if ((mf > 0) != (pf > 0)) print "demo: the measurement does not rank the two programs as the prediction does"
+    print "demo: 2 ranks and their communication threads share 2 cores here, so overlap cannot hide communication (measured: docs/CostModel.md, cpu-mpi-2core); the schedule saves only collectives and their latency, a difference of a few percent that this machine'"'"'s noise can reverse"
   }' "$out/speed.txt"
