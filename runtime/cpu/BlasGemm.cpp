@@ -7,8 +7,11 @@
 
 #if DDPRT_HAVE_BLAS
 #include <cblas.h>
-#include <dlfcn.h>
 #include <mutex>
+
+// OpenBLAS's own call, weak so that another BLAS with cblas_* links too
+// (the address is then null).
+extern "C" void openblas_set_num_threads(int) __attribute__((weak));
 #endif
 
 using namespace ddprt::cpu;
@@ -20,17 +23,15 @@ bool ddprt::cpu::haveBlas() { return true; }
 const char *ddprt::cpu::blasName() { return "openblas"; }
 
 namespace {
-/// OpenBLAS starts a thread per core when it loads. Looked up by name, so
-/// that another BLAS with cblas_* (which has no such call) links too.
+/// OpenBLAS starts a thread per core when it loads (OMP_NUM_THREADS and
+/// GOTO_NUM_THREADS, which it also reads, are overridden too). The setting
+/// is the process's: an embedder that wants more threads sets
+/// OPENBLAS_NUM_THREADS.
 void limitBlasThreads() {
   static std::once_flag once;
   std::call_once(once, [] {
-    if (std::getenv("OPENBLAS_NUM_THREADS"))
-      return;
-    using SetThreads = void (*)(int);
-    if (auto set = reinterpret_cast<SetThreads>(
-            dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
-      set(1);
+    if (!std::getenv("OPENBLAS_NUM_THREADS") && openblas_set_num_threads)
+      openblas_set_num_threads(1);
   });
 }
 
@@ -56,7 +57,7 @@ bool handleEmpty(int64_t m, int64_t n, int64_t k, T *result) {
 
 // The leading dimensions follow from the stored layouts: lhs is m x k (k x m
 // when transposed), rhs k x n (n x k), all row-major. The caller keeps every
-// dimension within int (ApiCompute.cpp checks them).
+// dimension within int (CpuBackend::gemm).
 void ddprt::cpu::blasGemm(bool transposeLhs, bool transposeRhs, int64_t m,
                           int64_t n, int64_t k, const float *lhs,
                           const float *rhs, float *result) {

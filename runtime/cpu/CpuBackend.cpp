@@ -147,11 +147,9 @@ Status CpuBackend::gemm(const GemmOp &op) {
   // The BLAS, unless the run compares programs bitwise: then every element
   // is one fma chain in ascending k (FixedOrderGemm.h), so a GEMM on a chunk
   // of rows equals those rows of the whole GEMM (BlasGemm.h).
-  bool useBlas = haveBlas() && !env.fixedOrderGemm;
-  if (useBlas && (op.m > INT_MAX || op.n > INT_MAX || op.k > INT_MAX))
-    return makeError(DDPRT_ERROR_INVALID_ARGUMENT, "cblas gemm (m=", op.m,
-                     ", n=", op.n, ", k=", op.k,
-                     "): a dimension exceeds the BLAS's int range");
+  // A dimension beyond the BLAS's int goes to the kernel too.
+  bool useBlas = haveBlas() && !env.fixedOrderGemm && op.m <= INT_MAX &&
+                 op.n <= INT_MAX && op.k <= INT_MAX;
   TraceSpan span(env.trace, op.label, TraceCategory::Compute, 0);
   if (span.isActive())
     span.args()

@@ -72,8 +72,9 @@ struct RunProgram {
   std::optional<sim::SimResult> prediction;
 };
 
-/// What runs: the unscheduled program (under --verify, or when there is no
-/// schedule) and the distinct scheduled programs, in that order.
+/// What runs: the unscheduled program (under --verify or --compare-speed, or
+/// when there is no schedule) and the distinct scheduled programs, in that
+/// order.
 struct RunPlan {
   std::vector<RunProgram> programs;
   /// Schedules that gave the same program as an earlier one: its role, the

@@ -304,8 +304,9 @@ static void printSummary(const RunPlan &plan, MeshOp mesh, int numRanks,
                             "slower than the library a profile is measured with"
                           : backend == DDPRT_BACKEND_CUDA
                                 ? "cuBLAS"
-                                : "the system BLAS (OpenBLAS), where the "
-                                  "runtime was built with it")
+                                : "OpenBLAS (the fixed-order kernel in a "
+                                  "runtime built without it; the trace names "
+                                  "each GEMM's)")
                << "\n";
   size_t roleWidth = 0;
   for (const RunProgram &program : plan.programs)
@@ -436,6 +437,10 @@ int main(int argc, char **argv) {
   if (predict || !predictedTracePath.empty())
     predictPrograms(programs, hardwareProfile, predictedTracePath);
   selectPipelineStages(programs, mesh);
+  if (compareSpeed && programs.back().pipelined)
+    fail("--compare-speed: a pipeline's reference step runs whole on every "
+         "rank, so its time does not compare with the pipeline's; time the "
+         "pipeline alone (without --compare-speed)");
   if (!objectFile.empty() && programs.back().pipelined)
     fail("--emit-object writes one program, but " + programs.back().label +
          " is a pipeline, one program per pipeline rank; run it with "
@@ -479,8 +484,8 @@ int main(int argc, char **argv) {
   if (deterministicReductions)
     flags |= DDPRT_FLAG_DETERMINISTIC_REDUCTIONS;
   // A GEMM split into row chunks (ddp-overlap-tp-comm) equals the whole
-  // only when every element has one order of summation, which cuBLAS does
-  // not promise; the CPU backend's GEMM always has it.
+  // only when every element has one order of summation, which neither
+  // OpenBLAS nor cuBLAS promises: the fixed-order kernel on both backends.
   if (verify)
     flags |= DDPRT_FLAG_FIXED_ORDER_GEMM;
 

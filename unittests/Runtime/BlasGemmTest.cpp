@@ -78,8 +78,8 @@ TEST(BlasGemm, EmptyShapes) {
     EXPECT_EQ(value, 0.0f);
     EXPECT_FALSE(std::signbit(value));
   }
-  // m = 0 or n = 0: nothing is written, and no leading dimension of 0
-  // reaches the BLAS (which would print an error and return).
+  // m = 0 or n = 0: nothing is written (a BLAS that rejected a leading
+  // dimension of 0 would print an error; this checks only the result).
   std::vector<double> untouched(4, 3.0);
   blasGemm(false, true, 0, 2, 5, untouched.data(), untouched.data(),
            untouched.data());

@@ -132,12 +132,20 @@ std::vector<double> fractions(int64_t numel, uint32_t salt) {
 }
 
 TEST_F(CudaTest, FixedOrderGemmsEqualTheCpuResultOnFractions) {
-  // The same GPU, now with GEMMs in the CPU backend's order.
+  // Both backends again, now with the fixed-order kernel (the CPU's default
+  // is OpenBLAS, which sums in an order of its own).
   ASSERT_EQ(ddprt_finalize(gpu), DDPRT_OK) << ddprt_last_error(nullptr);
   gpu = nullptr;
   ASSERT_EQ(ddprt_init(DDPRT_ABI_VERSION, "dp=1", DDPRT_BACKEND_CUDA,
                        DDPRT_FLAG_RETURN_ERRORS | DDPRT_FLAG_FIXED_ORDER_GEMM,
                        20000, nullptr, &gpu),
+            DDPRT_OK)
+      << ddprt_last_error(nullptr);
+  ASSERT_EQ(ddprt_finalize(cpu), DDPRT_OK) << ddprt_last_error(nullptr);
+  cpu = nullptr;
+  ASSERT_EQ(ddprt_init(DDPRT_ABI_VERSION, "dp=1", DDPRT_BACKEND_CPU,
+                       DDPRT_FLAG_RETURN_ERRORS | DDPRT_FLAG_FIXED_ORDER_GEMM,
+                       20000, nullptr, &cpu),
             DDPRT_OK)
       << ddprt_last_error(nullptr);
   // One tile and a partial k slice; several tiles each way with k not a
