@@ -55,29 +55,33 @@ bool handleEmpty(int64_t m, int64_t n, int64_t k, T *result) {
 }
 } // namespace
 
-// The leading dimensions follow from the stored layouts: lhs is m x k (k x m
-// when transposed), rhs k x n (n x k), all row-major. The caller keeps every
-// dimension within int (CpuBackend::gemm).
-void ddprt::cpu::blasGemm(bool transposeLhs, bool transposeRhs, int64_t m,
-                          int64_t n, int64_t k, const float *lhs,
-                          const float *rhs, float *result) {
+namespace {
+/// `gemm` is cblas_sgemm or cblas_dgemm. The leading dimensions follow from
+/// the stored layouts: lhs is m x k (k x m when transposed), rhs k x n
+/// (n x k), all row-major. The caller keeps every dimension within int
+/// (CpuBackend::gemm).
+template <typename T, typename Gemm>
+void multiply(Gemm gemm, bool transposeLhs, bool transposeRhs, int64_t m,
+              int64_t n, int64_t k, const T *lhs, const T *rhs, T *result) {
   if (handleEmpty(m, n, k, result))
     return;
   limitBlasThreads();
-  cblas_sgemm(CblasRowMajor, trans(transposeLhs), trans(transposeRhs), int(m),
-              int(n), int(k), 1.0f, lhs, lead(transposeLhs ? m : k), rhs,
-              lead(transposeRhs ? k : n), 0.0f, result, lead(n));
+  gemm(CblasRowMajor, trans(transposeLhs), trans(transposeRhs), int(m), int(n),
+       int(k), T(1), lhs, lead(transposeLhs ? m : k), rhs,
+       lead(transposeRhs ? k : n), T(0), result, lead(n));
+}
+} // namespace
+
+void ddprt::cpu::blasGemm(bool transposeLhs, bool transposeRhs, int64_t m,
+                          int64_t n, int64_t k, const float *lhs,
+                          const float *rhs, float *result) {
+  multiply(cblas_sgemm, transposeLhs, transposeRhs, m, n, k, lhs, rhs, result);
 }
 
 void ddprt::cpu::blasGemm(bool transposeLhs, bool transposeRhs, int64_t m,
                           int64_t n, int64_t k, const double *lhs,
                           const double *rhs, double *result) {
-  if (handleEmpty(m, n, k, result))
-    return;
-  limitBlasThreads();
-  cblas_dgemm(CblasRowMajor, trans(transposeLhs), trans(transposeRhs), int(m),
-              int(n), int(k), 1.0, lhs, lead(transposeLhs ? m : k), rhs,
-              lead(transposeRhs ? k : n), 0.0, result, lead(n));
+  multiply(cblas_dgemm, transposeLhs, transposeRhs, m, n, k, lhs, rhs, result);
 }
 
 #else // !DDPRT_HAVE_BLAS

@@ -11,6 +11,8 @@
 #include "cpu/BlasGemm.h"
 #include "cpu/FixedOrderGemm.h"
 
+#include "RandomValues.h"
+
 #include "gtest/gtest.h"
 
 #include <cmath>
@@ -20,17 +22,9 @@
 #include <vector>
 
 using namespace ddprt::cpu;
+using ddprt::test::randomValues;
 
 namespace {
-
-template <typename T> std::vector<T> randomValues(size_t count, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::normal_distribution<T> normal;
-  std::vector<T> values(count);
-  for (T &value : values)
-    value = normal(generator);
-  return values;
-}
 
 template <typename T> void checkAgainstFixedOrder(double tolerance) {
   struct Shape {

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <utility>
 
 using namespace ddprt::test;
 
@@ -134,20 +135,16 @@ std::vector<double> fractions(int64_t numel, uint32_t salt) {
 TEST_F(CudaTest, FixedOrderGemmsEqualTheCpuResultOnFractions) {
   // Both backends again, now with the fixed-order kernel (the CPU's default
   // is OpenBLAS, which sums in an order of its own).
-  ASSERT_EQ(ddprt_finalize(gpu), DDPRT_OK) << ddprt_last_error(nullptr);
-  gpu = nullptr;
-  ASSERT_EQ(ddprt_init(DDPRT_ABI_VERSION, "dp=1", DDPRT_BACKEND_CUDA,
-                       DDPRT_FLAG_RETURN_ERRORS | DDPRT_FLAG_FIXED_ORDER_GEMM,
-                       20000, nullptr, &gpu),
-            DDPRT_OK)
-      << ddprt_last_error(nullptr);
-  ASSERT_EQ(ddprt_finalize(cpu), DDPRT_OK) << ddprt_last_error(nullptr);
-  cpu = nullptr;
-  ASSERT_EQ(ddprt_init(DDPRT_ABI_VERSION, "dp=1", DDPRT_BACKEND_CPU,
-                       DDPRT_FLAG_RETURN_ERRORS | DDPRT_FLAG_FIXED_ORDER_GEMM,
-                       20000, nullptr, &cpu),
-            DDPRT_OK)
-      << ddprt_last_error(nullptr);
+  for (auto [context, backend] : {std::pair{&gpu, DDPRT_BACKEND_CUDA},
+                                  std::pair{&cpu, DDPRT_BACKEND_CPU}}) {
+    ASSERT_EQ(ddprt_finalize(*context), DDPRT_OK) << ddprt_last_error(nullptr);
+    *context = nullptr;
+    ASSERT_EQ(ddprt_init(DDPRT_ABI_VERSION, "dp=1", backend,
+                         DDPRT_FLAG_RETURN_ERRORS | DDPRT_FLAG_FIXED_ORDER_GEMM,
+                         20000, nullptr, context),
+              DDPRT_OK)
+        << ddprt_last_error(nullptr);
+  }
   // One tile and a partial k slice; several tiles each way with k not a
   // multiple of the slice; one term; a shape as wide as a real layer's.
   const int64_t shapes[][3] = {

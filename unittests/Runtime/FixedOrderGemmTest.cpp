@@ -10,6 +10,8 @@
 
 #include "cpu/FixedOrderGemm.h"
 
+#include "RandomValues.h"
+
 #include "gtest/gtest.h"
 
 #include <array>
@@ -20,17 +22,9 @@
 #include <vector>
 
 using namespace ddprt::cpu;
+using ddprt::test::randomValues;
 
 namespace {
-
-template <typename T> std::vector<T> randomValues(size_t count, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::normal_distribution<T> normal;
-  std::vector<T> values(count);
-  for (T &value : values)
-    value = normal(generator);
-  return values;
-}
 
 struct Shape {
   int64_t m, n, k;
