@@ -41,6 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // What the import records for ddp-schedule.
   options.overlapP2PComm =
       config->getVirtualPipelineSize() > 1 && config->overlapP2PComm;
+  options.deallocatePipelineOutputs = config->deallocatePipelineOutputs;
   pm.addPass(ddp::createPipelineStages(options));
   pm.addPass(ddp::createVerifyCollectiveOrder());
   if (failed(pm.run(*module)))

@@ -92,6 +92,7 @@ ArrayRef<FuzzedOption> ddp::fuzz::getFuzzedOptions() {
       {"overlap-p2p-comm", flipTrue},
       {"batch-p2p-comm", flipFalse},
       {"overlap-p2p-comm-warmup-flush", flipTrue},
+      {"deallocate-pipeline-outputs", flipTrue},
       // ddp-print-bucket-layout (last, for the same reason).
       {"format", {"json", "table", "xml"}},
       // ddp-overlap-moe-comm (last, for the same reason).

@@ -781,11 +781,11 @@ def compare_order(res, orders):
 # ----------------------------------------------------------------------------
 # Matrix
 # ----------------------------------------------------------------------------
-def matrix():
+def matrix(dealloc=False):
     for P in (2, 3, 4):
         for M in (1, 2, 3, 5, 8):
             for batch in (True, False):
-                yield make_shape("1f1b", P, 1, M, None, batch, False, False)
+                yield make_shape("1f1b", P, 1, M, None, batch, False, False, dealloc)
     combos = [(True, False, False), (False, False, False), (False, True, False),
               (False, True, True)]  # (batch, overlap, flush)
     for P in (2, 3, 4):
@@ -794,7 +794,8 @@ def matrix():
                 Gs = [P] + [g for g in range(P + 1, M + 1) if M % g == 0 or M % g >= P]
                 for G in Gs:
                     for batch, overlap, flush in combos:
-                        yield make_shape("interleaved", P, V, M, G, batch, overlap, flush)
+                        yield make_shape("interleaved", P, V, M, G, batch, overlap, flush,
+                                         dealloc)
 
 
 def comm_variants(schedule):
@@ -846,7 +847,8 @@ def main():
     ap.add_argument("--overlap", dest="overlap", action="store_true", default=False)
     ap.add_argument("--no-overlap", dest="overlap", action="store_false")
     ap.add_argument("--warmup-flush", action="store_true")
-    ap.add_argument("--deallocate", action="store_true")
+    ap.add_argument("--deallocate", action="store_true",
+                    help="deallocate_pipeline_outputs (with --all: the whole matrix)")
     ap.add_argument("--all", action="store_true", help="print JSON lines for the whole matrix")
     ap.add_argument("--check-orders", action="store_true",
                     help="run MegatronOrders.h's shapes under every comm variant and compare")
@@ -889,7 +891,7 @@ def main():
 
     if a.all or a.check_orders:
         if a.all:
-            shapes = list(matrix())
+            shapes = list(matrix(a.deallocate))
         else:
             shapes = []
             for (P, V, M, G) in list(orders) + list(rejects):

@@ -148,6 +148,7 @@ static const BoolField boolFields[] = {
     {"account_for_loss_in_pipeline_split",
      &ModelConfig::accountForLossInPipelineSplit},
     {"overlap_p2p_comm", &ModelConfig::overlapP2PComm},
+    {"deallocate_pipeline_outputs", &ModelConfig::deallocatePipelineOutputs},
     {"defer_embedding_wgrad_compute",
      &ModelConfig::deferEmbeddingWgradCompute},
     {"moe_shared_expert_overlap", &ModelConfig::moeSharedExpertOverlap},

@@ -533,12 +533,15 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
   // in ddp they are options of the schedule (ddp-pipeline-stages), recorded
   // for ddp-schedule. Megatron's training arguments overlap the interleaved
   // schedule's p2p calls unless --no-overlap-p2p-communication is given
-  // (arguments.py L3118-3120, argument_utils.py L307).
+  // (arguments.py L3118-3120, argument_utils.py L307), and always free a
+  // forward's output once sent (L305).
   llvm::json::Object options;
   if (config.isPipelined() && config.microbatchGroupSizePerVpStage > 0)
     options["microbatch-group-size"] = config.microbatchGroupSizePerVpStage;
   if (config.isPipelined() && config.getVirtualPipelineSize() > 1)
     options["overlap-p2p-comm"] = config.overlapP2PComm;
+  if (config.isPipelined())
+    options["deallocate-pipeline-outputs"] = config.deallocatePipelineOutputs;
   if (config.moeSharedExpertOverlap)
     options["moe-shared-expert-overlap"] = true;
   if (config.overlapMoeExpertParallelComm)

@@ -200,7 +200,8 @@ private:
     return task(k, forward);
   }
   /// An async call's handles: waits the previous send of that direction
-  /// (L1677, L1802; L1870, L2037) and queues the receive.
+  /// (L1677, L1802; L1870, L2037) and queues the receive; with
+  /// deallocate_pipeline_outputs, waits a forward's send too.
   void keepHandles(std::optional<size_t> call, bool forward) {
     Part send = forward ? Part::SendNext : Part::SendPrev;
     Recorder::Handle &pending = forward ? sendNext : sendPrev;
@@ -209,6 +210,12 @@ private:
       return;
     pending = rec.handle(call, send);
     queueReceive(call, forward);
+    // A forward's output is freed once sent, so its send is waited at
+    // once (L1686, L1813).
+    if (forward && options.deallocate) {
+      rec.wait(pending);
+      pending.reset();
+    }
   }
   /// A prefetching call (warmup flush) only queues its receive.
   void queueReceive(std::optional<size_t> call, bool forward) {

@@ -34,7 +34,7 @@ TEST(PipelineExchangeTest, EqualsWhatMegatronIssues) {
     PipelineShape shape{expected.stages, expected.virtualStages,
                         expected.microbatches, expected.groupSize};
     PipelineExchangeOptions options{expected.batch, expected.overlap,
-                                    expected.warmupFlush};
+                                    expected.warmupFlush, expected.deallocate};
     ASSERT_FALSE(bool(checkPipelineSchedule(expected.kind, shape)))
         << expected.name;
     ASSERT_FALSE(bool(checkPipelineExchange(expected.kind, options)))

@@ -81,6 +81,11 @@ struct ModelConfig {
   /// unless --no-overlap-p2p-communication; used with virtual stages only
   /// (recorded as ddp-schedule's overlap-p2p-comm).
   bool overlapP2PComm = true;
+  /// Megatron's deallocate_pipeline_outputs, as its training arguments set
+  /// it (always, argument_utils.py L305; ModelParallelConfig's default is
+  /// off): a forward's output is freed once sent (recorded as
+  /// ddp-schedule's deallocate-pipeline-outputs).
+  bool deallocatePipelineOutputs = true;
   /// Megatron's defer_embedding_wgrad_compute: the last stage's output
   /// layer wgrads run after the pipeline's flush; wgrad_deferral_limit of
   /// them (0: every microbatch's).

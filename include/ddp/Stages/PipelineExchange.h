@@ -33,6 +33,11 @@ struct PipelineExchangeOptions {
   /// overlap_p2p_comm_warmup_flush: the warmup and flush phases overlap
   /// too, receiving one iteration ahead.
   bool warmupFlush = false;
+  /// deallocate_pipeline_outputs: a forward's output is freed once sent,
+  /// so an asynchronous send of it is waited right after it is issued
+  /// (schedules.py L1686, L1813); ModelParallelConfig's default is off,
+  /// Megatron-LM's training arguments turn it on (argument_utils.py L305).
+  bool deallocate = false;
 };
 
 /// Megatron's check on the warmup flush (ModelParallelConfig.__post_init__),

@@ -12,16 +12,22 @@
 // parallelism, 2304 for the embedding's inputs, 36864 for the output
 // layer's; docs/Pipeline.md#activation-memory). Unpipelined, one
 // microbatch through both layers; a pipelined step once it is split, per
-// rank, as its schedule holds them: GPipe every microbatch.
+// rank, as its schedule holds them: GPipe every microbatch. Without
+// deallocate-pipeline-outputs (the pass's default, ModelParallelConfig's)
+// rank 0 also keeps each forward's output it sent, 32x64 16-bit = 4096
+// bytes, until that forward's backward: 3 more for 154368.
 // RUN: ddp-import --preset=tiny | ddp-opt --ddp-step-stats -o /dev/null | FileCheck %s --check-prefix=ACTIVATIONS
 // ACTIVATIONS: activations per rank (bytes; Korthikanti et al. as Megatron-LM counts them):
 // ACTIVATIONS-NEXT: per microbatch: 45056 per layer, 2304 embedding, 36864 output
 // ACTIVATIONS-NEXT: @step: 129280 (126.25 KiB) at the peak: 1 forward(s) in flight, 2 layer(s)
 // RUN: ddp-import --preset=tiny --set pipeline_model_parallel_size=2 | ddp-opt --ddp-step-stats -o /dev/null | FileCheck %s --check-prefix=UNSPLIT
 // UNSPLIT: @step: per pipeline rank once ddp-pipeline-stages has split it
-// RUN: ddp-import --preset=tiny --set pipeline_model_parallel_size=2 --set num_microbatches=3 | ddp-opt -ddp-pipeline-stages="pipeline-schedule=gpipe" --ddp-step-stats -o /dev/null | FileCheck %s --check-prefix=GPIPE
+// RUN: ddp-import --preset=tiny --set pipeline_model_parallel_size=2 --set num_microbatches=3 | ddp-opt -ddp-pipeline-stages="pipeline-schedule=gpipe deallocate-pipeline-outputs=true" --ddp-step-stats -o /dev/null | FileCheck %s --check-prefix=GPIPE
 // GPIPE: @step_stage0: 142080 (138.75 KiB) at the peak: 3 forward(s) in flight, 3 layer(s)
 // GPIPE-NEXT: @step_stage1: 245760 (240.00 KiB) at the peak: 3 forward(s) in flight, 3 layer(s)
+// RUN: ddp-import --preset=tiny --set pipeline_model_parallel_size=2 --set num_microbatches=3 | ddp-opt -ddp-pipeline-stages="pipeline-schedule=gpipe" --ddp-step-stats -o /dev/null | FileCheck %s --check-prefix=KEPT
+// KEPT: @step_stage0: 154368 (150.75 KiB) at the peak: 3 forward(s) in flight, 3 layer(s)
+// KEPT-NEXT: @step_stage1: 245760 (240.00 KiB) at the peak: 3 forward(s) in flight, 3 layer(s)
 
 // CHECK: mesh: dp=2 ep=2 tp=4 (16 ranks)
 // Model: 8x4 split over tp (x4) = 128, 4x4 expert (x ep 2) = 32, 2x4 expert

@@ -195,6 +195,25 @@ ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
     return held;
   };
 
+  // Without deallocate_pipeline_outputs, a forward's output that the rank
+  // sends stays allocated until the forward's backward (Megatron keeps it
+  // in output_tensors); the formula's layers do not count it. 16-bit, as
+  // the formula's activations.
+  std::map<Key, int64_t> keptOutputBytes;
+  if (keepsPipelineOutputs(step))
+    for (SendOp send : body.getOps<SendOp>())
+      if (std::optional<PipelineTask> task = getPipelineTask(send);
+          task && task->phase == PipelineTask::Phase::Forward)
+        if (auto type = dyn_cast<ShapedType>(send.getInput().getType());
+            type && type.hasStaticShape())
+          keptOutputBytes[{task->microbatch, task->chunk}] +=
+              2 * type.getNumElements();
+  auto forwardBytes = [&](const Key &key) {
+    auto kept = keptOutputBytes.find(key);
+    return chunkBytes(key.second) +
+           (kept == keptOutputBytes.end() ? 0 : kept->second);
+  };
+
   std::map<Key, int64_t> deferredBytes;
   for (auto &[key, values] : deferredInputs)
     for (Value value : values)
@@ -212,7 +231,7 @@ ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
     if (task->phase == PipelineTask::Phase::Forward) {
       if (!started.insert(key).second)
         continue;
-      held.bytes += chunkBytes(task->chunk);
+      held.bytes += forwardBytes(key);
       held.forwards += 1;
       held.layers += chunkLayers[task->chunk].size();
       if (held.bytes > peak.bytes)
@@ -226,7 +245,7 @@ ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
     auto lastBackward = lastBackwardOp.find(key);
     if (lastBackward != lastBackwardOp.end() && lastBackward->second == &op &&
         started.erase(key)) {
-      held.bytes -= chunkBytes(task->chunk) - kept;
+      held.bytes -= forwardBytes(key) - kept;
       held.forwards -= 1;
       held.layers -= chunkLayers[task->chunk].size();
     }

@@ -62,6 +62,16 @@ void ddp::setTpCommBulk(Operation *op) {
       .setAttr(op, UnitAttr::get(op->getContext()));
 }
 
+bool ddp::keepsPipelineOutputs(Operation *func) {
+  return DDPDialect::KeepsPipelineOutputsAttrHelper(func->getContext())
+      .isAttrPresent(func);
+}
+
+void ddp::setKeepsPipelineOutputs(Operation *func) {
+  DDPDialect::KeepsPipelineOutputsAttrHelper(func->getContext())
+      .setAttr(func, UnitAttr::get(func->getContext()));
+}
+
 std::optional<double> ddp::getTpCommPredictedStepUs(Operation *op) {
   if (auto attr = DDPDialect::TpCommPredictedStepUsAttrHelper(op->getContext())
                       .getAttr(op))
@@ -209,6 +219,13 @@ LogicalResult DDPDialect::verifyOperationAttribute(Operation *op,
       return error() << "is only for a function or an op of the ddp dialect";
     if (!isI64AtLeast(value, 0))
       return error() << "must be a non-negative i64, got " << value;
+    return success();
+  }
+  if (name == KeepsPipelineOutputsAttrHelper::getNameStr()) {
+    if (!isa<FunctionOpInterface>(op))
+      return error() << "is only for a function";
+    if (!isa<UnitAttr>(value))
+      return error() << "must be a unit attribute, got " << value;
     return success();
   }
   if (name == ProgramGroupsAttrHelper::getNameStr()) {

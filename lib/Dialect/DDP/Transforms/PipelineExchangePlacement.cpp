@@ -272,6 +272,34 @@ ddp::pipeline::placeAsMegatron(const StageOrders &stages,
 // ddp's early receives
 //===----------------------------------------------------------------------===//
 
+/// deallocate_pipeline_outputs under ddp's rule: a forward's output is
+/// freed before the rank's next forward allocates, so each send of one is
+/// waited before the rank's next forward task (or after its tasks).
+static void waitForwardSends(const StageOrders &stages,
+                             const std::vector<Transfer> &transfers,
+                             ExchangePlan &plan) {
+  for (auto [index, transfer] : llvm::enumerate(transfers)) {
+    std::optional<PipelineTask> task =
+        getPipelineTask(transfer.value.getDefiningOp());
+    if (!task || task->phase != PipelineTask::Phase::Forward ||
+        !getPipelineTask(transfer.user))
+      continue;
+    const std::vector<Operation *> &order = stages.orders[transfer.from];
+    size_t at = transfer.sendAt;
+    size_t end = stages.taskEnd[transfer.from];
+    for (; at < end; ++at) {
+      std::optional<PipelineTask> next = getPipelineTask(order[at]);
+      if (next && next->phase == PipelineTask::Phase::Forward &&
+          getKey(*next) != getKey(*task))
+        break;
+    }
+    ExchangeAction wait;
+    wait.isWait = true;
+    wait.ops.push_back({index, /*isSend=*/true});
+    plan[transfer.from][at].push_back(std::move(wait));
+  }
+}
+
 /// Posts each receive early, as Megatron posts a step's receives with its
 /// sends: at the start of the receiving rank's first task by which the
 /// value has been sent, in an execution where each rank starts a task as
@@ -284,7 +312,8 @@ ddp::pipeline::placeAsMegatron(const StageOrders &stages,
 /// the order MPI and NCCL match them in.
 FailureOr<ExchangePlan>
 ddp::pipeline::placeEarly(const StageOrders &stageOrders,
-                          const std::vector<Transfer> &transferList) {
+                          const std::vector<Transfer> &transferList,
+                          bool deallocate) {
   const std::vector<std::vector<Operation *>> &orders = stageOrders.orders;
   const std::vector<size_t> &postStart = stageOrders.postStart;
   int64_t stages = orders.size();
@@ -407,6 +436,8 @@ ddp::pipeline::placeEarly(const StageOrders &stageOrders,
   }
   placeAsync(
       transferList, all, [&](size_t index) { return recvAt[index]; }, plan);
+  if (deallocate)
+    waitForwardSends(stageOrders, transferList, plan);
   return plan;
 }
 //===----------------------------------------------------------------------===//

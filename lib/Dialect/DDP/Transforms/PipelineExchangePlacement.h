@@ -80,9 +80,12 @@ placeAsMegatron(const StageOrders &stages,
 
 /// ddp's rule: each value sent once computed; each receive posted early,
 /// at the first task by which its value has been sent in a run where a
-/// forward takes one unit and a backward two.
+/// forward takes one unit and a backward two. With `deallocate`
+/// (deallocate_pipeline_outputs), each send of a forward's output is
+/// waited before the sender's next forward.
 mlir::FailureOr<ExchangePlan>
-placeEarly(const StageOrders &stages, const std::vector<Transfer> &transfers);
+placeEarly(const StageOrders &stages, const std::vector<Transfer> &transfers,
+           bool deallocate);
 
 /// Fails, naming the two values, unless every receive gets the value it
 /// was placed for: between two ranks, messages match in issue order (MPI

@@ -49,9 +49,10 @@ public:
   /// Orders each rank's ops, finds the values that cross ranks and places
   /// their sends and receives.
   LogicalResult plan(const PipelineExchangeOptions &options);
-  /// Builds the stage functions before `step`; returns how many values
+  /// Builds the stage functions before `step`, marked as keeping their
+  /// sent forward outputs unless `deallocate`; returns how many values
   /// cross ranks.
-  size_t build();
+  size_t build(bool deallocate);
 
 private:
   const llvm::BitVector &getStagesOf(Operation *op) { return stagesOf[op]; }
@@ -295,7 +296,7 @@ LogicalResult StageSplit::plan(const PipelineExchangeOptions &options) {
                                     step.getLoc()};
   bool early = options.overlap && kind != PipelineScheduleKind::Interleaved;
   FailureOr<ExchangePlan> placed =
-      early ? pipeline::placeEarly(stageOrders, transfers)
+      early ? pipeline::placeEarly(stageOrders, transfers, options.deallocate)
             : pipeline::placeAsMegatron(stageOrders, transfers, options);
   bool batchedTwoWay = !early && options.batch && stages == 2;
   if (failed(placed) ||
@@ -307,7 +308,7 @@ LogicalResult StageSplit::plan(const PipelineExchangeOptions &options) {
   return success();
 }
 
-size_t StageSplit::build() {
+size_t StageSplit::build(bool deallocate) {
   MLIRContext *context = step.getContext();
   OpBuilder builder(step);
   auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
@@ -322,6 +323,8 @@ size_t StageSplit::build() {
     auto func = func::FuncOp::create(builder, step.getLoc(), name,
                                      step.getFunctionType());
     setPipelineStage(func, rank);
+    if (!deallocate)
+      setKeepsPipelineOutputs(func);
     Block *entry = func.addEntryBlock();
     OpBuilder body = OpBuilder::atBlockEnd(entry);
     IRMapping mapping;
@@ -491,6 +494,7 @@ void PipelineStagesPass::runOnOperation() {
   options.overlap = overlapP2PComm;
   options.batch = batchP2PComm && !overlapP2PComm;
   options.warmupFlush = overlapP2PCommWarmupFlush;
+  options.deallocate = deallocatePipelineOutputs;
 
   for (func::FuncOp step : steps) {
     if (!step.getBody().hasOneBlock()) {
@@ -503,7 +507,7 @@ void PipelineStagesPass::runOnOperation() {
                              options)) ||
         failed(split.plan(options)))
       return signalPassFailure();
-    numTransfers += split.build();
+    numTransfers += split.build(options.deallocate);
     numStages += stages;
     step.erase();
   }

@@ -3,6 +3,8 @@
 // RUN: ddp-opt %s -split-input-file -ddp-pipeline-stages="overlap-p2p-comm=true" | FileCheck %s --check-prefix=EARLY
 // RUN: ddp-opt %s -split-input-file -ddp-pipeline-stages="overlap-p2p-comm=true" -ddp-verify-collective-order -o /dev/null
 // RUN: ddp-opt %s -split-input-file -ddp-pipeline-stages="pipeline-schedule=gpipe" | FileCheck %s --check-prefix=GPIPE
+// RUN: ddp-opt %s -split-input-file -ddp-pipeline-stages="overlap-p2p-comm=true deallocate-pipeline-outputs=true" | FileCheck %s --check-prefix=FREED
+// RUN: ddp-opt %s -split-input-file -ddp-pipeline-stages="overlap-p2p-comm=true deallocate-pipeline-outputs=true" -ddp-verify-collective-order -o /dev/null
 // RUN: not ddp-opt %s -split-input-file -ddp-pipeline-stages="pipeline-schedule=zigzag" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not ddp-opt %s -split-input-file -ddp-pipeline-stages="microbatch-group-size=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 
@@ -51,7 +53,7 @@ func.func @step(%x0: tensor<4xf32>, %x1: tensor<4xf32>) -> (tensor<1xf32>, tenso
 // CHECK-NOT: func.func @step(
 // CHECK-LABEL: func.func @step_stage0(
 // CHECK-SAME:      %[[X0:.*]]: tensor<4xf32>, %[[X1:.*]]: tensor<4xf32>)
-// CHECK-SAME:      attributes {ddp.pipeline_stage = 0 : i64}
+// CHECK-SAME:      attributes {ddp.keeps_pipeline_outputs, ddp.pipeline_stage = 0 : i64}
 // CHECK:         %[[W0:.*]] = ddp.get_param @w0 {ddp.task = "F0.0"}
 // CHECK-NEXT:    %[[A0:.*]] = ddp.compute "f0"(%[[X0]], %[[W0]]) {{.*}}{ddp.task = "F0.0"}
 // CHECK-NEXT:    %[[T0:.*]] = ddp.send %[[A0]] to 1 over @world[pp] async {ddp.task = "F0.0"}
@@ -73,7 +75,7 @@ func.func @step(%x0: tensor<4xf32>, %x1: tensor<4xf32>) -> (tensor<1xf32>, tenso
 // Rank 1: send_backward_recv_forward after B0 sends its gradient and
 // receives F1's input in one batch.
 // CHECK-LABEL: func.func @step_stage1(
-// CHECK-SAME:      -> (tensor<1xf32>, tensor<1xf32>) attributes {ddp.pipeline_stage = 1 : i64}
+// CHECK-SAME:      -> (tensor<1xf32>, tensor<1xf32>) attributes {ddp.keeps_pipeline_outputs, ddp.pipeline_stage = 1 : i64}
 // CHECK:         %[[IN0:.*]], %[[Q0:.*]] = ddp.recv from -1 over @world[pp] async {ddp.task = "F0.0"}
 // CHECK-NEXT:    ddp.wait %[[Q0]]
 // CHECK:         %[[B0:.*]]:2 = ddp.compute "b1"({{.*}}) {{.*}}{ddp.task = "B0.0"}
@@ -92,7 +94,7 @@ func.func @step(%x0: tensor<4xf32>, %x1: tensor<4xf32>) -> (tensor<1xf32>, tenso
 // EARLY-NOT: func.func @step(
 // EARLY-LABEL: func.func @step_stage0(
 // EARLY-SAME:      %[[X0:.*]]: tensor<4xf32>, %[[X1:.*]]: tensor<4xf32>)
-// EARLY-SAME:      attributes {ddp.pipeline_stage = 0 : i64}
+// EARLY-SAME:      attributes {ddp.keeps_pipeline_outputs, ddp.pipeline_stage = 0 : i64}
 // EARLY:         %[[W0:.*]] = ddp.get_param @w0 {ddp.task = "F0.0"}
 // EARLY:         %[[A0:.*]] = ddp.compute "f0"(%[[X0]], %[[W0]]) {{.*}}{ddp.task = "F0.0"}
 // EARLY:         %[[T0:.*]] = ddp.send %[[A0]] to 1 over @world[pp] async {ddp.task = "F0.0"}
@@ -116,7 +118,7 @@ func.func @step(%x0: tensor<4xf32>, %x1: tensor<4xf32>) -> (tensor<1xf32>, tenso
 // computed and waited at the end; rank 1 posts the receive of F1's input
 // early, with B0, and waits for it right before F1.
 // EARLY-LABEL: func.func @step_stage1(
-// EARLY-SAME:      -> (tensor<1xf32>, tensor<1xf32>) attributes {ddp.pipeline_stage = 1 : i64}
+// EARLY-SAME:      -> (tensor<1xf32>, tensor<1xf32>) attributes {ddp.keeps_pipeline_outputs, ddp.pipeline_stage = 1 : i64}
 // EARLY:         %[[IN0:.*]], %[[Q0:.*]] = ddp.recv from -1 over @world[pp] async {ddp.task = "F0.0"}
 // EARLY-NEXT:    ddp.wait %[[Q0]]
 // EARLY-NEXT:    %[[W1:.*]] = ddp.get_param @w1 {ddp.task = "F0.0"}
@@ -135,6 +137,21 @@ func.func @step(%x0: tensor<4xf32>, %x1: tensor<4xf32>) -> (tensor<1xf32>, tenso
 // EARLY:         ddp.wait %[[U0]]
 // EARLY:         ddp.wait
 // EARLY:         return %[[L0]], %{{.*}} : tensor<1xf32>, tensor<1xf32>
+
+// deallocate-pipeline-outputs under ddp's rule: a forward's output is
+// freed before the next forward, so its send is waited there; the last
+// one after the rank's tasks. The programs no longer keep their outputs.
+// FREED-LABEL: func.func @step_stage0(
+// FREED-SAME:      attributes {ddp.pipeline_stage = 0 : i64}
+// FREED:         %[[T0:.*]] = ddp.send {{.*}} to 1 over @world[pp] async {ddp.task = "F0.0"}
+// FREED-NEXT:    ddp.wait %[[T0]] {ddp.task = "F1.0"}
+// FREED-NEXT:    ddp.compute "f0"{{.*}}"F1.0"
+// FREED-NEXT:    %[[T1:.*]] = ddp.send {{.*}} to 1 over @world[pp] async {ddp.task = "F1.0"}
+// FREED:         ddp.grad_ready @w0
+// FREED-NEXT:    ddp.wait %[[T1]]{{$}}
+// FREED-NEXT:    ddp.sgd @w0
+// FREED-LABEL: func.func @step_stage1(
+// FREED-SAME:      attributes {ddp.pipeline_stage = 1 : i64}
 
 // GPipe: rank 1 runs both forwards before either backward.
 // GPIPE-LABEL: func.func @step_stage1(

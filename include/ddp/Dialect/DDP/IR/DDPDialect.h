@@ -53,6 +53,10 @@ void setTpCommPredictedStepUs(mlir::Operation *op, double microseconds);
 /// The pipeline rank whose step a function is (`ddp.pipeline_stage`).
 std::optional<int64_t> getPipelineStage(mlir::Operation *func);
 void setPipelineStage(mlir::Operation *func, int64_t stage);
+/// `ddp.keeps_pipeline_outputs`: a stage program that holds the forward
+/// outputs it sends until their backwards.
+bool keepsPipelineOutputs(mlir::Operation *func);
+void setKeepsPipelineOutputs(mlir::Operation *func);
 
 /// The (phase, microbatch, chunk) an op of a pipelined step belongs to
 /// (`ddp.task`).

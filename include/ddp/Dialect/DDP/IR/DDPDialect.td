@@ -43,6 +43,7 @@ def DDP_Dialect : Dialect {
     | `ddp.tp_comm_bulk` | an asynchronous collective | unit: made bulk by `ddp-overlap-tp-comm` |
     | `ddp.tp_comm_predicted_step_us` | a function | `f64` >= 0: the simulated step time, in microseconds, that `ddp-overlap-tp-comm`'s search chose on |
     | `ddp.pipeline_stage` | a function, or any `ddp` op | `i64` >= 0: the pipeline rank (coordinate on the mesh's `pp` axis) whose ranks run this function as their step; on an op of a step not yet split into stages, the rank that runs the op (`ddp-pipeline-stages`) |
+    | `ddp.keeps_pipeline_outputs` | a function | unit: a pipeline rank's program that keeps each forward output it sends until that forward's backward, as Megatron does without `deallocate_pipeline_outputs` (`ddp-pipeline-stages`); the activation memory counts it |
     | `ddp.program_groups` | a module | array of strings, each a group as its axes joined by commas (`"dp,tp"`): the groups a lowered program creates first, in this order, so that programs that differ from rank to rank (one pipeline rank's each, `ddp-extract-pipeline-stage`) create the same groups in the same order on every rank |
     | `ddp.task` | any `ddp` op | string `F<m>.<c>`, `B<m>.<c>` or `W<m>.<c>`: the forward, backward or weight-gradient pass of microbatch `m` through model chunk `c` that the op belongs to (the importer sets it on a pipelined step) |
     | `ddp.schedule_node` | any `ddp` op | string `F<m>.pre_process`, `F<m>.L<l>.attn`, `.dispatch`, `.mlp`, `.combine` or `F<m>.post_process` (`B<m>...` for the backward): the node of Megatron's combined 1F1B schedule that the op belongs to (the importer sets it on an unpipelined MoE step with the all-to-all dispatcher; `ddp-combined-1f1b` orders by it) |
@@ -60,6 +61,7 @@ def DDP_Dialect : Dialect {
     "::mlir::UnitAttr":$tp_comm_bulk,
     "::mlir::FloatAttr":$tp_comm_predicted_step_us,
     "::mlir::IntegerAttr":$pipeline_stage,
+    "::mlir::UnitAttr":$keeps_pipeline_outputs,
     "::mlir::ArrayAttr":$program_groups,
     "::mlir::StringAttr":$task,
     "::mlir::StringAttr":$schedule_node,

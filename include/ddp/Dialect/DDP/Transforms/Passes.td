@@ -677,6 +677,13 @@ def PipelineStages : Pass<"ddp-pipeline-stages", "mlir::ModuleOp"> {
            "Megatron's overlap_p2p_comm_warmup_flush: the interleaved "
            "warmup and flush receive one iteration ahead too; needs "
            "overlap-p2p-comm">,
+    Option<"deallocatePipelineOutputs", "deallocate-pipeline-outputs",
+           "bool", /*default=*/"false",
+           "Megatron's deallocate_pipeline_outputs: a forward's output is "
+           "freed once sent, so an asynchronous send of it is waited at "
+           "once (ddp's own rule: before the next forward) and the rank "
+           "does not hold it until its backward; ModelParallelConfig's "
+           "default is false, Megatron-LM's training sets it">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect"];
   let statistics = [
