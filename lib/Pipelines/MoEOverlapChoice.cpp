@@ -8,16 +8,15 @@
 
 #include "MoEOverlapChoice.h"
 
+#include "CandidateModule.h"
+
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Sim/Simulator.h"
 #include "ddp/Timing/CostModel.h"
 #include "ddp/Timing/HardwareProfile.h"
 
-#include "mlir/IR/Builders.h"
-#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/ScopeExit.h"
-#include "llvm/ADT/SmallVectorExtras.h"
 
 using namespace mlir;
 using namespace ddp;
@@ -54,18 +53,8 @@ FailureOr<MoEOverlapTimes> ddp::simulateMoEOverlapChoice(
   options.recordEvents = false;
   MoEOverlapTimes times;
   for (bool on : {false, true}) {
-    // A copy nested in the module: a pass may run a pipeline only on its
-    // own op or one nested in it.
-    SmallVector<Operation *> originals = llvm::map_to_vector(
-        module.getBody()->getOperations(), [](Operation &op) { return &op; });
-    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
-    ModuleOp candidate = ModuleOp::create(builder, module.getLoc());
+    ModuleOp candidate = createCandidateModule(module);
     llvm::scope_exit erase([&] { candidate.erase(); });
-    for (NamedAttribute attr : module->getDiscardableAttrs())
-      candidate->setAttr(attr.getName(), attr.getValue());
-    IRMapping mapping;
-    for (Operation *op : originals)
-      candidate.getBody()->push_back(op->clone(mapping));
     if (failed(schedule(on, candidate)))
       return failure();
     FailureOr<func::FuncOp> step = findStepToSimulate(candidate, "");

@@ -3,12 +3,14 @@
 #include "ddp/Pipelines/SchedulePipeline.h"
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Dialect/DDP/IR/PipelinePrograms.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 
 #include "ddp/Support/OptionWords.h"
 #include "ddp/Support/Suggest.h"
 
 #include "MoEOverlapChoice.h"
+#include "PipelineBucketChoice.h"
 
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -356,13 +358,16 @@ public:
     }
     if (failed(chooseMoEOverlap(options)))
       return signalPassFailure();
+    FailureOr<bool> chosen = choosePipelineLayouts(options);
+    if (failed(chosen))
+      return signalPassFailure();
     OpPassManager pm(ModuleOp::getOperationName());
     addSchedulePasses(pm, options);
     // --mlir-timing lists these passes beside DDPSchedule, not under it, and
     // so its "Rest" goes negative: MLIR's PassTiming nests a dynamic
     // pipeline only under a pass adaptor (LLVM 22), not under the pass that
     // runs it. The passes' own times are right.
-    if (failed(runPipeline(pm, getOperation()))) {
+    if (!*chosen && failed(runPipeline(pm, getOperation()))) {
       signalPassFailure();
       return;
     }
@@ -429,6 +434,44 @@ private:
     module->setAttr(kScheduleOptionsAttrName,
                     entries.getDictionary(&getContext()));
     return success();
+  }
+
+  /// policy=auto on a pipelined step: each rank's buckets as auto lays them
+  /// out alone or as Megatron does, whichever the pipeline simulates faster
+  /// (PipelineBucketChoice.h). True when the module is then scheduled;
+  /// false when this does not apply, or a candidate failed and the
+  /// pipeline should run as asked to report why.
+  FailureOr<bool> choosePipelineLayouts(const SchedulePipelineOptions &options) {
+    ModuleOp module = getOperation();
+    if (options.policy != BucketPolicy::Auto ||
+        !llvm::any_of(module.getOps<func::FuncOp>(), isUnsplitPipelineStep))
+      return false;
+    if (!options.printBucketLayout.empty()) {
+      module.emitError()
+          << "ddp-schedule: print-bucket-layout with policy=auto on a "
+             "pipelined step would print the layouts of candidates auto "
+             "does not keep; give policy=megatron, pytorch or size to print "
+             "a layout";
+      return failure();
+    }
+    FailureOr<PipelineBucketChoice> choice;
+    {
+      ScopedDiagnosticHandler quiet(&getContext(),
+                                    [](Diagnostic &) { return success(); });
+      choice = choosePipelineBuckets(
+          module, options.hardware.getValue(),
+          options.dataParallelSize.getValue(),
+          [&](bool useAuto, ModuleOp candidate) {
+            SchedulePipelineOptions candidateOptions;
+            candidateOptions.copyOptionValuesFrom(options);
+            if (!useAuto)
+              candidateOptions.policy = BucketPolicy::Megatron;
+            OpPassManager pm(ModuleOp::getOperationName());
+            addSchedulePasses(pm, candidateOptions);
+            return runPipeline(pm, candidate);
+          });
+    }
+    return succeeded(choice);
   }
 
   SchedulePipelineOptions given;

@@ -280,6 +280,23 @@ FailureOr<BucketModel> ddp::schedule::buildBucketModel(
       updated[index] = true;
       costs.update[index] = *update;
     }
+    // A pipeline rank's program (ddp-pipeline-stages) is priced alone: its
+    // stage-to-stage transfers take their own time, and the compute stream
+    // stalls at their waits for what is left of it (the other ranks'
+    // timing, the bubble, is not modelled here).
+    if (isa<SendOp, RecvOp>(op))
+      continue;
+    if (auto wait = dyn_cast<WaitOp>(op);
+        wait && isa_and_present<SendOp, RecvOp>(
+                    wait.getToken().getDefiningOp())) {
+      for (const sim::TimelineEvent *event : getEvents(&op)) {
+        if (inTail)
+          timeline.addTailCompute(event->duration, {});
+        else
+          timeline.addCompute(event->duration);
+      }
+      continue;
+    }
     bool priced = false;
     for (const sim::TimelineEvent *event : getEvents(&op)) {
       if (event->category == sim::EventCategory::Wait)

@@ -256,13 +256,6 @@ bk::PyTorchOptions AssignBucketsPass::getPyTorchOptions() {
 FailureOr<StepDecision> AssignBucketsPass::assignStep(func::FuncOp step) {
   std::optional<int64_t> stage = getPipelineStage(step);
   int64_t pipelineRank = stage.value_or(0);
-  // auto replays the step on the simulator, which would take one rank's
-  // program for the pipeline.
-  if (stage && policy == BucketPolicy::Auto)
-    return step.emitError("policy=auto prices a step alone, not pipeline "
-                          "rank ")
-           << *stage << "'s program within its pipeline; use policy=megatron, "
-                        "pytorch or size for a pipelined step";
   // Gradients in ready order: the order of their grad_ready ops.
   SmallVector<GradientReduction> reductions;
   WalkResult walk = step.walk([&](GradReadyOp ready) {

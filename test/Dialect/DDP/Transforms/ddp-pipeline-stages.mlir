@@ -12,6 +12,11 @@
 // RUN: not ddp-opt %s -split-input-file -ddp-pipeline-stages="overlap-p2p-comm=true overlap-p2p-comm-warmup-flush=true" 2>&1 | FileCheck %s --check-prefix=FLUSH1F1B
 
 // BAD: error: unknown pipeline schedule 'zigzag'; expected 1f1b, interleaved or gpipe
+// An error at a step function does not print the function (ddp-opt turns
+// MLIR's --mlir-print-op-on-diagnostic off unless asked).
+// BAD-NOT: see current operation
+// RUN: not ddp-opt %s -split-input-file -ddp-pipeline-stages="pipeline-schedule=zigzag" --mlir-print-op-on-diagnostic 2>&1 | FileCheck %s --check-prefix=BAD-IR
+// BAD-IR: note: see current operation
 // FLUSH: error: overlap-p2p-comm-warmup-flush overlaps the warmup and flush as overlap-p2p-comm does the steady phase; set overlap-p2p-comm=true too, or drop the warmup flush
 // FLUSH1F1B: error: overlap-p2p-comm-warmup-flush is a mode of the interleaved schedule; the 1f1b schedule has no such phase to overlap; drop it or use pipeline-schedule=interleaved
 // NEGATIVE: error: microbatch-group-size must not be negative, got -1

@@ -1,0 +1,143 @@
+//===- PipelineBucketChoice.cpp - policy=auto's buckets in a pipeline -----===//
+//
+// Both candidates are scheduled whole, with every other decision, and only
+// their stage programs are exchanged: the programs of different ranks are
+// independent functions over the same parameters and mesh, so any mix of
+// them is a schedule that either candidate's passes could have made.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PipelineBucketChoice.h"
+
+#include "CandidateModule.h"
+
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Sim/PipelineSimulator.h"
+#include "ddp/Timing/CostModel.h"
+#include "ddp/Timing/HardwareProfile.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/ScopeExit.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace ddp;
+
+/// Each pipeline rank's program in `module`.
+static std::map<int64_t, func::FuncOp> getStagePrograms(ModuleOp module) {
+  std::map<int64_t, func::FuncOp> programs;
+  for (func::FuncOp func : module.getOps<func::FuncOp>())
+    if (std::optional<int64_t> rank = getPipelineStage(func))
+      programs[*rank] = func;
+  return programs;
+}
+
+/// Whether the two candidates differ only in their functions (the passes
+/// may change the mesh or the parameters, the same way for both).
+static bool shareDeclarations(ModuleOp a, ModuleOp b) {
+  auto declarations = [](ModuleOp module) {
+    SmallVector<Operation *> ops;
+    for (Operation &op : *module.getBody())
+      if (!isa<func::FuncOp>(op))
+        ops.push_back(&op);
+    return ops;
+  };
+  SmallVector<Operation *> left = declarations(a), right = declarations(b);
+  if (left.size() != right.size() ||
+      a->getDiscardableAttrDictionary() != b->getDiscardableAttrDictionary())
+    return false;
+  for (auto [x, y] : llvm::zip(left, right))
+    if (x->getName() != y->getName() ||
+        x->getAttrDictionary() != y->getAttrDictionary() ||
+        x->getResultTypes() != y->getResultTypes())
+      return false;
+  return true;
+}
+
+/// Puts `replacement` (a copy of it) in place of `program`.
+static func::FuncOp swapProgram(func::FuncOp program,
+                                func::FuncOp replacement) {
+  Operation *copy = replacement->clone();
+  program->getBlock()->getOperations().insert(program->getIterator(), copy);
+  program.erase();
+  return cast<func::FuncOp>(copy);
+}
+
+FailureOr<PipelineBucketChoice> ddp::choosePipelineBuckets(
+    ModuleOp module, StringRef hardware, int64_t dataParallelSize,
+    function_ref<LogicalResult(bool, ModuleOp)> schedule) {
+  llvm::Expected<timing::HardwareProfile> profile =
+      timing::lookupHardwareProfile(hardware);
+  if (!profile)
+    return module.emitError()
+           << "ddp-schedule: " << llvm::toString(profile.takeError());
+  timing::CostModel model(std::move(*profile));
+  sim::SimOptions options;
+  options.dataParallelSize = dataParallelSize;
+  options.recordEvents = false;
+  auto simulate = [&](ModuleOp candidate) -> FailureOr<double> {
+    FailureOr<sim::PipelineSimResult> result =
+        sim::simulatePipeline(candidate, model, options);
+    if (failed(result))
+      return failure();
+    return result->stepTime;
+  };
+
+  ModuleOp megatron = createCandidateModule(module);
+  ModuleOp automatic = createCandidateModule(module);
+  llvm::scope_exit erase([&] {
+    if (megatron)
+      megatron.erase();
+    automatic.erase();
+  });
+  if (failed(schedule(false, megatron)) || failed(schedule(true, automatic)))
+    return failure();
+  FailureOr<double> megatronTime = simulate(megatron);
+  FailureOr<double> autoTime = simulate(automatic);
+  if (failed(megatronTime) || failed(autoTime))
+    return failure();
+  std::map<int64_t, func::FuncOp> megatronPrograms = getStagePrograms(megatron);
+  std::map<int64_t, func::FuncOp> autoPrograms = getStagePrograms(automatic);
+  if (megatronPrograms.empty() ||
+      megatronPrograms.size() != autoPrograms.size())
+    return failure();
+
+  PipelineBucketChoice choice;
+  choice.megatronUs = *megatronTime;
+  choice.autoUs = *autoTime;
+  // Start from the faster whole; switch one rank at a time.
+  bool startAuto = *autoTime < *megatronTime;
+  ModuleOp working = startAuto ? automatic : megatron;
+  std::map<int64_t, func::FuncOp> &current =
+      startAuto ? autoPrograms : megatronPrograms;
+  const std::map<int64_t, func::FuncOp> &other =
+      startAuto ? megatronPrograms : autoPrograms;
+  choice.chosenUs = std::min(*autoTime, *megatronTime);
+  choice.autoRanks.assign(current.size(), startAuto);
+  if (shareDeclarations(megatron, automatic)) {
+    for (auto &[rank, program] : current) {
+      auto previous = cast<func::FuncOp>(program->clone());
+      llvm::scope_exit dropPrevious([&] { previous.erase(); });
+      program = swapProgram(program, other.at(rank));
+      FailureOr<double> time = simulate(working);
+      if (succeeded(time) && *time < choice.chosenUs) {
+        choice.chosenUs = *time;
+        choice.autoRanks[rank] = !startAuto;
+        continue;
+      }
+      program = swapProgram(program, previous);
+    }
+  }
+
+  // The chosen programs become the module's.
+  for (Operation &op : llvm::make_early_inc_range(*module.getBody()))
+    if (&op != megatron.getOperation() && &op != automatic.getOperation())
+      op.erase();
+  for (NamedAttribute attr : working->getDiscardableAttrs())
+    module->setAttr(attr.getName(), attr.getValue());
+  Block *body = module.getBody();
+  body->getOperations().splice(body->begin(),
+                               working.getBody()->getOperations());
+  return choice;
+}
