@@ -560,9 +560,9 @@ static Error checkPipeline(const ModelConfig &config, StringRef source) {
   if (!chunks)
     return fieldError(source, "pipeline_model_parallel_size",
                       toString(chunks.takeError()));
-  // A model chunk between the embedding's and the loss's with no layer
-  // would have Megatron pass the activations through an empty rank, which
-  // the step does not build (its stage-to-stage calls go to neighbours).
+  // Megatron builds no model chunk without layers between the embedding's
+  // and the loss's (its checks refuse the splits that would make one), and
+  // the step's stage-to-stage calls go to neighbours only.
   for (size_t flow = 1; flow + 1 < chunks->size(); ++flow)
     if ((*chunks)[flow].numLayers == 0) {
       bool uneven = config.decoderFirstPipelineNumLayers ||
@@ -573,10 +573,9 @@ static Error checkPipeline(const ModelConfig &config, StringRef source) {
                         ? "decoder_first_pipeline_num_layers"
                         : "decoder_last_pipeline_num_layers")
                  : "pipeline_model_parallel_size",
-          formatv("pipeline rank {0}'s model chunk {1} holds no layer; "
-                  "Megatron would pass the activations through it, which "
-                  "the step does not build; give every pipeline rank a "
-                  "layer",
+          formatv("pipeline rank {0}'s model chunk {1} holds no layer, "
+                  "which Megatron does not build; give every pipeline rank "
+                  "a layer",
                   flow % config.pipelineModelParallelSize,
                   flow / config.pipelineModelParallelSize));
     }

@@ -76,6 +76,15 @@ ddp::splitLayers(const LayerSplitConfig &config) {
           "decoder_first_pipeline_num_layers or "
           "decoder_last_pipeline_num_layers",
           left, std::max<int64_t>(stagesLeft, 0)));
+    // Megatron's TransformerConfig: "Mismatch: 0 middle layers remaining
+    // but N middle PP stages" (transformer_config.py L2340-2345).
+    if (stagesLeft > 0 && left == 0)
+      return splitError(formatv(
+          "with uneven first and last stages, no layer is left for the {0} "
+          "middle stages, and Megatron refuses a stage without layers; "
+          "change decoder_first_pipeline_num_layers or "
+          "decoder_last_pipeline_num_layers, or use fewer pipeline ranks",
+          stagesLeft));
     int64_t middle = stagesLeft > 0 ? left / stagesLeft : 0;
     for (int64_t r = 0; r < p; ++r)
       rankLayers[r] = middle;

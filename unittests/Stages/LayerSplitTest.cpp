@@ -50,6 +50,13 @@ TEST(LayerSplitTest, UnevenFirstAndLastStages) {
   std::string error;
   EXPECT_TRUE(split(config, &error).empty());
   EXPECT_THAT(error, testing::HasSubstr("7 layers left for the 2 middle"));
+  // Megatron's "Mismatch: 0 middle layers remaining but 2 middle PP
+  // stages" (transformer_config.py L2340-2345).
+  config.firstStageLayers = 5;
+  config.lastStageLayers = 5;
+  error.clear();
+  EXPECT_TRUE(split(config, &error).empty());
+  EXPECT_THAT(error, testing::HasSubstr("no layer is left for the 2 middle"));
 }
 
 TEST(LayerSplitTest, EmbeddingAndLossCountAsLayers) {
