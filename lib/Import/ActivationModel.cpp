@@ -51,13 +51,26 @@ ActivationBytes ddp::computeActivationBytes(const ModelConfig &config) {
   double mlp = (config.swiglu ? 3 : 2) * double(config.getFfnHiddenSize());
   double t = double(config.tensorModelParallelSize);
   double vocab = double(config.getPaddedVocabSize());
+  // Selective recomputation (recompute_modules): `mlp` (a dense layer;
+  // `moe` for an MoE layer, which the formula counts as dense) keeps its
+  // input only, so not its fc1 and activation outputs; `layernorm` keeps
+  // neither norm's output (the QKV and fc1 inputs, 2sbh each, split over
+  // t with SP). core_attn and shared_experts change nothing here: no
+  // attention scores, and no shared experts, are counted.
+  bool mlpRerun = config.recompute.recomputes(
+      config.isMoE() ? RecomputeModule::Moe : RecomputeModule::Mlp);
+  if (mlpRerun)
+    mlp = 0;
+  double normOutputs =
+      config.recompute.recomputes(RecomputeModule::LayerNorm) ? 4 * h : 0;
   ActivationBytes bytes;
   if (config.usesSequenceParallel()) {
-    bytes.layer = toBytes(sb * (18 * h + 2 * mlp) / t);
+    bytes.layer = toBytes(sb * (18 * h - normOutputs + 2 * mlp) / t);
     bytes.embedding = toBytes((8 * sb + sb * h) / t);
     bytes.output = toBytes(4 * sb * (h + vocab) / t);
   } else {
-    bytes.layer = toBytes(sb * 10 * h + sb * (8 * h + 2 * mlp) / t);
+    bytes.layer =
+        toBytes(sb * (10 * h - normOutputs) + sb * (8 * h + 2 * mlp) / t);
     bytes.embedding = toBytes(8 * sb + sb * h);
     bytes.output = toBytes(2 * (sb * vocab / t + sb * h));
   }

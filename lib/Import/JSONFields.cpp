@@ -132,6 +132,39 @@ Expected<bool> importer::readRecomputeField(StringRef key,
     recompute.numLayers = *layers;
     return true;
   }
+  if (key == "recompute_modules") {
+    // A list of names, or one string of them separated by commas or
+    // spaces (--set recompute_modules=mlp,layernorm).
+    std::vector<std::string> names;
+    auto add = [&](StringRef text) {
+      SmallVector<StringRef> words;
+      text.split(words, ',', -1, /*KeepEmpty=*/false);
+      for (StringRef word : words) {
+        SmallVector<StringRef> parts;
+        word.split(parts, ' ', -1, /*KeepEmpty=*/false);
+        for (StringRef part : parts)
+          names.push_back(part.trim().str());
+      }
+    };
+    if (const json::Array *list = value.getAsArray()) {
+      for (const json::Value &entry : *list) {
+        std::optional<StringRef> name = entry.getAsString();
+        if (!name)
+          return fieldError(source, key,
+                            "expected a list of module names, e.g. "
+                            "[\"core_attn\", \"mlp\"]");
+        add(*name);
+      }
+    } else if (std::optional<StringRef> text = value.getAsString()) {
+      add(*text);
+    } else {
+      return fieldError(source, key,
+                        "expected a list of module names, e.g. "
+                        "[\"core_attn\", \"mlp\"]");
+    }
+    recompute.modules = std::move(names);
+    return true;
+  }
   if (key != "recompute_granularity" && key != "recompute_method")
     return false;
   Expected<StringRef> name = readString(value, source, key);
@@ -166,6 +199,12 @@ void importer::writeRecomputeFields(const RecomputeConfig &recompute,
     object["recompute_method"] = stringifyRecomputeMethod(*recompute.method);
   if (recompute.numLayers)
     object["recompute_num_layers"] = *recompute.numLayers;
+  if (recompute.modules) {
+    json::Array names;
+    for (const std::string &name : *recompute.modules)
+      names.push_back(name);
+    object["recompute_modules"] = std::move(names);
+  }
 }
 
 Error importer::checkDimension(StringRef source, const Twine &field,

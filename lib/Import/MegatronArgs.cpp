@@ -331,6 +331,25 @@ Error ArgumentReader::mapModel(MegatronRun &run) {
                                  &ArgumentReader::getInteger, run.config,
                                  "recompute_num_layers"))
     return error;
+  // recompute_modules, printed as a Python list (None: Megatron's default,
+  // core_attn), read with selective recomputation only.
+  if (const Argument *modules = lookup("recompute_modules");
+      modules && modules->value != "None") {
+    if (run.config.getString("recompute_granularity") == "selective") {
+      json::Array names;
+      SmallVector<StringRef> items;
+      modules->value.trim().trim("[]").split(items, ',', -1, false);
+      for (StringRef item : items)
+        if (StringRef name = item.trim().trim("'\""); !name.empty())
+          names.push_back(name.str());
+      run.config["recompute_modules"] = std::move(names);
+    } else {
+      run.notes.push_back(formatv(
+          "{0}:{1}: recompute_modules {2} is left out: Megatron reads it "
+          "with recompute_granularity selective only",
+          source, modules->line, modules->value));
+    }
+  }
   // Megatron ignores a method and a layer count without a granularity
   // (launch scripts often leave them set); so does the import, saying so.
   if (!run.config.get("recompute_granularity"))

@@ -21,6 +21,12 @@ RankedTensorType ModelImporter::probsType(int64_t rows) const {
 
 Value ModelImporter::moeForward(const LayerParams &params,
                                 LayerActivations &acts, int64_t layer) {
+  return biasDropoutAdd(moeLayerForward(params, acts, layer), std::nullopt,
+                        acts.attnResidual, layer);
+}
+
+Value ModelImporter::moeLayerForward(const LayerParams &params,
+                                     LayerActivations &acts, int64_t layer) {
   int64_t numExperts = config.numExperts, topk = config.moeRouterTopk;
   // MoELayer.forward computes the shared experts first, unless they overlap
   // the all-to-alls (moe_shared_expert_overlap: the all-to-all dispatcher
@@ -43,15 +49,28 @@ Value ModelImporter::moeForward(const LayerParams &params,
   // MoELayer.postprocess: output + shared_expert_output.
   if (acts.sharedOut)
     combined = add(combined, acts.sharedOut, layer);
-  return biasDropoutAdd(combined, std::nullopt, acts.attnResidual, layer);
+  return combined;
 }
 
 Value ModelImporter::moeBackward(const LayerParams &params,
-                                 const LayerActivations &acts, Value gradOut,
+                                 const LayerActivations &saved, Value gradOut,
                                  int64_t layer) {
   int64_t numExperts = config.numExperts, topk = config.moeRouterTopk;
   sb.setScheduleNode(true, ScheduleNode::Kind::Combine, layer);
   Value gradCombined = biasDropoutAddBackward(gradOut, std::nullopt, layer);
+  // recompute_modules moe (MoELayer.forward's checkpoint, moe_layer.py
+  // L701-716): the layer's forward runs again from its input, the
+  // all-to-alls included, before its backward; shared_experts
+  // (L516-526): the shared experts' forward does.
+  LayerActivations acts = saved;
+  rerunPreMlpNorm(params, acts, layer);
+  if (config.recompute.recomputes(RecomputeModule::Moe))
+    (void)moeLayerForward(params, acts, layer);
+  else if (params.sharedFc1 && !config.moeSharedExpertOverlap &&
+           config.recompute.recomputes(RecomputeModule::SharedExperts)) {
+    sharedExpertFc1(params, acts, layer);
+    sharedExpertFc2(params, acts, layer);
+  }
   MoEGrads grads =
       config.moe.dispatcher == MoEDispatcher::AllToAll
           ? allToAllExpertsBackward(params, acts, gradCombined, layer)

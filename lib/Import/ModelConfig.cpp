@@ -180,6 +180,10 @@ static Error checkBatchLevelOverlap(const ModelConfig &config,
     return fieldError(source, field,
                       "does not work with recompute_granularity full, as "
                       "Megatron's");
+  if (config.recompute.recomputes(RecomputeModule::Moe))
+    return fieldError(source, field,
+                      "does not work with moe in recompute_modules, as "
+                      "Megatron's: drop one");
   if (config.paramsDtype != ElementType::BF16 &&
       config.paramsDtype != ElementType::F16)
     return fieldError(source, field,
@@ -197,7 +201,7 @@ static constexpr StringLiteral otherFields[] = {
     "optimizer",     "lr",
     "adam_beta1",    "adam_beta2",
     "adam_eps",      "recompute_granularity",
-    "recompute_method", "recompute_num_layers",
+    "recompute_method", "recompute_num_layers", "recompute_modules",
     "moe_token_dispatcher_type", "moe_expert_capacity_factor",
     "moe_pad_expert_input_to_capacity"};
 
@@ -603,6 +607,13 @@ Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
   StringRef recomputeField;
   if (Error error = checkRecompute(config.recompute, recomputeField))
     return fieldError(source, recomputeField, toString(std::move(error)));
+  // transformer_config.py L1991-1998.
+  if (config.recompute.recomputes(RecomputeModule::SharedExperts) &&
+      config.moeSharedExpertIntermediateSize > 0 &&
+      config.moeSharedExpertOverlap)
+    return fieldError(source, "recompute_modules",
+                      "shared_experts cannot be recomputed with "
+                      "moe_shared_expert_overlap, as Megatron's: drop one");
   int64_t tp = config.tensorModelParallelSize;
   if (config.kvChannels == 0)
     if (Error error =

@@ -371,10 +371,29 @@ Value ModelImporter::forward(MicrobatchActivations &acts) {
 // Backward
 //===----------------------------------------------------------------------===//
 
+void ModelImporter::rerunPreMlpNorm(const LayerParams &params,
+                                    LayerActivations &acts, int64_t layer) {
+  // CheckpointWithoutOutput's hook on the MLP's output
+  // (transformer_layer.py L1088-1093).
+  if (config.recompute.recomputes(RecomputeModule::LayerNorm))
+    acts.mlpNormOut = norm(params.preMlpNorm, acts.attnResidual, layer);
+}
+
 Value ModelImporter::denseMlpBackward(const LayerParams &params,
-                                      const LayerActivations &acts,
+                                      const LayerActivations &saved,
                                       Value gradOut, int64_t layer) {
   Value gradBranch = biasDropoutAddBackward(gradOut, params.fc2.bias, layer);
+  LayerActivations acts = saved;
+  rerunPreMlpNorm(params, acts, layer);
+  // recompute_modules mlp (tensor_parallel.checkpoint of the MLP,
+  // transformer_layer.py L992-1010): its whole forward again, fc2 and its
+  // collective included, whose output the backward does not read.
+  if (config.recompute.recomputes(RecomputeModule::Mlp)) {
+    acts.fc1Out =
+        columnParallelForward(acts.mlpNormOut, params.fc1.weight, layer);
+    acts.activation = activation(acts.fc1Out, params.fc1.bias, layer);
+    (void)rowParallelForward(acts.activation, params.fc2.weight, layer);
+  }
   Value gradAct = rowParallelBackward(gradBranch, acts.activation,
                                       params.fc2.weight, layer);
   Value gradFc1 =
@@ -384,8 +403,9 @@ Value ModelImporter::denseMlpBackward(const LayerParams &params,
 }
 
 Value ModelImporter::layerBackward(const LayerParams &params,
-                                   const LayerActivations &acts, Value gradOut,
+                                   const LayerActivations &saved, Value gradOut,
                                    int64_t layer) {
+  LayerActivations acts = saved;
   // MLP block: gradOut reaches the residual stream after attention both
   // through the block and directly.
   sb.setScheduleNode(true, ScheduleNode::Kind::Mlp, layer);
@@ -400,12 +420,17 @@ Value ModelImporter::layerBackward(const LayerParams &params,
   sb.setScheduleNode(true, ScheduleNode::Kind::Attention, layer);
   Value gradBranch =
       biasDropoutAddBackward(gradAttnResidual, params.proj.bias, layer);
+  // recompute_modules layernorm: the input norm's discarded output, again
+  // when the attention output's gradient arrives (transformer_layer.py
+  // L683-688).
+  if (config.recompute.recomputes(RecomputeModule::LayerNorm))
+    acts.inputNormOut = norm(params.inputNorm, acts.input, layer);
   Value gradContext =
       rowParallelBackward(gradBranch, acts.context, params.proj.weight, layer);
-  // Selective recomputation reruns the core attention for its backward
-  // (Megatron's recompute_modules default, core_attn).
+  // recompute_modules core_attn (Megatron's default for selective): the
+  // core attention again for its backward.
   Value context = acts.context;
-  if (config.recompute.isSelective())
+  if (config.recompute.recomputes(RecomputeModule::CoreAttention))
     context = coreAttention(acts.qkv, layer);
   Value gradQkv =
       sb.compute1("attention_grad", {gradContext, acts.qkv, context},

@@ -131,6 +131,14 @@ private:
                               int64_t layer);
   mlir::Value moeForward(const LayerParams &params, LayerActivations &acts,
                          int64_t layer);
+  /// The MoE layer without its bias-dropout-add: what recompute_modules moe
+  /// checkpoints.
+  mlir::Value moeLayerForward(const LayerParams &params,
+                              LayerActivations &acts, int64_t layer);
+  /// recompute_modules layernorm: the pre-MLP norm's discarded output,
+  /// computed again where the MLP block's backward starts.
+  void rerunPreMlpNorm(const LayerParams &params, LayerActivations &acts,
+                       int64_t layer);
   mlir::Value layerBackward(const LayerParams &params,
                             const LayerActivations &acts, mlir::Value gradOut,
                             int64_t layer);

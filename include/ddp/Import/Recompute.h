@@ -1,10 +1,11 @@
 //===- Recompute.h - Activation recomputation, as Megatron's ----*- C++ -*-===//
 //
 // Megatron's activation recomputation (TransformerConfig's
-// recompute_granularity, recompute_method, recompute_num_layers): `full`
-// reruns checkpointed transformer layers' forward in the backward and keeps
-// only each checkpointed group's input; `selective` reruns the core
-// attention. The importer builds the rerun forward into the step, so the
+// recompute_granularity, recompute_method, recompute_num_layers,
+// recompute_modules): `full` reruns checkpointed transformer layers'
+// forward in the backward and keeps only each checkpointed group's input;
+// `selective` reruns the submodules recompute_modules names (the core
+// attention by default). The importer builds the rerun forward into the step, so the
 // simulator prices it and the runtime computes it; the activation-memory
 // analysis counts what recomputation keeps.
 //
@@ -18,6 +19,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -34,6 +36,20 @@ llvm::StringRef stringifyRecomputeGranularity(RecomputeGranularity value);
 std::optional<RecomputeMethod> parseRecomputeMethod(llvm::StringRef name);
 llvm::StringRef stringifyRecomputeMethod(RecomputeMethod value);
 
+/// The submodules `selective` reruns (Megatron's recompute_modules) that
+/// ddp builds.
+enum class RecomputeModule : unsigned {
+  CoreAttention = 1 << 0, // core_attn
+  Mlp = 1 << 1,           // mlp: a dense layer's MLP, from its input
+  LayerNorm = 1 << 2,     // layernorm: both norms' outputs, discarded
+  Moe = 1 << 3,           // moe: an MoE layer, from its input
+  SharedExperts = 1 << 4, // shared_experts: an MoE layer's shared experts
+};
+
+/// Megatron's name of a module ddp builds; nullopt for another.
+std::optional<RecomputeModule> parseRecomputeModule(llvm::StringRef name);
+llvm::StringRef stringifyRecomputeModule(RecomputeModule module);
+
 struct RecomputeConfig {
   RecomputeGranularity granularity = RecomputeGranularity::None;
   /// Unset: none given (Megatron requires one for `full`).
@@ -42,18 +58,25 @@ struct RecomputeConfig {
   /// model chunk of a pipeline rank. Unset: none given. Past a chunk's
   /// layers it is clamped, as Megatron's loops clamp it.
   std::optional<int64_t> numLayers;
+  /// recompute_modules, as given (checked by checkRecompute); unset:
+  /// Megatron's default, core_attn.
+  std::optional<std::vector<std::string>> modules;
 
   bool isFull() const { return granularity == RecomputeGranularity::Full; }
   bool isSelective() const {
     return granularity == RecomputeGranularity::Selective;
   }
+  /// Whether `selective` reruns `module`.
+  bool recomputes(RecomputeModule module) const;
 };
 
 /// TransformerConfig.__post_init__'s checks (transformer_config.py
-/// L1901-1931), plus two of ddp's: a method or layer count without a
-/// granularity (which Megatron ignores) and uniform groups of 0 layers
-/// (which its loop would never leave). Sets `field` to the field an error
-/// is about.
+/// L1901-1931, and on recompute_modules L1943-1998 but the shared experts'
+/// with their overlap, which ModelConfig checks), plus ddp's: a method,
+/// layer count or module list without the granularity that reads it
+/// (which Megatron ignores), uniform groups of 0 layers (which its loop
+/// would never leave), and modules of what ddp does not build. Sets
+/// `field` to the field an error is about.
 llvm::Error checkRecompute(const RecomputeConfig &config,
                            llvm::StringRef &field);
 
