@@ -99,6 +99,9 @@ ArrayRef<FuzzedOption> ddp::fuzz::getFuzzedOptions() {
       {"moe-shared-expert-overlap", both},
       // ddp-combined-1f1b (last, for the same reason).
       {"overlap-moe-expert-parallel-comm", both},
+      // ddp-combined-1f1b's delayed weight gradients (last, for the same
+      // reason).
+      {"delay-wgrad-compute", both},
   };
   return options;
 }

@@ -308,7 +308,8 @@ Error ArgumentReader::mapModel(MegatronRun &run) {
                                    "moe_pad_expert_input_to_capacity"))
       return error;
     for (StringRef name :
-         {"moe_shared_expert_overlap", "overlap_moe_expert_parallel_comm"})
+         {"moe_shared_expert_overlap", "overlap_moe_expert_parallel_comm",
+          "delay_wgrad_compute"})
       if (Error error = copyArgument(name, &ArgumentReader::getBool,
                                      run.config, name))
         return error;
@@ -323,7 +324,7 @@ Error ArgumentReader::mapModel(MegatronRun &run) {
     for (StringRef name :
          {"moe_token_dispatcher_type", "moe_expert_capacity_factor",
           "moe_pad_expert_input_to_capacity", "moe_shared_expert_overlap",
-          "overlap_moe_expert_parallel_comm",
+          "overlap_moe_expert_parallel_comm", "delay_wgrad_compute",
           "moe_ffn_hidden_size", "moe_shared_expert_intermediate_size"})
       lookup(name);
   }

@@ -154,6 +154,7 @@ static const BoolField boolFields[] = {
     {"moe_shared_expert_overlap", &ModelConfig::moeSharedExpertOverlap},
     {"overlap_moe_expert_parallel_comm",
      &ModelConfig::overlapMoeExpertParallelComm},
+    {"delay_wgrad_compute", &ModelConfig::delayWgradCompute},
 };
 
 /// What TransformerConfig.__post_init__ asserts for
@@ -161,6 +162,12 @@ static const BoolField boolFields[] = {
 /// Megatron-LM d98e8a6), in its order; with pipeline stages it is not built.
 static Error checkBatchLevelOverlap(const ModelConfig &config,
                                     StringRef source) {
+  // transformer_config.py L3073-3077.
+  if (config.delayWgradCompute && !config.overlapMoeExpertParallelComm)
+    return fieldError(source, "delay_wgrad_compute",
+                      "delays weight gradients within the batch-level "
+                      "overlap; set overlap_moe_expert_parallel_comm too, "
+                      "as Megatron requires");
   if (!config.overlapMoeExpertParallelComm)
     return Error::success();
   StringRef field = "overlap_moe_expert_parallel_comm";

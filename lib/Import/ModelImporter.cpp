@@ -571,6 +571,8 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
     options["moe-shared-expert-overlap"] = true;
   if (config.overlapMoeExpertParallelComm)
     options["overlap-moe-expert-parallel-comm"] = true;
+  if (config.delayWgradCompute)
+    options["delay-wgrad-compute"] = true;
   if (!options.empty())
     recordScheduleOptions(*module, options);
   if (config.isPipelined()) {

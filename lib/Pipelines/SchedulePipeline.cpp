@@ -183,6 +183,12 @@ ddp::getAssignBucketsOptions(const SchedulePipelineOptions &options) {
 
 llvm::Error
 ddp::checkSchedulePipelineOptions(const SchedulePipelineOptions &options) {
+  // TransformerConfig's assert (transformer_config.py L3073-3077).
+  if (options.delayWgradCompute && !options.overlapMoeExpertParallelComm)
+    return llvm::createStringError(
+        "delay-wgrad-compute delays weight gradients within Megatron's "
+        "combined 1F1B; set overlap-moe-expert-parallel-comm=true too, as "
+        "Megatron requires");
   return checkAssignBucketsOptions(getAssignBucketsOptions(options));
 }
 
@@ -356,7 +362,7 @@ public:
           << "' records options that ddp-schedule rejects: " << reason;
       return signalPassFailure();
     }
-    if (failed(chooseMoEOverlap(options)))
+    if (failed(chooseMoEOverlap(options)) || failed(chooseDelayWgrad(options)))
       return signalPassFailure();
     FailureOr<bool> chosen = choosePipelineLayouts(options);
     if (failed(chosen))
@@ -430,6 +436,47 @@ private:
     NamedAttrList entries;
     if (recorded)
       entries.append(recorded.getValue());
+    entries.set(kName, BoolAttr::get(&getContext(), on));
+    module->setAttr(kScheduleOptionsAttrName,
+                    entries.getDictionary(&getContext()));
+    return success();
+  }
+
+  /// policy=auto with the combined 1F1B on, delay-wgrad-compute neither
+  /// given nor recorded: the step scheduled with and without the delayed
+  /// weight gradients, the faster kept and recorded, as chooseMoEOverlap.
+  LogicalResult chooseDelayWgrad(SchedulePipelineOptions &options) {
+    static constexpr StringLiteral kName = "delay-wgrad-compute";
+    ModuleOp module = getOperation();
+    auto recorded =
+        module->getAttrOfType<DictionaryAttr>(kScheduleOptionsAttrName);
+    if (options.policy != BucketPolicy::Auto ||
+        !options.overlapMoeExpertParallelComm || givenNames.contains(kName) ||
+        (recorded && recorded.contains(kName)))
+      return success();
+    bool on = false;
+    {
+      ScopedDiagnosticHandler quiet(&getContext(),
+                                    [](Diagnostic &) { return success(); });
+      FailureOr<MoEOverlapTimes> times = simulateMoEOverlapChoice(
+          module, options.hardware.getValue(),
+          options.dataParallelSize.getValue(),
+          [&](bool candidateOn, ModuleOp candidate) {
+            SchedulePipelineOptions candidateOptions;
+            candidateOptions.copyOptionValuesFrom(options);
+            candidateOptions.delayWgradCompute = candidateOn;
+            candidateOptions.printBucketLayout = "";
+            OpPassManager pm(ModuleOp::getOperationName());
+            addSchedulePasses(pm, candidateOptions);
+            return runPipeline(pm, candidate);
+          });
+      on = succeeded(times) && times->withUs < times->withoutUs;
+    }
+    options.delayWgradCompute = on;
+    NamedAttrList entries;
+    if (auto current =
+            module->getAttrOfType<DictionaryAttr>(kScheduleOptionsAttrName))
+      entries.append(current.getValue());
     entries.set(kName, BoolAttr::get(&getContext(), on));
     module->setAttr(kScheduleOptionsAttrName,
                     entries.getDictionary(&getContext()));

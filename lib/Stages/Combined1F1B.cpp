@@ -103,21 +103,30 @@ std::optional<ScheduleNode> ScheduleNode::parse(StringRef text) {
 // (before the backward's mlp, beside which it runs), the backward's
 // dispatch after the backward's mlp, the forward's combine after the
 // forward's mlp, with its compute after the backward's attn.
-// ep_overlap_early_attn_memory_release is off (Megatron's default); with
-// delay_wgrad_compute off, mlp.backward_dw and
-// pre_dispatch_computation.backward_dw do nothing.
+// ep_overlap_early_attn_memory_release is off (Megatron's default).
+//
+// With delay_wgrad_compute, a backward's weight gradients leave its nodes
+// (mlp.backward_dw and pre_dispatch_computation.backward_dw, L277 and
+// L300-301): the mlp's run after the backward's dispatch is issued, which
+// Megatron's communication stream starts once the mlp's dgrad is done;
+// the attn's, after the next pair's backward combine is issued, beside
+// which Megatron runs them; the attn's of the last layer of the backward
+// (layer 0), after the layers, before the post-process
+// (TransformerModelChunkSchedulePlan.run, L600-605). Without it
+// backward_dw does nothing.
 Combined1F1BKey ddp::getCombined1F1BKey(const ScheduleNode &node,
-                                        int64_t lastLayer, bool tail) {
+                                        int64_t lastLayer, bool tail,
+                                        bool delayedWgrad) {
   Combined1F1BKey key;
   key.step = uint64_t(node.microbatch) + (node.backward ? 1 : 0);
   switch (node.kind) {
   case Kind::PreProcess:
     key.group = node.backward ? 2 : 0;
-    key.slot = node.backward ? 1 : 0;
+    key.slot = node.backward ? 2 : 0;
     return key;
   case Kind::PostProcess:
     key.group = node.backward ? 0 : 2;
-    key.slot = node.backward ? 1 : 0;
+    key.slot = 1;
     return key;
   default:
     break;
@@ -126,17 +135,34 @@ Combined1F1BKey ddp::getCombined1F1BKey(const ScheduleNode &node,
   key.pair = node.backward ? uint64_t(lastLayer - node.layer)
                            : uint64_t(node.layer);
   if (node.backward) {
+    bool wgrad = delayedWgrad && (node.kind == Kind::Mlp ||
+                                  node.kind == Kind::Attention);
+    if (wgrad && node.kind == Kind::Mlp) {
+      key.slot = 9;
+      return key;
+    }
+    if (wgrad && node.layer == 0) {
+      key.group = 2;
+      key.pair = 0;
+      key.slot = 0;
+      return key;
+    }
+    if (wgrad) {
+      key.pair += 1;
+      key.slot = 1;
+      return key;
+    }
     key.slot = node.kind == Kind::Combine    ? 0
-               : node.kind == Kind::Mlp      ? 3
-               : node.kind == Kind::Dispatch ? 4
-                                             : 7;
+               : node.kind == Kind::Mlp      ? 6
+               : node.kind == Kind::Dispatch ? 8
+                                             : 14;
     return key;
   }
-  key.slot = node.kind == Kind::Attention  ? 1
-             : node.kind == Kind::Dispatch ? 2
-             : node.kind == Kind::Mlp      ? 5
-             : tail                        ? 8
-                                           : 6;
+  key.slot = node.kind == Kind::Attention  ? 2
+             : node.kind == Kind::Dispatch ? 4
+             : node.kind == Kind::Mlp      ? 10
+             : tail                        ? 16
+                                           : 12;
   return key;
 }
 

@@ -81,6 +81,43 @@ TEST(Combined1F1BTest, ForwardCombineComputeGoesAfterBackwardAttention) {
               getCombined1F1BKey(nextAttention, 1));
 }
 
+TEST(Combined1F1BTest, DelayedWgradsRunWhereBackwardDwRunsThem) {
+  // TransformerLayerSchedulePlan.run (model_chunk_schedule_plan.py
+  // L262-305 at d98e8a64) with delay_wgrad_compute, 3 layers: the mlp's
+  // backward_dw after the backward's dispatch starts, before the forward's
+  // mlp; the attn's at the end of the pair, after which the next pair's
+  // backward combine starts beside it; layer 0's (the last of the
+  // backward) after the layers, before the forward's post-process
+  // (TransformerModelChunkSchedulePlan.run, L600-605).
+  using Kind = ScheduleNode::Kind;
+  auto key = [](bool backward, int64_t m, Kind kind, int64_t layer,
+                bool wgrad = false) {
+    return getCombined1F1BKey({backward, m, kind, layer}, 2, false, wgrad);
+  };
+  EXPECT_TRUE(key(true, 0, Kind::Dispatch, 2) <
+              key(true, 0, Kind::Mlp, 2, true));
+  EXPECT_TRUE(key(true, 0, Kind::Mlp, 2, true) <
+              key(false, 1, Kind::Mlp, 0));
+  EXPECT_TRUE(key(true, 0, Kind::Mlp, 2) < key(true, 0, Kind::Dispatch, 2));
+  EXPECT_TRUE(getCombined1F1BKey({false, 1, Kind::Combine, 0}, 2, true) <
+              key(true, 0, Kind::Attention, 2, true));
+  EXPECT_TRUE(key(true, 0, Kind::Combine, 1) <
+              key(true, 0, Kind::Attention, 2, true));
+  EXPECT_TRUE(key(true, 0, Kind::Attention, 2, true) <
+              key(false, 1, Kind::Attention, 1));
+  EXPECT_TRUE(getCombined1F1BKey({false, 1, Kind::Combine, 2}, 2, true) <
+              key(true, 0, Kind::Attention, 0, true));
+  EXPECT_TRUE(key(true, 0, Kind::Attention, 0, true) <
+              key(false, 1, Kind::PostProcess, 0));
+  EXPECT_TRUE(key(false, 1, Kind::PostProcess, 0) <
+              key(true, 0, Kind::PreProcess, 0));
+  // The other kinds have no weight gradients to delay.
+  EXPECT_FALSE(key(true, 0, Kind::Dispatch, 1) <
+               key(true, 0, Kind::Dispatch, 1, true));
+  EXPECT_FALSE(key(true, 0, Kind::Dispatch, 1, true) <
+               key(true, 0, Kind::Dispatch, 1));
+}
+
 TEST(Combined1F1BTest, KeysOfTheLargestIndices) {
   // Any index the attribute holds has a key; the last backward sorts last.
   int64_t max = std::numeric_limits<int64_t>::max();

@@ -110,6 +110,10 @@ struct ModelConfig {
   /// all-to-alls run beside the other's compute (recorded as ddp-schedule's
   /// overlap-moe-expert-parallel-comm).
   bool overlapMoeExpertParallelComm = false;
+  /// Megatron's delay_wgrad_compute: within that overlap, the backward's
+  /// weight gradients run after the all-to-alls they can hide (recorded
+  /// as ddp-schedule's delay-wgrad-compute).
+  bool delayWgradCompute = false;
   /// The token dispatcher and the experts' capacity.
   MoEDispatchConfig moe;
   OptimizerConfig optimizer;

@@ -72,7 +72,8 @@ struct Combined1F1BKey {
   /// in step m + 1.
   uint64_t step = 0;
   /// 0: the forward's pre-process and the backward's post-process; 1: the
-  /// layers; 2: the forward's post-process and the backward's pre-process.
+  /// layers; 2: the delayed weight gradients of the backward's layer 0,
+  /// the forward's post-process and the backward's pre-process.
   int group = 0;
   /// The pair of layers (forward layer i beside backward layer
   /// lastLayer - i).
@@ -89,8 +90,11 @@ struct Combined1F1BKey {
 /// node's layer). `tail` places the ops of a forward `combine` node that
 /// follow its last collective: Megatron runs that node on its
 /// communication stream beside the backward's `attn`, so they go after it.
+/// `delayedWgrad` places the weight-gradient ops of a backward `mlp` or
+/// `attn` node where delay_wgrad_compute runs them (backward_dw).
 Combined1F1BKey getCombined1F1BKey(const ScheduleNode &node, int64_t lastLayer,
-                                   bool tail = false);
+                                   bool tail = false,
+                                   bool delayedWgrad = false);
 
 /// Every node of a step with `microbatches` microbatches through `layers`
 /// layers, in the combined order (sorted by getCombined1F1BKey): microbatch

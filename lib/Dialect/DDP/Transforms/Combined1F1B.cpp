@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <map>
 #include <set>
@@ -33,9 +34,17 @@ public:
   using Base::Base;
 
   void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    // TransformerConfig's assert (transformer_config.py L3073-3077).
+    if (delayWgradCompute && !overlapMoeExpertParallelComm) {
+      func.emitError() << "delay-wgrad-compute delays weight gradients "
+                          "within Megatron's combined 1F1B; set "
+                          "overlap-moe-expert-parallel-comm=true too, as "
+                          "Megatron requires";
+      return signalPassFailure();
+    }
     if (!overlapMoeExpertParallelComm)
       return;
-    func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
     if (!func.getBody().hasOneBlock())
@@ -80,6 +89,25 @@ public:
       if (std::optional<ScheduleNode> node = getScheduleNode(&op);
           node && isa<CollectiveOpInterface>(op))
         lastCollective[node->str()] = &op;
+    // delay_wgrad_compute: a backward's wgrad GEMMs and what its node
+    // computes from them (the sums into the gradient, its grad_ready).
+    llvm::DenseSet<Operation *> wgradOps;
+    if (delayWgradCompute)
+      for (Operation &op : body.without_terminator()) {
+        std::optional<ScheduleNode> node = getScheduleNode(&op);
+        if (!node || !node->backward)
+          continue;
+        auto gemm = dyn_cast<GemmOp>(op);
+        bool fromWgrad =
+            (gemm && gemm.getPhase() == GemmPhase::Wgrad) ||
+            llvm::any_of(op.getOperands(), [&](Value operand) {
+              Operation *def = operand.getDefiningOp();
+              return def && wgradOps.contains(def) &&
+                     getScheduleNode(def) == node;
+            });
+        if (fromWgrad)
+          wgradOps.insert(&op);
+      }
     std::map<Combined1F1BKey, SmallVector<Operation *>> places;
     SmallVector<Operation *> prologue, epilogue, paramReads;
     std::optional<Combined1F1BKey> current;
@@ -103,6 +131,12 @@ public:
         current = getCombined1F1BKey(*node, lastLayer, tail);
         if (lastCollective[name] == &op)
           pastLastCollective.insert(name);
+        if (wgradOps.contains(&op)) {
+          places[getCombined1F1BKey(*node, lastLayer, tail,
+                                    /*delayedWgrad=*/true)]
+              .push_back(&op);
+          continue;
+        }
       }
       if (!current)
         prologue.push_back(&op);

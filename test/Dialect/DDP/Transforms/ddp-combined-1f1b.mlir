@@ -4,6 +4,39 @@
 // With the option off (as ddp-schedule's default), nothing moves.
 // RUN: ddp-opt %s -split-input-file --ddp-combined-1f1b=overlap-moe-expert-parallel-comm=false | FileCheck %s --check-prefix=OFF
 
+// delay_wgrad_compute (Megatron's backward_dw), on the importer's tiny-moe
+// step (2 layers): the backward's expert wgrads run after its dispatch
+// all-to-alls are issued, before the forward's mlp; layer 1's attn wgrads
+// after the next pair's backward combine is issued (before that pair's
+// forward attn, of layer 1); layer 0's after the
+// layers, before the forward's post-process. Without it each wgrad stays
+// in its node, before the dispatch.
+// RUN: ddp-import --preset=tiny-moe --set moe_token_dispatcher_type=alltoall --set params_dtype=bf16 | ddp-opt --ddp-combined-1f1b=delay-wgrad-compute=true | FileCheck %s --check-prefix=DELAY
+// DELAY:      ddp.all_to_all {{.*}}"B0.L1.dispatch"
+// DELAY-NEXT: ddp.all_to_all {{.*}}"B0.L1.dispatch"
+// DELAY-NEXT: ddp.gemm wgrad {{.*}}"B0.L1.mlp"
+// DELAY-NEXT: ddp.gemm wgrad {{.*}}"B0.L1.mlp"
+// DELAY-NEXT: ddp.gemm wgrad {{.*}}"B0.L1.mlp"
+// DELAY-NEXT: ddp.gemm wgrad {{.*}}"B0.L1.mlp"
+// DELAY-NEXT: {{.*}}"F1.L0.mlp"
+// DELAY:      ddp.all_to_all {{.*}}"B0.L0.combine"
+// DELAY-NEXT: ddp.gemm wgrad {{.*}}"B0.L1.attn"
+// DELAY-NEXT: ddp.gemm wgrad {{.*}}"B0.L1.attn"
+// DELAY-NEXT: ddp.gemm wgrad {{.*}}"B0.L1.attn"
+// DELAY-NEXT: {{.*}}"F1.L1.attn"
+// DELAY:      ddp.gemm wgrad {{.*}}"B0.L0.attn"
+// DELAY-NEXT: ddp.gemm wgrad {{.*}}"B0.L0.attn"
+// DELAY-NEXT: ddp.gemm wgrad {{.*}}"B0.L0.attn"
+// DELAY-NEXT: {{.*}}"F1.post_process"
+// RUN: ddp-import --preset=tiny-moe --set moe_token_dispatcher_type=alltoall --set params_dtype=bf16 | ddp-opt --ddp-combined-1f1b | FileCheck %s --check-prefix=NODELAY
+// NODELAY:     ddp.gemm wgrad {{.*}}"B0.L1.mlp"
+// NODELAY:     ddp.all_to_all {{.*}}"B0.L1.dispatch"
+// NODELAY-NOT: ddp.gemm wgrad {{.*}}"B0.L1.mlp"
+// NODELAY:     ddp.all_to_all {{.*}}"B0.L0.combine"
+// Megatron requires the combined 1F1B for it.
+// RUN: not ddp-opt %s -split-input-file --ddp-combined-1f1b="overlap-moe-expert-parallel-comm=false delay-wgrad-compute=true" 2>&1 | FileCheck %s --check-prefix=DELAY-ALONE
+// DELAY-ALONE: error: delay-wgrad-compute delays weight gradients within Megatron's combined 1F1B; set overlap-moe-expert-parallel-comm=true too, as Megatron requires
+
 // Two microbatches through one MoE layer, one op per node, in program order
 // (each microbatch's forward, then its backward), as the importer builds it.
 // Megatron's combined 1F1B runs microbatch 0's forward alone, then

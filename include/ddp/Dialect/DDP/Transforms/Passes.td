@@ -585,6 +585,14 @@ def Combined1F1B : Pass<"ddp-combined-1f1b", "mlir::func::FuncOp"> {
     that already waits for a collective; each leaves the IR as it was. A
     function without tags is an error: the overlap was asked for a step the
     importer did not tag.
+
+    `delay-wgrad-compute` (Megatron's `delay_wgrad_compute`, which needs
+    the combined 1F1B) takes each backward's weight-gradient GEMMs, and
+    what their node computes from them, out of their nodes, as Megatron's
+    `backward_dw` runs them: the mlp's after the backward's dispatch is
+    issued, so that the dispatch all-to-all runs beside them; the attn's
+    after the next pair's backward combine is issued, and for the
+    backward's layer 0 after the layers, before the post-process.
   }];
   let options = [
     Option<"overlapMoeExpertParallelComm", "overlap-moe-expert-parallel-comm",
@@ -592,6 +600,11 @@ def Combined1F1B : Pass<"ddp-combined-1f1b", "mlir::func::FuncOp"> {
            "Order the step's nodes as Megatron's combined 1F1B (false: leave "
            "the step as it is). --ddp-schedule's default is false, as "
            "Megatron's">,
+    Option<"delayWgradCompute", "delay-wgrad-compute", "bool",
+           /*default=*/"false",
+           "Megatron's delay_wgrad_compute: the backward's weight gradients "
+           "run after the all-to-all they can hide, out of their nodes; "
+           "needs overlap-moe-expert-parallel-comm, as Megatron's">,
   ];
   let statistics = [
     Statistic<"numNodes", "nodes", "Schedule nodes placed">,
