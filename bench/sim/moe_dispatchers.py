@@ -5,15 +5,19 @@ For mixtral-8x7b and qwen3-30b-a3b at two expert-parallel sizes each, on
 the calibrated H100 and A100 profiles (bench/sim/*-calibrated.json), the
 importer builds the step, ddp-schedule lays out the data-parallel side as
 Megatron does (the distributed optimizer, overlapped reductions and
-gathers), and ddp-simulate prices it. Four columns:
+gathers), and ddp-simulate prices it. Five columns:
 - the all-gather dispatcher (moe_token_dispatcher_type=allgather);
 - the all-to-all dispatcher;
 - the all-to-all dispatcher with Megatron's batch-level overlap
   (overlap_moe_expert_parallel_comm: ddp-combined-1f1b, the all-to-alls
   asynchronous); neither preset has shared experts, whose overlap Megatron
   does not run beside it;
-- policy=auto on the all-to-all dispatcher's step: the buckets, and whether
-  to run the batch-level overlap, chosen on the simulated step.
+- the same with Megatron's delay_wgrad_compute (the backward's weight
+  gradients beside the all-to-alls, ddp-combined-1f1b
+  delay-wgrad-compute);
+- policy=auto on the all-to-all dispatcher's step: the buckets, whether
+  to run the batch-level overlap and then whether to delay the weight
+  gradients, chosen on the simulated step.
 Per column the step, and the exposed dispatch communication: the time the
 dispatch collectives are in flight while no compute runs (the all-to-alls;
 for the all-gather dispatcher its gathers and reduce-scatters over
@@ -108,7 +112,9 @@ def simulate(preset, ep, dp, dispatcher, profile, tmp, extra=(),
     with open(trace) as f:
         t = json.load(f)
     with open(scheduled) as f:
-        chose = 'overlap-moe-expert-parallel-comm" = true' in f.read()
+        text = f.read()
+    chose = ('overlap-moe-expert-parallel-comm" = true' in text,
+             'delay-wgrad-compute" = true' in text)
     return (r["times_ms"]["step"], exposed_ms(t, is_dispatch),
             r["times_ms"]["exposed_communication"], chose)
 
@@ -122,9 +128,10 @@ def main():
     start = time.time()
     print("| preset | EP | hw | allgather: step ms | exposed dispatch ms | "
           "alltoall: step ms | exposed all-to-all ms | batch-level overlap "
-          "(Megatron's flag): step ms | exposed all-to-all ms | auto: step "
-          "ms | exposed all-to-all ms | auto's overlap | auto / flag |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "(Megatron's flag): step ms | exposed all-to-all ms | flag and "
+          "delay_wgrad_compute: step ms | exposed all-to-all ms | auto: step "
+          "ms | exposed all-to-all ms | auto's choice | auto / best flag |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for preset, ep, dp in ROWS:
             for name, profile in PROFILES:
@@ -132,13 +139,19 @@ def main():
                 a2a = simulate(preset, ep, dp, "alltoall", profile, tmp)
                 flag = simulate(preset, ep, dp, "alltoall", profile, tmp,
                                 ["overlap_moe_expert_parallel_comm=true"])
+                delay = simulate(preset, ep, dp, "alltoall", profile, tmp,
+                                 ["overlap_moe_expert_parallel_comm=true",
+                                  "delay_wgrad_compute=true"])
                 auto = simulate(preset, ep, dp, "alltoall", profile, tmp,
                                 schedule=SCHEDULE.replace("policy=megatron",
                                                           "policy=auto"))
+                choice = ("overlap, delay" if auto[3] == (True, True)
+                          else "overlap" if auto[3][0] else "off")
+                best = min(flag[0], delay[0])
                 print(f"| {preset} | {ep} | {name} | {cell(gather)} | "
-                      f"{cell(a2a)} | {cell(flag)} | {cell(auto)} | "
-                      f"{'on' if auto[3] else 'off'} | "
-                      f"{auto[0] / flag[0]:.3f} |")
+                      f"{cell(a2a)} | {cell(flag)} | {cell(delay)} | "
+                      f"{cell(auto)} | {choice} | {auto[0] / best:.3f} |",
+                      flush=True)
         print("\n| preset | EP | hw | shared expert, sequential: step ms | "
               "exposed communication ms | overlapped: step ms | exposed "
               "communication ms | overlapped / sequential |")

@@ -60,22 +60,29 @@ Value ModelImporter::moeBackward(const LayerParams &params,
   Value gradCombined = biasDropoutAddBackward(gradOut, std::nullopt, layer);
   // recompute_modules moe (MoELayer.forward's checkpoint, moe_layer.py
   // L701-716): the layer's forward runs again from its input, the
-  // all-to-alls included, before its backward; shared_experts
-  // (L516-526): the shared experts' forward does.
+  // all-to-alls included, before its backward, in the backward's node.
+  // With shared_experts too, Megatron's nested checkpoint would rerun the
+  // shared experts once more inside; ddp reruns them once.
   LayerActivations acts = saved;
   rerunPreMlpNorm(params, acts, layer);
-  if (config.recompute.recomputes(RecomputeModule::Moe))
+  bool rerunLayer = config.recompute.recomputes(RecomputeModule::Moe);
+  if (rerunLayer) {
+    sb.freezeScheduleNode(true);
     (void)moeLayerForward(params, acts, layer);
-  else if (params.sharedFc1 && !config.moeSharedExpertOverlap &&
-           config.recompute.recomputes(RecomputeModule::SharedExperts)) {
-    sharedExpertFc1(params, acts, layer);
-    sharedExpertFc2(params, acts, layer);
+    sb.freezeScheduleNode(false);
   }
   MoEGrads grads =
       config.moe.dispatcher == MoEDispatcher::AllToAll
           ? allToAllExpertsBackward(params, acts, gradCombined, layer)
           : allGatherExpertsBackward(params, acts, gradCombined, layer);
-  // Computed first in the forward, the shared experts' backward runs last.
+  // Computed first in the forward, the shared experts' backward runs last;
+  // recompute_modules shared_experts (moe_layer.py L516-526) reruns their
+  // forward right before it.
+  if (params.sharedFc1 && !config.moeSharedExpertOverlap && !rerunLayer &&
+      config.recompute.recomputes(RecomputeModule::SharedExperts)) {
+    sharedExpertFc1(params, acts, layer);
+    sharedExpertFc2(params, acts, layer);
+  }
   if (params.sharedFc1 && !config.moeSharedExpertOverlap)
     grads.shared = sharedExpertFc1Backward(
         params, acts,

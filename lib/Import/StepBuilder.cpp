@@ -84,7 +84,7 @@ void StepBuilder::setPipelineChunk(PipelineTask::Phase phase,
 
 void StepBuilder::setScheduleNode(bool backward, ScheduleNode::Kind kind,
                                   int64_t layer) {
-  if (!scheduleNodes)
+  if (!scheduleNodes || nodeFrozen)
     return;
   currentNode = ScheduleNode{backward, currentMicrobatch, kind, layer};
 }

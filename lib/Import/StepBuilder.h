@@ -102,6 +102,9 @@ public:
   void setScheduleNode(bool backward, ScheduleNode::Kind kind,
                        int64_t layer = 0);
   void clearScheduleNode() { currentNode.reset(); }
+  /// While set, setScheduleNode changes nothing: a forward rerun inside a
+  /// backward (recomputation) stays in the backward's node.
+  void freezeScheduleNode(bool frozen) { nodeFrozen = frozen; }
 
   /// The parameter's value, read with ddp.get_param at its first use.
   mlir::Value getParam(unsigned id);
@@ -158,6 +161,7 @@ private:
   bool scheduleNodes = false;
   /// The schedule node of the ops built next (steps with schedule nodes).
   std::optional<ScheduleNode> currentNode;
+  bool nodeFrozen = false;
   mlir::func::FuncOp step;
 
   std::vector<ParamSpec> params;

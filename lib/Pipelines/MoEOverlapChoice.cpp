@@ -39,7 +39,7 @@ bool ddp::isBatchLevelOverlapCandidate(ModuleOp module) {
       .wasInterrupted();
 }
 
-FailureOr<MoEOverlapTimes> ddp::simulateMoEOverlapChoice(
+FailureOr<FlagTimes> ddp::simulateFlagChoice(
     ModuleOp module, StringRef hardware, int64_t dataParallelSize,
     function_ref<LogicalResult(bool, ModuleOp)> schedule) {
   llvm::Expected<timing::HardwareProfile> profile =
@@ -51,7 +51,7 @@ FailureOr<MoEOverlapTimes> ddp::simulateMoEOverlapChoice(
   SimOptions options;
   options.dataParallelSize = dataParallelSize;
   options.recordEvents = false;
-  MoEOverlapTimes times;
+  FlagTimes times;
   for (bool on : {false, true}) {
     ModuleOp candidate = createCandidateModule(module);
     llvm::scope_exit erase([&] { candidate.erase(); });

@@ -1,8 +1,9 @@
 //===- MoEOverlapChoice.h - policy=auto's batch-level MoE overlap -*- C++ -*-===//
 //
 // Whether ddp-schedule's auto policy runs Megatron's combined 1F1B
-// (overlap-moe-expert-parallel-comm): the step scheduled with it and without
-// it, each simulated, the faster kept.
+// (overlap-moe-expert-parallel-comm) and, within it, its delayed weight
+// gradients (delay-wgrad-compute): the step scheduled with a flag and
+// without it, each simulated, the faster kept.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,16 +21,16 @@ namespace ddp {
 /// bf16 or f16 (TransformerConfig's asserts).
 bool isBatchLevelOverlapCandidate(mlir::ModuleOp module);
 
-/// The simulated step times of `module` scheduled without and with the
-/// overlap: `schedule(on, candidate)` schedules `candidate`, a copy of the
+/// The simulated step times of `module` scheduled without and with a
+/// flag: `schedule(on, candidate)` schedules `candidate`, a copy of the
 /// module nested in it for the time of the call. Priced with the hardware
 /// profile `hardware` at data-parallel size `dataParallelSize` (0: the
 /// mesh's). Fails when either candidate fails.
-struct MoEOverlapTimes {
+struct FlagTimes {
   double withoutUs = 0;
   double withUs = 0;
 };
-mlir::FailureOr<MoEOverlapTimes> simulateMoEOverlapChoice(
+mlir::FailureOr<FlagTimes> simulateFlagChoice(
     mlir::ModuleOp module, llvm::StringRef hardware, int64_t dataParallelSize,
     llvm::function_ref<mlir::LogicalResult(bool, mlir::ModuleOp)> schedule);
 

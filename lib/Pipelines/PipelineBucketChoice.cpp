@@ -55,15 +55,6 @@ static bool shareDeclarations(ModuleOp a, ModuleOp b) {
   return true;
 }
 
-/// Puts `replacement` (a copy of it) in place of `program`.
-static func::FuncOp swapProgram(func::FuncOp program,
-                                func::FuncOp replacement) {
-  Operation *copy = replacement->clone();
-  program->getBlock()->getOperations().insert(program->getIterator(), copy);
-  program.erase();
-  return cast<func::FuncOp>(copy);
-}
-
 FailureOr<PipelineBucketChoice> ddp::choosePipelineBuckets(
     ModuleOp module, StringRef hardware, int64_t dataParallelSize,
     function_ref<LogicalResult(bool, ModuleOp)> schedule) {
@@ -87,8 +78,7 @@ FailureOr<PipelineBucketChoice> ddp::choosePipelineBuckets(
   ModuleOp megatron = createCandidateModule(module);
   ModuleOp automatic = createCandidateModule(module);
   llvm::scope_exit erase([&] {
-    if (megatron)
-      megatron.erase();
+    megatron.erase();
     automatic.erase();
   });
   if (failed(schedule(false, megatron)) || failed(schedule(true, automatic)))
@@ -100,7 +90,8 @@ FailureOr<PipelineBucketChoice> ddp::choosePipelineBuckets(
   std::map<int64_t, func::FuncOp> megatronPrograms = getStagePrograms(megatron);
   std::map<int64_t, func::FuncOp> autoPrograms = getStagePrograms(automatic);
   if (megatronPrograms.empty() ||
-      megatronPrograms.size() != autoPrograms.size())
+      !llvm::equal(llvm::make_first_range(megatronPrograms),
+                   llvm::make_first_range(autoPrograms)))
     return failure();
 
   PipelineBucketChoice choice;
@@ -117,16 +108,23 @@ FailureOr<PipelineBucketChoice> ddp::choosePipelineBuckets(
   choice.autoRanks.assign(current.size(), startAuto);
   if (shareDeclarations(megatron, automatic)) {
     for (auto &[rank, program] : current) {
-      auto previous = cast<func::FuncOp>(program->clone());
-      llvm::scope_exit dropPrevious([&] { previous.erase(); });
-      program = swapProgram(program, other.at(rank));
+      // The program it replaces waits outside the module, to come back.
+      Block *block = program->getBlock();
+      auto next = std::next(program->getIterator());
+      func::FuncOp previous = program;
+      previous->remove();
+      program = cast<func::FuncOp>(other.at(rank)->clone());
+      block->getOperations().insert(next, program);
       FailureOr<double> time = simulate(working);
       if (succeeded(time) && *time < choice.chosenUs) {
         choice.chosenUs = *time;
         choice.autoRanks[rank] = !startAuto;
+        previous.erase();
         continue;
       }
-      program = swapProgram(program, previous);
+      block->getOperations().insert(program->getIterator(), previous);
+      program.erase();
+      program = previous;
     }
   }
 

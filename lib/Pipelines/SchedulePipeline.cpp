@@ -185,10 +185,7 @@ llvm::Error
 ddp::checkSchedulePipelineOptions(const SchedulePipelineOptions &options) {
   // TransformerConfig's assert (transformer_config.py L3073-3077).
   if (options.delayWgradCompute && !options.overlapMoeExpertParallelComm)
-    return llvm::createStringError(
-        "delay-wgrad-compute delays weight gradients within Megatron's "
-        "combined 1F1B; set overlap-moe-expert-parallel-comm=true too, as "
-        "Megatron requires");
+    return llvm::createStringError(kDelayWgradNeedsOverlap);
   return checkAssignBucketsOptions(getAssignBucketsOptions(options));
 }
 
@@ -401,70 +398,59 @@ private:
   /// policy=auto on a step Megatron would run its combined 1F1B on, with
   /// overlap-moe-expert-parallel-comm neither given nor recorded and no
   /// moe-shared-expert-overlap (which Megatron does not run beside it):
-  /// schedules the step with and without it, keeps the faster, and records
-  /// the choice with the module's schedule options.
+  /// the overlap on or off, whichever is faster.
   LogicalResult chooseMoEOverlap(SchedulePipelineOptions &options) {
     static constexpr StringLiteral kName = "overlap-moe-expert-parallel-comm";
-    ModuleOp module = getOperation();
-    auto recorded =
-        module->getAttrOfType<DictionaryAttr>(kScheduleOptionsAttrName);
-    if (options.policy != BucketPolicy::Auto || givenNames.contains(kName) ||
-        (recorded && recorded.contains(kName)) ||
-        options.sharedExpertOverlap || !isBatchLevelOverlapCandidate(module))
+    if (options.policy != BucketPolicy::Auto || isGivenOrRecorded(kName) ||
+        options.sharedExpertOverlap ||
+        !isBatchLevelOverlapCandidate(getOperation()))
       return success();
-    // The candidates' errors are not the user's: a candidate that fails is
-    // not chosen, and the schedule that runs reports its own.
-    bool on = false;
-    {
-      ScopedDiagnosticHandler quiet(&getContext(),
-                                    [](Diagnostic &) { return success(); });
-      FailureOr<MoEOverlapTimes> times = simulateMoEOverlapChoice(
-          module, options.hardware.getValue(),
-          options.dataParallelSize.getValue(),
-          [&](bool candidateOn, ModuleOp candidate) {
-            SchedulePipelineOptions candidateOptions;
-            candidateOptions.copyOptionValuesFrom(options);
-            candidateOptions.overlapMoeExpertParallelComm = candidateOn;
-            candidateOptions.printBucketLayout = "";
-            OpPassManager pm(ModuleOp::getOperationName());
-            addSchedulePasses(pm, candidateOptions);
-            return runPipeline(pm, candidate);
-          });
-      on = succeeded(times) && times->withUs < times->withoutUs;
-    }
-    options.overlapMoeExpertParallelComm = on;
-    NamedAttrList entries;
-    if (recorded)
-      entries.append(recorded.getValue());
-    entries.set(kName, BoolAttr::get(&getContext(), on));
-    module->setAttr(kScheduleOptionsAttrName,
-                    entries.getDictionary(&getContext()));
-    return success();
+    return chooseFlag(kName, options,
+                      [](SchedulePipelineOptions &candidate, bool on) {
+                        candidate.overlapMoeExpertParallelComm = on;
+                      });
   }
 
-  /// policy=auto with the combined 1F1B on, delay-wgrad-compute neither
-  /// given nor recorded: the step scheduled with and without the delayed
-  /// weight gradients, the faster kept and recorded, as chooseMoEOverlap.
+  /// policy=auto with the combined 1F1B on (chosen, given or recorded) and
+  /// delay-wgrad-compute neither given nor recorded: the delayed weight
+  /// gradients on or off, whichever is faster.
   LogicalResult chooseDelayWgrad(SchedulePipelineOptions &options) {
     static constexpr StringLiteral kName = "delay-wgrad-compute";
-    ModuleOp module = getOperation();
-    auto recorded =
-        module->getAttrOfType<DictionaryAttr>(kScheduleOptionsAttrName);
     if (options.policy != BucketPolicy::Auto ||
-        !options.overlapMoeExpertParallelComm || givenNames.contains(kName) ||
-        (recorded && recorded.contains(kName)))
+        !options.overlapMoeExpertParallelComm || isGivenOrRecorded(kName))
       return success();
+    return chooseFlag(kName, options,
+                      [](SchedulePipelineOptions &candidate, bool on) {
+                        candidate.delayWgradCompute = on;
+                      });
+  }
+
+  bool isGivenOrRecorded(StringRef name) {
+    auto recorded =
+        getOperation()->getAttrOfType<DictionaryAttr>(kScheduleOptionsAttrName);
+    return givenNames.contains(name) || (recorded && recorded.contains(name));
+  }
+
+  /// Schedules the step with the flag `name` off and on (`set`), with every
+  /// other decision, simulates both, keeps the faster in `options` and
+  /// records it with the module's schedule options. The candidates' errors
+  /// are not the user's: a candidate that fails is not chosen, and the
+  /// schedule that runs reports its own.
+  LogicalResult
+  chooseFlag(StringRef name, SchedulePipelineOptions &options,
+             function_ref<void(SchedulePipelineOptions &, bool)> set) {
+    ModuleOp module = getOperation();
     bool on = false;
     {
       ScopedDiagnosticHandler quiet(&getContext(),
                                     [](Diagnostic &) { return success(); });
-      FailureOr<MoEOverlapTimes> times = simulateMoEOverlapChoice(
+      FailureOr<FlagTimes> times = simulateFlagChoice(
           module, options.hardware.getValue(),
           options.dataParallelSize.getValue(),
           [&](bool candidateOn, ModuleOp candidate) {
             SchedulePipelineOptions candidateOptions;
             candidateOptions.copyOptionValuesFrom(options);
-            candidateOptions.delayWgradCompute = candidateOn;
+            set(candidateOptions, candidateOn);
             candidateOptions.printBucketLayout = "";
             OpPassManager pm(ModuleOp::getOperationName());
             addSchedulePasses(pm, candidateOptions);
@@ -472,12 +458,12 @@ private:
           });
       on = succeeded(times) && times->withUs < times->withoutUs;
     }
-    options.delayWgradCompute = on;
+    set(options, on);
     NamedAttrList entries;
-    if (auto current =
+    if (auto recorded =
             module->getAttrOfType<DictionaryAttr>(kScheduleOptionsAttrName))
-      entries.append(current.getValue());
-    entries.set(kName, BoolAttr::get(&getContext(), on));
+      entries.append(recorded.getValue());
+    entries.set(name, BoolAttr::get(&getContext(), on));
     module->setAttr(kScheduleOptionsAttrName,
                     entries.getDictionary(&getContext()));
     return success();

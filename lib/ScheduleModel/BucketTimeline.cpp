@@ -284,11 +284,14 @@ FailureOr<BucketModel> ddp::schedule::buildBucketModel(
     // stage-to-stage transfers take their own time, and the compute stream
     // stalls at their waits for what is left of it (the other ranks'
     // timing, the bubble, is not modelled here).
-    if (isa<SendOp, RecvOp>(op))
+    bool asyncMessage = isa<SendOp, RecvOp>(op) &&
+                        cast<AsyncOpInterface>(op).isAsync();
+    if (asyncMessage)
       continue;
     if (auto wait = dyn_cast<WaitOp>(op);
-        wait && isa_and_present<SendOp, RecvOp>(
-                    wait.getToken().getDefiningOp())) {
+        isa<SendOp, RecvOp>(op) ||
+        (wait && isa_and_present<SendOp, RecvOp>(
+                     wait.getToken().getDefiningOp()))) {
       for (const sim::TimelineEvent *event : getEvents(&op)) {
         if (inTail)
           timeline.addTailCompute(event->duration, {});

@@ -103,6 +103,13 @@ Combined1F1BKey getCombined1F1BKey(const ScheduleNode &node, int64_t lastLayer,
 std::vector<ScheduleNode> getCombined1F1BOrder(int64_t microbatches,
                                                int64_t layers);
 
+/// The error for delay-wgrad-compute without the combined 1F1B, which
+/// Megatron's TransformerConfig asserts (transformer_config.py L3073-3077).
+constexpr llvm::StringLiteral kDelayWgradNeedsOverlap =
+    "delay-wgrad-compute delays weight gradients within Megatron's "
+    "combined 1F1B; set overlap-moe-expert-parallel-comm=true too, as "
+    "Megatron requires";
+
 } // namespace ddp
 
 #endif // DDP_STAGES_COMBINED1F1B_H

@@ -37,10 +37,7 @@ public:
     func::FuncOp func = getOperation();
     // TransformerConfig's assert (transformer_config.py L3073-3077).
     if (delayWgradCompute && !overlapMoeExpertParallelComm) {
-      func.emitError() << "delay-wgrad-compute delays weight gradients "
-                          "within Megatron's combined 1F1B; set "
-                          "overlap-moe-expert-parallel-comm=true too, as "
-                          "Megatron requires";
+      func.emitError() << kDelayWgradNeedsOverlap;
       return signalPassFailure();
     }
     if (!overlapMoeExpertParallelComm)
@@ -89,17 +86,21 @@ public:
       if (std::optional<ScheduleNode> node = getScheduleNode(&op);
           node && isa<CollectiveOpInterface>(op))
         lastCollective[node->str()] = &op;
-    // delay_wgrad_compute: a backward's wgrad GEMMs and what its node
-    // computes from them (the sums into the gradient, its grad_ready).
+    // delay_wgrad_compute: a backward's wgrad GEMMs that TE's backward_dw
+    // computes (not the router's: TopKRouter's weight is a plain
+    // parameter, its gradient made at once), and what their node computes
+    // from them (the sums into the gradient, its grad_ready).
     llvm::DenseSet<Operation *> wgradOps;
-    if (delayWgradCompute)
+    if (delayWgradCompute) {
+      llvm::DenseSet<Operation *> routerWgrads = getRouterWgrads(body);
       for (Operation &op : body.without_terminator()) {
         std::optional<ScheduleNode> node = getScheduleNode(&op);
         if (!node || !node->backward)
           continue;
         auto gemm = dyn_cast<GemmOp>(op);
         bool fromWgrad =
-            (gemm && gemm.getPhase() == GemmPhase::Wgrad) ||
+            (gemm && gemm.getPhase() == GemmPhase::Wgrad &&
+             !routerWgrads.contains(&op)) ||
             llvm::any_of(op.getOperands(), [&](Value operand) {
               Operation *def = operand.getDefiningOp();
               return def && wgradOps.contains(def) &&
@@ -108,6 +109,10 @@ public:
         if (fromWgrad)
           wgradOps.insert(&op);
       }
+    }
+    // Where each moved op went: an untagged op that reads one goes there
+    // too (it would otherwise stay ahead of its value).
+    DenseMap<Operation *, Combined1F1BKey> movedTo;
     std::map<Combined1F1BKey, SmallVector<Operation *>> places;
     SmallVector<Operation *> prologue, epilogue, paramReads;
     std::optional<Combined1F1BKey> current;
@@ -132,9 +137,21 @@ public:
         if (lastCollective[name] == &op)
           pastLastCollective.insert(name);
         if (wgradOps.contains(&op)) {
-          places[getCombined1F1BKey(*node, lastLayer, tail,
-                                    /*delayedWgrad=*/true)]
-              .push_back(&op);
+          Combined1F1BKey delayed = getCombined1F1BKey(
+              *node, lastLayer, tail, /*delayedWgrad=*/true);
+          places[delayed].push_back(&op);
+          movedTo[&op] = delayed;
+          continue;
+        }
+      } else if (!movedTo.empty()) {
+        std::optional<Combined1F1BKey> latest;
+        for (Value operand : op.getOperands())
+          if (auto it = movedTo.find(operand.getDefiningOp());
+              it != movedTo.end() && (!latest || *latest < it->second))
+            latest = it->second;
+        if (latest) {
+          places[*latest].push_back(&op);
+          movedTo[&op] = *latest;
           continue;
         }
       }
@@ -163,6 +180,33 @@ public:
   }
 
 private:
+  /// The wgrad GEMMs whose sums reach the grad_ready of a router weight
+  /// (Megatron's `...mlp.router.weight`), through the sums and reductions
+  /// between.
+  static llvm::DenseSet<Operation *> getRouterWgrads(Block &body) {
+    llvm::DenseSet<Operation *> found, seen;
+    SmallVector<Operation *> worklist;
+    for (GradReadyOp ready : body.getOps<GradReadyOp>())
+      if (ready.getParam().ends_with("router.weight"))
+        worklist.push_back(ready);
+    while (!worklist.empty()) {
+      Operation *op = worklist.pop_back_val();
+      if (!seen.insert(op).second)
+        continue;
+      if (auto gemm = dyn_cast<GemmOp>(op);
+          gemm && gemm.getPhase() == GemmPhase::Wgrad) {
+        found.insert(op);
+        continue;
+      }
+      if (!isa<GradReadyOp, AccumulateOp, AllReduceOp>(op))
+        continue;
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          worklist.push_back(def);
+    }
+    return found;
+  }
+
   /// `order` with each of `reads` right before its first reader in it (in
   /// their own order where they share one); first when read nowhere.
   static SmallVector<Operation *>

@@ -587,8 +587,9 @@ def Combined1F1B : Pass<"ddp-combined-1f1b", "mlir::func::FuncOp"> {
     importer did not tag.
 
     `delay-wgrad-compute` (Megatron's `delay_wgrad_compute`, which needs
-    the combined 1F1B) takes each backward's weight-gradient GEMMs, and
-    what their node computes from them, out of their nodes, as Megatron's
+    the combined 1F1B) takes each backward's weight-gradient GEMMs but the
+    router's (a plain parameter in Megatron, not a TE module), and what
+    their node computes from them, out of their nodes, as Megatron's
     `backward_dw` runs them: the mlp's after the backward's dispatch is
     issued, so that the dispatch all-to-all runs beside them; the attn's
     after the next pair's backward combine is issued, and for the
