@@ -55,12 +55,17 @@ DDPRT_HOST_DEVICE inline int seededValue(uint64_t key, uint64_t index) {
 }
 
 /// DDPRT_FLAG_FRACTIONAL_DATA's value of element `index`: a multiple of
-/// 2^-22 in [-2, 2) with all 24 bits of an f32 mantissa in use (exact in
-/// f32, so the host and a GPU store the same bits). For timing: a GPU runs
-/// GEMMs on small integers faster than on such values.
+/// 2^-28 in [-1/32, 1/32) with all 24 bits of an f32 mantissa in use (exact
+/// in f32, so the host and a GPU store the same bits). For timing: a GPU
+/// runs GEMMs on small integers, and on NaNs, faster than on such values.
+/// Their standard deviation, 0.018, is near Megatron's init_method_std
+/// (0.02), so that a step's products keep their scale: a GEMM of depth k
+/// multiplies it by about 0.018 sqrt(k) (1.15 at 4096). Values in [-2, 2)
+/// grew 100 times a GEMM, and llama2-7b's gradients overflowed bf16 in the
+/// first step: every later step then ran on NaNs (docs/GpuCheck.md).
 DDPRT_HOST_DEVICE inline float seededFraction(uint64_t key, uint64_t index) {
   return float(int64_t(splitMix64(key + index) >> 40) - (int64_t(1) << 23)) *
-         (1.0f / 4194304.0f);
+         (1.0f / 268435456.0f);
 }
 
 } // namespace ddprt

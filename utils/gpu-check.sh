@@ -11,6 +11,7 @@
 #   2. every prepared step on the CUDA and on the CPU backend for 1, 2 and 5
 #      steps, comparing the parameters bitwise (GEMMs in the fixed order,
 #      --gemm=fixed-order, and with cuBLAS, where only a difference is shown);
+#      that the timed steps' gradients stay finite on the timing data;
 #   3. llama2-7b (2 layers) measured against the simulator's prediction, for
 #      the step and for each category of op, on fractional data
 #      (--data=fractions: a GPU runs GEMMs on the default small integers
@@ -156,6 +157,25 @@ for step in tiny tiny-moe mixed; do
     done
   done
   rm -f "$logs"/"$step".*.txt
+done
+
+# 2b. The timing data stays finite: the timed steps with every gradient
+# bucket checked for NaN and Inf (check-for-nan-in-grad), 3 steps on the
+# fractional data. A step that overflows runs every later step on NaNs,
+# whose GEMMs a GPU runs faster and at less power than real values'.
+for step in llama llama8; do
+  [[ -f $prepared/$step-finite.o ]] || continue
+  layers=2; [[ $step == llama8 ]] && layers=8
+  if ! link "$step-finite"; then
+    row "link $step-finite" FAIL ""
+  elif "${mpirun[@]}" "$rt/$step-finite" --backend=cuda --data=fractions \
+       --steps=3 >"$logs/$step.finite.log" 2>&1; then
+    row "llama2-7b $layers layers: gradients finite, 3 steps" pass \
+      "every bucket checked (check-for-nan-in-grad), fractional data"
+  else
+    row "llama2-7b $layers layers: gradients finite, 3 steps" FAIL \
+      "$(grep -m1 -o 'non-finite.*' "$logs/$step.finite.log" | cut -c1-160)"
+  fi
 done
 
 # 3. llama2-7b, 2 layers: measured against the prediction for this GPU.

@@ -95,6 +95,25 @@ def main():
         p, _ = want_by_name.get(name, (0.0, 0))
         ratio = f"{m / p:19.2f}" if p else f"{'':>19}"
         print(f"{name:<24} {count:>5} {m:>12.3f} {p:>13.3f} {ratio}")
+    # Each GEMM shape (phase, m x n x k): whether a category's difference
+    # is one shape's or every shape's.
+    def shape(e):
+        a = e.get("args", {})
+        return f"{e['name']} {a.get('m')}x{a.get('n')}x{a.get('k')}"
+    gemms = [e for e in last if e["name"].startswith("gemm")]
+    if gemms:
+        got_shape = sums(gemms, shape)
+        want_shape = sums([e for e in predicted
+                           if e["name"].startswith("gemm")], shape)
+        print(f"\n{'gemm shape':<34} {'ops':>5} {'measured us':>12} "
+              f"{'predicted us':>13} {'measured/predicted':>19}")
+        for key in sorted(set(got_shape) | set(want_shape)):
+            m, count = got_shape.get(key, (0.0, 0))
+            p, pcount = want_shape.get(key, (0.0, 0))
+            each = m * 1e3 / count if count else 0.0
+            peach = p * 1e3 / pcount if pcount else 0.0
+            ratio = f"{m / p:19.2f}" if p else f"{'':>19}"
+            print(f"{key:<34} {count:>5} {each:>12.1f} {peach:>13.1f} {ratio}")
     if args.rows:
         for r in rows:
             if r["predicted_ms"] > 0:
