@@ -119,6 +119,10 @@ private:
   /// What a stand-in pays beyond its pass, to cost what the model prices it
   /// at (CudaStandIn.cpp); `moved` is the bytes its pass read and wrote.
   Status payCost(const ComputeCost &cost, int64_t moved);
+  /// payCost's bf16 GEMMs on the scratch, `depth` deep, `count` of them.
+  Status payFlops(int64_t count, int64_t depth);
+  /// Measures standInFlopsPerByte (CudaStandIn.cpp).
+  Status measureStandInRates();
   /// Whether the one pass gives host::compute's bits for these operands.
   static bool onePassIsSafe(const std::vector<Tensor> &inputs,
                             const std::vector<Tensor> &results,
@@ -152,6 +156,10 @@ private:
   unsigned long long *standInSink = nullptr;
   /// What payCost reads and multiplies, allocated at its first need.
   void *costScratch = nullptr;
+  /// The FLOPs of payCost's GEMMs that take as long on this GPU as one
+  /// byte of its stream, measured when the scratch is allocated: what a
+  /// compute-bound stand-in's pass already paid for.
+  double standInFlopsPerByte = 0;
   /// Adam's powers on the device, by moments buffer (adam()).
   std::unordered_map<const float *, cuda::AdamDeviceState *> adamStates;
   /// Whether the streams are being captured into a CUDA graph

@@ -254,6 +254,13 @@ TEST_F(CudaTest, ComputeStandInsEqualTheCpuResult) {
        {{DDPRT_DTYPE_BF16, 4096}}},
       {{{DDPRT_DTYPE_F16, 4104}, {DDPRT_DTYPE_F16, 8}},
        {{DDPRT_DTYPE_F16, 4104}}},
+      // An input too long to stay in L2 that wraps whole (an embedding's
+      // gradient): blocks take the span wrap by wrap, in both 16-byte
+      // kernels.
+      {{{DDPRT_DTYPE_BF16, int64_t(3) << 20}, {DDPRT_DTYPE_F32, 4096}},
+       {{DDPRT_DTYPE_BF16, int64_t(12) << 20}}},
+      {{{DDPRT_DTYPE_BF16, int64_t(3) << 20}, {DDPRT_DTYPE_F32, 4096}},
+       {{DDPRT_DTYPE_F32, int64_t(12) << 20}}},
       {{{DDPRT_DTYPE_BF16, 512}}, {{DDPRT_DTYPE_BF16, 4096}}},
       // An f32 input as long as the span, past whose end the last block's
       // second octets must not read (compute-sanitizer), and no input at
