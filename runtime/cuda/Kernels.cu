@@ -613,22 +613,8 @@ constexpr int octetUnroll = 2, uniformInputs = 4;
 /// The octet of `input` that octet `octet` of the span reads.
 __device__ inline int64_t sourceOctet(const cuda::StandInTensor &input,
                                       int64_t octet, int64_t span) {
-  if (input.numel >= span)
-    return octet;
-  if (input.octetMagic != 0) // fastmod_u32 (Lemire, Kaser, Kurz 2019)
-    return int64_t(__umul64hi(input.octetMagic * uint64_t(octet),
-                              uint64_t(input.numel / 8)));
-  return wrapIndex(octet * 8, input.numel, span) / 8;
-}
-
-/// The first octet of the span that block `block` (of blockOctets octets)
-/// takes: in order, or wrap by wrap (StandInArgs::wrapOctets).
-__device__ inline int64_t blockOctet(const cuda::StandInArgs &args,
-                                     int64_t block, int64_t blockOctets) {
-  if (args.wrapOctets == 0)
-    return block * blockOctets;
-  int64_t wraps = args.span / 8 / args.wrapOctets;
-  return (block % wraps) * args.wrapOctets + block / wraps * blockOctets;
+  return input.numel >= span ? octet
+                             : wrapIndex(octet * 8, input.numel, span) / 8;
 }
 
 /// standInKernel where the span and every result's and every shorter
@@ -643,10 +629,10 @@ template <typename Acc>
 __global__ void
 standInOctetKernel(const __grid_constant__ cuda::StandInArgs args) {
   int64_t octets = args.span / 8;
-  int64_t blockOctets = int64_t(blockDim.x) * octetUnroll;
-  for (int64_t block = blockIdx.x; block * blockOctets < octets;
-       block += gridDim.x) {
-    int64_t base = blockOctet(args, block, blockOctets) + threadIdx.x;
+  int64_t stride = int64_t(gridDim.x) * blockDim.x * octetUnroll;
+  for (int64_t base = int64_t(blockIdx.x) * blockDim.x * octetUnroll +
+                      threadIdx.x;
+       base < octets; base += stride) {
     int64_t octet[octetUnroll];
     bool live[octetUnroll];
     Acc sum[octetUnroll][8];
@@ -693,10 +679,10 @@ template <typename T>
 __global__ void
 standInUniformKernel(const __grid_constant__ cuda::StandInArgs args) {
   int64_t octets = args.span / 8;
-  int64_t blockOctets = int64_t(blockDim.x) * octetUnroll;
-  for (int64_t block = blockIdx.x; block * blockOctets < octets;
-       block += gridDim.x) {
-    int64_t base = blockOctet(args, block, blockOctets) + threadIdx.x;
+  int64_t stride = int64_t(gridDim.x) * blockDim.x * octetUnroll;
+  for (int64_t base = int64_t(blockIdx.x) * blockDim.x * octetUnroll +
+                      threadIdx.x;
+       base < octets; base += stride) {
     int64_t octet[octetUnroll];
     bool live[octetUnroll];
 #pragma unroll
@@ -769,11 +755,10 @@ __global__ void streamReadKernel(const uint4 *data, uint64_t mask,
 
 } // namespace
 
-cudaError_t cuda::standIn(const StandInArgs &given, bool doubleAccumulator,
+cudaError_t cuda::standIn(const StandInArgs &args, bool doubleAccumulator,
                           cudaStream_t stream) {
-  if (given.span == 0)
+  if (args.span == 0)
     return cudaSuccess;
-  StandInArgs args = given;
   bool octets = args.span % 8 == 0;
   for (int j = 0; j < args.numInputs; ++j)
     octets &= (args.inputs[j].numel >= args.span ||
@@ -785,19 +770,6 @@ cudaError_t cuda::standIn(const StandInArgs &given, bool doubleAccumulator,
   cudaGetLastError(); // as DDPRT_LAUNCH
   if (octets) {
     int64_t perBlock = int64_t(threadsPerBlock) * octetUnroll;
-    for (int j = 0; j < args.numInputs; ++j) {
-      StandInTensor &input = args.inputs[j];
-      int64_t inputOctets = input.numel / 8;
-      if (input.numel >= args.span || args.span / 8 > INT32_MAX)
-        continue;
-      input.octetMagic = ~uint64_t(0) / uint64_t(inputOctets) + 1;
-      // Too long to stay in L2 (H100: 50 MB) while the results stream
-      // through it, and wrapping whole: blocks wrap by wrap.
-      if (input.numel * int64_t(elementSize(input.dtype)) > (int64_t(4) << 20) &&
-          args.span % input.numel == 0 && inputOctets % perBlock == 0 &&
-          inputOctets > args.wrapOctets)
-        args.wrapOctets = inputOctets;
-    }
     int64_t blocks = (args.span / 8 + perBlock - 1) / perBlock;
     unsigned grid = unsigned(blocks > 8192 ? 8192 : blocks);
     // Results of one 16-bit type, inputs of it or f32: the kernel that

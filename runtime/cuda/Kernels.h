@@ -29,10 +29,6 @@ struct StandInTensor {
   const void *data;
   int64_t numel;
   DType dtype;
-  /// For an input shorter than the span on the octet path, Lemire's
-  /// constant for `octet mod (numel / 8)` by multiplication (a 32-bit
-  /// division is some twenty instructions on a GPU); set by standIn.
-  uint64_t octetMagic = 0;
 };
 constexpr int maxStandInTensors = 8;
 struct StandInArgs {
@@ -41,11 +37,6 @@ struct StandInArgs {
   int numInputs = 0, numResults = 0;
   /// The largest result's numel.
   int64_t span = 0;
-  /// Set by standIn where an input long enough to stream from HBM wraps a
-  /// whole number of times: its octets. Blocks then take the span's octets
-  /// wrap by wrap, so that the blocks running together read the same
-  /// octets of it, from L2 after the first.
-  int64_t wrapOctets = 0;
 };
 /// The compute stand-in in one pass over its operands: result[i] (each
 /// result, i below its numel) = input0[i % n0] + input1[i % n1] + ..., summed
