@@ -420,17 +420,12 @@ static bool movesNothing(const CollectiveOp &op) {
 }
 
 /// Leaves the input in the result, as the CUDA backend does for a group of
-/// one rank (an avg as the same scale by 1/1). Through MPI, a 16-bit
-/// reduce-scatter went through an f32 copy of the whole input: 16 s a step
-/// for a llama2-7b layer's 227M bf16 gradients on one rank.
+/// one rank: a copy, or nothing in place (an avg too: its scale by 1/1 gives
+/// every value back but a signalling NaN, which no arithmetic makes).
+/// Through MPI, a 16-bit reduce-scatter went through an f32 copy of the
+/// whole input: 16 s a step for a llama2-7b layer's 227M bf16 gradients on
+/// one rank.
 static Status issueOnOneRank(const CollectiveOp &op) {
-  if (op.reduction == DDPRT_REDUCTION_AVG &&
-      (op.kind == CollectiveKind::AllReduce ||
-       op.kind == CollectiveKind::ReduceScatter)) {
-    host::scale({const_cast<void *>(op.input), op.dtype, op.numel}, 1.0,
-                op.result);
-    return Status::ok();
-  }
   if (op.input != op.result)
     std::memcpy(op.result, op.input, size_t(op.numel * elementSize(op.dtype)));
   return Status::ok();
