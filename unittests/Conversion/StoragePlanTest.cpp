@@ -105,6 +105,9 @@ TEST_F(StoragePlanTest, EveryPresetAtFullWidthHasAValidPlan) {
       if (StringRef(options).contains("use-distributed-optimizer")) {
         EXPECT_GT(plan->numInPlaceReduceScatters, 0);
         EXPECT_GT(plan->numInPlaceAllGathers, 0);
+      } else if (*options) {
+        // A bucket's all-reduce, as Megatron-LM's, in place.
+        EXPECT_GT(plan->numInPlaceAllReduces, 0);
       }
       for (const PlannedBuffer &buffer : plan->buffers)
         largestBuffer = std::max(largestBuffer, buffer.getBytes());

@@ -91,6 +91,7 @@ struct LowerDDPToRuntimePass
     numGradientsInBuckets = plan.numGradientsInBuckets;
     numInPlaceReduceScatters = plan.numInPlaceReduceScatters;
     numInPlaceAllGathers = plan.numInPlaceAllGathers;
+    numInPlaceAllReduces = plan.numInPlaceAllReduces;
     int64_t copies = 0;
     for (auto &entry : plan.packCopies)
       copies += entry.second.size();

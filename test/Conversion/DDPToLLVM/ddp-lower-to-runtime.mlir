@@ -98,23 +98,24 @@ func.func @step(%x: tensor<3x4xf32>) {
 
 // Gradient as bucket view: both wgrads write straight into their slices of
 // the bucket (byte offsets 0 and 16), packing copies nothing, the
-// asynchronous all-reduce gets a handle slot that the wait reads, and the
-// optimizer reads views of the reduced bucket.
+// asynchronous all-reduce is in place (its result is the bucket, as
+// Megatron-LM reduces a bucket's gradients) with a handle slot that the
+// wait reads, and the optimizer reads views of the reduced bucket.
 
 // CHECK-LABEL: llvm.func @ddp_program_step
 // CHECK: %[[HANDLE:.*]] = llvm.alloca %{{.*}} x i64
-// CHECK: %[[BUCKETSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 2] : (!llvm.ptr) -> !llvm.ptr, !llvm.array<5 x ptr>
+// CHECK: %[[BUCKETSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 2] : (!llvm.ptr) -> !llvm.ptr, !llvm.array<4 x ptr>
 // CHECK: %[[BUCKET:.*]] = llvm.load %[[BUCKETSLOT]]
 // CHECK: %[[SLICE0:.*]] = llvm.getelementptr %[[BUCKET]][16] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK: llvm.call @ddprt_gemm({{.*}}, %[[SLICE0]], %{{.*}})
 // CHECK: llvm.call @ddprt_gemm({{.*}}, %[[BUCKET]], %{{.*}})
 // CHECK-NOT: llvm.call @ddprt_copy
-// CHECK: llvm.call @ddprt_all_reduce({{.*}}, %[[BUCKET]], %[[REDUCED:[0-9]+]], %[[HANDLE]])
+// CHECK: llvm.call @ddprt_all_reduce({{.*}}, %[[BUCKET]], %[[BUCKET]], %[[HANDLE]])
 // CHECK: %[[H:.*]] = llvm.load %[[HANDLE]] : !llvm.ptr -> i64
 // CHECK: llvm.call @ddprt_wait(%{{.*}}, %[[H]])
-// CHECK: %[[VIEW0:.*]] = llvm.getelementptr %[[REDUCED]][16] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK: %[[VIEW0:.*]] = llvm.getelementptr %[[BUCKET]][16] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK: llvm.call @ddprt_sgd(%{{.*}}, %{{.*}}, %{{.*}}, %[[VIEW0]], %{{.*}})
-// CHECK: llvm.call @ddprt_sgd(%{{.*}}, %{{.*}}, %{{.*}}, %[[REDUCED]], %{{.*}})
+// CHECK: llvm.call @ddprt_sgd(%{{.*}}, %{{.*}}, %{{.*}}, %[[BUCKET]], %{{.*}})
 
 ddp.mesh @world(dp = 2)
 ddp.param @w0 : tensor<4x2xf32>
@@ -143,9 +144,9 @@ func.func @step(%x: tensor<3x4xf32>, %dy: tensor<3x2xf32>) {
 
 // CHECK-LABEL: llvm.func @ddp_program_step
 // CHECK-DAG: %[[BYTES:.*]] = llvm.mlir.constant(16 : i64)
-// CHECK-DAG: %[[INPUTSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 0] : (!llvm.ptr) -> !llvm.ptr, !llvm.array<3 x ptr>
+// CHECK-DAG: %[[INPUTSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 0] : (!llvm.ptr) -> !llvm.ptr, !llvm.array<2 x ptr>
 // CHECK-DAG: %[[INPUT:.*]] = llvm.load %[[INPUTSLOT]]
-// CHECK-DAG: %[[BUCKETSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.array<3 x ptr>
+// CHECK-DAG: %[[BUCKETSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.array<2 x ptr>
 // CHECK-DAG: %[[BUCKET:.*]] = llvm.load %[[BUCKETSLOT]]
 // CHECK-DAG: %[[SLICE:.*]] = llvm.getelementptr %[[BUCKET]][8] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK: llvm.call @ddprt_copy(%{{.*}}, %[[SLICE]], %[[INPUT]], %[[BYTES]])
@@ -487,7 +488,7 @@ func.func @step(%x: tensor<4xf32>) -> tensor<1xf32> {
 // accumulation over microbatches write straight into the f32 bucket.
 
 // CHECK-LABEL: llvm.func @ddp_program_step
-// CHECK: %[[BUCKETSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 3] : (!llvm.ptr) -> !llvm.ptr, !llvm.array<6 x ptr>
+// CHECK: %[[BUCKETSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 3] : (!llvm.ptr) -> !llvm.ptr, !llvm.array<5 x ptr>
 // CHECK: %[[BUCKET:.*]] = llvm.load %[[BUCKETSLOT]]
 // CHECK: llvm.call @ddprt_accumulate(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[BUCKET]])
 // CHECK: %[[SLICE:.*]] = llvm.getelementptr %[[BUCKET]][16] : (!llvm.ptr) -> !llvm.ptr, i8

@@ -407,14 +407,15 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
     return whole;
   };
   // A reduce-scatter writes its result into the rank's shard of its input
-  // (NCCL's in-place form, recvbuff == sendbuff + rank * recvcount) when
-  // nothing reads the input's bytes after it: the input is an op's result
-  // in a buffer, read by the reduce-scatter only, and every other value
-  // sharing those bytes has been read for the last time before it.
-  auto canReduceScatterInPlace = [&](ReduceScatterOp op) {
+  // (NCCL's in-place form, recvbuff == sendbuff + rank * recvcount), and an
+  // all-reduce into its input (sendbuff == recvbuff, as Megatron-LM
+  // all-reduces a bucket's gradients), when nothing reads the input's bytes
+  // after it: the input is an op's result in a buffer, read by the
+  // collective only, and every other value sharing those bytes has been
+  // read for the last time before it.
+  auto canReduceInPlace = [&](Operation *op, Value input) {
     // Not into a chunk: a view of another tensor (a step input, or rows
     // its sibling chunks still read).
-    Value input = op.getInput();
     if (!input.getDefiningOp() || isa<ChunkOp>(input.getDefiningOp()) ||
         !input.hasOneUse())
       return false;
@@ -565,7 +566,7 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
           // Already placed: in the rows of a ddp.concat.
           if (plan.storage.count(reduceScatter.getResult()))
             return;
-          if (!canReduceScatterInPlace(reduceScatter)) {
+          if (!canReduceInPlace(reduceScatter, reduceScatter.getInput())) {
             assignFresh(reduceScatter.getResult());
             return;
           }
@@ -574,6 +575,18 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
                           reduceScatter.getAxesAttr(),
                           getTensorBytes(reduceScatter.getResult()));
           ++plan.numInPlaceReduceScatters;
+        })
+        .Case([&](AllReduceOp allReduce) {
+          // Already placed: in the rows of a ddp.concat.
+          if (plan.storage.count(allReduce.getResult()))
+            return;
+          if (!canReduceInPlace(allReduce, allReduce.getInput())) {
+            assignFresh(allReduce.getResult());
+            return;
+          }
+          plan.storage[allReduce.getResult()] =
+              plan.storage.lookup(allReduce.getInput());
+          ++plan.numInPlaceAllReduces;
         })
         .Case([&](BucketUnpackOp unpack) {
           Storage bucket = plan.storage.lookup(unpack.getBucket());

@@ -178,9 +178,10 @@ static bool isRankShardOf(const StoragePlan &plan, const PlacedValue &shard,
          shard.storage.rankStride == shard.bytes;
 }
 
-/// A reduce-scatter's result in the rank's shard of its input, or an
-/// all-gather's input in the rank's shard of its result, may share bytes
-/// with the other, provided the collective is the input's last reader.
+/// A reduce-scatter's result in the rank's shard of its input, an
+/// all-gather's input in the rank's shard of its result, or an all-reduce's
+/// result in its input's storage, may share bytes with the other, provided
+/// the collective is the input's last reader.
 bool StorageValidator::isInPlaceCollective(const PlacedValue &first,
                                            const PlacedValue &second) const {
   for (auto [input, result] :
@@ -195,6 +196,13 @@ bool StorageValidator::isInPlaceCollective(const PlacedValue &first,
     if (auto gather = dyn_cast<AllGatherOp>(op);
         gather && gather.getInput() == input->value &&
         isRankShardOf(plan, *input, *result, gather.getAxesAttr()))
+      return true;
+    if (auto reduce = dyn_cast<AllReduceOp>(op);
+        reduce && reduce.getInput() == input->value &&
+        !input->storage.isRankView() && !result->storage.isRankView() &&
+        input->storage.kind == result->storage.kind &&
+        input->storage.index == result->storage.index &&
+        input->storage.byteOffset == result->storage.byteOffset)
       return true;
   }
   return false;
