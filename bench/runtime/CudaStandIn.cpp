@@ -7,7 +7,7 @@
 // multiple of 8) and element by element (an operand one element off
 // alignment, a weight of odd length); then llama2-7b's stand-ins that the
 // step runs furthest over their price (an embedding's gradient, whose
-// input wraps 8 times, and the cross-entropy's gradient over 32000 logits
+// input wraps 7.8 times, and the cross-entropy's gradient over 32000 logits
 // a token); and Adam on a bf16 parameter. Each is timed 20 times back to
 // back, so that the host's launch and wait do not count. Prints GB/s of the
 // bytes the cost model counts, for comparison with its memory bandwidth
@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
     ddprt_tensor result;
   };
   // llama2-7b's embedding gradient (32000 x 4096 from 4096 tokens: the
-  // tokens' gradient wraps 8 times, the ids' f32 stand-ins 32000 times)
+  // tokens' gradient wraps 7.8 times, the ids' f32 stand-ins 32000 times)
   // and its cross-entropy gradient (4096 tokens x 32000 logits, three f32
   // statistics a token).
   const int64_t vocab = 32000, table = vocab * 4096;
@@ -121,7 +121,7 @@ int main(int argc, char **argv) {
       {"add, bf16 + f16 (16-byte vectors, any dtypes)",
        {{a, numel, bf16, 0}, {b, numel, f16, 0}},
        {out, numel, bf16, 0}},
-      {"llama2-7b embedding_grad (input wraps 8 times)",
+      {"llama2-7b embedding_grad (input wraps 7.8 times)",
        {{a, numel, bf16, 0}, {stats, 4096, f32, 0}},
        {tableGrad, table, bf16, 0}},
       {"llama2-7b cross_entropy_grad (4096 x 32000)",
