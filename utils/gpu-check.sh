@@ -164,9 +164,11 @@ done
 # fractional data. A step that overflows runs every later step on NaNs,
 # whose GEMMs a GPU runs faster and at less power than real values'.
 for step in llama llama8; do
-  [[ -f $prepared/$step-finite.o ]] || continue
   layers=2; [[ $step == llama8 ]] && layers=8
-  if ! link "$step-finite"; then
+  if [[ ! -f $prepared/$step-finite.o ]]; then
+    row "llama2-7b $layers layers: gradients finite, 3 steps" FAIL \
+      "not prepared: rerun utils/gpu-prepare.sh"
+  elif ! link "$step-finite"; then
     row "link $step-finite" FAIL ""
   elif "${mpirun[@]}" "$rt/$step-finite" --backend=cuda --data=fractions \
        --steps=3 >"$logs/$step.finite.log" 2>&1; then

@@ -60,22 +60,6 @@ std::optional<RecomputeModule> ddp::parseRecomputeModule(StringRef name) {
       .Default(std::nullopt);
 }
 
-StringRef ddp::stringifyRecomputeModule(RecomputeModule module) {
-  switch (module) {
-  case RecomputeModule::CoreAttention:
-    return "core_attn";
-  case RecomputeModule::Mlp:
-    return "mlp";
-  case RecomputeModule::LayerNorm:
-    return "layernorm";
-  case RecomputeModule::Moe:
-    return "moe";
-  case RecomputeModule::SharedExperts:
-    return "shared_experts";
-  }
-  return "";
-}
-
 bool RecomputeConfig::recomputes(RecomputeModule module) const {
   if (!isSelective())
     return false;

@@ -2,6 +2,8 @@
 
 #include "CandidateModule.h"
 
+#include "ddp/Timing/HardwareProfile.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -22,4 +24,18 @@ ModuleOp ddp::createCandidateModule(ModuleOp module) {
   for (Operation *op : originals)
     candidate.getBody()->push_back(op->clone(mapping));
   return candidate;
+}
+
+FailureOr<ddp::CandidatePricing>
+ddp::getCandidatePricing(ModuleOp module, StringRef hardware,
+                         int64_t dataParallelSize) {
+  llvm::Expected<timing::HardwareProfile> profile =
+      timing::lookupHardwareProfile(hardware);
+  if (!profile)
+    return module.emitError()
+           << "ddp-schedule: " << llvm::toString(profile.takeError());
+  sim::SimOptions options;
+  options.dataParallelSize = dataParallelSize;
+  options.recordEvents = false;
+  return CandidatePricing{timing::CostModel(std::move(*profile)), options};
 }

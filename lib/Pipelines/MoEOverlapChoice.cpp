@@ -13,8 +13,6 @@
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Sim/Simulator.h"
-#include "ddp/Timing/CostModel.h"
-#include "ddp/Timing/HardwareProfile.h"
 
 #include "llvm/ADT/ScopeExit.h"
 
@@ -42,15 +40,10 @@ bool ddp::isBatchLevelOverlapCandidate(ModuleOp module) {
 FailureOr<FlagTimes> ddp::simulateFlagChoice(
     ModuleOp module, StringRef hardware, int64_t dataParallelSize,
     function_ref<LogicalResult(bool, ModuleOp)> schedule) {
-  llvm::Expected<timing::HardwareProfile> profile =
-      timing::lookupHardwareProfile(hardware);
-  if (!profile)
-    return module.emitError()
-           << "ddp-schedule: " << llvm::toString(profile.takeError());
-  timing::CostModel model(std::move(*profile));
-  SimOptions options;
-  options.dataParallelSize = dataParallelSize;
-  options.recordEvents = false;
+  FailureOr<CandidatePricing> pricing =
+      getCandidatePricing(module, hardware, dataParallelSize);
+  if (failed(pricing))
+    return failure();
   FlagTimes times;
   for (bool on : {false, true}) {
     ModuleOp candidate = createCandidateModule(module);
@@ -60,7 +53,8 @@ FailureOr<FlagTimes> ddp::simulateFlagChoice(
     FailureOr<func::FuncOp> step = findStepToSimulate(candidate, "");
     if (failed(step))
       return failure();
-    FailureOr<SimResult> result = simulateStep(*step, model, options);
+    FailureOr<SimResult> result =
+        simulateStep(*step, pricing->model, pricing->options);
     if (failed(result))
       return failure();
     (on ? times.withUs : times.withoutUs) = result->stepTime;

@@ -13,8 +13,6 @@
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Sim/PipelineSimulator.h"
-#include "ddp/Timing/CostModel.h"
-#include "ddp/Timing/HardwareProfile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -55,21 +53,16 @@ static bool shareDeclarations(ModuleOp a, ModuleOp b) {
   return true;
 }
 
-FailureOr<PipelineBucketChoice> ddp::choosePipelineBuckets(
+LogicalResult ddp::choosePipelineBuckets(
     ModuleOp module, StringRef hardware, int64_t dataParallelSize,
     function_ref<LogicalResult(bool, ModuleOp)> schedule) {
-  llvm::Expected<timing::HardwareProfile> profile =
-      timing::lookupHardwareProfile(hardware);
-  if (!profile)
-    return module.emitError()
-           << "ddp-schedule: " << llvm::toString(profile.takeError());
-  timing::CostModel model(std::move(*profile));
-  sim::SimOptions options;
-  options.dataParallelSize = dataParallelSize;
-  options.recordEvents = false;
+  FailureOr<CandidatePricing> pricing =
+      getCandidatePricing(module, hardware, dataParallelSize);
+  if (failed(pricing))
+    return failure();
   auto simulate = [&](ModuleOp candidate) -> FailureOr<double> {
     FailureOr<sim::PipelineSimResult> result =
-        sim::simulatePipeline(candidate, model, options);
+        sim::simulatePipeline(candidate, pricing->model, pricing->options);
     if (failed(result))
       return failure();
     return result->stepTime;
@@ -94,18 +87,15 @@ FailureOr<PipelineBucketChoice> ddp::choosePipelineBuckets(
                    llvm::make_first_range(autoPrograms)))
     return failure();
 
-  PipelineBucketChoice choice;
-  choice.megatronUs = *megatronTime;
-  choice.autoUs = *autoTime;
-  // Start from the faster whole; switch one rank at a time.
+  // Start from the faster whole; switch one rank at a time. Which layout
+  // each rank kept shows in its program's ddp.bucket_policy.
   bool startAuto = *autoTime < *megatronTime;
   ModuleOp working = startAuto ? automatic : megatron;
   std::map<int64_t, func::FuncOp> &current =
       startAuto ? autoPrograms : megatronPrograms;
   const std::map<int64_t, func::FuncOp> &other =
       startAuto ? megatronPrograms : autoPrograms;
-  choice.chosenUs = std::min(*autoTime, *megatronTime);
-  choice.autoRanks.assign(current.size(), startAuto);
+  double chosenUs = std::min(*autoTime, *megatronTime);
   if (shareDeclarations(megatron, automatic)) {
     for (auto &[rank, program] : current) {
       // The program it replaces waits outside the module, to come back.
@@ -116,9 +106,8 @@ FailureOr<PipelineBucketChoice> ddp::choosePipelineBuckets(
       program = cast<func::FuncOp>(other.at(rank)->clone());
       block->getOperations().insert(next, program);
       FailureOr<double> time = simulate(working);
-      if (succeeded(time) && *time < choice.chosenUs) {
-        choice.chosenUs = *time;
-        choice.autoRanks[rank] = !startAuto;
+      if (succeeded(time) && *time < chosenUs) {
+        chosenUs = *time;
         previous.erase();
         continue;
       }
@@ -137,5 +126,5 @@ FailureOr<PipelineBucketChoice> ddp::choosePipelineBuckets(
   Block *body = module.getBody();
   body->getOperations().splice(body->begin(),
                                working.getBody()->getOperations());
-  return choice;
+  return success();
 }

@@ -15,28 +15,17 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
-#include <vector>
-
 namespace ddp {
-
-/// What the choice simulated: the step with every rank on Megatron's
-/// layout, on auto's, and with the layouts kept.
-struct PipelineBucketChoice {
-  double megatronUs = 0;
-  double autoUs = 0;
-  double chosenUs = 0;
-  /// Per pipeline rank, whether it keeps auto's layout.
-  std::vector<bool> autoRanks;
-};
 
 /// Schedules `module` (a pipelined step) with `schedule(useAuto, candidate)`
 /// both ways in copies, simulates the pipeline with hardware profile
 /// `hardware` at data-parallel size `dataParallelSize` (0: the mesh's),
 /// starts from the faster and switches one rank at a time to the other
 /// layout while that makes the step faster. Replaces the module's body
-/// with the result. Fails, leaving the module as it was, when either
-/// candidate fails to schedule or simulate.
-mlir::FailureOr<PipelineBucketChoice> choosePipelineBuckets(
+/// with the result; each program's ddp.bucket_policy names the layout it
+/// kept. Fails, leaving the module as it was, when either candidate fails
+/// to schedule or simulate.
+mlir::LogicalResult choosePipelineBuckets(
     mlir::ModuleOp module, llvm::StringRef hardware, int64_t dataParallelSize,
     llvm::function_ref<mlir::LogicalResult(bool, mlir::ModuleOp)> schedule);
 

@@ -487,11 +487,11 @@ private:
              "a layout";
       return failure();
     }
-    FailureOr<PipelineBucketChoice> choice;
+    LogicalResult chosen = failure();
     {
       ScopedDiagnosticHandler quiet(&getContext(),
                                     [](Diagnostic &) { return success(); });
-      choice = choosePipelineBuckets(
+      chosen = choosePipelineBuckets(
           module, options.hardware.getValue(),
           options.dataParallelSize.getValue(),
           [&](bool useAuto, ModuleOp candidate) {
@@ -504,7 +504,7 @@ private:
             return runPipeline(pm, candidate);
           });
     }
-    return succeeded(choice);
+    return succeeded(chosen);
   }
 
   SchedulePipelineOptions given;

@@ -121,7 +121,9 @@ private:
   Status payCost(const ComputeCost &cost, int64_t moved);
   /// payCost's bf16 GEMMs on the scratch, `depth` deep, `count` of them.
   Status payFlops(int64_t count, int64_t depth);
-  /// Measures standInFlopsPerByte (CudaStandIn.cpp).
+  /// Allocates and fills payCost's scratch at its first need outside a
+  /// recording, and measures standInFlopsPerByte (CudaStandIn.cpp).
+  Status prepareCostScratch();
   Status measureStandInRates();
   /// Whether the one pass gives host::compute's bits for these operands.
   static bool onePassIsSafe(const std::vector<Tensor> &inputs,

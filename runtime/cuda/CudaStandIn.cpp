@@ -39,12 +39,17 @@ static_assert(2 * gemmEdge * gemmMaxDepth * 2 + gemmEdge * gemmEdge * 2 <=
                   costScratchBytes,
               "the stand-in GEMMs' operands and result fit the scratch");
 
+/// Whether payCost pays anything beyond the stand-in's pass.
+bool paysBeyondPass(const ComputeCost &cost, int64_t moved) {
+  return cost.flops > computeBoundFlopsPerByte * cost.bytes ||
+         cost.bytes - double(moved) >= 16;
+}
+
 } // namespace
 
 Status CudaBackend::compute(const std::string &kind, const ComputeCost &cost,
                             const std::vector<Tensor> &inputs,
                             const std::vector<Tensor> &results) {
-  cudaEvent_t span = beginSpan(computeStream);
   int64_t moved = 0, longest = 0;
   for (const Tensor &result : results) {
     moved += result.numel * elementSize(result.dtype);
@@ -52,6 +57,10 @@ Status CudaBackend::compute(const std::string &kind, const ComputeCost &cost,
   }
   for (const Tensor &input : inputs)
     moved += std::min(input.numel, longest) * elementSize(input.dtype);
+  // Outside the op's span: the scratch's first use measures its rates.
+  if (paysBeyondPass(cost, moved))
+    DDPRT_RETURN_IF_ERROR(prepareCostScratch());
+  cudaEvent_t span = beginSpan(computeStream);
   Status status = inputs.size() <= size_t(maxStandInTensors) &&
                           results.size() <= size_t(maxStandInTensors) &&
                           onePassIsSafe(inputs, results, longest)
@@ -95,25 +104,27 @@ bool CudaBackend::onePassIsSafe(const std::vector<Tensor> &inputs,
   return true;
 }
 
+Status CudaBackend::prepareCostScratch() {
+  if (costScratch || capturing)
+    return Status::ok();
+  DDPRT_RETURN_IF_ERROR(
+      checkCuda(cudaMalloc(&costScratch, size_t(costScratchBytes)),
+                concat("cudaMalloc(", costScratchBytes,
+                       ", the compute stand-ins' scratch)")));
+  // Real-looking values: tensor cores run faster on zeros.
+  DDPRT_RETURN_IF_ERROR(checkCuda(
+      cuda::fillSeeded(costScratch, DType::BF16, costScratchBytes / 2, 0x5eed,
+                       true, computeStream),
+      "fill kernel (the compute stand-ins' scratch)"));
+  return measureStandInRates();
+}
+
 Status CudaBackend::payCost(const ComputeCost &cost, int64_t moved) {
   bool computeBound = cost.flops > computeBoundFlopsPerByte * cost.bytes;
   double extraBytes = cost.bytes - double(moved);
-  if (!computeBound && extraBytes < 16)
+  // No scratch: recorded into a CUDA graph before any stand-in needed it.
+  if (!paysBeyondPass(cost, moved) || !costScratch)
     return Status::ok();
-  if (!costScratch) {
-    if (capturing)
-      return Status::ok();
-    DDPRT_RETURN_IF_ERROR(
-        checkCuda(cudaMalloc(&costScratch, size_t(costScratchBytes)),
-                  concat("cudaMalloc(", costScratchBytes,
-                         ", the compute stand-ins' scratch)")));
-    // Real-looking values: tensor cores run faster on zeros.
-    DDPRT_RETURN_IF_ERROR(checkCuda(
-        cuda::fillSeeded(costScratch, DType::BF16, costScratchBytes / 2,
-                         0x5eed, true, computeStream),
-        "fill kernel (the compute stand-ins' scratch)"));
-    DDPRT_RETURN_IF_ERROR(measureStandInRates());
-  }
   if (!computeBound)
     return checkCuda(cuda::streamRead(costScratch, costScratchBytes,
                                       int64_t(extraBytes), standInSink,
@@ -121,8 +132,8 @@ Status CudaBackend::payCost(const ComputeCost &cost, int64_t moved) {
                      "stream-read kernel (a compute stand-in's bytes)");
   double flops = cost.flops - double(moved) * standInFlopsPerByte;
   double perColumn = 2.0 * double(gemmEdge) * double(gemmEdge);
-  if (flops < perColumn * 64)
-    return Status::ok(); // Less than the shallowest GEMM: the pass paid.
+  if (flops < perColumn * 32)
+    return Status::ok(); // Nearer none than the shallowest GEMM.
   // As few GEMMs as fit the scratch, of a depth that makes up the FLOPs.
   int64_t gemms = std::max<int64_t>(
       1, int64_t(std::ceil(flops / (perColumn * double(gemmMaxDepth)))));

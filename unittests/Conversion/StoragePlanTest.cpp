@@ -105,8 +105,9 @@ TEST_F(StoragePlanTest, EveryPresetAtFullWidthHasAValidPlan) {
       if (StringRef(options).contains("use-distributed-optimizer")) {
         EXPECT_GT(plan->numInPlaceReduceScatters, 0);
         EXPECT_GT(plan->numInPlaceAllGathers, 0);
-      } else if (*options) {
-        // A bucket's all-reduce, as Megatron-LM's, in place.
+      } else {
+        // A bucket's all-reduce, as Megatron-LM's, in place; unscheduled,
+        // each gradient's (through its ddp.grad_ready).
         EXPECT_GT(plan->numInPlaceAllReduces, 0);
       }
       for (const PlannedBuffer &buffer : plan->buffers)
@@ -384,6 +385,66 @@ TEST_F(BrokenPlanTest, ReduceScatterInPlaceOverAnInputReadAfterIt) {
   view.rankGroup = 0;
   view.rankStride = 16;
   plan.storage[grad] = view;
+  expectRejected("while another value, live at the same time, holds bytes");
+}
+
+/// Megatron's default reduction of a bucket, scale by 1/n then sum, both
+/// in place in the bucket; and an unscheduled gradient's all-reduce in
+/// place through its ddp.grad_ready.
+static const char *const kInPlace = R"mlir(
+  ddp.mesh @world(dp = 4)
+  ddp.param @w : tensor<4xf32>
+  ddp.param @v : tensor<4xf32>
+  func.func @step(%x: tensor<4xf32>) {
+    %w = ddp.get_param @w : tensor<4xf32>
+    %dw = ddp.compute "grad"(%x, %w) flops 4.0 bytes 32.0 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %g = ddp.grad_ready @w, %dw : tensor<4xf32>
+    %b = ddp.bucket_pack %g offsets [0] : tensor<4xf32> -> tensor<4xf32>
+    %s = ddp.scale %b by 2.5e-01 : tensor<4xf32>
+    %r = ddp.all_reduce sum %s over @world[dp] : tensor<4xf32>
+    %u = ddp.bucket_unpack %r offsets [0] : tensor<4xf32> -> tensor<4xf32>
+    ddp.sgd @w, %u lr 0.5 : tensor<4xf32>
+    %v = ddp.get_param @v : tensor<4xf32>
+    %dv = ddp.compute "grad"(%x, %v) flops 4.0 bytes 32.0 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %gv = ddp.grad_ready @v, %dv : tensor<4xf32>
+    %rv = ddp.all_reduce avg %gv over @world[dp] : tensor<4xf32>
+    ddp.sgd @v, %rv lr 0.5 : tensor<4xf32>
+    return
+  }
+)mlir";
+
+TEST_F(BrokenPlanTest, ScaleAndAllReduceRunInPlace) {
+  parse(kInPlace);
+  EXPECT_EQ(plan.numInPlaceScales, 1);
+  EXPECT_EQ(plan.numInPlaceAllReduces, 2);
+  auto offsetIn = [&](Value value) {
+    Storage storage = plan.storage.lookup(value);
+    return std::make_pair(storage.index, storage.byteOffset);
+  };
+  Value bucket = result(3), scaled = result(4), reduced = result(5);
+  EXPECT_EQ(offsetIn(scaled), offsetIn(bucket));
+  EXPECT_EQ(offsetIn(reduced), offsetIn(bucket));
+  EXPECT_EQ(offsetIn(result(11)), offsetIn(result(9)));
+}
+
+/// An asynchronous all-reduce whose input another op reads before its
+/// wait: the planner gives it a buffer of its own, and the validator
+/// refuses the result in the input's bytes.
+static const char *const kInputReadBesideAllReduce = R"mlir(
+  ddp.mesh @world(dp = 4)
+  func.func @step(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+    %y = ddp.scale %x by 5.0e-01 : tensor<16xf32>
+    %r, %t = ddp.all_reduce sum %y over @world[dp] async : tensor<16xf32>
+    %z = ddp.scale %y by 2.0 : tensor<16xf32>
+    ddp.wait %t
+    return %r, %z : tensor<16xf32>, tensor<16xf32>
+  }
+)mlir";
+
+TEST_F(BrokenPlanTest, AllReduceInPlaceOverAnInputReadBesideIt) {
+  parse(kInputReadBesideAllReduce);
+  EXPECT_EQ(plan.numInPlaceAllReduces, 0);
+  plan.storage[result(1)] = plan.storage.lookup(result(0));
   expectRejected("while another value, live at the same time, holds bytes");
 }
 

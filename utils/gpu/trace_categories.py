@@ -105,7 +105,7 @@ def main():
         got_shape = sums(gemms, shape)
         want_shape = sums([e for e in predicted
                            if e["name"].startswith("gemm")], shape)
-        print(f"\n{'gemm shape':<34} {'ops':>5} {'measured us':>12} "
+        print(f"\n{'gemm shape':<34} {'ops':>5} {'us per op':>12} "
               f"{'predicted us':>13} {'measured/predicted':>19}")
         for key in sorted(set(got_shape) | set(want_shape)):
             m, count = got_shape.get(key, (0.0, 0))

@@ -96,6 +96,8 @@ def LowerDDPToRuntime : Pass<"ddp-lower-to-runtime", "mlir::ModuleOp"> {
               "All-gathers whose input is the rank's shard of their result">,
     Statistic<"numInPlaceAllReduces", "in-place-all-reduces",
               "All-reduces whose result is their input's storage">,
+    Statistic<"numInPlaceScales", "in-place-scales",
+              "Scales whose result is their input's storage">,
     Statistic<"numPackCopies", "pack-copies",
               "Gradients copied into a bucket because they could not be "
               "produced there">,

@@ -38,17 +38,16 @@ llvm::StringRef stringifyRecomputeMethod(RecomputeMethod value);
 
 /// The submodules `selective` reruns (Megatron's recompute_modules) that
 /// ddp builds.
-enum class RecomputeModule : unsigned {
-  CoreAttention = 1 << 0, // core_attn
-  Mlp = 1 << 1,           // mlp: a dense layer's MLP, from its input
-  LayerNorm = 1 << 2,     // layernorm: both norms' outputs, discarded
-  Moe = 1 << 3,           // moe: an MoE layer, from its input
-  SharedExperts = 1 << 4, // shared_experts: an MoE layer's shared experts
+enum class RecomputeModule {
+  CoreAttention, // core_attn
+  Mlp,           // mlp: a dense layer's MLP, from its input
+  LayerNorm,     // layernorm: both norms' outputs, discarded
+  Moe,           // moe: an MoE layer, from its input
+  SharedExperts, // shared_experts: an MoE layer's shared experts
 };
 
 /// Megatron's name of a module ddp builds; nullopt for another.
 std::optional<RecomputeModule> parseRecomputeModule(llvm::StringRef name);
-llvm::StringRef stringifyRecomputeModule(RecomputeModule module);
 
 struct RecomputeConfig {
   RecomputeGranularity granularity = RecomputeGranularity::None;

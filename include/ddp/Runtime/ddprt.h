@@ -106,7 +106,7 @@ typedef int32_t ddprt_status;
  * speed. */
 #define DDPRT_FLAG_FIXED_ORDER_GEMM 0x4
 /* Parameters and inputs seeded with fractions that use every bit of an f32
- * mantissa, in [-2, 2), instead of the integers -2..2 (Seed.h). For timing
+ * mantissa, in [-1/32, 1/32), instead of the integers -2..2 (Seed.h). For timing
  * on a GPU, which runs GEMMs on small integers faster (less switching, so
  * higher clocks) than on the values of real training; sums are no longer
  * exact, so two schedules that add in different orders may differ in the

@@ -92,6 +92,7 @@ struct LowerDDPToRuntimePass
     numInPlaceReduceScatters = plan.numInPlaceReduceScatters;
     numInPlaceAllGathers = plan.numInPlaceAllGathers;
     numInPlaceAllReduces = plan.numInPlaceAllReduces;
+    numInPlaceScales = plan.numInPlaceScales;
     int64_t copies = 0;
     for (auto &entry : plan.packCopies)
       copies += entry.second.size();

@@ -408,25 +408,32 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
   };
   // A reduce-scatter writes its result into the rank's shard of its input
   // (NCCL's in-place form, recvbuff == sendbuff + rank * recvcount), and an
-  // all-reduce into its input (sendbuff == recvbuff, as Megatron-LM
-  // all-reduces a bucket's gradients), when nothing reads the input's bytes
-  // after it: the input is an op's result in a buffer, read by the
-  // collective only, and every other value sharing those bytes has been
+  // all-reduce or a scale into its input (sendbuff == recvbuff, as
+  // Megatron-LM scales and all-reduces a bucket's gradients), when nothing
+  // reads the input's bytes after it: the input is an op's result in a
+  // buffer that holds no step input, read by `op` only (through
+  // ddp.grad_ready, which returns its operand's storage, each link read by
+  // the next only), and every other value sharing those bytes has been
   // read for the last time before it.
-  auto canReduceInPlace = [&](Operation *op, Value input) {
+  auto canWriteInPlace = [&](Operation *op, Value input) {
+    SmallVector<Value, 2> chain = {input};
+    while (auto ready = chain.back().getDefiningOp<GradReadyOp>())
+      chain.push_back(ready.getGrad());
     // Not into a chunk: a view of another tensor (a step input, or rows
     // its sibling chunks still read).
-    if (!input.getDefiningOp() || isa<ChunkOp>(input.getDefiningOp()) ||
-        !input.hasOneUse())
+    Operation *producer = chain.back().getDefiningOp();
+    if (!producer || isa<ChunkOp>(producer) ||
+        !llvm::all_of(chain, [](Value link) { return link.hasOneUse(); }))
       return false;
     Storage whole = plan.storage.lookup(input);
-    if (whole.kind != Storage::Kind::Buffer || whole.isRankView())
+    if (whole.kind != Storage::Kind::Buffer || whole.isRankView() ||
+        llvm::is_contained(plan.inputBuffers, whole.index))
       return false;
     int64_t begin = whole.byteOffset, end = begin + getTensorBytes(input);
     unsigned issue = analysis.getPosition(op);
     for (auto [value, other] : plan.storage) {
-      if (value == input || other.kind != Storage::Kind::Buffer ||
-          other.index != whole.index)
+      if (llvm::is_contained(chain, value) ||
+          other.kind != Storage::Kind::Buffer || other.index != whole.index)
         continue;
       int64_t otherBegin = other.byteOffset;
       int64_t otherEnd = otherBegin + getTensorBytes(value);
@@ -566,7 +573,7 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
           // Already placed: in the rows of a ddp.concat.
           if (plan.storage.count(reduceScatter.getResult()))
             return;
-          if (!canReduceInPlace(reduceScatter, reduceScatter.getInput())) {
+          if (!canWriteInPlace(reduceScatter, reduceScatter.getInput())) {
             assignFresh(reduceScatter.getResult());
             return;
           }
@@ -580,13 +587,22 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
           // Already placed: in the rows of a ddp.concat.
           if (plan.storage.count(allReduce.getResult()))
             return;
-          if (!canReduceInPlace(allReduce, allReduce.getInput())) {
+          if (!canWriteInPlace(allReduce, allReduce.getInput())) {
             assignFresh(allReduce.getResult());
             return;
           }
           plan.storage[allReduce.getResult()] =
               plan.storage.lookup(allReduce.getInput());
           ++plan.numInPlaceAllReduces;
+        })
+        .Case([&](ScaleOp scale) {
+          if (!canWriteInPlace(scale, scale.getInput())) {
+            assignFresh(scale.getResult());
+            return;
+          }
+          plan.storage[scale.getResult()] =
+              plan.storage.lookup(scale.getInput());
+          ++plan.numInPlaceScales;
         })
         .Case([&](BucketUnpackOp unpack) {
           Storage bucket = plan.storage.lookup(unpack.getBucket());

@@ -13,6 +13,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <limits>
 
@@ -180,8 +181,9 @@ static bool isRankShardOf(const StoragePlan &plan, const PlacedValue &shard,
 
 /// A reduce-scatter's result in the rank's shard of its input, an
 /// all-gather's input in the rank's shard of its result, or an all-reduce's
-/// result in its input's storage, may share bytes with the other, provided
-/// the collective is the input's last reader.
+/// or a scale's result in its input's storage (its input read by it alone),
+/// may share bytes with the other, provided the op is the input's last
+/// reader.
 bool StorageValidator::isInPlaceCollective(const PlacedValue &first,
                                            const PlacedValue &second) const {
   for (auto [input, result] :
@@ -197,12 +199,17 @@ bool StorageValidator::isInPlaceCollective(const PlacedValue &first,
         gather && gather.getInput() == input->value &&
         isRankShardOf(plan, *input, *result, gather.getAxesAttr()))
       return true;
-    if (auto reduce = dyn_cast<AllReduceOp>(op);
-        reduce && reduce.getInput() == input->value &&
-        !input->storage.isRankView() && !result->storage.isRankView() &&
-        input->storage.kind == result->storage.kind &&
-        input->storage.index == result->storage.index &&
-        input->storage.byteOffset == result->storage.byteOffset)
+    bool sameBytes = input->value.hasOneUse() &&
+                     !input->storage.isRankView() &&
+                     !result->storage.isRankView() &&
+                     input->storage.kind == result->storage.kind &&
+                     input->storage.index == result->storage.index &&
+                     input->storage.byteOffset == result->storage.byteOffset;
+    Value written = llvm::TypeSwitch<Operation *, Value>(op)
+                        .Case([](AllReduceOp reduce) { return reduce.getInput(); })
+                        .Case([](ScaleOp scale) { return scale.getInput(); })
+                        .Default([](Operation *) { return Value(); });
+    if (sameBytes && written == input->value)
       return true;
   }
   return false;

@@ -221,11 +221,13 @@ void BucketizePass::materialize(BucketPlan &plan, Operation *insertAfter,
                                builder.getArrayAttr(params), offsetsAttr));
   Reduction reduction = plan.reduction;
   if (reduction == Reduction::Avg && !plan.spec.averageInCollective) {
-    // Megatron's default: scale by 1/n, then sum.
-    bucket = mark(ScaleOp::create(
-                      builder, loc, bucket,
-                      builder.getF64FloatAttr(1.0 / double(plan.groupSize))))
-                 ->getResult(0);
+    // Megatron's default: scale by 1/n, then sum; no scale by 1
+    // (param_and_grad_buffer.py L666-667 at d98e8a6).
+    if (plan.groupSize != 1)
+      bucket = mark(ScaleOp::create(
+                        builder, loc, bucket,
+                        builder.getF64FloatAttr(1.0 / double(plan.groupSize))))
+                   ->getResult(0);
     reduction = Reduction::Sum;
   }
   Value reduced = mark(AllReduceOp::create(

@@ -102,8 +102,9 @@ public:
   /// many all-gathers read it from their result (rank views, no buffer).
   int64_t numInPlaceReduceScatters = 0;
   int64_t numInPlaceAllGathers = 0;
-  /// How many all-reduces write their result into their input.
+  /// How many all-reduces and scales write their result into their input.
   int64_t numInPlaceAllReduces = 0;
+  int64_t numInPlaceScales = 0;
   /// How many parameters are stored in the bucket their all-gather fills.
   int64_t numParamsInBuckets = 0;
 
