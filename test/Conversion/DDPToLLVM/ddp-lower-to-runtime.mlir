@@ -6,7 +6,7 @@
 // buffer per stored tensor in loops over constant tables, and fills the
 // inputs; teardown frees the buffers.
 
-// CHECK-DAG: llvm.mlir.global internal @__ddp_buffers() {{.*}} : !llvm.array<4 x ptr>
+// CHECK-DAG: llvm.mlir.global internal @__ddp_buffers() {{.*}} : !llvm.array<3 x ptr>
 // CHECK-DAG: llvm.mlir.global internal @__ddp_groups() {{.*}} : !llvm.array<1 x i32>
 // CHECK-DAG: llvm.mlir.global internal constant @[[MESH:.*]]("dp=2,tp=2\00")
 // CHECK-DAG: llvm.mlir.global internal constant @[[DP:.*]]("dp\00")
@@ -15,7 +15,7 @@
 // CHECK-DAG: llvm.insertvalue %[[WADDR]], %{{.*}}[0] : !llvm.array<1 x ptr>
 // CHECK-DAG: llvm.mlir.global internal constant @__ddp_param_dtypes(dense<3> : tensor<1xi32>)
 // CHECK-DAG: llvm.mlir.global internal constant @__ddp_param_numels(dense<8> : tensor<1xi64>)
-// CHECK-DAG: llvm.mlir.global internal constant @__ddp_buffer_numels(dense<[12, 6, 8, 8]> : tensor<4xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @__ddp_buffer_numels(dense<[12, 6, 8]> : tensor<3xi64>)
 
 // Each runtime function is declared once, with the type of its C prototype
 // (the step calls ddprt_gemm twice).
@@ -63,7 +63,8 @@
 // CHECK: ^[[FAIL]](%[[FAILED:.*]]: i32):
 // CHECK-NEXT: llvm.return %[[FAILED]]
 
-// A synchronous all-reduce passes a null handle; the parameter's own storage
+// A synchronous all-reduce passes a null handle, and reduces the gradient in
+// place (its result is the wgrad's buffer); the parameter's own storage
 // feeds the GEMM (no update comes before its last use).
 // CHECK-LABEL: llvm.func @ddp_program_step
 // CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr) -> i32
@@ -72,7 +73,7 @@
 // CHECK: %[[WDATA:.*]] = llvm.load %[[WSLOT]]
 // CHECK: llvm.call @ddprt_gemm(%[[CTX]], {{.*}}, %[[WDATA]], %{{.*}}, %{{.*}})
 // CHECK: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
-// CHECK: llvm.call @ddprt_all_reduce(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NULL]])
+// CHECK: llvm.call @ddprt_all_reduce(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[GRAD:[0-9]+]], %[[GRAD]], %[[NULL]])
 // CHECK-NOT: llvm.call @ddprt_copy
 // CHECK: llvm.call @ddprt_sgd(
 // CHECK-NOT: llvm.call

@@ -6,22 +6,23 @@
 
 // What the lowered step allocates per rank, counted by hand:
 // parameters: @w, 8x4 bf16 = 64 bytes;
-// buffers: %x 16x8 bf16 (256), %y 16x4 (128), %dw 8x4 (64), the reduced
-// gradient 8x4 (64) = 512 (get_param and grad_ready alias, so no buffer);
+// buffers: %x 16x8 bf16 (256), %y 16x4 (128), %dw 8x4 (64) = 448
+// (get_param and grad_ready alias, and the all-reduce writes its result
+// into %dw, in place, so no buffer);
 // optimizer state: Adam's two f32 moments of 32 elements = 256, and the f32
 // main copy of the bf16 parameter = 128: 384;
 // cpu working copies, f32: the largest GEMM lhs (16x8 = 128), rhs (16x4 =
 // 64) and product (16x4 = 64), and the 32-element bf16 all-reduce: 288 x 4
-// = 1152. Total 2112.
+// = 1152. Total 2048.
 // Apart, what the deterministic reductions of ddp-run --verify on more than
 // 2 ranks add (runtime/cpu/CpuCollectives.cpp) while the all-reduce runs:
 // the 2 ranks' contributions gathered in f32 (2 x 32 x 4 = 256), the f32
 // copies of the bf16 input and result (2 x 32 x 4 = 256), and the input
 // scaled by 1/2 for avg, in bf16 (32 x 2 = 64): 576.
 
-// CHECK: runtime memory per rank (ddp's lowering): 2112 bytes (2.06 KiB), what the lowered program allocates on ddp's runtime
+// CHECK: runtime memory per rank (ddp's lowering): 2048 bytes (2.00 KiB), what the lowered program allocates on ddp's runtime
 // CHECK-NEXT:   parameters: 64
-// CHECK-NEXT:   buffers: 512
+// CHECK-NEXT:   buffers: 448
 // CHECK-NEXT:   optimizer state: 384
 // CHECK-NEXT:   cpu working copies: 1152
 // CHECK-NEXT:   not in the total: deterministic reductions (ddp-run --verify on more than 2 ranks): 576
