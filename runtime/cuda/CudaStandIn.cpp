@@ -163,50 +163,50 @@ Status CudaBackend::payFlops(int64_t count, int64_t depth) {
 Status CudaBackend::measureStandInRates() {
   // Once, outside any recording: the stream over the whole scratch and one
   // GEMM of the greatest depth, each warmed up, then timed by events.
-  cudaEvent_t marks[3] = {};
-  for (cudaEvent_t &mark : marks)
+  struct Marks {
+    cudaEvent_t events[3] = {};
+    ~Marks() {
+      for (cudaEvent_t event : events)
+        if (event)
+          cudaEventDestroy(event);
+    }
+  } marks;
+  for (cudaEvent_t &event : marks.events)
     DDPRT_RETURN_IF_ERROR(
-        checkCuda(cudaEventCreate(&mark), "cudaEventCreate(stand-in rates)"));
+        checkCuda(cudaEventCreate(&event), "cudaEventCreate(stand-in rates)"));
   auto stream = [&] {
     return checkCuda(cuda::streamRead(costScratch, costScratchBytes,
                                       costScratchBytes, standInSink,
                                       computeStream),
                      "stream-read kernel (the stand-in's rates)");
   };
-  Status status = stream();
-  if (status.isOk())
-    status = payFlops(1, gemmMaxDepth);
-  if (status.isOk())
-    status = checkCuda(cudaEventRecord(marks[0], computeStream),
-                       "cudaEventRecord(stand-in rates)");
-  if (status.isOk())
-    status = stream();
-  if (status.isOk())
-    status = checkCuda(cudaEventRecord(marks[1], computeStream),
-                       "cudaEventRecord(stand-in rates)");
-  if (status.isOk())
-    status = payFlops(1, gemmMaxDepth);
-  if (status.isOk())
-    status = checkCuda(cudaEventRecord(marks[2], computeStream),
-                       "cudaEventRecord(stand-in rates)");
+  auto mark = [&](int index) {
+    return checkCuda(cudaEventRecord(marks.events[index], computeStream),
+                     "cudaEventRecord(stand-in rates)");
+  };
+  DDPRT_RETURN_IF_ERROR(stream());
+  DDPRT_RETURN_IF_ERROR(payFlops(1, gemmMaxDepth));
+  DDPRT_RETURN_IF_ERROR(mark(0));
+  DDPRT_RETURN_IF_ERROR(stream());
+  DDPRT_RETURN_IF_ERROR(mark(1));
+  DDPRT_RETURN_IF_ERROR(payFlops(1, gemmMaxDepth));
+  DDPRT_RETURN_IF_ERROR(mark(2));
+  DDPRT_RETURN_IF_ERROR(checkCuda(cudaEventSynchronize(marks.events[2]),
+                                  "cudaEventSynchronize(stand-in rates)"));
   float streamMs = 0, gemmMs = 0;
-  if (status.isOk())
-    status = checkCuda(cudaEventSynchronize(marks[2]),
-                       "cudaEventSynchronize(stand-in rates)");
-  if (status.isOk())
-    status = checkCuda(cudaEventElapsedTime(&streamMs, marks[0], marks[1]),
-                       "cudaEventElapsedTime(stand-in rates)");
-  if (status.isOk())
-    status = checkCuda(cudaEventElapsedTime(&gemmMs, marks[1], marks[2]),
-                       "cudaEventElapsedTime(stand-in rates)");
-  for (cudaEvent_t mark : marks)
-    cudaEventDestroy(mark);
-  if (status.isOk() && streamMs > 0 && gemmMs > 0) {
+  DDPRT_RETURN_IF_ERROR(checkCuda(
+      cudaEventElapsedTime(&streamMs, marks.events[0], marks.events[1]),
+      "cudaEventElapsedTime(stand-in rates)"));
+  DDPRT_RETURN_IF_ERROR(checkCuda(
+      cudaEventElapsedTime(&gemmMs, marks.events[1], marks.events[2]),
+      "cudaEventElapsedTime(stand-in rates)"));
+  if (streamMs > 0 && gemmMs > 0) {
     double flops = 2.0 * double(gemmEdge) * double(gemmEdge) *
                    double(gemmMaxDepth);
-    standInFlopsPerByte = (flops / gemmMs) / (double(costScratchBytes) / streamMs);
+    standInFlopsPerByte =
+        (flops / gemmMs) / (double(costScratchBytes) / streamMs);
   }
-  return status;
+  return Status::ok();
 }
 
 Status CudaBackend::standIn(const std::vector<Tensor> &inputs,

@@ -427,6 +427,36 @@ TEST_F(BrokenPlanTest, ScaleAndAllReduceRunInPlace) {
   EXPECT_EQ(offsetIn(result(11)), offsetIn(result(9)));
 }
 
+/// A gradient scaled before its ddp.grad_ready is produced in its bucket's
+/// slice (rule 2); the scale keeps that place rather than its input's
+/// bytes, so packing copies nothing.
+static const char *const kScaledGradientInBucket = R"mlir(
+  ddp.mesh @world(dp = 2)
+  ddp.param @w : tensor<4xf32>
+  func.func @step(%x: tensor<4xf32>) {
+    %w = ddp.get_param @w : tensor<4xf32>
+    %d = ddp.compute "grad"(%x, %w) flops 4.0 bytes 32.0 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %s = ddp.scale %d by 5.0e-01 : tensor<4xf32>
+    %g = ddp.grad_ready @w, %s : tensor<4xf32>
+    %b = ddp.bucket_pack %g offsets [0] : tensor<4xf32> -> tensor<4xf32>
+    %r = ddp.all_reduce sum %b over @world[dp] : tensor<4xf32>
+    %u = ddp.bucket_unpack %r offsets [0] : tensor<4xf32> -> tensor<4xf32>
+    ddp.sgd @w, %u lr 0.5 : tensor<4xf32>
+    return
+  }
+)mlir";
+
+TEST_F(BrokenPlanTest, AScaleProducedInItsBucketStaysThere) {
+  parse(kScaledGradientInBucket);
+  EXPECT_EQ(plan.numGradientsInBuckets, 1);
+  EXPECT_EQ(plan.numInPlaceScales, 0);
+  EXPECT_TRUE(plan.packCopies.empty());
+  Storage scaled = plan.storage.lookup(result(2));
+  Storage bucket = plan.storage.lookup(result(4));
+  EXPECT_EQ(scaled.index, bucket.index);
+  EXPECT_EQ(scaled.byteOffset, bucket.byteOffset);
+}
+
 /// An asynchronous all-reduce whose input another op reads before its
 /// wait: the planner gives it a buffer of its own, and the validator
 /// refuses the result in the input's bytes.

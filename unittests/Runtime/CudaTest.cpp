@@ -254,8 +254,8 @@ TEST_F(CudaTest, ComputeStandInsEqualTheCpuResult) {
        {{DDPRT_DTYPE_BF16, 4096}}},
       {{{DDPRT_DTYPE_F16, 4104}, {DDPRT_DTYPE_F16, 8}},
        {{DDPRT_DTYPE_F16, 4104}}},
-      // An input longer than L2 that wraps whole (an embedding's
-      // gradient), in both 16-byte kernels.
+      // A 6 MB input that the result wraps 4 times (an embedding's
+      // gradient's form), in both 16-byte kernels.
       {{{DDPRT_DTYPE_BF16, int64_t(3) << 20}, {DDPRT_DTYPE_F32, 4096}},
        {{DDPRT_DTYPE_BF16, int64_t(12) << 20}}},
       {{{DDPRT_DTYPE_BF16, int64_t(3) << 20}, {DDPRT_DTYPE_F32, 4096}},

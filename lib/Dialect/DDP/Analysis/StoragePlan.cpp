@@ -583,26 +583,18 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module) {
                           getTensorBytes(reduceScatter.getResult()));
           ++plan.numInPlaceReduceScatters;
         })
-        .Case([&](AllReduceOp allReduce) {
-          // Already placed: in the rows of a ddp.concat.
-          if (plan.storage.count(allReduce.getResult()))
+        .Case<AllReduceOp, ScaleOp>([&](auto op) {
+          // Already placed: in a bucket's slice or a ddp.concat's rows.
+          Value result = op.getResult();
+          if (plan.storage.count(result))
             return;
-          if (!canWriteInPlace(allReduce, allReduce.getInput())) {
-            assignFresh(allReduce.getResult());
-            return;
-          }
-          plan.storage[allReduce.getResult()] =
-              plan.storage.lookup(allReduce.getInput());
-          ++plan.numInPlaceAllReduces;
-        })
-        .Case([&](ScaleOp scale) {
-          if (!canWriteInPlace(scale, scale.getInput())) {
-            assignFresh(scale.getResult());
+          if (!canWriteInPlace(op, op.getInput())) {
+            assignFresh(result);
             return;
           }
-          plan.storage[scale.getResult()] =
-              plan.storage.lookup(scale.getInput());
-          ++plan.numInPlaceScales;
+          plan.storage[result] = plan.storage.lookup(op.getInput());
+          ++(isa<AllReduceOp>(op) ? plan.numInPlaceAllReduces
+                                  : plan.numInPlaceScales);
         })
         .Case([&](BucketUnpackOp unpack) {
           Storage bucket = plan.storage.lookup(unpack.getBucket());
