@@ -9,6 +9,7 @@
 #include "../Seed.h"
 #include "Kernels.h"
 
+#include <algorithm>
 #include <type_traits>
 
 using namespace ddprt;
@@ -739,6 +740,131 @@ standInUniformKernel(const __grid_constant__ cuda::StandInArgs args) {
   }
 }
 
+/// standInUniformKernel where some input is shorter than the span and wraps
+/// (a norm's weight, per-token statistics, an embedding's gradient's
+/// tokens), without a division per octet and reading each short input's
+/// octet once: the span is cut into rows of `rowOctets`, a multiple of the
+/// longest short input's octets, and a thread takes one column of rows
+/// `rowsPerBlock` at a time. A short input whose octets divide the row is
+/// then at the same octet in every row: loaded once, held in registers. The
+/// others step by the row modulo their length. Covering inputs stream,
+/// wrapRows rows loaded together. The same sums, in the same order.
+/// (Reading a 33.5 MB input 7.8 times through L2 made llama2-7b's
+/// embedding_grad 2.09 of its price on an H100, its rmsnorm 1.35.)
+constexpr int wrapRows = 2;
+
+/// How standInWrapKernel cuts the span, a kernel parameter (in the constant
+/// bank, not in registers: with them there it took 98 registers a thread).
+struct WrapPlan {
+  int64_t rowOctets = 0, rowsPerBlock = 0;
+  /// Whether input j is shorter than the span and divides the row.
+  bool held[uniformInputs] = {};
+};
+
+template <typename T>
+__global__ void __launch_bounds__(threadsPerBlock, 3)
+    standInWrapKernel(const __grid_constant__ cuda::StandInArgs args,
+                      const WrapPlan plan) {
+  int64_t column = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (column >= plan.rowOctets)
+    return;
+  int64_t rowsOctets = plan.rowsPerBlock * plan.rowOctets;
+  int64_t first = int64_t(blockIdx.y) * rowsOctets + column;
+  int64_t end = (int64_t(blockIdx.y) + 1) * rowsOctets;
+  end = end < args.span / 8 ? end : args.span / 8;
+  // The held octets, each thread's own, in shared memory: in registers
+  // beside the streamed ones they spilled.
+  __shared__ uint4 held[uniformInputs][2][threadsPerBlock];
+  int t = threadIdx.x;
+#pragma unroll
+  for (int j = 0; j < uniformInputs; ++j) {
+    if (j >= args.numInputs)
+      break;
+    const cuda::StandInTensor &input = args.inputs[j];
+    if (!plan.held[j])
+      continue;
+    uint32_t at = uint32_t(uint64_t(first) % uint64_t(input.numel / 8));
+    uint4 v[2];
+    if (input.dtype == DType::F32)
+      loadVectors<2>(input.data, at, v);
+    else
+      loadVectors<1>(input.data, at, v);
+    held[j][0][t] = v[0];
+    held[j][1][t] = v[1];
+  }
+  for (int64_t base = first; base < end; base += wrapRows * plan.rowOctets) {
+    int64_t octet[wrapRows];
+    bool live[wrapRows];
+#pragma unroll
+    for (int u = 0; u < wrapRows; ++u) {
+      octet[u] = base + u * plan.rowOctets;
+      live[u] = octet[u] < end;
+    }
+    // Indexed by constants only (unrolled loops), so held in registers.
+    uint4 raw[uniformInputs][wrapRows];
+#pragma unroll
+    for (int j = 0; j < uniformInputs; ++j)
+      if (j < args.numInputs && args.inputs[j].numel >= args.span &&
+          args.inputs[j].dtype != DType::F32)
+#pragma unroll
+        for (int u = 0; u < wrapRows; ++u)
+          if (live[u])
+            raw[j][u] =
+                static_cast<const uint4 *>(args.inputs[j].data)[octet[u]];
+    float sum[wrapRows][8];
+#pragma unroll
+    for (int j = 0; j < uniformInputs; ++j) {
+      if (j >= args.numInputs)
+        break;
+      const cuda::StandInTensor &input = args.inputs[j];
+      bool covers = input.numel >= args.span;
+#pragma unroll
+      for (int u = 0; u < wrapRows; ++u) {
+        if (!live[u])
+          continue;
+        uint4 v[2];
+        if (covers && input.dtype != DType::F32) {
+          v[0] = raw[j][u];
+        } else if (plan.held[j]) {
+          v[0] = held[j][0][t];
+          v[1] = held[j][1][t];
+        } else {
+          // Covering f32, or short and not dividing the row (a division
+          // a row; no transformer's stand-in has one).
+          int64_t at = covers ? octet[u]
+                              : int64_t(uint32_t(octet[u]) %
+                                        uint32_t(input.numel / 8));
+          if (input.dtype == DType::F32)
+            loadVectors<2>(input.data, at, v);
+          else
+            loadVectors<1>(input.data, at, v);
+        }
+        float value[8];
+        if (input.dtype == DType::F32) {
+#pragma unroll
+          for (int k = 0; k < 8; ++k)
+            value[k] = __uint_as_float(word(v, k));
+        } else {
+          unpack16<float, T>(v, value);
+        }
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+          sum[u][k] = j == 0 ? value[k] : sum[u][k] + value[k];
+      }
+    }
+    uint4 packed[wrapRows];
+#pragma unroll
+    for (int u = 0; u < wrapRows; ++u)
+      pack16<T>(sum[u], &packed[u]);
+    for (int r = 0; r < args.numResults; ++r)
+#pragma unroll
+      for (int u = 0; u < wrapRows; ++u)
+        if (live[u] && octet[u] * 8 < args.results[r].numel)
+          static_cast<uint4 *>(const_cast<void *>(args.results[r].data))
+              [octet[u]] = packed[u];
+  }
+}
+
 /// Reads `count` 16-byte vectors, cycling over the `mask + 1` (a power of
 /// two) at `data`; the XOR of what it read keeps the reads.
 __global__ void streamReadKernel(const uint4 *data, uint64_t mask,
@@ -751,6 +877,46 @@ __global__ void streamReadKernel(const uint4 *data, uint64_t mask,
   }
   if (acc == 0x9e3779b9u)
     atomicAdd(sink, 1ull);
+}
+
+/// Launches standInWrapKernel where an input of a uniform stand-in is
+/// shorter than its span; false where none is (or an octet index would not
+/// fit 32 bits).
+bool launchWrapKernel(const cuda::StandInArgs &args, DType type,
+                      cudaStream_t stream) {
+  int64_t octets = args.span / 8, longestShort = 0;
+  bool empty = false;
+  for (int j = 0; j < args.numInputs; ++j)
+    if (args.inputs[j].numel < args.span) {
+      longestShort = std::max(longestShort, args.inputs[j].numel / 8);
+      empty |= args.inputs[j].numel == 0;
+    }
+  if (longestShort == 0 || empty || octets > int64_t(UINT32_MAX))
+    return false;
+  // A row at least a block wide, so that no block idles most of its threads.
+  int64_t rowOctets =
+      longestShort * ((threadsPerBlock + longestShort - 1) / longestShort);
+  int64_t rows = (octets + rowOctets - 1) / rowOctets;
+  int64_t columnBlocks = (rowOctets + threadsPerBlock - 1) / threadsPerBlock;
+  // About as many blocks as the other passes launch (2048: several waves
+  // on any GPU), in at most 65535 bands of rows.
+  int64_t bands = std::min<int64_t>(
+      std::min<int64_t>(std::max<int64_t>(2048 / columnBlocks, 1), rows),
+      65535);
+  int64_t rowsPerBlock = (rows + bands - 1) / bands;
+  bands = (rows + rowsPerBlock - 1) / rowsPerBlock;
+  WrapPlan plan;
+  plan.rowOctets = rowOctets;
+  plan.rowsPerBlock = rowsPerBlock;
+  for (int j = 0; j < args.numInputs; ++j)
+    plan.held[j] = args.inputs[j].numel < args.span &&
+                   rowOctets % (args.inputs[j].numel / 8) == 0;
+  dim3 grid{unsigned(columnBlocks), unsigned(bands)};
+  if (type == DType::BF16)
+    standInWrapKernel<BFloat16><<<grid, threadsPerBlock, 0, stream>>>(args, plan);
+  else
+    standInWrapKernel<Half><<<grid, threadsPerBlock, 0, stream>>>(args, plan);
+  return true;
 }
 
 } // namespace
@@ -783,6 +949,8 @@ cudaError_t cuda::standIn(const StandInArgs &args, bool doubleAccumulator,
                    args.inputs[j].dtype == DType::F32;
     for (int r = 0; r < args.numResults; ++r)
       isUniform &= args.results[r].dtype == uniform;
+    if (isUniform && launchWrapKernel(args, uniform, stream))
+      return cudaGetLastError();
     if (isUniform && uniform == DType::BF16)
       standInUniformKernel<BFloat16>
           <<<grid, threadsPerBlock, 0, stream>>>(args);

@@ -267,6 +267,20 @@ TEST_F(CudaTest, ComputeStandInsEqualTheCpuResult) {
       {{{DDPRT_DTYPE_BF16, 4104}, {DDPRT_DTYPE_F32, 4104}},
        {{DDPRT_DTYPE_BF16, 4104}}},
       {{}, {{DDPRT_DTYPE_F32, 104}}},
+      // The pass by rows of the longest short input (16-bit results, some
+      // input wrapping): an f32 input whose 7 octets do not divide the
+      // 300-octet row (read at its wrapped octet every row), a last row
+      // 2/3 full; a row widened to a block (5 octets, 52 times), a
+      // shorter second result; 3000 rows in bands of 3 (a thread's rows
+      // past the two it loads together), three held f32 inputs.
+      {{{DDPRT_DTYPE_BF16, 16000}, {DDPRT_DTYPE_BF16, 2400},
+        {DDPRT_DTYPE_F32, 56}},
+       {{DDPRT_DTYPE_BF16, 16000}}},
+      {{{DDPRT_DTYPE_F32, 4000}, {DDPRT_DTYPE_F16, 40}},
+       {{DDPRT_DTYPE_F16, 4000}, {DDPRT_DTYPE_F16, 800}}},
+      {{{DDPRT_DTYPE_BF16, int64_t(4096) * 3000}, {DDPRT_DTYPE_F32, 4096},
+        {DDPRT_DTYPE_F32, 4096}, {DDPRT_DTYPE_F32, 4096}},
+       {{DDPRT_DTYPE_BF16, int64_t(4096) * 3000}}},
       {{{DDPRT_DTYPE_F16, 4096}}, {{DDPRT_DTYPE_F32, 1}}, 3e11, 1e6},
       {std::vector<std::pair<int32_t, int64_t>>(9, {DDPRT_DTYPE_F32, 333}),
        {{DDPRT_DTYPE_BF16, 1000}}},
@@ -326,6 +340,27 @@ TEST_F(CudaTest, ComputeStandInInPlaceEqualsTheCpuResult) {
                                            2, results, 1));
     outputs[which] = get(context, buffer, 1024 * 4);
     DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+  }
+  EXPECT_TRUE(outputs[0] == outputs[1]);
+}
+
+// In place over a covering input, beside a wrapped one, in the pass by
+// rows: each octet read before it is written, by the thread that writes it.
+TEST_F(CudaTest, ComputeStandInInPlaceBesideAWrappedInputEqualsTheCpuResult) {
+  std::vector<char> outputs[2];
+  ddprt_context *contexts[2] = {cpu, gpu};
+  for (int which = 0; which < 2; ++which) {
+    ddprt_context *context = contexts[which];
+    void *activation = put(context, DDPRT_DTYPE_BF16, fractions(40960, 5));
+    void *weight = put(context, DDPRT_DTYPE_BF16, fractions(4096, 6));
+    ddprt_tensor inputs[] = {{activation, 40960, DDPRT_DTYPE_BF16, 0},
+                             {weight, 4096, DDPRT_DTYPE_BF16, 0}};
+    ddprt_tensor results[] = {{activation, 40960, DDPRT_DTYPE_BF16, 0}};
+    DDPRT_EXPECT_OK(context, ddprt_compute(context, "norm_in_place", 0, 0,
+                                           inputs, 2, results, 1));
+    outputs[which] = get(context, activation, 40960 * 2);
+    DDPRT_EXPECT_OK(context, ddprt_free(context, activation));
+    DDPRT_EXPECT_OK(context, ddprt_free(context, weight));
   }
   EXPECT_TRUE(outputs[0] == outputs[1]);
 }
