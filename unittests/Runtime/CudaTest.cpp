@@ -9,10 +9,12 @@
 #include "JsonReader.h"
 #include "RuntimeTestSupport.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <sstream>
 #include <utility>
 
@@ -363,6 +365,39 @@ TEST_F(CudaTest, ComputeStandInInPlaceBesideAWrappedInputEqualsTheCpuResult) {
     DDPRT_EXPECT_OK(context, ddprt_free(context, weight));
   }
   EXPECT_TRUE(outputs[0] == outputs[1]);
+}
+
+// Rounding to bf16 in the 16-byte passes, on the values where a rounding
+// can differ: ties (to even), the largest float (to infinity), infinities,
+// a NaN (the CPU quiets its payload), subnormals, -0; as long as the
+// result (one pass) and 8 times shorter (a wrapped input every row holds).
+TEST_F(CudaTest, ComputeStandInRoundsSpecialValuesAsTheCpu) {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> specials = {
+      1 + std::ldexp(1.0, -8), 1 + 3 * std::ldexp(1.0, -8),
+      -(1 + std::ldexp(1.0, -8)), 3.4028234663852886e38, inf, -inf,
+      std::nan(""), std::ldexp(1.0, -140), -std::ldexp(1.0, -149),
+      std::ldexp(1.0, -126) * (1 - std::ldexp(1.0, -9)), -0.0, 0.0, 1.5,
+      -2.75, 65504, 1e-3};
+  for (int64_t resultNumel : {int64_t(16), int64_t(128)}) {
+    SCOPED_TRACE("result of " + std::to_string(resultNumel));
+    std::vector<char> outputs[2];
+    ddprt_context *contexts[2] = {cpu, gpu};
+    for (int which = 0; which < 2; ++which) {
+      ddprt_context *context = contexts[which];
+      void *input = put(context, DDPRT_DTYPE_F32, specials);
+      void *result = put(context, DDPRT_DTYPE_BF16,
+                         std::vector<double>(size_t(resultNumel), 7.0));
+      ddprt_tensor inputs[] = {{input, 16, DDPRT_DTYPE_F32, 0}};
+      ddprt_tensor results[] = {{result, resultNumel, DDPRT_DTYPE_BF16, 0}};
+      DDPRT_EXPECT_OK(context, ddprt_compute(context, "round", 0, 0, inputs,
+                                             1, results, 1));
+      outputs[which] = get(context, result, resultNumel * 2);
+      DDPRT_EXPECT_OK(context, ddprt_free(context, input));
+      DDPRT_EXPECT_OK(context, ddprt_free(context, result));
+    }
+    EXPECT_TRUE(outputs[0] == outputs[1]);
+  }
 }
 
 /// A small step: a compute stand-in, a cast, an asynchronous all-reduce
