@@ -82,7 +82,7 @@ ArrayRef<FuzzedOption> ddp::fuzz::getFuzzedOptions() {
       {"abi-version", {"0", "-1", "8"}},
       // ddp-pipeline-stages (last, so that the bits of the options above
       // decode as they did).
-      {"pipeline-schedule", {"1f1b", "interleaved", "gpipe", "zigzag"}},
+      {"pipeline-schedule", {"1f1b", "interleaved", "gpipe", "zb-h1", "zigzag"}},
       {"microbatch-group-size",
        {"1", "2", "3", "4", "0", "-1", "9223372036854775807"}},
       // ddp-extract-pipeline-stage.

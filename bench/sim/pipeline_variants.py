@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """GPT-3 175B at TP 8 x PP 8 x DP 16 (96 microbatches, SP) under each
-pipeline option, simulated side by side (docs/Pipeline.md, "Simulating a
-pipeline"): the step, the step over the pipeline's lower bound and the
+pipeline option, simulated side by side (docs/PipelineSimulation.md): the
+step, the step over the pipeline's lower bound and the
 busiest rank's memory on h100-sxm-ib400, with the distributed optimizer,
 overlapped gradient reductions and parameter gathers, and TP overlap in
 every row. Each variant is imported (what the import records, e.g.
@@ -39,6 +39,8 @@ VARIANTS = [
     ("1F1B, selective recomputation of `mlp` and `layernorm`",
      ["--set", "recompute_granularity=selective", "--set",
       "recompute_modules=mlp,layernorm"], ""),
+    ("ZB-H1 (`pipeline_schedule` `zb-h1`, early receives)",
+     ["--set", "pipeline_schedule=zb-h1"], ""),
     ("interleaved V = 3, blocking calls", V3, "overlap-p2p-comm=false"),
     ("interleaved V = 3, `overlap-p2p-comm` (Megatron's default)", V3, ""),
     ("interleaved V = 3, `overlap-p2p-comm`, outputs kept "

@@ -550,8 +550,10 @@ void ddp::recordScheduleOptions(mlir::ModuleOp module,
       attr = builder.getBoolAttr(*flag);
     else if (std::optional<int64_t> integer = value.getAsInteger())
       attr = builder.getI64IntegerAttr(*integer);
+    else if (std::optional<StringRef> text = value.getAsString())
+      attr = builder.getStringAttr(*text);
     else
-      llvm_unreachable("schedule options are flags and integers");
+      llvm_unreachable("schedule options are flags, integers and names");
     entries.push_back(builder.getNamedAttr(name.str(), attr));
   }
   module->setAttr(kScheduleOptionsAttrName, builder.getDictionaryAttr(entries));

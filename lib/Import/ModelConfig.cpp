@@ -165,7 +165,7 @@ static constexpr StringLiteral otherFields[] = {
     "adam_eps",      "recompute_granularity",
     "recompute_method", "recompute_num_layers", "recompute_modules",
     "moe_token_dispatcher_type", "moe_expert_capacity_factor",
-    "moe_pad_expert_input_to_capacity"};
+    "moe_pad_expert_input_to_capacity", "pipeline_schedule"};
 
 static SmallVector<StringRef> getKnownFields() {
   SmallVector<StringRef> names;
@@ -265,6 +265,16 @@ static Error readOtherField(StringRef key, const json::Value &value,
     config.positionEmbeddingType = *embedding;
     return Error::success();
   }
+  if (key == "pipeline_schedule") {
+    std::optional<PipelineScheduleKind> kind = parsePipelineScheduleKind(*name);
+    if (!kind)
+      return fieldError(source, key,
+                        "unknown pipeline schedule '" + *name +
+                            "'; expected '1f1b', 'interleaved', 'gpipe' or "
+                            "'zb-h1'");
+    config.pipelineSchedule = *kind;
+    return Error::success();
+  }
   assert(key == "params_dtype" && "every other field is handled above");
   std::optional<ElementType> dtype = parseConfigElementType(*name, /*acceptAliases=*/true);
   if (!dtype)
@@ -338,6 +348,9 @@ json::Object ddp::modelConfigToJSON(const ModelConfig &config) {
       getPositionEmbeddingName(config.positionEmbeddingType);
   object["params_dtype"] = stringifyElementType(config.paramsDtype);
   object["hidden_dropout"] = config.hiddenDropout;
+  if (config.pipelineSchedule)
+    object["pipeline_schedule"] =
+        stringifyPipelineScheduleKind(*config.pipelineSchedule);
   writeOptimizerFields(config.optimizer, object);
   writeRecomputeFields(config.recompute, object);
   writeMoEDispatchFields(config.moe, object);

@@ -191,6 +191,11 @@ static Error checkPipeline(const ModelConfig &config, StringRef source) {
                     config.accountForEmbeddingInPipelineSplit ||
                     config.accountForLossInPipelineSplit;
   if (p == 1) {
+    if (config.pipelineSchedule)
+      return fieldError(source, "pipeline_schedule",
+                        "orders the passes of pipeline stages, and "
+                        "pipeline_model_parallel_size is 1; set it > 1, or "
+                        "drop pipeline_schedule");
     if (virtualGiven || splitGiven || config.microbatchGroupSizePerVpStage)
       return fieldError(source, "pipeline_model_parallel_size",
                         "is 1, but the config sets how to split the layers "
@@ -227,10 +232,18 @@ static Error checkPipeline(const ModelConfig &config, StringRef source) {
   if (Error error = checkPipelineSchedule(config.getPipelineScheduleKind(),
                                           config.getPipelineShape()))
     return fieldError(source,
-                      config.getVirtualPipelineSize() > 1
+                      config.pipelineSchedule ? "pipeline_schedule"
+                      : config.getVirtualPipelineSize() > 1
                           ? "microbatch_group_size_per_vp_stage"
                           : "pipeline_model_parallel_size",
                       toString(std::move(error)));
+  // ZB-H1 runs every weight gradient as a W pass of its own already.
+  if (config.getPipelineScheduleKind() == PipelineScheduleKind::ZeroBubbleH1 &&
+      config.deferEmbeddingWgradCompute)
+    return fieldError(source, "defer_embedding_wgrad_compute",
+                      "defers the output layer's wgrads to the flush, and "
+                      "the zb-h1 schedule already runs every wgrad as a W "
+                      "pass it places itself; drop one of them");
   // arguments.py L1000-1010: blocking interleaved calls on 2 ranks would
   // batch two sends to the same rank.
   if (config.getVirtualPipelineSize() > 1 &&

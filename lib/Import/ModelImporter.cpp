@@ -567,6 +567,9 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
     options["overlap-p2p-comm"] = config.overlapP2PComm;
   if (config.isPipelined())
     options["deallocate-pipeline-outputs"] = config.deallocatePipelineOutputs;
+  if (config.isPipelined() && config.pipelineSchedule)
+    options["pipeline-schedule"] =
+        stringifyPipelineScheduleKind(*config.pipelineSchedule);
   if (config.moeSharedExpertOverlap)
     options["moe-shared-expert-overlap"] = true;
   if (config.overlapMoeExpertParallelComm)

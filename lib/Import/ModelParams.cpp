@@ -50,6 +50,17 @@ ModelImporter::ModelImporter(MLIRContext &context, const ModelConfig &config)
       for (int64_t i = 0; i < chunk.numLayers; ++i)
         layerChunk[chunk.firstLayer + i] = flowChunk;
     lastChunk = chunks.size() - 1;
+    // ZB-H1: the W passes, summed in the order each rank runs them.
+    PipelineScheduleKind kind = config.getPipelineScheduleKind();
+    if (kind == PipelineScheduleKind::ZeroBubbleH1) {
+      std::vector<std::vector<int64_t>> order(config.pipelineModelParallelSize);
+      for (auto [rank, microbatches] : llvm::enumerate(order))
+        for (const PipelineTask &task :
+             getStageOrder(kind, config.getPipelineShape(), rank))
+          if (task.phase == PipelineTask::Phase::WeightGrad)
+            microbatches.push_back(task.microbatch);
+      sb.splitWeightGradients(std::move(order));
+    }
   }
   sequenceParallel = config.usesSequenceParallel();
   hasDropout = config.hiddenDropout > 0.0;

@@ -69,6 +69,7 @@ unsigned StepBuilder::addParam(ParamSpec spec) {
   params.push_back(std::move(spec));
   paramValues.emplace_back();
   gradients.emplace_back();
+  weightGrads.emplace_back();
   contributions.push_back(0);
   return params.size() - 1;
 }
@@ -131,8 +132,16 @@ Value StepBuilder::gemm(GemmPhase phase, Value lhs, bool transposeLhs,
              rhsType.getDimSize(transposeRhs ? 1 : 0) &&
          "contraction sizes differ");
   auto resultType = RankedTensorType::get({m, n}, lhsType.getElementType());
-  return GemmOp::create(builder, loc, resultType, phase, lhs, transposeLhs, rhs,
-                        transposeRhs, getLayerAttr(layer));
+  // ZB-H1: the weight gradient is its backward's W pass.
+  std::optional<std::pair<int64_t, PipelineTask>> task = currentTask;
+  if (phase == GemmPhase::Wgrad && !weightGradOrder.empty() && currentTask &&
+      currentTask->second.phase == PipelineTask::Phase::Backward)
+    currentTask->second.phase = PipelineTask::Phase::WeightGrad;
+  Value product =
+      GemmOp::create(builder, loc, resultType, phase, lhs, transposeLhs, rhs,
+                     transposeRhs, getLayerAttr(layer));
+  currentTask = task;
+  return product;
 }
 
 ValueRange StepBuilder::compute(StringRef kind, ValueRange inputs,
@@ -201,15 +210,55 @@ void StepBuilder::addGradient(unsigned id, Value gradient) {
          "a gradient has its parameter's type");
   // Each pipeline rank sums the contributions it computes; the ranks'
   // sums are added when the gradient is ready (markReady).
-  Value &sum = gradients[id][currentTask ? currentTask->first : 0];
-  sum = sum ? AccumulateOp::create(builder, loc, sum, gradient).getResult()
-            : gradient;
+  Operation *producer = gradient.getDefiningOp();
+  std::optional<PipelineTask> task =
+      producer ? getPipelineTask(producer) : std::nullopt;
+  if (!weightGradOrder.empty() && task &&
+      task->phase == PipelineTask::Phase::WeightGrad) {
+    weightGrads[id][*getPipelineStage(producer)].emplace_back(*task,
+                                                              gradient);
+  } else {
+    Value &sum = gradients[id][currentTask ? currentTask->first : 0];
+    sum = sum ? AccumulateOp::create(builder, loc, sum, gradient).getResult()
+              : gradient;
+  }
   int64_t expected =
       int64_t(params[id].contributionsPerMicrobatch) * numMicrobatches;
   int64_t count = ++contributions[id];
   assert(count <= expected && "more gradient contributions than declared");
-  if (count == expected)
+  if (count == expected) {
+    std::optional<std::pair<int64_t, PipelineTask>> saved = currentTask;
+    sumWeightGradients(id);
     markReady(id);
+    currentTask = saved;
+  }
+}
+
+void StepBuilder::sumWeightGradients(unsigned id) {
+  for (auto &[rank, contributions] : weightGrads[id]) {
+    // In the rank's W order: the pipelined rank sums each in its W task,
+    // and the reference step computes the same sum.
+    const std::vector<int64_t> &order = weightGradOrder[rank];
+    auto position = [&](int64_t microbatch) {
+      return llvm::find(order, microbatch) - order.begin();
+    };
+    llvm::stable_sort(contributions, [&](const auto &a, const auto &b) {
+      return position(a.first.microbatch) < position(b.first.microbatch);
+    });
+    Value sum;
+    for (auto &[task, gradient] : contributions) {
+      currentTask = {rank, task};
+      sum = sum ? AccumulateOp::create(builder, loc, sum, gradient).getResult()
+                : gradient;
+    }
+    // A sum of contributions from backwards on the rank (none from the
+    // importer's weights) comes first, in the last W task.
+    Value &total = gradients[id][rank];
+    total = total ? AccumulateOp::create(builder, loc, total, sum).getResult()
+                  : sum;
+  }
+  // markReady builds the rest in the last W task summed (several ranks:
+  // outside any, as it decides).
 }
 
 void StepBuilder::markReady(unsigned id) {

@@ -134,6 +134,15 @@ public:
   /// last microbatch the gradient is marked ready.
   void addGradient(unsigned id, mlir::Value gradient);
 
+  /// ZB-H1: a weight-gradient GEMM built inside a backward task is the W
+  /// task of its microbatch and chunk instead, and a weight's W
+  /// contributions on pipeline rank r are summed in the order r runs its W
+  /// tasks, `order[r]` (microbatches), each sum in its W task. That order
+  /// is the reference step's sum too.
+  void splitWeightGradients(std::vector<std::vector<int64_t>> order) {
+    weightGradOrder = std::move(order);
+  }
+
   /// Ends the step: the data-parallel all-reduce of every gradient in ready
   /// order, the optimizer per parameter in the same order, and a return of
   /// `results`.
@@ -144,6 +153,7 @@ private:
                                mlir::OpBuilder::InsertPoint previous) override;
   mlir::IntegerAttr getLayerAttr(std::optional<int64_t> layer);
   void markReady(unsigned id);
+  void sumWeightGradients(unsigned id);
 
   mlir::MLIRContext &context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
@@ -173,6 +183,13 @@ private:
   /// after the last (a deferred weight gradient may come after the last
   /// microbatch's others).
   std::vector<int64_t> contributions;
+  /// splitWeightGradients' order per rank; empty when not split.
+  std::vector<std::vector<int64_t>> weightGradOrder;
+  /// Per parameter and rank, its W contributions as they came: summed in
+  /// the rank's W order once the last has come.
+  std::vector<std::map<int64_t, std::vector<std::pair<PipelineTask,
+                                                      mlir::Value>>>>
+      weightGrads;
   /// (parameter, final gradient) in the order they became ready.
   std::vector<std::pair<unsigned, mlir::Value>> ready;
 };

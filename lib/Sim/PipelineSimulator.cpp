@@ -129,9 +129,11 @@ ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
   }
 
   // The pipeline's own bound (PipelineSimResult::lowerBound): each rank's
-  // ideal compute from its first task's first op to its last task's last
-  // (what the schedule passes insert among them included), in the fill and
-  // drain tasks, and after its last task.
+  // ideal compute from its first task's first op to its last backward's
+  // last (what the schedule passes insert among them included), in the
+  // fill and drain tasks, and after its last backward (W passes that
+  // follow it, ZB-H1's or deferred ones, run beside the other ranks'
+  // drain, so they are not on the chain).
   int64_t lastMicrobatch = 0;
   std::vector<size_t> firstTaskIndex(stages, SIZE_MAX),
       lastTaskIndex(stages, 0);
@@ -140,7 +142,8 @@ ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
       if (std::optional<PipelineTask> task = getPipelineTask(op)) {
         lastMicrobatch = std::max(lastMicrobatch, task->microbatch);
         firstTaskIndex[rank] = std::min(firstTaskIndex[rank], index);
-        lastTaskIndex[rank] = index;
+        if (task->phase == PipelineTask::Phase::Backward)
+          lastTaskIndex[rank] = index;
       }
   std::vector<double> inTasks(stages, 0), fill(stages, 0), drain(stages, 0),
       afterTasks(stages, 0);
@@ -170,9 +173,10 @@ ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
           afterTasks[rank] += spent;
         if (std::optional<PipelineTask> task = getPipelineTask(op)) {
           bool forward = task->phase == PipelineTask::Phase::Forward;
+          bool backward = task->phase == PipelineTask::Phase::Backward;
           if (task->chunk == 0 && forward && task->microbatch == 0)
             fill[rank] += spent;
-          if (task->chunk == 0 && !forward &&
+          if (task->chunk == 0 && backward &&
               task->microbatch == lastMicrobatch)
             drain[rank] += spent;
         }

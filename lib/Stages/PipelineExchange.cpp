@@ -372,6 +372,12 @@ ddp::getStageExchanges(PipelineScheduleKind kind, const PipelineShape &shape,
   case PipelineScheduleKind::Interleaved:
     Interleaved(rec, shape, options, rank).record();
     break;
+  case PipelineScheduleKind::ZeroBubbleH1:
+    // No Megatron calls: ddp-pipeline-stages sends each value once
+    // computed and receives it early (as overlap-p2p-comm on 1f1b).
+    for (const PipelineTask &task : getStageOrder(kind, shape, rank))
+      rec.run(task);
+    break;
   }
   return std::move(rec.events);
 }

@@ -21,6 +21,7 @@ ddp::parsePipelineScheduleKind(StringRef name) {
       .Case("1f1b", PipelineScheduleKind::OneFOneB)
       .Case("interleaved", PipelineScheduleKind::Interleaved)
       .Case("gpipe", PipelineScheduleKind::GPipe)
+      .Case("zb-h1", PipelineScheduleKind::ZeroBubbleH1)
       .Default(std::nullopt);
 }
 
@@ -32,6 +33,8 @@ StringRef ddp::stringifyPipelineScheduleKind(PipelineScheduleKind kind) {
     return "interleaved";
   case PipelineScheduleKind::GPipe:
     return "gpipe";
+  case PipelineScheduleKind::ZeroBubbleH1:
+    return "zb-h1";
   }
   return "";
 }
@@ -94,6 +97,16 @@ Error ddp::checkPipelineSchedule(PipelineScheduleKind kind,
           "virtual_pipeline_model_parallel_size is {1}; use "
           "pipeline-schedule=interleaved, or a virtual size of 1",
           name, shape.virtualStages));
+    // pipeline_scheduler_ZBH1's _create_job_list asserts it: the warmup
+    // and the late W passes each take up to a stage's worth.
+    if (kind == PipelineScheduleKind::ZeroBubbleH1 &&
+        shape.microbatches < shape.stages)
+      return scheduleError(formatv(
+          "the zb-h1 schedule needs at least as many microbatches as "
+          "stages, but num_microbatches is {0} and "
+          "pipeline_model_parallel_size {1}; raise the microbatches or use "
+          "pipeline-schedule=1f1b",
+          shape.microbatches, shape.stages));
     return Error::success();
   }
   // Megatron runs the interleaved schedule only with a virtual size
@@ -162,6 +175,9 @@ int64_t ddp::getWarmupCount(PipelineScheduleKind kind,
   case PipelineScheduleKind::OneFOneB:
     warmup = shape.stages - rank - 1;
     break;
+  case PipelineScheduleKind::ZeroBubbleH1:
+    warmup = shape.stages - rank;
+    break;
   case PipelineScheduleKind::Interleaved:
     warmup = (shape.stages - rank - 1) * 2 +
              (shape.virtualStages - 1) * shape.getMicrobatchGroupSize();
@@ -170,10 +186,54 @@ int64_t ddp::getWarmupCount(PipelineScheduleKind kind,
   return std::min(warmup, total);
 }
 
+/// ZB-H1 on pipeline rank `rank` (0-based) of p, m >= p microbatches, in
+/// the order of PaddlePaddle's pipeline_scheduler_ZBH1 (_create_job_list in
+/// python/paddle/distributed/passes/pipeline_scheduler_pass/
+/// pipeline_zero_bubble.py): p - rank forwards; then `rank` times a B alone
+/// and a forward; m - p times a whole backward (B, then its W) and a
+/// forward; the remaining backwards whole; last the W passes of the first
+/// `rank` microbatches, in microbatch order. The first `rank` microbatches'
+/// W passes fill the bubble at the end, and each rank holds as many
+/// forwards in flight as under 1F1B. With uniform passes its bubble is the
+/// paper's (p - 1)(T_F + T_B - T_W), against 1F1B's (p - 1)(T_F + T_B +
+/// T_W) (PipelineSimulatorTest).
+static std::vector<PipelineTask> getZeroBubbleH1Order(const PipelineShape &shape,
+                                                      int64_t rank) {
+  using Phase = PipelineTask::Phase;
+  int64_t p = shape.stages, m = shape.microbatches;
+  std::vector<PipelineTask> order;
+  order.reserve(3 * m);
+  int64_t forward = 0, backward = 0;
+  auto addForward = [&] { order.push_back({Phase::Forward, forward++, 0}); };
+  auto addBackward = [&](bool withW) {
+    order.push_back({Phase::Backward, backward, 0});
+    if (withW)
+      order.push_back({Phase::WeightGrad, backward, 0});
+    ++backward;
+  };
+  for (int64_t i = 0; i < p - rank; ++i)
+    addForward();
+  for (int64_t i = 0; i < rank; ++i) {
+    addBackward(/*withW=*/false);
+    addForward();
+  }
+  for (int64_t i = 0; i < m - p; ++i) {
+    addBackward(/*withW=*/true);
+    addForward();
+  }
+  while (backward < m)
+    addBackward(/*withW=*/true);
+  for (int64_t i = 0; i < rank; ++i)
+    order.push_back({Phase::WeightGrad, i, 0});
+  return order;
+}
+
 std::vector<PipelineTask> ddp::getStageOrder(PipelineScheduleKind kind,
                                              const PipelineShape &shape,
                                              int64_t rank) {
   using Phase = PipelineTask::Phase;
+  if (kind == PipelineScheduleKind::ZeroBubbleH1)
+    return getZeroBubbleH1Order(shape, rank);
   int64_t chunks = shape.virtualStages;
   int64_t total = shape.microbatches * chunks;
   std::vector<std::pair<int64_t, int64_t>> table =

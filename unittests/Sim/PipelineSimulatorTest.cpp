@@ -29,9 +29,12 @@ namespace {
 
 /// The reference step of a pipeline of `stages` ranks with `chunks` model
 /// chunks each, `microbatches` microbatches, one compute op per chunk and
-/// pass; ddp-pipeline-stages splits it.
+/// pass; ddp-pipeline-stages splits it. With `splitW` each backward is a B
+/// op (the input's gradient, 1/v ms) and a W op (the weights', 1/v ms, its
+/// own task), as the importer builds for ZB-H1.
 std::string makeUniformPipeline(int64_t stages, int64_t chunks,
-                                int64_t microbatches, int64_t elements = 1) {
+                                int64_t microbatches, int64_t elements = 1,
+                                bool splitW = false) {
   int64_t flowChunks = stages * chunks;
   double forwardFlops = 1e9 / chunks;
   std::string type = llvm::formatv("tensor<{0}xf32>", elements).str();
@@ -60,9 +63,17 @@ std::string makeUniformPipeline(int64_t stages, int64_t chunks,
       std::string name = llvm::formatv("%b{0}_{1}", m, g).str();
       ir += llvm::formatv("  {0} = ddp.compute \"b\"({1}, %f{2}_{3}) flops "
                           "{4:e} bytes 0.0 {5} : ({6}, {6}) -> {6}\n",
-                          name, previous, m, g, 2 * forwardFlops,
-                          tag('B', m, g), type)
+                          name, previous, m, g,
+                          (splitW ? 1 : 2) * forwardFlops, tag('B', m, g),
+                          type)
                 .str();
+      if (splitW)
+        ir += llvm::formatv("  %w{0}_{1} = ddp.compute \"w\"({2}, "
+                            "%f{0}_{1}) flops {3:e} bytes 0.0 {4} : ({5}, "
+                            "{5}) -> {5}\n",
+                            m, g, previous, forwardFlops, tag('W', m, g),
+                            type)
+                  .str();
       previous = name;
     }
   }
@@ -74,8 +85,9 @@ simulateUniformPipeline(int64_t stages, int64_t chunks, int64_t microbatches,
                         llvm::StringRef schedule, bool overlapP2PComm,
                         int64_t elements = 1) {
   std::unique_ptr<mlir::MLIRContext> context = makeContext();
-  mlir::OwningOpRef<mlir::ModuleOp> module = parseStep(
-      *context, makeUniformPipeline(stages, chunks, microbatches, elements));
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      parseStep(*context, makeUniformPipeline(stages, chunks, microbatches,
+                                              elements, schedule == "zb-h1"));
   EXPECT_TRUE(module);
   mlir::PassManager pm(context.get());
   ddp::PipelineStagesOptions options;
@@ -139,6 +151,28 @@ TEST(PipelineSimulatorTest, InterleavingDividesTheBubbleByTheChunks) {
   }
   EXPECT_NEAR(simulateIdleFraction(2, 2, 4, "interleaved", true), 1.0 / 8,
               1e-4);
+}
+
+// Qi et al. (ICLR 2024, Sec. 3.1): with T_F = T_B = T_W, ZB-H1 leaves
+// (p - 1)(T_F + T_B - T_W), a third of 1F1B's bubble, every rank idle as
+// long; its lower bound takes the W passes after a rank's last backward
+// off the chain, and the schedule reaches it.
+TEST(PipelineSimulatorTest, ZeroBubbleH1LeavesAThirdOfTheBubble) {
+  for (auto [stages, microbatches] :
+       {std::pair<int64_t, int64_t>{4, 8}, {3, 6}, {2, 2}, {5, 5}}) {
+    mlir::FailureOr<PipelineSimResult> result = simulateUniformPipeline(
+        stages, 1, microbatches, "zb-h1", /*overlapP2PComm=*/false);
+    ASSERT_TRUE(mlir::succeeded(result));
+    double ideal = 3e-3 * microbatches;
+    double bubble = 1e-3 * (stages - 1);
+    EXPECT_NEAR(result->stepTime, ideal + bubble, 1e-6) << stages;
+    EXPECT_NEAR(result->lowerBound, ideal + bubble, 1e-6) << stages;
+    for (int64_t rank = 0; rank < stages; ++rank) {
+      EXPECT_NEAR(result->stages[rank].idealComputeTime, ideal, 1e-9);
+      EXPECT_NEAR(result->getIdleFraction(rank), bubble / ideal, 1e-4)
+          << rank;
+    }
+  }
 }
 
 // 1F1B with ddp's early receives (overlap-p2p-comm on 1f1b).

@@ -10,6 +10,8 @@
 
 #include "ddp/Stages/PipelineSchedule.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -81,6 +83,50 @@ TEST(PipelineScheduleTest, GPipeRunsEveryForwardFirst) {
                                    "B2.0"));
 }
 
+// PaddlePaddle's pipeline_scheduler_ZBH1 job list (_create_job_list) for
+// 4 stages and 6 microbatches, written out by hand: a whole backward is
+// its B then its W.
+TEST(PipelineScheduleTest, ZeroBubbleH1RunsSomeWPassesLast) {
+  PipelineShape shape{4, 1, 6, 0};
+  auto kind = PipelineScheduleKind::ZeroBubbleH1;
+  EXPECT_EQ(getWarmupCount(kind, shape, 0), 4);
+  EXPECT_EQ(getWarmupCount(kind, shape, 3), 1);
+  EXPECT_THAT(order(kind, shape, 0),
+              testing::ElementsAre("F0.0", "F1.0", "F2.0", "F3.0", "B0.0",
+                                   "W0.0", "F4.0", "B1.0", "W1.0", "F5.0",
+                                   "B2.0", "W2.0", "B3.0", "W3.0", "B4.0",
+                                   "W4.0", "B5.0", "W5.0"));
+  EXPECT_THAT(order(kind, shape, 1),
+              testing::ElementsAre("F0.0", "F1.0", "F2.0", "B0.0", "F3.0",
+                                   "B1.0", "W1.0", "F4.0", "B2.0", "W2.0",
+                                   "F5.0", "B3.0", "W3.0", "B4.0", "W4.0",
+                                   "B5.0", "W5.0", "W0.0"));
+  EXPECT_THAT(order(kind, shape, 3),
+              testing::ElementsAre("F0.0", "B0.0", "F1.0", "B1.0", "F2.0",
+                                   "B2.0", "F3.0", "B3.0", "W3.0", "F4.0",
+                                   "B4.0", "W4.0", "F5.0", "B5.0", "W5.0",
+                                   "W0.0", "W1.0", "W2.0"));
+  // As many microbatches as stages: no steady phase.
+  EXPECT_THAT(order(kind, {2, 1, 2, 0}, 1),
+              testing::ElementsAre("F0.0", "B0.0", "F1.0", "B1.0", "W1.0",
+                                   "W0.0"));
+  // Every F, B and W once; each B after its F, each W after its B.
+  for (PipelineShape each : {PipelineShape{5, 1, 5, 0}, PipelineShape{3, 1, 7, 0}})
+    for (int64_t rank = 0; rank < each.stages; ++rank) {
+      std::vector<int> seen(3 * each.microbatches, -1);
+      for (auto [index, task] :
+           llvm::enumerate(getStageOrder(kind, each, rank))) {
+        int &at = seen[3 * task.microbatch + int(task.phase)];
+        EXPECT_EQ(at, -1) << task.str();
+        at = int(index);
+      }
+      for (int64_t m = 0; m < each.microbatches; ++m) {
+        EXPECT_LT(seen[3 * m], seen[3 * m + 1]) << rank;
+        EXPECT_LT(seen[3 * m + 1], seen[3 * m + 2]) << rank;
+      }
+    }
+}
+
 TEST(PipelineScheduleTest, ChecksNameTheOptionToChange) {
   auto interleaved = PipelineScheduleKind::Interleaved;
   EXPECT_THAT(checkMessage(PipelineScheduleKind::OneFOneB, {2, 2, 4, 0}),
@@ -99,6 +145,14 @@ TEST(PipelineScheduleTest, ChecksNameTheOptionToChange) {
               testing::HasSubstr("last group of 1"));
   EXPECT_THAT(checkMessage(PipelineScheduleKind::GPipe, {2, 1, 0, 0}),
               testing::HasSubstr("at least 1 stage"));
+  auto zeroBubble = PipelineScheduleKind::ZeroBubbleH1;
+  EXPECT_THAT(checkMessage(zeroBubble, {4, 1, 3, 0}),
+              testing::HasSubstr("at least as many microbatches as stages"));
+  EXPECT_THAT(checkMessage(zeroBubble, {4, 2, 8, 0}),
+              testing::HasSubstr("one model chunk per stage"));
+  EXPECT_EQ(checkMessage(zeroBubble, {4, 1, 4, 0}), "");
+  EXPECT_EQ(parsePipelineScheduleKind("zb-h1"), zeroBubble);
+  EXPECT_EQ(stringifyPipelineScheduleKind(zeroBubble), "zb-h1");
 }
 
 // Every rank runs every (microbatch, chunk) forward once and backward once,

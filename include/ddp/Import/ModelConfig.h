@@ -91,6 +91,11 @@ struct ModelConfig {
   /// them (0: every microbatch's).
   bool deferEmbeddingWgradCompute = false;
   int64_t wgradDeferralLimit = 0;
+  /// ddp's pipeline_schedule (Megatron has none: it picks interleaved for a
+  /// virtual size, else 1F1B): `1f1b`, `interleaved`, `gpipe` or `zb-h1`,
+  /// which the importer builds its W passes for (recorded as
+  /// ddp-schedule's pipeline-schedule). Unset: Megatron's choice.
+  std::optional<PipelineScheduleKind> pipelineSchedule;
   /// 0 means a dense model.
   int64_t numExperts = 0;
   int64_t moeRouterTopk = 2;
@@ -145,6 +150,8 @@ struct ModelConfig {
   PipelineShape getPipelineShape() const;
   /// Megatron's schedule for it: interleaved with model chunks, else 1F1B.
   PipelineScheduleKind getPipelineScheduleKind() const {
+    if (pipelineSchedule)
+      return *pipelineSchedule;
     return getVirtualPipelineSize() > 1 ? PipelineScheduleKind::Interleaved
                                         : PipelineScheduleKind::OneFOneB;
   }

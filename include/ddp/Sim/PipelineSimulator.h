@@ -24,11 +24,14 @@ struct PipelineSimResult {
   double stepTime = 0;
   /// No schedule of these programs ends sooner, communication free: for
   /// each rank r, the forwards of microbatch 0 through chunk 0 on the ranks
-  /// before it (the fill), r's own pipeline tasks, the backwards of the last
-  /// microbatch through chunk 0 on the ranks before it (the drain), then
-  /// rank 0's compute after its tasks; and no rank's own bound (its
-  /// compute, its busiest group's transfers). With uniform stages it is
-  /// the ideal compute times 1 + (p - 1)/(v m), Narayanan et al.'s bubble.
+  /// before it (the fill), r's own pipeline tasks up to its last backward,
+  /// the backwards of the last microbatch through chunk 0 on the ranks
+  /// before it (the drain), then rank 0's compute after its last backward;
+  /// and no rank's own bound (its compute, its busiest group's transfers).
+  /// With uniform stages it is the ideal compute times 1 + (p - 1)/(v m),
+  /// Narayanan et al.'s bubble; under ZB-H1, whose W passes after a rank's
+  /// last backward run beside the drain, the ideal compute plus (p - 1)
+  /// (T_F + T_B - T_W) (Qi et al.).
   double lowerBound = 0;
   /// Per pipeline rank, the model state its program keeps (the average
   /// over a sharding group's ranks, ModelState::getBytesPerRank).

@@ -4,9 +4,13 @@
 // every (microbatch, model chunk), as Megatron-Core's schedules.py runs it:
 // 1F1B (forward_backward_pipelining_without_interleaving), interleaved
 // (forward_backward_pipelining_with_interleaving, with the schedule table of
-// microbatch_group_size_per_vp_stage) and GPipe (all forwards, then all
-// backwards, as torch.distributed.pipelining's ScheduleGPipe). docs/Pipeline.md
-// cites the lines each rule comes from.
+// microbatch_group_size_per_vp_stage), GPipe (all forwards, then all
+// backwards, as torch.distributed.pipelining's ScheduleGPipe) and ZB-H1 (Qi
+// et al., Zero Bubble Pipeline Parallelism, ICLR 2024: 1F1B with each
+// backward split into B, the input's gradient, and W, the weights', some
+// W passes run late to fill the bubble; the order of PaddlePaddle's
+// pipeline_scheduler_ZBH1). docs/Pipeline.md cites the lines each rule
+// comes from.
 //
 // Plain C++ on LLVM Support: the importer builds the stage programs in this
 // order, and the tests compare it with what Megatron runs.
@@ -26,9 +30,9 @@
 
 namespace ddp {
 
-enum class PipelineScheduleKind { OneFOneB, Interleaved, GPipe };
+enum class PipelineScheduleKind { OneFOneB, Interleaved, GPipe, ZeroBubbleH1 };
 
-/// `1f1b`, `interleaved`, `gpipe`.
+/// `1f1b`, `interleaved`, `gpipe`, `zb-h1`.
 std::optional<PipelineScheduleKind> parsePipelineScheduleKind(llvm::StringRef);
 llvm::StringRef stringifyPipelineScheduleKind(PipelineScheduleKind kind);
 
@@ -79,12 +83,14 @@ std::vector<std::pair<int64_t, int64_t>>
 getScheduleTable(int64_t microbatches, int64_t chunks, int64_t groupSize);
 
 /// How many forwards pipeline rank `rank` runs before its first backward
-/// (get_pp_rank_microbatches' num_warmup_microbatches, for a training step).
+/// (get_pp_rank_microbatches' num_warmup_microbatches, for a training step;
+/// for ZB-H1 one more than 1F1B's, as its first backward's W runs late).
 int64_t getWarmupCount(PipelineScheduleKind kind, const PipelineShape &shape,
                        int64_t rank);
 
 /// Every task of pipeline rank `rank`, in the order it runs them. The shape
-/// must pass checkPipelineSchedule.
+/// must pass checkPipelineSchedule. Only ZB-H1 has W tasks: every other
+/// schedule runs a backward's weight gradients inside its B task.
 std::vector<PipelineTask> getStageOrder(PipelineScheduleKind kind,
                                         const PipelineShape &shape,
                                         int64_t rank);

@@ -66,6 +66,7 @@ private:
   int64_t stages;
   PipelineScheduleKind kind = PipelineScheduleKind::OneFOneB;
   PipelineShape shape;
+  bool hasWeightGradTasks = false;
   DenseMap<Operation *, llvm::BitVector> stagesOf;
   /// Each rank's ops in the order it runs them (get_params excluded).
   std::vector<std::vector<Operation *>> orders;
@@ -110,6 +111,7 @@ LogicalResult StageSplit::analyze(StringRef kindName, int64_t groupSize,
                << bound << " ops of the step could hold";
       chunks = std::max(chunks, task->chunk + 1);
       microbatches = std::max(microbatches, task->microbatch + 1);
+      hasWeightGradTasks |= task->phase == PipelineTask::Phase::WeightGrad;
     }
     llvm::BitVector set(stages);
     if (stage) {
@@ -136,8 +138,18 @@ LogicalResult StageSplit::analyze(StringRef kindName, int64_t groupSize,
     kind = *parsed;
   } else {
     return step.emitError("unknown pipeline schedule '")
-           << kindName << "'; expected 1f1b, interleaved or gpipe";
+           << kindName << "'; expected 1f1b, interleaved, gpipe or zb-h1";
   }
+  // ZB-H1 orders W tasks the importer made (pipeline_schedule zb-h1, which
+  // also sums each weight's gradient in the order they run); a step
+  // without them would run as 1F1B with one more warmup forward.
+  if (kind == PipelineScheduleKind::ZeroBubbleH1 && !hasWeightGradTasks)
+    return step.emitError(
+        "the zb-h1 schedule runs each backward's weight gradients as a "
+        "pass of their own (W<m>.<c>), but @")
+           << step.getSymName()
+           << " has none; import the model with pipeline_schedule "
+              "\"zb-h1\", or use pipeline-schedule=1f1b";
   shape = {stages, chunks, microbatches, groupSize};
   for (int64_t rank = 0; rank < stages; ++rank) {
     std::string name = (step.getSymName() + "_stage" + Twine(rank)).str();
@@ -294,7 +306,10 @@ LogicalResult StageSplit::plan(const PipelineExchangeOptions &options) {
   pipeline::StageOrders stageOrders{kind,     shape,     orders,
                                     taskBegin, taskEnd,   postStart,
                                     step.getLoc()};
-  bool early = options.overlap && kind != PipelineScheduleKind::Interleaved;
+  // ZB-H1 has no Megatron calls to follow: it exchanges by that rule too.
+  bool early = (options.overlap ||
+                kind == PipelineScheduleKind::ZeroBubbleH1) &&
+               kind != PipelineScheduleKind::Interleaved;
   FailureOr<ExchangePlan> placed =
       early ? pipeline::placeEarly(stageOrders, transfers, options.deallocate)
             : pipeline::placeAsMegatron(stageOrders, transfers, options);

@@ -11,7 +11,7 @@
 // RUN: not ddp-opt %s -split-input-file -ddp-pipeline-stages="overlap-p2p-comm-warmup-flush=true" 2>&1 | FileCheck %s --check-prefix=FLUSH
 // RUN: not ddp-opt %s -split-input-file -ddp-pipeline-stages="overlap-p2p-comm=true overlap-p2p-comm-warmup-flush=true" 2>&1 | FileCheck %s --check-prefix=FLUSH1F1B
 
-// BAD: error: unknown pipeline schedule 'zigzag'; expected 1f1b, interleaved or gpipe
+// BAD: error: unknown pipeline schedule 'zigzag'; expected 1f1b, interleaved, gpipe or zb-h1
 // An error at a step function does not print the function (ddp-opt turns
 // MLIR's --mlir-print-op-on-diagnostic off unless asked).
 // BAD-NOT: see current operation

@@ -630,8 +630,8 @@ def PipelineStages : Pass<"ddp-pipeline-stages", "mlir::ModuleOp"> {
     - the ops before the pipeline (none from the importer);
     - the tasks of rank `r` in the order `schedule` runs them (the order
       `--ddp-print-pipeline-schedule` prints), each task's ops in program
-      order, then its weight-gradient passes (`W<m>.<c>`: the output
-      layer's deferred wgrads) in microbatch order;
+      order, then its weight-gradient passes the schedule does not place
+      (`W<m>.<c>`: the output layer's deferred wgrads) in microbatch order;
     - the ops after the pipeline (the gradient reductions and the
       optimizer).
 
@@ -662,7 +662,12 @@ def PipelineStages : Pass<"ddp-pipeline-stages", "mlir::ModuleOp"> {
     (`forward_backward_pipelining_without_interleaving`), `interleaved`
     (`forward_backward_pipelining_with_interleaving`, with
     `microbatch-group-size` contiguous microbatches per model chunk), or
-    `gpipe` (every forward, then every backward). docs/Pipeline.md gives
+    `gpipe` (every forward, then every backward); or `zb-h1` (Qi et al.'s
+    zero-bubble ZB-H1, in PaddlePaddle's order), which runs the W tasks an
+    import with `pipeline_schedule` `zb-h1` makes (each backward's weight
+    gradients, `W<m>.<c>`) among the others, some after the last backward,
+    and exchanges as `overlap-p2p-comm` does on 1f1b (Megatron has no calls
+    for it to follow). docs/Pipeline.md gives
     the rules and cites Megatron's lines. A module whose ops name no
     pipeline rank is left as it is. `ddp-schedule` runs this pass first, with
     the group size the importer recorded from the model's
@@ -671,7 +676,7 @@ def PipelineStages : Pass<"ddp-pipeline-stages", "mlir::ModuleOp"> {
   let options = [
     Option<"pipelineSchedule", "pipeline-schedule", "std::string",
            /*default=*/"\"\"",
-           "1f1b, interleaved or gpipe; empty means Megatron's choice: "
+           "1f1b, interleaved, gpipe or zb-h1; empty means Megatron's choice: "
            "interleaved when the ranks hold several model chunks, else 1f1b">,
     Option<"microbatchGroupSize", "microbatch-group-size", "int64_t",
            /*default=*/"0",
