@@ -52,6 +52,9 @@ PipelineChoice ddp::plan::getConfiguredChoice(const ModelConfig &config) {
     // told not to; 1F1B's calls block (ModelImporter records the same).
     choice.overlapP2PComm = config.overlapP2PComm;
   }
+  // ZB-H1 exchanges early (ddp-pipeline-stages).
+  if (choice.schedule == PipelineScheduleKind::ZeroBubbleH1)
+    choice.overlapP2PComm = true;
   return choice;
 }
 
@@ -78,6 +81,14 @@ ddp::plan::getFirstPipelineChoices(const ModelConfig &config) {
   addOnce(choices, oneFOneB);
   oneFOneB.overlapP2PComm = true;
   addOnce(choices, oneFOneB);
+  // ZB-H1, which exchanges early (as 1F1B with overlap-p2p-comm), where it
+  // runs: at least as many microbatches as stages.
+  if (config.numMicrobatches >= config.pipelineModelParallelSize) {
+    PipelineChoice zeroBubble;
+    zeroBubble.schedule = PipelineScheduleKind::ZeroBubbleH1;
+    zeroBubble.overlapP2PComm = true;
+    addOnce(choices, zeroBubble);
+  }
   // An uneven split fixes its stages' layers; its virtual size is the one
   // the config gives.
   bool uneven = config.decoderFirstPipelineNumLayers > 0 ||
@@ -98,6 +109,9 @@ std::vector<PipelineChoice>
 ddp::plan::getRefinedPipelineChoices(const ModelConfig &config,
                                      const PipelineChoice &best) {
   std::vector<PipelineChoice> choices;
+  // ZB-H1's exchanges are early whatever the flag says.
+  if (best.schedule == PipelineScheduleKind::ZeroBubbleH1)
+    return choices;
   PipelineChoice toggled = best;
   toggled.overlapP2PComm = !best.overlapP2PComm;
   addOnce(choices, toggled);
@@ -146,6 +160,9 @@ evaluate(MLIRContext &context, const ModelConfig &base,
   config.microbatchGroupSizePerVpStage =
       interleaved ? choice.microbatchGroupSize : 0;
   config.overlapP2PComm = choice.overlapP2PComm;
+  // ZB-H1 is built at import (its W passes and their sums); the others only
+  // order what the import built, but a configured schedule must agree.
+  config.pipelineSchedule = choice.schedule;
   if (llvm::Error error = validateModelConfig(config, "this choice")) {
     candidate.refusal = llvm::toString(std::move(error));
     return candidate;
@@ -242,6 +259,8 @@ llvm::Expected<PipelinePlan> ddp::plan::planPipeline(
                                        : config.pipelineModelParallelSize;
     if (given.contains("overlap-p2p-comm"))
       choice.overlapP2PComm = options.overlapP2PComm;
+    if (choice.schedule == PipelineScheduleKind::ZeroBubbleH1)
+      choice.overlapP2PComm = true;
     return choice;
   };
   PipelinePlan plan;

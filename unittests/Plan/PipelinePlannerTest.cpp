@@ -56,16 +56,22 @@ TEST(PipelinePlannerTest, FirstChoicesAreEveryEvenVirtualSize) {
     names.push_back(choice.describe());
   EXPECT_EQ(names, (std::vector<std::string>{
                        "1f1b", "1f1b overlap-p2p-comm",
+                       "zb-h1 overlap-p2p-comm",
                        "interleaved v=2 group=2 overlap-p2p-comm",
                        "interleaved v=4 group=2 overlap-p2p-comm"}));
   // An uneven split keeps the configured virtual size.
   ModelConfig uneven = makeConfig();
   uneven.decoderFirstPipelineNumLayers = 3;
-  EXPECT_EQ(getFirstPipelineChoices(uneven).size(), 2u);
+  EXPECT_EQ(getFirstPipelineChoices(uneven).size(), 3u);
+  // ZB-H1 needs as many microbatches as stages.
+  ModelConfig few = makeConfig();
+  few.numMicrobatches = 1;
+  for (const PipelineChoice &choice : getFirstPipelineChoices(few))
+    EXPECT_NE(choice.schedule, PipelineScheduleKind::ZeroBubbleH1);
 }
 
 TEST(PipelinePlannerTest, RefinesTheGroupAndTheCallsAroundTheBest) {
-  PipelineChoice best = getFirstPipelineChoices(makeConfig())[2];
+  PipelineChoice best = getFirstPipelineChoices(makeConfig())[3];
   std::vector<std::string> names;
   for (const PipelineChoice &choice :
        getRefinedPipelineChoices(makeConfig(), best))
@@ -135,6 +141,31 @@ TEST(PipelinePlannerTest, GivenOptionsHoldForEveryCandidate) {
   result = plan(makeConfig(), makeModel(), "overlap-p2p-comm=true");
   for (const PipelineCandidate &candidate : result.candidates)
     EXPECT_TRUE(candidate.choice.overlapP2PComm);
+}
+
+// ZB-H1's candidate is imported for it (its W passes) and runs; with its
+// passes of one microbatch it leaves less bubble than 1F1B's.
+TEST(PipelinePlannerTest, ZeroBubbleH1IsACandidate) {
+  PipelinePlan result = plan(makeConfig(), makeModel());
+  const PipelineCandidate *zeroBubble = nullptr, *oneFOneB = nullptr;
+  for (const PipelineCandidate &candidate : result.candidates) {
+    if (candidate.choice.schedule == PipelineScheduleKind::ZeroBubbleH1)
+      zeroBubble = &candidate;
+    if (candidate.choice.describe() == "1f1b overlap-p2p-comm")
+      oneFOneB = &candidate;
+  }
+  ASSERT_TRUE(zeroBubble && oneFOneB);
+  ASSERT_TRUE(zeroBubble->result) << zeroBubble->refusal;
+  ASSERT_TRUE(oneFOneB->result) << oneFOneB->refusal;
+  EXPECT_LT(zeroBubble->result->getMeanBubbleTime(),
+            oneFOneB->result->getMeanBubbleTime());
+  // Given, it holds for every candidate.
+  result = plan(makeConfig(), makeModel(), "pipeline-schedule=zb-h1");
+  ASSERT_FALSE(result.candidates.empty());
+  for (const PipelineCandidate &candidate : result.candidates) {
+    EXPECT_EQ(candidate.choice.schedule, PipelineScheduleKind::ZeroBubbleH1);
+    EXPECT_TRUE(candidate.result) << candidate.refusal;
+  }
 }
 
 TEST(PipelinePlannerTest, BadOptionsAreAnError) {
