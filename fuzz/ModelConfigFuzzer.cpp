@@ -42,6 +42,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   options.overlapP2PComm =
       config->getVirtualPipelineSize() > 1 && config->overlapP2PComm;
   options.deallocatePipelineOutputs = config->deallocatePipelineOutputs;
+  if (config->pipelineSchedule)
+    options.pipelineSchedule =
+        ddp::stringifyPipelineScheduleKind(*config->pipelineSchedule).str();
   pm.addPass(ddp::createPipelineStages(options));
   pm.addPass(ddp::createVerifyCollectiveOrder());
   if (failed(pm.run(*module)))

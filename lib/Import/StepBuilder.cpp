@@ -121,6 +121,25 @@ Value StepBuilder::getParam(unsigned id) {
   return paramValues[id];
 }
 
+class StepBuilder::WeightGradScope {
+public:
+  explicit WeightGradScope(StepBuilder &sb) : sb(sb), saved(sb.currentTask) {
+    if (sb.splitsWeightGradients() && sb.currentTask &&
+        sb.currentTask->second.phase == PipelineTask::Phase::Backward)
+      sb.currentTask->second.phase = PipelineTask::Phase::WeightGrad;
+  }
+  ~WeightGradScope() { sb.currentTask = saved; }
+
+private:
+  StepBuilder &sb;
+  std::optional<std::pair<int64_t, PipelineTask>> saved;
+};
+
+Value StepBuilder::allGatherForWeightGrad(Value input, const Group &group) {
+  WeightGradScope scope(*this);
+  return allGather(input, group);
+}
+
 Value StepBuilder::gemm(GemmPhase phase, Value lhs, bool transposeLhs,
                         Value rhs, bool transposeRhs,
                         std::optional<int64_t> layer) {
@@ -133,15 +152,11 @@ Value StepBuilder::gemm(GemmPhase phase, Value lhs, bool transposeLhs,
          "contraction sizes differ");
   auto resultType = RankedTensorType::get({m, n}, lhsType.getElementType());
   // ZB-H1: the weight gradient is its backward's W pass.
-  std::optional<std::pair<int64_t, PipelineTask>> task = currentTask;
-  if (phase == GemmPhase::Wgrad && !weightGradOrder.empty() && currentTask &&
-      currentTask->second.phase == PipelineTask::Phase::Backward)
-    currentTask->second.phase = PipelineTask::Phase::WeightGrad;
-  Value product =
-      GemmOp::create(builder, loc, resultType, phase, lhs, transposeLhs, rhs,
-                     transposeRhs, getLayerAttr(layer));
-  currentTask = task;
-  return product;
+  std::optional<WeightGradScope> scope;
+  if (phase == GemmPhase::Wgrad)
+    scope.emplace(*this);
+  return GemmOp::create(builder, loc, resultType, phase, lhs, transposeLhs, rhs,
+                        transposeRhs, getLayerAttr(layer));
 }
 
 ValueRange StepBuilder::compute(StringRef kind, ValueRange inputs,
@@ -239,11 +254,11 @@ void StepBuilder::sumWeightGradients(unsigned id) {
     // In the rank's W order: the pipelined rank sums each in its W task,
     // and the reference step computes the same sum.
     const std::vector<int64_t> &order = weightGradOrder[rank];
-    auto position = [&](int64_t microbatch) {
-      return llvm::find(order, microbatch) - order.begin();
-    };
+    std::vector<size_t> position(order.size());
+    for (auto [index, microbatch] : llvm::enumerate(order))
+      position[microbatch] = index;
     llvm::stable_sort(contributions, [&](const auto &a, const auto &b) {
-      return position(a.first.microbatch) < position(b.first.microbatch);
+      return position[a.first.microbatch] < position[b.first.microbatch];
     });
     Value sum;
     for (auto &[task, gradient] : contributions) {

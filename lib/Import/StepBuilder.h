@@ -142,6 +142,11 @@ public:
   void splitWeightGradients(std::vector<std::vector<int64_t>> order) {
     weightGradOrder = std::move(order);
   }
+  bool splitsWeightGradients() const { return !weightGradOrder.empty(); }
+  /// allGather, built in the W task where weight gradients are split (the
+  /// gathered input of a wgrad under sequence parallelism: gathered in B it
+  /// would stay live, TP times the local input, until its W ran).
+  mlir::Value allGatherForWeightGrad(mlir::Value input, const Group &group);
 
   /// Ends the step: the data-parallel all-reduce of every gradient in ready
   /// order, the optimizer per parameter in the same order, and a return of
@@ -154,6 +159,9 @@ private:
   mlir::IntegerAttr getLayerAttr(std::optional<int64_t> layer);
   void markReady(unsigned id);
   void sumWeightGradients(unsigned id);
+  /// While alive, ops built inside a backward task go to its W task (where
+  /// weight gradients are split).
+  class WeightGradScope;
 
   mlir::MLIRContext &context;
   mlir::OwningOpRef<mlir::ModuleOp> module;

@@ -104,8 +104,8 @@ Error ddp::checkPipelineSchedule(PipelineScheduleKind kind,
       return scheduleError(formatv(
           "the zb-h1 schedule needs at least as many microbatches as "
           "stages, but num_microbatches is {0} and "
-          "pipeline_model_parallel_size {1}; raise the microbatches or use "
-          "pipeline-schedule=1f1b",
+          "pipeline_model_parallel_size {1}; raise num_microbatches, or use "
+          "the 1f1b schedule",
           shape.microbatches, shape.stages));
     return Error::success();
   }

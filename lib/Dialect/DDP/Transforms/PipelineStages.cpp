@@ -140,16 +140,39 @@ LogicalResult StageSplit::analyze(StringRef kindName, int64_t groupSize,
     return step.emitError("unknown pipeline schedule '")
            << kindName << "'; expected 1f1b, interleaved, gpipe or zb-h1";
   }
-  // ZB-H1 orders W tasks the importer made (pipeline_schedule zb-h1, which
-  // also sums each weight's gradient in the order they run); a step
-  // without them would run as 1F1B with one more warmup forward.
-  if (kind == PipelineScheduleKind::ZeroBubbleH1 && !hasWeightGradTasks)
+  // ZB-H1 orders W tasks the importer made for it (pipeline_schedule
+  // zb-h1), whose sums follow its order; an imported step records which
+  // schedule it was built for. A step without W tasks would run as 1F1B
+  // with one more warmup forward.
+  bool zeroBubble = kind == PipelineScheduleKind::ZeroBubbleH1;
+  if (auto recorded = step->getParentOfType<ModuleOp>()
+                          ->getAttrOfType<DictionaryAttr>(
+                              kScheduleOptionsAttrName)) {
+    auto built = recorded.getAs<StringAttr>("pipeline-schedule");
+    bool builtForZeroBubble = built && built.getValue() == "zb-h1";
+    if (zeroBubble && !builtForZeroBubble)
+      return step.emitError("the zb-h1 schedule runs the W passes an import "
+                            "for it builds (each backward's weight "
+                            "gradients, summed in its order), but @")
+             << step.getSymName()
+             << " was imported for another schedule; import the model with "
+                "pipeline_schedule \"zb-h1\"";
+    if (!zeroBubble && builtForZeroBubble)
+      return step.emitError("@")
+             << step.getSymName()
+             << " was imported for the zb-h1 schedule (its weight gradients "
+                "are W passes, summed in that schedule's order), but the "
+             << stringifyPipelineScheduleKind(kind)
+             << " schedule is asked for; use pipeline-schedule=zb-h1, or "
+                "import the model again with that pipeline_schedule";
+  } else if (zeroBubble && !hasWeightGradTasks) {
     return step.emitError(
         "the zb-h1 schedule runs each backward's weight gradients as a "
         "pass of their own (W<m>.<c>), but @")
            << step.getSymName()
            << " has none; import the model with pipeline_schedule "
               "\"zb-h1\", or use pipeline-schedule=1f1b";
+  }
   shape = {stages, chunks, microbatches, groupSize};
   for (int64_t rank = 0; rank < stages; ++rank) {
     std::string name = (step.getSymName() + "_stage" + Twine(rank)).str();

@@ -7,6 +7,9 @@
 // RUN: ddp-opt %s -split-input-file -ddp-pipeline-stages="overlap-p2p-comm=true deallocate-pipeline-outputs=true" -ddp-verify-collective-order -o /dev/null
 // RUN: not ddp-opt %s -split-input-file -ddp-pipeline-stages="pipeline-schedule=zigzag" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not ddp-opt %s -split-input-file -ddp-pipeline-stages="microbatch-group-size=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// A hand-written step without W tasks (and no import record) for zb-h1:
+// RUN: not ddp-opt %s -split-input-file -ddp-pipeline-stages="pipeline-schedule=zb-h1" 2>&1 | FileCheck %s --check-prefix=NO-W
+// NO-W: error: the zb-h1 schedule runs each backward's weight gradients as a pass of their own (W<m>.<c>), but @step has none; import the model with pipeline_schedule "zb-h1", or use pipeline-schedule=1f1b
 
 // RUN: not ddp-opt %s -split-input-file -ddp-pipeline-stages="overlap-p2p-comm-warmup-flush=true" 2>&1 | FileCheck %s --check-prefix=FLUSH
 // RUN: not ddp-opt %s -split-input-file -ddp-pipeline-stages="overlap-p2p-comm=true overlap-p2p-comm-warmup-flush=true" 2>&1 | FileCheck %s --check-prefix=FLUSH1F1B
