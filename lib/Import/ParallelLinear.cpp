@@ -28,18 +28,17 @@ Value ModelImporter::columnParallelBackward(Value gradOut, Value localInput,
                                             unsigned weight,
                                             std::optional<int64_t> layer,
                                             bool wgrad) {
-  // With weight gradients split (ZB-H1) the gather goes into the W pass.
-  bool gatherLater = sequenceParallel && wgrad && sb.splitsWeightGradients();
-  Value input = sequenceParallel && wgrad && !gatherLater
-                    ? sb.allGather(localInput, tpGroup)
-                    : localInput;
+  // Split weight gradients (ZB-H1) keep the gathered input from here to
+  // their W pass, as the zero-bubble reference's WeightGradStore keeps
+  // total_input: gathered in W it was exposed there, where in B the dgrad
+  // hides it (docs/Pipeline.md#zb-h1).
+  Value input = sequenceParallel && wgrad ? sb.allGather(localInput, tpGroup)
+                                          : localInput;
   Value gradInput = sb.gemm(GemmPhase::Dgrad, gradOut, false,
                             sb.getParam(weight), false, layer);
   if (tp > 1)
     gradInput = sequenceParallel ? sb.reduceScatter(gradInput, tpGroup)
                                  : sb.allReduce(gradInput, tpGroup);
-  if (gatherLater)
-    input = sb.allGatherForWeightGrad(localInput, tpGroup);
   if (wgrad)
     sb.addGradient(weight, sb.gemm(GemmPhase::Wgrad, gradOut, true, input,
                                    false, layer));

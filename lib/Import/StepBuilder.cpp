@@ -135,11 +135,6 @@ private:
   std::optional<std::pair<int64_t, PipelineTask>> saved;
 };
 
-Value StepBuilder::allGatherForWeightGrad(Value input, const Group &group) {
-  WeightGradScope scope(*this);
-  return allGather(input, group);
-}
-
 Value StepBuilder::gemm(GemmPhase phase, Value lhs, bool transposeLhs,
                         Value rhs, bool transposeRhs,
                         std::optional<int64_t> layer) {

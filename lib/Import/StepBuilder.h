@@ -143,10 +143,6 @@ public:
     weightGradOrder = std::move(order);
   }
   bool splitsWeightGradients() const { return !weightGradOrder.empty(); }
-  /// allGather, built in the W task where weight gradients are split (the
-  /// gathered input of a wgrad under sequence parallelism: gathered in B it
-  /// would stay live, TP times the local input, until its W ran).
-  mlir::Value allGatherForWeightGrad(mlir::Value input, const Group &group);
 
   /// Ends the step: the data-parallel all-reduce of every gradient in ready
   /// order, the optimizer per parameter in the same order, and a return of
