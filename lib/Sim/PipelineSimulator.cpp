@@ -136,17 +136,17 @@ ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
   // drain, so they are not on the chain).
   int64_t lastMicrobatch = 0;
   std::vector<size_t> firstTaskIndex(stages, SIZE_MAX),
-      lastTaskIndex(stages, 0);
+      lastBackwardIndex(stages, 0);
   for (auto [rank, ops] : llvm::enumerate(programs))
     for (auto [index, op] : llvm::enumerate(ops))
       if (std::optional<PipelineTask> task = getPipelineTask(op)) {
         lastMicrobatch = std::max(lastMicrobatch, task->microbatch);
         firstTaskIndex[rank] = std::min(firstTaskIndex[rank], index);
         if (task->phase == PipelineTask::Phase::Backward)
-          lastTaskIndex[rank] = index;
+          lastBackwardIndex[rank] = index;
       }
   std::vector<double> inTasks(stages, 0), fill(stages, 0), drain(stages, 0),
-      afterTasks(stages, 0);
+      afterLastBackward(stages, 0);
 
   // When each send started: its receive starts no earlier.
   DenseMap<Operation *, double> sentAt;
@@ -167,10 +167,10 @@ ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
           return failure();
         double spent = simulations[rank]->getIdealComputeTime() - before;
         size_t index = next[rank];
-        if (index >= firstTaskIndex[rank] && index <= lastTaskIndex[rank])
+        if (index >= firstTaskIndex[rank] && index <= lastBackwardIndex[rank])
           inTasks[rank] += spent;
-        else if (index > lastTaskIndex[rank])
-          afterTasks[rank] += spent;
+        else if (index > lastBackwardIndex[rank])
+          afterLastBackward[rank] += spent;
         if (std::optional<PipelineTask> task = getPipelineTask(op)) {
           bool forward = task->phase == PipelineTask::Phase::Forward;
           bool backward = task->phase == PipelineTask::Phase::Backward;
@@ -207,7 +207,7 @@ ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
   double before = 0;
   for (int64_t rank = 0; rank < stages; ++rank) {
     const SimResult &stage = result.stages[rank];
-    double chain = before + inTasks[rank] + afterTasks[0];
+    double chain = before + inTasks[rank] + afterLastBackward[0];
     for (int64_t q = 0; q < rank; ++q)
       chain += drain[q];
     result.lowerBound = std::max({result.lowerBound, chain,

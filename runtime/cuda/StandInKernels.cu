@@ -106,6 +106,22 @@ __global__ void standInKernel(const __grid_constant__ cuda::StandInArgs args) {
 
 constexpr int octetUnroll = 2, uniformInputs = 4;
 
+/// Eight f32 elements from the two 16-byte vectors that hold them.
+__device__ inline void unpackF32(const uint4 v[2], float value[8]) {
+#pragma unroll
+  for (int k = 0; k < 8; ++k)
+    value[k] = __uint_as_float(word(v, k));
+}
+
+/// An input's eight values into the sums, in input order as host::compute
+/// adds them (the first input's are the sums).
+__device__ inline void addInto(float sum[8], const float value[8],
+                               bool first) {
+#pragma unroll
+  for (int k = 0; k < 8; ++k)
+    sum[k] = first ? value[k] : sum[k] + value[k];
+}
+
 /// The octet of `input` that octet `octet` of the span reads.
 __device__ inline int64_t sourceOctet(const cuda::StandInTensor &input,
                                       int64_t octet, int64_t span) {
@@ -211,15 +227,11 @@ standInUniformKernel(const __grid_constant__ cuda::StandInArgs args) {
           uint4 v[2];
           loadVectors<2>(input.data, sourceOctet(input, octet[u], args.span),
                          v);
-#pragma unroll
-          for (int k = 0; k < 8; ++k)
-            value[k] = __uint_as_float(word(v, k));
+          unpackF32(v, value);
         } else {
           unpack16<float, T>(&raw[j][u], value);
         }
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-          sum[u][k] = j == 0 ? value[k] : sum[u][k] + value[k];
+        addInto(sum[u], value, j == 0);
       }
     }
     uint4 packed[octetUnroll];
@@ -270,9 +282,7 @@ __device__ inline void loadShortOctet(const cuda::StandInTensor &input,
   const uint4 *source = static_cast<const uint4 *>(input.data);
   if (input.dtype == DType::F32) {
     uint4 v[2] = {__ldg(source + 2 * at), __ldg(source + 2 * at + 1)};
-#pragma unroll
-    for (int k = 0; k < 8; ++k)
-      value[k] = __uint_as_float(word(v, k));
+    unpackF32(v, value);
   } else {
     uint4 v[1] = {__ldg(source + at)};
     unpack16<float, T>(v, value);
@@ -307,9 +317,7 @@ __global__ void __launch_bounds__(threadsPerBlock, 3)
         break;
       float value[8];
       loadShortOctet<T>(args.inputs[j], heldAt[j], value);
-#pragma unroll
-      for (int k = 0; k < 8; ++k)
-        sum[k] = j == 0 ? value[k] : sum[k] + value[k];
+      addInto(sum, value, j == 0);
     }
     uint4 packed;
     packFloats<T>(sum, &packed);
@@ -356,9 +364,7 @@ __global__ void __launch_bounds__(threadsPerBlock, 3)
         } else if (covers) {
           uint4 v[2];
           loadVectors<2>(input.data, octet[u], v);
-#pragma unroll
-          for (int k = 0; k < 8; ++k)
-            value[k] = __uint_as_float(word(v, k));
+          unpackF32(v, value);
         } else {
           // Held, or short and not dividing the row (a division a row; no
           // transformer's stand-in has one).
@@ -368,9 +374,7 @@ __global__ void __launch_bounds__(threadsPerBlock, 3)
                                                    uint32_t(input.numel / 8)),
                             value);
         }
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-          sum[u][k] = j == 0 ? value[k] : sum[u][k] + value[k];
+        addInto(sum[u], value, j == 0);
       }
     }
     uint4 packed[wrapRows];
