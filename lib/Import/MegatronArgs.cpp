@@ -315,8 +315,11 @@ Error ArgumentReader::mapModel(MegatronRun &run) {
         return error;
     // Megatron core_r0.10-0.12 print moe_ffn_hidden_size = ffn_hidden_size
     // for a dense model too: these are read with experts only.
+    // Megatron prints expert_tensor_parallel_size = tensor_model_parallel_size
+    // for a dense model too (arguments.py sets it when unset).
     for (StringRef name :
-         {"moe_ffn_hidden_size", "moe_shared_expert_intermediate_size"})
+         {"moe_ffn_hidden_size", "moe_shared_expert_intermediate_size",
+          "expert_tensor_parallel_size"})
       if (Error error = copyArgument(name, &ArgumentReader::getInteger,
                                      run.config, name))
         return error;
@@ -325,7 +328,8 @@ Error ArgumentReader::mapModel(MegatronRun &run) {
          {"moe_token_dispatcher_type", "moe_expert_capacity_factor",
           "moe_pad_expert_input_to_capacity", "moe_shared_expert_overlap",
           "overlap_moe_expert_parallel_comm", "delay_wgrad_compute",
-          "moe_ffn_hidden_size", "moe_shared_expert_intermediate_size"})
+          "moe_ffn_hidden_size", "moe_shared_expert_intermediate_size",
+          "expert_tensor_parallel_size"})
       lookup(name);
   }
   if (Error error = copyArgument("recompute_num_layers",
@@ -466,21 +470,8 @@ Error ArgumentReader::checkLayout(MegatronRun &run) {
         argument && argument->value != arg.defaultValue)
       return lineError(argument->line, formatv("{0} is {1}: {2}", arg.name,
                                                argument->value, arg.reason));
-  // Expert layers may have a tensor-parallel size of their own; the
-  // importer splits them over tensor_model_parallel_size.
   const Argument *experts = lookup("num_experts");
   bool hasExperts = experts && experts->value != "None";
-  const Argument *expertTensorParallel = lookup("expert_tensor_parallel_size");
-  const Argument *tensorParallel = lookup("tensor_model_parallel_size");
-  if (hasExperts && expertTensorParallel &&
-      expertTensorParallel->value != "None" &&
-      (!tensorParallel || expertTensorParallel->value != tensorParallel->value))
-    return lineError(
-        expertTensorParallel->line,
-        formatv("expert_tensor_parallel_size is {0}, not "
-                "tensor_model_parallel_size: the importer splits experts "
-                "over tensor_model_parallel_size",
-                expertTensorParallel->value));
   for (const LeftOutArg &arg : leftOutArgs)
     if (const Argument *argument = lookup(arg.name);
         argument && argument->value != arg.defaultValue &&

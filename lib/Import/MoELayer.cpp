@@ -163,7 +163,7 @@ Value ModelImporter::allGatherExperts(const LayerParams &params,
   runExperts(params, acts, layer);
 
   // Weight each expert output by its routing probability and scatter it back
-  // to its token; the reduce-scatter sums the TP partial sums and the
+  // to its token; the reduce-scatter sums the ETP partial sums and the
   // experts of the other ranks and returns this rank's tokens.
   SmallVector<Value> combineInputs(acts.expertOut);
   combineInputs.push_back(acts.gatheredProbs);
@@ -214,8 +214,8 @@ ModelImporter::MoEGrads ModelImporter::allGatherExpertsBackward(
 
 // This rank sends `sent` = experts x capacity rows, one block of local
 // experts x capacity rows per expert-parallel rank; each local expert then
-// takes tokensPerExpert = TP x EP x capacity rows (the all-gather over the
-// expert-tensor-parallel group, which is the TP group, adds the TP ranks'
+// takes tokensPerExpert = ETP x EP x capacity rows (the all-gather over the
+// expert-tensor-parallel group, Megatron's expt_tp, adds the ETP ranks'
 // tokens).
 
 Value ModelImporter::allToAllExperts(const LayerParams &params,
@@ -247,9 +247,9 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
   if (epGroup.size > 1)
     probsIn = sb.allToAll(probsIn, epGroup);
   sb.setScheduleNode(false, ScheduleNode::Kind::Mlp, layer);
-  if (tpGroup.size > 1) {
-    tokensIn = sb.allGather(tokensIn, tpGroup);
-    probsIn = sb.allGather(probsIn, tpGroup);
+  if (etpGroup.size > 1) {
+    tokensIn = sb.allGather(tokensIn, etpGroup);
+    probsIn = sb.allGather(probsIn, etpGroup);
   }
   // sort_chunks_by_idxs: from (source rank, local expert) order to one
   // block per local expert, with its probs.
@@ -264,14 +264,14 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
   runExperts(params, acts, layer);
 
   // combine_preprocess: back to (source rank, local expert) order, the
-  // reduce-scatter of the TP partial sums; token_combine: the all-to-all
+  // reduce-scatter of the ETP partial sums; token_combine: the all-to-all
   // back; combine_postprocess: unpermute to this rank's tokens.
   Value combined =
       sb.compute1("moe_unsort_chunks", acts.expertOut,
                   actType(received, hidden), 0.0,
                   bytes(2 * receivedElements), layer);
-  if (tpGroup.size > 1)
-    combined = sb.reduceScatter(combined, tpGroup);
+  if (etpGroup.size > 1)
+    combined = sb.reduceScatter(combined, etpGroup);
   sb.setScheduleNode(false, ScheduleNode::Kind::Combine, layer);
   if (epGroup.size > 1)
     combined = sb.allToAll(combined, epGroup);
@@ -306,8 +306,8 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
   if (sharedOverlaps)
     gradSharedAct = sharedExpertFc2Backward(params, acts, gradCombined, layer);
   sb.setScheduleNode(true, ScheduleNode::Kind::Mlp, layer);
-  if (tpGroup.size > 1)
-    grad = sb.allGather(grad, tpGroup);
+  if (etpGroup.size > 1)
+    grad = sb.allGather(grad, etpGroup);
   SmallVector<Type> perExpert(numLocalExperts,
                               actType(tokensPerExpert, hidden));
   ValueRange gradOut =
@@ -325,9 +325,9 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
   // The backward of the all-gather is a reduce-scatter; of an all-to-all,
   // the all-to-all back; the probabilities' first, as autograd runs the
   // reverse of the forward.
-  if (tpGroup.size > 1) {
-    gradRouted = sb.reduceScatter(gradRouted, tpGroup);
-    gradTokens = sb.reduceScatter(gradTokens, tpGroup);
+  if (etpGroup.size > 1) {
+    gradRouted = sb.reduceScatter(gradRouted, etpGroup);
+    gradTokens = sb.reduceScatter(gradTokens, etpGroup);
   }
   sb.setScheduleNode(true, ScheduleNode::Kind::Dispatch, layer);
   if (epGroup.size > 1) {
@@ -346,7 +346,7 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
 }
 
 //===----------------------------------------------------------------------===//
-// The local experts (SequentialMLP: each a TP-split MLP)
+// The local experts (SequentialMLP: each an ETP-split MLP)
 //===----------------------------------------------------------------------===//
 
 void ModelImporter::runExperts(const LayerParams &params,

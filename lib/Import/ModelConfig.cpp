@@ -59,6 +59,18 @@ int64_t ModelConfig::getVirtualPipelineSize() const {
   return 1;
 }
 
+ParallelSizes ModelConfig::getParallelSizes() const {
+  ParallelSizes sizes;
+  sizes.tensor = tensorModelParallelSize;
+  sizes.data = dataParallelSize;
+  sizes.pipeline = pipelineModelParallelSize;
+  if (isMoE()) {
+    sizes.expert = expertModelParallelSize;
+    sizes.expertTensor = getExpertTensorParallelSize();
+  }
+  return sizes;
+}
+
 PipelineShape ModelConfig::getPipelineShape() const {
   return {pipelineModelParallelSize, getVirtualPipelineSize(), numMicrobatches,
           microbatchGroupSizePerVpStage};
@@ -129,6 +141,8 @@ static const IntegerField integerFields[] = {
     {"num_experts", &ModelConfig::numExperts, 0, false},
     {"moe_router_topk", &ModelConfig::moeRouterTopk, 1, false},
     {"expert_model_parallel_size", &ModelConfig::expertModelParallelSize, 1,
+     false},
+    {"expert_tensor_parallel_size", &ModelConfig::expertTensorParallelSize, 1,
      false},
     {"moe_ffn_hidden_size", &ModelConfig::moeFfnHiddenSize, 1, false},
     {"moe_shared_expert_intermediate_size",

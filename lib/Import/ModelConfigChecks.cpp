@@ -132,15 +132,15 @@ static Error checkStepSize(const ModelConfig &config, StringRef source) {
        (config.swiglu ? 2.0 : 1.0) *
            double(config.moeSharedExpertIntermediateSize)},
       // The rows a rank sends to the experts, and those each expert takes:
-      // experts x capacity, and capacity x EP x TP.
+      // experts x capacity, and capacity x EP x ETP.
       {"moe_expert_capacity_factor",
        "num_experts x the expert capacity (the rows a rank dispatches)",
        config.isMoE() ? double(config.numExperts) * capacityRows : 0.0},
       {"moe_expert_capacity_factor",
        "the expert capacity x expert_model_parallel_size x "
-       "tensor_model_parallel_size (the rows an expert takes)",
+       "expert_tensor_parallel_size (the rows an expert takes)",
        config.isMoE() ? capacityRows * double(config.expertModelParallelSize) *
-                            double(config.tensorModelParallelSize)
+                            double(config.getExpertTensorParallelSize())
                       : 0.0},
       // MoE layers gather the tokens of the expert-parallel group.
       {"expert_model_parallel_size",
@@ -352,11 +352,17 @@ Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
     return error;
 
   if (!config.isMoE()) {
+    // An expert_tensor_parallel_size equal to the TP size is what Megatron
+    // prints for a dense model.
+    bool expertTensorParallel = config.expertTensorParallelSize &&
+                                config.expertTensorParallelSize != tp;
     if (config.expertModelParallelSize != 1 || config.moeFfnHiddenSize ||
         config.moeSharedExpertIntermediateSize ||
-        config.moeSharedExpertOverlap || config.overlapMoeExpertParallelComm)
+        config.moeSharedExpertOverlap || config.overlapMoeExpertParallelComm ||
+        expertTensorParallel)
       return fieldError(source,
-                        config.moeFfnHiddenSize ? "moe_ffn_hidden_size"
+                        expertTensorParallel ? "expert_tensor_parallel_size"
+                        : config.moeFfnHiddenSize ? "moe_ffn_hidden_size"
                         : config.moeSharedExpertIntermediateSize
                             ? "moe_shared_expert_intermediate_size"
                         : config.moeSharedExpertOverlap
@@ -394,16 +400,26 @@ Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
                           : "needs moe_shared_expert_intermediate_size");
   if (Error error = checkBatchLevelOverlap(config, source))
     return error;
-  if (Error error = checkDivisible(source, "moe_ffn_hidden_size",
-                                   config.getExpertFfnHiddenSize(),
-                                   "tensor_model_parallel_size", tp))
-    return error;
+  int64_t etp = config.getExpertTensorParallelSize();
   if (Error error = checkDivisible(source, "num_experts", config.numExperts,
                                    "expert_model_parallel_size", ep))
     return error;
-  if (Error error =
-          checkDivisible(source, "data_parallel_size", config.dataParallelSize,
-                         "expert_model_parallel_size", ep))
+  if (etp == tp) {
+    if (Error error = checkDivisible(source, "data_parallel_size",
+                                     config.dataParallelSize,
+                                     "expert_model_parallel_size", ep))
+      return error;
+  } else if (Expected<MeshLayout> layout =
+                 buildMeshLayout(config.getParallelSizes());
+             !layout) {
+    return fieldError(source, "expert_tensor_parallel_size",
+                      toString(layout.takeError()));
+  }
+  if (Error error = checkDivisible(source, "moe_ffn_hidden_size",
+                                   config.getExpertFfnHiddenSize(),
+                                   etp == tp ? "tensor_model_parallel_size"
+                                             : "expert_tensor_parallel_size",
+                                   etp))
     return error;
   if (config.moeRouterTopk > config.numExperts)
     return fieldError(source, "moe_router_topk",

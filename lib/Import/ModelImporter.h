@@ -104,8 +104,6 @@ public:
   mlir::OwningOpRef<mlir::ModuleOp> run();
 
 private:
-  static MeshLayout getMeshLayout(const ModelConfig &config);
-
   void declareParams();
   NormParams declareNorm(const std::string &prefix,
                          std::optional<int64_t> layer, bool sumOverTp);
@@ -261,7 +259,7 @@ private:
   int64_t elementBytes;
 
   // Sizes on this rank (docs/Importer.md, "Shapes").
-  int64_t tp, tokens, localTokens, hidden, qkvWidth, contextWidth, fc1Width,
+  int64_t tp, etp = 1, tokens, localTokens, hidden, qkvWidth, contextWidth, fc1Width,
       ffnWidth, expertFc1Width = 0, expertFfnWidth = 0, localVocab, numLocalExperts = 0, gatheredTokens = 0,
                             tokensPerExpert = 0;
   /// The tokens each expert takes from one rank's (its share, or its
@@ -270,7 +268,9 @@ private:
   int64_t expertCapacity = 0;
   bool sequenceParallel;
   bool hasDropout;
-  Group tpGroup, dispatchGroup, epGroup;
+  /// The dense layers' tensor-parallel group; the experts' own, their
+  /// expert-parallel group, and both (the all-gather dispatcher's).
+  Group tpGroup, etpGroup, epGroup, dispatchGroup;
 
   /// Pipelined steps: the model chunk of each layer, in flow order, and the
   /// last chunk's (the output layer and the loss). The embedding is on

@@ -16,25 +16,11 @@ using namespace ddp::importer;
 // Parameters
 //===----------------------------------------------------------------------===//
 
-/// A MoE model has the `ep` axis even when E = 1, a dense one never; `tp`
-/// is the fastest axis, so that a tensor-parallel group fills a node.
-MeshLayout ModelImporter::getMeshLayout(const ModelConfig &config) {
-  MeshLayout layout = MeshLayout::dataParallel(
-      config.dataParallelSize,
-      config.isMoE() ? std::optional<int64_t>(config.expertModelParallelSize)
-                     : std::nullopt);
-  layout.axes.push_back({"tp", config.tensorModelParallelSize});
-  // Megatron's rank order (tp-cp-ep-dp-pp): the pipeline axis is the
-  // slowest, so a stage's ranks are contiguous.
-  if (config.isPipelined())
-    layout.axes.insert(layout.axes.begin(),
-                       {"pp", config.pipelineModelParallelSize});
-  return layout;
-}
-
+// validateModelConfig has laid the mesh out once already.
 ModelImporter::ModelImporter(MLIRContext &context, const ModelConfig &config)
-    : config(config), sb(context, getMeshLayout(config), config.optimizer,
-                         config.numMicrobatches) {
+    : config(config),
+      sb(context, cantFail(buildMeshLayout(config.getParallelSizes())),
+         config.optimizer, config.numMicrobatches) {
   elementType = getFloatType(&context, config.paramsDtype);
   f32 = Float32Type::get(&context);
   elementBytes = getElementBytes(config.paramsDtype);
@@ -73,10 +59,12 @@ ModelImporter::ModelImporter(MLIRContext &context, const ModelConfig &config)
   contextWidth = config.numAttentionHeads * headDim / tp;
   ffnWidth = config.getFfnHiddenSize() / tp;
   fc1Width = config.swiglu ? 2 * ffnWidth : ffnWidth;
-  expertFfnWidth = config.getExpertFfnHiddenSize() / tp;
+  etp = config.getExpertTensorParallelSize();
+  expertFfnWidth = config.getExpertFfnHiddenSize() / etp;
   expertFc1Width = config.swiglu ? 2 * expertFfnWidth : expertFfnWidth;
   localVocab = config.getPaddedVocabSize() / tp;
-  tpGroup = sb.getGroup({"tp"});
+  const MeshLayout &layout = sb.getLayout();
+  tpGroup = sb.getGroup(layout.tensorAxes);
   // The nodes of Megatron's combined 1F1B, for ddp-combined-1f1b: where
   // Megatron can run it without pipeline stages (checkBatchLevelOverlap).
   if (config.isMoE() && config.moe.dispatcher == MoEDispatcher::AllToAll &&
@@ -84,8 +72,9 @@ ModelImporter::ModelImporter(MLIRContext &context, const ModelConfig &config)
     sb.enableScheduleNodes();
   if (config.isMoE()) {
     numLocalExperts = config.numExperts / config.expertModelParallelSize;
-    dispatchGroup = sb.getGroup({"ep", "tp"});
-    epGroup = sb.getGroup({"ep"});
+    etpGroup = sb.getGroup(layout.expertTensorAxes);
+    epGroup = sb.getGroup(layout.expertAxes);
+    dispatchGroup = sb.getGroup(layout.expertTensorAndExpertAxes);
     gatheredTokens = localTokens * dispatchGroup.size;
     // Balanced routing: every expert receives its share of the tokens, or
     // its capacity. Megatron's router applies the capacity to each rank's
@@ -133,7 +122,9 @@ LinearParams ModelImporter::declareLinear(const std::string &prefix,
   weight.name = prefix + ".weight";
   weight.type = RankedTensorType::get({out, in}, elementType);
   weight.layer = layer;
-  weight.tpDim = tp > 1 ? tpDim : std::nullopt;
+  // Experts split over their own tensor-parallel group.
+  int64_t splits = expert ? etp : tp;
+  weight.tpDim = splits > 1 ? tpDim : std::nullopt;
   weight.expert = expert;
   params.weight = sb.addParam(std::move(weight));
   if (!config.addBiasLinear)
@@ -146,7 +137,7 @@ LinearParams ModelImporter::declareLinear(const std::string &prefix,
   bias.type = RankedTensorType::get({out}, elementType);
   bias.layer = layer;
   bias.tpDim =
-      tp > 1 && columnParallel ? std::optional<int64_t>(0) : std::nullopt;
+      splits > 1 && columnParallel ? std::optional<int64_t>(0) : std::nullopt;
   bias.expert = expert;
   bias.sumOverTensorParallel = sequenceParallel && !columnParallel;
   params.bias = sb.addParam(std::move(bias));

@@ -10,20 +10,11 @@ using namespace mlir;
 using namespace ddp;
 using namespace ddp::importer;
 
-MeshLayout MeshLayout::dataParallel(int64_t dataParallelSize,
-                                    std::optional<int64_t> expertParallelSize) {
-  if (!expertParallelSize)
-    return {{{"dp", dataParallelSize}}, {"dp"}, {"dp"}};
-  return {{{"edp", dataParallelSize / *expertParallelSize},
-           {"ep", *expertParallelSize}},
-          {"edp", "ep"},
-          {"edp"}};
-}
-
 StepBuilder::StepBuilder(MLIRContext &context, const MeshLayout &layout,
                          const OptimizerConfig &optimizer,
                          int64_t numMicrobatches)
     : context(context), builder(&context), loc(UnknownLoc::get(&context)),
+      layout(layout),
       optimizer(optimizer), numMicrobatches(numMicrobatches) {
   context.getOrLoadDialect<DDPDialect>();
   context.getOrLoadDialect<func::FuncDialect>();
@@ -42,8 +33,7 @@ StepBuilder::StepBuilder(MLIRContext &context, const MeshLayout &layout,
   meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
   denseGroup = getGroup(layout.denseGroupAxes);
   expertGroup = getGroup(layout.expertGroupAxes);
-  if (mesh.getAxisSize("tp") > 0)
-    tensorParallelGroup = getGroup({"tp"});
+  tensorParallelGroup = getGroup(layout.tensorAxes);
 }
 
 Group StepBuilder::getGroup(ArrayRef<StringRef> axes) {

@@ -11,6 +11,7 @@
 #define DDP_LIB_IMPORT_STEPBUILDER_H
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Import/MeshLayout.h"
 #include "ddp/Import/StepOptions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -48,20 +49,6 @@ struct ParamSpec {
   bool sumOverTensorParallel = false;
 };
 
-/// The step's mesh, as (name, size) pairs, and the axes the gradients of
-/// dense and of expert parameters are averaged over.
-struct MeshLayout {
-  llvm::SmallVector<std::pair<llvm::StringRef, int64_t>> axes;
-  llvm::SmallVector<llvm::StringRef> denseGroupAxes, expertGroupAxes;
-
-  /// Data parallelism over `(dp = D)`, every gradient averaged over [dp];
-  /// with expert parallelism over `(edp = D/E, ep = E)` as Megatron carves
-  /// it out: dense gradients averaged over [edp, ep], expert ones over the
-  /// ranks that hold the same experts, [edp].
-  static MeshLayout dataParallel(int64_t dataParallelSize,
-                                 std::optional<int64_t> expertParallelSize);
-};
-
 /// Builds the step in program order: per microbatch its forward, then its
 /// backward. In a pipelined step every ddp op also records the pipeline rank
 /// that runs it (`ddp.pipeline_stage`) and, inside the pipeline, its
@@ -75,6 +62,7 @@ public:
               const OptimizerConfig &optimizer, int64_t numMicrobatches);
 
   Group getGroup(llvm::ArrayRef<llvm::StringRef> axes);
+  const MeshLayout &getLayout() const { return layout; }
 
   /// Declares a parameter; declaration order is registration order.
   unsigned addParam(ParamSpec spec);
@@ -163,6 +151,7 @@ private:
   mlir::OwningOpRef<mlir::ModuleOp> module;
   mlir::OpBuilder builder;
   mlir::Location loc;
+  MeshLayout layout;
   MeshOp mesh;
   mlir::FlatSymbolRefAttr meshRef;
   Group denseGroup, expertGroup, tensorParallelGroup;

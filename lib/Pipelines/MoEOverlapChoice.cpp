@@ -12,6 +12,7 @@
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/IR/MeshAxes.h"
 #include "ddp/Sim/Simulator.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -22,7 +23,7 @@ using namespace ddp::sim;
 
 bool ddp::isBatchLevelOverlapCandidate(ModuleOp module) {
   if (!llvm::any_of(module.getOps<MeshOp>(),
-                    [](MeshOp mesh) { return mesh.getAxisSize("ep") > 1; }))
+                    [](MeshOp mesh) { return getExpertParallelSize(mesh) > 1; }))
     return false;
   if (!llvm::all_of(module.getOps<ParamOp>(), [](ParamOp param) {
         Type element = getElementTypeOrSelf(param.getType());

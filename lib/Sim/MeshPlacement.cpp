@@ -10,6 +10,7 @@
 #include "ddp/Sim/Simulator.h"
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Dialect/DDP/IR/MeshAxes.h"
 #include "ddp/Dialect/DDP/IR/PipelinePrograms.h"
 #include "ddp/Dialect/DDP/IR/StepLookup.h"
 
@@ -26,15 +27,6 @@ using namespace mlir;
 using namespace ddp;
 using namespace ddp::sim;
 using namespace ddp::timing;
-
-ArrayRef<StringRef> ddp::sim::getModelParallelAxisNames() {
-  static const StringRef names[] = {"tp", "cp", "pp", "etp"};
-  return names;
-}
-
-bool ddp::sim::isModelParallelAxis(StringRef name) {
-  return llvm::is_contained(getModelParallelAxisNames(), name);
-}
 
 llvm::Expected<SmallVector<int64_t>>
 ddp::sim::rescaleDataParallelAxes(ArrayRef<StringRef> axisNames,

@@ -9,6 +9,7 @@
 #include "StepSimulator.h"
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/IR/MeshAxes.h"
 #include "ddp/Dialect/DDP/IR/PipelinePrograms.h"
 #include "ddp/Dialect/DDP/IR/ResultPlacement.h"
 #include "ddp/Dialect/DDP/IR/TensorBytes.h"

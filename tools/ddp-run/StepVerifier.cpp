@@ -3,7 +3,7 @@
 #include "StepVerifier.h"
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
-#include "ddp/Sim/Simulator.h"
+#include "ddp/Dialect/DDP/IR/MeshAxes.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/APFloat.h"
@@ -55,7 +55,7 @@ SmallVector<ParamDescription> ddp::describeParams(ModuleOp reference) {
   SmallVector<std::string> dataParallelAxes;
   for (auto mesh : reference.getOps<MeshOp>())
     for (StringRef axis : mesh.getAxisNames().getAsValueRange<StringAttr>())
-      if (!llvm::is_contained(sim::getModelParallelAxisNames(), axis))
+      if (!isModelParallelAxis(axis))
         dataParallelAxes.push_back(axis.str());
   SmallVector<ParamDescription> params;
   for (auto param : reference.getOps<ParamOp>()) {

@@ -9,6 +9,7 @@
 #ifndef DDP_IMPORT_MODELCONFIG_H
 #define DDP_IMPORT_MODELCONFIG_H
 
+#include "ddp/Import/MeshLayout.h"
 #include "ddp/Import/MoEDispatch.h"
 #include "ddp/Import/Recompute.h"
 #include "ddp/Import/StepOptions.h"
@@ -100,6 +101,9 @@ struct ModelConfig {
   int64_t numExperts = 0;
   int64_t moeRouterTopk = 2;
   int64_t expertModelParallelSize = 1;
+  /// The experts' own tensor-parallel size (Megatron's
+  /// expert_tensor_parallel_size); 0 means tensor_model_parallel_size.
+  int64_t expertTensorParallelSize = 0;
   /// Each expert's FFN width; 0 means ffn_hidden_size (Megatron's
   /// moe_ffn_hidden_size).
   int64_t moeFfnHiddenSize = 0;
@@ -142,6 +146,12 @@ struct ModelConfig {
     return sequenceParallel && tensorModelParallelSize > 1;
   }
   bool isMoE() const { return numExperts > 0; }
+  int64_t getExpertTensorParallelSize() const {
+    return expertTensorParallelSize > 0 ? expertTensorParallelSize
+                                        : tensorModelParallelSize;
+  }
+  /// The sizes the step's mesh lays out (ddp/Import/MeshLayout.h).
+  ParallelSizes getParallelSizes() const;
   bool isPipelined() const { return pipelineModelParallelSize > 1; }
   /// The model chunks per stage (at least 1).
   int64_t getVirtualPipelineSize() const;

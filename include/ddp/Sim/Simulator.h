@@ -171,13 +171,6 @@ struct SimResult {
   }
 };
 
-/// Axis names that are model-parallel; every other axis of a mesh is
-/// data-parallel (dense data parallelism, and expert parallelism carved out
-/// of it as Megatron does).
-llvm::ArrayRef<llvm::StringRef> getModelParallelAxisNames();
-/// Whether `name` is one of getModelParallelAxisNames().
-bool isModelParallelAxis(llvm::StringRef name);
-
 /// The axis sizes a mesh has when its data-parallel size becomes
 /// `dataParallelSize`: the first (slowest) data-parallel axis absorbs the
 /// change, the others keep their size. Fails with a message when the mesh

@@ -3,6 +3,7 @@
 #include "ddp/Dialect/DDP/Analysis/StepStats.h"
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/IR/MeshAxes.h"
 #include "ddp/Dialect/DDP/IR/TensorBytes.h"
 #include "ddp/Support/CheckedCount.h"
 
@@ -210,10 +211,12 @@ FailureOr<ModelState> ddp::computeModelState(ModuleOp module,
 }
 
 FailureOr<ParamCounts> ddp::countParams(ModuleOp module) {
-  int64_t tensorParallelSize = 1, expertParallelSize = 1;
+  int64_t tensorParallelSize = 1, expertParallelSize = 1,
+          expertTensorParallelSize = 1;
   for (MeshOp mesh : module.getOps<MeshOp>()) {
-    tensorParallelSize = std::max<int64_t>(mesh.getAxisSize("tp"), 1);
-    expertParallelSize = std::max<int64_t>(mesh.getAxisSize("ep"), 1);
+    tensorParallelSize = getTensorParallelSize(mesh);
+    expertParallelSize = getExpertParallelSize(mesh);
+    expertTensorParallelSize = getExpertTensorParallelSize(mesh);
     break;
   }
   ParamCounts counts;
@@ -221,9 +224,11 @@ FailureOr<ParamCounts> ddp::countParams(ModuleOp module) {
   for (ParamOp param : module.getOps<ParamOp>()) {
     int64_t elements = param.getTensorType().getNumElements();
     // tp x ep may exceed int64 on its own when the mesh has more axes.
-    CheckedCount copies =
-        CheckedCount(param.getTpDim() ? tensorParallelSize : 1) *
-        (param.getExpert() ? expertParallelSize : 1);
+    // An expert's tp_dim splits it over the expert-tensor-parallel group.
+    int64_t splits = param.getExpert() ? expertTensorParallelSize
+                                       : tensorParallelSize;
+    CheckedCount copies = CheckedCount(param.getTpDim() ? splits : 1) *
+                          (param.getExpert() ? expertParallelSize : 1);
     ++counts.numParams;
     localElements += elements;
     modelElements += copies * elements;
@@ -256,8 +261,8 @@ FailureOr<StepStats> ddp::computeStepStats(ModuleOp module) {
         },
         " ");
     stats.numRanks = mesh.getNumRanks();
-    stats.tensorParallelSize = std::max<int64_t>(mesh.getAxisSize("tp"), 1);
-    stats.expertParallelSize = std::max<int64_t>(mesh.getAxisSize("ep"), 1);
+    stats.tensorParallelSize = getTensorParallelSize(mesh);
+    stats.expertParallelSize = getExpertParallelSize(mesh);
     break;
   }
 

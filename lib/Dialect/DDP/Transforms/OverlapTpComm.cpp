@@ -14,10 +14,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/IR/MeshAxes.h"
 #include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 #include "ddp/ScheduleModel/ScheduleModel.h"
-#include "ddp/Sim/Simulator.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -82,8 +82,7 @@ LogicalResult OverlapTpCommPass::initialize(MLIRContext *) {
 /// the collectives this pass schedules are the tensor-parallel ones.
 static bool isModelParallel(CollectiveOpInterface collective) {
   return llvm::all_of(collective.getAxesAttr(), [](Attribute axis) {
-    return llvm::is_contained(sim::getModelParallelAxisNames(),
-                              cast<StringAttr>(axis).getValue());
+    return isModelParallelAxis(cast<StringAttr>(axis).getValue());
   });
 }
 
