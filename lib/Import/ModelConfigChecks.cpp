@@ -21,7 +21,7 @@ using namespace ddp::importer;
 
 /// What TransformerConfig.__post_init__ asserts for
 /// overlap_moe_expert_parallel_comm (transformer_config.py L3002-3046 at
-/// Megatron-LM d98e8a6), in its order; with pipeline stages it is not built.
+/// Megatron-LM d98e8a6), in its order.
 static Error checkBatchLevelOverlap(const ModelConfig &config,
                                     StringRef source) {
   // transformer_config.py L3073-3077.
@@ -33,11 +33,15 @@ static Error checkBatchLevelOverlap(const ModelConfig &config,
   if (!config.overlapMoeExpertParallelComm)
     return Error::success();
   StringRef field = "overlap_moe_expert_parallel_comm";
-  if (config.isPipelined())
+  // L3008-3012: with stages only the interleaved schedule has a combined
+  // path (combined_1f1b_schedule_for_interleaved_pipelining).
+  if (config.isPipelined() &&
+      config.getPipelineScheduleKind() != PipelineScheduleKind::Interleaved)
     return fieldError(source, field,
-                      "is not built with pipeline stages yet (Megatron's "
-                      "combined_1f1b_schedule_for_interleaved_pipelining); "
-                      "set pipeline_model_parallel_size to 1");
+                      "with pipeline stages needs "
+                      "virtual_pipeline_model_parallel_size, as Megatron's "
+                      "(it runs the interleaved schedule's combined path); "
+                      "set it to 2 or more");
   if (config.expertModelParallelSize < 2)
     return fieldError(source, field,
                       "needs expert_model_parallel_size > 1, as Megatron's");

@@ -65,10 +65,13 @@ ModelImporter::ModelImporter(MLIRContext &context, const ModelConfig &config)
   localVocab = config.getPaddedVocabSize() / tp;
   const MeshLayout &layout = sb.getLayout();
   tpGroup = sb.getGroup(layout.tensorAxes);
-  // The nodes of Megatron's combined 1F1B, for ddp-combined-1f1b: where
-  // Megatron can run it without pipeline stages (checkBatchLevelOverlap).
+  // The nodes of Megatron's combined 1F1B: for ddp-combined-1f1b where
+  // Megatron can run it without pipeline stages (checkBatchLevelOverlap),
+  // so that auto can choose it; with stages, for ddp-pipeline-stages when
+  // the model asks for it.
   if (config.isMoE() && config.moe.dispatcher == MoEDispatcher::AllToAll &&
-      !config.isPipelined() && !config.recompute.isFull())
+      !config.recompute.isFull() &&
+      (!config.isPipelined() || config.overlapMoeExpertParallelComm))
     sb.enableScheduleNodes();
   if (config.isMoE()) {
     numLocalExperts = config.numExperts / config.expertModelParallelSize;

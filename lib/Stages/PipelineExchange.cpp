@@ -163,7 +163,8 @@ public:
                                shape.getMicrobatchGroupSize())),
         warmup(getWarmupCount(PipelineScheduleKind::Interleaved, shape,
                               rank)),
-        remaining(total - warmup), allWarmup(warmup == total) {}
+        remaining(total - warmup), allWarmup(warmup == total),
+        combined(shape.combined) {}
 
   void record();
 
@@ -246,6 +247,9 @@ private:
   std::vector<std::pair<int64_t, int64_t>> table;
   int64_t warmup, remaining;
   bool allWarmup;
+  /// overlap_moe_expert_parallel_comm: each steady step is one combined
+  /// forward and backward.
+  bool combined;
   Recorder::Handle sendNext, sendPrev;
   std::deque<std::pair<size_t, Part>> recvPrevs, recvNexts;
 };
@@ -301,7 +305,25 @@ void Interleaved::recordSteady() {
     int64_t forwardK = k + warmup, backwardK = k;
     bool recvPrev = receives(forwardK, true) && k != remaining - 1;
     bool recvNext = receives(backwardK, false);
-    if (options.overlap) {
+    if (options.overlap && combined) {
+      // The combined step (TransformerModelChunkSchedulePlan.run,
+      // model_chunk_schedule_plan.py L535-607): pp_pre_forward before the
+      // forward's first node, pp_pre_backward before the backward's, both
+      // passes node by node, then pp_post_forward's call and
+      // pp_post_backward's.
+      if (!(chunkOf(forwardK, true) == 0 && first))
+        waitReceived(true);
+      rec.run(task(forwardK, true));
+      if (!(chunkOf(backwardK, false) == chunks - 1 && last))
+        waitReceived(false);
+      rec.run(task(backwardK, false));
+      keepHandles(rec.call(output(forwardK, true), std::nullopt, recvPrev,
+                           false, false),
+                  true);
+      keepHandles(rec.call(std::nullopt, output(backwardK, false), false,
+                           recvNext, false),
+                  false);
+    } else if (options.overlap) {
       // pp_pre_forward, forward, pp_post_forward's call (L1794), then
       // the same for the backward (L1862).
       if (!(chunkOf(forwardK, true) == 0 && first))

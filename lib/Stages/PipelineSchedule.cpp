@@ -90,6 +90,17 @@ Error ddp::checkPipelineSchedule(PipelineScheduleKind kind,
         "virtual_pipeline_model_parallel_size {1}, num_microbatches {2})",
         shape.stages, shape.virtualStages, shape.microbatches));
   StringRef name = stringifyPipelineScheduleKind(kind);
+  // TransformerConfig asserts a virtual size with pipeline stages
+  // (transformer_config.py L3008-3012 at d98e8a6): only the interleaved
+  // schedule has a combined path.
+  if (shape.combined && kind != PipelineScheduleKind::Interleaved)
+    return scheduleError(formatv(
+        "overlap-moe-expert-parallel-comm with pipeline stages runs "
+        "Megatron's combined_1f1b_schedule_for_interleaved_pipelining, but "
+        "the schedule is {0}; Megatron requires "
+        "virtual_pipeline_model_parallel_size with it: use the interleaved "
+        "schedule",
+        name));
   if (kind != PipelineScheduleKind::Interleaved) {
     if (shape.virtualStages != 1)
       return scheduleError(formatv(
@@ -181,6 +192,10 @@ int64_t ddp::getWarmupCount(PipelineScheduleKind kind,
   case PipelineScheduleKind::Interleaved:
     warmup = (shape.stages - rank - 1) * 2 +
              (shape.virtualStages - 1) * shape.getMicrobatchGroupSize();
+    // One extra forward before the steady state, so that each combined
+    // step's forward and backward are independent (L965-970).
+    if (shape.combined)
+      ++warmup;
     break;
   }
   return std::min(warmup, total);
@@ -267,4 +282,17 @@ std::vector<PipelineTask> ddp::getStageOrder(PipelineScheduleKind kind,
   for (int64_t k = remaining; k < total; ++k)
     order.push_back(backward(k));
   return order;
+}
+
+std::vector<size_t> ddp::getCombinedPairs(PipelineScheduleKind kind,
+                                          const PipelineShape &shape,
+                                          int64_t rank) {
+  std::vector<size_t> pairs;
+  if (!shape.combined || kind != PipelineScheduleKind::Interleaved)
+    return pairs;
+  int64_t total = shape.microbatches * shape.virtualStages;
+  int64_t warmup = getWarmupCount(kind, shape, rank);
+  for (int64_t k = 0; k < total - warmup; ++k)
+    pairs.push_back(static_cast<size_t>(warmup + 2 * k));
+  return pairs;
 }

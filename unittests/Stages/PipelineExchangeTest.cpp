@@ -111,3 +111,56 @@ TEST(PipelineExchangeTest, ChecksTheWarmupFlush) {
 }
 
 } // namespace
+
+// overlap_moe_expert_parallel_comm: each steady step's forward and
+// backward are one combined step, with pp_pre_forward's and
+// pp_pre_backward's waits before their passes and pp_post_forward's and
+// pp_post_backward's calls after both (TransformerModelChunkSchedulePlan.
+// run, model_chunk_schedule_plan.py L535-607 at d98e8a6): no call between
+// the two runs. The runs are getStageOrder's, and every receive meets a
+// send.
+TEST(PipelineExchangeTest, CombinedStepsCallAfterBothPasses) {
+  for (int64_t stages : {2, 3, 4})
+    for (int64_t microbatches : {stages, 2 * stages + 1}) {
+      PipelineShape shape{stages, 2, microbatches, 0, true};
+      for (bool deallocate : {false, true}) {
+        PipelineExchangeOptions options{false, true, false, deallocate};
+        std::vector<std::vector<std::string>> described =
+            describeStageExchanges(PipelineScheduleKind::Interleaved, shape,
+                                   options);
+        for (int64_t rank = 0; rank < stages; ++rank) {
+          std::vector<PipelineTask> order =
+              getStageOrder(PipelineScheduleKind::Interleaved, shape, rank);
+          std::vector<std::string> runs;
+          for (const std::string &event : described[rank]) {
+            EXPECT_EQ(event.find('?'), std::string::npos) << event;
+            if (event[0] == 'F' || event[0] == 'B')
+              runs.push_back(event);
+          }
+          std::vector<std::string> expected;
+          for (const PipelineTask &task : order)
+            expected.push_back(task.str());
+          EXPECT_EQ(runs, expected) << "rank " << rank;
+          std::set<std::string> combinedForwards;
+          for (size_t index : getCombinedPairs(
+                   PipelineScheduleKind::Interleaved, shape, rank))
+            combinedForwards.insert(order[index].str());
+          bool inStep = false;
+          size_t steps = 0;
+          for (const std::string &event : described[rank]) {
+            if (combinedForwards.count(event)) {
+              inStep = true;
+              ++steps;
+            } else if (event[0] == 'B') {
+              inStep = false;
+            } else if (inStep) {
+              EXPECT_EQ(event[0], 'W')
+                  << "rank " << rank << ": " << event
+                  << " between a combined step's passes";
+            }
+          }
+          EXPECT_EQ(steps, combinedForwards.size());
+        }
+      }
+    }
+}

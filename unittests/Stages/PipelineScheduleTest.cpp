@@ -222,3 +222,48 @@ TEST(PipelineScheduleTest, RejectsWhatMegatronRejects) {
 }
 
 } // namespace
+
+// overlap_moe_expert_parallel_comm on the interleaved schedule:
+// get_pp_rank_microbatches adds one warmup forward (schedules.py L965-970
+// at d98e8a6), capped at every virtual microbatch as without it; the
+// steady loop pairs forward k + warmup with backward k (L1733-1902).
+TEST(PipelineScheduleTest, CombinedInterleavedWarmsUpOneMore) {
+  auto kind = PipelineScheduleKind::Interleaved;
+  PipelineShape plain{4, 2, 8, 0}, combined{4, 2, 8, 0, true};
+  for (int64_t rank = 0; rank < 4; ++rank)
+    EXPECT_EQ(getWarmupCount(kind, combined, rank),
+              getWarmupCount(kind, plain, rank) + 1);
+  // Rank 0: (4 - 0 - 1) x 2 + (2 - 1) x 4 + 1 = 11 of 16.
+  EXPECT_EQ(getWarmupCount(kind, combined, 0), 11);
+  // 2 ranks, 2 chunks, 2 microbatches: rank 0's 2 + 2 + 1 = 5 exceed the 4
+  // virtual microbatches, so all are warmup and nothing is combined.
+  EXPECT_EQ(getWarmupCount(kind, {2, 2, 2, 0, true}, 0), 4);
+  EXPECT_TRUE(getCombinedPairs(kind, {2, 2, 2, 0, true}, 0).empty());
+  std::vector<PipelineTask> tasks = getStageOrder(kind, combined, 3);
+  std::vector<size_t> pairs = getCombinedPairs(kind, combined, 3);
+  // Rank 3: 0 x 2 + 4 + 1 = 5 warmup forwards, then 11 combined steps.
+  ASSERT_EQ(pairs.size(), 11u);
+  for (auto [k, index] : llvm::enumerate(pairs)) {
+    EXPECT_EQ(index, 5 + 2 * k);
+    EXPECT_EQ(tasks[index].phase, PipelineTask::Phase::Forward);
+    EXPECT_EQ(tasks[index + 1].phase, PipelineTask::Phase::Backward);
+  }
+  EXPECT_THAT(order(kind, combined, 3),
+              testing::ElementsAre(
+                  "F0.0", "F1.0", "F2.0", "F3.0", "F0.1", "F1.1", "B0.1",
+                  "F2.1", "B1.1", "F3.1", "B2.1", "F4.0", "B3.1", "F5.0",
+                  "B0.0", "F6.0", "B1.0", "F7.0", "B2.0", "F4.1", "B3.0",
+                  "F5.1", "B4.1", "F6.1", "B5.1", "F7.1", "B6.1", "B7.1",
+                  "B4.0", "B5.0", "B6.0", "B7.0"));
+  // Without the flag, or on another schedule, no pairs.
+  EXPECT_TRUE(getCombinedPairs(kind, plain, 3).empty());
+  EXPECT_TRUE(
+      getCombinedPairs(PipelineScheduleKind::OneFOneB, {4, 1, 8, 0, true}, 0)
+          .empty());
+  // Megatron asserts a virtual size with pipeline stages.
+  llvm::Error error = checkPipelineSchedule(PipelineScheduleKind::OneFOneB,
+                                            {4, 1, 8, 0, true});
+  EXPECT_NE(llvm::toString(std::move(error))
+                .find("combined_1f1b_schedule_for_interleaved_pipelining"),
+            std::string::npos);
+}

@@ -66,6 +66,11 @@ struct PipelineShape {
   int64_t microbatches = 1;
   /// 0 means Megatron's default, pipeline_model_parallel_size.
   int64_t microbatchGroupSize = 0;
+  /// Megatron's overlap_moe_expert_parallel_comm on the interleaved
+  /// schedule (combined_1f1b_schedule_for_interleaved_pipelining): one more
+  /// warmup forward, and each steady-state forward runs node by node beside
+  /// the backward after it (getCombinedPairs).
+  bool combined = false;
 
   int64_t getMicrobatchGroupSize() const {
     return microbatchGroupSize ? microbatchGroupSize : stages;
@@ -94,6 +99,12 @@ int64_t getWarmupCount(PipelineScheduleKind kind, const PipelineShape &shape,
 std::vector<PipelineTask> getStageOrder(PipelineScheduleKind kind,
                                         const PipelineShape &shape,
                                         int64_t rank);
+
+/// With `shape.combined`, the indices into getStageOrder's list of the
+/// forward of each steady-state step; the backward it runs beside is the
+/// task after it. Empty otherwise.
+std::vector<size_t> getCombinedPairs(PipelineScheduleKind kind,
+                                     const PipelineShape &shape, int64_t rank);
 
 } // namespace ddp
 

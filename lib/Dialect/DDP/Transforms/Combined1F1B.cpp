@@ -9,7 +9,10 @@
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/IR/PipelinePrograms.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
+
+#include "Combined1F1BOrder.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -44,6 +47,30 @@ public:
       return;
     if (func.isExternal())
       return;
+    // A pipeline rank's program: ddp-pipeline-stages has put each of its
+    // steady-state steps in the combined order, given the tags.
+    if (getPipelineStage(func)) {
+      if (func.isExternal() ||
+          llvm::any_of(func.getBody().getOps(), [](Operation &op) {
+            return getScheduleNode(&op).has_value();
+          }))
+        return;
+      func.emitError()
+          << "overlap-moe-expert-parallel-comm needs the step's ops to "
+             "carry ddp.schedule_node, as ddp-import sets them on an MoE "
+             "model with the all-to-all dispatcher and "
+             "overlap_moe_expert_parallel_comm; this pipeline rank's "
+             "program has none";
+      return signalPassFailure();
+    }
+    if (isUnsplitPipelineStep(func)) {
+      func.emitError()
+          << "ddp-combined-1f1b orders a step without pipeline stages; this "
+             "one is pipelined: ddp-pipeline-stages orders its combined "
+             "steps (overlap-moe-expert-parallel-comm=true), as ddp-schedule "
+             "runs it";
+      return signalPassFailure();
+    }
     if (!func.getBody().hasOneBlock())
       return emitFailure(func, "a step of one block");
     Block &body = func.getBody().front();
@@ -74,49 +101,14 @@ public:
       return signalPassFailure();
     }
 
-    // Each op's place: its own node's, or for an untagged op the node of
-    // the tagged op before it. A forward combine node's ops after its last
-    // collective have their own place (getCombined1F1BKey's tail). The ops
-    // before the first tagged op go first, the ops after the last tagged op
-    // stay last. A get_param goes right before its first reader, as the
-    // importer puts it: ddp-overlap-param-gather waits for a parameter's
-    // gather there.
-    std::map<std::string, Operation *> lastCollective;
-    for (Operation &op : body.without_terminator())
-      if (std::optional<ScheduleNode> node = getScheduleNode(&op);
-          node && isa<CollectiveOpInterface>(op))
-        lastCollective[node->str()] = &op;
-    // delay_wgrad_compute: a backward's wgrad GEMMs that TE's backward_dw
-    // computes (not the router's: TopKRouter's weight is a plain
-    // parameter, its gradient made at once), and what their node computes
-    // from them (the sums into the gradient, its grad_ready).
+    // Each op's place (combined::placeByNodes). The ops before the first
+    // tagged op go first, the ops after the last tagged op stay last. A
+    // get_param goes right before its first reader, as the importer puts
+    // it: ddp-overlap-param-gather waits for a parameter's gather there.
     llvm::DenseSet<Operation *> wgradOps;
-    if (delayWgradCompute) {
-      llvm::DenseSet<Operation *> routerWgrads = getRouterWgrads(body);
-      for (Operation &op : body.without_terminator()) {
-        std::optional<ScheduleNode> node = getScheduleNode(&op);
-        if (!node || !node->backward)
-          continue;
-        auto gemm = dyn_cast<GemmOp>(op);
-        bool fromWgrad =
-            (gemm && gemm.getPhase() == GemmPhase::Wgrad &&
-             !routerWgrads.contains(&op)) ||
-            llvm::any_of(op.getOperands(), [&](Value operand) {
-              Operation *def = operand.getDefiningOp();
-              return def && wgradOps.contains(def) &&
-                     getScheduleNode(def) == node;
-            });
-        if (fromWgrad)
-          wgradOps.insert(&op);
-      }
-    }
-    // Where each moved op went: an untagged op that reads one goes there
-    // too (it would otherwise stay ahead of its value).
-    DenseMap<Operation *, Combined1F1BKey> movedTo;
-    std::map<Combined1F1BKey, SmallVector<Operation *>> places;
-    SmallVector<Operation *> prologue, epilogue, paramReads;
-    std::optional<Combined1F1BKey> current;
-    std::set<std::string> pastLastCollective;
+    if (delayWgradCompute)
+      wgradOps = combined::findDelayedWgradOps(body);
+    SmallVector<Operation *> prologue, tagged, epilogue, paramReads;
     bool afterLast = false;
     for (Operation &op : body.without_terminator()) {
       if (afterLast) {
@@ -124,42 +116,18 @@ public:
         continue;
       }
       afterLast = &op == lastTagged;
-      if (isa<GetParamOp>(op)) {
+      if (isa<GetParamOp>(op))
         paramReads.push_back(&op);
-        continue;
-      }
-      if (std::optional<ScheduleNode> node = getScheduleNode(&op)) {
-        std::string name = node->str();
-        bool tail = !node->backward &&
-                    node->kind == ScheduleNode::Kind::Combine &&
-                    pastLastCollective.count(name);
-        current = getCombined1F1BKey(*node, lastLayer, tail);
-        if (lastCollective[name] == &op)
-          pastLastCollective.insert(name);
-        if (wgradOps.contains(&op)) {
-          Combined1F1BKey delayed = getCombined1F1BKey(
-              *node, lastLayer, tail, /*delayedWgrad=*/true);
-          places[delayed].push_back(&op);
-          movedTo[&op] = delayed;
-          continue;
-        }
-      } else if (!movedTo.empty()) {
-        std::optional<Combined1F1BKey> latest;
-        for (Value operand : op.getOperands())
-          if (auto it = movedTo.find(operand.getDefiningOp());
-              it != movedTo.end() && (!latest || *latest < it->second))
-            latest = it->second;
-        if (latest) {
-          places[*latest].push_back(&op);
-          movedTo[&op] = *latest;
-          continue;
-        }
-      }
-      if (!current)
-        prologue.push_back(&op);
       else
-        places[*current].push_back(&op);
+        tagged.push_back(&op);
     }
+    std::map<Combined1F1BKey, SmallVector<Operation *>> places;
+    combined::placeByNodes(
+        tagged,
+        [&](const ScheduleNode &node, bool tail, bool delayedWgrad) {
+          return getCombined1F1BKey(node, lastLayer, tail, delayedWgrad);
+        },
+        wgradOps, places, prologue);
 
     SmallVector<Operation *> withoutReads(prologue);
     for (auto &[key, ops] : places)
@@ -180,33 +148,6 @@ public:
   }
 
 private:
-  /// The wgrad GEMMs whose sums reach the grad_ready of a router weight
-  /// (Megatron's `...mlp.router.weight`), through the sums and reductions
-  /// between.
-  static llvm::DenseSet<Operation *> getRouterWgrads(Block &body) {
-    llvm::DenseSet<Operation *> found, seen;
-    SmallVector<Operation *> worklist;
-    for (GradReadyOp ready : body.getOps<GradReadyOp>())
-      if (ready.getParam().ends_with("router.weight"))
-        worklist.push_back(ready);
-    while (!worklist.empty()) {
-      Operation *op = worklist.pop_back_val();
-      if (!seen.insert(op).second)
-        continue;
-      if (auto gemm = dyn_cast<GemmOp>(op);
-          gemm && gemm.getPhase() == GemmPhase::Wgrad) {
-        found.insert(op);
-        continue;
-      }
-      if (!isa<GradReadyOp, AccumulateOp, AllReduceOp>(op))
-        continue;
-      for (Value operand : op->getOperands())
-        if (Operation *def = operand.getDefiningOp())
-          worklist.push_back(def);
-    }
-    return found;
-  }
-
   /// `order` with each of `reads` right before its first reader in it (in
   /// their own order where they share one); first when read nowhere.
   static SmallVector<Operation *>

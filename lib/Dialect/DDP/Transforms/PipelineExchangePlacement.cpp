@@ -174,7 +174,10 @@ ddp::pipeline::placeAsMegatron(const StageOrders &stages,
       position[op] = index;
 
     // Events before the next task with ops go before its first op; those
-    // after the last, right after the schedule's tasks.
+    // after the last, right after the schedule's tasks. A combined step
+    // interleaves its forward's ops with its backward's, so a task may
+    // begin before the one the events run first: an event goes no later
+    // than any after it.
     std::vector<size_t> at(events[rank].size(), stages.taskEnd[rank]);
     for (size_t index = events[rank].size(); index-- > 0;) {
       const ExchangeEvent &event = events[rank][index];
@@ -182,7 +185,7 @@ ddp::pipeline::placeAsMegatron(const StageOrders &stages,
           index + 1 < at.size() ? at[index + 1] : stages.taskEnd[rank];
       if (event.kind == ExchangeEvent::Kind::Run) {
         auto it = taskStart.find(getKey(event.task));
-        at[index] = it == taskStart.end() ? next : it->second;
+        at[index] = it == taskStart.end() ? next : std::min(it->second, next);
       } else {
         at[index] = next;
       }

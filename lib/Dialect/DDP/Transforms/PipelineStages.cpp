@@ -11,6 +11,7 @@
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 
+#include "Combined1F1BOrder.h"
 #include "PipelineExchangePlacement.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -39,8 +40,10 @@ using pipeline::TaskKey;
 /// What the split knows about one step.
 class StageSplit {
 public:
-  StageSplit(func::FuncOp step, MeshOp mesh, int64_t stages)
-      : step(step), mesh(mesh), stages(stages) {}
+  StageSplit(func::FuncOp step, MeshOp mesh, int64_t stages, bool combined,
+             bool delayWgrad)
+      : step(step), mesh(mesh), stages(stages), combined(combined),
+        delayWgrad(delayWgrad) {}
 
   /// Reads every op's rank and task, and checks them against `kindName`
   /// and `groupSize`.
@@ -64,6 +67,8 @@ private:
   func::FuncOp step;
   MeshOp mesh;
   int64_t stages;
+  /// overlap-moe-expert-parallel-comm and delay-wgrad-compute.
+  bool combined, delayWgrad;
   PipelineScheduleKind kind = PipelineScheduleKind::OneFOneB;
   PipelineShape shape;
   bool hasWeightGradTasks = false;
@@ -173,7 +178,13 @@ LogicalResult StageSplit::analyze(StringRef kindName, int64_t groupSize,
            << " has none; import the model with pipeline_schedule "
               "\"zb-h1\", or use pipeline-schedule=1f1b";
   }
-  shape = {stages, chunks, microbatches, groupSize};
+  // Only a step tagged with schedule nodes has a combined order; ddp-schedule
+  // asks for it only when the overlap is on, and ddp-combined-1f1b then
+  // refuses a step without tags.
+  combined &= llvm::any_of(body.without_terminator(), [](Operation &op) {
+    return getScheduleNode(&op).has_value();
+  });
+  shape = {stages, chunks, microbatches, groupSize, combined};
   for (int64_t rank = 0; rank < stages; ++rank) {
     std::string name = (step.getSymName() + "_stage" + Twine(rank)).str();
     if (Operation *taken =
@@ -231,6 +242,9 @@ size_t StageSplit::getSendPosition(
 
 LogicalResult StageSplit::plan(const PipelineExchangeOptions &options) {
   Block &body = step.getBody().front();
+  llvm::DenseSet<Operation *> delayedWgrads;
+  if (combined && delayWgrad)
+    delayedWgrads = combined::findDelayedWgradOps(body);
   // Per rank: the ops before the first task, each task's ops, the rest.
   std::vector<std::vector<Operation *>> before(stages), after(stages);
   std::vector<std::map<TaskKey, std::vector<Operation *>>> tasks(stages);
@@ -255,12 +269,28 @@ LogicalResult StageSplit::plan(const PipelineExchangeOptions &options) {
     std::vector<Operation *> &order = orders[rank];
     order = before[rank];
     taskBegin.push_back(order.size());
-    for (const PipelineTask &task : getStageOrder(kind, shape, rank)) {
-      auto it = tasks[rank].find(getKey(task));
-      if (it == tasks[rank].end())
+    auto take = [&](const PipelineTask &task) {
+      std::vector<Operation *> ops;
+      if (auto it = tasks[rank].find(getKey(task)); it != tasks[rank].end()) {
+        ops = std::move(it->second);
+        tasks[rank].erase(it);
+      }
+      return ops;
+    };
+    std::vector<PipelineTask> stageOrder = getStageOrder(kind, shape, rank);
+    std::vector<size_t> pairs = getCombinedPairs(kind, shape, rank);
+    for (size_t index = 0, pair = 0; index < stageOrder.size(); ++index) {
+      // A combined step: the forward and the backward after it, node by
+      // node.
+      if (pair < pairs.size() && pairs[pair] == index) {
+        ++pair;
+        std::vector<Operation *> forward = take(stageOrder[index]);
+        std::vector<Operation *> backward = take(stageOrder[++index]);
+        llvm::append_range(order, combined::orderCombinedStep(
+                                      forward, backward, delayedWgrads));
         continue;
-      order.insert(order.end(), it->second.begin(), it->second.end());
-      tasks[rank].erase(it);
+      }
+      llvm::append_range(order, take(stageOrder[index]));
     }
     taskEnd.push_back(order.size());
     // Deferred weight-gradient passes follow the schedule, in microbatch
@@ -520,6 +550,11 @@ void PipelineStagesPass::runOnOperation() {
     return signalPassFailure();
   }
   int64_t stages = mesh.getAxisSize("pp");
+  // TransformerConfig's assert (transformer_config.py L3073-3077).
+  if (delayWgradCompute && !overlapMoeExpertParallelComm) {
+    module.emitError() << kDelayWgradNeedsOverlap;
+    return signalPassFailure();
+  }
   if (microbatchGroupSize < 0) {
     module.emitError("microbatch-group-size must not be negative, got ")
         << static_cast<int64_t>(microbatchGroupSize);
@@ -540,7 +575,8 @@ void PipelineStagesPass::runOnOperation() {
           << step.getSymName() << " branches";
       return signalPassFailure();
     }
-    StageSplit split(step, mesh, stages);
+    StageSplit split(step, mesh, stages, overlapMoeExpertParallelComm,
+                     delayWgradCompute);
     if (failed(split.analyze(pipelineSchedule, microbatchGroupSize,
                              options)) ||
         failed(split.plan(options)))

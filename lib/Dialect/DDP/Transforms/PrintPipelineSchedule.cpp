@@ -52,13 +52,38 @@ void PrintPipelineSchedulePass::runOnOperation() {
     }
     std::vector<std::string> &order = orders[*stage];
     // The tasks' own ops give the order: a call between two tasks may
-    // issue a receive for the next before the send of the last.
+    // issue a receive for the next before the send of the last. Each
+    // task's span, from its first op to its last, in order of first ops.
+    struct Span {
+      PipelineTask task;
+      size_t first, last;
+    };
+    std::vector<Span> spans;
+    std::map<std::string, size_t> spanOf;
+    size_t index = 0;
     for (Operation &op : func.getBody().getOps()) {
+      ++index;
       if (isPipelineMessage(&op) || isa<WaitOp>(op))
         continue;
-      if (std::optional<PipelineTask> task = getPipelineTask(&op))
-        if (order.empty() || order.back() != task->str())
-          order.push_back(task->str());
+      std::optional<PipelineTask> task = getPipelineTask(&op);
+      if (!task)
+        continue;
+      auto [it, added] = spanOf.try_emplace(task->str(), spans.size());
+      if (added)
+        spans.push_back({*task, index, index});
+      spans[it->second].last = index;
+    }
+    // Two spans that overlap are a combined step: forward first.
+    for (size_t i = 0; i < spans.size(); ++i) {
+      if (i + 1 < spans.size() && spans[i + 1].first < spans[i].last) {
+        const Span &a = spans[i], &b = spans[i + 1];
+        bool aFirst = a.task.phase == PipelineTask::Phase::Forward;
+        order.push_back((aFirst ? a : b).task.str() + "+" +
+                        (aFirst ? b : a).task.str());
+        ++i;
+        continue;
+      }
+      order.push_back(spans[i].task.str());
     }
   }
   if (orders.empty()) {

@@ -672,6 +672,19 @@ def PipelineStages : Pass<"ddp-pipeline-stages", "mlir::ModuleOp"> {
     pipeline rank is left as it is. `ddp-schedule` runs this pass first, with
     the group size the importer recorded from the model's
     `microbatch_group_size_per_vp_stage`.
+
+    On a step whose ops carry `ddp.schedule_node` (ddp-import sets them on
+    a pipelined MoE model with `overlap_moe_expert_parallel_comm`),
+    `overlap-moe-expert-parallel-comm` runs Megatron's
+    `combined_1f1b_schedule_for_interleaved_pipelining` (interleaved only,
+    as Megatron requires a virtual size with pipeline stages): one more
+    warmup forward, and in each steady-state step the forward's and the
+    backward's schedule nodes (`ddp.schedule_node`, which ddp-import sets
+    on such a model) run node by node as ddp-combined-1f1b runs them
+    without stages, the layers of the two model chunks paired first with
+    last; the step's receive waits go before it and its two calls after
+    it, as Megatron's pre and post hooks run them
+    (docs/ExpertParallelism.md).
   }];
   let options = [
     Option<"pipelineSchedule", "pipeline-schedule", "std::string",
@@ -703,6 +716,17 @@ def PipelineStages : Pass<"ddp-pipeline-stages", "mlir::ModuleOp"> {
            "once (ddp's own rule: before the next forward) and the rank "
            "does not hold it until its backward; ModelParallelConfig's "
            "default is false, Megatron-LM's training sets it">,
+    Option<"overlapMoeExpertParallelComm", "overlap-moe-expert-parallel-comm",
+           "bool", /*default=*/"true",
+           "Megatron's overlap_moe_expert_parallel_comm with pipeline "
+           "stages, for a step whose ops carry ddp.schedule_node: the "
+           "interleaved schedule's steady steps run each forward beside a "
+           "backward, node by node (false: the plain schedule). "
+           "--ddp-schedule's default is false, as Megatron's">,
+    Option<"delayWgradCompute", "delay-wgrad-compute", "bool",
+           /*default=*/"false",
+           "Megatron's delay_wgrad_compute within those steps (needs the "
+           "option above)">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect"];
   let statistics = [
@@ -746,7 +770,9 @@ def PrintPipelineSchedule : Pass<"ddp-print-pipeline-schedule", "mlir::ModuleOp"
 
     `F<m>.<c>` is the forward of microbatch `m` through the rank's model
     chunk `c`, `B<m>.<c>` its backward, `W<m>.<c>` a weight-gradient pass
-    run apart from its backward. The IR is not changed.
+    run apart from its backward. A forward and a backward whose ops
+    interleave (a combined step of `overlap-moe-expert-parallel-comm`) are
+    one entry, `F<m>.<c>+B<m>.<c>`. The IR is not changed.
   }];
   let options = [
     Option<"outputPath", "output", "std::string", /*default=*/"\"-\"",
