@@ -42,6 +42,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   options.overlapP2PComm =
       config->getVirtualPipelineSize() > 1 && config->overlapP2PComm;
   options.deallocatePipelineOutputs = config->deallocatePipelineOutputs;
+  options.overlapMoeExpertParallelComm = config->overlapMoeExpertParallelComm;
+  options.delayWgradCompute = config->delayWgradCompute;
   if (config->pipelineSchedule)
     options.pipelineSchedule =
         ddp::stringifyPipelineScheduleKind(*config->pipelineSchedule).str();

@@ -102,6 +102,8 @@ ArrayRef<FuzzedOption> ddp::fuzz::getFuzzedOptions() {
       // ddp-combined-1f1b's delayed weight gradients (last, for the same
       // reason).
       {"delay-wgrad-compute", both},
+      // ddp-simulate's routing imbalance (last, for the same reason).
+      {"moe-imbalance", {"1.5", "4", "1", "0.5", "nan"}},
   };
   return options;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Megatron's 1F1B and interleaved schedules against auto's, per preset.
+"""Megatron's 1F1B and interleaved schedules, ZB-H1 and auto, per preset.
 
 For each preset at a published pipeline layout, on the calibrated H100 and
 A100 profiles (bench/sim/*-calibrated.json) and at two data-parallel sizes,
@@ -10,6 +10,9 @@ side:
 - Megatron's 1F1B with its default p2p flags (blocking, batched calls);
 - Megatron's interleaved schedule at the virtual size its scripts use, with
   its defaults (overlap_p2p_comm on, microbatch group = PP);
+- ZB-H1 (Qi et al.'s zero-bubble schedule, in PaddlePaddle's order, each
+  backward's weight gradients a W pass; docs/Pipeline.md#zb-h1), where it
+  runs (at least as many microbatches as stages);
 - auto's choice (the fastest candidate that fits the device).
 
 For each: the step, the bubble, exposed p2p and the other exposed
@@ -139,6 +142,7 @@ def main():
                         (f"Megatron interleaved V {virtual}",
                          candidates.get(f"interleaved v={virtual} group={pp}"
                                         " overlap-p2p-comm")),
+                        ("ZB-H1", candidates.get("zb-h1 overlap-p2p-comm")),
                         (f"auto: {auto['name'] if auto else '?'}", auto),
                     ]
                     for label, candidate in columns:

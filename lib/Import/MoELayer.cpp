@@ -160,7 +160,9 @@ Value ModelImporter::allGatherExperts(const LayerParams &params,
       "moe_permute", {gathered, acts.gatheredProbs}, expertInTypes, 0.0,
       bytes(gatheredElements + expertElements + probElements), layer);
   acts.expertIn.assign(expertIn.begin(), expertIn.end());
+  sb.setRouted(routedLimit);
   runExperts(params, acts, layer);
+  sb.setRouted(std::nullopt);
 
   // Weight each expert output by its routing probability and scatter it back
   // to its token; the reduce-scatter sums the ETP partial sums and the
@@ -195,8 +197,10 @@ ModelImporter::MoEGrads ModelImporter::allGatherExpertsBackward(
       "moe_unpermute_grad", unpermuteInputs, unpermuteResults,
       2 * expertElements,
       bytes(gatheredElements + 2 * expertElements + 2 * probElements), layer);
+  sb.setRouted(routedLimit);
   SmallVector<Value> gradExpertIn = runExpertsBackward(
       params, acts, unpermuteGrads.take_front(numLocalExperts), layer).first;
+  sb.setRouted(std::nullopt);
   Value gradGathered = sb.compute1(
       "moe_permute_grad", gradExpertIn, actType(gatheredTokens, hidden),
       expertElements, bytes(expertElements + gatheredElements), layer);
@@ -239,11 +243,16 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
   // The shared experts' fc1 is launched after the tokens' all-to-all, before
   // the probs' (token_dispatch's order).
   sb.setScheduleNode(false, ScheduleNode::Kind::Dispatch, layer);
+  // From the dispatch to the combine, the rows are the routed tokens.
+  sb.setRouted(routedLimit);
   if (epGroup.size > 1)
     tokensIn = sb.allToAll(tokensIn, epGroup);
   bool sharedOverlaps = params.sharedFc1 && config.moeSharedExpertOverlap;
-  if (sharedOverlaps)
+  if (sharedOverlaps) {
+    sb.setRouted(std::nullopt);
     sharedExpertFc1(params, acts, layer);
+    sb.setRouted(routedLimit);
+  }
   if (epGroup.size > 1)
     probsIn = sb.allToAll(probsIn, epGroup);
   sb.setScheduleNode(false, ScheduleNode::Kind::Mlp, layer);
@@ -275,6 +284,7 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
   sb.setScheduleNode(false, ScheduleNode::Kind::Combine, layer);
   if (epGroup.size > 1)
     combined = sb.allToAll(combined, epGroup);
+  sb.setRouted(std::nullopt);
   // token_combine launches the shared experts' fc2 after its all-to-all.
   if (sharedOverlaps)
     sharedExpertFc2(params, acts, layer);
@@ -297,14 +307,18 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
                            actType(sent, hidden), 0.0,
                            bytes(sentElements + localTokens * double(hidden)),
                            layer);
+  sb.setRouted(routedLimit);
   if (epGroup.size > 1)
     grad = sb.allToAll(grad, epGroup);
   // Overlapping, the shared experts' backward runs beside the all-to-alls
   // as their forward did: fc2's after the first, fc1's after the last.
   bool sharedOverlaps = params.sharedFc1 && config.moeSharedExpertOverlap;
   Value gradSharedAct;
-  if (sharedOverlaps)
+  if (sharedOverlaps) {
+    sb.setRouted(std::nullopt);
     gradSharedAct = sharedExpertFc2Backward(params, acts, gradCombined, layer);
+    sb.setRouted(routedLimit);
+  }
   sb.setScheduleNode(true, ScheduleNode::Kind::Mlp, layer);
   if (etpGroup.size > 1)
     grad = sb.allGather(grad, etpGroup);
@@ -334,6 +348,7 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
     gradRouted = sb.allToAll(gradRouted, epGroup);
     gradTokens = sb.allToAll(gradTokens, epGroup);
   }
+  sb.setRouted(std::nullopt);
   Value gradShared;
   if (sharedOverlaps)
     gradShared = sharedExpertFc1Backward(params, acts, gradSharedAct, layer);

@@ -266,6 +266,10 @@ private:
   /// capacity): the all-to-all dispatcher's block, and with a capacity the
   /// all-gather dispatcher's too.
   int64_t expertCapacity = 0;
+  /// How far the tokens routed to a rank's experts can grow over the
+  /// balanced rows the step is built with (ddp.routed: 0 without a cap);
+  /// none where capacity fixes them.
+  std::optional<double> routedLimit;
   bool sequenceParallel;
   bool hasDropout;
   /// The dense layers' tensor-parallel group; the experts' own, their

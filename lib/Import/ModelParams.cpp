@@ -88,6 +88,17 @@ ModelImporter::ModelImporter(MLIRContext &context, const ModelConfig &config)
     int64_t topk = config.moeRouterTopk, experts = config.numExperts;
     expertCapacity =
         getExpertCapacity(config.moe, localTokens, topk, experts);
+    // Imbalance grows a rank's routed rows without bound when dropless, up
+    // to the capacity without padding; padded, or with a capacity below the
+    // share, the rows are the capacity whatever the routing. With one
+    // expert-parallel rank every route stays on the rank.
+    std::optional<double> factor = config.moe.capacityFactor;
+    if (config.expertModelParallelSize == 1)
+      routedLimit.reset();
+    else if (!factor)
+      routedLimit = 0.0;
+    else if (!config.moe.padToCapacity && *factor > 1)
+      routedLimit = *factor;
     if (config.moe.dispatcher == MoEDispatcher::AllToAll ||
         config.moe.capacityFactor)
       tokensPerExpert = expertCapacity * dispatchGroup.size;

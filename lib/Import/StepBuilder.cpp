@@ -86,6 +86,8 @@ void StepBuilder::notifyOperationInserted(Operation *op,
     return;
   if (currentNode)
     ddp::setScheduleNode(op, *currentNode);
+  if (routedLimit && isa<GemmOp, ComputeOp, CollectiveOpInterface>(op))
+    setRoutedLimit(op, *routedLimit);
   if (!currentTask)
     return;
   setPipelineStage(op, currentTask->first);

@@ -84,6 +84,10 @@ public:
   /// Makes the step record each op's node of Megatron's combined 1F1B
   /// schedule (ddp.schedule_node), for ddp-combined-1f1b.
   void enableScheduleNodes() { scheduleNodes = true; }
+  /// While set, the GEMMs, compute ops and collectives built work on the
+  /// tokens routed to this rank's experts: marked ddp.routed with this
+  /// limit.
+  void setRouted(std::optional<double> limit) { routedLimit = limit; }
   /// The ops built next belong to node `kind` of the current microbatch's
   /// forward or backward (of `layer`, for a layer's kinds). Nothing in a
   /// step without schedule nodes.
@@ -165,6 +169,7 @@ private:
   /// The schedule node of the ops built next (steps with schedule nodes).
   std::optional<ScheduleNode> currentNode;
   bool nodeFrozen = false;
+  std::optional<double> routedLimit;
   mlir::func::FuncOp step;
 
   std::vector<ParamSpec> params;

@@ -36,7 +36,7 @@ ddp::sim::rescaleDataParallelAxes(ArrayRef<StringRef> axisNames,
   std::optional<unsigned> scaledAxis;
   int64_t otherDataParallel = 1;
   for (auto [index, name] : llvm::enumerate(axisNames)) {
-    if (isModelParallelAxis(name))
+    if (!isDataParallelAxis(name))
       continue;
     if (!scaledAxis)
       scaledAxis = index;

@@ -85,7 +85,7 @@ LogicalResult StepSimulator::prepareMeshes(ModuleOp module) {
       for (auto [name, size, irSize] :
            llvm::zip(names, simMesh.shape, mesh.getShape())) {
         result.meshAxes.push_back({name.str(), size, irSize});
-        if (!isModelParallelAxis(name))
+        if (isDataParallelAxis(name))
           result.dataParallelSize *= size;
       }
       int64_t perNode = model.getProfile().gpusPerNode;
@@ -212,7 +212,9 @@ LogicalResult StepSimulator::runCollective(CollectiveOpInterface op) {
   unsigned stream = (*group)->stream;
   CollectiveRecord record;
   record.kind = op.getCostKind();
-  record.bytes = getCollectiveBytes(op);
+  // The busiest rank of an all-to-all of routed tokens moves that much more.
+  record.bytes = getCollectiveBytes(op) *
+                 getRoutedCostFactor(op, options.moeImbalance);
   record.cost =
       model.collectiveCost(record.kind, record.bytes, (*group)->placement);
   auto async = cast<AsyncOpInterface>(op.getOperation());
@@ -266,7 +268,8 @@ LogicalResult StepSimulator::simulate(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](GemmOp gemm) {
         double time = model.gemmTime(gemm.getM(), gemm.getN(), gemm.getK(),
-                                     getCostedElementType(gemm.getLhs().getType()));
+                                     getCostedElementType(gemm.getLhs().getType())) *
+                      getRoutedCostFactor(op, options.moeImbalance);
         result.flops += gemm.getFlops();
         runCompute(op, "gemm " + stringifyEnum(gemm.getPhase()).str(), time);
         return success();
@@ -282,7 +285,8 @@ LogicalResult StepSimulator::simulate(Operation *op) {
         runCompute(op, compute.getKind(),
                    model.computeTime(compute.getFlops().convertToDouble(),
                                      compute.getBytes().convertToDouble(),
-                                     type));
+                                     type) *
+                       getRoutedCostFactor(op, options.moeImbalance));
         return success();
       })
       .Case([&](AccumulateOp accumulate) {

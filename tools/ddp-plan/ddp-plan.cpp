@@ -83,6 +83,13 @@ static cl::opt<std::string>
                       "with a body), as ddp-simulate's 'step' option"),
              cl::value_desc("name"), cl::init(""), cl::cat(planCategory));
 
+static cl::opt<double> moeImbalance(
+    "moe-imbalance",
+    cl::desc("MoE routing imbalance: the busiest expert-parallel rank's "
+             "routed tokens over the balanced share, as ddp-simulate's "
+             "moe-imbalance (1: balanced)"),
+    cl::value_desc("factor"), cl::init(1.0), cl::cat(planCategory));
+
 static int fail(const Twine &message) {
   WithColor::error(errs(), "ddp-plan") << message << "\n";
   return 1;
@@ -159,6 +166,7 @@ static LogicalResult runPlan(Plan &plan, const timing::CostModel &model) {
     return failure();
   sim::SimOptions simOptions;
   simOptions.recordEvents = !svgPath.empty();
+  simOptions.moeImbalance = moeImbalance;
   FailureOr<sim::SimResult> result =
       sim::simulateStep(*step, model, simOptions);
   if (failed(result))
@@ -467,6 +475,11 @@ int main(int argc, char **argv) {
   if (!profile)
     return fail(toString(profile.takeError()));
   timing::CostModel model(std::move(*profile));
+  if (!(moeImbalance >= 1) || !std::isfinite(double(moeImbalance)))
+    return fail(formatv("--moe-imbalance is the busiest rank's routed tokens "
+                        "over the balanced share, at least 1 (balanced), "
+                        "got {0}",
+                        double(moeImbalance)));
   // Opened now, so that a path it cannot write stops it before the work.
   std::string error;
   std::unique_ptr<ToolOutputFile> svgFile;

@@ -49,20 +49,23 @@ SmallVector<ParamDescription> ddp::describeParams(ModuleOp reference) {
     else if (auto adam = dyn_cast<AdamOp>(op))
       replicaAxes[adam.getParam()] = findReductionAxes(adam.getGrad());
   });
-  // A dense parameter whose update no reduction feeds (a broken step) must
-  // still agree across the data-parallel axes; an expert one is replicated
-  // over an axis the mesh does not name apart, so it is left alone.
-  SmallVector<std::string> dataParallelAxes;
+  // A parameter whose update no reduction feeds (a broken step) must still
+  // agree across the axes it is replicated over: the dense layers' and the
+  // experts' data-parallel axes (MeshAxes.h).
+  SmallVector<std::string> dataParallelAxes, expertDataParallelAxes;
   for (auto mesh : reference.getOps<MeshOp>())
-    for (StringRef axis : mesh.getAxisNames().getAsValueRange<StringAttr>())
-      if (!isModelParallelAxis(axis))
+    for (StringRef axis : mesh.getAxisNames().getAsValueRange<StringAttr>()) {
+      if (isDataParallelAxis(axis))
         dataParallelAxes.push_back(axis.str());
+      if (getAxisRoles(axis).expert == ExpertRole::DataParallel)
+        expertDataParallelAxes.push_back(axis.str());
+    }
   SmallVector<ParamDescription> params;
   for (auto param : reference.getOps<ParamOp>()) {
     RankedTensorType type = param.getTensorType();
     SmallVector<std::string> axes = replicaAxes.lookup(param.getSymName());
-    if (axes.empty() && !param.getExpert())
-      axes = dataParallelAxes;
+    if (axes.empty())
+      axes = param.getExpert() ? expertDataParallelAxes : dataParallelAxes;
     params.push_back({param.getSymName().str(),
                       SmallVector<int64_t>(type.getShape()),
                       type.getElementType(), axes});

@@ -225,6 +225,35 @@ TEST_F(SimulatorTest, DataParallelSizeRescalesTheMesh) {
   EXPECT_NEAR(result.events[0].duration, 2.0 * 15 / 16 * 1e6 / 4e9, kTolerance);
 }
 
+// moe-imbalance: the ops marked ddp.routed (the tokens routed to this
+// rank's experts) cost the busiest rank's share more, up to their cap; the
+// others, and the model FLOPs, stay as they are.
+constexpr llvm::StringLiteral kRouted = R"mlir(
+ddp.mesh @world(ep = 2)
+func.func @step() {
+  %a = ddp.compute "attn"() flops 1.0e9 bytes 0.0 : () -> tensor<250000xf32>
+  %t = ddp.all_to_all %a over @world[ep] {ddp.routed = 0.0 : f64} : tensor<250000xf32>
+  %e = ddp.compute "expert"(%t) flops 1.0e9 bytes 0.0 {ddp.routed = 0.0 : f64} : (tensor<250000xf32>) -> tensor<1xf32>
+  %c = ddp.compute "capped"() flops 1.0e9 bytes 0.0 {ddp.routed = 1.5 : f64} : () -> tensor<1xf32>
+  return
+}
+)mlir";
+
+TEST_F(SimulatorTest, ImbalanceScalesTheRoutedOps) {
+  SimResult balanced = simulate(kRouted, makeUnitProfile());
+  SimOptions options;
+  options.moeImbalance = 2;
+  SimResult skewed = simulate(kRouted, makeUnitProfile(), options);
+  llvm::StringMap<double> before = getComputeDurations(balanced),
+                          after = getComputeDurations(skewed);
+  EXPECT_NEAR(before["attn"], 1 * kMs, kTolerance);
+  EXPECT_NEAR(after["attn"], 1 * kMs, kTolerance);
+  EXPECT_NEAR(after["expert"], 2 * before["expert"], kTolerance);
+  EXPECT_NEAR(after["capped"], 1.5 * before["capped"], kTolerance);
+  EXPECT_NEAR(skewed.commTime, 2 * balanced.commTime, kTolerance);
+  EXPECT_EQ(skewed.flops, balanced.flops);
+}
+
 TEST(RescaleDataParallelAxes, FirstDataParallelAxisAbsorbsTheChange) {
   EXPECT_EQ(cantFail(rescaleDataParallelAxes({"dp", "tp"}, {8, 8}, 512)),
             (llvm::SmallVector<int64_t>{512, 8}));

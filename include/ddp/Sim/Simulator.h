@@ -115,6 +115,10 @@ struct SimOptions {
   /// Keep every op's interval (needed for traces and pictures; the totals
   /// and the lower bound do not need it).
   bool recordEvents = true;
+  /// The busiest expert-parallel rank's routed tokens over the balanced
+  /// share (>= 1): the ops marked ddp.routed cost that much more, up to
+  /// their cap. 1 is balanced routing.
+  double moeImbalance = 1;
 };
 
 struct SimResult {

@@ -226,3 +226,19 @@ func.func @activations_on_a_function() attributes {ddp.activation_bytes = {embed
 // expected-error @+1 {{'ddp.activation_bytes' must be a dictionary of exactly 'layer', 'embedding' and 'output', each a non-negative i64 (bytes), and with recomputation 'per_layer', an array<i64> of non-negative bytes, got {embedding = 0 : i64, layer = 4 : i64, output = 0 : i64, per_layer = array<i64: 4, -2>}}}
 module attributes {ddp.activation_bytes = {embedding = 0 : i64, layer = 4 : i64, output = 0 : i64, per_layer = array<i64: 4, -2>}} {
 }
+
+// -----
+
+func.func @routed_on_a_scale(%g: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'ddp.routed' is only for a ddp.gemm, a ddp.compute or a collective}}
+  %s = ddp.scale %g by 5.000000e-01 {ddp.routed = 0.0 : f64} : tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+func.func @routed_cap_of_one() -> tensor<4xf32> {
+  // expected-error @+1 {{'ddp.routed' must be an f64, 0 (no cap) or a cap above 1, got 1.000000e+00 : f64}}
+  %a = ddp.compute "k"() flops 1.0 bytes 0.0 {ddp.routed = 1.0 : f64} : () -> tensor<4xf32>
+  return %a : tensor<4xf32>
+}

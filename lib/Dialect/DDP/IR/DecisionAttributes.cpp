@@ -13,6 +13,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -160,6 +161,24 @@ void ddp::setActivationBytes(Operation *module, const ActivationBytes &bytes) {
       .setAttr(module, builder.getDictionaryAttr(entries));
 }
 
+std::optional<double> ddp::getRoutedLimit(Operation *op) {
+  if (auto attr = DDPDialect::RoutedAttrHelper(op->getContext()).getAttr(op))
+    return attr.getValueAsDouble();
+  return std::nullopt;
+}
+
+void ddp::setRoutedLimit(Operation *op, double limit) {
+  DDPDialect::RoutedAttrHelper(op->getContext())
+      .setAttr(op, Builder(op->getContext()).getF64FloatAttr(limit));
+}
+
+double ddp::getRoutedCostFactor(Operation *op, double imbalance) {
+  std::optional<double> limit = getRoutedLimit(op);
+  if (!limit || imbalance <= 1)
+    return 1;
+  return *limit > 0 ? std::min(imbalance, *limit) : imbalance;
+}
+
 /// The i64 the passes write; `minimum` is 0 for an index, 1 for a count.
 static bool isI64AtLeast(Attribute value, int64_t minimum) {
   auto integer = dyn_cast<IntegerAttr>(value);
@@ -259,6 +278,18 @@ LogicalResult DDPDialect::verifyOperationAttribute(Operation *op,
                         "F<microbatch>.L<layer>.attn (.dispatch, .mlp, "
                         ".combine) or F<microbatch>.post_process, or the "
                         "same with B, got "
+                     << value;
+    return success();
+  }
+  if (name == RoutedAttrHelper::getNameStr()) {
+    if (!isa<GemmOp, ComputeOp, CollectiveOpInterface>(op))
+      return error() << "is only for a ddp.gemm, a ddp.compute or a "
+                        "collective";
+    auto limit = dyn_cast<FloatAttr>(value);
+    double cap = limit ? limit.getValueAsDouble() : -1;
+    if (!limit || !limit.getType().isF64() || !std::isfinite(cap) ||
+        (cap != 0 && cap <= 1))
+      return error() << "must be an f64, 0 (no cap) or a cap above 1, got "
                      << value;
     return success();
   }

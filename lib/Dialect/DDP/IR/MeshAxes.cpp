@@ -51,6 +51,10 @@ bool ddp::isModelParallelAxis(StringRef name) {
          roles.expert == ExpertRole::TensorParallel;
 }
 
+bool ddp::isDataParallelAxis(StringRef name) {
+  return getAxisRoles(name).dense == DenseRole::DataParallel;
+}
+
 template <typename Predicate>
 static int64_t getRoleSize(MeshOp mesh, Predicate hasRole) {
   int64_t size = 1;

@@ -50,8 +50,7 @@ public:
     // A pipeline rank's program: ddp-pipeline-stages has put each of its
     // steady-state steps in the combined order, given the tags.
     if (getPipelineStage(func)) {
-      if (func.isExternal() ||
-          llvm::any_of(func.getBody().getOps(), [](Operation &op) {
+      if (llvm::any_of(func.getBody().getOps(), [](Operation &op) {
             return getScheduleNode(&op).has_value();
           }))
         return;

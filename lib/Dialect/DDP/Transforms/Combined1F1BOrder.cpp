@@ -126,7 +126,7 @@ getLayerRange(ArrayRef<Operation *> ops) {
   return range.value_or(std::make_pair(int64_t(0), int64_t(0)));
 }
 
-SmallVector<Operation *> ddp::combined::orderCombinedStep(
+combined::CombinedStep ddp::combined::orderCombinedStep(
     ArrayRef<Operation *> forward, ArrayRef<Operation *> backward,
     const llvm::DenseSet<Operation *> &delayedWgrads) {
   std::map<Combined1F1BKey, SmallVector<Operation *>> places;
@@ -136,17 +136,24 @@ SmallVector<Operation *> ddp::combined::orderCombinedStep(
     placeByNodes(
         ops,
         [&](const ScheduleNode &node, bool tail, bool delayedWgrad) {
-          // One step: the node's own microbatch does not order it.
+          // One step: the node's own microbatch does not order it (the
+          // forward of microbatch 1 and the backward of 0 share step 1).
           ScheduleNode local = node;
-          local.microbatch = local.backward ? -1 : 0;
+          local.microbatch = local.backward ? 0 : 1;
           if (local.hasLayer())
             local.layer -= first;
           return getCombined1F1BKey(local, last - first, tail, delayedWgrad);
         },
         delayedWgrads, places, before);
   }
-  SmallVector<Operation *> order(before);
-  for (auto &[key, ops] : places)
-    llvm::append_range(order, ops);
-  return order;
+  CombinedStep step;
+  step.ops.assign(before.begin(), before.end());
+  std::optional<size_t> tail;
+  for (auto &[key, ops] : places) {
+    if (key.group == 2 && !tail)
+      tail = step.ops.size();
+    llvm::append_range(step.ops, ops);
+  }
+  step.tail = tail.value_or(step.ops.size());
+  return step;
 }

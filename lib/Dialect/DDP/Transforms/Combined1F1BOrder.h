@@ -54,7 +54,14 @@ void placeByNodes(
 /// i-th from last, the layers one chunk has more after
 /// (TransformerModelChunkSchedulePlan.run, model_chunk_schedule_plan.py
 /// L556-594 at d98e8a6).
-llvm::SmallVector<mlir::Operation *>
+struct CombinedStep {
+  llvm::SmallVector<mlir::Operation *> ops;
+  /// Where the step's tail begins in `ops` (the backward's last delayed
+  /// wgrads, the forward's post-process, the backward's pre-process), or
+  /// its size: Megatron issues the step's p2p calls there (L596-610).
+  size_t tail = 0;
+};
+CombinedStep
 orderCombinedStep(llvm::ArrayRef<mlir::Operation *> forward,
                   llvm::ArrayRef<mlir::Operation *> backward,
                   const llvm::DenseSet<mlir::Operation *> &delayedWgrads);

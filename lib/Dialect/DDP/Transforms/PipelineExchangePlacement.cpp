@@ -178,6 +178,20 @@ ddp::pipeline::placeAsMegatron(const StageOrders &stages,
     // interleaves its forward's ops with its backward's, so a task may
     // begin before the one the events run first: an event goes no later
     // than any after it.
+    // The calls after a combined step's backward go where its tail begins.
+    std::vector<std::optional<size_t>> tailOf(events[rank].size());
+    std::optional<size_t> tail;
+    for (auto [index, event] : llvm::enumerate(events[rank])) {
+      if (event.kind == ExchangeEvent::Kind::Run) {
+        tail.reset();
+        if (rank < int64_t(stages.combinedTails.size()))
+          if (auto it = stages.combinedTails[rank].find(getKey(event.task));
+              it != stages.combinedTails[rank].end())
+            tail = it->second;
+      } else {
+        tailOf[index] = tail;
+      }
+    }
     std::vector<size_t> at(events[rank].size(), stages.taskEnd[rank]);
     for (size_t index = events[rank].size(); index-- > 0;) {
       const ExchangeEvent &event = events[rank][index];
@@ -187,7 +201,7 @@ ddp::pipeline::placeAsMegatron(const StageOrders &stages,
         auto it = taskStart.find(getKey(event.task));
         at[index] = it == taskStart.end() ? next : std::min(it->second, next);
       } else {
-        at[index] = next;
+        at[index] = tailOf[index] ? std::min(*tailOf[index], next) : next;
       }
     }
 

@@ -48,6 +48,9 @@ struct StageOrders {
   PipelineShape shape;
   std::vector<std::vector<mlir::Operation *>> orders;
   std::vector<size_t> taskBegin, taskEnd, postStart;
+  /// Per rank, for each backward run in a combined step, where that step's
+  /// tail begins in the order: its calls go there.
+  std::vector<std::map<TaskKey, size_t>> combinedTails;
   /// Where errors about the whole pipeline point.
   mlir::Location loc;
 };

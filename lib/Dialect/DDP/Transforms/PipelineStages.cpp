@@ -79,6 +79,7 @@ private:
   /// Where each rank's schedule tasks begin and end, and its ops after the
   /// pipeline begin, in its order (pipeline::StageOrders).
   std::vector<size_t> taskBegin, taskEnd, postStart;
+  std::vector<std::map<TaskKey, size_t>> combinedTails;
   ExchangePlan exchanges;
 };
 
@@ -262,6 +263,7 @@ LogicalResult StageSplit::plan(const PipelineExchangeOptions &options) {
     }
   }
   orders.assign(stages, {});
+  combinedTails.assign(stages, {});
   taskBegin.clear();
   taskEnd.clear();
   postStart.clear();
@@ -286,8 +288,11 @@ LogicalResult StageSplit::plan(const PipelineExchangeOptions &options) {
         ++pair;
         std::vector<Operation *> forward = take(stageOrder[index]);
         std::vector<Operation *> backward = take(stageOrder[++index]);
-        llvm::append_range(order, combined::orderCombinedStep(
-                                      forward, backward, delayedWgrads));
+        combined::CombinedStep step =
+            combined::orderCombinedStep(forward, backward, delayedWgrads);
+        combinedTails[rank][getKey(stageOrder[index])] =
+            order.size() + step.tail;
+        llvm::append_range(order, step.ops);
         continue;
       }
       llvm::append_range(order, take(stageOrder[index]));
@@ -356,9 +361,9 @@ LogicalResult StageSplit::plan(const PipelineExchangeOptions &options) {
     transfer.sendAt = getSendPosition(transfer, position[transfer.from]);
   // Megatron overlaps only the interleaved schedule's calls; ddp's own
   // rule overlaps the others.
-  pipeline::StageOrders stageOrders{kind,     shape,     orders,
+  pipeline::StageOrders stageOrders{kind,      shape,     orders,
                                     taskBegin, taskEnd,   postStart,
-                                    step.getLoc()};
+                                    combinedTails, step.getLoc()};
   // ZB-H1 has no Megatron calls to follow: it exchanges by that rule too.
   bool early = (options.overlap ||
                 kind == PipelineScheduleKind::ZeroBubbleH1) &&

@@ -114,6 +114,7 @@ void SimulatePass::runOnPipeline(HardwareProfile profile) {
                   fp8Gemms ? GemmPrecision::FP8 : GemmPrecision::Native);
   SimOptions options;
   options.recordEvents = !tracePath.empty() || !timelinePath.empty();
+  options.moeImbalance = moeImbalance;
   FailureOr<PipelineSimResult> result = simulatePipeline(module, model, options);
   if (failed(result))
     return signalPassFailure();
@@ -195,6 +196,13 @@ void SimulatePass::runOnOperation() {
         << profile->name << "' has no 'peak_tflops.fp8'";
     return signalPassFailure();
   }
+  if (!(moeImbalance >= 1) || !std::isfinite(double(moeImbalance))) {
+    emitError(module.getLoc(),
+              "ddp-simulate: moe-imbalance is the busiest rank's routed "
+              "tokens over the balanced share, at least 1 (balanced), got ")
+        << double(moeImbalance);
+    return signalPassFailure();
+  }
   if (dataParallelSize < 0) {
     // The option itself does not stream as a number into a diagnostic.
     emitError(module.getLoc(),
@@ -212,6 +220,7 @@ void SimulatePass::runOnOperation() {
                   fp8Gemms ? GemmPrecision::FP8 : GemmPrecision::Native);
   SimOptions options;
   options.dataParallelSize = dataParallelSize;
+  options.moeImbalance = moeImbalance;
   options.recordEvents =
       !reportPath.empty() || !tracePath.empty() || !timelinePath.empty();
   FailureOr<SimResult> result = simulateStep(*step, model, options);

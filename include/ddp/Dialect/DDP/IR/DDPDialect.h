@@ -65,6 +65,13 @@ void setPipelineTask(mlir::Operation *op, const PipelineTask &task);
 /// `ddp.schedule_node`: the op's node of Megatron's combined 1F1B schedule.
 std::optional<ScheduleNode> getScheduleNode(mlir::Operation *op);
 void setScheduleNode(mlir::Operation *op, const ScheduleNode &node);
+/// `ddp.routed`: the op works on the tokens routed to this rank's experts;
+/// the value caps how far imbalance can raise its rows (0: no cap).
+std::optional<double> getRoutedLimit(mlir::Operation *op);
+void setRoutedLimit(mlir::Operation *op, double limit);
+/// The factor `moe-imbalance` (the busiest rank's routed tokens over the
+/// balanced share, >= 1) scales the op's cost by: 1 for an op not routed.
+double getRoutedCostFactor(mlir::Operation *op, double imbalance);
 
 /// `ddp.activation_bytes` on the module, `{layer = .., embedding = ..,
 /// output = ..}`: what one microbatch keeps for its backward, which the

@@ -46,7 +46,8 @@ def DDP_Dialect : Dialect {
     | `ddp.keeps_pipeline_outputs` | a function | unit: a pipeline rank's program that keeps each forward output it sends until that forward's backward, as Megatron does without `deallocate_pipeline_outputs` (`ddp-pipeline-stages`); the activation memory counts it |
     | `ddp.program_groups` | a module | array of strings, each a group as its axes joined by commas (`"dp,tp"`): the groups a lowered program creates first, in this order, so that programs that differ from rank to rank (one pipeline rank's each, `ddp-extract-pipeline-stage`) create the same groups in the same order on every rank |
     | `ddp.task` | any `ddp` op | string `F<m>.<c>`, `B<m>.<c>` or `W<m>.<c>`: the forward, backward or weight-gradient pass of microbatch `m` through model chunk `c` that the op belongs to (the importer sets it on a pipelined step) |
-    | `ddp.schedule_node` | any `ddp` op | string `F<m>.pre_process`, `F<m>.L<l>.attn`, `.dispatch`, `.mlp`, `.combine` or `F<m>.post_process` (`B<m>...` for the backward): the node of Megatron's combined 1F1B schedule that the op belongs to (the importer sets it on an unpipelined MoE step with the all-to-all dispatcher; `ddp-combined-1f1b` orders by it) |
+    | `ddp.schedule_node` | any `ddp` op | string `F<m>.pre_process`, `F<m>.L<l>.attn`, `.dispatch`, `.mlp`, `.combine` or `F<m>.post_process` (`B<m>...` for the backward): the node of Megatron's combined 1F1B schedule that the op belongs to (the importer sets it on an MoE step with the all-to-all dispatcher; `ddp-combined-1f1b` and `ddp-pipeline-stages` order by it) |
+    | `ddp.routed` | `ddp.gemm`, `ddp.compute` or a collective | `f64`: the op's rows are the tokens routed to this rank's experts, sized for balanced routing; the simulator's `moe-imbalance` scales its cost by the busiest rank's share over the balanced one, up to this value (a capacity factor that drops the rest), or without limit when it is 0 |
   }];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
@@ -65,6 +66,7 @@ def DDP_Dialect : Dialect {
     "::mlir::ArrayAttr":$program_groups,
     "::mlir::StringAttr":$task,
     "::mlir::StringAttr":$schedule_node,
+    "::mlir::FloatAttr":$routed,
     "::mlir::DictionaryAttr":$activation_bytes
   );
   let hasOperationAttrVerify = 1;

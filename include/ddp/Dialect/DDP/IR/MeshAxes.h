@@ -44,10 +44,15 @@ llvm::StringRef getExpertMeshAxisName(DenseRole dense, ExpertRole expert);
 
 /// Whether the axis splits the model rather than replicating it: `tp`,
 /// `cp`, `pp`, `etp` and the axes shared by the dense TP group (`tp_ep`,
-/// `tp_edp`). Simulating another data-parallel size rescales only the
-/// others; ddp-overlap-tp-comm takes a collective over these alone for a
+/// `tp_edp`). ddp-overlap-tp-comm takes a collective over these alone for a
 /// tensor-parallel one.
 bool isModelParallelAxis(llvm::StringRef name);
+
+/// Whether the dense layers are replicated over the axis (their
+/// data-parallel group): `dp`, `edp`, `ep`, `etp`, and any axis the table
+/// does not name. The data-parallel size is their product; simulating
+/// another one rescales the first of them.
+bool isDataParallelAxis(llvm::StringRef name);
 
 /// The product of the sizes of `mesh`'s axes with the role, at least 1.
 int64_t getTensorParallelSize(MeshOp mesh);

@@ -59,6 +59,11 @@ def Simulate : Pass<"ddp-simulate", "mlir::ModuleOp"> {
            "Price GEMMs on f16/bf16 tensors as Transformer Engine's FP8 "
            "recipe runs them (FP8 tensor cores, 1-byte operands); needs a "
            "profile with peak_tflops.fp8">,
+    Option<"moeImbalance", "moe-imbalance", "double", /*default=*/"1.0",
+           "MoE routing imbalance: the busiest expert-parallel rank's "
+           "routed tokens over the balanced share (>= 1); the ops the "
+           "importer marks ddp.routed (the expert GEMMs, the token "
+           "all-to-alls) cost that much more, up to a capacity factor">,
     Option<"stepName", "step", "std::string", /*default=*/"\"\"",
            "The function to simulate (default: the only one with a body)">,
     Option<"outputPath", "output", "std::string", /*default=*/"\"-\"",
