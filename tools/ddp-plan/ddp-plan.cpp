@@ -555,8 +555,15 @@ int main(int argc, char **argv) {
            "step (ddp-import's output)";
     return 1;
   }
-  if (pipelined)
+  if (pipelined) {
+    // The pipeline planner prices its candidates on balanced routing.
+    if (moeImbalance != 1.0)
+      return fail("--moe-imbalance is not applied to a pipelined step's "
+                  "candidates yet; schedule it with ddp-opt --ddp-schedule "
+                  "and simulate the result with --ddp-simulate="
+                  "moe-imbalance=F");
     return planPipeline(configured, model);
+  }
   automatic.module = configured.module->clone();
 
   for (Plan *plan : {&configured, &automatic})

@@ -174,7 +174,7 @@ void ddp::setRoutedLimit(Operation *op, double limit) {
 
 double ddp::getRoutedCostFactor(Operation *op, double imbalance) {
   std::optional<double> limit = getRoutedLimit(op);
-  if (!limit || imbalance <= 1)
+  if (!limit || !(imbalance > 1))
     return 1;
   return *limit > 0 ? std::min(imbalance, *limit) : imbalance;
 }

@@ -178,7 +178,9 @@ ddp::pipeline::placeAsMegatron(const StageOrders &stages,
     // interleaves its forward's ops with its backward's, so a task may
     // begin before the one the events run first: an event goes no later
     // than any after it.
-    // The calls after a combined step's backward go where its tail begins.
+    // A combined step's post hooks (its calls, and their waits for earlier
+    // sends) go where its tail begins; the waits for a received input stay
+    // before the task that uses it (the next step's pre hooks).
     std::vector<std::optional<size_t>> tailOf(events[rank].size());
     std::optional<size_t> tail;
     for (auto [index, event] : llvm::enumerate(events[rank])) {
@@ -188,9 +190,13 @@ ddp::pipeline::placeAsMegatron(const StageOrders &stages,
           if (auto it = stages.combinedTails[rank].find(getKey(event.task));
               it != stages.combinedTails[rank].end())
             tail = it->second;
-      } else {
-        tailOf[index] = tail;
+        continue;
       }
+      bool receiveWait = event.kind == ExchangeEvent::Kind::Wait &&
+                         (event.parts[size_t(Part::RecvPrev)] ||
+                          event.parts[size_t(Part::RecvNext)]);
+      if (!receiveWait)
+        tailOf[index] = tail;
     }
     std::vector<size_t> at(events[rank].size(), stages.taskEnd[rank]);
     for (size_t index = events[rank].size(); index-- > 0;) {
