@@ -58,6 +58,26 @@ struct GemmOp {
   std::string label;
 };
 
+/// A routing kernel (ddprt_route), its dimensions checked against its
+/// tensors by the entry point. Which of them a kernel uses is listed in
+/// RuntimeFunctions.def.
+struct RouteOp {
+  int32_t kernel = DDPRT_ROUTE_GATHER;
+  std::string kind;
+  std::vector<Tensor> inputs, results;
+  int64_t tokens = 0, experts = 0, topk = 0, capacity = 0;
+  /// Rows of the slot side (GATHER's result, COMBINE's input) and the width
+  /// of a row.
+  int64_t slots = 0, width = 0;
+  /// SORT_CHUNKS/UNSORT_CHUNKS: source ranks and local experts; the widths
+  /// are those of the rank-ordered side, one per class of tensor.
+  int64_t ranks = 0, localExperts = 0;
+  std::vector<int64_t> widths;
+};
+
+/// "gather" for DDPRT_ROUTE_GATHER, ...; null for no kernel.
+const char *routeKernelName(int32_t kernel);
+
 /// The collectives of include/ddp/Runtime/Collectives.def, which the
 /// compiler's cost model prices by the same enumerators.
 using ddp::CollectiveKind;
@@ -135,6 +155,7 @@ public:
   virtual Status compute(const std::string &kind, const ComputeCost &cost,
                          const std::vector<Tensor> &inputs,
                          const std::vector<Tensor> &results) = 0;
+  virtual Status route(const RouteOp &op) = 0;
   virtual Status accumulate(const Tensor &lhs, const void *rhs,
                             void *result) = 0;
   virtual Status scale(const Tensor &input, double factor, void *result) = 0;

@@ -4,8 +4,11 @@
 // ranks of its experts and back (MoEAllGatherTokenDispatcher or
 // MoEAlltoAllTokenDispatcher, megatron/core/transformer/moe/
 // token_dispatcher.py), and the local experts (SequentialMLP), forward and
-// backward. Routing is balanced (every expert receives its capacity, or its
-// share of the tokens when dropless), so every size is static.
+// backward. Every size is static: an expert's buffer is its capacity, or
+// its share of the tokens under balanced routing when dropless. Padded to
+// capacity, the all-to-all dispatcher's router, permutations and sorts are
+// routing kernels the runtime computes for real; otherwise stand-ins of the
+// same shapes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +20,16 @@ using namespace ddp::importer;
 
 RankedTensorType ModelImporter::probsType(int64_t rows) const {
   return RankedTensorType::get({rows}, f32);
+}
+
+ValueRange ModelImporter::routing(StringRef kind, RoutingKernel kernel,
+                                  ArrayRef<int64_t> params, ValueRange inputs,
+                                  TypeRange results, double flops,
+                                  double bytes, int64_t layer) {
+  if (realRouting)
+    return sb.route(kind, kernel, params, inputs, results, flops, bytes,
+                    layer);
+  return sb.compute(kind, inputs, results, flops, bytes, layer);
 }
 
 Value ModelImporter::moeForward(const LayerParams &params,
@@ -35,17 +48,22 @@ Value ModelImporter::moeLayerForward(const LayerParams &params,
     sharedExpertFc1(params, acts, layer);
     sharedExpertFc2(params, acts, layer);
   }
-  // TopKRouter: a GEMM against the replicated router weight, then softmax
-  // and top-k per token.
+  // TopKRouter: a GEMM against the replicated router weight, then top-k
+  // and softmax per token (the all-to-all dispatcher's `select` routing
+  // kernel).
   acts.routerLogits = sb.gemm(GemmPhase::Fwd, acts.mlpNormOut, false,
                               sb.getParam(*params.router), true, layer);
-  double logits = localTokens * double(numExperts);
-  Value probs = sb.compute1("router_topk", acts.routerLogits,
-                            actType(localTokens, topk), logits * (5.0 + topk),
-                            bytes(logits + localTokens * double(topk)), layer);
-  Value combined = config.moe.dispatcher == MoEDispatcher::AllToAll
-                       ? allToAllExperts(params, acts, probs, layer)
-                       : allGatherExperts(params, acts, probs, layer);
+  Value combined;
+  if (config.moe.dispatcher == MoEDispatcher::AllToAll) {
+    combined = allToAllExperts(params, acts, layer);
+  } else {
+    double logits = localTokens * double(numExperts);
+    Value probs = sb.compute1(
+        "router_topk", acts.routerLogits, actType(localTokens, topk),
+        logits * (5.0 + topk), bytes(logits + localTokens * double(topk)),
+        layer);
+    combined = allGatherExperts(params, acts, probs, layer);
+  }
   // MoELayer.postprocess: output + shared_expert_output.
   if (acts.sharedOut)
     combined = add(combined, acts.sharedOut, layer);
@@ -88,10 +106,17 @@ Value ModelImporter::moeBackward(const LayerParams &params,
         params, acts,
         sharedExpertFc2Backward(params, acts, gradCombined, layer), layer);
   double logits = localTokens * double(numExperts);
+  double gradFlops = 2 * logits * (5.0 + topk);
+  double gradBytes = bytes(2 * logits + localTokens * double(topk));
   Value gradLogits =
-      sb.compute1("router_topk_grad", {grads.probs, acts.routerLogits},
-                  actType(localTokens, numExperts), 2 * logits * (5.0 + topk),
-                  bytes(2 * logits + localTokens * double(topk)), layer);
+      config.moe.dispatcher == MoEDispatcher::AllToAll
+          ? routing("moe_route_grad", RoutingKernel::SelectGrad, {topk},
+                    {grads.probs, acts.routerLogits, acts.tokenSlots},
+                    acts.routerLogits.getType(), gradFlops, gradBytes, layer)
+                .front()
+          : sb.compute1("router_topk_grad", {grads.probs, acts.routerLogits},
+                        actType(localTokens, numExperts), gradFlops,
+                        gradBytes, layer);
   Value gradNormOut = sb.gemm(GemmPhase::Dgrad, gradLogits, false,
                               sb.getParam(*params.router), false, layer);
   sb.addGradient(*params.router, sb.gemm(GemmPhase::Wgrad, gradLogits, true,
@@ -223,20 +248,33 @@ ModelImporter::MoEGrads ModelImporter::allGatherExpertsBackward(
 // tokens).
 
 Value ModelImporter::allToAllExperts(const LayerParams &params,
-                                     LayerActivations &acts, Value probs,
-                                     int64_t layer) {
+                                     LayerActivations &acts, int64_t layer) {
   int64_t topk = config.moeRouterTopk;
   int64_t sent = config.numExperts * expertCapacity;
   int64_t received = numLocalExperts * tokensPerExpert;
+  int64_t ranks = dispatchGroup.size;
   double sentElements = double(sent) * double(hidden);
   double receivedElements = double(received) * double(hidden);
-  // permute: this rank's tokens and their probabilities, in the order of
-  // the experts they go to, each expert's padded to its capacity.
-  ValueRange permuted = sb.compute(
-      "moe_permute", {acts.mlpNormOut, probs},
-      {actType(sent, hidden), probsType(sent)}, 0.0,
-      bytes(localTokens * double(hidden + topk) + sentElements + sent), layer);
-  Value tokensIn = permuted[0], probsIn = permuted[1];
+  // The router's top-k and softmax, and each expert's slots: the token in
+  // each, its probability; and each route's slot, for the combine.
+  double logits = localTokens * double(config.numExperts);
+  ValueRange route = routing(
+      "moe_route", RoutingKernel::Select, {topk, expertCapacity},
+      acts.routerLogits,
+      {probsType(sent), probsType(sent), probsType(localTokens * topk)},
+      logits * (5.0 + topk), bytes(logits + localTokens * double(topk)),
+      layer);
+  acts.slotRows = route[1];
+  acts.tokenSlots = route[2];
+  // permute: this rank's tokens in the order of the experts they go to,
+  // each expert's padded to its capacity.
+  Value tokensIn =
+      routing("moe_permute", RoutingKernel::Gather, {},
+              {acts.mlpNormOut, acts.slotRows}, actType(sent, hidden), 0.0,
+              bytes(localTokens * double(hidden + topk) + sentElements + sent),
+              layer)
+          .front();
+  Value probsIn = route[0];
   // token_dispatch: the all-to-all of the tokens, then of their probs, over
   // the expert-parallel group; dispatch_postprocess: the all-gather over the
   // expert-tensor-parallel group.
@@ -265,9 +303,10 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
   SmallVector<Type> sortedTypes(numLocalExperts,
                                 actType(tokensPerExpert, hidden));
   sortedTypes.append(numLocalExperts, probsType(tokensPerExpert));
-  ValueRange sorted =
-      sb.compute("moe_sort_chunks", {tokensIn, probsIn}, sortedTypes, 0.0,
-                 bytes(2 * (receivedElements + received)), layer);
+  ValueRange sorted = routing(
+      "moe_sort_chunks", RoutingKernel::SortChunks, {ranks, expertCapacity},
+      {tokensIn, probsIn}, sortedTypes, 0.0,
+      bytes(2 * (receivedElements + received)), layer);
   acts.expertIn.assign(sorted.begin(), sorted.begin() + numLocalExperts);
   acts.expertProbs.assign(sorted.begin() + numLocalExperts, sorted.end());
   runExperts(params, acts, layer);
@@ -276,9 +315,11 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
   // reduce-scatter of the ETP partial sums; token_combine: the all-to-all
   // back; combine_postprocess: unpermute to this rank's tokens.
   Value combined =
-      sb.compute1("moe_unsort_chunks", acts.expertOut,
-                  actType(received, hidden), 0.0,
-                  bytes(2 * receivedElements), layer);
+      routing("moe_unsort_chunks", RoutingKernel::UnsortChunks,
+              {ranks, expertCapacity}, acts.expertOut,
+              actType(received, hidden), 0.0, bytes(2 * receivedElements),
+              layer)
+          .front();
   if (etpGroup.size > 1)
     combined = sb.reduceScatter(combined, etpGroup);
   sb.setScheduleNode(false, ScheduleNode::Kind::Combine, layer);
@@ -288,10 +329,12 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
   // token_combine launches the shared experts' fc2 after its all-to-all.
   if (sharedOverlaps)
     sharedExpertFc2(params, acts, layer);
-  return sb.compute1("moe_unpermute", combined, actType(localTokens, hidden),
-                     sentElements,
-                     bytes(sentElements + localTokens * double(hidden)),
-                     layer);
+  // unpermute: each token the sum of its experts' outputs.
+  return routing("moe_unpermute", RoutingKernel::Combine, {topk},
+                 {combined, acts.tokenSlots}, actType(localTokens, hidden),
+                 sentElements,
+                 bytes(sentElements + localTokens * double(hidden)), layer)
+      .front();
 }
 
 ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
@@ -300,13 +343,16 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
   int64_t topk = config.moeRouterTopk;
   int64_t sent = config.numExperts * expertCapacity;
   int64_t received = numLocalExperts * tokensPerExpert;
+  int64_t ranks = dispatchGroup.size;
   double sentElements = double(sent) * double(hidden);
   double receivedElements = double(received) * double(hidden);
   sb.setScheduleNode(true, ScheduleNode::Kind::Combine, layer);
-  Value grad = sb.compute1("moe_unpermute_grad", gradCombined,
-                           actType(sent, hidden), 0.0,
-                           bytes(sentElements + localTokens * double(hidden)),
-                           layer);
+  // Each slot takes its token's gradient.
+  Value grad =
+      routing("moe_unpermute_grad", RoutingKernel::Gather, {},
+              {gradCombined, acts.slotRows}, actType(sent, hidden), 0.0,
+              bytes(sentElements + localTokens * double(hidden)), layer)
+          .front();
   sb.setRouted(routedLimit);
   if (epGroup.size > 1)
     grad = sb.allToAll(grad, epGroup);
@@ -324,15 +370,17 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
     grad = sb.allGather(grad, etpGroup);
   SmallVector<Type> perExpert(numLocalExperts,
                               actType(tokensPerExpert, hidden));
-  ValueRange gradOut =
-      sb.compute("moe_unsort_chunks_grad", grad, perExpert, 0.0,
-                 bytes(2 * receivedElements), layer);
+  ValueRange gradOut = routing(
+      "moe_unsort_chunks_grad", RoutingKernel::SortChunks,
+      {ranks, expertCapacity}, grad, perExpert, 0.0,
+      bytes(2 * receivedElements), layer);
   auto [gradIn, gradProbs] =
       runExpertsBackward(params, acts, gradOut, layer);
   SmallVector<Value> sortInputs(gradIn);
   llvm::append_range(sortInputs, gradProbs);
-  ValueRange unsorted = sb.compute(
-      "moe_sort_chunks_grad", sortInputs,
+  ValueRange unsorted = routing(
+      "moe_sort_chunks_grad", RoutingKernel::UnsortChunks,
+      {ranks, expertCapacity}, sortInputs,
       {actType(received, hidden), probsType(received)}, 0.0,
       bytes(2 * (receivedElements + received)), layer);
   Value gradTokens = unsorted[0], gradRouted = unsorted[1];
@@ -353,11 +401,17 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
   if (sharedOverlaps)
     gradShared = sharedExpertFc1Backward(params, acts, gradSharedAct, layer);
   sb.setScheduleNode(true, ScheduleNode::Kind::Attention, layer);
-  ValueRange grads = sb.compute(
-      "moe_permute_grad", {gradTokens, gradRouted},
-      {actType(localTokens, hidden), actType(localTokens, topk)}, 0.0,
-      bytes(sentElements + sent + localTokens * double(hidden + topk)), layer);
-  return {grads[0], grads[1], gradShared};
+  // Each token the sum of its slots' gradients; the slots' probabilities'
+  // gradients go to the router's backward as they are.
+  Value gradInput =
+      routing("moe_permute_grad", RoutingKernel::Combine, {topk},
+              {gradTokens, acts.tokenSlots}, actType(localTokens, hidden),
+              0.0,
+              bytes(sentElements + sent +
+                    localTokens * double(hidden + topk)),
+              layer)
+          .front();
+  return {gradInput, gradRouted, gradShared};
 }
 
 //===----------------------------------------------------------------------===//

@@ -83,8 +83,11 @@ struct LayerActivations {
   mlir::Value gatheredProbs; // [tg, topk]
   mlir::SmallVector<mlir::Value> expertIn, expertFc1Out, expertActivation,
       expertOut;
-  // The all-to-all dispatcher: each local expert's tokens' probabilities.
+  // The all-to-all dispatcher: each local expert's tokens' probabilities,
+  // and the router's maps (routing kernel `select`): the token in each
+  // expert's slot [experts * capacity], each route's slot [tl * topk].
   mlir::SmallVector<mlir::Value> expertProbs;
+  mlir::Value slotRows, tokenSlots;
   // The shared experts: fc1's output, the activation, fc2's output.
   mlir::Value sharedFc1Out, sharedActivation, sharedOut;
 };
@@ -162,8 +165,13 @@ private:
                                     const LayerActivations &acts,
                                     mlir::Value gradCombined, int64_t layer);
   mlir::Value allToAllExperts(const LayerParams &params,
-                              LayerActivations &acts, mlir::Value probs,
-                              int64_t layer);
+                              LayerActivations &acts, int64_t layer);
+  /// A routing kernel of the all-to-all dispatcher, or its stand-in of the
+  /// same shapes when the routing is not real (realRouting).
+  mlir::ValueRange routing(llvm::StringRef kind, RoutingKernel kernel,
+                           llvm::ArrayRef<int64_t> params,
+                           mlir::ValueRange inputs, mlir::TypeRange results,
+                           double flops, double bytes, int64_t layer);
   MoEGrads allToAllExpertsBackward(const LayerParams &params,
                                    const LayerActivations &acts,
                                    mlir::Value gradCombined, int64_t layer);
@@ -270,6 +278,11 @@ private:
   /// balanced rows the step is built with (ddp.routed: 0 without a cap);
   /// none where capacity fixes them.
   std::optional<double> routedLimit;
+  /// The all-to-all dispatcher's routing runs for real (ddp.compute
+  /// `routing`): padded to capacity, where every buffer holds whatever the
+  /// router picks. Otherwise its kernels are stand-ins of the same shapes
+  /// (balanced routing; docs/ExpertParallelism.md).
+  bool realRouting = false;
   bool sequenceParallel;
   bool hasDropout;
   /// The dense layers' tensor-parallel group; the experts' own, their

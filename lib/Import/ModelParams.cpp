@@ -99,6 +99,8 @@ ModelImporter::ModelImporter(MLIRContext &context, const ModelConfig &config)
       routedLimit = 0.0;
     else if (!config.moe.padToCapacity && *factor > 1)
       routedLimit = *factor;
+    realRouting = config.moe.dispatcher == MoEDispatcher::AllToAll &&
+                  config.moe.padToCapacity;
     if (config.moe.dispatcher == MoEDispatcher::AllToAll ||
         config.moe.capacityFactor)
       tokensPerExpert = expertCapacity * dispatchGroup.size;

@@ -150,9 +150,23 @@ ValueRange StepBuilder::compute(StringRef kind, ValueRange inputs,
                                 TypeRange results, double flops, double bytes,
                                 std::optional<int64_t> layer) {
   return ComputeOp::create(builder, loc, results, builder.getStringAttr(kind),
-                           inputs, builder.getF64FloatAttr(flops),
+                           inputs, /*routing=*/nullptr, /*params=*/nullptr,
+                           builder.getF64FloatAttr(flops),
                            builder.getF64FloatAttr(bytes), getLayerAttr(layer))
       .getResults();
+}
+
+ValueRange StepBuilder::route(StringRef kind, RoutingKernel kernel,
+                              ArrayRef<int64_t> params, ValueRange inputs,
+                              TypeRange results, double flops, double bytes,
+                              std::optional<int64_t> layer) {
+  auto op = ComputeOp::create(
+      builder, loc, results, builder.getStringAttr(kind), inputs,
+      RoutingKernelAttr::get(&context, kernel),
+      params.empty() ? DenseI64ArrayAttr() : builder.getDenseI64ArrayAttr(params),
+      builder.getF64FloatAttr(flops), builder.getF64FloatAttr(bytes),
+      getLayerAttr(layer));
+  return op.getResults();
 }
 
 Value StepBuilder::castTo(Value input, Type elementType) {

@@ -107,6 +107,13 @@ public:
   mlir::ValueRange compute(llvm::StringRef kind, mlir::ValueRange inputs,
                            mlir::TypeRange results, double flops, double bytes,
                            std::optional<int64_t> layer);
+  /// A routing kernel (ddp.compute `routing`): the runtime computes it for
+  /// real; the cost model prices it as any compute.
+  mlir::ValueRange route(llvm::StringRef kind, RoutingKernel kernel,
+                         llvm::ArrayRef<int64_t> params,
+                         mlir::ValueRange inputs, mlir::TypeRange results,
+                         double flops, double bytes,
+                         std::optional<int64_t> layer);
   mlir::Value compute1(llvm::StringRef kind, mlir::ValueRange inputs,
                        mlir::Type result, double flops, double bytes,
                        std::optional<int64_t> layer) {

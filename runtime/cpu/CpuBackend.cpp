@@ -204,6 +204,33 @@ Status CpuBackend::compute(const std::string &kind, const ComputeCost &cost,
   return Status::ok();
 }
 
+Status CpuBackend::route(const RouteOp &op) {
+  TraceSpan span(env.trace, op.kind, TraceCategory::Compute, 0);
+  if (span.isActive())
+    span.args()
+        .add("inputs", int64_t(op.inputs.size()))
+        .add("results", int64_t(op.results.size()));
+  Status status = host::route(op);
+  // The router's decisions, so that a trace shows the load each rank's
+  // experts got: the tokens each expert kept, and the routes dropped.
+  if (status.isOk() && span.isActive() && op.kernel == DDPRT_ROUTE_SELECT) {
+    const auto *slotRows = static_cast<const float *>(op.results[1].data);
+    const auto *tokenSlots = static_cast<const float *>(op.results[2].data);
+    std::string kept;
+    for (int64_t e = 0; e < op.experts; ++e) {
+      int64_t count = 0;
+      for (int64_t p = 0; p < op.capacity; ++p)
+        count += slotRows[e * op.capacity + p] >= 0;
+      kept += (e ? "," : "") + std::to_string(count);
+    }
+    int64_t dropped = 0;
+    for (int64_t r = 0; r < op.tokens * op.topk; ++r)
+      dropped += tokenSlots[r] < 0;
+    span.args().add("kept", kept).add("dropped", dropped);
+  }
+  return status;
+}
+
 Status CpuBackend::accumulate(const Tensor &lhs, const void *rhs,
                               void *result) {
   TraceSpan span(env.trace, "accumulate", TraceCategory::Compute, 0);

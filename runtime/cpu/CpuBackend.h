@@ -49,6 +49,7 @@ public:
 
   Status fillSeeded(const Tensor &tensor, uint64_t key) override;
   Status gemm(const GemmOp &op) override;
+  Status route(const RouteOp &op) override;
   Status compute(const std::string &kind, const ComputeCost &cost, const std::vector<Tensor> &inputs,
                  const std::vector<Tensor> &results) override;
   Status accumulate(const Tensor &lhs, const void *rhs, void *result) override;

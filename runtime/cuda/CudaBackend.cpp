@@ -7,6 +7,7 @@
 
 #include "CudaBackend.h"
 #include "Kernels.h"
+#include "RoutingKernels.h"
 
 #include <climits>
 #include <cstring>
@@ -514,6 +515,14 @@ Status CudaBackend::findNonFinite(const Tensor &tensor, int64_t &index,
   });
   value = wide;
   return Status::ok();
+}
+
+Status CudaBackend::route(const RouteOp &op) {
+  cudaEvent_t span = beginSpan(computeStream);
+  Status status = checkCuda(cuda::route(op, computeStream), "routing kernel");
+  endSpan(span, computeStream, op.kind, TraceCategory::Compute, 0,
+          TraceArgs().add("inputs", int64_t(op.inputs.size())).str());
+  return status;
 }
 
 Status CudaBackend::sgd(const Tensor &param, const Tensor &grad, double lr) {

@@ -72,6 +72,17 @@ typedef int32_t ddprt_status;
 #define DDPRT_REDUCTION_AVG 1
 #define DDPRT_REDUCTION_MAX 2
 
+/* The routing kernels of ddprt_route; the values are those of the
+ * dialect's ddp::RoutingKernel. */
+#define DDPRT_ROUTE_SELECT 0
+#define DDPRT_ROUTE_SELECT_GRAD 1
+#define DDPRT_ROUTE_GATHER 2
+#define DDPRT_ROUTE_COMBINE 3
+#define DDPRT_ROUTE_SORT_CHUNKS 4
+#define DDPRT_ROUTE_UNSORT_CHUNKS 5
+/* The most experts ddprt_route lets a token choose. */
+#define DDPRT_ROUTE_MAX_TOPK 32
+
 /* Backends for ddprt_init. AUTO picks CUDA when it is built and a device is
  * present, else CPU. */
 #define DDPRT_BACKEND_AUTO 0

@@ -12,6 +12,27 @@
 using namespace mlir;
 using namespace ddp;
 
+static_assert(kMaxRoutingTopK == DDPRT_ROUTE_MAX_TOPK,
+              "the verifier admits what the runtime takes");
+
+static int32_t getRuntimeRouteKernel(RoutingKernel kernel) {
+  switch (kernel) {
+  case RoutingKernel::Select:
+    return DDPRT_ROUTE_SELECT;
+  case RoutingKernel::SelectGrad:
+    return DDPRT_ROUTE_SELECT_GRAD;
+  case RoutingKernel::Gather:
+    return DDPRT_ROUTE_GATHER;
+  case RoutingKernel::Combine:
+    return DDPRT_ROUTE_COMBINE;
+  case RoutingKernel::SortChunks:
+    return DDPRT_ROUTE_SORT_CHUNKS;
+  case RoutingKernel::UnsortChunks:
+    return DDPRT_ROUTE_UNSORT_CHUNKS;
+  }
+  llvm_unreachable("unknown routing kernel");
+}
+
 static int32_t getDType(Value tensor) {
   return getRuntimeDType(
       cast<RankedTensorType>(tensor.getType()).getElementType());
@@ -116,12 +137,39 @@ struct ComputeLowering : StepOpPattern<ComputeOp> {
                                    adaptor.getInputs());
     Value outputs =
         fillTensorArray(step, step.program.resultArray, op.getResults(), results);
+    if (std::optional<RoutingKernel> routing = op.getRouting()) {
+      ArrayRef<int64_t> params = op.getParams().value_or(ArrayRef<int64_t>());
+      step.call(RuntimeFunction::Route,
+                {step.context(), step.i32(getRuntimeRouteKernel(*routing)),
+                 step.str(op.getKind()), paramArray(step, params),
+                 step.i32(int32_t(params.size())), inputs,
+                 step.i32(op.getInputs().size()), outputs,
+                 step.i32(op.getResults().size())});
+      return;
+    }
     step.call(RuntimeFunction::Compute,
               {step.context(), step.str(op.getKind()),
                step.f64(op.getFlops().convertToDouble()),
                step.f64(op.getBytes().convertToDouble()), inputs,
                step.i32(op.getInputs().size()), outputs,
                step.i32(op.getResults().size())});
+  }
+
+  /// A stack array of the routing kernel's params, or null for none.
+  static Value paramArray(StepOpLowering &step, ArrayRef<int64_t> params) {
+    EntryPointBuilder &entry = step.entry();
+    if (params.empty())
+      return entry.null(step.loc);
+    RewriterBase &b = entry.getBuilder();
+    Value array =
+        entry.allocaAtEntry(step.loc, entry.getI64Type(), params.size());
+    for (auto [index, value] : llvm::enumerate(params)) {
+      Value element = LLVM::GEPOp::create(
+          b, step.loc, entry.getPtrType(), entry.getI64Type(), array,
+          ArrayRef<LLVM::GEPArg>{entry.gepIndex(step.loc, index)});
+      LLVM::StoreOp::create(b, step.loc, step.i64(value), element);
+    }
+    return array;
   }
 
   /// Fills `array` with the ddprt_tensor descriptions of `tensors` (whose

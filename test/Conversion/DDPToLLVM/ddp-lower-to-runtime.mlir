@@ -790,3 +790,24 @@ func.func @step(%x: tensor<8x4xf32>, %dy: tensor<8x3xf32>, %b: tensor<4x3xf32>) 
   %z = ddp.concat %p, %b interleave 2 : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<8x3xf32>
   return %z : tensor<8x3xf32>
 }
+
+// -----
+
+// A routing kernel calls ddprt_route with its DDPRT_ROUTE_* (COMBINE = 3)
+// and its params in a stack array of i64.
+
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK-DAG: %[[COMBINE:.*]] = llvm.mlir.constant(3 : i32)
+// CHECK-DAG: %[[TOPK:.*]] = llvm.mlir.constant(2 : i64)
+// CHECK-DAG: %[[NPARAMS:.*]] = llvm.mlir.constant(1 : i32)
+// CHECK-DAG: %[[PARAMS:.*]] = llvm.alloca %{{.*}} x i64
+// CHECK: %[[P0:.*]] = llvm.getelementptr %[[PARAMS]][0] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK: llvm.store %[[TOPK]], %[[P0]] : i64, !llvm.ptr
+// CHECK: llvm.call @ddprt_route(%{{.*}}, %[[COMBINE]], %{{.*}}, %[[PARAMS]], %[[NPARAMS]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+
+ddp.mesh @world(dp = 1)
+
+func.func @step(%rows: tensor<6x4xf32>, %slots: tensor<4xf32>) {
+  %c = ddp.compute "moe_unpermute"(%rows, %slots) routing combine params [2] flops 0.0 bytes 1.0 : (tensor<6x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  return
+}

@@ -169,6 +169,80 @@ func.func @f(%a: tensor<4xf32>) {
 
 // -----
 
+// The routing kernels' operands must have the shapes the runtime reads.
+
+func.func @f(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'ddp.compute' op has params but no routing kernel to take them}}
+  %c = ddp.compute "softmax"(%a) params [1] flops 1.0 bytes 1.0 : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%logits: tensor<16x4xf32>) {
+  // expected-error @+1 {{'ddp.compute' op routing select: takes 2 params (topk, capacity), got 1}}
+  %r:3 = ddp.compute "moe_route"(%logits) routing select params [2] flops 0.0 bytes 1.0 : (tensor<16x4xf32>) -> (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%logits: tensor<16x4xf32>) {
+  // expected-error @+1 {{'ddp.compute' op routing select: topk 5 is over the 4 experts}}
+  %r:3 = ddp.compute "moe_route"(%logits) routing select params [5, 8] flops 0.0 bytes 1.0 : (tensor<16x4xf32>) -> (tensor<32xf32>, tensor<32xf32>, tensor<80xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%logits: tensor<16x4xf32>) {
+  // expected-error @+1 {{'ddp.compute' op routing select: topk 33 is over 32, the most the runtime's kernels take}}
+  %r:3 = ddp.compute "moe_route"(%logits) routing select params [33, 8] flops 0.0 bytes 1.0 : (tensor<16x4xf32>) -> (tensor<32xf32>, tensor<32xf32>, tensor<80xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%logits: tensor<16x4xf32>) {
+  // expected-error @+1 {{'ddp.compute' op routing select: token slots must be tensor<32xf32>, got 'tensor<32xbf16>'}}
+  %r:3 = ddp.compute "moe_route"(%logits) routing select params [2, 8] flops 0.0 bytes 1.0 : (tensor<16x4xf32>) -> (tensor<32xf32>, tensor<32xf32>, tensor<32xbf16>)
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<16x8xbf16>, %rows: tensor<32xf32>) {
+  // expected-error @+1 {{'ddp.compute' op routing gather: the result must have 32 rows and 256 elements of its input's type, got 'tensor<32x8xf32>'}}
+  %p = ddp.compute "moe_permute"(%x, %rows) routing gather flops 0.0 bytes 1.0 : (tensor<16x8xbf16>, tensor<32xf32>) -> tensor<32x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<32x8xf32>, %slots: tensor<32xf32>) {
+  // expected-error @+1 {{'ddp.compute' op routing combine: token slots must be tensor<48xf32>, got 'tensor<32xf32>'}}
+  %p = ddp.compute "moe_unpermute"(%x, %slots) routing combine params [3] flops 0.0 bytes 1.0 : (tensor<32x8xf32>, tensor<32xf32>) -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<24x8xf32>, %p: tensor<24xf32>) {
+  // expected-error @+1 {{'ddp.compute' op routing sort_chunks: input #0 must have ranks x 2 experts x capacity = 16 rows, got 'tensor<24x8xf32>'}}
+  %s:4 = ddp.compute "moe_sort_chunks"(%x, %p) routing sort_chunks params [2, 4] flops 0.0 bytes 1.0 : (tensor<24x8xf32>, tensor<24xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<32xf32>, %logits: tensor<16x4xbf16>, %slots: tensor<32xf32>) {
+  // expected-error @+1 {{'ddp.compute' op routing select_grad: the logits' gradient must be 'tensor<16x4xbf16>', got 'tensor<16x4xf32>'}}
+  %r = ddp.compute "moe_route_grad"(%g, %logits, %slots) routing select_grad params [2] flops 0.0 bytes 1.0 : (tensor<32xf32>, tensor<16x4xbf16>, tensor<32xf32>) -> tensor<16x4xf32>
+  return
+}
+
+// -----
+
 func.func @f(%a: tensor<4xf32>) {
   // expected-error @+1 {{'ddp.compute' op needs at least one result}}
   ddp.compute "softmax"(%a) flops 1.0 bytes 1.0 : (tensor<4xf32>) -> ()

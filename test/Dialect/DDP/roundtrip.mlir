@@ -30,6 +30,12 @@ func.func @compute(%x: tensor<32x16xf32>, %dy: tensor<32x8xf32>) {
   %a = ddp.compute "gelu"(%y) flops 256.0 bytes 2048.0 layer 0 : (tensor<32x8xf32>) -> tensor<32x8xf32>
   // CHECK: ddp.compute "router"() flops 0.0 bytes 1.5e+12 : () -> (tensor<4xf32>, tensor<2xf32>)
   %r:2 = ddp.compute "router"() flops 0.0 bytes 1.5e12 : () -> (tensor<4xf32>, tensor<2xf32>)
+  // A routing kernel, which the runtime computes for real: the router of
+  // 32 tokens over 8 experts, top 2, capacity 4, then the permutation.
+  // CHECK: %[[ROUTE:.*]]:3 = ddp.compute "moe_route"(%[[Y]]) routing select params [2, 4] flops 0.0 bytes 1.0 : (tensor<32x8xf32>) -> (tensor<32xf32>, tensor<32xf32>, tensor<64xf32>)
+  %route:3 = ddp.compute "moe_route"(%y) routing select params [2, 4] flops 0.0 bytes 1.0 : (tensor<32x8xf32>) -> (tensor<32xf32>, tensor<32xf32>, tensor<64xf32>)
+  // CHECK: ddp.compute "moe_permute"(%[[Y]], %[[ROUTE]]#1) routing gather flops 0.0 bytes 1.0 : (tensor<32x8xf32>, tensor<32xf32>) -> tensor<32x8xf32>
+  %p = ddp.compute "moe_permute"(%y, %route#1) routing gather flops 0.0 bytes 1.0 : (tensor<32x8xf32>, tensor<32xf32>) -> tensor<32x8xf32>
   // CHECK: %[[ACC:.*]] = ddp.accumulate %[[DW]], %[[DW]] : tensor<16x8xf32>
   %acc = ddp.accumulate %dw, %dw : tensor<16x8xf32>
   // CHECK: %[[S:.*]] = ddp.scale %[[ACC]] by 0.25 : tensor<16x8xf32>

@@ -343,7 +343,7 @@ LogicalResult ComputeOp::verify() {
     return emitOpError("needs at least one result");
   if (std::optional<int64_t> layer = getLayer(); layer && *layer < 0)
     return emitOpError("has negative layer ") << *layer;
-  return success();
+  return verifyRouting(*this);
 }
 
 LogicalResult ScaleOp::verify() {

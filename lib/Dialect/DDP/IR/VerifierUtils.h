@@ -46,6 +46,9 @@ verifyBucketExtents(mlir::Operation *op, llvm::ArrayRef<int64_t> numels,
                     llvm::ArrayRef<int64_t> offsets, int64_t bucketSize,
                     llvm::function_ref<std::string(size_t)> describe);
 
+/// The operands of a ddp.compute's routing kernel (RoutingVerifier.cpp).
+mlir::LogicalResult verifyRouting(ComputeOp op);
+
 } // namespace ddp::detail
 
 #endif // DDP_LIB_DIALECT_DDP_IR_VERIFIERUTILS_H

@@ -26,6 +26,21 @@ def DDP_Reduction : I32EnumAttr<"Reduction", "reduction of a collective", [
 }
 def DDP_ReductionAttr : EnumAttr<DDP_Dialect, DDP_Reduction, "reduction">;
 
+// The routing kernels a ddp.compute of a mixture-of-experts layer may name
+// (`routing`): the runtime computes them for real (ddprt_route; the values
+// are its DDPRT_ROUTE_*).
+def DDP_RoutingKernel : I32EnumAttr<"RoutingKernel", "a routing kernel", [
+    I32EnumAttrCase<"Select", 0, "select">,
+    I32EnumAttrCase<"SelectGrad", 1, "select_grad">,
+    I32EnumAttrCase<"Gather", 2, "gather">,
+    I32EnumAttrCase<"Combine", 3, "combine">,
+    I32EnumAttrCase<"SortChunks", 4, "sort_chunks">,
+    I32EnumAttrCase<"UnsortChunks", 5, "unsort_chunks">]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::ddp";
+}
+def DDP_RoutingKernelAttr : EnumAttr<DDP_Dialect, DDP_RoutingKernel, "routing">;
+
 // The `policy` option of ddp-assign-buckets and ddp-schedule, and the `name`
 // of the `#ddp.bucket_policy` that records which one laid the buckets out.
 def DDP_BucketPolicy : I32EnumAttr<"BucketPolicy", "bucket layout policy", [

@@ -100,6 +100,10 @@ mlir::Operation *createAsyncCollective(mlir::OpBuilder &builder,
                                        mlir::Operation *collective,
                                        mlir::ValueRange dependencies = {});
 
+/// The most experts a routing kernel lets a token choose (the runtime's
+/// DDPRT_ROUTE_MAX_TOPK: its kernels keep a token's routes on the stack).
+constexpr int64_t kMaxRoutingTopK = 32;
+
 /// Element count of a statically shaped tensor type.
 inline int64_t getNumElements(mlir::Type type) {
   return mlir::cast<mlir::ShapedType>(type).getNumElements();

@@ -177,13 +177,42 @@ def DDP_ComputeOp : DDP_Op<"compute", [DDP_OnComputeStream]> {
     %o = ddp.compute "attention"(%q, %k, %v) flops 1.3e9 bytes 2.0e6 layer 0
         : (tensor<128x64xbf16>, tensor<128x64xbf16>, tensor<128x64xbf16>) -> tensor<128x64xbf16>
     ```
+
+    A kernel of a mixture-of-experts layer that decides where rows go names
+    its `routing` kernel instead, with its integer `params`; the runtime
+    computes it for real (ddprt_route), so that a schedule is checked
+    against routing that depends on the data. Maps (row indices, -1 for
+    none) are f32 vectors, exact below 2^24 rows.
+
+    | routing | params | inputs | results |
+    |---|---|---|---|
+    | `select` | topk, capacity | logits T x E | slot probabilities (E*C), slot rows (E*C), token slots (T*k) |
+    | `select_grad` | topk | slot probabilities' gradient (S), logits T x E, token slots (T*k) | logits' gradient T x E |
+    | `gather` | | rows N x H, map (S) | S x H |
+    | `combine` | topk | rows S x H, token slots (T*k) | T x H |
+    | `sort_chunks` | ranks, capacity | n tensors of ranks*L*capacity rows | n*L tensors of ranks*capacity rows |
+    | `unsort_chunks` | ranks, capacity | n*L tensors | n tensors |
+
+    `select` is Megatron-Core's default TopKRouter: each token's top k
+    logits (ties to the lower expert), a softmax over them, and each expert
+    keeps its `capacity` most probable tokens (the "probs" drop policy), in
+    token order.
+
+    ```mlir
+    %probs, %rows, %slots = ddp.compute "moe_route"(%logits) routing select
+        params [2, 8] flops 0.0 bytes 1.0e3
+        : (tensor<16x4xf32>) -> (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>)
+    ```
   }];
   let arguments = (ins StrAttr:$kind, Variadic<DDP_Tensor>:$inputs,
+                       OptionalAttr<DDP_RoutingKernelAttr>:$routing,
+                       OptionalAttr<DenseI64ArrayAttr>:$params,
                        F64Attr:$flops, F64Attr:$bytes,
                        OptionalAttr<I64Attr>:$layer);
   let results = (outs Variadic<DDP_Tensor>:$results);
   let assemblyFormat = [{
-    $kind `(` $inputs `)` `flops` custom<Real>($flops) `bytes` custom<Real>($bytes) (`layer` $layer^)?
+    $kind `(` $inputs `)` (`routing` custom<EnumKeyword>($routing)^)? (`params` $params^)?
+    `flops` custom<Real>($flops) `bytes` custom<Real>($bytes) (`layer` $layer^)?
     attr-dict `:` functional-type($inputs, $results)
   }];
   let hasVerifier = 1;
