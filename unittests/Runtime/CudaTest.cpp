@@ -462,6 +462,72 @@ struct SmallStep {
 // One step as issued, then the second recorded and launched four times:
 // bitwise the CPU's five steps, Adam's bias correction included (its step
 // count advances on the device at each launch).
+// The routing kernels (ddprt_route) on fractional logits with ties and a
+// NaN: the router (an expert over its capacity), its backward, and the row
+// kernels on what it chose, bitwise the CPU's.
+TEST_F(CudaTest, RoutingKernelsEqualTheCpuResult) {
+  const int64_t tokens = 37, experts = 6, topk = 2, capacity = 9, width = 5;
+  const int64_t slots = experts * capacity;
+  for (int32_t dtype : {DDPRT_DTYPE_BF16, DDPRT_DTYPE_F32}) {
+    SCOPED_TRACE(dtypeLabel(dtype));
+    std::vector<double> logits = fractions(tokens * experts, 5);
+    logits[7] = logits[8];
+    logits[13] = std::numeric_limits<double>::quiet_NaN();
+    std::vector<char> outputs[2];
+    ddprt_context *contexts[2] = {cpu, gpu};
+    for (int which = 0; which < 2; ++which) {
+      ddprt_context *context = contexts[which];
+      std::vector<void *> buffers;
+      auto alloc = [&](int32_t type, int64_t numel) {
+        void *data = nullptr;
+        EXPECT_EQ(ddprt_alloc(context, type, numel, &data), DDPRT_OK);
+        buffers.push_back(data);
+        return ddprt_tensor{data, numel, type, 0};
+      };
+      auto upload = [&](int32_t type, const std::vector<double> &values) {
+        void *data = put(context, type, values);
+        buffers.push_back(data);
+        return ddprt_tensor{data, int64_t(values.size()), type, 0};
+      };
+      ddprt_tensor in = upload(dtype, logits);
+      ddprt_tensor probs = alloc(DDPRT_DTYPE_F32, slots),
+                   rows = alloc(DDPRT_DTYPE_F32, slots),
+                   routes = alloc(DDPRT_DTYPE_F32, tokens * topk);
+      ddprt_tensor tokensIn = upload(dtype, integers(tokens * width, 2));
+      ddprt_tensor permuted = alloc(dtype, slots * width),
+                   combined = alloc(dtype, tokens * width),
+                   gradLogits = alloc(dtype, tokens * experts);
+      int64_t selectParams[] = {topk, capacity};
+      ddprt_tensor selectOut[] = {probs, rows, routes};
+      DDPRT_EXPECT_OK(context, ddprt_route(context, DDPRT_ROUTE_SELECT, "r",
+                                           selectParams, 2, &in, 1, selectOut,
+                                           3));
+      ddprt_tensor gatherIn[] = {tokensIn, rows};
+      DDPRT_EXPECT_OK(context, ddprt_route(context, DDPRT_ROUTE_GATHER, "g",
+                                           nullptr, 0, gatherIn, 2, &permuted,
+                                           1));
+      ddprt_tensor combineIn[] = {permuted, routes};
+      DDPRT_EXPECT_OK(context, ddprt_route(context, DDPRT_ROUTE_COMBINE, "c",
+                                           selectParams, 1, combineIn, 2,
+                                           &combined, 1));
+      ddprt_tensor gradIn[] = {probs, in, routes};
+      DDPRT_EXPECT_OK(context, ddprt_route(context, DDPRT_ROUTE_SELECT_GRAD,
+                                           "s", selectParams, 1, gradIn, 3,
+                                           &gradLogits, 1));
+      for (const ddprt_tensor &tensor :
+           {probs, rows, routes, permuted, combined, gradLogits}) {
+        std::vector<char> bytes =
+            get(context, tensor.data, tensor.numel * dtypeSize(tensor.dtype));
+        outputs[which].insert(outputs[which].end(), bytes.begin(),
+                              bytes.end());
+      }
+      for (void *buffer : buffers)
+        DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+    }
+    EXPECT_TRUE(outputs[0] == outputs[1]);
+  }
+}
+
 TEST_F(CudaTest, RecordedStepReplaysEqualTheCpuSteps) {
   SmallStep onCpu, onGpu;
   onCpu.setUp(cpu);

@@ -1,0 +1,27 @@
+"""Prints what a ddp-run trace says the router did (each moe_route event's
+`kept` tokens per expert and `dropped` routes), per rank in step order, then
+how many distinct decisions each layer position saw across ranks: a router
+that really depends on the data gives different counts on different ranks.
+"""
+import json
+import sys
+from collections import defaultdict
+
+with open(sys.argv[1]) as f:
+    trace = json.load(f)
+events = trace["traceEvents"] if isinstance(trace, dict) else trace
+by_rank = defaultdict(list)
+for event in events:
+    args = event.get("args", {})
+    if event.get("name") == "moe_route" and "kept" in args:
+        by_rank[event["pid"]].append((event["ts"], args["kept"], args["dropped"]))
+ranks = sorted(by_rank)
+print("ranks:", len(ranks))
+decisions = [[kept for _, kept, _ in sorted(by_rank[rank])] for rank in ranks]
+print("routes per rank:", sorted({len(d) for d in decisions}))
+# Position i is the same layer and step on every rank.
+positions = min(len(d) for d in decisions)
+distinct = [len({d[i] for d in decisions}) for i in range(positions)]
+print("positions where all ranks agree:", sum(1 for n in distinct if n == 1))
+dropped = sum(dropped for rank in ranks for _, _, dropped in by_rank[rank])
+print("routes dropped:", "some" if dropped else "none")
