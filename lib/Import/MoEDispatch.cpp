@@ -32,3 +32,13 @@ int64_t ddp::getExpertCapacity(const MoEDispatchConfig &config, int64_t tokens,
   // share when that is less.
   return config.padToCapacity ? rows : std::min(rows, share);
 }
+
+int64_t ddp::getExpertBufferRows(const MoEDispatchConfig &config,
+                                 int64_t tokens, int64_t topk,
+                                 int64_t experts) {
+  if (!config.capacityFactor)
+    return tokens;
+  MoEDispatchConfig padded = config;
+  padded.padToCapacity = true;
+  return getExpertCapacity(padded, tokens, topk, experts);
+}

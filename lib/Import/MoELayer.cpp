@@ -4,11 +4,11 @@
 // ranks of its experts and back (MoEAllGatherTokenDispatcher or
 // MoEAlltoAllTokenDispatcher, megatron/core/transformer/moe/
 // token_dispatcher.py), and the local experts (SequentialMLP), forward and
-// backward. Every size is static: an expert's buffer is its capacity, or
-// its share of the tokens under balanced routing when dropless. Padded to
-// capacity, the all-to-all dispatcher's router, permutations and sorts are
-// routing kernels the runtime computes for real; otherwise stand-ins of the
-// same shapes.
+// backward. Every size is static. The all-to-all dispatcher's router,
+// permutations and sorts are routing kernels the runtime computes for real,
+// on buffers for the worst case (an expert's capacity, or all of a rank's
+// tokens when dropless), priced at what balanced routing fills of them. The
+// all-gather dispatcher's routing is balanced (stand-ins).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,10 +26,7 @@ ValueRange ModelImporter::routing(StringRef kind, RoutingKernel kernel,
                                   ArrayRef<int64_t> params, ValueRange inputs,
                                   TypeRange results, double flops,
                                   double bytes, int64_t layer) {
-  if (realRouting)
-    return sb.route(kind, kernel, params, inputs, results, flops, bytes,
-                    layer);
-  return sb.compute(kind, inputs, results, flops, bytes, layer);
+  return sb.route(kind, kernel, params, inputs, results, flops, bytes, layer);
 }
 
 Value ModelImporter::moeForward(const LayerParams &params,
@@ -185,7 +182,7 @@ Value ModelImporter::allGatherExperts(const LayerParams &params,
       "moe_permute", {gathered, acts.gatheredProbs}, expertInTypes, 0.0,
       bytes(gatheredElements + expertElements + probElements), layer);
   acts.expertIn.assign(expertIn.begin(), expertIn.end());
-  sb.setRouted(routedLimit);
+  sb.setRouted(routedLimit, routedFill);
   runExperts(params, acts, layer);
   sb.setRouted(std::nullopt);
 
@@ -222,7 +219,7 @@ ModelImporter::MoEGrads ModelImporter::allGatherExpertsBackward(
       "moe_unpermute_grad", unpermuteInputs, unpermuteResults,
       2 * expertElements,
       bytes(gatheredElements + 2 * expertElements + 2 * probElements), layer);
-  sb.setRouted(routedLimit);
+  sb.setRouted(routedLimit, routedFill);
   SmallVector<Value> gradExpertIn = runExpertsBackward(
       params, acts, unpermuteGrads.take_front(numLocalExperts), layer).first;
   sb.setRouted(std::nullopt);
@@ -253,7 +250,10 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
   int64_t sent = config.numExperts * expertCapacity;
   int64_t received = numLocalExperts * tokensPerExpert;
   int64_t ranks = dispatchGroup.size;
-  double sentElements = double(sent) * double(hidden);
+  // The permutations of the rank's own tokens are priced at the rows
+  // balanced routing fills (the routed ops carry ddp.routed_fill instead).
+  int64_t balancedSent = config.numExperts * balancedCapacity;
+  double sentElements = double(balancedSent) * double(hidden);
   double receivedElements = double(received) * double(hidden);
   // The router's top-k and softmax, and each expert's slots: the token in
   // each, its probability; and each route's slot, for the combine.
@@ -271,7 +271,8 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
   Value tokensIn =
       routing("moe_permute", RoutingKernel::Gather, {},
               {acts.mlpNormOut, acts.slotRows}, actType(sent, hidden), 0.0,
-              bytes(localTokens * double(hidden + topk) + sentElements + sent),
+              bytes(localTokens * double(hidden + topk) + sentElements +
+                    balancedSent),
               layer)
           .front();
   Value probsIn = route[0];
@@ -282,14 +283,14 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
   // the probs' (token_dispatch's order).
   sb.setScheduleNode(false, ScheduleNode::Kind::Dispatch, layer);
   // From the dispatch to the combine, the rows are the routed tokens.
-  sb.setRouted(routedLimit);
+  sb.setRouted(routedLimit, routedFill);
   if (epGroup.size > 1)
     tokensIn = sb.allToAll(tokensIn, epGroup);
   bool sharedOverlaps = params.sharedFc1 && config.moeSharedExpertOverlap;
   if (sharedOverlaps) {
     sb.setRouted(std::nullopt);
     sharedExpertFc1(params, acts, layer);
-    sb.setRouted(routedLimit);
+    sb.setRouted(routedLimit, routedFill);
   }
   if (epGroup.size > 1)
     probsIn = sb.allToAll(probsIn, epGroup);
@@ -344,7 +345,8 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
   int64_t sent = config.numExperts * expertCapacity;
   int64_t received = numLocalExperts * tokensPerExpert;
   int64_t ranks = dispatchGroup.size;
-  double sentElements = double(sent) * double(hidden);
+  int64_t balancedSent = config.numExperts * balancedCapacity;
+  double sentElements = double(balancedSent) * double(hidden);
   double receivedElements = double(received) * double(hidden);
   sb.setScheduleNode(true, ScheduleNode::Kind::Combine, layer);
   // Each slot takes its token's gradient.
@@ -353,7 +355,7 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
               {gradCombined, acts.slotRows}, actType(sent, hidden), 0.0,
               bytes(sentElements + localTokens * double(hidden)), layer)
           .front();
-  sb.setRouted(routedLimit);
+  sb.setRouted(routedLimit, routedFill);
   if (epGroup.size > 1)
     grad = sb.allToAll(grad, epGroup);
   // Overlapping, the shared experts' backward runs beside the all-to-alls
@@ -363,7 +365,7 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
   if (sharedOverlaps) {
     sb.setRouted(std::nullopt);
     gradSharedAct = sharedExpertFc2Backward(params, acts, gradCombined, layer);
-    sb.setRouted(routedLimit);
+    sb.setRouted(routedLimit, routedFill);
   }
   sb.setScheduleNode(true, ScheduleNode::Kind::Mlp, layer);
   if (etpGroup.size > 1)
@@ -407,7 +409,7 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
       routing("moe_permute_grad", RoutingKernel::Combine, {topk},
               {gradTokens, acts.tokenSlots}, actType(localTokens, hidden),
               0.0,
-              bytes(sentElements + sent +
+              bytes(sentElements + balancedSent +
                     localTokens * double(hidden + topk)),
               layer)
           .front();
@@ -420,6 +422,10 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
 
 void ModelImporter::runExperts(const LayerParams &params,
                                LayerActivations &acts, int64_t layer) {
+  // A recomputed layer (recompute_modules moe) replaces its forward's.
+  acts.expertFc1Out.clear();
+  acts.expertActivation.clear();
+  acts.expertOut.clear();
   for (auto [j, expert] : llvm::enumerate(params.experts)) {
     Value input = acts.expertIn[j];
     Value fc1Out = sb.gemm(GemmPhase::Fwd, input, false,

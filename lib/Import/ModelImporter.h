@@ -166,8 +166,7 @@ private:
                                     mlir::Value gradCombined, int64_t layer);
   mlir::Value allToAllExperts(const LayerParams &params,
                               LayerActivations &acts, int64_t layer);
-  /// A routing kernel of the all-to-all dispatcher, or its stand-in of the
-  /// same shapes when the routing is not real (realRouting).
+  /// A routing kernel of the all-to-all dispatcher (ddp.compute `routing`).
   mlir::ValueRange routing(llvm::StringRef kind, RoutingKernel kernel,
                            llvm::ArrayRef<int64_t> params,
                            mlir::ValueRange inputs, mlir::TypeRange results,
@@ -274,15 +273,14 @@ private:
   /// capacity): the all-to-all dispatcher's block, and with a capacity the
   /// all-gather dispatcher's too.
   int64_t expertCapacity = 0;
+  /// What balanced routing fills of an expert's expertCapacity rows, and
+  /// the fraction that is (ddp.routed_fill on the routed ops).
+  int64_t balancedCapacity = 0;
+  double routedFill = 1;
   /// How far the tokens routed to a rank's experts can grow over the
   /// balanced rows the step is built with (ddp.routed: 0 without a cap);
   /// none where capacity fixes them.
   std::optional<double> routedLimit;
-  /// The all-to-all dispatcher's routing runs for real (ddp.compute
-  /// `routing`): padded to capacity, where every buffer holds whatever the
-  /// router picks. Otherwise its kernels are stand-ins of the same shapes
-  /// (balanced routing; docs/ExpertParallelism.md).
-  bool realRouting = false;
   bool sequenceParallel;
   bool hasDropout;
   /// The dense layers' tensor-parallel group; the experts' own, their

@@ -86,21 +86,35 @@ ModelImporter::ModelImporter(MLIRContext &context, const ModelConfig &config)
     // the TP ranks'. Dropless, the all-gather dispatcher routes the gathered
     // tokens.
     int64_t topk = config.moeRouterTopk, experts = config.numExperts;
-    expertCapacity =
+    balancedCapacity =
         getExpertCapacity(config.moe, localTokens, topk, experts);
+    expertCapacity = balancedCapacity;
+    // The all-to-all dispatcher routes for real, so each expert's buffer
+    // holds the worst case: its capacity, or all of the rank's tokens when
+    // dropless. Balanced routing fills routedFill of it, which is what the
+    // cost model prices.
+    bool realRouting = config.moe.dispatcher == MoEDispatcher::AllToAll;
+    if (realRouting) {
+      expertCapacity =
+          getExpertBufferRows(config.moe, localTokens, topk, experts);
+      routedFill = double(balancedCapacity) / double(expertCapacity);
+    }
     // Imbalance grows a rank's routed rows without bound when dropless, up
     // to the capacity without padding; padded, or with a capacity below the
     // share, the rows are the capacity whatever the routing. With one
-    // expert-parallel rank every route stays on the rank.
+    // expert-parallel rank every route stays on the rank. With worst-case
+    // buffers, the buffer is the bound.
     std::optional<double> factor = config.moe.capacityFactor;
     if (config.expertModelParallelSize == 1)
+      routedLimit.reset();
+    else if (realRouting && expertCapacity > balancedCapacity)
+      routedLimit = double(expertCapacity) / double(balancedCapacity);
+    else if (realRouting)
       routedLimit.reset();
     else if (!factor)
       routedLimit = 0.0;
     else if (!config.moe.padToCapacity && *factor > 1)
       routedLimit = *factor;
-    realRouting = config.moe.dispatcher == MoEDispatcher::AllToAll &&
-                  config.moe.padToCapacity;
     if (config.moe.dispatcher == MoEDispatcher::AllToAll ||
         config.moe.capacityFactor)
       tokensPerExpert = expertCapacity * dispatchGroup.size;

@@ -86,8 +86,12 @@ void StepBuilder::notifyOperationInserted(Operation *op,
     return;
   if (currentNode)
     ddp::setScheduleNode(op, *currentNode);
-  if (routedLimit && isa<GemmOp, ComputeOp, CollectiveOpInterface>(op))
-    setRoutedLimit(op, *routedLimit);
+  if (isa<GemmOp, ComputeOp, CollectiveOpInterface>(op)) {
+    if (routedLimit)
+      setRoutedLimit(op, *routedLimit);
+    if (routedFill < 1)
+      setRoutedFill(op, routedFill);
+  }
   if (!currentTask)
     return;
   setPipelineStage(op, currentTask->first);

@@ -86,8 +86,11 @@ public:
   void enableScheduleNodes() { scheduleNodes = true; }
   /// While set, the GEMMs, compute ops and collectives built work on the
   /// tokens routed to this rank's experts: marked ddp.routed with this
-  /// limit.
-  void setRouted(std::optional<double> limit) { routedLimit = limit; }
+  /// limit, and ddp.routed_fill with `fill` below 1 (worst-case buffers).
+  void setRouted(std::optional<double> limit, double fill = 1) {
+    routedLimit = limit;
+    routedFill = fill;
+  }
   /// The ops built next belong to node `kind` of the current microbatch's
   /// forward or backward (of `layer`, for a layer's kinds). Nothing in a
   /// step without schedule nodes.
@@ -177,6 +180,7 @@ private:
   std::optional<ScheduleNode> currentNode;
   bool nodeFrozen = false;
   std::optional<double> routedLimit;
+  double routedFill = 1;
   mlir::func::FuncOp step;
 
   std::vector<ParamSpec> params;

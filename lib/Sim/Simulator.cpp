@@ -267,10 +267,12 @@ LogicalResult StepSimulator::simulate(Operation *op) {
   ++result.numOps;
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](GemmOp gemm) {
-        double time = model.gemmTime(gemm.getM(), gemm.getN(), gemm.getK(),
+        // Routed rows at their balanced fill, then the imbalance.
+        auto [m, n, k] = getCostedGemmShape(gemm);
+        double time = model.gemmTime(m, n, k,
                                      getCostedElementType(gemm.getLhs().getType())) *
-                      getRoutedCostFactor(op, options.moeImbalance);
-        result.flops += gemm.getFlops();
+                      getRoutedImbalanceFactor(op, options.moeImbalance);
+        result.flops += 2.0 * double(m) * double(n) * double(k);
         runCompute(op, "gemm " + stringifyEnum(gemm.getPhase()).str(), time);
         return success();
       })
@@ -281,12 +283,16 @@ LogicalResult StepSimulator::simulate(Operation *op) {
                                 ? compute.getResults().front().getType()
                                 : Type());
         ElementType type = typed ? getCostedElementType(typed) : ElementType::F32;
-        result.flops += compute.getFlops().convertToDouble();
+        // Routed work at its balanced fill (a kernel's launch is paid
+        // once), then the imbalance.
+        double fill = getRoutedFill(op);
+        double flops = compute.getFlops().convertToDouble() * fill;
+        result.flops += flops;
         runCompute(op, compute.getKind(),
-                   model.computeTime(compute.getFlops().convertToDouble(),
-                                     compute.getBytes().convertToDouble(),
+                   model.computeTime(flops,
+                                     compute.getBytes().convertToDouble() * fill,
                                      type) *
-                       getRoutedCostFactor(op, options.moeImbalance));
+                       getRoutedImbalanceFactor(op, options.moeImbalance));
         return success();
       })
       .Case([&](AccumulateOp accumulate) {

@@ -45,6 +45,13 @@ struct MoEDispatchConfig {
 int64_t getExpertCapacity(const MoEDispatchConfig &config, int64_t tokens,
                           int64_t topk, int64_t experts);
 
+/// The rows an expert's buffer needs for whatever a real router picks from
+/// `tokens` tokens: its capacity (padded or not: the router drops the
+/// rest), or every token when dropless (a token routes to an expert at
+/// most once). At least getExpertCapacity.
+int64_t getExpertBufferRows(const MoEDispatchConfig &config, int64_t tokens,
+                            int64_t topk, int64_t experts);
+
 } // namespace ddp
 
 #endif // DDP_IMPORT_MOEDISPATCH_H

@@ -285,8 +285,10 @@ FailureOr<StepStats> ddp::computeStepStats(ModuleOp module) {
       ++stats.opCounts[op->getName().getStringRef().str()];
       stats.numUnusedResults += llvm::count_if(
           op->getResults(), [](Value result) { return result.use_empty(); });
+      // Routed ops count the rows balanced routing fills of their buffers.
       if (auto gemm = dyn_cast<GemmOp>(op)) {
-        double flops = gemm.getFlops();
+        auto [m, n, k] = getCostedGemmShape(gemm);
+        double flops = 2.0 * double(m) * double(n) * double(k);
         switch (gemm.getPhase()) {
         case GemmPhase::Fwd:
           stats.gemmFwdFlops += flops;
@@ -299,14 +301,17 @@ FailureOr<StepStats> ddp::computeStepStats(ModuleOp module) {
           break;
         }
       } else if (auto compute = dyn_cast<ComputeOp>(op)) {
-        stats.computeFlops += compute.getFlops().convertToDouble();
-        stats.computeBytes += compute.getBytes().convertToDouble();
+        stats.computeFlops +=
+            compute.getFlops().convertToDouble() * getRoutedFill(op);
+        stats.computeBytes +=
+            compute.getBytes().convertToDouble() * getRoutedFill(op);
       } else if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
         RankedTensorType payload = collective.getPayload().getType();
         StepStats::CollectiveStats &entry =
             stats.collectives[getGroupKey(op, collective)];
         ++entry.count;
-        entry.payloadBytes += getTensorBytes(payload);
+        entry.payloadBytes +=
+            double(getTensorBytes(payload)) * getRoutedFill(op);
       }
     });
   }

@@ -172,11 +172,38 @@ void ddp::setRoutedLimit(Operation *op, double limit) {
       .setAttr(op, Builder(op->getContext()).getF64FloatAttr(limit));
 }
 
-double ddp::getRoutedCostFactor(Operation *op, double imbalance) {
+double ddp::getRoutedFill(Operation *op) {
+  if (auto attr =
+          DDPDialect::RoutedFillAttrHelper(op->getContext()).getAttr(op))
+    return attr.getValueAsDouble();
+  return 1;
+}
+
+void ddp::setRoutedFill(Operation *op, double fill) {
+  DDPDialect::RoutedFillAttrHelper(op->getContext())
+      .setAttr(op, Builder(op->getContext()).getF64FloatAttr(fill));
+}
+
+double ddp::getRoutedImbalanceFactor(Operation *op, double imbalance) {
   std::optional<double> limit = getRoutedLimit(op);
   if (!limit || !(imbalance > 1))
     return 1;
   return *limit > 0 ? std::min(imbalance, *limit) : imbalance;
+}
+
+double ddp::getRoutedCostFactor(Operation *op, double imbalance) {
+  return getRoutedFill(op) * getRoutedImbalanceFactor(op, imbalance);
+}
+
+std::array<int64_t, 3> ddp::getCostedGemmShape(GemmOp gemm) {
+  std::array<int64_t, 3> shape{gemm.getM(), gemm.getN(), gemm.getK()};
+  double fill = getRoutedFill(gemm);
+  if (fill < 1) {
+    // The routed rows are M, but K for a weight gradient (rows^T x rows).
+    int64_t &rows = gemm.getPhase() == GemmPhase::Wgrad ? shape[2] : shape[0];
+    rows = std::max<int64_t>(1, std::llround(double(rows) * fill));
+  }
+  return shape;
 }
 
 /// The i64 the passes write; `minimum` is 0 for an index, 1 for a count.
@@ -291,6 +318,16 @@ LogicalResult DDPDialect::verifyOperationAttribute(Operation *op,
         (cap != 0 && cap <= 1))
       return error() << "must be an f64, 0 (no cap) or a cap above 1, got "
                      << value;
+    return success();
+  }
+  if (name == RoutedFillAttrHelper::getNameStr()) {
+    if (!isa<GemmOp, ComputeOp, CollectiveOpInterface>(op))
+      return error() << "is only for a ddp.gemm, a ddp.compute or a "
+                        "collective";
+    auto fill = dyn_cast<FloatAttr>(value);
+    double fraction = fill ? fill.getValueAsDouble() : -1;
+    if (!fill || !fill.getType().isF64() || !(fraction > 0 && fraction <= 1))
+      return error() << "must be an f64 in (0, 1], got " << value;
     return success();
   }
   if (name == ActivationBytesAttrHelper::getNameStr()) {

@@ -69,8 +69,16 @@ void setScheduleNode(mlir::Operation *op, const ScheduleNode &node);
 /// the value caps how far imbalance can raise its rows (0: no cap).
 std::optional<double> getRoutedLimit(mlir::Operation *op);
 void setRoutedLimit(mlir::Operation *op, double limit);
+/// `ddp.routed_fill`: the fraction of the op's routed rows balanced routing
+/// fills (1 when absent: its rows are sized for balanced routing).
+double getRoutedFill(mlir::Operation *op);
+void setRoutedFill(mlir::Operation *op, double fill);
 /// The factor `moe-imbalance` (the busiest rank's routed tokens over the
-/// balanced share, >= 1) scales the op's cost by: 1 for an op not routed.
+/// balanced share, >= 1) raises the op's balanced rows by: 1 for an op not
+/// routed.
+double getRoutedImbalanceFactor(mlir::Operation *op, double imbalance);
+/// What the cost model scales an op's cost by, for an op whose cost is
+/// linear in its rows: its fill times its imbalance factor.
 double getRoutedCostFactor(mlir::Operation *op, double imbalance);
 
 /// `ddp.activation_bytes` on the module, `{layer = .., embedding = ..,

@@ -48,6 +48,7 @@ def DDP_Dialect : Dialect {
     | `ddp.task` | any `ddp` op | string `F<m>.<c>`, `B<m>.<c>` or `W<m>.<c>`: the forward, backward or weight-gradient pass of microbatch `m` through model chunk `c` that the op belongs to (the importer sets it on a pipelined step) |
     | `ddp.schedule_node` | any `ddp` op | string `F<m>.pre_process`, `F<m>.L<l>.attn`, `.dispatch`, `.mlp`, `.combine` or `F<m>.post_process` (`B<m>...` for the backward): the node of Megatron's combined 1F1B schedule that the op belongs to (the importer sets it on an MoE step with the all-to-all dispatcher; `ddp-combined-1f1b` and `ddp-pipeline-stages` order by it) |
     | `ddp.routed` | `ddp.gemm`, `ddp.compute` or a collective | `f64`: the op's rows are the tokens routed to this rank's experts, sized for balanced routing; the simulator's `moe-imbalance` scales its cost by the busiest rank's share over the balanced one, up to this value (a capacity factor that drops the rest), or without limit when it is 0 |
+    | `ddp.routed_fill` | `ddp.gemm`, `ddp.compute` or a collective | `f64` in (0, 1]: the op's routed rows are buffers for the worst case (each expert's capacity, or all of a rank's tokens when dropless), of which balanced routing fills this fraction; the cost model prices the op at that fraction of its rows (a GEMM's M, or K for a weight gradient), before `moe-imbalance` |
   }];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
@@ -67,6 +68,7 @@ def DDP_Dialect : Dialect {
     "::mlir::StringAttr":$task,
     "::mlir::StringAttr":$schedule_node,
     "::mlir::FloatAttr":$routed,
+    "::mlir::FloatAttr":$routed_fill,
     "::mlir::DictionaryAttr":$activation_bytes
   );
   let hasOperationAttrVerify = 1;

@@ -14,6 +14,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <array>
+
 namespace ddp::detail {
 /// The token rules every collective shares: CollectiveOpInterface's
 /// verifier (DDPOpVerifiers.cpp).
@@ -103,6 +105,10 @@ mlir::Operation *createAsyncCollective(mlir::OpBuilder &builder,
 /// The most experts a routing kernel lets a token choose (the runtime's
 /// DDPRT_ROUTE_MAX_TOPK: its kernels keep a token's routes on the stack).
 constexpr int64_t kMaxRoutingTopK = 32;
+
+/// The (M, N, K) the cost model prices `gemm` at: its own, with the routed
+/// rows scaled by its `ddp.routed_fill` (DecisionAttributes.cpp).
+std::array<int64_t, 3> getCostedGemmShape(GemmOp gemm);
 
 /// Element count of a statically shaped tensor type.
 inline int64_t getNumElements(mlir::Type type) {
