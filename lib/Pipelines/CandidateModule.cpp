@@ -28,7 +28,7 @@ ModuleOp ddp::createCandidateModule(ModuleOp module) {
 
 FailureOr<ddp::CandidatePricing>
 ddp::getCandidatePricing(ModuleOp module, StringRef hardware,
-                         int64_t dataParallelSize) {
+                         int64_t dataParallelSize, double moeImbalance) {
   llvm::Expected<timing::HardwareProfile> profile =
       timing::lookupHardwareProfile(hardware);
   if (!profile)
@@ -36,6 +36,7 @@ ddp::getCandidatePricing(ModuleOp module, StringRef hardware,
            << "ddp-schedule: " << llvm::toString(profile.takeError());
   sim::SimOptions options;
   options.dataParallelSize = dataParallelSize;
+  options.moeImbalance = moeImbalance;
   options.recordEvents = false;
   return CandidatePricing{timing::CostModel(std::move(*profile)), options};
 }

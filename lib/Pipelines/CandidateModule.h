@@ -23,7 +23,8 @@ mlir::ModuleOp createCandidateModule(mlir::ModuleOp module);
 
 /// How a choice prices its candidates: the cost model of hardware profile
 /// `hardware`, and the simulator at data-parallel size `dataParallelSize`
-/// (0: the mesh's) without its event list.
+/// (0: the mesh's) and routing imbalance `moeImbalance` without its event
+/// list.
 struct CandidatePricing {
   timing::CostModel model;
   sim::SimOptions options;
@@ -31,7 +32,7 @@ struct CandidatePricing {
 /// Fails with an error at `module` naming what is wrong with the profile.
 mlir::FailureOr<CandidatePricing>
 getCandidatePricing(mlir::ModuleOp module, llvm::StringRef hardware,
-                    int64_t dataParallelSize);
+                    int64_t dataParallelSize, double moeImbalance = 1);
 
 } // namespace ddp
 

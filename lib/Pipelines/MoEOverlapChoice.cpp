@@ -40,9 +40,9 @@ bool ddp::isBatchLevelOverlapCandidate(ModuleOp module) {
 
 FailureOr<FlagTimes> ddp::simulateFlagChoice(
     ModuleOp module, StringRef hardware, int64_t dataParallelSize,
-    function_ref<LogicalResult(bool, ModuleOp)> schedule) {
+    double moeImbalance, function_ref<LogicalResult(bool, ModuleOp)> schedule) {
   FailureOr<CandidatePricing> pricing =
-      getCandidatePricing(module, hardware, dataParallelSize);
+      getCandidatePricing(module, hardware, dataParallelSize, moeImbalance);
   if (failed(pricing))
     return failure();
   FlagTimes times;

@@ -25,13 +25,15 @@ bool isBatchLevelOverlapCandidate(mlir::ModuleOp module);
 /// flag: `schedule(on, candidate)` schedules `candidate`, a copy of the
 /// module nested in it for the time of the call. Priced with the hardware
 /// profile `hardware` at data-parallel size `dataParallelSize` (0: the
-/// mesh's). Fails when either candidate fails.
+/// mesh's) and routing imbalance `moeImbalance`. Fails when either
+/// candidate fails.
 struct FlagTimes {
   double withoutUs = 0;
   double withUs = 0;
 };
 mlir::FailureOr<FlagTimes> simulateFlagChoice(
     mlir::ModuleOp module, llvm::StringRef hardware, int64_t dataParallelSize,
+    double moeImbalance,
     llvm::function_ref<mlir::LogicalResult(bool, mlir::ModuleOp)> schedule);
 
 } // namespace ddp

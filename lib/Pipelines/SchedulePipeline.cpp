@@ -16,7 +16,10 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace ddp;
@@ -181,8 +184,23 @@ ddp::getAssignBucketsOptions(const SchedulePipelineOptions &options) {
   return getAssignBucketsPassOptions(options);
 }
 
+/// ddp-simulate's bound on moe-imbalance, in the same words.
+static llvm::Error checkMoeImbalance(const SchedulePipelineOptions &options) {
+  double imbalance = options.moeImbalance;
+  if (imbalance >= 1 && std::isfinite(imbalance))
+    return llvm::Error::success();
+  std::string value;
+  llvm::raw_string_ostream(value) << llvm::format("%g", imbalance);
+  return llvm::createStringError(
+      "moe-imbalance is the busiest rank's routed tokens over the balanced "
+      "share, at least 1 (balanced), got " +
+      value);
+}
+
 llvm::Error
 ddp::checkSchedulePipelineOptions(const SchedulePipelineOptions &options) {
+  if (llvm::Error error = checkMoeImbalance(options))
+    return error;
   // TransformerConfig's assert (transformer_config.py L3073-3077).
   if (options.delayWgradCompute && !options.overlapMoeExpertParallelComm)
     return llvm::createStringError(kDelayWgradNeedsOverlap);
@@ -191,6 +209,8 @@ ddp::checkSchedulePipelineOptions(const SchedulePipelineOptions &options) {
 
 llvm::Error ddp::checkSchedulePipelineOptionValues(
     const SchedulePipelineOptions &options) {
+  if (llvm::Error error = checkMoeImbalance(options))
+    return error;
   return checkAssignBucketsOptionValues(getAssignBucketsOptions(options));
 }
 
@@ -446,7 +466,7 @@ private:
                                     [](Diagnostic &) { return success(); });
       FailureOr<FlagTimes> times = simulateFlagChoice(
           module, options.hardware.getValue(),
-          options.dataParallelSize.getValue(),
+          options.dataParallelSize.getValue(), options.moeImbalance.getValue(),
           [&](bool candidateOn, ModuleOp candidate) {
             SchedulePipelineOptions candidateOptions;
             candidateOptions.copyOptionValuesFrom(options);

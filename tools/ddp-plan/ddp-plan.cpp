@@ -504,6 +504,9 @@ int main(int argc, char **argv) {
     // The profile the step is simulated on is the one it is scheduled for.
     if (!plan->options.getGivenOptionNames().contains("hw"))
       plan->options.hardware = hardware;
+    // auto makes its MoE overlap choices at the imbalance it is simulated at.
+    if (!plan->options.getGivenOptionNames().contains("moe-imbalance"))
+      plan->options.moeImbalance = moeImbalance;
   }
   automatic.options.policy = BucketPolicy::Auto;
 

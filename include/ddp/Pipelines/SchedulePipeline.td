@@ -29,6 +29,10 @@ def SchedulePipelineOptions : PipelineOptions {
            /*default=*/"\"\"",
            "Write the bucket layout as JSON to this file ('-': stdout; "
            "empty: do not)">,
+    Option<"moeImbalance", "moe-imbalance", "double", /*default=*/"1.0",
+           "policy=auto prices the MoE overlap choices with the busiest "
+           "rank's routed tokens over the balanced share (ddp-simulate's "
+           "moe-imbalance; 1: balanced)">,
   ];
   // Megatron's command-line flags where their names differ from the
   // fields.
