@@ -84,6 +84,21 @@ struct RouteChecker {
       return fail(concat(what, " must be positive, got ", value));
     return Status::ok();
   }
+  /// `a * b`, failing rather than overflowing.
+  Status product(const char *what, int64_t a, int64_t b,
+                 int64_t &result) const {
+    if (__builtin_mul_overflow(a, b, &result))
+      return fail(concat(what, " (", a, " x ", b, ") overflows int64"));
+    return Status::ok();
+  }
+  /// Maps are f32 row indices: `rows` they index must stay below 2^24,
+  /// where every whole number is exact.
+  Status mapBound(const char *what, int64_t rows) const {
+    if (rows >= (int64_t(1) << 24))
+      return fail(concat(what, " (", rows, ") must be below 2^24: maps are "
+                         "f32 row indices"));
+    return Status::ok();
+  }
   Status checkTopk(int64_t topk) const {
     DDPRT_RETURN_IF_ERROR(positive("topk", topk));
     if (topk > routing::kMaxTopK)
@@ -108,6 +123,8 @@ struct RouteChecker {
       if (op.topk > op.experts)
         return fail(concat("topk ", op.topk, " is over the ", op.experts,
                            " experts"));
+      DDPRT_RETURN_IF_ERROR(mapBound("tokens", op.tokens));
+      DDPRT_RETURN_IF_ERROR(mapBound("experts x capacity", op.results[0].numel));
       DDPRT_RETURN_IF_ERROR(expectNumel(op.results[1], "slot rows",
                                         op.experts * op.capacity));
       DDPRT_RETURN_IF_ERROR(
@@ -127,6 +144,7 @@ struct RouteChecker {
         return fail(concat("topk ", op.topk, " is over the ", op.experts,
                            " experts"));
       op.slots = op.inputs[0].numel;
+      DDPRT_RETURN_IF_ERROR(mapBound("slots", op.slots));
       DDPRT_RETURN_IF_ERROR(expectMap(op.inputs[2], "token slots"));
       DDPRT_RETURN_IF_ERROR(expectNumel(op.results[0], "logits' gradient",
                                         op.tokens * op.experts));
@@ -140,6 +158,7 @@ struct RouteChecker {
                                     op.width));
       DDPRT_RETURN_IF_ERROR(widthOf(op.inputs[0], "rows", op.width,
                                     op.tokens));
+      DDPRT_RETURN_IF_ERROR(mapBound("rows", op.tokens));
       return expectSameDType(op.inputs[0], op.results[0], "result");
     }
     case DDPRT_ROUTE_COMBINE: {
@@ -153,6 +172,7 @@ struct RouteChecker {
                                     op.width));
       DDPRT_RETURN_IF_ERROR(widthOf(op.inputs[0], "rows", op.width,
                                     op.slots));
+      DDPRT_RETURN_IF_ERROR(mapBound("slots", op.slots));
       return expectSameDType(op.inputs[0], op.results[0], "result");
     }
     case DDPRT_ROUTE_SORT_CHUNKS:
@@ -173,18 +193,22 @@ struct RouteChecker {
                            ", got ", op.inputs.size(), " inputs and ",
                            op.results.size(), " results"));
       op.localExperts = int64_t(split.size() / whole.size());
+      int64_t chunkRows = 0, wholeRows = 0;
+      DDPRT_RETURN_IF_ERROR(
+          product("ranks x capacity", op.ranks, op.capacity, chunkRows));
+      DDPRT_RETURN_IF_ERROR(product("ranks x experts x capacity", chunkRows,
+                                    op.localExperts, wholeRows));
       for (size_t i = 0; i < whole.size(); ++i) {
         int64_t width = 0;
         DDPRT_RETURN_IF_ERROR(widthOf(
-            whole[i], concat(sort ? "input #" : "result #", i),
-            op.ranks * op.localExperts * op.capacity, width));
+            whole[i], concat(sort ? "input #" : "result #", i), wholeRows,
+            width));
         op.widths.push_back(width);
         for (int64_t l = 0; l < op.localExperts; ++l) {
           const Tensor &block = split[i * size_t(op.localExperts) + size_t(l)];
           std::string name = concat(sort ? "result #" : "input #",
                                     i * size_t(op.localExperts) + size_t(l));
-          DDPRT_RETURN_IF_ERROR(
-              expectNumel(block, name, op.ranks * op.capacity * width));
+          DDPRT_RETURN_IF_ERROR(expectNumel(block, name, chunkRows * width));
           DDPRT_RETURN_IF_ERROR(expectSameDType(whole[i], block, name));
         }
       }
@@ -241,11 +265,18 @@ extern "C" ddprt_status ddprt_route(ddprt_context *context, int32_t kernel,
   DDPRT_REPORT_IF_ERROR(context, collect(inputs, numInputs, "input", op.inputs));
   DDPRT_REPORT_IF_ERROR(context,
                         collect(results, numResults, "result", op.results));
-  for (const Tensor &result : op.results)
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    const Tensor &result = op.results[i];
     for (const Tensor &input : op.inputs)
       if (rangesOverlap(result.data, result.bytes(), input.data,
                         input.bytes()))
         return context->report(invalid(entry, "a result overlaps an input"));
+    // The backends write results in different orders.
+    for (size_t j = 0; j < i; ++j)
+      if (rangesOverlap(result.data, result.bytes(), op.results[j].data,
+                        op.results[j].bytes()))
+        return context->report(invalid(entry, "two results overlap"));
+  }
   DDPRT_REPORT_IF_ERROR(context, checker.check(params, numParams));
   return context->report(context->backend->route(op));
 }

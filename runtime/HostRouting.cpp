@@ -4,7 +4,7 @@
 // CUDA kernels (cuda/RoutingKernels.cu) compute the same bits with another
 // work split; the selection here sorts where a CUDA thread counts, which
 // picks the same tokens. A map entry that is not -1 or a row index is an
-// error here (the device skips it).
+// error here; the device, which cannot report it, reads it as -1 (none).
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,7 +34,7 @@ Status readMap(const RouteOp &op, const Tensor &map, const char *what,
   for (int64_t i = 0; i < map.numel; ++i) {
     float value = values[i];
     int64_t row = mapIndex(value, bound);
-    if (value != -1.0f && (row < 0 || float(row) != value))
+    if (value != -1.0f && row < 0)
       return makeError(DDPRT_ERROR_INVALID_ARGUMENT, "ddprt_route(",
                        routeKernelName(op.kernel), ") of '", op.kind, "': ",
                        what, " entry ", i, " is ", value,

@@ -135,9 +135,10 @@ DDPRT_HOST_DEVICE inline void selectToken(const T *logits, int64_t experts,
 }
 
 /// A map entry (an f32 holding a row index, or -1 for none) as an index in
-/// [0, bound), or -1 when it is none or out of range.
+/// [0, bound), or -1 when it is none, out of range or not a whole number.
 DDPRT_HOST_DEVICE inline int64_t mapIndex(float value, int64_t bound) {
-  if (!(value >= 0.0f) || !(double(value) < double(bound)))
+  if (!(value >= 0.0f) || !(double(value) < double(bound)) ||
+      float(int64_t(value)) != value)
     return -1;
   return int64_t(value);
 }

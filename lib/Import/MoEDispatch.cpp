@@ -40,5 +40,7 @@ int64_t ddp::getExpertBufferRows(const MoEDispatchConfig &config,
     return tokens;
   MoEDispatchConfig padded = config;
   padded.padToCapacity = true;
-  return getExpertCapacity(padded, tokens, topk, experts);
+  int64_t capacity = getExpertCapacity(padded, tokens, topk, experts);
+  // Unpadded, an expert holds at most every token.
+  return config.padToCapacity ? capacity : std::min(capacity, tokens);
 }

@@ -7,6 +7,8 @@
 
 #include "ddp/Import/ModelConfig.h"
 
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
+
 #include "JSONFields.h"
 #include "ddp/Support/FormatNumber.h"
 
@@ -107,6 +109,14 @@ static Error checkStepSize(const ModelConfig &config, StringRef source) {
                       double(config.numExperts) *
                       config.moe.capacityFactor.value_or(1.0))
           : 0.0;
+  // The all-to-all dispatcher's router is real, so its buffers hold the
+  // worst case (getExpertBufferRows): every token when dropless.
+  if (config.isMoE() && config.moe.dispatcher == MoEDispatcher::AllToAll) {
+    if (!config.moe.capacityFactor)
+      capacityRows = tokens;
+    else if (!config.moe.padToCapacity)
+      capacityRows = std::min(capacityRows, tokens);
+  }
   struct Dimension {
     StringLiteral field, what;
     double size;
@@ -155,6 +165,24 @@ static Error checkStepSize(const ModelConfig &config, StringRef source) {
     if (Error error = checkDimension(source, dimension.field, dimension.what,
                                      dimension.size))
       return error;
+  if (config.isMoE() && config.moe.dispatcher == MoEDispatcher::AllToAll) {
+    // Its maps are f32 row indices, exact below 2^24.
+    double slots = double(config.numExperts) * capacityRows;
+    if (slots >= 0x1p24 || tokens >= 0x1p24)
+      return fieldError(
+          source,
+          config.moe.capacityFactor ? "moe_expert_capacity_factor"
+                                    : "seq_length",
+          formatv("the all-to-all dispatcher's router maps {0:F0} tokens "
+                  "into num_experts x {1:F0} slots (each expert's buffer "
+                  "{2}); its maps are f32 row indices and must stay below "
+                  "2^24 (16777216): shorten micro_batch_size x seq_length "
+                  "or {3} moe_expert_capacity_factor",
+                  tokens, capacityRows,
+                  config.moe.capacityFactor ? "is its capacity"
+                                            : "holds every token when dropless",
+                  config.moe.capacityFactor ? "lower" : "set"));
+  }
   // The importer's tensors are 1-D or 2-D over these dimensions (in at most 8
   // bytes an element), so bounding the two largest bounds every tensor by
   // the dialect's rule that its size in bytes fits in int64.
@@ -429,6 +457,14 @@ Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
     return fieldError(source, "moe_router_topk",
                       formatv("moe_router_topk ({0}) exceeds num_experts ({1})",
                               config.moeRouterTopk, config.numExperts));
+  // The runtime's router keeps a token's routes on the stack.
+  if (config.moe.dispatcher == MoEDispatcher::AllToAll &&
+      config.moeRouterTopk > kMaxRoutingTopK)
+    return fieldError(source, "moe_router_topk",
+                      formatv("moe_router_topk ({0}) is over {1}, the most "
+                              "experts per token the all-to-all "
+                              "dispatcher's router takes",
+                              config.moeRouterTopk, kMaxRoutingTopK));
   // Megatron's arguments.py asserts the same: experts under TP need the
   // sequence split so that routing sees each token on one rank only.
   if (tp > 1 && !config.sequenceParallel)

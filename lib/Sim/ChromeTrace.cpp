@@ -30,14 +30,18 @@ static void writeArgs(json::OStream &json, const TimelineEvent &event) {
       json.attribute("layer", layer.getInt());
     if (auto param = event.op->getAttrOfType<mlir::FlatSymbolRefAttr>("param"))
       json.attribute("param", param.getValue());
+    // The shape and work the event was priced at: routed rows at their
+    // balanced fill.
     if (auto gemm = dyn_cast<GemmOp>(event.op)) {
-      json.attribute("m", gemm.getM());
-      json.attribute("n", gemm.getN());
-      json.attribute("k", gemm.getK());
-      json.attribute("flops", gemm.getFlops());
+      auto [m, n, k] = getCostedGemmShape(gemm);
+      json.attribute("m", m);
+      json.attribute("n", n);
+      json.attribute("k", k);
+      json.attribute("flops", 2.0 * double(m) * double(n) * double(k));
     } else if (auto compute = dyn_cast<ComputeOp>(event.op)) {
-      json.attribute("flops", compute.getFlops().convertToDouble());
-      json.attribute("bytes", compute.getBytes().convertToDouble());
+      double fill = getRoutedFill(compute);
+      json.attribute("flops", compute.getFlops().convertToDouble() * fill);
+      json.attribute("bytes", compute.getBytes().convertToDouble() * fill);
     }
     if (auto collective = dyn_cast<CollectiveOpInterface>(event.op)) {
       SmallVector<StringRef> axes;

@@ -459,9 +459,6 @@ struct SmallStep {
   }
 };
 
-// One step as issued, then the second recorded and launched four times:
-// bitwise the CPU's five steps, Adam's bias correction included (its step
-// count advances on the device at each launch).
 // The routing kernels (ddprt_route) on fractional logits with ties and a
 // NaN: the router (an expert over its capacity), its backward, and the row
 // kernels on what it chose, bitwise the CPU's.
@@ -514,8 +511,21 @@ TEST_F(CudaTest, RoutingKernelsEqualTheCpuResult) {
       DDPRT_EXPECT_OK(context, ddprt_route(context, DDPRT_ROUTE_SELECT_GRAD,
                                            "s", selectParams, 1, gradIn, 3,
                                            &gradLogits, 1));
+      // The permuted rows as 3 ranks x 2 experts x capacity 9 blocks,
+      // sorted into one tensor per expert and back.
+      ddprt_tensor perExpert[] = {alloc(dtype, slots * width / 2),
+                                  alloc(dtype, slots * width / 2)};
+      ddprt_tensor unsorted = alloc(dtype, slots * width);
+      int64_t chunkParams[] = {3, capacity};
+      DDPRT_EXPECT_OK(context, ddprt_route(context, DDPRT_ROUTE_SORT_CHUNKS,
+                                           "s", chunkParams, 2, &permuted, 1,
+                                           perExpert, 2));
+      DDPRT_EXPECT_OK(context, ddprt_route(context, DDPRT_ROUTE_UNSORT_CHUNKS,
+                                           "u", chunkParams, 2, perExpert, 2,
+                                           &unsorted, 1));
       for (const ddprt_tensor &tensor :
-           {probs, rows, routes, permuted, combined, gradLogits}) {
+           {probs, rows, routes, permuted, combined, gradLogits, perExpert[0],
+            perExpert[1], unsorted}) {
         std::vector<char> bytes =
             get(context, tensor.data, tensor.numel * dtypeSize(tensor.dtype));
         outputs[which].insert(outputs[which].end(), bytes.begin(),
@@ -528,6 +538,9 @@ TEST_F(CudaTest, RoutingKernelsEqualTheCpuResult) {
   }
 }
 
+// One step as issued, then the second recorded and launched four times:
+// bitwise the CPU's five steps, Adam's bias correction included (its step
+// count advances on the device at each launch).
 TEST_F(CudaTest, RecordedStepReplaysEqualTheCpuSteps) {
   SmallStep onCpu, onGpu;
   onCpu.setUp(cpu);

@@ -179,6 +179,28 @@ TEST_F(RoutingTest, BadArgumentsAreErrorsThatSayWhat) {
             DDPRT_ERROR_INVALID_ARGUMENT);
   expectMessage((
                "ddprt_route(select): topk 3 is over the 2 experts"));
+  // A fraction is no row; nor is a map over 2^24 rows exact.
+  Buffer fraction = make(DDPRT_DTYPE_F32, {0.5, 1});
+  EXPECT_EQ(route(DDPRT_ROUTE_GATHER, {}, {rows, fraction}, {result}),
+            DDPRT_ERROR_INVALID_ARGUMENT);
+  expectMessage("ddprt_route(gather) of 'test': map entry 0 is 0.5, not -1 "
+                "nor a row below 2");
+  // SELECT's results are written in different orders by the backends.
+  Buffer shared = zeros(DDPRT_DTYPE_F32, 4);
+  ddprt_tensor overlapping[] = {{shared.data, 2, DDPRT_DTYPE_F32, 0},
+                                {shared.data, 2, DDPRT_DTYPE_F32, 0},
+                                slots.tensor()};
+  int64_t params[] = {1, 1};
+  ddprt_tensor in = logits.tensor();
+  EXPECT_EQ(ddprt_route(context, DDPRT_ROUTE_SELECT, "test", params, 2, &in,
+                        1, overlapping, 3),
+            DDPRT_ERROR_INVALID_ARGUMENT);
+  expectMessage("ddprt_route(select): two results overlap");
+  int64_t huge[] = {int64_t(1) << 40, int64_t(1) << 40};
+  ddprt_tensor chunks[] = {rows.tensor(), result.tensor()};
+  EXPECT_EQ(ddprt_route(context, DDPRT_ROUTE_UNSORT_CHUNKS, "test", huge, 2,
+                        chunks, 1, &chunks[1], 1),
+            DDPRT_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(route(7, {}, {}, {}), DDPRT_ERROR_INVALID_ARGUMENT);
   expectMessage((
                "ddprt_route: unknown kernel 7 (expected a DDPRT_ROUTE_*)"));

@@ -46,9 +46,9 @@ int64_t getExpertCapacity(const MoEDispatchConfig &config, int64_t tokens,
                           int64_t topk, int64_t experts);
 
 /// The rows an expert's buffer needs for whatever a real router picks from
-/// `tokens` tokens: its capacity (padded or not: the router drops the
-/// rest), or every token when dropless (a token routes to an expert at
-/// most once). At least getExpertCapacity.
+/// `tokens` tokens: its capacity (the router drops the rest; unpadded, at
+/// most `tokens`), or every token when dropless (a token routes to an
+/// expert at most once). At least getExpertCapacity.
 int64_t getExpertBufferRows(const MoEDispatchConfig &config, int64_t tokens,
                             int64_t topk, int64_t experts);
 

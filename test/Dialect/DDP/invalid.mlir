@@ -243,6 +243,38 @@ func.func @f(%g: tensor<32xf32>, %logits: tensor<16x4xbf16>, %slots: tensor<32xf
 
 // -----
 
+func.func @f(%a: tensor<4x4xf32>) {
+  // expected-error @+1 {{'ddp.compute' op routing unsort_chunks: needs a whole number of per-expert tensors per result}}
+  %r = ddp.compute "moe_unsort_chunks"() routing unsort_chunks params [1, 4] flops 0.0 bytes 1.0 : () -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<0x8xf32>, %rows: tensor<32xf32>) {
+  // expected-error @+1 {{'ddp.compute' op routing gather: takes no empty tensor, got 'tensor<0x8xf32>'}}
+  %p = ddp.compute "moe_permute"(%x, %rows) routing gather flops 0.0 bytes 1.0 : (tensor<0x8xf32>, tensor<32xf32>) -> tensor<32x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<32xf32>, %logits: tensor<16x2xf32>, %slots: tensor<48xf32>) {
+  // expected-error @+1 {{'ddp.compute' op routing select_grad: topk 3 is over the 2 experts}}
+  %r = ddp.compute "moe_route_grad"(%g, %logits, %slots) routing select_grad params [3] flops 0.0 bytes 1.0 : (tensor<32xf32>, tensor<16x2xf32>, tensor<48xf32>) -> tensor<16x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%logits: tensor<16x4xf32>) {
+  // expected-error @+1 {{'ddp.compute' op routing select: experts x capacity must be from 1 to 2^24 - 1 (maps are f32 row indices), got 16777216}}
+  %r:3 = ddp.compute "moe_route"(%logits) routing select params [2, 4194304] flops 0.0 bytes 1.0 : (tensor<16x4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<32xf32>)
+  return
+}
+
+// -----
+
 func.func @f(%a: tensor<4xf32>) {
   // expected-error @+1 {{'ddp.compute' op needs at least one result}}
   ddp.compute "softmax"(%a) flops 1.0 bytes 1.0 : (tensor<4xf32>) -> ()

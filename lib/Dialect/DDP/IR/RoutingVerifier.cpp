@@ -11,6 +11,8 @@
 
 #include "ddp/Dialect/DDP/IR/TensorBytes.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
+
 using namespace mlir;
 using namespace ddp;
 
@@ -48,6 +50,20 @@ struct RoutingChecker {
         return error() << "params must be positive, got " << value;
     return success();
   }
+  /// Maps are f32 row indices, exact below 2^24; and the runtime takes no
+  /// empty tensor.
+  LogicalResult rowsOf(StringRef what, int64_t rows) {
+    if (rows <= 0 || rows >= (int64_t(1) << 24))
+      return error() << what << " must be from 1 to 2^24 - 1 (maps are f32 "
+                     << "row indices), got " << rows;
+    return success();
+  }
+  LogicalResult nonEmpty(ValueRange values) {
+    for (Value value : values)
+      if (numel(value) == 0)
+        return error() << "takes no empty tensor, got " << value.getType();
+    return success();
+  }
   LogicalResult topk(int64_t value) {
     if (value > kMaxRoutingTopK)
       return error() << "topk " << value << " is over " << kMaxRoutingTopK
@@ -77,6 +93,8 @@ struct RoutingChecker {
   LogicalResult check() {
     ValueRange in = op.getInputs();
     ResultRange out = op.getResults();
+    if (failed(nonEmpty(in)) || failed(nonEmpty(out)))
+      return failure();
     switch (*op.getRouting()) {
     case RoutingKernel::Select: {
       if (failed(counts(1, 3, 2, " (topk, capacity)")) ||
@@ -90,10 +108,12 @@ struct RoutingChecker {
       if (params[0] > experts)
         return error() << "topk " << params[0] << " is over the " << experts
                        << " experts";
-      int64_t slots = experts * params[1];
-      if (slots >= (int64_t(1) << 24) || tokens >= (int64_t(1) << 24))
-        return error() << "maps are f32 and index below 2^24 rows, got "
-                       << slots << " slots and " << tokens << " tokens";
+      std::optional<int64_t> slotCount = llvm::checkedMul(experts, params[1]);
+      if (failed(rowsOf("tokens", tokens)) ||
+          failed(rowsOf("experts x capacity",
+                        slotCount.value_or(int64_t(1) << 24))))
+        return failure();
+      int64_t slots = *slotCount;
       if (failed(expect(out[0], "slot probabilities", slots, slots, Type())))
         return failure();
       return failure(failed(map(out[1], "slot rows", slots)) ||
@@ -106,7 +126,11 @@ struct RoutingChecker {
       if (logits.getRank() != 2)
         return error() << "logits must be tokens x experts, got "
                        << in[1].getType();
-      if (failed(map(in[2], "token slots", logits.getDimSize(0) * params[0])))
+      if (params[0] > logits.getDimSize(1))
+        return error() << "topk " << params[0] << " is over the "
+                       << logits.getDimSize(1) << " experts";
+      if (failed(rowsOf("slots", numel(in[0]))) ||
+          failed(map(in[2], "token slots", logits.getDimSize(0) * params[0])))
         return failure();
       if (out[0].getType() != in[1].getType())
         return error() << "the logits' gradient must be " << in[1].getType()
@@ -115,7 +139,8 @@ struct RoutingChecker {
     }
     case RoutingKernel::Gather: {
       if (failed(counts(2, 1, 0, "")) ||
-          failed(map(in[1], "the map", rows(in[1]))))
+          failed(map(in[1], "the map", rows(in[1]))) ||
+          failed(rowsOf("the rows", rows(in[0]))))
         return failure();
       int64_t width = numel(in[0]) / std::max<int64_t>(rows(in[0]), 1);
       return expect(out[0], "the result", rows(in[1]), rows(in[1]) * width,
@@ -125,7 +150,8 @@ struct RoutingChecker {
       if (failed(counts(2, 1, 1, " (topk)")) || failed(topk(params[0])))
         return failure();
       int64_t tokens = rows(out[0]);
-      if (failed(map(in[1], "token slots", tokens * params[0])))
+      if (failed(map(in[1], "token slots", tokens * params[0])) ||
+          failed(rowsOf("the slots", rows(in[0]))))
         return failure();
       int64_t width = numel(in[0]) / std::max<int64_t>(rows(in[0]), 1);
       return expect(out[0], "the result", tokens, tokens * width,
@@ -138,11 +164,16 @@ struct RoutingChecker {
       ValueRange split = sort ? ValueRange(out) : ValueRange(in);
       if (params.size() != 2 || params[0] <= 0 || params[1] <= 0)
         return error() << "takes 2 positive params (ranks, capacity)";
-      if (whole.empty() || split.size() % whole.size() != 0)
+      if (whole.empty() || split.empty() || split.size() % whole.size() != 0)
         return error() << "needs a whole number of per-expert tensors per "
                        << (sort ? "input" : "result");
       int64_t experts = int64_t(split.size() / whole.size());
-      int64_t chunk = params[0] * params[1];
+      std::optional<int64_t> chunkRows = llvm::checkedMul(params[0], params[1]);
+      std::optional<int64_t> wholeRows =
+          chunkRows ? llvm::checkedMul(*chunkRows, experts) : std::nullopt;
+      if (!wholeRows)
+        return error() << "ranks x experts x capacity overflows int64";
+      int64_t chunk = *chunkRows;
       for (auto [i, tensor] : llvm::enumerate(whole)) {
         if (rows(tensor) != chunk * experts)
           return error() << (sort ? "input #" : "result #") << i
