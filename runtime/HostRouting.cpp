@@ -105,19 +105,13 @@ template <typename T> Status selectGrad(const RouteOp &op) {
   const T *logits = typed<T>(op.inputs[1]);
   T *out = typedOut<T>(op.results[0]);
   for (int64_t t = 0; t < tokens; ++t) {
-    double routeGrads[kMaxTopK], gradChosen[kMaxTopK];
-    int64_t chosen[kMaxTopK];
+    double routeGrads[kMaxTopK];
     for (int64_t j = 0; j < topk; ++j) {
       int64_t slot = slots[size_t(t * topk + j)];
       routeGrads[j] = slot < 0 ? 0.0 : grads[size_t(slot)];
     }
-    selectTokenGrad(logits + t * experts, experts, topk, routeGrads, chosen,
-                    gradChosen);
-    T *row = out + t * experts;
-    for (int64_t e = 0; e < experts; ++e)
-      row[e] = ElementTraits<T>::fromDouble(0.0);
-    for (int64_t j = 0; j < topk; ++j)
-      row[chosen[j]] = ElementTraits<T>::fromDouble(gradChosen[j]);
+    selectTokenGrad(logits + t * experts, experts, topk, routeGrads,
+                    out + t * experts);
   }
   return Status::ok();
 }

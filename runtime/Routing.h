@@ -143,22 +143,25 @@ DDPRT_HOST_DEVICE inline int64_t mapIndex(float value, int64_t bound) {
   return int64_t(value);
 }
 
-/// The gradient of one token's chosen logits from the gradients of its
-/// route probabilities (`routeGrads`, 0 for a dropped route): the softmax's
-/// backward over the chosen k. The other logits' gradients are zero.
+/// The gradient of one token's `experts` logits (`result`) from the
+/// gradients of its route probabilities (`routeGrads`, 0 for a dropped
+/// route): the softmax's backward over the chosen k, zero elsewhere.
 template <typename T>
 DDPRT_HOST_DEVICE inline void selectTokenGrad(const T *logits, int64_t experts,
                                               int64_t topk,
                                               const double *routeGrads,
-                                              int64_t *chosen,
-                                              double *gradChosen) {
+                                              T *result) {
+  int64_t chosen[kMaxTopK];
   double probs[kMaxTopK];
   selectToken(logits, experts, topk, chosen, probs);
   double dot = 0;
   for (int64_t j = 0; j < topk; ++j)
     dot = dot + probs[j] * routeGrads[j];
+  for (int64_t e = 0; e < experts; ++e)
+    result[e] = ElementTraits<T>::fromDouble(0.0);
   for (int64_t j = 0; j < topk; ++j)
-    gradChosen[j] = probs[j] * (routeGrads[j] - dot);
+    result[chosen[j]] =
+        ElementTraits<T>::fromDouble(probs[j] * (routeGrads[j] - dot));
 }
 
 } // namespace ddprt::routing

@@ -22,12 +22,6 @@ RankedTensorType ModelImporter::probsType(int64_t rows) const {
   return RankedTensorType::get({rows}, f32);
 }
 
-ValueRange ModelImporter::routing(StringRef kind, RoutingKernel kernel,
-                                  ArrayRef<int64_t> params, ValueRange inputs,
-                                  TypeRange results, double flops,
-                                  double bytes, int64_t layer) {
-  return sb.route(kind, kernel, params, inputs, results, flops, bytes, layer);
-}
 
 Value ModelImporter::moeForward(const LayerParams &params,
                                 LayerActivations &acts, int64_t layer) {
@@ -107,7 +101,7 @@ Value ModelImporter::moeBackward(const LayerParams &params,
   double gradBytes = bytes(2 * logits + localTokens * double(topk));
   Value gradLogits =
       config.moe.dispatcher == MoEDispatcher::AllToAll
-          ? routing("moe_route_grad", RoutingKernel::SelectGrad, {topk},
+          ? sb.route("moe_route_grad", RoutingKernel::SelectGrad, {topk},
                     {grads.probs, acts.routerLogits, acts.tokenSlots},
                     acts.routerLogits.getType(), gradFlops, gradBytes, layer)
                 .front()
@@ -182,9 +176,9 @@ Value ModelImporter::allGatherExperts(const LayerParams &params,
       "moe_permute", {gathered, acts.gatheredProbs}, expertInTypes, 0.0,
       bytes(gatheredElements + expertElements + probElements), layer);
   acts.expertIn.assign(expertIn.begin(), expertIn.end());
-  sb.setRouted(routedLimit, routedFill);
+  setRouted(true);
   runExperts(params, acts, layer);
-  sb.setRouted(std::nullopt);
+  setRouted(false);
 
   // Weight each expert output by its routing probability and scatter it back
   // to its token; the reduce-scatter sums the ETP partial sums and the
@@ -219,10 +213,10 @@ ModelImporter::MoEGrads ModelImporter::allGatherExpertsBackward(
       "moe_unpermute_grad", unpermuteInputs, unpermuteResults,
       2 * expertElements,
       bytes(gatheredElements + 2 * expertElements + 2 * probElements), layer);
-  sb.setRouted(routedLimit, routedFill);
+  setRouted(true);
   SmallVector<Value> gradExpertIn = runExpertsBackward(
       params, acts, unpermuteGrads.take_front(numLocalExperts), layer).first;
-  sb.setRouted(std::nullopt);
+  setRouted(false);
   Value gradGathered = sb.compute1(
       "moe_permute_grad", gradExpertIn, actType(gatheredTokens, hidden),
       expertElements, bytes(expertElements + gatheredElements), layer);
@@ -258,7 +252,7 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
   // The router's top-k and softmax, and each expert's slots: the token in
   // each, its probability; and each route's slot, for the combine.
   double logits = localTokens * double(config.numExperts);
-  ValueRange route = routing(
+  ValueRange route = sb.route(
       "moe_route", RoutingKernel::Select, {topk, expertCapacity},
       acts.routerLogits,
       {probsType(sent), probsType(sent), probsType(localTokens * topk)},
@@ -269,7 +263,7 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
   // permute: this rank's tokens in the order of the experts they go to,
   // each expert's padded to its capacity.
   Value tokensIn =
-      routing("moe_permute", RoutingKernel::Gather, {},
+      sb.route("moe_permute", RoutingKernel::Gather, {},
               {acts.mlpNormOut, acts.slotRows}, actType(sent, hidden), 0.0,
               bytes(localTokens * double(hidden + topk) + sentElements +
                     balancedSent),
@@ -283,14 +277,14 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
   // the probs' (token_dispatch's order).
   sb.setScheduleNode(false, ScheduleNode::Kind::Dispatch, layer);
   // From the dispatch to the combine, the rows are the routed tokens.
-  sb.setRouted(routedLimit, routedFill);
+  setRouted(true);
   if (epGroup.size > 1)
     tokensIn = sb.allToAll(tokensIn, epGroup);
   bool sharedOverlaps = params.sharedFc1 && config.moeSharedExpertOverlap;
   if (sharedOverlaps) {
-    sb.setRouted(std::nullopt);
+    setRouted(false);
     sharedExpertFc1(params, acts, layer);
-    sb.setRouted(routedLimit, routedFill);
+    setRouted(true);
   }
   if (epGroup.size > 1)
     probsIn = sb.allToAll(probsIn, epGroup);
@@ -304,7 +298,7 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
   SmallVector<Type> sortedTypes(numLocalExperts,
                                 actType(tokensPerExpert, hidden));
   sortedTypes.append(numLocalExperts, probsType(tokensPerExpert));
-  ValueRange sorted = routing(
+  ValueRange sorted = sb.route(
       "moe_sort_chunks", RoutingKernel::SortChunks, {ranks, expertCapacity},
       {tokensIn, probsIn}, sortedTypes, 0.0,
       bytes(2 * (receivedElements + received)), layer);
@@ -316,7 +310,7 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
   // reduce-scatter of the ETP partial sums; token_combine: the all-to-all
   // back; combine_postprocess: unpermute to this rank's tokens.
   Value combined =
-      routing("moe_unsort_chunks", RoutingKernel::UnsortChunks,
+      sb.route("moe_unsort_chunks", RoutingKernel::UnsortChunks,
               {ranks, expertCapacity}, acts.expertOut,
               actType(received, hidden), 0.0, bytes(2 * receivedElements),
               layer)
@@ -326,12 +320,12 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
   sb.setScheduleNode(false, ScheduleNode::Kind::Combine, layer);
   if (epGroup.size > 1)
     combined = sb.allToAll(combined, epGroup);
-  sb.setRouted(std::nullopt);
+  setRouted(false);
   // token_combine launches the shared experts' fc2 after its all-to-all.
   if (sharedOverlaps)
     sharedExpertFc2(params, acts, layer);
   // unpermute: each token the sum of its experts' outputs.
-  return routing("moe_unpermute", RoutingKernel::Combine, {topk},
+  return sb.route("moe_unpermute", RoutingKernel::Combine, {topk},
                  {combined, acts.tokenSlots}, actType(localTokens, hidden),
                  sentElements,
                  bytes(sentElements + localTokens * double(hidden)), layer)
@@ -351,11 +345,11 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
   sb.setScheduleNode(true, ScheduleNode::Kind::Combine, layer);
   // Each slot takes its token's gradient.
   Value grad =
-      routing("moe_unpermute_grad", RoutingKernel::Gather, {},
+      sb.route("moe_unpermute_grad", RoutingKernel::Gather, {},
               {gradCombined, acts.slotRows}, actType(sent, hidden), 0.0,
               bytes(sentElements + localTokens * double(hidden)), layer)
           .front();
-  sb.setRouted(routedLimit, routedFill);
+  setRouted(true);
   if (epGroup.size > 1)
     grad = sb.allToAll(grad, epGroup);
   // Overlapping, the shared experts' backward runs beside the all-to-alls
@@ -363,16 +357,16 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
   bool sharedOverlaps = params.sharedFc1 && config.moeSharedExpertOverlap;
   Value gradSharedAct;
   if (sharedOverlaps) {
-    sb.setRouted(std::nullopt);
+    setRouted(false);
     gradSharedAct = sharedExpertFc2Backward(params, acts, gradCombined, layer);
-    sb.setRouted(routedLimit, routedFill);
+    setRouted(true);
   }
   sb.setScheduleNode(true, ScheduleNode::Kind::Mlp, layer);
   if (etpGroup.size > 1)
     grad = sb.allGather(grad, etpGroup);
   SmallVector<Type> perExpert(numLocalExperts,
                               actType(tokensPerExpert, hidden));
-  ValueRange gradOut = routing(
+  ValueRange gradOut = sb.route(
       "moe_unsort_chunks_grad", RoutingKernel::SortChunks,
       {ranks, expertCapacity}, grad, perExpert, 0.0,
       bytes(2 * receivedElements), layer);
@@ -380,7 +374,7 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
       runExpertsBackward(params, acts, gradOut, layer);
   SmallVector<Value> sortInputs(gradIn);
   llvm::append_range(sortInputs, gradProbs);
-  ValueRange unsorted = routing(
+  ValueRange unsorted = sb.route(
       "moe_sort_chunks_grad", RoutingKernel::UnsortChunks,
       {ranks, expertCapacity}, sortInputs,
       {actType(received, hidden), probsType(received)}, 0.0,
@@ -398,7 +392,7 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
     gradRouted = sb.allToAll(gradRouted, epGroup);
     gradTokens = sb.allToAll(gradTokens, epGroup);
   }
-  sb.setRouted(std::nullopt);
+  setRouted(false);
   Value gradShared;
   if (sharedOverlaps)
     gradShared = sharedExpertFc1Backward(params, acts, gradSharedAct, layer);
@@ -406,7 +400,7 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
   // Each token the sum of its slots' gradients; the slots' probabilities'
   // gradients go to the router's backward as they are.
   Value gradInput =
-      routing("moe_permute_grad", RoutingKernel::Combine, {topk},
+      sb.route("moe_permute_grad", RoutingKernel::Combine, {topk},
               {gradTokens, acts.tokenSlots}, actType(localTokens, hidden),
               0.0,
               bytes(sentElements + balancedSent +

@@ -166,11 +166,6 @@ private:
                                     mlir::Value gradCombined, int64_t layer);
   mlir::Value allToAllExperts(const LayerParams &params,
                               LayerActivations &acts, int64_t layer);
-  /// A routing kernel of the all-to-all dispatcher (ddp.compute `routing`).
-  mlir::ValueRange routing(llvm::StringRef kind, RoutingKernel kernel,
-                           llvm::ArrayRef<int64_t> params,
-                           mlir::ValueRange inputs, mlir::TypeRange results,
-                           double flops, double bytes, int64_t layer);
   MoEGrads allToAllExpertsBackward(const LayerParams &params,
                                    const LayerActivations &acts,
                                    mlir::Value gradCombined, int64_t layer);
@@ -273,14 +268,22 @@ private:
   /// capacity): the all-to-all dispatcher's block, and with a capacity the
   /// all-gather dispatcher's too.
   int64_t expertCapacity = 0;
-  /// What balanced routing fills of an expert's expertCapacity rows, and
-  /// the fraction that is (ddp.routed_fill on the routed ops).
+  /// What balanced routing fills of an expert's expertCapacity rows.
   int64_t balancedCapacity = 0;
-  double routedFill = 1;
   /// How far the tokens routed to a rank's experts can grow over the
   /// balanced rows the step is built with (ddp.routed: 0 without a cap);
   /// none where capacity fixes them.
   std::optional<double> routedLimit;
+  /// The ops built next work on the tokens routed to this rank's experts
+  /// (`on`) or not: marked with routedLimit and the fraction of their rows
+  /// balanced routing fills (ddp.routed_fill).
+  void setRouted(bool on) {
+    if (on)
+      sb.setRouted(routedLimit,
+                   double(balancedCapacity) / double(expertCapacity));
+    else
+      sb.setRouted(std::nullopt);
+  }
   bool sequenceParallel;
   bool hasDropout;
   /// The dense layers' tensor-parallel group; the experts' own, their

@@ -91,14 +91,12 @@ ModelImporter::ModelImporter(MLIRContext &context, const ModelConfig &config)
     expertCapacity = balancedCapacity;
     // The all-to-all dispatcher routes for real, so each expert's buffer
     // holds the worst case: its capacity, or all of the rank's tokens when
-    // dropless. Balanced routing fills routedFill of it, which is what the
-    // cost model prices.
+    // dropless. Balanced routing fills balancedCapacity of it, which is
+    // what the cost model prices.
     bool realRouting = config.moe.dispatcher == MoEDispatcher::AllToAll;
-    if (realRouting) {
+    if (realRouting)
       expertCapacity =
           getExpertBufferRows(config.moe, localTokens, topk, experts);
-      routedFill = double(balancedCapacity) / double(expertCapacity);
-    }
     // Imbalance grows a rank's routed rows without bound when dropless, up
     // to the capacity without padding; padded, or with a capacity below the
     // share, the rows are the capacity whatever the routing. With one

@@ -13,19 +13,11 @@
 #include <type_traits>
 
 using namespace ddprt;
+using cuda::blocksFor;
 using cuda::isAligned;
 using cuda::threadsPerBlock;
 
 namespace {
-
-unsigned blocksFor(int64_t numel) {
-  int64_t blocks = (numel + threadsPerBlock - 1) / threadsPerBlock;
-  return unsigned(blocks < 1 ? 1 : blocks > 8192 ? 8192 : blocks);
-}
-
-#define DDPRT_GRID_STRIDE(i, numel)                                            \
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;             \
-       i < (numel); i += int64_t(gridDim.x) * blockDim.x)
 
 template <typename T>
 __global__ void fillSeededKernel(T *data, int64_t numel, uint64_t key,

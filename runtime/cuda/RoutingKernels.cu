@@ -16,18 +16,10 @@
 
 using namespace ddprt;
 using namespace ddprt::routing;
+using cuda::blocksFor;
 using cuda::threadsPerBlock;
 
 namespace {
-
-unsigned blocksFor(int64_t numel) {
-  int64_t blocks = (numel + threadsPerBlock - 1) / threadsPerBlock;
-  return unsigned(blocks < 1 ? 1 : blocks > 8192 ? 8192 : blocks);
-}
-
-#define DDPRT_GRID_STRIDE(i, numel)                                            \
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;             \
-       i < (numel); i += int64_t(gridDim.x) * blockDim.x)
 
 template <typename T>
 __global__ void chooseKernel(const T *logits, int64_t tokens, int64_t experts,
@@ -111,19 +103,13 @@ __global__ void selectGradKernel(const G *grads, int64_t slots,
                                  int64_t tokens, int64_t experts, int64_t topk,
                                  T *result) {
   DDPRT_GRID_STRIDE(t, tokens) {
-    double routeGrads[kMaxTopK], gradChosen[kMaxTopK];
-    int64_t chosen[kMaxTopK];
+    double routeGrads[kMaxTopK];
     for (int64_t j = 0; j < topk; ++j) {
       int64_t slot = mapIndex(tokenSlots[t * topk + j], slots);
       routeGrads[j] = slot < 0 ? 0.0 : loadDouble(grads, slot);
     }
-    selectTokenGrad(logits + t * experts, experts, topk, routeGrads, chosen,
-                    gradChosen);
-    T *row = result + t * experts;
-    for (int64_t e = 0; e < experts; ++e)
-      row[e] = ElementTraits<T>::fromDouble(0.0);
-    for (int64_t j = 0; j < topk; ++j)
-      row[chosen[j]] = ElementTraits<T>::fromDouble(gradChosen[j]);
+    selectTokenGrad(logits + t * experts, experts, topk, routeGrads,
+                    result + t * experts);
   }
 }
 

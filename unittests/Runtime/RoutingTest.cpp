@@ -179,6 +179,22 @@ TEST_F(RoutingTest, BadArgumentsAreErrorsThatSayWhat) {
             DDPRT_ERROR_INVALID_ARGUMENT);
   expectMessage((
                "ddprt_route(select): topk 3 is over the 2 experts"));
+  EXPECT_EQ(route(DDPRT_ROUTE_GATHER, {}, {rows}, {result}),
+            DDPRT_ERROR_INVALID_ARGUMENT);
+  expectMessage("ddprt_route(gather): takes 2 inputs, 1 results and 0 params, "
+                "got 1, 1 and 0");
+  Buffer halves = zeros(DDPRT_DTYPE_BF16, 4);
+  Buffer map = make(DDPRT_DTYPE_F32, {1, 0});
+  EXPECT_EQ(route(DDPRT_ROUTE_GATHER, {}, {rows, map}, {halves}),
+            DDPRT_ERROR_INVALID_ARGUMENT);
+  expectMessage("ddprt_route(gather): result must have its input's dtype "
+                "f32, got bf16");
+  ddprt_tensor inPlace[] = {rows.tensor(), map.tensor()};
+  ddprt_tensor onRows = rows.tensor();
+  EXPECT_EQ(ddprt_route(context, DDPRT_ROUTE_GATHER, "test", nullptr, 0,
+                        inPlace, 2, &onRows, 1),
+            DDPRT_ERROR_INVALID_ARGUMENT);
+  expectMessage("ddprt_route(gather): a result overlaps an input");
   // A fraction is no row; nor is a map over 2^24 rows exact.
   Buffer fraction = make(DDPRT_DTYPE_F32, {0.5, 1});
   EXPECT_EQ(route(DDPRT_ROUTE_GATHER, {}, {rows, fraction}, {result}),

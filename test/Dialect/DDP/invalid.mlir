@@ -243,6 +243,38 @@ func.func @f(%g: tensor<32xf32>, %logits: tensor<16x4xbf16>, %slots: tensor<32xf
 
 // -----
 
+func.func @f(%x: tensor<16x8xbf16>, %rows: tensor<32xf32>) {
+  // expected-error @+1 {{'ddp.compute' op routing gather: takes 2 inputs and 1 results, got 1 and 1}}
+  %p = ddp.compute "moe_permute"(%x) routing gather flops 0.0 bytes 1.0 : (tensor<16x8xbf16>) -> tensor<32x8xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<32x8xf32>, %slots: tensor<32xf32>) {
+  // expected-error @+1 {{'ddp.compute' op routing combine: params must be positive, got 0}}
+  %p = ddp.compute "moe_unpermute"(%x, %slots) routing combine params [0] flops 0.0 bytes 1.0 : (tensor<32x8xf32>, tensor<32xf32>) -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%logits: tensor<64xf32>) {
+  // expected-error @+1 {{'ddp.compute' op routing select: logits must be tokens x experts, got 'tensor<64xf32>'}}
+  %r:3 = ddp.compute "moe_route"(%logits) routing select params [2, 8] flops 0.0 bytes 1.0 : (tensor<64xf32>) -> (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<16x8xf32>) {
+  // expected-error @+1 {{'ddp.compute' op routing sort_chunks: takes 2 positive params (ranks, capacity)}}
+  %s:2 = ddp.compute "moe_sort_chunks"(%x) routing sort_chunks params [2] flops 0.0 bytes 1.0 : (tensor<16x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>)
+  return
+}
+
+// -----
+
 func.func @f(%a: tensor<4x4xf32>) {
   // expected-error @+1 {{'ddp.compute' op routing unsort_chunks: needs a whole number of per-expert tensors per result}}
   %r = ddp.compute "moe_unsort_chunks"() routing unsort_chunks params [1, 4] flops 0.0 bytes 1.0 : () -> tensor<4x4xf32>
