@@ -1,7 +1,7 @@
 //===- ApiCollectives.cpp - Collectives, point-to-point and handles -------===//
 //
 // All-reduce, reduce-scatter, all-gather, send, receive, broadcast and
-// all-to-all, and the
+// all-to-all (whole blocks, or counted rows), and the
 // handles of asynchronous ones (ddprt_wait, ddprt_join).
 //
 //===----------------------------------------------------------------------===//
@@ -242,6 +242,63 @@ extern "C" ddprt_status ddprt_all_to_all(ddprt_context *context,
                         checkBuffer(context, __func__, "input", input, bytes));
   DDPRT_REPORT_IF_ERROR(context,
                         checkBuffer(context, __func__, "result", result, bytes));
+  return issueCollective(context, op, handle);
+}
+
+extern "C" ddprt_status
+ddprt_all_to_all_v(ddprt_context *context, int32_t group, int64_t subBlocks,
+                   int64_t rowNumel, int32_t dtype, int64_t numel,
+                   const void *input, const void *sendCounts,
+                   const void *recvCounts, void *result,
+                   ddprt_handle *handle) {
+  DDPRT_CHECK_CONTEXT(context);
+  CollectiveOp op;
+  op.kind = CollectiveKind::AllToAllV;
+  op.group = group;
+  op.input = input;
+  op.result = result;
+  op.sendCounts = sendCounts;
+  op.recvCounts = recvCounts;
+  DDPRT_REPORT_IF_ERROR(context,
+                        prepareCollective(context, __func__, op, dtype, numel));
+  if (subBlocks <= 0 || rowNumel <= 0)
+    return context->report(invalid(
+        __func__, concat("sub_blocks (", subBlocks, ") and row_numel (",
+                         rowNumel, ") must be positive")));
+  int64_t perBlock = 0, counts = 0;
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkProduct(__func__, "sub_blocks x row_numel",
+                                     subBlocks, rowNumel, perBlock));
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkProduct(__func__, "group size x sub_blocks",
+                                     op.groupSize, subBlocks, counts));
+  int64_t unit = 0;
+  DDPRT_REPORT_IF_ERROR(context, checkProduct(__func__, "the sub-block unit",
+                                              perBlock, op.groupSize, unit));
+  if (numel % unit != 0)
+    return context->report(invalid(
+        __func__,
+        concat("numel ", numel, " is not group size (", op.groupSize,
+               ") x sub_blocks (", subBlocks, ") x row_numel (", rowNumel,
+               ") x whole rows, for group '", op.groupName, "'")));
+  op.subBlocks = subBlocks;
+  op.rowNumel = rowNumel;
+  int64_t bytes = numel * elementSize(op.dtype);
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkBuffer(context, __func__, "input", input, bytes));
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkBuffer(context, __func__, "result", result, bytes));
+  int64_t countBytes = counts * int64_t(sizeof(float));
+  DDPRT_REPORT_IF_ERROR(context, checkBuffer(context, __func__, "send_counts",
+                                             sendCounts, countBytes));
+  DDPRT_REPORT_IF_ERROR(context, checkBuffer(context, __func__, "recv_counts",
+                                             recvCounts, countBytes));
+  // The counts are read when the transfer starts, the result written as it
+  // ends: a result over the counts would change what is read.
+  if (rangesOverlap(result, bytes, sendCounts, countBytes) ||
+      rangesOverlap(result, bytes, recvCounts, countBytes))
+    return context->report(
+        invalid(__func__, "the result overlaps send_counts or recv_counts"));
   return issueCollective(context, op, handle);
 }
 

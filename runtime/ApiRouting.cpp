@@ -25,6 +25,8 @@ const char *ddprt::routeKernelName(int32_t kernel) {
     return "sort_chunks";
   case DDPRT_ROUTE_UNSORT_CHUNKS:
     return "unsort_chunks";
+  case DDPRT_ROUTE_COUNT:
+    return "count";
   }
   return nullptr;
 }
@@ -213,6 +215,18 @@ struct RouteChecker {
         }
       }
       return Status::ok();
+    }
+    case DDPRT_ROUTE_COUNT: {
+      DDPRT_RETURN_IF_ERROR(expectCounts(1, 1, 1, numParams));
+      op.capacity = params[0];
+      DDPRT_RETURN_IF_ERROR(positive("capacity", op.capacity));
+      DDPRT_RETURN_IF_ERROR(expectMap(op.inputs[0], "slot rows"));
+      DDPRT_RETURN_IF_ERROR(
+          widthOf(op.inputs[0], "slot rows", op.capacity, op.experts));
+      DDPRT_RETURN_IF_ERROR(
+          mapBound("experts x capacity", op.inputs[0].numel));
+      DDPRT_RETURN_IF_ERROR(expectNumel(op.results[0], "counts", op.experts));
+      return expectMap(op.results[0], "counts");
     }
     }
     return fail("unknown kernel");

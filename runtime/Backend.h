@@ -100,10 +100,24 @@ struct CollectiveOp {
   void *result = nullptr;
   int64_t peer = 0; // group rank of the peer of a send or recv
   int64_t root = 0; // group rank whose input a broadcast copies
+  /// all_to_all_v: the sub-blocks of a block, the elements of a row, and the
+  /// f32 row counts (in the backend's memory), group size x subBlocks each.
+  int64_t subBlocks = 1, rowNumel = 1;
+  const void *sendCounts = nullptr, *recvCounts = nullptr;
 
+  /// all_to_all_v: the rows of a sub-block.
+  int64_t subBlockRows() const {
+    return numel / (groupSize * subBlocks * rowNumel);
+  }
   /// "all_reduce(sum, 1024 x f32, group 'dp')", for messages.
   std::string describe() const;
 };
+
+/// all_to_all_v's counts as read into host memory (`counts`, group size x
+/// sub-blocks f32): each a whole number of rows from 0 to the sub-block's,
+/// or an error naming `which` ("send" or "receive") and the first bad one.
+Status readRowCounts(const CollectiveOp &op, const float *counts,
+                     const char *which, std::vector<int64_t> &rows);
 
 /// An asynchronous op in flight, behind a ddprt_handle.
 class AsyncOp {

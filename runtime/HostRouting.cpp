@@ -185,6 +185,22 @@ void sortChunks(const RouteOp &op) {
   }
 }
 
+/// COUNT: the slots of each expert that hold a row.
+Status count(const RouteOp &op) {
+  std::vector<int64_t> rows;
+  // A slot row is a token: below 2^24, which ddprt_route checked.
+  DDPRT_RETURN_IF_ERROR(
+      readMap(op, op.inputs[0], "slot rows", int64_t(1) << 24, rows));
+  float *counts = typedOut<float>(op.results[0]);
+  for (int64_t e = 0; e < op.experts; ++e) {
+    int64_t held = 0;
+    for (int64_t slot = 0; slot < op.capacity; ++slot)
+      held += rows[size_t(e * op.capacity + slot)] >= 0;
+    counts[e] = float(held);
+  }
+  return Status::ok();
+}
+
 } // namespace
 
 Status host::route(const RouteOp &op) {
@@ -214,6 +230,8 @@ Status host::route(const RouteOp &op) {
   case DDPRT_ROUTE_UNSORT_CHUNKS:
     sortChunks(op);
     return Status::ok();
+  case DDPRT_ROUTE_COUNT:
+    return count(op);
   }
   return makeError(DDPRT_ERROR_INTERNAL, "ddprt_route: unknown kernel ",
                    op.kernel);

@@ -25,3 +25,24 @@ distinct = [len({d[i] for d in decisions}) for i in range(positions)]
 print("positions where all ranks agree:", sum(1 for n in distinct if n == 1))
 dropped = sum(dropped for rank in ranks for _, _, dropped in by_rank[rank])
 print("routes dropped:", "some" if dropped else "none")
+# The counted all-to-alls (ddp.all_to_all_v): the first after each route on
+# a rank is the dispatch of its tokens, which sends the rows the router kept.
+moves = defaultdict(list)
+for event in events:
+    args = event.get("args", {})
+    if event.get("name") == "all_to_all_v" and "sent_rows" in args:
+        moves[event["pid"]].append((event["ts"], args["sent_rows"], args["rows"]))
+if moves:
+    matched = total = 0
+    for rank in ranks:
+        after = sorted(moves[rank])
+        for ts, kept, _ in by_rank[rank]:
+            first = next((m for m in after if m[0] > ts), None)
+            total += 1
+            matched += first is not None and first[1] == sum(kept)
+    print("dispatches that sent the kept rows:",
+          "all" if matched == total else f"{matched} of {total}")
+    sent = sum(m[1] for rank in moves for m in moves[rank])
+    buffered = sum(m[2] for rank in moves for m in moves[rank])
+    print("counted rows sent below the buffers' rows:",
+          "yes" if sent < buffered else "no")

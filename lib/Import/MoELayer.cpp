@@ -238,6 +238,15 @@ ModelImporter::MoEGrads ModelImporter::allGatherExpertsBackward(
 // expert-tensor-parallel group, Megatron's expt_tp, adds the ETP ranks'
 // tokens).
 
+Value ModelImporter::dispatchAllToAll(const LayerActivations &acts,
+                                      Value input, bool back) {
+  if (!acts.sendCounts)
+    return sb.allToAll(input, epGroup);
+  // Back to the tokens' ranks, each sends what it received.
+  return back ? sb.allToAllV(input, acts.recvCounts, acts.sendCounts, epGroup)
+              : sb.allToAllV(input, acts.sendCounts, acts.recvCounts, epGroup);
+}
+
 Value ModelImporter::allToAllExperts(const LayerParams &params,
                                      LayerActivations &acts, int64_t layer) {
   int64_t topk = config.moeRouterTopk;
@@ -276,10 +285,21 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
   // The shared experts' fc1 is launched after the tokens' all-to-all, before
   // the probs' (token_dispatch's order).
   sb.setScheduleNode(false, ScheduleNode::Kind::Dispatch, layer);
+  // Unpadded, only the routed rows move, as Megatron's preprocess has it:
+  // each expert's count, and an all-to-all of the counts.
+  acts.sendCounts = acts.recvCounts = Value();
+  if (epGroup.size > 1 && !config.moe.padToCapacity) {
+    acts.sendCounts =
+        sb.route("moe_count", RoutingKernel::Count, {expertCapacity},
+                 acts.slotRows, probsType(config.numExperts), 0.0,
+                 bytes(double(sent) + double(config.numExperts)), layer)
+            .front();
+    acts.recvCounts = sb.allToAll(acts.sendCounts, epGroup);
+  }
   // From the dispatch to the combine, the rows are the routed tokens.
   setRouted(true);
   if (epGroup.size > 1)
-    tokensIn = sb.allToAll(tokensIn, epGroup);
+    tokensIn = dispatchAllToAll(acts, tokensIn, /*back=*/false);
   bool sharedOverlaps = params.sharedFc1 && config.moeSharedExpertOverlap;
   if (sharedOverlaps) {
     setRouted(false);
@@ -287,7 +307,7 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
     setRouted(true);
   }
   if (epGroup.size > 1)
-    probsIn = sb.allToAll(probsIn, epGroup);
+    probsIn = dispatchAllToAll(acts, probsIn, /*back=*/false);
   sb.setScheduleNode(false, ScheduleNode::Kind::Mlp, layer);
   if (etpGroup.size > 1) {
     tokensIn = sb.allGather(tokensIn, etpGroup);
@@ -319,7 +339,7 @@ Value ModelImporter::allToAllExperts(const LayerParams &params,
     combined = sb.reduceScatter(combined, etpGroup);
   sb.setScheduleNode(false, ScheduleNode::Kind::Combine, layer);
   if (epGroup.size > 1)
-    combined = sb.allToAll(combined, epGroup);
+    combined = dispatchAllToAll(acts, combined, /*back=*/true);
   setRouted(false);
   // token_combine launches the shared experts' fc2 after its all-to-all.
   if (sharedOverlaps)
@@ -351,7 +371,7 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
           .front();
   setRouted(true);
   if (epGroup.size > 1)
-    grad = sb.allToAll(grad, epGroup);
+    grad = dispatchAllToAll(acts, grad, /*back=*/false);
   // Overlapping, the shared experts' backward runs beside the all-to-alls
   // as their forward did: fc2's after the first, fc1's after the last.
   bool sharedOverlaps = params.sharedFc1 && config.moeSharedExpertOverlap;
@@ -389,8 +409,8 @@ ModelImporter::MoEGrads ModelImporter::allToAllExpertsBackward(
   }
   sb.setScheduleNode(true, ScheduleNode::Kind::Dispatch, layer);
   if (epGroup.size > 1) {
-    gradRouted = sb.allToAll(gradRouted, epGroup);
-    gradTokens = sb.allToAll(gradTokens, epGroup);
+    gradRouted = dispatchAllToAll(acts, gradRouted, /*back=*/true);
+    gradTokens = dispatchAllToAll(acts, gradTokens, /*back=*/true);
   }
   setRouted(false);
   Value gradShared;

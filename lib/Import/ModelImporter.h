@@ -88,6 +88,10 @@ struct LayerActivations {
   // expert's slot [experts * capacity], each route's slot [tl * topk].
   mlir::SmallVector<mlir::Value> expertProbs;
   mlir::Value slotRows, tokenSlots;
+  // Counted transfers: the rows this rank sends each expert [experts], and
+  // those each local expert receives from each rank [experts], in the
+  // all-to-all's (rank, local expert) order; null when whole buffers move.
+  mlir::Value sendCounts, recvCounts;
   // The shared experts: fc1's output, the activation, fc2's output.
   mlir::Value sharedFc1Out, sharedActivation, sharedOut;
 };
@@ -164,6 +168,10 @@ private:
   MoEGrads allGatherExpertsBackward(const LayerParams &params,
                                     const LayerActivations &acts,
                                     mlir::Value gradCombined, int64_t layer);
+  /// The expert-parallel all-to-all of the dispatcher, toward the experts
+  /// or `back`: of counted rows when the layer exchanged counts.
+  mlir::Value dispatchAllToAll(const LayerActivations &acts,
+                               mlir::Value input, bool back);
   mlir::Value allToAllExperts(const LayerParams &params,
                               LayerActivations &acts, int64_t layer);
   MoEGrads allToAllExpertsBackward(const LayerParams &params,

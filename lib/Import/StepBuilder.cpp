@@ -225,6 +225,14 @@ Value StepBuilder::allToAll(Value input, const Group &group) {
       .getResult();
 }
 
+Value StepBuilder::allToAllV(Value input, Value sendCounts, Value recvCounts,
+                             const Group &group) {
+  return AllToAllVOp::create(builder, loc, input.getType(), /*token=*/Type(),
+                             input, sendCounts, recvCounts, meshRef,
+                             group.axes, /*asyncDependencies=*/ValueRange())
+      .getResult();
+}
+
 void StepBuilder::addGradient(unsigned id, Value gradient) {
   assert(gradient.getType() == params[id].type &&
          "a gradient has its parameter's type");

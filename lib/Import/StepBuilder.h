@@ -130,6 +130,9 @@ public:
   mlir::Value allGather(mlir::Value input, const Group &group);
   mlir::Value reduceScatter(mlir::Value input, const Group &group);
   mlir::Value allToAll(mlir::Value input, const Group &group);
+  /// The all-to-all of counted rows (ddp.all_to_all_v).
+  mlir::Value allToAllV(mlir::Value input, mlir::Value sendCounts,
+                        mlir::Value recvCounts, const Group &group);
 
   /// Adds one gradient contribution of a parameter. Contributions of all
   /// microbatches are summed with ddp.accumulate; after the last one of the

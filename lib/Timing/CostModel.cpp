@@ -210,7 +210,7 @@ CollectiveCost CostModel::collectiveCost(CollectiveKind kind, double bytes,
   // A group of one rank has nothing to exchange (NCCL returns at once).
   if (group.ranks <= 1)
     return CollectiveCost{0, 0, CollectiveAlgorithm::Ring, 0};
-  if (kind == CollectiveKind::AllToAll)
+  if (isAllToAll(kind))
     return allToAllCost(bytes, group);
   if (kind != CollectiveKind::AllReduce || algo == CollectiveAlgorithm::Ring)
     return ringCost(kind, bytes, group);
@@ -225,7 +225,7 @@ double CostModel::collectiveTransferBound(CollectiveKind kind, double bytes,
                                           const GroupPlacement &group) const {
   if (group.ranks <= 1)
     return 0;
-  if (kind == CollectiveKind::AllToAll)
+  if (isAllToAll(kind))
     return allToAllCost(bytes, group).transfer;
   // The ring's data movement is never above the tree's (2(n-1)/n <= 2/f).
   return ringCost(kind, bytes, group).transfer;

@@ -193,6 +193,8 @@ void CommThread::finishTask(CommTask &task, double startUs, uint64_t ticket,
   watchdog.end(ticket);
   if (trace.isEnabled() && !task.traceName.empty())
     trace.record({task.traceName, TraceCategory::Comm, 1, startUs,
-                  trace.nowUs() - startUs, task.traceArgs});
+                  trace.nowUs() - startUs,
+                  task.traceArgsAtEnd ? task.traceArgsAtEnd()
+                                      : task.traceArgs});
   task.completion->complete(std::move(status));
 }

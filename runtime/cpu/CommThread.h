@@ -53,6 +53,9 @@ struct CommTask {
   /// The trace event's name ("all_reduce") and args; no event when empty.
   std::string traceName;
   std::string traceArgs;
+  /// When set, the args instead, taken once the task is done (what it moved
+  /// may be known only then).
+  std::function<std::string()> traceArgsAtEnd;
   /// What the watchdog and error messages call it.
   std::string description;
   /// Runs on the communication thread. Either does all the work, or posts

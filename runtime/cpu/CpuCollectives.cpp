@@ -84,6 +84,11 @@ struct PreparedCollective {
     std::vector<char> bytes;
     /// The contribution of an avg, scaled by 1/n.
     std::vector<char> preScaled;
+    /// all_to_all_v: the counted rows received, packed; MPI_Alltoallv's
+    /// counts and displacements (elements); the counts as rows.
+    std::vector<char> packedReceive;
+    std::vector<int> sendCounts, sendDispls, recvCounts, recvDispls;
+    std::vector<int64_t> sendRows, recvRows;
   };
   std::shared_ptr<Scratch> scratch = std::make_shared<Scratch>();
   const void *send = nullptr;
@@ -306,6 +311,74 @@ static Status prepareAllToAll(const CollectiveOp &op,
   return Status::ok();
 }
 
+/// all_to_all_v packs each peer's counted rows (MPI_Alltoallv takes one
+/// contiguous range per peer, and a block has a range per sub-block), and
+/// `finish` places the received ones at the start of their sub-blocks over
+/// a zeroed result. The counts are read here, on the communication thread,
+/// after every op this one was ordered after.
+static Status prepareAllToAllV(const CollectiveOp &op,
+                               PreparedCollective &prepared) {
+  PreparedCollective::Scratch &scratch = *prepared.scratch;
+  DDPRT_RETURN_IF_ERROR(readRowCounts(
+      op, static_cast<const float *>(op.sendCounts), "send", scratch.sendRows));
+  DDPRT_RETURN_IF_ERROR(readRowCounts(op,
+                                      static_cast<const float *>(op.recvCounts),
+                                      "receive", scratch.recvRows));
+  int64_t rowBytes = op.rowNumel * elementSize(op.dtype);
+  int64_t subBlockBytes = op.subBlockRows() * rowBytes;
+  int64_t n = op.groupSize, subBlocks = op.subBlocks;
+  // Counts and displacements in elements, each within MPI's int.
+  auto layOut = [&](const std::vector<int64_t> &rows, std::vector<int> &counts,
+                    std::vector<int> &displs, int64_t &total) -> Status {
+    counts.assign(size_t(n), 0);
+    displs.assign(size_t(n), 0);
+    total = 0;
+    for (int64_t peer = 0; peer < n; ++peer) {
+      int64_t peerRows = 0;
+      for (int64_t sub = 0; sub < subBlocks; ++sub)
+        peerRows += rows[size_t(peer * subBlocks + sub)];
+      DDPRT_RETURN_IF_ERROR(checkCount(op, total + peerRows * op.rowNumel));
+      displs[size_t(peer)] = int(total);
+      counts[size_t(peer)] = int(peerRows * op.rowNumel);
+      total += peerRows * op.rowNumel;
+    }
+    return Status::ok();
+  };
+  int64_t sendTotal = 0, recvTotal = 0;
+  DDPRT_RETURN_IF_ERROR(layOut(scratch.sendRows, scratch.sendCounts,
+                               scratch.sendDispls, sendTotal));
+  DDPRT_RETURN_IF_ERROR(layOut(scratch.recvRows, scratch.recvCounts,
+                               scratch.recvDispls, recvTotal));
+  int64_t elementBytes = elementSize(op.dtype);
+  scratch.bytes.resize(size_t(std::max<int64_t>(sendTotal, 1) * elementBytes));
+  scratch.packedReceive.resize(
+      size_t(std::max<int64_t>(recvTotal, 1) * elementBytes));
+  char *packed = scratch.bytes.data();
+  const auto *input = static_cast<const char *>(op.input);
+  for (int64_t i = 0; i < n * subBlocks; ++i) {
+    int64_t bytes = scratch.sendRows[size_t(i)] * rowBytes;
+    std::memcpy(packed, input + i * subBlockBytes, size_t(bytes));
+    packed += bytes;
+  }
+  prepared.type = mpiType(op.dtype);
+  prepared.typeName = mpiTypeName(op.dtype);
+  prepared.send = scratch.bytes.data();
+  prepared.receive = scratch.packedReceive.data();
+  prepared.finish = [op, rowBytes, subBlockBytes, keep = prepared.scratch] {
+    auto *result = static_cast<char *>(op.result);
+    // All-zero bits are +0 in every dtype.
+    std::memset(result, 0, size_t(op.numel * elementSize(op.dtype)));
+    const char *from = keep->packedReceive.data();
+    for (int64_t i = 0; i < op.groupSize * op.subBlocks; ++i) {
+      int64_t bytes = keep->recvRows[size_t(i)] * rowBytes;
+      std::memcpy(result + i * subBlockBytes, from, size_t(bytes));
+      from += bytes;
+    }
+    return Status::ok();
+  };
+  return Status::ok();
+}
+
 /// MPI_Alltoall (MPI_Ialltoall when `request` is set) of `p`'s blocks of
 /// p.count elements: an all-to-all's, and the exchange of a deterministic
 /// reduce-scatter (`purpose` ends its message).
@@ -405,6 +478,22 @@ static Status issueOnCommThread(const CollectiveOp &op, MPI_Comm group,
                ")"));
   case CollectiveKind::AllToAll:
     return allToAll(p, group, request, comm, "");
+  case CollectiveKind::AllToAllV: {
+    const PreparedCollective::Scratch &v = *p.scratch;
+    return checkMpi(
+        request ? MPI_Ialltoallv(p.send, v.sendCounts.data(),
+                                 v.sendDispls.data(), p.type, p.receive,
+                                 v.recvCounts.data(), v.recvDispls.data(),
+                                 p.type, group, request)
+                : MPI_Alltoallv(p.send, v.sendCounts.data(),
+                                v.sendDispls.data(), p.type, p.receive,
+                                v.recvCounts.data(), v.recvDispls.data(),
+                                p.type, group),
+        concat(request ? "MPI_Ialltoallv" : "MPI_Alltoallv",
+               "(sendbuf=", pointerText(p.send),
+               ", recvbuf=", pointerText(p.receive),
+               ", datatype=", p.typeName, ", ", comm, ")"));
+  }
   }
   return makeError(DDPRT_ERROR_INTERNAL, "unknown collective");
 }
@@ -413,8 +502,10 @@ static Status issueOnCommThread(const CollectiveOp &op, MPI_Comm group,
 /// send or receive, with a result that is the input or apart from it.
 static bool movesNothing(const CollectiveOp &op) {
   int64_t bytes = op.numel * elementSize(op.dtype);
+  // A counted all-to-all zeroes the rows past its counts even on one rank.
   return op.groupSize == 1 && op.kind != CollectiveKind::Send &&
          op.kind != CollectiveKind::Recv &&
+         op.kind != CollectiveKind::AllToAllV &&
          (op.input == op.result ||
           !overlaps(op.input, bytes, op.result, bytes));
 }
@@ -436,8 +527,9 @@ Status CpuBackend::collective(const CollectiveOp &op,
   CommTask task;
   task.traceName = ddp::getCollectiveName(op.kind);
   task.description = op.describe();
+  TraceArgs traceArgs;
   if (env.trace.isEnabled()) {
-    TraceArgs args;
+    TraceArgs &args = traceArgs;
     args.add("group", op.groupName)
         .add("dtype", dtypeName(op.dtype))
         .add("numel", op.numel)
@@ -447,6 +539,8 @@ Status CpuBackend::collective(const CollectiveOp &op,
       args.add("peer", op.peer);
     if (op.kind == CollectiveKind::Broadcast)
       args.add("root", op.root);
+    if (op.kind == CollectiveKind::AllToAllV)
+      args.add("rows", op.numel / op.rowNumel);
     task.traceArgs = args.str();
   }
   // Synchronous collectives block the communication thread (the compute
@@ -457,6 +551,17 @@ Status CpuBackend::collective(const CollectiveOp &op,
       op.kind == CollectiveKind::Send || op.kind == CollectiveKind::Recv;
   bool post = async != nullptr || pointToPoint;
   auto prepared = std::make_shared<PreparedCollective>();
+  // A counted all-to-all's trace event says how many rows it moved.
+  if (env.trace.isEnabled() && op.kind == CollectiveKind::AllToAllV)
+    task.traceArgsAtEnd = [args = traceArgs, prepared]() mutable {
+      const PreparedCollective::Scratch &v = *prepared->scratch;
+      int64_t sent = 0, received = 0;
+      for (int64_t rows : v.sendRows)
+        sent += rows;
+      for (int64_t rows : v.recvRows)
+        received += rows;
+      return args.add("sent_rows", sent).add("received_rows", received).str();
+    };
   int32_t groupIndex = op.group;
   task.start = [this, op, groupIndex, prepared,
                 post](MPI_Request *request) -> Status {
@@ -492,6 +597,9 @@ Status CpuBackend::collective(const CollectiveOp &op,
       break;
     case CollectiveKind::AllToAll:
       DDPRT_RETURN_IF_ERROR(prepareAllToAll(op, *prepared));
+      break;
+    case CollectiveKind::AllToAllV:
+      DDPRT_RETURN_IF_ERROR(prepareAllToAllV(op, *prepared));
       break;
     case CollectiveKind::Send:
     case CollectiveKind::Recv:

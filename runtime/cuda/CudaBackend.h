@@ -138,6 +138,8 @@ private:
                         const std::vector<Tensor> &inputs,
                         const std::vector<Tensor> &results);
   Status issueCollective(const CollectiveOp &op);
+  Status allToAllV(const CollectiveOp &op, ncclComm_t comm,
+                   const std::string &where);
   /// Whether `op` is over one rank and so only a copy (issueOnOneRank).
   static bool movesNothing(const CollectiveOp &op);
   Status issueOnOneRank(const CollectiveOp &op);

@@ -133,8 +133,10 @@ std::string CudaBackend::pollCommunication() {
 
 bool CudaBackend::movesNothing(const CollectiveOp &op) {
   int64_t bytes = op.numel * elementSize(op.dtype);
+  // A counted all-to-all zeroes the rows past its counts even on one rank.
   return op.groupSize == 1 && op.kind != CollectiveKind::Send &&
          op.kind != CollectiveKind::Recv &&
+         op.kind != CollectiveKind::AllToAllV &&
          (op.input == op.result ||
           !overlaps(op.input, bytes, op.result, bytes));
 }
@@ -374,8 +376,83 @@ Status CudaBackend::issueCollective(const CollectiveOp &op) {
       cudaFreeAsync(copyOfInput, commStream);
     return status.isOk() ? ended : status;
   }
+  case CollectiveKind::AllToAllV:
+    return allToAllV(op, comm, where);
   }
   return makeError(DDPRT_ERROR_INTERNAL, "unknown collective");
+}
+
+/// The counted all-to-all: the counts come to the host first (Megatron's
+/// device-to-host sync after its all-to-all of counts), then a send and a
+/// receive per peer and sub-block with rows, in one group, into a result
+/// zeroed beforehand.
+Status CudaBackend::allToAllV(const CollectiveOp &op, ncclComm_t comm,
+                              const std::string &where) {
+  DDPRT_RETURN_IF_ERROR(refuseWhileRecording(
+      "a counted all_to_all (it reads its counts on the host)"));
+  int64_t n = op.groupSize * op.subBlocks;
+  std::vector<float> counts(size_t(2 * n));
+  size_t countBytes = size_t(n) * sizeof(float);
+  DDPRT_RETURN_IF_ERROR(checkCuda(
+      cudaMemcpyAsync(counts.data(), op.sendCounts, countBytes,
+                      cudaMemcpyDeviceToHost, commStream),
+      "cudaMemcpyAsync(all_to_all_v send counts to the host)"));
+  DDPRT_RETURN_IF_ERROR(checkCuda(
+      cudaMemcpyAsync(counts.data() + n, op.recvCounts, countBytes,
+                      cudaMemcpyDeviceToHost, commStream),
+      "cudaMemcpyAsync(all_to_all_v receive counts to the host)"));
+  DDPRT_RETURN_IF_ERROR(checkCuda(cudaStreamSynchronize(commStream),
+                                  "cudaStreamSynchronize(comm) for the "
+                                  "all_to_all_v counts"));
+  std::vector<int64_t> sendRows, recvRows;
+  DDPRT_RETURN_IF_ERROR(readRowCounts(op, counts.data(), "send", sendRows));
+  DDPRT_RETURN_IF_ERROR(
+      readRowCounts(op, counts.data() + n, "receive", recvRows));
+  int64_t elementBytes = elementSize(op.dtype);
+  int64_t rowBytes = op.rowNumel * elementBytes;
+  int64_t subBlockBytes = op.subBlockRows() * rowBytes;
+  int64_t bytes = op.numel * elementBytes;
+  const char *send = static_cast<const char *>(op.input);
+  void *copyOfInput = nullptr;
+  if (overlaps(op.input, bytes, op.result, bytes)) {
+    DDPRT_RETURN_IF_ERROR(
+        checkCuda(cudaMallocAsync(&copyOfInput, size_t(bytes), commStream),
+                  concat("cudaMallocAsync(", bytes, ", comm)")));
+    DDPRT_RETURN_IF_ERROR(checkCuda(
+        cudaMemcpyAsync(copyOfInput, op.input, size_t(bytes),
+                        cudaMemcpyDeviceToDevice, commStream),
+        "cudaMemcpyAsync(all_to_all_v overlapping input)"));
+    send = static_cast<const char *>(copyOfInput);
+  }
+  char *receive = static_cast<char *>(op.result);
+  // All-zero bits are +0 in every dtype.
+  DDPRT_RETURN_IF_ERROR(checkCuda(
+      cudaMemsetAsync(receive, 0, size_t(bytes), commStream),
+      "cudaMemsetAsync(all_to_all_v result)"));
+  Status status = checkNccl(ncclGroupStart(), "ncclGroupStart()", comm);
+  for (int64_t i = 0; i < n && status.isOk(); ++i) {
+    int peer = int(i / op.subBlocks);
+    if (sendRows[size_t(i)] > 0)
+      status = checkNccl(
+          ncclSend(send + i * subBlockBytes,
+                   size_t(sendRows[size_t(i)] * rowBytes), ncclUint8, peer,
+                   comm, commStream),
+          concat("ncclSend(", sendRows[size_t(i)], " rows of sub-block ", i,
+                 " of all_to_all_v", where),
+          comm);
+    if (status.isOk() && recvRows[size_t(i)] > 0)
+      status = checkNccl(
+          ncclRecv(receive + i * subBlockBytes,
+                   size_t(recvRows[size_t(i)] * rowBytes), ncclUint8, peer,
+                   comm, commStream),
+          concat("ncclRecv(", recvRows[size_t(i)], " rows of sub-block ", i,
+                 " of all_to_all_v", where),
+          comm);
+  }
+  Status ended = checkNccl(ncclGroupEnd(), "ncclGroupEnd()", comm);
+  if (copyOfInput)
+    cudaFreeAsync(copyOfInput, commStream);
+  return status.isOk() ? ended : status;
 }
 
 static std::string collectiveArgs(const CollectiveOp &op, bool async) {

@@ -124,6 +124,17 @@ __global__ void gatherKernel(const U *in, int64_t rows, const float *map,
   }
 }
 
+/// COUNT: one thread per expert; an entry that is not a row reads as none.
+__global__ void countKernel(const float *slotRows, int64_t experts,
+                            int64_t capacity, float *counts) {
+  DDPRT_GRID_STRIDE(e, experts) {
+    int64_t held = 0;
+    for (int64_t slot = 0; slot < capacity; ++slot)
+      held += mapIndex(slotRows[e * capacity + slot], int64_t(1) << 24) >= 0;
+    counts[e] = float(held);
+  }
+}
+
 template <typename T>
 __global__ void combineKernel(const T *in, int64_t slots,
                               const float *tokenSlots, int64_t tokens,
@@ -261,6 +272,11 @@ cudaError_t cuda::route(const RouteOp &op, cudaStream_t stream) {
     }
     return cudaSuccess;
   }
+  case DDPRT_ROUTE_COUNT:
+    countKernel<<<blocksFor(op.experts), threadsPerBlock, 0, stream>>>(
+        in<float>(op.inputs[0]), op.experts, op.capacity,
+        out<float>(op.results[0]));
+    return cudaGetLastError();
   }
   return cudaErrorInvalidValue;
 }

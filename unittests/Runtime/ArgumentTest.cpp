@@ -157,6 +157,48 @@ TEST_F(ArgumentTest, GroupsAndPeers) {
   DDPRT_EXPECT_OK(context, ddprt_free(context, data));
 }
 
+/// The counted all-to-all's layout at the entry point, and its counts when
+/// the transfer starts: every rank gets the same bad count here, so every
+/// rank fails before MPI is called and none waits for another.
+TEST_F(ArgumentTest, CountedAllToAll) {
+  // Group 'dp' has 2 ranks: 2 blocks of 1 sub-block of 2 rows of 4.
+  void *data = nullptr, *counts = nullptr, *result = nullptr;
+  DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_F32, 16, &data));
+  DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_F32, 16, &result));
+  DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_F32, 2, &counts));
+  int32_t dp = groupOf("dp");
+  expectError(ddprt_all_to_all_v(context, dp, 1, 3, DDPRT_DTYPE_F32, 16, data,
+                                 counts, counts, result, nullptr),
+              DDPRT_ERROR_INVALID_ARGUMENT,
+              "numel 16 is not group size (2) x sub_blocks (1) x row_numel "
+              "(3) x whole rows");
+  expectError(ddprt_all_to_all_v(context, dp, 0, 4, DDPRT_DTYPE_F32, 16, data,
+                                 counts, counts, result, nullptr),
+              DDPRT_ERROR_INVALID_ARGUMENT,
+              "sub_blocks (0) and row_numel (4) must be positive");
+  // Two sub-blocks need 4 counts; the buffer holds 2.
+  expectError(ddprt_all_to_all_v(context, dp, 2, 2, DDPRT_DTYPE_F32, 16, data,
+                                 counts, counts, result, nullptr),
+              DDPRT_ERROR_INVALID_ARGUMENT, "send_counts");
+  expectError(ddprt_all_to_all_v(context, dp, 1, 4, DDPRT_DTYPE_F32, 16, data,
+                                 counts, counts, counts, nullptr),
+              DDPRT_ERROR_INVALID_ARGUMENT, "result");
+  float bad[2] = {1.0f, 3.0f}; // a sub-block has 2 rows
+  DDPRT_ASSERT_OK(context, ddprt_write(context, counts, bad, sizeof bad));
+  expectError(ddprt_all_to_all_v(context, dp, 1, 4, DDPRT_DTYPE_F32, 16, data,
+                                 counts, counts, result, nullptr),
+              DDPRT_ERROR_INVALID_ARGUMENT,
+              "send count 1 (group rank 1, sub-block 0) is 3, not a whole "
+              "number of rows from 0 to 2");
+  bad[1] = 0.5f;
+  DDPRT_ASSERT_OK(context, ddprt_write(context, counts, bad, sizeof bad));
+  expectError(ddprt_all_to_all_v(context, dp, 1, 4, DDPRT_DTYPE_F32, 16, data,
+                                 counts, counts, result, nullptr),
+              DDPRT_ERROR_INVALID_ARGUMENT, "is 0.5, not a whole number");
+  for (void *buffer : {data, counts, result})
+    DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+}
+
 TEST(InitTest, RejectsAnotherAbiVersion) {
   ddprt_context *context = reinterpret_cast<ddprt_context *>(0x1);
   EXPECT_EQ(ddprt_init(DDPRT_ABI_VERSION + 1, meshForWorld().c_str(),

@@ -381,6 +381,77 @@ INSTANTIATE_TEST_SUITE_P(
                                          Placement::InPlace)),
     gatherName);
 
+class AllToAllVTest : public RuntimeSuite,
+                      public ::testing::WithParamInterface<GatherParams> {};
+
+/// The rows group rank `from` sends group rank `to` from sub-block `sub`:
+/// every count from 0 to the whole sub-block (5 rows) occurs.
+int64_t countedRows(int64_t from, int64_t to, int64_t sub) {
+  return (3 * from + 2 * to + sub) % 6;
+}
+
+/// Sub-block k of block j of the result: the first counted rows of group
+/// rank j's sub-block k of block (this rank), bit for bit, then zeros
+/// where the input had values. The whole blocks' all-to-all gives the same
+/// bits when the senders' rows past their counts are zero.
+TEST_P(AllToAllVTest, MovesTheCountedRowsAndZeroesTheRest) {
+  auto [dtype, axes, async, placement] = GetParam();
+  ExpectedGroup expected = expectedGroup(axes);
+  int64_t n = int64_t(expected.members.size());
+  const int64_t subBlocks = 2, rows = 5, width = 3;
+  const int64_t subBlock = rows * width, numel = n * subBlocks * subBlock;
+  std::vector<double> sendCounts, recvCounts;
+  for (int64_t peer = 0; peer < n; ++peer)
+    for (int64_t sub = 0; sub < subBlocks; ++sub) {
+      sendCounts.push_back(double(countedRows(expected.rank, peer, sub)));
+      recvCounts.push_back(double(countedRows(peer, expected.rank, sub)));
+    }
+  void *send = upload(DDPRT_DTYPE_F32, sendCounts);
+  void *recv = upload(DDPRT_DTYPE_F32, recvCounts);
+  void *input = upload(dtype, contributions(ddprt::test::worldRank(), numel));
+  void *result = input;
+  if (placement == Placement::Separate) {
+    DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, numel, &result));
+  }
+  ddprt_handle handle = 0;
+  DDPRT_EXPECT_OK(context, ddprt_all_to_all_v(
+                               context, groupOf(axes), subBlocks, width, dtype,
+                               numel, input, send, recv, result,
+                               async ? &handle : nullptr));
+  if (async) {
+    DDPRT_EXPECT_OK(context, ddprt_wait(context, handle));
+  }
+  std::vector<double> want(size_t(numel), 0.0);
+  for (int64_t j = 0; j < n; ++j) {
+    std::vector<double> theirs =
+        contributions(expected.members[size_t(j)], numel);
+    for (int64_t sub = 0; sub < subBlocks; ++sub) {
+      int64_t from = (expected.rank * subBlocks + sub) * subBlock;
+      int64_t to = (j * subBlocks + sub) * subBlock;
+      int64_t count = countedRows(j, expected.rank, sub) * width;
+      std::copy(theirs.begin() + from, theirs.begin() + from + count,
+                want.begin() + to);
+    }
+  }
+  EXPECT_EQ(download(dtype, result, numel), want);
+  if (placement == Placement::Separate) {
+    EXPECT_EQ(download(dtype, input, numel),
+              contributions(ddprt::test::worldRank(), numel));
+    DDPRT_EXPECT_OK(context, ddprt_free(context, result));
+  }
+  DDPRT_EXPECT_OK(context, ddprt_free(context, input));
+  DDPRT_EXPECT_OK(context, ddprt_free(context, send));
+  DDPRT_EXPECT_OK(context, ddprt_free(context, recv));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, AllToAllVTest,
+    ::testing::Combine(::testing::ValuesIn(allDTypes),
+                       ::testing::ValuesIn(allGroups), ::testing::Bool(),
+                       ::testing::Values(Placement::Separate,
+                                         Placement::InPlace)),
+    gatherName);
+
 class SixteenBitReductionTest : public RuntimeSuite {};
 
 /// 16-bit reductions accumulate in f32 and round once: summed pairwise in

@@ -39,6 +39,7 @@ protected:
               DDPRT_OK)
         << ddprt_last_error(nullptr);
     DDPRT_ASSERT_OK(gpu, ddprt_group_create(gpu, "dp", &gpuGroup));
+    DDPRT_ASSERT_OK(cpu, ddprt_group_create(cpu, "dp", &cpuGroup));
     int32_t backend = 0;
     DDPRT_ASSERT_OK(gpu, ddprt_get_backend(gpu, &backend));
     ASSERT_EQ(backend, DDPRT_BACKEND_CUDA);
@@ -108,7 +109,7 @@ protected:
   }
 
   ddprt_context *gpu = nullptr, *cpu = nullptr;
-  int32_t gpuGroup = -1;
+  int32_t gpuGroup = -1, cpuGroup = -1;
 };
 
 std::vector<double> integers(int64_t numel, int salt) {
@@ -460,8 +461,10 @@ struct SmallStep {
 };
 
 // The routing kernels (ddprt_route) on fractional logits with ties and a
-// NaN: the router (an expert over its capacity), its backward, and the row
-// kernels on what it chose, bitwise the CPU's.
+// NaN: the router (an expert over its capacity), its backward, the row
+// kernels on what it chose, and the counts with a counted all-to-all of
+// one rank (the device-to-host copy of the counts, the zeroed rows), bitwise
+// the CPU's.
 TEST_F(CudaTest, RoutingKernelsEqualTheCpuResult) {
   const int64_t tokens = 37, experts = 6, topk = 2, capacity = 9, width = 5;
   const int64_t slots = experts * capacity;
@@ -523,9 +526,23 @@ TEST_F(CudaTest, RoutingKernelsEqualTheCpuResult) {
       DDPRT_EXPECT_OK(context, ddprt_route(context, DDPRT_ROUTE_UNSORT_CHUNKS,
                                            "u", chunkParams, 2, perExpert, 2,
                                            &unsorted, 1));
+      // Each expert's rows, and the counted all-to-all of the permuted
+      // rows over one rank: its counted rows, then zeros.
+      ddprt_tensor counts = alloc(DDPRT_DTYPE_F32, experts);
+      ddprt_tensor moved = alloc(dtype, slots * width);
+      int64_t countParams[] = {capacity};
+      DDPRT_EXPECT_OK(context, ddprt_route(context, DDPRT_ROUTE_COUNT, "n",
+                                           countParams, 1, &rows, 1, &counts,
+                                           1));
+      DDPRT_EXPECT_OK(
+          context,
+          ddprt_all_to_all_v(context, which == 0 ? cpuGroup : gpuGroup,
+                             experts, width, dtype, slots * width,
+                             permuted.data, counts.data, counts.data,
+                             moved.data, nullptr));
       for (const ddprt_tensor &tensor :
            {probs, rows, routes, permuted, combined, gradLogits, perExpert[0],
-            perExpert[1], unsorted}) {
+            perExpert[1], unsorted, counts, moved}) {
         std::vector<char> bytes =
             get(context, tensor.data, tensor.numel * dtypeSize(tensor.dtype));
         outputs[which].insert(outputs[which].end(), bytes.begin(),

@@ -136,6 +136,20 @@ TEST_F(RoutingTest, CombineSumsEachTokensSlotsInOrder) {
   EXPECT_EQ(read(result), (std::vector<double>{101, 202, 0, 0}));
 }
 
+TEST_F(RoutingTest, CountIsEachExpertsSlotsThatHoldARow) {
+  // The first select above: e0 holds t1 and t3, e1 t0 and t3, e2 t0 only;
+  // and an expert with none.
+  Buffer rows = make(DDPRT_DTYPE_F32, {1, 3, 0, 3, 0, -1, -1, -1});
+  Buffer counts = make(DDPRT_DTYPE_F32, {9, 9, 9, 9});
+  ASSERT_EQ(route(DDPRT_ROUTE_COUNT, {2}, {rows}, {counts}), DDPRT_OK)
+      << ddprt_last_error(context);
+  EXPECT_EQ(read(counts), (std::vector<double>{2, 2, 1, 0}));
+  Buffer three = zeros(DDPRT_DTYPE_F32, 3);
+  EXPECT_EQ(route(DDPRT_ROUTE_COUNT, {2}, {rows}, {three}),
+            DDPRT_ERROR_INVALID_ARGUMENT);
+  expectMessage("ddprt_route(count): counts has 3 elements, expected 4");
+}
+
 TEST_F(RoutingTest, SortChunksGroupsByExpertAndUnsortInverts) {
   // 2 ranks x 2 local experts x capacity 1, rows of width 2, and a second
   // tensor (the probabilities) of width 1.

@@ -29,6 +29,12 @@ constexpr const char *getCollectiveName(CollectiveKind kind) {
   return "?";
 }
 
+/// Whether every rank sends each peer a block of its own: the cost model
+/// prices these per GPU (CostModel::allToAllCost), not along a ring.
+constexpr bool isAllToAll(CollectiveKind kind) {
+  return kind == CollectiveKind::AllToAll || kind == CollectiveKind::AllToAllV;
+}
+
 } // namespace ddp
 
 #endif // DDP_RUNTIME_COLLECTIVEKIND_H

@@ -80,6 +80,7 @@ typedef int32_t ddprt_status;
 #define DDPRT_ROUTE_COMBINE 3
 #define DDPRT_ROUTE_SORT_CHUNKS 4
 #define DDPRT_ROUTE_UNSORT_CHUNKS 5
+#define DDPRT_ROUTE_COUNT 6
 /* The most experts ddprt_route lets a token choose. */
 #define DDPRT_ROUTE_MAX_TOPK 32
 

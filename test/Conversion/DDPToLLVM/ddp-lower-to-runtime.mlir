@@ -286,6 +286,31 @@ func.func @step(%x: tensor<6x4xbf16>) {
 
 // -----
 
+// A counted all-to-all passes its sub-blocks (6 counts over 3 ranks: 2) and
+// a row's elements (4) before the dtype and count, then the input, the
+// send and receive counts, and the result.
+
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK-DAG: %[[SUB:.*]] = llvm.mlir.constant(2 : i64) : i64
+// CHECK-DAG: %[[ROW:.*]] = llvm.mlir.constant(4 : i64) : i64
+// CHECK-DAG: %[[BF16:.*]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK-DAG: %[[NUMEL:.*]] = llvm.mlir.constant(48 : i64) : i64
+// CHECK: llvm.call @ddprt_all_to_all_v(%{{[a-z0-9]+}}, %{{[0-9]+}}, %[[SUB]], %[[ROW]], %[[BF16]], %[[NUMEL]], %[[X:[0-9]+]], %[[S:[0-9]+]], %[[R:[0-9]+]], %{{[0-9]+}}, %{{[0-9]+}})
+// CHECK: llvm.call @ddprt_all_to_all_v(%{{[a-z0-9]+}}, %{{[0-9]+}}, %[[SUB]], %[[ROW]], %[[BF16]], %[[NUMEL]], %{{[0-9]+}}, %[[R]], %[[S]], %{{[0-9]+}}, %[[SLOT:[0-9]+]])
+// CHECK: llvm.load %[[SLOT]]
+// CHECK: llvm.call @ddprt_wait(
+
+ddp.mesh @world(ep = 3)
+
+func.func @step(%x: tensor<12x4xbf16>, %send: tensor<6xf32>, %recv: tensor<6xf32>) {
+  %a = ddp.all_to_all_v %x counts %send, %recv over @world[ep] : tensor<12x4xbf16>, tensor<6xf32>
+  %b, %t = ddp.all_to_all_v %a counts %recv, %send over @world[ep] async : tensor<12x4xbf16>, tensor<6xf32>
+  ddp.wait %t
+  return
+}
+
+// -----
+
 // Every collective's arguments come from its op (one lowering for all,
 // docs/Extending.md): the reduction (avg is 1) or peer offset, the dtype
 // (f16 is 1), NCCL's count per rank (a reduce-scatter's scattered result:

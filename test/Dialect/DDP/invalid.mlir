@@ -593,6 +593,58 @@ func.func @f(%x: tensor<16xf32>) {
 
 // -----
 
+ddp.mesh @world(dp = 3, ep = 4)
+func.func @f(%x: tensor<16x8xf32>, %c: tensor<6xf32>) {
+  // expected-error @+1 {{'ddp.all_to_all_v' op over a group of 4 ranks needs counts of 4 x sub-blocks f32 row counts, e.g. tensor<4xf32>, got 'tensor<6xf32>'}}
+  %a = ddp.all_to_all_v %x counts %c, %c over @world[ep] : tensor<16x8xf32>, tensor<6xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(ep = 2)
+func.func @f(%x: tensor<16x8xf32>, %c: tensor<4xbf16>) {
+  // expected-error @+1 {{'ddp.all_to_all_v' op over a group of 2 ranks needs counts of 2 x sub-blocks f32 row counts, e.g. tensor<2xf32>, got 'tensor<4xbf16>'}}
+  %a = ddp.all_to_all_v %x counts %c, %c over @world[ep] : tensor<16x8xf32>, tensor<4xbf16>
+  return
+}
+
+// -----
+
+ddp.mesh @world(ep = 3)
+func.func @f(%x: tensor<12x8xf32>, %c: tensor<9xf32>) {
+  // expected-error @+1 {{'ddp.all_to_all_v' op needs dimension 0 to cut into 9 equal sub-blocks (3 ranks x 3), got 12}}
+  %a = ddp.all_to_all_v %x counts %c, %c over @world[ep] : tensor<12x8xf32>, tensor<9xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(ep = 2)
+func.func @f(%x: tensor<16x8xf32>, %c: tensor<4xf32>, %d: tensor<2xf32>) {
+  // expected-error @+1 {{'ddp.all_to_all_v' op failed to verify that all of {sendCounts, recvCounts} have same type}}
+  %a = "ddp.all_to_all_v"(%x, %c, %d) <{mesh = @world, axes = ["ep"]}> : (tensor<16x8xf32>, tensor<4xf32>, tensor<2xf32>) -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%rows: tensor<30xf32>) {
+  // expected-error @+1 {{'ddp.compute' op routing count: the slot rows must be experts x capacity 4, got 'tensor<30xf32>'}}
+  %c = ddp.compute "moe_count"(%rows) routing count params [4] flops 0.0 bytes 1.0 : (tensor<30xf32>) -> tensor<7xf32>
+  return
+}
+
+// -----
+
+func.func @f(%rows: tensor<32xf32>) {
+  // expected-error @+1 {{'ddp.compute' op routing count: the counts must be tensor<8xf32>, got 'tensor<4xf32>'}}
+  %c = ddp.compute "moe_count"(%rows) routing count params [4] flops 0.0 bytes 1.0 : (tensor<32xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
 ddp.mesh @world(dp = 3, tp = 2)
 func.func @f(%x: tensor<16xf32>) {
   // expected-error @+1 {{'ddp.broadcast' op root 3 is not a rank of its group of 3; group ranks are 0 to 2}}

@@ -36,6 +36,9 @@ func.func @compute(%x: tensor<32x16xf32>, %dy: tensor<32x8xf32>) {
   %route:3 = ddp.compute "moe_route"(%y) routing select params [2, 4] flops 0.0 bytes 1.0 : (tensor<32x8xf32>) -> (tensor<32xf32>, tensor<32xf32>, tensor<64xf32>)
   // CHECK: ddp.compute "moe_permute"(%[[Y]], %[[ROUTE]]#1) routing gather flops 0.0 bytes 1.0 : (tensor<32x8xf32>, tensor<32xf32>) -> tensor<32x8xf32>
   %p = ddp.compute "moe_permute"(%y, %route#1) routing gather flops 0.0 bytes 1.0 : (tensor<32x8xf32>, tensor<32xf32>) -> tensor<32x8xf32>
+  // Each expert's rows, for the counted all-to-all.
+  // CHECK: %[[COUNTS:.*]] = ddp.compute "moe_count"(%[[ROUTE]]#1) routing count params [4] flops 0.0 bytes 1.0 : (tensor<32xf32>) -> tensor<8xf32>
+  %counts = ddp.compute "moe_count"(%route#1) routing count params [4] flops 0.0 bytes 1.0 : (tensor<32xf32>) -> tensor<8xf32>
   // CHECK: %[[ACC:.*]] = ddp.accumulate %[[DW]], %[[DW]] : tensor<16x8xf32>
   %acc = ddp.accumulate %dw, %dw : tensor<16x8xf32>
   // CHECK: %[[S:.*]] = ddp.scale %[[ACC]] by 0.25 : tensor<16x8xf32>
@@ -75,7 +78,13 @@ func.func @collectives(%g: tensor<64xf32>, %m: tensor<4x8xbf16>) {
   %a2a = ddp.all_to_all %m over @world[tp] : tensor<4x8xbf16>
   // CHECK: ddp.all_to_all %{{.*}} over @world[dp, tp] async : tensor<64xf32>
   %a2a2, %ta = ddp.all_to_all %g over @world[dp, tp] async : tensor<64xf32>
-  ddp.wait %ta
+  // Counted rows: 2 ranks x 2 sub-blocks of counts.
+  // CHECK: ddp.all_to_all_v %{{.*}} counts %[[C:.*]], %[[C]] over @world[tp] : tensor<4x8xbf16>, tensor<4xf32>
+  %cnt = ddp.compute "counts"() flops 0.0 bytes 1.0 : () -> tensor<4xf32>
+  %a2av = ddp.all_to_all_v %m counts %cnt, %cnt over @world[tp] : tensor<4x8xbf16>, tensor<4xf32>
+  // CHECK: ddp.all_to_all_v %{{.*}} counts %{{.*}}, %{{.*}} over @world[tp] async after %{{.*}} : tensor<4x8xbf16>, tensor<4xf32>
+  %a2av2, %tv = ddp.all_to_all_v %m counts %cnt, %cnt over @world[tp] async after %ta : tensor<4x8xbf16>, tensor<4xf32>
+  ddp.wait %tv
   ddp.wait %tb
   // CHECK: %[[J:.*]] = ddp.join %[[T0]], %{{.*}}, %{{.*}}
   %j = ddp.join %t0, %t1, %t2

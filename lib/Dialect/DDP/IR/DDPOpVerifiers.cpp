@@ -212,6 +212,26 @@ LogicalResult ddp::detail::verifyAllToAllBlocks(Operation *op,
   return success();
 }
 
+LogicalResult ddp::detail::verifyCountedAllToAll(Operation *op,
+                                                 RankedTensorType input,
+                                                 RankedTensorType counts,
+                                                 int64_t groupSize) {
+  int64_t numCounts = counts.getRank() == 1 ? counts.getDimSize(0) : 0;
+  if (counts.getRank() != 1 || !counts.getElementType().isF32() ||
+      numCounts == 0 || numCounts % groupSize != 0)
+    return op->emitOpError("over a group of ")
+           << groupSize << " ranks needs counts of " << groupSize
+           << " x sub-blocks f32 row counts, e.g. tensor<" << groupSize
+           << "xf32>, got " << RankedTensorType(counts);
+  if (input.getRank() == 0 || input.getDimSize(0) % numCounts != 0)
+    return op->emitOpError("needs dimension 0 to cut into ")
+           << numCounts << " equal sub-blocks (" << groupSize << " ranks x "
+           << numCounts / groupSize << "), got "
+           << (input.getRank() == 0 ? std::string("a scalar")
+                                    : std::to_string(input.getDimSize(0)));
+  return success();
+}
+
 LogicalResult ddp::detail::verifyBucketExtents(
     Operation *op, ArrayRef<int64_t> numels, ArrayRef<int64_t> offsets,
     int64_t bucketSize, llvm::function_ref<std::string(size_t)> describe) {

@@ -268,6 +268,18 @@ MeshOp ddp::lookupMesh(Operation *step, FlatSymbolRefAttr name) {
 // Accessors and folders
 //===----------------------------------------------------------------------===//
 
+int64_t AllToAllVOp::getNumSubBlocks() {
+  MeshOp mesh = lookupMesh(*this, getMeshAttr());
+  int64_t groupSize = mesh ? getGroupSize(mesh, getAxes()) : -1;
+  return getSendCounts().getType().getNumElements() /
+         std::max<int64_t>(groupSize, 1);
+}
+
+int64_t AllToAllVOp::getRowNumel() {
+  RankedTensorType type = getInput().getType();
+  return type.getNumElements() / std::max<int64_t>(type.getDimSize(0), 1);
+}
+
 int64_t MeshOp::getAxisSize(StringRef axis) {
   for (auto [name, size] : llvm::zip(getAxisNames(), getShape()))
     if (cast<StringAttr>(name).getValue() == axis)

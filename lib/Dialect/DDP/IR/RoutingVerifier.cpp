@@ -193,6 +193,18 @@ struct RoutingChecker {
       }
       return success();
     }
+    case RoutingKernel::Count: {
+      if (failed(counts(1, 1, 1, " (capacity)")))
+        return failure();
+      int64_t slots = rows(in[0]);
+      if (slots % params[0] != 0)
+        return error() << "the slot rows must be experts x capacity "
+                       << params[0] << ", got " << in[0].getType();
+      if (failed(rowsOf("experts x capacity", slots)) ||
+          failed(map(in[0], "the slot rows", slots)))
+        return failure();
+      return map(out[0], "the counts", slots / params[0]);
+    }
     }
     return success();
   }

@@ -1,8 +1,9 @@
 //===- OverlapMoeComm.cpp - The expert all-to-alls beside compute --------===//
 //
-// Makes each synchronous ddp.all_to_all asynchronous and waits for it right
-// before the first op of its block that reads its result: the ops issued in
-// between (the shared experts, the probabilities' all-to-all) run beside it.
+// Makes each synchronous ddp.all_to_all and ddp.all_to_all_v asynchronous
+// and waits for it right before the first op of its block that reads its
+// result: the ops issued in between (the shared experts, the
+// probabilities' all-to-all) run beside it.
 // Only waits are added, so the order of the collectives stays what it was
 // on every rank.
 //
@@ -31,16 +32,18 @@ public:
   void runOnOperation() override {
     if (!sharedExpertOverlap)
       return;
-    SmallVector<AllToAllOp> synchronous;
-    getOperation().walk([&](AllToAllOp op) {
-      if (!op.getToken())
+    // The all-to-alls, counted or not (the count exchange among them).
+    SmallVector<Operation *> synchronous;
+    getOperation().walk([&](Operation *op) {
+      if (isa<AllToAllOp, AllToAllVOp>(op) &&
+          !cast<AsyncOpInterface>(op).isAsync())
         synchronous.push_back(op);
     });
-    for (AllToAllOp op : synchronous) {
+    for (Operation *op : synchronous) {
       // The first reader in the op's block (readers nested in an op of the
       // block count as that op).
       Operation *firstReader = nullptr;
-      for (Operation *user : op.getResult().getUsers()) {
+      for (Operation *user : op->getResult(0).getUsers()) {
         Operation *reader = op->getBlock()->findAncestorOpInBlock(*user);
         if (reader && (!firstReader || reader->isBeforeInBlock(firstReader)))
           firstReader = reader;
@@ -51,9 +54,9 @@ public:
       OpBuilder builder(op);
       Operation *async = createAsyncCollective(builder, op);
       async->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-      op.getResult().replaceAllUsesWith(async->getResult(0));
+      op->getResult(0).replaceAllUsesWith(async->getResult(0));
       Value token = cast<AsyncOpInterface>(async).getAsyncToken();
-      op.erase();
+      op->erase();
       builder.setInsertionPoint(firstReader);
       WaitOp::create(builder, async->getLoc(), token);
       ++numAllToAllsMadeAsync;

@@ -35,7 +35,8 @@ def DDP_RoutingKernel : I32EnumAttr<"RoutingKernel", "a routing kernel", [
     I32EnumAttrCase<"Gather", 2, "gather">,
     I32EnumAttrCase<"Combine", 3, "combine">,
     I32EnumAttrCase<"SortChunks", 4, "sort_chunks">,
-    I32EnumAttrCase<"UnsortChunks", 5, "unsort_chunks">]> {
+    I32EnumAttrCase<"UnsortChunks", 5, "unsort_chunks">,
+    I32EnumAttrCase<"Count", 6, "count">]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::ddp";
 }

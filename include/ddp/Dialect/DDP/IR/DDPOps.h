@@ -45,6 +45,12 @@ llvm::LogicalResult verifyPeerOffset(mlir::Operation *op, int64_t offset,
 /// A broadcast's root is a rank of its group.
 llvm::LogicalResult verifyBroadcastRoot(mlir::Operation *op, uint64_t root,
                                         int64_t groupSize);
+/// ddp.all_to_all_v: counts of n x s f32 row counts (s >= 1) and an input
+/// whose dimension 0 cuts into n x s equal sub-blocks.
+llvm::LogicalResult verifyCountedAllToAll(mlir::Operation *op,
+                                          mlir::RankedTensorType input,
+                                          mlir::RankedTensorType counts,
+                                          int64_t groupSize);
 /// An all-to-all's dimension 0 splits into one equal block per rank.
 llvm::LogicalResult verifyAllToAllBlocks(mlir::Operation *op,
                                          mlir::RankedTensorType type,

@@ -192,6 +192,7 @@ def DDP_ComputeOp : DDP_Op<"compute", [DDP_OnComputeStream]> {
     | `combine` | topk | rows S x H, token slots (T*k) | T x H |
     | `sort_chunks` | ranks, capacity | n tensors of ranks*L*capacity rows | n*L tensors of ranks*capacity rows |
     | `unsort_chunks` | ranks, capacity | n*L tensors | n tensors |
+    | `count` | capacity | slot rows (E*C) | rows per expert (E) |
 
     `select` is Megatron-Core's default TopKRouter: each token's top k
     logits (ties to the lower expert), a softmax over them, and each expert
@@ -325,6 +326,8 @@ class DDP_CollectiveOp<string mnemonic, string costKind, string widening,
   code runtimeAttributes = "";
   // The body of verifyGroupSize(int64_t groupSize).
   code groupSizeCheck = "return ::mlir::success();";
+  // More declarations of the op's own.
+  code moreDeclarations = "";
   let extraClassDeclaration =
       "static ::ddp::CollectiveKind getCostKind() { "
       "return ::ddp::CollectiveKind::" # costKind # "; }\n"
@@ -340,7 +343,7 @@ class DDP_CollectiveOp<string mnemonic, string costKind, string widening,
       "::llvm::SmallVector<::mlir::Attribute> getRuntimeAttributes() { "
       "return {" # runtimeAttributes # "}; }\n"
       "::llvm::LogicalResult verifyGroupSize(int64_t groupSize) { " #
-      groupSizeCheck # " }\n";
+      groupSizeCheck # " }\n" # moreDeclarations;
   let extraClassDefinition = [{
     ::llvm::LogicalResult
     $cppClass::verifySymbolUses(::mlir::SymbolTableCollection &symbolTable) {
@@ -547,6 +550,67 @@ def DDP_AllToAllOp : DDP_CollectiveOp<"all_to_all", "AllToAll", "return 0;",
   let groupSizeCheck = [{
     return ::ddp::detail::verifyAllToAllBlocks(*this, getInput().getType(),
                                                groupSize);
+  }];
+}
+
+def DDP_AllToAllVOp : DDP_CollectiveOp<"all_to_all_v", "AllToAllV", "return 0;",
+                                        [AllTypesMatch<["input", "result"]>,
+                                         AllTypesMatch<["sendCounts",
+                                                        "recvCounts"]>]> {
+  let summary = "an all-to-all that moves only each sub-block's counted rows";
+  let description = [{
+    The all-to-all of `ddp.all_to_all`, with the tokens' routing: each of
+    the input's `n` blocks is cut into as many equal sub-blocks as the
+    counts have per rank (`counts = n x s` elements; a token dispatcher's
+    sub-block is one local expert's buffer). From sub-block `k` of block `j`
+    the first `send_counts[j*s + k]` rows go to rank `j`; they arrive at the
+    start of sub-block `k` of block `i` (the sender's) there, where
+    `recv_counts[i*s + k]` says how many. Rows past a sub-block's count are
+    zero in the result.
+
+    Megatron's all-to-all token dispatcher moves tokens this way
+    (`token_dispatcher.py`, `MoEAlltoAllTokenDispatcher`: `input_splits`,
+    and the `output_splits` an all-to-all of the counts gives), and so does
+    `MPI_Alltoallv`. Counts are f32 whole numbers of rows (`count` routing
+    kernels make them; an all-to-all of one rank's send counts gives its
+    peers' receive counts), and they must agree between ranks: a rank
+    receiving a count its peer does not send is an error at run time
+    (MPI) or a hang (NCCL). When every sender's rows past its counts are
+    zero, the result is bitwise that of `ddp.all_to_all` on the same
+    buffers, with fewer bytes moved. The cost model prices the rows the
+    buffer holds (`ddp.routed_fill` scales them), as for `ddp.all_to_all`.
+
+    ```mlir
+    %r = ddp.all_to_all_v %tokens counts %send, %recv over @world[ep]
+        : tensor<64x16xbf16>, tensor<8xf32>
+    ```
+  }];
+  let arguments = !con((ins DDP_Tensor:$input, DDP_Tensor:$sendCounts,
+                            DDP_Tensor:$recvCounts),
+                       commonArgs);
+  let results = (outs DDP_Tensor:$result, Optional<DDP_TokenType>:$token);
+  let assemblyFormat = [{
+    $input `counts` $sendCounts `,` $recvCounts `over` custom<Group>($mesh, $axes)
+    `` custom<AsyncToken>(type($token), $asyncDependencies) attr-dict `:`
+    type($result) `,` type($sendCounts)
+  }];
+  // ddprt_all_to_all_v's sub_blocks and row_numel.
+  let runtimeAttributes = [{
+    ::mlir::IntegerAttr::get(::mlir::IntegerType::get(getContext(), 64),
+                             getNumSubBlocks()),
+    ::mlir::IntegerAttr::get(::mlir::IntegerType::get(getContext(), 64),
+                             getRowNumel())
+  }];
+  let groupSizeCheck = [{
+    return ::ddp::detail::verifyCountedAllToAll(
+        *this, getInput().getType(), getSendCounts().getType(), groupSize);
+  }];
+  let moreDeclarations = [{
+    /// The sub-blocks per rank: the counts over the group's ranks, once the
+    /// verifier has checked the group.
+    int64_t getNumSubBlocks();
+    /// The elements of one row (dimension 0 is the rows).
+    int64_t getRowNumel();
   }];
 }
 

@@ -512,7 +512,8 @@ def OverlapMoeComm : Pass<"ddp-overlap-moe-comm", "mlir::func::FuncOp"> {
   let summary = "run the expert all-to-alls beside the compute issued after them";
   let description = [{
     Megatron's --moe-shared-expert-overlap. Each synchronous `ddp.all_to_all`
-    (the all-to-all token dispatcher's) becomes asynchronous, and its
+    and `ddp.all_to_all_v` (the all-to-all token dispatcher's, with the
+    exchange of its counts) becomes asynchronous, and its
     `ddp.wait` goes right before the first op that reads its result. What the
     step issues in between then runs beside it. The importer places the shared
     experts where Megatron launches them when they overlap: fc1 after the
