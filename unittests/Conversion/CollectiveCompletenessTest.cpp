@@ -38,13 +38,15 @@ namespace {
 constexpr const char *kEveryCollective = R"mlir(
 ddp.mesh @world(dp = 3, tp = 2)
 
-func.func @step(%x: tensor<6x4xbf16>) {
+func.func @step(%x: tensor<6x4xbf16>, %counts: tensor<6xf32>) {
   %a = ddp.all_reduce sum %x over @world[dp] : tensor<6x4xbf16>
   %s, %t0 = ddp.reduce_scatter avg %a over @world[dp] async : tensor<6x4xbf16> -> tensor<2x4xbf16>
   %g, %t1 = ddp.all_gather %s over @world[dp] async after %t0 : tensor<2x4xbf16> -> tensor<6x4xbf16>
   ddp.wait %t1
   %b = ddp.broadcast %g root 1 over @world[tp] : tensor<6x4xbf16>
   %e = ddp.all_to_all %b over @world[dp] : tensor<6x4xbf16>
+  %v, %t4 = ddp.all_to_all_v %e counts %counts, %counts over @world[dp] async : tensor<6x4xbf16>, tensor<6xf32>
+  ddp.wait %t4
   %t2 = ddp.send %e to 1 over @world[tp] async : tensor<6x4xbf16>
   %r, %t3 = ddp.recv from -1 over @world[tp] async : tensor<6x4xbf16>
   %all = ddp.join %t2, %t3
@@ -91,7 +93,8 @@ TEST(CollectiveCompleteness, EveryCollectiveLowers) {
   });
   for (const char *function :
        {"ddprt_all_reduce", "ddprt_reduce_scatter", "ddprt_all_gather",
-        "ddprt_broadcast", "ddprt_all_to_all", "ddprt_send", "ddprt_recv"})
+        "ddprt_broadcast", "ddprt_all_to_all", "ddprt_all_to_all_v",
+        "ddprt_send", "ddprt_recv"})
     EXPECT_TRUE(called.contains(function)) << function;
 }
 
@@ -103,12 +106,13 @@ TEST(CollectiveCompleteness, EveryCollectiveHasAnAsyncForm) {
   context.loadDialect<DDPDialect, func::FuncDialect>();
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
 ddp.mesh @world(dp = 3, tp = 2)
-func.func @step(%x: tensor<6x4xbf16>) {
+func.func @step(%x: tensor<6x4xbf16>, %counts: tensor<6xf32>) {
   %a = ddp.all_reduce sum %x over @world[dp] : tensor<6x4xbf16>
   %s = ddp.reduce_scatter avg %a over @world[dp] : tensor<6x4xbf16> -> tensor<2x4xbf16>
   %g = ddp.all_gather %s over @world[dp] : tensor<2x4xbf16> -> tensor<6x4xbf16>
   %b = ddp.broadcast %g root 1 over @world[tp] : tensor<6x4xbf16>
   %e = ddp.all_to_all %b over @world[dp] : tensor<6x4xbf16>
+  %v = ddp.all_to_all_v %e counts %counts, %counts over @world[dp] : tensor<6x4xbf16>, tensor<6xf32>
   ddp.send %e to 1 over @world[tp] : tensor<6x4xbf16>
   %r = ddp.recv from -1 over @world[tp] : tensor<6x4xbf16>
   return
@@ -118,7 +122,7 @@ func.func @step(%x: tensor<6x4xbf16>) {
   ASSERT_TRUE(module);
   SmallVector<Operation *> collectives;
   module->walk([&](CollectiveOpInterface op) { collectives.push_back(op); });
-  ASSERT_EQ(collectives.size(), 7u);
+  ASSERT_EQ(collectives.size(), 8u);
   Value previousToken;
   SmallVector<Operation *> asyncOps;
   for (Operation *sync : collectives) {

@@ -12,8 +12,8 @@
 // layers, before the forward's post-process. Without it each wgrad stays
 // in its node, before the dispatch.
 // RUN: ddp-import --preset=tiny-moe --set moe_token_dispatcher_type=alltoall --set params_dtype=bf16 | ddp-opt --ddp-combined-1f1b=delay-wgrad-compute=true | FileCheck %s --check-prefix=DELAY
-// DELAY:      ddp.all_to_all {{.*}}"B0.L1.dispatch"
-// DELAY-NEXT: ddp.all_to_all {{.*}}"B0.L1.dispatch"
+// DELAY:      ddp.all_to_all_v {{.*}}"B0.L1.dispatch"
+// DELAY-NEXT: ddp.all_to_all_v {{.*}}"B0.L1.dispatch"
 // DELAY-NEXT: ddp.gemm wgrad {{.*}}"B0.L1.mlp"
 // DELAY-NEXT: ddp.gemm wgrad {{.*}}"B0.L1.mlp"
 // DELAY-NEXT: ddp.gemm wgrad {{.*}}"B0.L1.mlp"
@@ -22,7 +22,7 @@
 // The router's wgrad (its 4 x 64 weight) stays: TopKRouter's weight is a
 // plain parameter, not a TE module with backward_dw.
 // DELAY:      ddp.gemm wgrad {{.*}}"B0.L1.attn"} : {{.*}} -> tensor<4x64xbf16>
-// DELAY:      ddp.all_to_all {{.*}}"B0.L0.combine"
+// DELAY:      ddp.all_to_all_v {{.*}}"B0.L0.combine"
 // DELAY-NEXT: ddp.gemm wgrad {{.*}}"B0.L1.attn"
 // DELAY-NEXT: ddp.gemm wgrad {{.*}}"B0.L1.attn"
 // DELAY-NEXT: {{.*}}"F1.L1.attn"
@@ -33,9 +33,9 @@
 // DELAY-NEXT: {{.*}}"F1.post_process"
 // RUN: ddp-import --preset=tiny-moe --set moe_token_dispatcher_type=alltoall --set params_dtype=bf16 | ddp-opt --ddp-combined-1f1b | FileCheck %s --check-prefix=NODELAY
 // NODELAY:     ddp.gemm wgrad {{.*}}"B0.L1.mlp"
-// NODELAY:     ddp.all_to_all {{.*}}"B0.L1.dispatch"
+// NODELAY:     ddp.all_to_all_v {{.*}}"B0.L1.dispatch"
 // NODELAY-NOT: ddp.gemm wgrad {{.*}}"B0.L1.mlp"
-// NODELAY:     ddp.all_to_all {{.*}}"B0.L0.combine"
+// NODELAY:     ddp.all_to_all_v {{.*}}"B0.L0.combine"
 // Megatron requires the combined 1F1B for it.
 // RUN: not ddp-opt %s -split-input-file --ddp-combined-1f1b="overlap-moe-expert-parallel-comm=false delay-wgrad-compute=true" 2>&1 | FileCheck %s --check-prefix=DELAY-ALONE
 // DELAY-ALONE: error: delay-wgrad-compute delays weight gradients within Megatron's combined 1F1B; set overlap-moe-expert-parallel-comm=true too, as Megatron requires
