@@ -39,7 +39,8 @@ if moves:
         for ts, kept, _ in by_rank[rank]:
             first = next((m for m in after if m[0] > ts), None)
             total += 1
-            matched += first is not None and first[1] == sum(kept)
+            matched += first is not None and first[1] == sum(
+                int(count) for count in kept.split(","))
     print("dispatches that sent the kept rows:",
           "all" if matched == total else f"{matched} of {total}")
     sent = sum(m[1] for rank in moves for m in moves[rank])
