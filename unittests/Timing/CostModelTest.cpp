@@ -41,6 +41,25 @@ TEST(CostModel, AllToAllInOneNodeMovesAllButTheKeptBlock) {
   EXPECT_DOUBLE_EQ(automatic.total(), cost.total());
 }
 
+/// A counted all-to-all is priced as the all-to-all of the bytes it is
+/// costed at (the simulator scales them by ddp.routed_fill), within a node
+/// and across nodes, where the all-to-all's per-GPU network part applies.
+TEST(CostModel, CountedAllToAllIsPricedAsAnAllToAll) {
+  CostModel model(makeWorkedExampleProfile(), CollectiveAlgorithm::Auto);
+  for (GroupPlacement group : {GroupPlacement::consecutive(8, 8),
+                               GroupPlacement::consecutive(16, 8),
+                               GroupPlacement{4, 4, 1}}) {
+    CollectiveCost counted =
+        model.collectiveCost(CollectiveKind::AllToAllV, kGiB, group);
+    CollectiveCost whole =
+        model.collectiveCost(CollectiveKind::AllToAll, kGiB, group);
+    EXPECT_DOUBLE_EQ(counted.total(), whole.total());
+    EXPECT_DOUBLE_EQ(
+        model.collectiveTransferBound(CollectiveKind::AllToAllV, kGiB, group),
+        model.collectiveTransferBound(CollectiveKind::AllToAll, kGiB, group));
+  }
+}
+
 /// nccl-tests' bus bandwidth of an all-to-all the model prices, total time
 /// included: algbw x (n - 1) / n.
 double allToAllBusBandwidth(llvm::StringRef profile, double bytes,
