@@ -388,8 +388,6 @@ Status CudaBackend::issueCollective(const CollectiveOp &op) {
 /// zeroed beforehand.
 Status CudaBackend::allToAllV(const CollectiveOp &op, ncclComm_t comm,
                               const std::string &where) {
-  DDPRT_RETURN_IF_ERROR(refuseWhileRecording(
-      "a counted all_to_all (it reads its counts on the host)"));
   int64_t n = op.groupSize * op.subBlocks;
   std::vector<float> counts(size_t(2 * n));
   size_t countBytes = size_t(n) * sizeof(float);
@@ -414,22 +412,27 @@ Status CudaBackend::allToAllV(const CollectiveOp &op, ncclComm_t comm,
   int64_t bytes = op.numel * elementBytes;
   const char *send = static_cast<const char *>(op.input);
   void *copyOfInput = nullptr;
+  Status status = Status::ok();
   if (overlaps(op.input, bytes, op.result, bytes)) {
     DDPRT_RETURN_IF_ERROR(
         checkCuda(cudaMallocAsync(&copyOfInput, size_t(bytes), commStream),
                   concat("cudaMallocAsync(", bytes, ", comm)")));
-    DDPRT_RETURN_IF_ERROR(checkCuda(
-        cudaMemcpyAsync(copyOfInput, op.input, size_t(bytes),
-                        cudaMemcpyDeviceToDevice, commStream),
-        "cudaMemcpyAsync(all_to_all_v overlapping input)"));
+    status = checkCuda(cudaMemcpyAsync(copyOfInput, op.input, size_t(bytes),
+                                       cudaMemcpyDeviceToDevice, commStream),
+                       "cudaMemcpyAsync(all_to_all_v overlapping input)");
     send = static_cast<const char *>(copyOfInput);
   }
   char *receive = static_cast<char *>(op.result);
   // All-zero bits are +0 in every dtype.
-  DDPRT_RETURN_IF_ERROR(checkCuda(
-      cudaMemsetAsync(receive, 0, size_t(bytes), commStream),
-      "cudaMemsetAsync(all_to_all_v result)"));
-  Status status = checkNccl(ncclGroupStart(), "ncclGroupStart()", comm);
+  if (status.isOk())
+    status = checkCuda(cudaMemsetAsync(receive, 0, size_t(bytes), commStream),
+                       "cudaMemsetAsync(all_to_all_v result)");
+  if (!status.isOk()) {
+    if (copyOfInput)
+      cudaFreeAsync(copyOfInput, commStream);
+    return status;
+  }
+  status = checkNccl(ncclGroupStart(), "ncclGroupStart()", comm);
   for (int64_t i = 0; i < n && status.isOk(); ++i) {
     int peer = int(i / op.subBlocks);
     if (sendRows[size_t(i)] > 0)
@@ -504,6 +507,10 @@ Status CudaBackend::flushPointToPoint() {
 
 Status CudaBackend::collective(const CollectiveOp &op,
                                std::unique_ptr<AsyncOp> *async) {
+  // Before any stream joins a recording.
+  if (op.kind == CollectiveKind::AllToAllV)
+    DDPRT_RETURN_IF_ERROR(refuseWhileRecording(
+        "a counted all_to_all (it reads its counts on the host)"));
   bool pointToPoint =
       op.kind == CollectiveKind::Send || op.kind == CollectiveKind::Recv;
   cudaEvent_t done = nullptr;

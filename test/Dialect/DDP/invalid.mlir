@@ -629,6 +629,24 @@ func.func @f(%x: tensor<16x8xf32>, %c: tensor<4xf32>, %d: tensor<2xf32>) {
 
 // -----
 
+ddp.mesh @world(ep = 2)
+func.func @f(%x: tensor<4x0xf32>, %c: tensor<2xf32>) {
+  // expected-error @+1 {{'ddp.all_to_all_v' op moves rows of at least one element, got 'tensor<4x0xf32>'}}
+  %a = ddp.all_to_all_v %x counts %c, %c over @world[ep] : tensor<4x0xf32>, tensor<2xf32>
+  return
+}
+
+// -----
+
+ddp.mesh @world(ep = 2)
+func.func @f(%x: tensor<33554432xf32>, %c: tensor<2xf32>) {
+  // expected-error @+1 {{'ddp.all_to_all_v' op needs sub-blocks of fewer than 2^24 rows (its counts are f32), got 16777216}}
+  %a = ddp.all_to_all_v %x counts %c, %c over @world[ep] : tensor<33554432xf32>, tensor<2xf32>
+  return
+}
+
+// -----
+
 func.func @f(%rows: tensor<30xf32>) {
   // expected-error @+1 {{'ddp.compute' op routing count: the slot rows must be experts x capacity 4, got 'tensor<30xf32>'}}
   %c = ddp.compute "moe_count"(%rows) routing count params [4] flops 0.0 bytes 1.0 : (tensor<30xf32>) -> tensor<7xf32>

@@ -229,6 +229,15 @@ LogicalResult ddp::detail::verifyCountedAllToAll(Operation *op,
            << numCounts / groupSize << "), got "
            << (input.getRank() == 0 ? std::string("a scalar")
                                     : std::to_string(input.getDimSize(0)));
+  // The runtime moves whole rows of at least one element; counts are f32,
+  // exact below 2^24.
+  if (input.getNumElements() == 0)
+    return op->emitOpError("moves rows of at least one element, got ")
+           << RankedTensorType(input);
+  if (input.getDimSize(0) / numCounts >= (int64_t(1) << 24))
+    return op->emitOpError("needs sub-blocks of fewer than 2^24 rows (its "
+                           "counts are f32), got ")
+           << input.getDimSize(0) / numCounts;
   return success();
 }
 

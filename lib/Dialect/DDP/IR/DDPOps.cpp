@@ -276,8 +276,10 @@ int64_t AllToAllVOp::getNumSubBlocks() {
 }
 
 int64_t AllToAllVOp::getRowNumel() {
-  RankedTensorType type = getInput().getType();
-  return type.getNumElements() / std::max<int64_t>(type.getDimSize(0), 1);
+  int64_t numel = 1;
+  for (int64_t dim : getInput().getType().getShape().drop_front())
+    numel *= dim;
+  return numel;
 }
 
 int64_t MeshOp::getAxisSize(StringRef axis) {

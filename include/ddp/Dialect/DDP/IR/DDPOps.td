@@ -573,9 +573,10 @@ def DDP_AllToAllVOp : DDP_CollectiveOp<"all_to_all_v", "AllToAllV", "return 0;",
     and the `output_splits` an all-to-all of the counts gives), and so does
     `MPI_Alltoallv`. Counts are f32 whole numbers of rows (`count` routing
     kernels make them; an all-to-all of one rank's send counts gives its
-    peers' receive counts), and they must agree between ranks: a rank
-    receiving a count its peer does not send is an error at run time
-    (MPI) or a hang (NCCL). When every sender's rows past its counts are
+    peers' receive counts), and they must agree between ranks, which only
+    the data can show: a rank expecting fewer rows than its peer sends gets
+    an MPI error (truncation) or a hang (NCCL), one expecting more gets
+    wrong rows. When every sender's rows past its counts are
     zero, the result is bitwise that of `ddp.all_to_all` on the same
     buffers, with fewer bytes moved. The cost model prices the rows the
     buffer holds (`ddp.routed_fill` scales them), as for `ddp.all_to_all`.
