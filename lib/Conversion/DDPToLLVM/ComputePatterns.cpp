@@ -29,6 +29,8 @@ static int32_t getRuntimeRouteKernel(RoutingKernel kernel) {
     return DDPRT_ROUTE_SORT_CHUNKS;
   case RoutingKernel::UnsortChunks:
     return DDPRT_ROUTE_UNSORT_CHUNKS;
+  case RoutingKernel::Count:
+    return DDPRT_ROUTE_COUNT;
   }
   llvm_unreachable("unknown routing kernel");
 }

@@ -836,3 +836,20 @@ func.func @step(%rows: tensor<6x4xf32>, %slots: tensor<4xf32>) {
   %c = ddp.compute "moe_unpermute"(%rows, %slots) routing combine params [2] flops 0.0 bytes 1.0 : (tensor<6x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
   return
 }
+
+// -----
+
+// The count kernel is DDPRT_ROUTE_COUNT = 6, with its capacity.
+
+// CHECK-LABEL: llvm.func @ddp_program_step
+// CHECK-DAG: %[[COUNT:.*]] = llvm.mlir.constant(6 : i32)
+// CHECK-DAG: %[[CAPACITY:.*]] = llvm.mlir.constant(3 : i64)
+// CHECK: llvm.store %[[CAPACITY]], %{{.*}} : i64, !llvm.ptr
+// CHECK: llvm.call @ddprt_route(%{{.*}}, %[[COUNT]], %{{.*}})
+
+ddp.mesh @world(dp = 1)
+
+func.func @step(%rows: tensor<12xf32>) {
+  %c = ddp.compute "moe_count"(%rows) routing count params [3] flops 0.0 bytes 1.0 : (tensor<12xf32>) -> tensor<4xf32>
+  return
+}
