@@ -87,7 +87,10 @@ fi
 
 # ccache lets a second build tree (the sanitizer build, a git worktree) reuse
 # the objects of the first instead of compiling MLIR-heavy files again.
-config+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# With precompiled headers (CMakeLists.txt) ccache needs to be told that
+# a header's timestamps and __DATE__ do not change what it compiles.
+config+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache
+         "-DCMAKE_CXX_COMPILER_LAUNCHER=env;CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime;ccache")
 # Both test builds check every storage plan the lowering makes.
 config+=(-DDDP_VALIDATE_STORAGE=ON)
 
