@@ -183,6 +183,11 @@ TEST_F(ArgumentTest, CountedAllToAll) {
   expectError(ddprt_all_to_all_v(context, dp, 1, 4, DDPRT_DTYPE_F32, 16, data,
                                  counts, counts, counts, nullptr),
               DDPRT_ERROR_INVALID_ARGUMENT, "result");
+  // Counts inside the result would change while they are read.
+  expectError(ddprt_all_to_all_v(context, dp, 1, 4, DDPRT_DTYPE_F32, 16, data,
+                                 result, counts, result, nullptr),
+              DDPRT_ERROR_INVALID_ARGUMENT,
+              "the result overlaps send_counts or recv_counts");
   float bad[2] = {1.0f, 3.0f}; // a sub-block has 2 rows
   DDPRT_ASSERT_OK(context, ddprt_write(context, counts, bad, sizeof bad));
   expectError(ddprt_all_to_all_v(context, dp, 1, 4, DDPRT_DTYPE_F32, 16, data,
