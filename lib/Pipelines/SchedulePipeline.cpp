@@ -270,6 +270,11 @@ static void addSchedulePasses(OpPassManager &pm,
   if (options.tpCommOverlap)
     pm.addNestedPass<func::FuncOp>(
         createOverlapTpComm(getOverlapTpCommPassOptions(options)));
+  // Last: the compute order fills the waits of the collectives the passes
+  // above made asynchronous.
+  if (options.wgradSchedule != WgradSchedule::InPlace)
+    pm.addNestedPass<func::FuncOp>(
+        createScheduleCompute(getScheduleComputePassOptions(options)));
   pm.addPass(createVerifyCollectiveOrder());
 }
 

@@ -68,4 +68,8 @@ std::pair<double, double> IncrementalSimulation::getLastCollective() const {
   return impl->simulator.getLastCollective();
 }
 
+double IncrementalSimulation::getTokenDone(Value token) const {
+  return impl->simulator.getTokenDone(token);
+}
+
 SimResult IncrementalSimulation::finish() { return impl->simulator.finish(); }

@@ -74,6 +74,8 @@ public:
   std::pair<double, double> getLastCollective() const {
     return lastCollective;
   }
+  /// When the asynchronous op that made `token` ends (0: not simulated).
+  double getTokenDone(Value token) const { return tokenDone.lookup(token); }
 
 private:
   LogicalResult prepareMeshes(ModuleOp module);

@@ -18,7 +18,7 @@ def SchedulePipelineOptions : PipelineOptions {
   // print-bucket-layout below.
   let passes = [PipelineStages, AssignBuckets, DistributeOptimizer,
                 OverlapParamGather, OverlapTpComm, OverlapMoeComm,
-                Combined1F1B];
+                Combined1F1B, ScheduleCompute];
   // Megatron's defaults; the passes alone are the opt-in.
   let defaults = [PipelineDefault<"tp-comm-overlap", "false">,
                   PipelineDefault<"moe-shared-expert-overlap", "false">,

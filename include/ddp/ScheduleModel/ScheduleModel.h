@@ -17,9 +17,11 @@
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <optional>
+#include <vector>
 
 namespace ddp::schedule {
 
@@ -107,6 +109,54 @@ searchTpSplits(mlir::func::FuncOp step,
                llvm::MutableArrayRef<TpSplitCandidate> candidates,
                llvm::ArrayRef<mlir::Operation *> bulk, llvm::StringRef hardware,
                int64_t dataParallelSize);
+
+//===----------------------------------------------------------------------===//
+// Compute order: weight gradients delayed into the communication after them
+//===----------------------------------------------------------------------===//
+
+/// How ddp-schedule-compute orders the weight-gradient GEMMs.
+struct WgradScheduleOptions {
+  /// The hardware profile that prices the step.
+  std::string hardware;
+  /// The `dp` option: the data-parallel size simulated (0: the IR's).
+  int64_t dataParallelSize = 0;
+  /// Delay only the layers where delaying fills a wait, and only when that
+  /// ends the simulated step sooner (auto); otherwise every layer's.
+  bool choosePerLayer = false;
+  /// The most bytes of tensors the step may hold live at once
+  /// (getLiveTensorPeak); 0: no cap.
+  int64_t memoryCapBytes = 0;
+};
+
+/// The order scheduleWgrads chose, and what it predicts.
+struct WgradSchedule {
+  /// Every op of the step's block, in the new order.
+  std::vector<mlir::Operation *> order;
+  /// The wgrad GEMMs that run later than they did.
+  llvm::DenseSet<mlir::Operation *> delayed;
+  /// The simulated step time of `order`, and of the block as it was.
+  double predictedSeconds = 0;
+  double inPlaceSeconds = 0;
+  /// getLiveTensorPeak of `order`, and of the block as it was.
+  int64_t peakBytes = 0;
+  int64_t inPlacePeakBytes = 0;
+  /// The memory cap held back a delay the rule or auto would have made.
+  bool limitedByCap = false;
+};
+
+/// The step's wgrad GEMMs of transformer layers, each delayed into the
+/// waits that follow it as long as it may stay behind (docs/Scheduling.md,
+/// "Delayed weight gradients"): a list scheduler on the simulator's clock
+/// that keeps every other op in its order. Fails, with an error on the op,
+/// where the simulator cannot price the step or the cap is below what the
+/// step needs in its own order.
+mlir::FailureOr<WgradSchedule>
+scheduleWgrads(mlir::func::FuncOp step, const WgradScheduleOptions &options);
+
+/// The most bytes the tensors an order of ops makes are live at once, each
+/// from the op that makes it to its last reader (views, parameters and the
+/// step's arguments not counted): the memory a reordering can change.
+int64_t getLiveTensorPeak(llvm::ArrayRef<mlir::Operation *> order);
 
 } // namespace ddp::schedule
 

@@ -236,6 +236,9 @@ public:
   void setNotBefore(mlir::Operation *collective, double time);
   /// The start and end of the collective simulated last.
   std::pair<double, double> getLastCollective() const;
+  /// When the asynchronous op (or join) that made `token`, simulated
+  /// already, ends: a wait on it holds the compute stream until then.
+  double getTokenDone(mlir::Value token) const;
   /// Ends the simulation after the ops fed so far, as simulateStep does.
   SimResult finish();
 

@@ -86,6 +86,28 @@ void ddp::setTpCommPredictedStepUs(Operation *op, double microseconds) {
       op, FloatAttr::get(Float64Type::get(context), microseconds));
 }
 
+bool ddp::isDelayedWgrad(Operation *op) {
+  return DDPDialect::DelayedWgradAttrHelper(op->getContext()).isAttrPresent(op);
+}
+
+void ddp::setDelayedWgrad(Operation *op) {
+  DDPDialect::DelayedWgradAttrHelper(op->getContext())
+      .setAttr(op, UnitAttr::get(op->getContext()));
+}
+
+std::optional<double> ddp::getComputePredictedStepUs(Operation *op) {
+  if (auto attr = DDPDialect::ComputePredictedStepUsAttrHelper(op->getContext())
+                      .getAttr(op))
+    return attr.getValueAsDouble();
+  return std::nullopt;
+}
+
+void ddp::setComputePredictedStepUs(Operation *op, double microseconds) {
+  MLIRContext *context = op->getContext();
+  DDPDialect::ComputePredictedStepUsAttrHelper(context).setAttr(
+      op, FloatAttr::get(Float64Type::get(context), microseconds));
+}
+
 std::optional<int64_t> ddp::getPipelineStage(Operation *func) {
   if (auto attr =
           DDPDialect::PipelineStageAttrHelper(func->getContext()).getAttr(func))
@@ -251,7 +273,16 @@ LogicalResult DDPDialect::verifyOperationAttribute(Operation *op,
       return error() << "must be a unit attribute, got " << value;
     return success();
   }
-  if (name == TpCommPredictedStepUsAttrHelper::getNameStr()) {
+  if (name == DelayedWgradAttrHelper::getNameStr()) {
+    auto gemm = dyn_cast<GemmOp>(op);
+    if (!gemm || gemm.getPhase() != GemmPhase::Wgrad)
+      return error() << "is only for a ddp.gemm wgrad";
+    if (!isa<UnitAttr>(value))
+      return error() << "must be a unit attribute, got " << value;
+    return success();
+  }
+  if (name == TpCommPredictedStepUsAttrHelper::getNameStr() ||
+      name == ComputePredictedStepUsAttrHelper::getNameStr()) {
     if (!isa<FunctionOpInterface>(op))
       return error() << "is only for a function";
     auto time = dyn_cast<FloatAttr>(value);

@@ -49,6 +49,10 @@ void setTpCommBulk(mlir::Operation *op);
 /// `ddp.tp_comm_predicted_step_us`: on the step, auto's predicted time.
 std::optional<double> getTpCommPredictedStepUs(mlir::Operation *op);
 void setTpCommPredictedStepUs(mlir::Operation *op, double microseconds);
+bool isDelayedWgrad(mlir::Operation *op);
+void setDelayedWgrad(mlir::Operation *op);
+std::optional<double> getComputePredictedStepUs(mlir::Operation *op);
+void setComputePredictedStepUs(mlir::Operation *op, double microseconds);
 
 /// The pipeline rank whose step a function is (`ddp.pipeline_stage`).
 std::optional<int64_t> getPipelineStage(mlir::Operation *func);

@@ -26,6 +26,18 @@ inline llvm::cl::ValuesClass getBucketPolicyOptionValues() {
                  "the layout of least simulated step time on hw"));
 }
 
+/// How ddp-schedule-compute (and ddp-schedule) orders the weight-gradient
+/// GEMMs of the transformer layers.
+enum class WgradSchedule {
+  /// Where the importer put them, beside their dgrad.
+  InPlace,
+  /// Every layer's held back into the waits after it (the fixed rule).
+  Delayed,
+  /// Held back only in the layers where that fills a wait and ends the
+  /// simulated step sooner.
+  Auto,
+};
+
 #define GEN_PASS_DECL
 #include "ddp/Dialect/DDP/Transforms/Passes.h.inc"
 

@@ -508,6 +508,77 @@ def OverlapTpComm : Pass<"ddp-overlap-tp-comm", "mlir::func::FuncOp"> {
   ];
 }
 
+def ScheduleCompute : Pass<"ddp-schedule-compute", "mlir::func::FuncOp"> {
+  let summary = "run weight-gradient GEMMs where the compute stream would wait for a collective";
+  let description = [{
+    A list scheduler on the simulator's clock (docs/Scheduling.md, "Delayed
+    weight gradients"). A layer's wgrad GEMMs depend on nothing the
+    backward computes after them, so they can run beside a later
+    collective: Megatron's `delay_wgrad_compute` and the B/W split of
+    zero-bubble pipelines. The pass walks the step in block order and holds
+    back each wgrad GEMM of a transformer layer (one with a `layer`); before
+    each `ddp.wait` whose collective is still in flight on the simulated
+    clock, it runs held GEMMs, oldest first, until the wait would no longer
+    hold the compute stream. A held GEMM of layer l runs at the latest
+    before the first op of a layer other than l and l - 1 (it may fill the
+    waits of its own layer's backward and the next layer's), before any op
+    of another pipeline task or combined-1F1B node, and before the first op
+    the scheduler does not move past (the optimizer, a parameter write, a
+    stage-to-stage call that reads it). Every other op keeps its order; the
+    ops that read a held GEMM's result (its accumulation, its grad_ready, a
+    bucket and its reduction) run right after it.
+
+    ```mlir
+    // wgrad-schedule=delayed: layer 1's wgrad runs while the next layer's
+    // dgrad all-reduce is in flight, not before it is issued
+    %dx1 = ddp.gemm dgrad %dy1, %w1 layer 1 : ...
+    %r, %t = ddp.all_reduce sum %dx0 over @world[tp] async : ...
+    %dw1 = ddp.gemm wgrad %dy1 transposed, %x1 layer 1 {ddp.delayed_wgrad} : ...
+    ddp.wait %t
+    ```
+
+    `wgrad-schedule=delayed` holds every layer's wgrads (the fixed rule);
+    `auto` holds them only in the layers where one filled a wait, and only
+    when that ends the simulated step sooner than `in-place` and than
+    `delayed`. Holding a GEMM keeps its operands live longer:
+    `memory-cap-gib` bounds the live tensors of the whole step (each from
+    the op that makes it to its last reader), and where the rule would go
+    over it the scheduler holds fewer bytes at once. The W passes of a
+    zero-bubble pipeline are placed by `ddp-pipeline-stages` and stay.
+
+    Decisions are attributes: `ddp.delayed_wgrad` on each GEMM that moved,
+    and `ddp.compute_predicted_step_us` on the function (what ddp-simulate
+    of the result reproduces). Run it after the passes that make
+    collectives asynchronous, which it fills around.
+  }];
+  let options = [
+    Option<"wgradSchedule", "wgrad-schedule", "::ddp::WgradSchedule",
+           /*default=*/"::ddp::WgradSchedule::InPlace",
+           "Where the layers' weight-gradient GEMMs run",
+           [{::llvm::cl::values(
+             clEnumValN(::ddp::WgradSchedule::InPlace, "in-place",
+                        "beside their dgrad, as imported"),
+             clEnumValN(::ddp::WgradSchedule::Delayed, "delayed",
+                        "every layer's held back into the waits after it "
+                        "(Megatron's delay_wgrad_compute as a rule)"),
+             clEnumValN(::ddp::WgradSchedule::Auto, "auto",
+                        "held back in the layers where the cost model "
+                        "finds it ends the step sooner"))}]>,
+    Option<"memoryCapGib", "memory-cap-gib", "double", /*default=*/"0",
+           "The most GiB of live tensors the reordered step may hold at "
+           "once (0: no cap)">,
+    Option<"hardware", "hw", "std::string", /*default=*/"\"h100-sxm-ib400\"",
+           "Hardware profile that prices the step (built-in name or JSON "
+           "file)">,
+    Option<"dataParallelSize", "dp", "int64_t", /*default=*/"0",
+           "Data-parallel size to price the step at (0: the mesh's)">,
+  ];
+  let statistics = [
+    Statistic<"numDelayed", "wgrads-delayed",
+              "Weight-gradient GEMMs that run later than they were">,
+  ];
+}
+
 def OverlapMoeComm : Pass<"ddp-overlap-moe-comm", "mlir::func::FuncOp"> {
   let summary = "run the expert all-to-alls beside the compute issued after them";
   let description = [{
