@@ -104,6 +104,9 @@ ArrayRef<FuzzedOption> ddp::fuzz::getFuzzedOptions() {
       {"delay-wgrad-compute", both},
       // ddp-simulate's routing imbalance (last, for the same reason).
       {"moe-imbalance", {"1.5", "4", "1", "0.5", "nan"}},
+      // ddp-schedule-compute (last, for the same reason).
+      {"wgrad-schedule", {"delayed", "auto", "in-place", "later"}},
+      {"memory-cap-gib", {"0.001", "64", "0", "-1", "nan", "1e300"}},
   };
   return options;
 }
@@ -141,6 +144,7 @@ ArrayRef<PassAlone> ddp::fuzz::getPassesFuzzedAlone() {
       {"ddp-pipeline-stages", false},
       {"ddp-print-pipeline-schedule", false},
       {"ddp-extract-pipeline-stage", false},
+      {"ddp-schedule-compute", true},
   };
   return passes;
 }

@@ -12,6 +12,7 @@
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 #include "ddp/ScheduleModel/ScheduleModel.h"
+#include "ddp/Support/FormatNumber.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -45,7 +46,7 @@ LogicalResult ScheduleComputePass::initialize(MLIRContext *context) {
     return emitError(UnknownLoc::get(context))
            << "ddp-schedule-compute: memory-cap-gib must be a number of GiB "
               "from 0 (no cap) to 8e9, got "
-           << cap;
+           << formatShortest(cap);
   return success();
 }
 
@@ -70,5 +71,7 @@ void ScheduleComputePass::runOnOperation() {
   for (Operation *gemm : chosen->delayed)
     setDelayedWgrad(gemm);
   numDelayed += chosen->delayed.size();
+  livePeakKiB += chosen->peakBytes / 1024;
+  inPlaceLivePeakKiB += chosen->inPlacePeakBytes / 1024;
   setComputePredictedStepUs(step, chosen->predictedSeconds * 1e6);
 }

@@ -576,6 +576,10 @@ def ScheduleCompute : Pass<"ddp-schedule-compute", "mlir::func::FuncOp"> {
   let statistics = [
     Statistic<"numDelayed", "wgrads-delayed",
               "Weight-gradient GEMMs that run later than they were">,
+    Statistic<"livePeakKiB", "live-peak-kib",
+              "KiB of tensors live at once in the chosen order">,
+    Statistic<"inPlaceLivePeakKiB", "in-place-live-peak-kib",
+              "KiB of tensors live at once in the order as it was">,
   ];
 }
 
