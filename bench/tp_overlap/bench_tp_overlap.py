@@ -17,9 +17,14 @@ at data-parallel sizes 8 and 64, the simulated step time of:
   ddp      the same with tp-comm-num-splits=auto: each GEMM's split count
            from the cost model; its predicted step time (the step attribute
            ddp.tp_comm_predicted_step_us) is checked against the simulation
+  delayed  ddp with every layer's weight-gradient GEMMs held back into the
+           waits after them (ddp-schedule-compute wgrad-schedule=delayed)
+  auto     ddp with wgrad-schedule=auto: held back in the layers where the
+           cost model finds it ends the step sooner; its prediction
+           (ddp.compute_predicted_step_us) is checked against the simulation
   bound    the simulator's lower bound of the unscheduled step
 
-and the exposed tensor-parallel communication of `none` and `ddp` as a share
+and the exposed tensor-parallel communication of `none`, `ddp` and `auto` as a share
 of their step: the time the compute stream waits while a tensor-parallel
 collective is in flight (from the simulator's Chrome trace). Also the time
 ddp-opt takes for --ddp-schedule="policy=auto tp-comm-overlap=true" on
@@ -62,6 +67,10 @@ COLUMNS = [
     ("TE", "policy=megatron tp-comm-overlap=true tp-comm-num-splits=4"),
     ("ddp", "policy=megatron tp-comm-overlap=true tp-comm-num-splits=auto "
             "hw={hw}"),
+    ("delayed", "policy=megatron tp-comm-overlap=true "
+                "tp-comm-num-splits=auto hw={hw} wgrad-schedule=delayed"),
+    ("auto", "policy=megatron tp-comm-overlap=true tp-comm-num-splits=auto "
+             "hw={hw} wgrad-schedule=auto"),
 ]
 
 
@@ -99,7 +108,10 @@ def exposed_tp(trace):
             measure_of_union(waits + tp))
 
 
-PREDICTED = re.compile(r"ddp.tp_comm_predicted_step_us = ([0-9.e+-]+)")
+PREDICTED = {
+    "ddp": re.compile(r"ddp.tp_comm_predicted_step_us = ([0-9.e+-]+)"),
+    "auto": re.compile(r"ddp.compute_predicted_step_us = ([0-9.e+-]+)"),
+}
 
 
 def main():
@@ -126,17 +138,21 @@ def main():
                         report, trace = simulate(scheduled, hw)
                         times[name] = report["times_ms"]["step"]
                         exposed[name] = exposed_tp(trace) / 1e3
-                        if name == "ddp":
+                        if name in PREDICTED:
                             with open(scheduled) as text:
-                                match = PREDICTED.search(text.read())
+                                match = PREDICTED[name].search(text.read())
                             predicted = float(match.group(1)) / 1e3
                             if abs(predicted - times[name]) > 1e-9 * times[name]:
                                 misses.append(
-                                    f"ddp predicted {predicted:.6f} ms, "
+                                    f"{name} predicted {predicted:.6f} ms, "
                                     f"simulated {times[name]:.6f} ms on "
                                     f"{preset} {hw} dp={dp}")
                     if times["ddp"] > times["TE"] * (1 + 1e-9):
                         misses.append(f"ddp > TE on {preset} {hw} dp={dp}")
+                    for single in ["ddp", "delayed"]:
+                        if times["auto"] > times[single] * (1 + 1e-9):
+                            misses.append(f"auto > {single} on {preset} {hw} "
+                                          f"dp={dp}")
                     rows.append((preset, hw, dp, times, exposed, bound))
                     print(f"{preset} {hw} dp={dp}: " + ", ".join(
                         f"{name} {times[name]:.2f}" for name in times) +
@@ -157,26 +173,38 @@ def main():
                         "--ddp-schedule=policy=megatron tp-comm-overlap=true"],
                        check=True)
         tp_seconds = time.monotonic() - start
+        start = time.monotonic()
+        subprocess.run([DDP_OPT, step, "-o", "/dev/null",
+                        "--ddp-schedule=policy=auto tp-comm-overlap=true "
+                        "wgrad-schedule=auto"], check=True)
+        wgrad_seconds = time.monotonic() - start
     wall = time.monotonic() - started
 
     lines = [
-        "| preset | hardware | dp | (a) none | (b) TE | (c) ddp | (d) bound "
-        "| (c)/(a) | (c)/(d) | exposed TP (a) | exposed TP (c) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|"]
+        "| preset | hardware | dp | (a) none | (b) TE | (c) ddp "
+        "| (e) delayed | (f) auto | (d) bound "
+        "| (c)/(a) | (f)/(b) | (f)/(d) | exposed TP (a) | exposed TP (c) "
+        "| exposed TP (f) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for preset, hw, dp, times, exposed, bound in rows:
-        cells = [f"{times[name]:.2f}" for name in ["none", "TE", "ddp"]]
+        cells = [f"{times[name]:.2f}"
+                 for name in ["none", "TE", "ddp", "delayed", "auto"]]
         cells.append(f"{bound['value']:.2f} ({bound['binding']})")
         cells.append(f"{times['ddp'] / times['none']:.3f}")
-        cells.append(f"{times['ddp'] / bound['value']:.3f}")
+        cells.append(f"{times['auto'] / times['TE']:.3f}")
+        cells.append(f"{times['auto'] / bound['value']:.3f}")
         cells.append(f"{100 * exposed['none'] / times['none']:.1f}%")
         cells.append(f"{100 * exposed['ddp'] / times['ddp']:.1f}%")
+        cells.append(f"{100 * exposed['auto'] / times['auto']:.1f}%")
         lines.append(f"| {preset} | {hw} | {dp} | " + " | ".join(cells) + " |")
     depth = f"{LAYERS} layer(s)" if LAYERS else "full depth"
     summary = (
         f"\nStep times in ms, {depth}. Wall time of the run: {wall:.0f} s. "
         "ddp-opt --ddp-schedule on gpt3-175b (96 layers, 8 microbatches): "
         f"{schedule_seconds:.2f} s with policy=auto tp-comm-overlap=true, "
-        f"{tp_seconds:.2f} s with policy=megatron tp-comm-overlap=true.\n")
+        f"{tp_seconds:.2f} s with policy=megatron tp-comm-overlap=true, "
+        f"{wgrad_seconds:.2f} s with policy=auto tp-comm-overlap=true "
+        "wgrad-schedule=auto.\n")
     if misses:
         summary += "\nTargets missed: " + "; ".join(misses) + ".\n"
     print("\n".join(lines) + summary)
