@@ -105,7 +105,7 @@ ArrayRef<FuzzedOption> ddp::fuzz::getFuzzedOptions() {
       // ddp-simulate's routing imbalance (last, for the same reason).
       {"moe-imbalance", {"1.5", "4", "1", "0.5", "nan"}},
       // ddp-schedule-compute (last, for the same reason).
-      {"wgrad-schedule", {"delayed", "auto", "in-place", "later"}},
+      {"wgrad-schedule", {"delayed", "auto", "in-place"}},
       {"memory-cap-gib", {"0.001", "64", "0", "-1", "nan", "1e300"}},
   };
   return options;

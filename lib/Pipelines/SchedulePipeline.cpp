@@ -9,6 +9,7 @@
 #include "ddp/Support/OptionWords.h"
 #include "ddp/Support/Suggest.h"
 
+#include "CandidateModule.h"
 #include "MoEOverlapChoice.h"
 #include "PipelineBucketChoice.h"
 
@@ -201,6 +202,8 @@ llvm::Error
 ddp::checkSchedulePipelineOptions(const SchedulePipelineOptions &options) {
   if (llvm::Error error = checkMoeImbalance(options))
     return error;
+  if (llvm::Error error = checkMemoryCapGib(options.memoryCapGib))
+    return error;
   // TransformerConfig's assert (transformer_config.py L3073-3077).
   if (options.delayWgradCompute && !options.overlapMoeExpertParallelComm)
     return llvm::createStringError(kDelayWgradNeedsOverlap);
@@ -210,6 +213,8 @@ ddp::checkSchedulePipelineOptions(const SchedulePipelineOptions &options) {
 llvm::Error ddp::checkSchedulePipelineOptionValues(
     const SchedulePipelineOptions &options) {
   if (llvm::Error error = checkMoeImbalance(options))
+    return error;
+  if (llvm::Error error = checkMemoryCapGib(options.memoryCapGib))
     return error;
   return checkAssignBucketsOptionValues(getAssignBucketsOptions(options));
 }
@@ -265,6 +270,10 @@ static void addSchedulePasses(OpPassManager &pm,
   if (options.overlapParamGather)
     pm.addNestedPass<func::FuncOp>(
         createOverlapParamGather(getOverlapParamGatherPassOptions(options)));
+  // Before the tensor-parallel overlap, which then takes the collectives
+  // the slices leave synchronous (the backward's).
+  if (options.batchSplit != TpCommNumSplits::get(1))
+    pm.addPass(createSplitBatch(getSplitBatchPassOptions(options)));
   // After the data-parallel schedule, so that auto prices each GEMM's
   // split count beside the gradient reductions it will run with.
   if (options.tpCommOverlap)
@@ -389,6 +398,11 @@ public:
     FailureOr<bool> chosen = choosePipelineLayouts(options);
     if (failed(chosen))
       return signalPassFailure();
+    if (!*chosen) {
+      chosen = chooseBatchSplit(options);
+      if (failed(chosen))
+        return signalPassFailure();
+    }
     OpPassManager pm(ModuleOp::getOperationName());
     addSchedulePasses(pm, options);
     // --mlir-timing lists these passes beside DDPSchedule, not under it, and
@@ -448,6 +462,83 @@ private:
                       [](SchedulePipelineOptions &candidate, bool on) {
                         candidate.delayWgradCompute = on;
                       });
+  }
+
+  /// batch-split=auto: ddp-split-batch prices its counts on the step before
+  /// the passes after it (the tensor-parallel overlap, the delayed weight
+  /// gradients); so the step it splits and the step left whole are both
+  /// scheduled with every other decision and simulated, and the faster
+  /// becomes the module (the function records the count,
+  /// `ddp.batch_split`). True when the module is then scheduled.
+  FailureOr<bool> chooseBatchSplit(SchedulePipelineOptions &options) {
+    if (!options.batchSplit.getValue().isAuto())
+      return false;
+    ModuleOp module = getOperation();
+    FailureOr<CandidatePricing> pricing = getCandidatePricing(
+        module, options.hardware.getValue(),
+        options.dataParallelSize.getValue(), options.moeImbalance.getValue());
+    if (failed(pricing))
+      return failure();
+    ModuleOp best;
+    bool bestSplits = false;
+    double bestTime = 0;
+    for (bool split : {false, true}) {
+      ModuleOp candidate = createCandidateModule(module);
+      SchedulePipelineOptions candidateOptions;
+      candidateOptions.copyOptionValuesFrom(options);
+      if (!split)
+        candidateOptions.batchSplit = TpCommNumSplits::get(1);
+      candidateOptions.printBucketLayout = "";
+      OpPassManager pm(ModuleOp::getOperationName());
+      addSchedulePasses(pm, candidateOptions);
+      // The candidates' errors are not the user's: one that fails is not
+      // chosen; if both do, the schedule that runs reports why.
+      std::optional<double> time;
+      {
+        ScopedDiagnosticHandler quiet(&getContext(),
+                                      [](Diagnostic &) { return success(); });
+        FailureOr<func::FuncOp> step = failure();
+        if (succeeded(runPipeline(pm, candidate)))
+          step = sim::findStepToSimulate(candidate, "");
+        if (succeeded(step))
+          if (FailureOr<sim::SimResult> result =
+                  sim::simulateStep(*step, pricing->model, pricing->options);
+              succeeded(result))
+            time = result->stepTime;
+      }
+      if (!time || (best && *time >= bestTime)) {
+        candidate.erase();
+        continue;
+      }
+      if (best)
+        best.erase();
+      best = candidate;
+      bestSplits = split;
+      bestTime = *time;
+    }
+    if (!best)
+      return false;
+    if (!bestSplits)
+      options.batchSplit = TpCommNumSplits::get(1);
+    // A layout to print is printed by the schedule that runs (ddp-split-batch
+    // chooses the same again).
+    if (!options.printBucketLayout.empty()) {
+      best.erase();
+      return false;
+    }
+    // The faster candidate's ops and attributes become the module's.
+    SmallVector<Operation *> old;
+    for (Operation &op : *module.getBody())
+      if (&op != best.getOperation())
+        old.push_back(&op);
+    for (Operation *op : llvm::reverse(old))
+      op->erase();
+    for (NamedAttribute attr : best->getDiscardableAttrs())
+      module->setAttr(attr.getName(), attr.getValue());
+    module.getBody()->getOperations().splice(
+        module.getBody()->end(), best.getBody()->getOperations());
+    best.erase();
+    return true;
   }
 
   bool isGivenOrRecorded(StringRef name) {

@@ -4,7 +4,7 @@
 // block order on the simulator's clock and holds back the weight-gradient
 // GEMMs of transformer layers, which nothing but their gradient's sum
 // reads, to run them where the compute stream would otherwise wait for a
-// collective (docs/Scheduling.md, "Delayed weight gradients"). Every other
+// collective (docs/ComputeScheduling.md). Every other
 // op keeps its order; an op that reads a held GEMM's result (its
 // accumulation, its grad_ready, a bucket it fills) waits with it.
 //
@@ -122,7 +122,11 @@ private:
   llvm::DenseSet<Operation *> held;
   std::deque<Operation *> heldGemms;
   std::vector<Operation *> heldReaders;
-  llvm::DenseMap<Operation *, size_t> heldAt;
+  /// The asynchronous ops whose wait is held: their readers wait too.
+  llvm::DenseSet<Operation *> uncovered;
+  /// Each op's place in the block, and the latest place emitted so far.
+  llvm::DenseMap<Operation *, size_t> position;
+  size_t latestEmitted = 0;
   int64_t heldBytes = 0;
 };
 } // namespace
@@ -130,8 +134,27 @@ private:
 bool Walk::readsHeld(Operation *op) const {
   return llvm::any_of(op->getOperands(), [&](Value operand) {
     Operation *producer = operand.getDefiningOp();
-    return producer && held.contains(producer);
+    // The token of an op whose wait is held may be joined and waited; its
+    // result waits for that wait.
+    return producer &&
+           (held.contains(producer) ||
+            (uncovered.contains(producer) && !isa<TokenType>(operand.getType())));
   });
+}
+
+/// The asynchronous ops whose end a wait on `token` waits for (through
+/// joins).
+static void collectWaitedOps(Value token,
+                             llvm::SmallPtrSetImpl<Operation *> &ops) {
+  Operation *producer = token.getDefiningOp();
+  if (!producer)
+    return;
+  if (auto join = dyn_cast<JoinOp>(producer)) {
+    for (Value each : join.getTokens())
+      collectWaitedOps(each, ops);
+    return;
+  }
+  ops.insert(producer);
 }
 
 bool Walk::mayHold(Operation *op) const {
@@ -139,39 +162,49 @@ bool Walk::mayHold(Operation *op) const {
     return false;
   if (layers && !layers->count(*getLayerOf(op)))
     return false;
-  return heldBytes + getHeldBytes(op) <= budget;
+  return getHeldBytes(op) <= budget - heldBytes;
 }
 
 LogicalResult Walk::emit(Operation *op) {
   if (failed(simulation->simulate(op)))
     return failure();
   order.push_back(op);
+  latestEmitted = std::max(latestEmitted, position.lookup(op));
+  // What a wait covers may be read from now on.
+  if (auto wait = dyn_cast<WaitOp>(op)) {
+    llvm::SmallPtrSet<Operation *, 4> covered;
+    collectWaitedOps(wait.getToken(), covered);
+    for (Operation *each : covered)
+      uncovered.erase(each);
+  }
   return success();
 }
 
 LogicalResult Walk::emitHeld(Operation *op) {
   held.erase(op);
   heldBytes -= getHeldBytes(op);
-  if (order.size() > heldAt.lookup(op))
+  // Delayed: an op that came after it runs before it.
+  if (latestEmitted > position.lookup(op))
     delayed.insert(op);
   if (failed(emit(op)))
     return failure();
   return release();
 }
 
-/// Emits, in their order, the readers whose held operands have all run.
+/// Emits the held readers whose held operands have all run, in their
+/// order, up to the first that must still wait: a reader never passes
+/// another, so none passes the wait that covers what it reads.
 LogicalResult Walk::release() {
-  std::vector<Operation *> still;
-  for (Operation *reader : heldReaders) {
-    if (readsHeld(reader)) {
-      still.push_back(reader);
-      continue;
-    }
+  size_t released = 0;
+  for (; released < heldReaders.size(); ++released) {
+    Operation *reader = heldReaders[released];
+    if (readsHeld(reader))
+      break;
     held.erase(reader);
     if (failed(emit(reader)))
       return failure();
   }
-  heldReaders = std::move(still);
+  heldReaders.erase(heldReaders.begin(), heldReaders.begin() + released);
   return success();
 }
 
@@ -184,7 +217,14 @@ LogicalResult Walk::flushAll() {
   }
   if (failed(release()))
     return failure();
-  assert(heldReaders.empty() && "a reader waits for nothing held");
+  // Nothing is held any more, so every reader left can run; in their
+  // order, which is the block's.
+  for (Operation *reader : heldReaders) {
+    held.erase(reader);
+    if (failed(emit(reader)))
+      return failure();
+  }
+  heldReaders.clear();
   return success();
 }
 
@@ -235,6 +275,8 @@ LogicalResult Walk::run() {
   if (failed(created))
     return failure();
   simulation = std::move(*created);
+  for (auto [index, op] : llvm::enumerate(step.getBody().front()))
+    position[&op] = index;
   for (Operation &each : step.getBody().front()) {
     Operation *op = &each;
     if (op->hasTrait<OpTrait::IsTerminator>() || !isReorderable(op)) {
@@ -242,12 +284,19 @@ LogicalResult Walk::run() {
         return failure();
       continue;
     }
-    if (failed(flushOutsideHorizon(op)))
+    // A stage-to-stage call carries the task of the pass it belongs to or
+    // the next one; flushing there could split a batch of calls.
+    if (!isa<SendOp, RecvOp>(op) && failed(flushOutsideHorizon(op)))
       return failure();
     if (readsHeld(op)) {
       if (!crossesPrograms(op)) {
         held.insert(op);
         heldReaders.push_back(op);
+        if (auto wait = dyn_cast<WaitOp>(op)) {
+          llvm::SmallPtrSet<Operation *, 4> waited;
+          collectWaitedOps(wait.getToken(), waited);
+          uncovered.insert(waited.begin(), waited.end());
+        }
         continue;
       }
       if (failed(flushAll()))
@@ -255,7 +304,6 @@ LogicalResult Walk::run() {
     } else if (mayHold(op)) {
       held.insert(op);
       heldGemms.push_back(op);
-      heldAt[op] = order.size();
       heldBytes += getHeldBytes(op);
       continue;
     }
@@ -297,10 +345,24 @@ int64_t ddp::schedule::getLiveTensorPeak(ArrayRef<Operation *> order) {
       size_t &last = lastUse[base];
       last = std::max(last, index);
     }
-  // Bytes made at each position, and freed after each.
-  std::vector<int64_t> delta(order.size() + 1, 0);
+  // A bucket is its gradients, made in place in it (as the simulator and
+  // the storage plan have them): they live as long as the bucket is read.
+  for (Operation *op : order)
+    if (auto pack = dyn_cast<BucketPackOp>(op)) {
+      auto bucketEnd = lastUse.find(pack->getResult(0));
+      if (bucketEnd == lastUse.end())
+        continue;
+      for (Value operand : pack->getOperands()) {
+        size_t &last = lastUse[baseOf(operand)];
+        last = std::max(last, bucketEnd->second);
+      }
+    }
+  // Bytes made at each position, and freed after each; summed in 128 bits
+  // (each tensor fits in int64, their sum need not).
+  std::vector<__int128> delta(order.size() + 1, 0);
   for (auto [index, op] : llvm::enumerate(order)) {
-    if (isa<GradReadyOp, ChunkOp, BucketUnpackOp, GetParamOp>(op))
+    if (isa<GradReadyOp, ChunkOp, BucketUnpackOp, GetParamOp, BucketPackOp>(
+            op))
       continue;
     for (Value result : op->getResults()) {
       if (!isa<RankedTensorType>(result.getType()))
@@ -312,12 +374,13 @@ int64_t ddp::schedule::getLiveTensorPeak(ArrayRef<Operation *> order) {
       delta[end + 1] -= bytes;
     }
   }
-  int64_t live = 0, peak = 0;
+  __int128 live = 0, peak = 0;
   for (size_t index = 0; index < order.size(); ++index) {
     live += delta[index];
     peak = std::max(peak, live);
   }
-  return peak;
+  return static_cast<int64_t>(
+      std::min<__int128>(peak, std::numeric_limits<int64_t>::max()));
 }
 
 FailureOr<WgradSchedule>
@@ -359,7 +422,6 @@ ddp::schedule::scheduleWgrads(func::FuncOp step,
   FailureOr<Walk> inPlace = walk(&none, kNoBudget);
   if (failed(inPlace))
     return failure();
-  schedule.inPlaceSeconds = inPlace->stepTime;
   schedule.predictedSeconds = inPlace->stepTime;
 
   FailureOr<Walk> every = walk(nullptr, kNoBudget);
@@ -370,14 +432,20 @@ ddp::schedule::scheduleWgrads(func::FuncOp step,
   FailureOr<Walk> best = std::move(every);
   if (options.choosePerLayer) {
     std::set<int64_t> filled = best->filledLayers;
-    FailureOr<Walk> some = walk(&filled, kNoBudget);
-    if (failed(some))
-      return failure();
-    chosen = filled;
-    if (best->stepTime < some->stepTime) {
-      chosen.reset();
-    } else {
-      best = std::move(some);
+    std::set<int64_t> all;
+    for (Operation &op : step.getBody().front())
+      if (isDelayable(&op))
+        all.insert(*getLayerOf(&op));
+    // Where every layer filled a wait, the walk of those layers is this one.
+    if (filled != all) {
+      FailureOr<Walk> some = walk(&filled, kNoBudget);
+      if (failed(some))
+        return failure();
+      chosen = filled;
+      if (best->stepTime < some->stepTime)
+        chosen.reset();
+      else
+        best = std::move(some);
     }
     // Nothing delayed unless it ends the step sooner.
     if (best->stepTime >= inPlace->stepTime) {
@@ -389,13 +457,15 @@ ddp::schedule::scheduleWgrads(func::FuncOp step,
   const std::set<int64_t> *layers = chosen ? &*chosen : nullptr;
   int64_t peak = getLiveTensorPeak(best->order);
   if (options.memoryCapBytes > 0 && peak > options.memoryCapBytes) {
-    // The largest bytes of held GEMMs' operands whose order fits: budget 0
+    // A budget of held GEMMs' operands whose order fits, by bisection
+    // (the peak grows with the budget mostly, not strictly): budget 0
     // holds nothing, which fits (checked above).
-    schedule.limitedByCap = true;
     int64_t low = 0, high = 0;
     for (Operation &op : step.getBody().front())
       if (isDelayable(&op))
-        high += getHeldBytes(&op);
+        high = getHeldBytes(&op) > kNoBudget - high
+                   ? kNoBudget
+                   : high + getHeldBytes(&op);
     FailureOr<Walk> fits = walk(layers, low);
     if (failed(fits))
       return failure();
@@ -413,6 +483,13 @@ ddp::schedule::scheduleWgrads(func::FuncOp step,
     }
     best = std::move(fits);
     peak = getLiveTensorPeak(best->order);
+    // auto moves nothing unless that ends the step sooner.
+    if (options.choosePerLayer && best->stepTime >= schedule.predictedSeconds) {
+      best = walk(&none, kNoBudget);
+      if (failed(best))
+        return failure();
+      peak = schedule.inPlacePeakBytes;
+    }
   }
   schedule.order = std::move(best->order);
   schedule.delayed = std::move(best->delayed);

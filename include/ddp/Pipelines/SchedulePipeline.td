@@ -17,7 +17,7 @@ def SchedulePipelineOptions : PipelineOptions {
   // ddp-print-bucket-layout is not here: its `output` is
   // print-bucket-layout below.
   let passes = [PipelineStages, AssignBuckets, DistributeOptimizer,
-                OverlapParamGather, OverlapTpComm, OverlapMoeComm,
+                OverlapParamGather, SplitBatch, OverlapTpComm, OverlapMoeComm,
                 Combined1F1B, ScheduleCompute];
   // Megatron's defaults; the passes alone are the opt-in.
   let defaults = [PipelineDefault<"tp-comm-overlap", "false">,

@@ -134,19 +134,16 @@ struct WgradSchedule {
   std::vector<mlir::Operation *> order;
   /// The wgrad GEMMs that run later than they did.
   llvm::DenseSet<mlir::Operation *> delayed;
-  /// The simulated step time of `order`, and of the block as it was.
+  /// The simulated step time of `order`.
   double predictedSeconds = 0;
-  double inPlaceSeconds = 0;
   /// getLiveTensorPeak of `order`, and of the block as it was.
   int64_t peakBytes = 0;
   int64_t inPlacePeakBytes = 0;
-  /// The memory cap held back a delay the rule or auto would have made.
-  bool limitedByCap = false;
 };
 
 /// The step's wgrad GEMMs of transformer layers, each delayed into the
-/// waits that follow it as long as it may stay behind (docs/Scheduling.md,
-/// "Delayed weight gradients"): a list scheduler on the simulator's clock
+/// waits that follow it as long as it may stay behind
+/// (docs/ComputeScheduling.md): a list scheduler on the simulator's clock
 /// that keeps every other op in its order. Fails, with an error on the op,
 /// where the simulator cannot price the step or the cap is below what the
 /// step needs in its own order.

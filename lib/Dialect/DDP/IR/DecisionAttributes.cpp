@@ -108,6 +108,11 @@ void ddp::setComputePredictedStepUs(Operation *op, double microseconds) {
       op, FloatAttr::get(Float64Type::get(context), microseconds));
 }
 
+void ddp::setBatchSplit(Operation *func, int64_t count) {
+  DDPDialect::BatchSplitAttrHelper(func->getContext())
+      .setAttr(func, Builder(func->getContext()).getI64IntegerAttr(count));
+}
+
 std::optional<int64_t> ddp::getPipelineStage(Operation *func) {
   if (auto attr =
           DDPDialect::PipelineStageAttrHelper(func->getContext()).getAttr(func))
@@ -271,6 +276,13 @@ LogicalResult DDPDialect::verifyOperationAttribute(Operation *op,
       return error() << "is only for an asynchronous collective";
     if (!isa<UnitAttr>(value))
       return error() << "must be a unit attribute, got " << value;
+    return success();
+  }
+  if (name == BatchSplitAttrHelper::getNameStr()) {
+    if (!isa<FunctionOpInterface>(op))
+      return error() << "is only for a function";
+    if (!isI64AtLeast(value, 1))
+      return error() << "must be a positive i64, got " << value;
     return success();
   }
   if (name == DelayedWgradAttrHelper::getNameStr()) {

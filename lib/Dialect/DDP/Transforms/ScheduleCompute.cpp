@@ -39,14 +39,19 @@ public:
 /// GiB to bytes, for the cap.
 static constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 
+llvm::Error ddp::checkMemoryCapGib(double gib) {
+  // 8e9 GiB is under 2^63 bytes, the most a cap in int64 holds.
+  if (std::isfinite(gib) && gib >= 0 && gib <= 8e9)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      "memory-cap-gib must be a number of GiB from 0 (no cap) to 8e9, got " +
+      formatShortest(gib));
+}
+
 LogicalResult ScheduleComputePass::initialize(MLIRContext *context) {
-  double cap = memoryCapGib;
-  // A cap of more than 2^63 bytes is no cap at all.
-  if (!std::isfinite(cap) || cap < 0 || cap * kBytesPerGiB >= 9.2e18)
+  if (llvm::Error error = checkMemoryCapGib(memoryCapGib))
     return emitError(UnknownLoc::get(context))
-           << "ddp-schedule-compute: memory-cap-gib must be a number of GiB "
-              "from 0 (no cap) to 8e9, got "
-           << formatShortest(cap);
+           << "ddp-schedule-compute: " << llvm::toString(std::move(error));
   return success();
 }
 
@@ -59,13 +64,22 @@ void ScheduleComputePass::runOnOperation() {
   options.hardware = hardware;
   options.dataParallelSize = dataParallelSize;
   options.choosePerLayer = wgradSchedule == WgradSchedule::Auto;
-  options.memoryCapBytes = static_cast<int64_t>(memoryCapGib * kBytesPerGiB);
+  // A cap under one byte is still a cap.
+  if (memoryCapGib > 0)
+    options.memoryCapBytes = std::max<int64_t>(
+        1, static_cast<int64_t>(memoryCapGib * kBytesPerGiB));
   FailureOr<schedule::WgradSchedule> chosen =
       schedule::scheduleWgrads(step, options);
   if (failed(chosen))
     return signalPassFailure();
   // The block in the chosen order: each op moved to the end, in turn.
   Block &body = step.getBody().front();
+  if (chosen->order.size() != body.getOperations().size()) {
+    step.emitError("ddp-schedule-compute: internal error: the order holds ")
+        << chosen->order.size() << " of the step's "
+        << body.getOperations().size() << " ops; please report it";
+    return signalPassFailure();
+  }
   for (Operation *op : chosen->order)
     op->moveBefore(&body, body.end());
   for (Operation *gemm : chosen->delayed)

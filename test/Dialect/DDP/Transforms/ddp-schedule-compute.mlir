@@ -3,7 +3,7 @@
 // in-place (the default) changes nothing and records nothing.
 // RUN: ddp-opt %s -split-input-file | FileCheck %s --check-prefix=INPLACE
 // RUN: ddp-opt %s -split-input-file --ddp-schedule-compute | FileCheck %s --check-prefix=INPLACE
-// The cap (docs/Scheduling.md, "Delayed weight gradients"): @capped holds
+// The cap (docs/ComputeScheduling.md, "Memory"): @capped holds
 // 400 MiB of live tensors in its own order and 512 MiB delayed.
 // RUN: ddp-opt %s -split-input-file --ddp-schedule-compute="wgrad-schedule=delayed memory-cap-gib=0.5" | FileCheck %s --check-prefix=DELAYED
 // RUN: ddp-opt %s -split-input-file --ddp-schedule-compute="wgrad-schedule=delayed memory-cap-gib=0.45" | FileCheck %s --check-prefix=CAPPED
@@ -58,7 +58,8 @@ func.func @fill(%dy: tensor<4096x4096xbf16>, %in: tensor<4096x4096xbf16>, %w1: t
 // Nothing asynchronous: no wait to fill. The rule still holds each wgrad
 // back as far as it may: layer 2's, and the accumulation that reads it, run
 // before the first op of layer 0 (two layers on); layer 1's and layer 0's
-// at the end. auto finds no wait a delay fills and leaves the order.
+// at the end, where layer 0's is where it was (no later op passed it, so it
+// is not marked). auto finds no wait a delay fills and leaves the order.
 // DELAYED-LABEL: func.func @horizon
 // DELAYED-NEXT: %[[D2:.*]] = ddp.gemm dgrad %arg0, %arg2 layer 2
 // DELAYED-NEXT: %[[D1:.*]] = ddp.gemm dgrad %[[D2]], %arg2 layer 1
@@ -66,7 +67,7 @@ func.func @fill(%dy: tensor<4096x4096xbf16>, %in: tensor<4096x4096xbf16>, %w1: t
 // DELAYED-NEXT: ddp.accumulate %[[G2]], %arg1
 // DELAYED-NEXT: ddp.gemm dgrad %[[D1]], %arg2 layer 0
 // DELAYED-NEXT: ddp.gemm wgrad %[[D2]] transposed, %arg1 layer 1 {ddp.delayed_wgrad}
-// DELAYED-NEXT: ddp.gemm wgrad %[[D1]] transposed, %arg1 layer 0 {ddp.delayed_wgrad}
+// DELAYED-NEXT: ddp.gemm wgrad %[[D1]] transposed, %arg1 layer 0 :
 // DELAYED-NEXT: return
 // AUTO-LABEL: func.func @horizon
 // AUTO-SAME: attributes {ddp.compute_predicted_step_us
@@ -94,11 +95,11 @@ func.func @horizon(%dy: tensor<1024x1024xbf16>, %x: tensor<1024x1024xbf16>, %w: 
 
 // Held back, layer 1's wgrad keeps its 128 MiB input live through layer 0's
 // backward (512 MiB at once against 400 in place); under a cap of 0.45 GiB
-// nothing moves.
+// nothing moves. Layer 0's fills the same wait but nothing passed it.
 // DELAYED-LABEL: func.func @capped
 // DELAYED: ddp.all_reduce sum {{.*}} async
 // DELAYED-NEXT: ddp.gemm wgrad {{.*}} layer 1 {ddp.delayed_wgrad}
-// DELAYED-NEXT: ddp.gemm wgrad {{.*}} layer 0 {ddp.delayed_wgrad}
+// DELAYED-NEXT: ddp.gemm wgrad {{.*}} layer 0 :
 // DELAYED-NEXT: ddp.wait
 // CAPPED-LABEL: func.func @capped
 // CAPPED-NEXT: ddp.compute "layernorm"
@@ -143,4 +144,36 @@ func.func @across_programs(%dy: tensor<1024x1024xbf16>, %x: tensor<1024x1024xbf1
   %d0 = ddp.gemm dgrad %d1, %w layer 1 : tensor<1024x1024xbf16>, tensor<1024x1024xbf16> -> tensor<1024x1024xbf16>
   %g0 = ddp.gemm wgrad %d1 transposed, %x layer 1 {ddp.task = "W0.0"} : tensor<1024x1024xbf16>, tensor<1024x1024xbf16> -> tensor<1024x1024xbf16>
   return %s, %g0 : tensor<1024x1024xbf16>, tensor<1024x1024xbf16>
+}
+
+// -----
+
+// A wait on a join of a held reduction and others holds with it, and so do
+// the readers of every result it covers, including one whose collective
+// was not held (%r0): none is read before the wait.
+// DELAYED-LABEL: func.func @join_covers
+// DELAYED-NEXT: %[[D1:.*]] = ddp.gemm dgrad
+// DELAYED-NEXT: %[[R0:.*]], %[[T0:.*]] = ddp.all_reduce sum %[[D1]] over @world[tp] async
+// DELAYED-NEXT: %[[G2:.*]] = ddp.gemm wgrad {{.*}} layer 2 {ddp.delayed_wgrad}
+// DELAYED-NEXT: %[[R2:.*]], %[[T2:.*]] = ddp.all_reduce sum %[[G2]] over @world[dp] async
+// DELAYED-NEXT: %[[G1:.*]] = ddp.gemm wgrad {{.*}} layer 1 :
+// DELAYED-NEXT: %[[R1:.*]], %[[T1:.*]] = ddp.all_reduce sum %[[G1]] over @world[dp] async
+// DELAYED-NEXT: %[[J:.*]] = ddp.join %[[T2]], %[[T1]], %[[T0]]
+// DELAYED-NEXT: ddp.wait %[[J]]
+// DELAYED-NEXT: ddp.scale %[[R2]]
+// DELAYED-NEXT: ddp.scale %[[R0]]
+// DELAYED-NEXT: return
+ddp.mesh @world(dp = 2, tp = 2)
+func.func @join_covers(%dy: tensor<1024x1024xbf16>, %x: tensor<1024x1024xbf16>, %w: tensor<1024x1024xbf16>) -> (tensor<1024x1024xbf16>, tensor<1024x1024xbf16>, tensor<1024x1024xbf16>) {
+  %g2 = ddp.gemm wgrad %dy transposed, %x layer 2 : tensor<1024x1024xbf16>, tensor<1024x1024xbf16> -> tensor<1024x1024xbf16>
+  %r2, %t2 = ddp.all_reduce sum %g2 over @world[dp] async : tensor<1024x1024xbf16>
+  %d1 = ddp.gemm dgrad %dy, %w layer 1 : tensor<1024x1024xbf16>, tensor<1024x1024xbf16> -> tensor<1024x1024xbf16>
+  %r0, %t0 = ddp.all_reduce sum %d1 over @world[tp] async : tensor<1024x1024xbf16>
+  %g1 = ddp.gemm wgrad %dy transposed, %x layer 1 : tensor<1024x1024xbf16>, tensor<1024x1024xbf16> -> tensor<1024x1024xbf16>
+  %r1, %t1 = ddp.all_reduce sum %g1 over @world[dp] async : tensor<1024x1024xbf16>
+  %j = ddp.join %t2, %t1, %t0
+  ddp.wait %j
+  %u = ddp.scale %r2 by 5.000000e-01 : tensor<1024x1024xbf16>
+  %v = ddp.scale %r0 by 5.000000e-01 : tensor<1024x1024xbf16>
+  return %u, %r1, %v : tensor<1024x1024xbf16>, tensor<1024x1024xbf16>, tensor<1024x1024xbf16>
 }

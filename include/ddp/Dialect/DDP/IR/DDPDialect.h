@@ -53,6 +53,7 @@ bool isDelayedWgrad(mlir::Operation *op);
 void setDelayedWgrad(mlir::Operation *op);
 std::optional<double> getComputePredictedStepUs(mlir::Operation *op);
 void setComputePredictedStepUs(mlir::Operation *op, double microseconds);
+void setBatchSplit(mlir::Operation *func, int64_t count);
 
 /// The pipeline rank whose step a function is (`ddp.pipeline_stage`).
 std::optional<int64_t> getPipelineStage(mlir::Operation *func);

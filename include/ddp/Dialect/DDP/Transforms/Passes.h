@@ -57,6 +57,10 @@ llvm::Error checkAssignBucketsOptions(const AssignBucketsOptions &options);
 llvm::Error
 checkAssignBucketsOptionValues(const AssignBucketsOptions &options);
 
+/// ddp-schedule-compute's memory-cap-gib: a number of GiB from 0 (no cap)
+/// to 8e9. ddp-schedule reports it where its options are parsed.
+llvm::Error checkMemoryCapGib(double gib);
+
 #define GEN_PASS_REGISTRATION
 #include "ddp/Dialect/DDP/Transforms/Passes.h.inc"
 

@@ -511,8 +511,8 @@ def OverlapTpComm : Pass<"ddp-overlap-tp-comm", "mlir::func::FuncOp"> {
 def ScheduleCompute : Pass<"ddp-schedule-compute", "mlir::func::FuncOp"> {
   let summary = "run weight-gradient GEMMs where the compute stream would wait for a collective";
   let description = [{
-    A list scheduler on the simulator's clock (docs/Scheduling.md, "Delayed
-    weight gradients"). A layer's wgrad GEMMs depend on nothing the
+    A list scheduler on the simulator's clock (docs/ComputeScheduling.md,
+    "Delayed weight gradients"). A layer's wgrad GEMMs depend on nothing the
     backward computes after them, so they can run beside a later
     collective: Megatron's `delay_wgrad_compute` and the B/W split of
     zero-bubble pipelines. The pass walks the step in block order and holds
@@ -580,6 +580,66 @@ def ScheduleCompute : Pass<"ddp-schedule-compute", "mlir::func::FuncOp"> {
               "KiB of tensors live at once in the chosen order">,
     Statistic<"inPlaceLivePeakKiB", "in-place-live-peak-kib",
               "KiB of tensors live at once in the order as it was">,
+  ];
+}
+
+def SplitBatch : Pass<"ddp-split-batch", "mlir::ModuleOp"> {
+  let summary = "split each layer's row-wise forward into slices whose collectives overlap each other (Domino)";
+  let description = [{
+    Domino's idea (Wang et al., *Domino: Eliminating Communication in LLM
+    Training via Generic Tensor Slicing and Overlapping*, 2024) on the
+    forward pass. Between one layer's attention and the next, every op works
+    row by row (token by token): the projections, the bias, dropout and
+    residual adds, the norms, the MLP, and their tensor-parallel
+    collectives. Each such span (a run of forward GEMMs, row-wise
+    `ddp.compute` kernels and synchronous tensor-parallel all-reduces,
+    reduce-scatters and all-gathers, in one pipeline task) is split into N
+    row slices. Each slice's collectives are issued asynchronously and the
+    slices interleaved, each slice up to its next collective, so that one
+    slice's collective runs beside the next slice's compute:
+
+    ```mlir
+    // batch-split=2: the proj all-reduce of slice 0 runs beside slice 1's
+    // projection, slice 1's beside slice 0's MLP
+    %p0 = ddp.gemm fwd %a0, %w transposed layer 0 : ...
+    %r0, %t0 = ddp.all_reduce sum %p0 over @world[tp] async : ...
+    %p1 = ddp.gemm fwd %a1, %w transposed layer 0 : ...
+    %r1, %t1 = ddp.all_reduce sum %p1 over @world[tp] async : ...
+    ddp.wait %t0
+    %h0 = ddp.compute "bias_dropout_add"(%r0, %b, %x0) ...
+    ```
+
+    Under sequence parallelism a slice of the residual stream is a
+    contiguous range of the rank's rows, and a slice of a gathered tensor
+    holds that range of every rank's rows (`ddp.chunk ... interleave n`),
+    as ddp-overlap-tp-comm's pipelined chunks do. What the ops after a span
+    read (the attention, the backward) is the slices stacked back
+    (`ddp.concat`), the tensor they read before: each row is computed by
+    the same kernel on the same values, so the step is bitwise the same.
+
+    A kernel that mixes rows (the attention, the embedding, the loss, the
+    router and the experts) ends a span, as does a row-wise kernel whose
+    operands the runtime's stand-in does not read row by row
+    (docs/RationaleDDP.md). A count the rows do not allow leaves the span
+    whole. `batch-split=auto` prices 1 to 4 by simulating the step split
+    each way and keeps the fastest; the count is recorded on the function
+    as `ddp.batch_split`. Run it before ddp-overlap-tp-comm, which then
+    schedules the collectives left synchronous (the backward's).
+  }];
+  let options = [
+    Option<"batchSplit", "batch-split", "::ddp::TpCommNumSplits",
+           /*default=*/"::ddp::TpCommNumSplits::get(1)",
+           "Row slices per span: a positive number (1: leave the step), or "
+           "auto (the cost model picks)">,
+    Option<"hardware", "hw", "std::string", /*default=*/"\"h100-sxm-ib400\"",
+           "Hardware profile that prices the step (built-in name or JSON "
+           "file)">,
+    Option<"dataParallelSize", "dp", "int64_t", /*default=*/"0",
+           "Data-parallel size to price the step at (0: the mesh's)">,
+  ];
+  let statistics = [
+    Statistic<"numSpansSplit", "spans-split",
+              "Spans split into row slices">,
   ];
 }
 
