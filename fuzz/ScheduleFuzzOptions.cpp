@@ -107,6 +107,8 @@ ArrayRef<FuzzedOption> ddp::fuzz::getFuzzedOptions() {
       // ddp-schedule-compute (last, for the same reason).
       {"wgrad-schedule", {"delayed", "auto", "in-place"}},
       {"memory-cap-gib", {"0.001", "64", "0", "-1", "nan", "1e300"}},
+      // ddp-split-batch (last, for the same reason).
+      {"batch-split", {"2", "3", "auto", "1", "4096"}},
   };
   return options;
 }
@@ -145,6 +147,7 @@ ArrayRef<PassAlone> ddp::fuzz::getPassesFuzzedAlone() {
       {"ddp-print-pipeline-schedule", false},
       {"ddp-extract-pipeline-stage", false},
       {"ddp-schedule-compute", true},
+      {"ddp-split-batch", false},
   };
   return passes;
 }

@@ -193,6 +193,10 @@ bool SplitBatchPass::isSplittable(const Span &span, Operation *op) const {
   std::optional<int64_t> out = sliced(op->getResult(0));
   if (!in || !out)
     return false;
+  // An interleaved chunk of a tensor made before the span is a view only a
+  // GEMM's lhs reads.
+  if (*in > 1 && !span.isInside(collective.getPayload()))
+    return false;
   if (isa<ReduceScatterOp>(op))
     return *in > 1 && *out == 1;
   if (isa<AllGatherOp>(op))
