@@ -17,14 +17,16 @@ at data-parallel sizes 8 and 64, the simulated step time of:
   ddp      the same with tp-comm-num-splits=auto: each GEMM's split count
            from the cost model; its predicted step time (the step attribute
            ddp.tp_comm_predicted_step_us) is checked against the simulation
-  delayed  ddp with every layer's weight-gradient GEMMs held back into the
-           waits after them (ddp-schedule-compute wgrad-schedule=delayed)
-  auto     ddp with wgrad-schedule=auto: held back in the layers where the
-           cost model finds it ends the step sooner; its prediction
-           (ddp.compute_predicted_step_us) is checked against the simulation
+  wgrad    ddp with the layers' weight-gradient GEMMs held back into the
+           waits after them where the cost model finds it ends the step
+           sooner (ddp-schedule-compute wgrad-schedule=auto)
+  split    ddp with Domino's batch split of the forward's row-wise spans
+           (ddp-split-batch batch-split=auto)
+  auto     ddp with both; its prediction (ddp.compute_predicted_step_us)
+           is checked against the simulation
   bound    the simulator's lower bound of the unscheduled step
 
-and the exposed tensor-parallel communication of `none`, `ddp` and `auto` as a share
+and the exposed tensor-parallel communication of `none`, `TE`, `ddp` and `auto` as a share
 of their step: the time the compute stream waits while a tensor-parallel
 collective is in flight (from the simulator's Chrome trace). Also the time
 ddp-opt takes for --ddp-schedule="policy=auto tp-comm-overlap=true" on
@@ -67,10 +69,12 @@ COLUMNS = [
     ("TE", "policy=megatron tp-comm-overlap=true tp-comm-num-splits=4"),
     ("ddp", "policy=megatron tp-comm-overlap=true tp-comm-num-splits=auto "
             "hw={hw}"),
-    ("delayed", "policy=megatron tp-comm-overlap=true "
-                "tp-comm-num-splits=auto hw={hw} wgrad-schedule=delayed"),
+    ("wgrad", "policy=megatron tp-comm-overlap=true "
+              "tp-comm-num-splits=auto hw={hw} wgrad-schedule=auto"),
+    ("split", "policy=megatron tp-comm-overlap=true "
+              "tp-comm-num-splits=auto hw={hw} batch-split=auto"),
     ("auto", "policy=megatron tp-comm-overlap=true tp-comm-num-splits=auto "
-             "hw={hw} wgrad-schedule=auto"),
+             "hw={hw} wgrad-schedule=auto batch-split=auto"),
 ]
 
 
@@ -149,7 +153,7 @@ def main():
                                     f"{preset} {hw} dp={dp}")
                     if times["ddp"] > times["TE"] * (1 + 1e-9):
                         misses.append(f"ddp > TE on {preset} {hw} dp={dp}")
-                    for single in ["ddp", "delayed"]:
+                    for single in ["ddp", "wgrad", "split"]:
                         if times["auto"] > times[single] * (1 + 1e-9):
                             misses.append(f"auto > {single} on {preset} {hw} "
                                           f"dp={dp}")
@@ -176,24 +180,27 @@ def main():
         start = time.monotonic()
         subprocess.run([DDP_OPT, step, "-o", "/dev/null",
                         "--ddp-schedule=policy=auto tp-comm-overlap=true "
-                        "wgrad-schedule=auto"], check=True)
+                        "wgrad-schedule=auto batch-split=auto "
+                        "use-distributed-optimizer=true "
+                        "overlap-param-gather=true"], check=True)
         wgrad_seconds = time.monotonic() - start
     wall = time.monotonic() - started
 
     lines = [
         "| preset | hardware | dp | (a) none | (b) TE | (c) ddp "
-        "| (e) delayed | (f) auto | (d) bound "
-        "| (c)/(a) | (f)/(b) | (f)/(d) | exposed TP (a) | exposed TP (c) "
-        "| exposed TP (f) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        "| (e) wgrad | (g) split | (f) auto | (d) bound "
+        "| (c)/(a) | (f)/(b) | (f)/(d) | exposed TP (a) | exposed TP (b) "
+        "| exposed TP (c) | exposed TP (f) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for preset, hw, dp, times, exposed, bound in rows:
         cells = [f"{times[name]:.2f}"
-                 for name in ["none", "TE", "ddp", "delayed", "auto"]]
+                 for name in ["none", "TE", "ddp", "wgrad", "split", "auto"]]
         cells.append(f"{bound['value']:.2f} ({bound['binding']})")
         cells.append(f"{times['ddp'] / times['none']:.3f}")
         cells.append(f"{times['auto'] / times['TE']:.3f}")
         cells.append(f"{times['auto'] / bound['value']:.3f}")
         cells.append(f"{100 * exposed['none'] / times['none']:.1f}%")
+        cells.append(f"{100 * exposed['TE'] / times['TE']:.1f}%")
         cells.append(f"{100 * exposed['ddp'] / times['ddp']:.1f}%")
         cells.append(f"{100 * exposed['auto'] / times['auto']:.1f}%")
         lines.append(f"| {preset} | {hw} | {dp} | " + " | ".join(cells) + " |")
@@ -204,7 +211,8 @@ def main():
         f"{schedule_seconds:.2f} s with policy=auto tp-comm-overlap=true, "
         f"{tp_seconds:.2f} s with policy=megatron tp-comm-overlap=true, "
         f"{wgrad_seconds:.2f} s with policy=auto tp-comm-overlap=true "
-        "wgrad-schedule=auto.\n")
+        "wgrad-schedule=auto batch-split=auto use-distributed-optimizer=true "
+        "overlap-param-gather=true.\n")
     if misses:
         summary += "\nTargets missed: " + "; ".join(misses) + ".\n"
     print("\n".join(lines) + summary)

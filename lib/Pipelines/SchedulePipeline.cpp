@@ -234,8 +234,11 @@ llvm::Error ddp::parseGivenScheduleOptions(StringRef text,
 }
 
 /// Adds the passes `options` ask for.
-static void addSchedulePasses(OpPassManager &pm,
-                              const SchedulePipelineOptions &options) {
+/// The passes up to the data-parallel schedule, which no option of the
+/// compute schedule (batch-split, the tensor-parallel overlap, the delayed
+/// weight gradients) changes.
+static void addDataParallelPasses(OpPassManager &pm,
+                                  const SchedulePipelineOptions &options) {
   // First: a pipelined step becomes one program per pipeline rank, and
   // the passes below schedule each rank's program.
   pm.addPass(createPipelineStages(getPipelineStagesPassOptions(options)));
@@ -270,6 +273,12 @@ static void addSchedulePasses(OpPassManager &pm,
   if (options.overlapParamGather)
     pm.addNestedPass<func::FuncOp>(
         createOverlapParamGather(getOverlapParamGatherPassOptions(options)));
+}
+
+/// The passes after addDataParallelPasses: the compute schedule, and the
+/// order check.
+static void addComputePasses(OpPassManager &pm,
+                             const SchedulePipelineOptions &options) {
   // Before the tensor-parallel overlap, which then takes the collectives
   // the slices leave synchronous (the backward's).
   if (options.batchSplit != TpCommNumSplits::get(1))
@@ -285,6 +294,13 @@ static void addSchedulePasses(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(
         createScheduleCompute(getScheduleComputePassOptions(options)));
   pm.addPass(createVerifyCollectiveOrder());
+}
+
+/// Adds the passes `options` ask for.
+static void addSchedulePasses(OpPassManager &pm,
+                              const SchedulePipelineOptions &options) {
+  addDataParallelPasses(pm, options);
+  addComputePasses(pm, options);
 }
 
 namespace {
@@ -466,10 +482,11 @@ private:
 
   /// batch-split=auto: ddp-split-batch prices its counts on the step before
   /// the passes after it (the tensor-parallel overlap, the delayed weight
-  /// gradients); so the step it splits and the step left whole are both
-  /// scheduled with every other decision and simulated, and the faster
-  /// becomes the module (the function records the count,
-  /// `ddp.batch_split`). True when the module is then scheduled.
+  /// gradients). So the data-parallel schedule, which no count changes,
+  /// runs once; then the rest runs on two copies, one split as the pass
+  /// chooses and one left whole, each is simulated, and the faster becomes
+  /// the module (the function records the count, `ddp.batch_split`). True
+  /// when the module is then scheduled.
   FailureOr<bool> chooseBatchSplit(SchedulePipelineOptions &options) {
     if (!options.batchSplit.getValue().isAuto())
       return false;
@@ -479,8 +496,11 @@ private:
         options.dataParallelSize.getValue(), options.moeImbalance.getValue());
     if (failed(pricing))
       return failure();
+    OpPassManager dataParallel(ModuleOp::getOperationName());
+    addDataParallelPasses(dataParallel, options);
+    if (failed(runPipeline(dataParallel, module)))
+      return failure();
     ModuleOp best;
-    bool bestSplits = false;
     double bestTime = 0;
     for (bool split : {false, true}) {
       ModuleOp candidate = createCandidateModule(module);
@@ -488,17 +508,16 @@ private:
       candidateOptions.copyOptionValuesFrom(options);
       if (!split)
         candidateOptions.batchSplit = TpCommNumSplits::get(1);
-      candidateOptions.printBucketLayout = "";
-      OpPassManager pm(ModuleOp::getOperationName());
-      addSchedulePasses(pm, candidateOptions);
+      OpPassManager compute(ModuleOp::getOperationName());
+      addComputePasses(compute, candidateOptions);
       // The candidates' errors are not the user's: one that fails is not
-      // chosen; if both do, the schedule that runs reports why.
+      // chosen; if both do, the schedule runs again to report why.
       std::optional<double> time;
       {
         ScopedDiagnosticHandler quiet(&getContext(),
                                       [](Diagnostic &) { return success(); });
         FailureOr<func::FuncOp> step = failure();
-        if (succeeded(runPipeline(pm, candidate)))
+        if (succeeded(runPipeline(compute, candidate)))
           step = sim::findStepToSimulate(candidate, "");
         if (succeeded(step))
           if (FailureOr<sim::SimResult> result =
@@ -513,18 +532,14 @@ private:
       if (best)
         best.erase();
       best = candidate;
-      bestSplits = split;
       bestTime = *time;
     }
-    if (!best)
-      return false;
-    if (!bestSplits)
-      options.batchSplit = TpCommNumSplits::get(1);
-    // A layout to print is printed by the schedule that runs (ddp-split-batch
-    // chooses the same again).
-    if (!options.printBucketLayout.empty()) {
-      best.erase();
-      return false;
+    if (!best) {
+      OpPassManager compute(ModuleOp::getOperationName());
+      addComputePasses(compute, options);
+      if (failed(runPipeline(compute, module)))
+        return failure();
+      return true;
     }
     // The faster candidate's ops and attributes become the module's.
     SmallVector<Operation *> old;
