@@ -411,6 +411,14 @@ public:
     }
     if (failed(chooseMoEOverlap(options)) || failed(chooseDelayWgrad(options)))
       return signalPassFailure();
+    // policy=auto makes the compute schedule's choices too, unless given or
+    // recorded: each is kept only where it ends the simulated step sooner.
+    if (options.policy == BucketPolicy::Auto) {
+      if (!isGivenOrRecorded("wgrad-schedule"))
+        options.wgradSchedule = WgradSchedule::Auto;
+      if (!isGivenOrRecorded("batch-split"))
+        options.batchSplit = TpCommNumSplits::getAuto();
+    }
     FailureOr<bool> chosen = choosePipelineLayouts(options);
     if (failed(chosen))
       return signalPassFailure();

@@ -189,8 +189,11 @@ TEST_F(SchedulePipelineTest, AutoPredictsTheSimulatedStepTime) {
               "grad-reduce-in-fp32=true",
               " use-distributed-optimizer=true overlap-param-gather=true "
               "align-param-gather=true"}) {
+          // The compute schedule's choices, which policy=auto also makes,
+          // pinned: the buckets' prediction is the data-parallel step's.
           std::string options =
-              ("policy=auto hw=" + hw + " dp=" + std::to_string(dp) + extra)
+              ("policy=auto wgrad-schedule=in-place batch-split=1 hw=" + hw +
+               " dp=" + std::to_string(dp) + extra)
                   .str();
           SCOPED_TRACE(input.str() + ": " + options);
           OwningOpRef<ModuleOp> module =
@@ -241,8 +244,8 @@ TEST_F(SchedulePipelineTest, TpCommOverlapPredictsTheSimulatedStepTime) {
                       Shape{"llama2-70b", 1, 8, true, true}}) {
     for (StringRef hw : {"h100-sxm-ib400", "a100-sxm-ib200"}) {
       for (StringRef extra :
-           {"", " policy=auto", " use-distributed-optimizer=true "
-                                "overlap-param-gather=true"}) {
+           {"", " policy=auto wgrad-schedule=in-place batch-split=1",
+            " use-distributed-optimizer=true overlap-param-gather=true"}) {
         std::string options =
             ("tp-comm-overlap=true dp=8 hw=" + hw + extra).str();
         SCOPED_TRACE(shape.preset.str() + " tp " + std::to_string(shape.tp) +
@@ -281,6 +284,52 @@ TEST_F(SchedulePipelineTest, TpCommOverlapPredictsTheSimulatedStepTime) {
   }
 }
 
+TEST_F(SchedulePipelineTest, AutoComputeChoicesPredictTheSimulatedStepTime) {
+  // policy=auto also chooses the batch split and the delayed weight
+  // gradients (docs/ComputeScheduling.md). The last pass records the step
+  // time it chose on, which the simulation of the result reproduces; and
+  // the step is never slower than with either choice pinned off.
+  struct Shape {
+    StringRef preset;
+    int64_t numLayers, tp;
+    bool sequenceParallel;
+  };
+  for (Shape shape : {Shape{"tiny", 2, 2, true}, Shape{"tiny", 2, 2, false},
+                      Shape{"gpt-8.3b", 2, 8, false},
+                      Shape{"llama2-70b", 1, 8, true}}) {
+    for (StringRef hw : {"h100-sxm-ib400", "a100-sxm-ib200"}) {
+      std::string options =
+          ("policy=auto tp-comm-overlap=true dp=8 hw=" + hw).str();
+      SCOPED_TRACE(shape.preset.str() + " tp " + std::to_string(shape.tp) +
+                   (shape.sequenceParallel ? " sp: " : ": ") + options);
+      const ModelPreset *preset = lookupModelPreset(shape.preset);
+      ASSERT_TRUE(preset);
+      ModelConfig config = preset->config;
+      config.numLayers = shape.numLayers;
+      config.tensorModelParallelSize = shape.tp;
+      config.sequenceParallel = shape.sequenceParallel;
+      config.dataParallelSize = 2;
+      OwningOpRef<ModuleOp> module = importModel(context, config);
+      ASSERT_TRUE(module);
+      ASSERT_TRUE(succeeded(schedule(*module, options)));
+      std::optional<double> predicted =
+          getComputePredictedStepUs(getStep(*module));
+      ASSERT_TRUE(predicted);
+      double simulated = simulate(*module, hw, 8);
+      EXPECT_NEAR(*predicted * 1e-6, simulated, 1e-9 * simulated);
+      EXPECT_EQ(unmodeledOps(*module, hw, 8), "");
+      for (StringRef pinned :
+           {" wgrad-schedule=in-place", " batch-split=1",
+            " wgrad-schedule=in-place batch-split=1"}) {
+        OwningOpRef<ModuleOp> other = importModel(context, config);
+        ASSERT_TRUE(succeeded(schedule(*other, options + pinned.str())));
+        EXPECT_LE(simulated, simulate(*other, hw, 8) * (1 + 1e-12))
+            << pinned.str();
+      }
+    }
+  }
+}
+
 TEST_F(SchedulePipelineTest, AutoPredictsTheSimulatedStepTimeWithInstances) {
   // Each bucket reduce-scattered within an instance of dp/k ranks, the shard
   // all-reduced across the k instances on its own stream, the all-gathers
@@ -307,7 +356,10 @@ TEST_F(SchedulePipelineTest, AutoPredictsTheSimulatedStepTimeWithInstances) {
                           "num-distributed-optimizer-instances={1}{2}",
                           c.dp, c.numInstances, extra)
                 .str();
-        std::string options = ("policy=auto hw=" + hw + common).str();
+        std::string options =
+            ("policy=auto wgrad-schedule=in-place batch-split=1 hw=" + hw +
+             common)
+                .str();
         SCOPED_TRACE(llvm::formatv("{0} (layers: {1}, 0 for all) on dp {2}: "
                                    "{3}",
                                    c.preset, c.numLayers, c.meshDp, options)
