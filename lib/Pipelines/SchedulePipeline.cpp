@@ -409,16 +409,17 @@ public:
           << "' records options that ddp-schedule rejects: " << reason;
       return signalPassFailure();
     }
-    if (failed(chooseMoEOverlap(options)) || failed(chooseDelayWgrad(options)))
-      return signalPassFailure();
     // policy=auto makes the compute schedule's choices too, unless given or
     // recorded: each is kept only where it ends the simulated step sooner.
+    // First, so that the choices below are priced with them.
     if (options.policy == BucketPolicy::Auto) {
       if (!isGivenOrRecorded("wgrad-schedule"))
         options.wgradSchedule = WgradSchedule::Auto;
       if (!isGivenOrRecorded("batch-split"))
         options.batchSplit = TpCommNumSplits::getAuto();
     }
+    if (failed(chooseMoEOverlap(options)) || failed(chooseDelayWgrad(options)))
+      return signalPassFailure();
     FailureOr<bool> chosen = choosePipelineLayouts(options);
     if (failed(chosen))
       return signalPassFailure();
@@ -499,6 +500,17 @@ private:
     if (!options.batchSplit.getValue().isAuto())
       return false;
     ModuleOp module = getOperation();
+    // A pipelined step's candidates would be priced rank by rank with the
+    // other ranks' programs; the count is the pass's own choice there
+    // (docs/ComputeScheduling.md).
+    bool pipelined = module
+                         .walk([](Operation *op) {
+                           return getPipelineStage(op) ? WalkResult::interrupt()
+                                                       : WalkResult::advance();
+                         })
+                         .wasInterrupted();
+    if (pipelined)
+      return false;
     FailureOr<CandidatePricing> pricing = getCandidatePricing(
         module, options.hardware.getValue(),
         options.dataParallelSize.getValue(), options.moeImbalance.getValue());

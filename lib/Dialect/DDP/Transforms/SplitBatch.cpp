@@ -17,6 +17,7 @@
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/IR/MeshAxes.h"
 #include "ddp/Dialect/DDP/IR/MeshLookup.h"
+#include "ddp/Dialect/DDP/IR/TensorBytes.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 #include "ddp/Sim/Simulator.h"
 #include "ddp/Timing/HardwareProfile.h"
@@ -158,12 +159,16 @@ private:
 bool SplitBatchPass::isSplittable(const Span &span, Operation *op) const {
   auto sliced = [&](Value value) { return span.getInterleave(value); };
   if (auto gemm = dyn_cast<GemmOp>(op))
-    // An interleaved chunk is a view only a GEMM's lhs can read.
-    return sliced(gemm.getLhs()).has_value();
+    // A weight made in the span (an attention written as GEMMs) would be
+    // sliced with the rows; a count the user pinned for ddp-overlap-tp-comm
+    // is the user's decision on this GEMM as it is.
+    return sliced(gemm.getLhs()).has_value() &&
+           !span.isInside(gemm.getRhs()) &&
+           !op->hasAttr(DDPDialect::TpCommSplitsAttrHelper::getNameStr());
   if (auto compute = dyn_cast<ComputeOp>(op)) {
     auto result = cast<RankedTensorType>(compute->getResult(0).getType());
     std::optional<int64_t> mode = sliced(compute->getResult(0));
-    if (!mode)
+    if (!mode || result.getDimSize(0) == 0)
       return false;
     int64_t width = result.getNumElements() / result.getDimSize(0);
     for (Value operand : compute.getInputs()) {
@@ -181,9 +186,10 @@ bool SplitBatchPass::isSplittable(const Span &span, Operation *op) const {
         continue;
       }
       // A broadcast operand (a bias, a norm's weight): element i mod its
-      // size, the same in every slice when its size divides a row.
+      // size, the same in every slice when its size divides a row; read
+      // whole by every slice, so not one the span makes.
       int64_t size = type.getNumElements();
-      if (size == 0 || width % size != 0)
+      if (size == 0 || width % size != 0 || span.isInside(operand))
         return false;
     }
     return true;
@@ -243,12 +249,13 @@ SmallVector<Span> SplitBatchPass::findSpans(func::FuncOp step) {
   // Each run, cut where an op cannot be split in it.
   for (auto [run, runLast] : llvm::zip(runs, lasts)) {
     SmallVector<Operation *> pending(run.begin(), run.end());
-    while (!pending.empty()) {
+    // The rows and the interleave of a span of `ops`.
+    auto describe = [&](ArrayRef<Operation *> ops) {
       Span span;
-      span.ops = pending;
-      span.members.insert(pending.begin(), pending.end());
+      span.ops.assign(ops.begin(), ops.end());
+      span.members.insert(ops.begin(), ops.end());
       int64_t minRows = std::numeric_limits<int64_t>::max();
-      for (Operation *op : span.ops) {
+      for (Operation *op : ops) {
         for (Value value : op->getResults())
           if (std::optional<int64_t> rows = getRows(value))
             minRows = std::min(minRows, *rows);
@@ -259,20 +266,33 @@ SmallVector<Span> SplitBatchPass::findSpans(func::FuncOp step) {
               collective.getAxesAttr());
       }
       span.shardRows = minRows;
+      return span;
+    };
+    auto firstUnsplittable = [&](const Span &span) {
       size_t bad = 0;
       while (bad < span.ops.size() && isSplittable(span, span.ops[bad]))
         ++bad;
+      return bad;
+    };
+    while (!pending.empty()) {
+      Span span = describe(pending);
+      size_t bad = firstUnsplittable(span);
       SmallVector<Operation *> rest;
       bool cut = bad < span.ops.size();
       if (cut) {
         rest.assign(span.ops.begin() + bad + 1, span.ops.end());
-        span.ops.resize(bad);
-        span.members.clear();
-        span.members.insert(span.ops.begin(), span.ops.end());
-        // Splittability depended on the ops left out; check what remains.
-        if (!llvm::all_of(span.ops,
-                          [&](Operation *op) { return isSplittable(span, op); }))
-          span.ops.clear();
+        // The part before the cut, described alone, until every op of it
+        // can be split.
+        SmallVector<Operation *> part(span.ops.begin(), span.ops.begin() + bad);
+        while (!part.empty()) {
+          span = describe(part);
+          size_t partBad = firstUnsplittable(span);
+          if (partBad == part.size())
+            break;
+          part.resize(partBad);
+        }
+        if (part.empty())
+          span = describe({});
       }
       // Cut, the slices go before the op that ends the part; whole, after
       // the parameter reads that end the run.
@@ -280,10 +300,13 @@ SmallVector<Span> SplitBatchPass::findSpans(func::FuncOp step) {
       bool hasCollective = llvm::any_of(span.ops, [](Operation *op) {
         return isa<CollectiveOpInterface>(op);
       });
-      bool hasCompute = llvm::any_of(span.ops, [](Operation *op) {
-        return !isa<CollectiveOpInterface>(op);
+      // The forward's: the backward's runs (a gradient's add and the
+      // all-gather of the next dgrad's input) hold no forward GEMM, and
+      // ddp-overlap-tp-comm pipelines those all-gathers with their GEMM.
+      bool hasForwardGemm = llvm::any_of(span.ops, [](Operation *op) {
+        return isa<GemmOp>(op);
       });
-      if (hasCollective && hasCompute)
+      if (hasCollective && hasForwardGemm)
         spans.push_back(std::move(span));
       pending = std::move(rest);
     }
@@ -297,7 +320,9 @@ bool SplitBatchPass::allows(const Span &span, int64_t count) const {
       std::optional<int64_t> mode = span.getInterleave(value);
       if (!mode)
         continue;
-      if (*getRows(value) % (count * *mode) != 0)
+      // The rows bound the count first, so the product cannot wrap.
+      int64_t rows = *getRows(value);
+      if (count > rows || rows % (count * *mode) != 0)
         return false;
     }
   return true;
@@ -343,12 +368,20 @@ void SplitBatchPass::rewrite(Span &span, int64_t count) {
       for (Value result : clone->getResults())
         if (std::optional<int64_t> rows = getRows(result))
           result.setType(withRows(result.getType(), *rows / count));
-      clone->removeAttr(DDPDialect::TpCommSplitsAttrHelper::getNameStr());
       if (auto compute = dyn_cast<ComputeOp>(clone)) {
+        // Each slice moves its rows and reads the broadcast operands (a
+        // bias, a norm's weight) whole.
+        double broadcast = 0;
+        llvm::SmallVector<unsigned> rowOperands = getSlicedOperands(op);
+        for (auto [index, operand] : llvm::enumerate(op->getOperands()))
+          if (!llvm::is_contained(rowOperands, index))
+            broadcast += getTensorBytes(operand);
+        double bytes = compute.getBytes().convertToDouble();
+        broadcast = std::min(broadcast, bytes);
         compute.setFlopsAttr(builder.getF64FloatAttr(
             compute.getFlops().convertToDouble() / count));
-        compute.setBytesAttr(builder.getF64FloatAttr(
-            compute.getBytes().convertToDouble() / count));
+        compute.setBytesAttr(
+            builder.getF64FloatAttr((bytes - broadcast) / count + broadcast));
       }
       if (isa<CollectiveOpInterface>(clone)) {
         Operation *async = createAsyncCollective(builder, clone);

@@ -13,7 +13,9 @@
 // Without sequence parallelism: the projection and its all-reduce, then the
 // residual add, in 2 row slices. Slice 0's all-reduce runs beside slice 1's
 // GEMM; each slice waits for its own right before reading it. The attention
-// (which mixes rows) and the return read the slices stacked back.
+// (which mixes rows) and the return read the slices stacked back. A slice
+// of a kernel does half its flops and moves half its rows' bytes, and reads
+// the 32-byte bias whole: (512 - 32) / 2 + 32 = 272 bytes.
 // CHECK-LABEL: func.func @allreduce
 // CHECK-SAME: attributes {ddp.batch_split = 2 : i64}
 // CHECK-NEXT: %[[W:.*]] = ddp.get_param @proj
@@ -26,7 +28,7 @@
 // CHECK-NEXT: %[[R1:.*]], %[[T1:.*]] = ddp.all_reduce sum %[[P1]] over @world[tp] async
 // CHECK-NEXT: %[[X0:.*]] = ddp.chunk %arg1[0 of 2] : tensor<8x8xf32> -> tensor<4x8xf32>
 // CHECK-NEXT: ddp.wait %[[T0]]
-// CHECK-NEXT: %[[H0:.*]] = ddp.compute "bias_dropout_add"(%[[R0]], %[[B]], %[[X0]]) flops 64.0 bytes 256.0 layer 0
+// CHECK-NEXT: %[[H0:.*]] = ddp.compute "bias_dropout_add"(%[[R0]], %[[B]], %[[X0]]) flops 64.0 bytes 272.0 layer 0
 // CHECK-NEXT: %[[X1:.*]] = ddp.chunk %arg1[1 of 2]
 // CHECK-NEXT: ddp.wait %[[T1]]
 // CHECK-NEXT: %[[H1:.*]] = ddp.compute "bias_dropout_add"(%[[R1]], %[[B]], %[[X1]])
@@ -115,4 +117,34 @@ func.func @cut(%a: tensor<8x4xf32>, %w: tensor<16x4xf32>) -> tensor<8x8xf32> {
   %r = ddp.all_reduce sum %p over @world[tp] : tensor<8x16xf32>
   %s = ddp.compute "swiglu"(%r) flops 1.0 bytes 1.0 layer 0 : (tensor<8x16xf32>) -> tensor<8x8xf32>
   return %s : tensor<8x8xf32>
+}
+
+// -----
+
+// What is not split:
+// - a GEMM whose rhs the span makes (an attention written as GEMMs: its
+//   keys would be sliced with the rows): the span before it ends there;
+// - the backward's runs, a gradient's add and the all-gather of the next
+//   dgrad's input, which hold no forward GEMM (ddp-overlap-tp-comm
+//   pipelines that all-gather with its GEMM);
+// - a GEMM with a split count the user pinned for ddp-overlap-tp-comm.
+// CHECK-LABEL: func.func @not_split
+// CHECK: %[[K0:.*]], %{{.*}} = ddp.all_reduce sum %{{.*}} over @world[tp] async : tensor<4x8xf32>
+// CHECK: %[[K1:.*]], %{{.*}} = ddp.all_reduce sum %{{.*}} over @world[tp] async : tensor<4x8xf32>
+// CHECK: %[[K:.*]] = ddp.concat
+// CHECK-NEXT: ddp.gemm fwd %arg0, %[[K]] transposed : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+// CHECK-NEXT: ddp.compute "add"
+// CHECK-NEXT: ddp.all_gather %{{.*}} over @world[tp] : tensor<8x8xf32> -> tensor<16x8xf32>
+// CHECK-NEXT: ddp.gemm fwd %arg0, %arg1 transposed {ddp.tp_comm_splits = 2 : i64}
+// CHECK-NEXT: ddp.all_reduce sum %{{.*}} over @world[tp] : tensor<8x8xf32>
+ddp.mesh @world(tp = 2)
+func.func @not_split(%x: tensor<8x8xf32>, %wk: tensor<8x8xf32>, %g: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<16x8xf32>, tensor<8x8xf32>) {
+  %k = ddp.gemm fwd %x, %wk transposed : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %kr = ddp.all_reduce sum %k over @world[tp] : tensor<8x8xf32>
+  %s = ddp.gemm fwd %x, %kr transposed : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %d = ddp.compute "add"(%g, %g) flops 64.0 bytes 512.0 : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %a = ddp.all_gather %d over @world[tp] : tensor<8x8xf32> -> tensor<16x8xf32>
+  %p = ddp.gemm fwd %x, %wk transposed {ddp.tp_comm_splits = 2 : i64} : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %r = ddp.all_reduce sum %p over @world[tp] : tensor<8x8xf32>
+  return %s, %a, %r : tensor<8x8xf32>, tensor<16x8xf32>, tensor<8x8xf32>
 }
