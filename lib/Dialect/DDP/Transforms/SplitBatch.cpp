@@ -300,13 +300,15 @@ SmallVector<Span> SplitBatchPass::findSpans(func::FuncOp step) {
       bool hasCollective = llvm::any_of(span.ops, [](Operation *op) {
         return isa<CollectiveOpInterface>(op);
       });
-      // The forward's: the backward's runs (a gradient's add and the
-      // all-gather of the next dgrad's input) hold no forward GEMM, and
-      // ddp-overlap-tp-comm pipelines those all-gathers with their GEMM.
-      bool hasForwardGemm = llvm::any_of(span.ops, [](Operation *op) {
-        return isa<GemmOp>(op);
+      // Some compute beside the collectives. In the backward that is a
+      // gradient's add before the all-gather of the next dgrad's input
+      // (under sequence parallelism): its slices overlap each other there,
+      // where ddp-overlap-tp-comm would pipeline the all-gather with the
+      // dgrad's chunks instead; auto keeps whichever is faster.
+      bool hasCompute = llvm::any_of(span.ops, [](Operation *op) {
+        return !isa<CollectiveOpInterface>(op);
       });
-      if (hasCollective && hasForwardGemm)
+      if (hasCollective && hasCompute)
         spans.push_back(std::move(span));
       pending = std::move(rest);
     }

@@ -121,20 +121,23 @@ func.func @cut(%a: tensor<8x4xf32>, %w: tensor<16x4xf32>) -> tensor<8x8xf32> {
 
 // -----
 
-// What is not split:
+// What is and is not split:
 // - a GEMM whose rhs the span makes (an attention written as GEMMs: its
-//   keys would be sliced with the rows): the span before it ends there;
-// - the backward's runs, a gradient's add and the all-gather of the next
-//   dgrad's input, which hold no forward GEMM (ddp-overlap-tp-comm
-//   pipelines that all-gather with its GEMM);
-// - a GEMM with a split count the user pinned for ddp-overlap-tp-comm.
+//   keys would be sliced with the rows) ends the span before it;
+// - a backward-like run, a gradient's add and the all-gather of the next
+//   dgrad's input, is split: the slices' all-gathers overlap each other's
+//   adds (the add reads a chunk of %arg2 in each slice);
+// - a GEMM with a split count the user pinned for ddp-overlap-tp-comm is
+//   left as it is, and its all-reduce alone is no span.
 // CHECK-LABEL: func.func @not_split
-// CHECK: %[[K0:.*]], %{{.*}} = ddp.all_reduce sum %{{.*}} over @world[tp] async : tensor<4x8xf32>
-// CHECK: %[[K1:.*]], %{{.*}} = ddp.all_reduce sum %{{.*}} over @world[tp] async : tensor<4x8xf32>
+// CHECK: ddp.all_reduce sum %{{.*}} over @world[tp] async : tensor<4x8xf32>
+// CHECK: ddp.all_reduce sum %{{.*}} over @world[tp] async : tensor<4x8xf32>
 // CHECK: %[[K:.*]] = ddp.concat
 // CHECK-NEXT: ddp.gemm fwd %arg0, %[[K]] transposed : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
-// CHECK-NEXT: ddp.compute "add"
-// CHECK-NEXT: ddp.all_gather %{{.*}} over @world[tp] : tensor<8x8xf32> -> tensor<16x8xf32>
+// CHECK-NEXT: %[[G0:.*]] = ddp.chunk %arg2[0 of 2]
+// CHECK-NEXT: %[[D0:.*]] = ddp.compute "add"(%[[G0]], %[[G0]])
+// CHECK-NEXT: ddp.all_gather %[[D0]] over @world[tp] async : tensor<4x8xf32> -> tensor<8x8xf32>
+// CHECK: ddp.concat {{.*}} interleave 2 : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<16x8xf32>
 // CHECK-NEXT: ddp.gemm fwd %arg0, %arg1 transposed {ddp.tp_comm_splits = 2 : i64}
 // CHECK-NEXT: ddp.all_reduce sum %{{.*}} over @world[tp] : tensor<8x8xf32>
 ddp.mesh @world(tp = 2)

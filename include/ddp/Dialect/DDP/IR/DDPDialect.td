@@ -44,7 +44,7 @@ def DDP_Dialect : Dialect {
     | `ddp.tp_comm_predicted_step_us` | a function | `f64` >= 0: the simulated step time, in microseconds, that `ddp-overlap-tp-comm`'s search chose on |
     | `ddp.delayed_wgrad` | a `ddp.gemm wgrad` | unit: moved later, into the waits after it, by `ddp-schedule-compute` |
     | `ddp.compute_predicted_step_us` | a function | `f64` >= 0: the simulated step time, in microseconds, of the order `ddp-schedule-compute` chose |
-    | `ddp.batch_split` | a function | `i64` >= 1: the row slices `ddp-split-batch` split each span of its forward into |
+    | `ddp.batch_split` | a function | `i64` >= 1: the row slices `ddp-split-batch` split each row-wise span of the step into (1: none) |
     | `ddp.pipeline_stage` | a function, or any `ddp` op | `i64` >= 0: the pipeline rank (coordinate on the mesh's `pp` axis) whose ranks run this function as their step; on an op of a step not yet split into stages, the rank that runs the op (`ddp-pipeline-stages`) |
     | `ddp.keeps_pipeline_outputs` | a function | unit: a pipeline rank's program that keeps each forward output it sends until that forward's backward, as Megatron does without `deallocate_pipeline_outputs` (`ddp-pipeline-stages`); the activation memory counts it |
     | `ddp.program_groups` | a module | array of strings, each a group as its axes joined by commas (`"dp,tp"`): the groups a lowered program creates first, in this order, so that programs that differ from rank to rank (one pipeline rank's each, `ddp-extract-pipeline-stage`) create the same groups in the same order on every rank |

@@ -584,16 +584,17 @@ def ScheduleCompute : Pass<"ddp-schedule-compute", "mlir::func::FuncOp"> {
 }
 
 def SplitBatch : Pass<"ddp-split-batch", "mlir::ModuleOp"> {
-  let summary = "split each layer's row-wise forward into slices whose collectives overlap each other (Domino)";
+  let summary = "split each layer's row-wise spans into slices whose collectives overlap each other (Domino)";
   let description = [{
     Domino's idea (Wang et al., *Domino: Eliminating Communication in LLM
-    Training via Generic Tensor Slicing and Overlapping*, 2024) on the
-    forward pass. Between one layer's attention and the next, every op works
+    Training via Generic Tensor Slicing and Overlapping*, 2024), mostly on
+    the forward pass. Between one layer's attention and the next, every op works
     row by row (token by token): the projections, the bias, dropout and
     residual adds, the norms, the MLP, and their tensor-parallel
     collectives. Each such span (a run of forward GEMMs, row-wise
     `ddp.compute` kernels and synchronous tensor-parallel all-reduces,
-    reduce-scatters and all-gathers, in one pipeline task) is split into N
+    reduce-scatters and all-gathers, in one pipeline task; in the backward,
+    a gradient's add and the next all-gather) is split into N
     row slices. Each slice's collectives are issued asynchronously and the
     slices interleaved, each slice up to its next collective, so that one
     slice's collective runs beside the next slice's compute:
@@ -624,7 +625,7 @@ def SplitBatch : Pass<"ddp-split-batch", "mlir::ModuleOp"> {
     whole. `batch-split=auto` prices 1 to 4 by simulating the step split
     each way and keeps the fastest; the count is recorded on the function
     as `ddp.batch_split`. Run it before ddp-overlap-tp-comm, which then
-    schedules the collectives left synchronous (the backward's).
+    schedules the collectives left synchronous.
   }];
   let options = [
     Option<"batchSplit", "batch-split", "::ddp::TpCommNumSplits",
