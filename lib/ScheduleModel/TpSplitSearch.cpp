@@ -11,7 +11,6 @@
 
 #include "ddp/Dialect/DDP/IR/TensorBytes.h"
 #include "ddp/Sim/Simulator.h"
-#include "ddp/Timing/HardwareProfile.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -40,15 +39,13 @@ walkStep(func::FuncOp step, MutableArrayRef<TpSplitCandidate> candidates,
       candidates, [&](const TpSplitCandidate &each) { return !each.fixed; });
   if (!anyAuto)
     return std::optional<double>();
-  llvm::Expected<timing::HardwareProfile> profile =
-      timing::lookupHardwareProfile(hardware);
-  if (!profile)
-    return step.emitError(llvm::toString(profile.takeError()));
-  timing::CostModel model(std::move(*profile));
-  sim::SimOptions options;
-  options.dataParallelSize = dataParallelSize;
+  FailureOr<sim::Pricing> pricing =
+      sim::getPricing(step, hardware, dataParallelSize);
+  if (failed(pricing))
+    return failure();
+  const timing::CostModel &model = pricing->model;
   FailureOr<std::unique_ptr<sim::IncrementalSimulation>> simulation =
-      sim::IncrementalSimulation::create(step, model, options);
+      sim::IncrementalSimulation::create(step, model, pricing->options);
   if (failed(simulation))
     return failure();
   timing::StepClock &clock = (*simulation)->getClock();

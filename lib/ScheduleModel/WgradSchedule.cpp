@@ -15,7 +15,6 @@
 #include "ddp/Dialect/DDP/IR/TensorBytes.h"
 #include "ddp/Sim/Simulator.h"
 #include "ddp/Support/FormatNumber.h"
-#include "ddp/Timing/HardwareProfile.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -386,14 +385,12 @@ int64_t ddp::schedule::getLiveTensorPeak(ArrayRef<Operation *> order) {
 FailureOr<WgradSchedule>
 ddp::schedule::scheduleWgrads(func::FuncOp step,
                               const WgradScheduleOptions &options) {
-  llvm::Expected<timing::HardwareProfile> profile =
-      timing::lookupHardwareProfile(options.hardware);
-  if (!profile)
-    return step.emitError(llvm::toString(profile.takeError()));
-  timing::CostModel model(std::move(*profile));
-  sim::SimOptions simOptions;
-  simOptions.dataParallelSize = options.dataParallelSize;
-  simOptions.recordEvents = false;
+  FailureOr<sim::Pricing> pricing =
+      sim::getPricing(step, options.hardware, options.dataParallelSize);
+  if (failed(pricing))
+    return failure();
+  const timing::CostModel &model = pricing->model;
+  const sim::SimOptions &simOptions = pricing->options;
 
   WgradSchedule schedule;
   for (Operation &op : step.getBody().front())

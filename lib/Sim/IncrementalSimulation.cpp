@@ -7,6 +7,8 @@
 
 #include "StepSimulator.h"
 
+#include "ddp/Timing/HardwareProfile.h"
+
 using namespace mlir;
 using namespace ddp;
 using namespace ddp::sim;
@@ -73,3 +75,14 @@ double IncrementalSimulation::getTokenDone(Value token) const {
 }
 
 SimResult IncrementalSimulation::finish() { return impl->simulator.finish(); }
+
+FailureOr<Pricing> ddp::sim::getPricing(Operation *at, StringRef hardware,
+                                        int64_t dataParallelSize) {
+  llvm::Expected<HardwareProfile> profile = lookupHardwareProfile(hardware);
+  if (!profile)
+    return at->emitError(llvm::toString(profile.takeError()));
+  SimOptions options;
+  options.dataParallelSize = dataParallelSize;
+  options.recordEvents = false;
+  return Pricing{CostModel(std::move(*profile)), options};
+}

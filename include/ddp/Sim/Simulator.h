@@ -203,6 +203,19 @@ mlir::FailureOr<SimResult> simulateStep(mlir::func::FuncOp step,
                                         const timing::CostModel &model,
                                         const SimOptions &options = {});
 
+/// What a scheduler prices its choices with: the cost model of hardware
+/// profile `hardware` (a built-in name or a JSON file), and options that
+/// simulate at data-parallel size `dataParallelSize` (0: the mesh's)
+/// without recording events.
+struct Pricing {
+  timing::CostModel model;
+  SimOptions options;
+};
+/// Emits the profile lookup's error at `at` and fails.
+mlir::FailureOr<Pricing> getPricing(mlir::Operation *at,
+                                    llvm::StringRef hardware,
+                                    int64_t dataParallelSize);
+
 /// A simulation that a pass drives op by op, to price choices the IR does
 /// not hold yet on the very clock the simulation of the finished step will
 /// follow (ddp-overlap-tp-comm prices each GEMM's split count so). Ops are

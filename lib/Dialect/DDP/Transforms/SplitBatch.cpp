@@ -20,7 +20,6 @@
 #include "ddp/Dialect/DDP/IR/TensorBytes.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 #include "ddp/Sim/Simulator.h"
-#include "ddp/Timing/HardwareProfile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -476,17 +475,13 @@ void SplitBatchPass::rewrite(Span &span, int64_t count) {
 }
 
 FailureOr<int64_t> SplitBatchPass::chooseCount(func::FuncOp step) {
-  llvm::Expected<timing::HardwareProfile> profile =
-      timing::lookupHardwareProfile(hardware);
-  if (!profile)
-    return step.emitError(llvm::toString(profile.takeError()));
-  timing::CostModel model(std::move(*profile));
-  sim::SimOptions options;
-  options.dataParallelSize = dataParallelSize;
-  options.recordEvents = false;
+  FailureOr<sim::Pricing> pricing =
+      sim::getPricing(step, hardware, dataParallelSize);
+  if (failed(pricing))
+    return failure();
   auto price = [&](func::FuncOp candidate) -> FailureOr<double> {
     FailureOr<sim::SimResult> result =
-        sim::simulateStep(candidate, model, options);
+        sim::simulateStep(candidate, pricing->model, pricing->options);
     if (failed(result))
       return failure();
     return result->stepTime;
