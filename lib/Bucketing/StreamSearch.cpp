@@ -67,7 +67,7 @@ void insertIntoFront(std::vector<Node> &front, Node node) {
 std::pair<std::vector<Bucket>, double> StreamSearch::run(size_t span,
                                                          double upperBound,
                                                          size_t &largestFront,
-                                                         size_t stride) {
+                                                         llvm::ArrayRef<bool> splitPoints) {
   const BucketCosts &costs = replay.getCosts();
   size_t count = members.size();
   const Gradient &first = gradients[members.front()];
@@ -205,7 +205,7 @@ std::pair<std::vector<Bucket>, double> StreamSearch::run(size_t span,
         replay.runEvent(ready, state);
         event = ready + 1;
 
-        if (end % stride != 0 && end != count)
+        if (!splitPoints.empty() && !splitPoints[end] && end != count)
           continue;
         const Candidate &candidate = candidates[end - split - 1];
         Node next{state, split, node};

@@ -41,11 +41,14 @@ public:
   }
 
   /// The buckets of this stream, and the replayed step time with them;
-  /// buckets hold at most `span` gradients. States that cannot lead to a
-  /// step time below `upperBound` are dropped; when nothing beats it the
-  /// result is empty.
+  /// buckets hold at most `span` gradients and end only where `splitPoints`
+  /// is true (indexed by the number of the stream's gradients before the
+  /// split; empty: anywhere), or after the last gradient. States that cannot
+  /// lead to a step time below `upperBound` are dropped; when nothing beats
+  /// it the result is empty.
   std::pair<std::vector<Bucket>, double>
-  run(size_t span, double upperBound, size_t &largestFront, size_t stride = 1);
+  run(size_t span, double upperBound, size_t &largestFront,
+      llvm::ArrayRef<bool> splitPoints = {});
 
 private:
   /// Runs events [from, to), issuing the fixed buckets that follow them.

@@ -38,6 +38,11 @@ struct OptimalLayoutOptions {
   /// to O(gradients x this) on very large graphs; the result is then optimal
   /// among layouts whose buckets respect it.
   size_t maxBucketGradients = 0;
+  /// With the distributed optimizer (fronts capped, the search a heuristic
+  /// on large steps), the longest stream searched at every split point;
+  /// longer ones are searched on a grid of every 8th split point and then at
+  /// every split point within 8 of the grid's cuts. docs/Bucketing.md.
+  size_t fullShardedSearchUpTo = 512;
   /// Rounds of stream-by-stream improvement when several streams share the
   /// step; a single stream needs one.
   unsigned maxRounds = 8;
