@@ -29,10 +29,10 @@ bool SchedulePipelineOptions::hasOption(StringRef name) const {
   return OptionsMap.contains(name);
 }
 
-/// The names of getBucketPolicyOptionValues(), in its order, for messages.
-static SmallVector<StringRef> getBucketPolicyNames() {
+/// The names of an enum option's values, in their order, for messages.
+static SmallVector<StringRef> getValueNames(llvm::cl::ValuesClass values) {
   OptionValueNames collector;
-  getBucketPolicyOptionValues().apply(collector);
+  values.apply(collector);
   return collector.names;
 }
 
@@ -42,7 +42,11 @@ LogicalResult SchedulePipelineOptions::parseFromString(StringRef text,
   for (const auto &entry : OptionsMap)
     names.push_back(entry.first);
   llvm::sort(names);
-  SmallVector<StringRef> policies = getBucketPolicyNames();
+  // The enum options whose values a mistake is told with.
+  std::pair<StringRef, SmallVector<StringRef>> enums[] = {
+      {"policy", getValueNames(getBucketPolicyOptionValues())},
+      {"data-parallel-sharding-strategy",
+       getValueNames(getShardingStrategyOptionValues())}};
   for (auto [name, value] : splitOptionWords(text)) {
     auto it = OptionsMap.find(name);
     if (it == OptionsMap.end()) {
@@ -51,13 +55,15 @@ LogicalResult SchedulePipelineOptions::parseFromString(StringRef text,
                   << " (docs/Scheduling.md lists them)\n";
       return failure();
     }
-    if (name == "policy" && !llvm::is_contained(policies, value)) {
-      errorStream << "ddp-schedule: policy=" << value
-                  << " is not a bucketing policy ("
-                  << llvm::join(policies, ", ") << ")"
-                  << didYouMean(value, policies) << "\n";
-      return failure();
-    }
+    for (auto &[enumName, values] : enums)
+      if (name == enumName && !llvm::is_contained(values, value)) {
+        errorStream << "ddp-schedule: " << name << "=" << value << " is not "
+                    << (name == "policy" ? "a bucketing policy"
+                                         : "a sharding strategy")
+                    << " (" << llvm::join(values, ", ") << ")"
+                    << didYouMean(value, values) << "\n";
+        return failure();
+      }
     // Boolean options take their value optionally (`name` alone is true).
     if (it->second->getValueExpectedFlag() == llvm::cl::ValueOptional &&
         !isBoolOptionValue(value)) {
@@ -182,7 +188,41 @@ ddp::applyRecordedScheduleOptions(ModuleOp module,
 
 AssignBucketsOptions
 ddp::getAssignBucketsOptions(const SchedulePipelineOptions &options) {
-  return getAssignBucketsPassOptions(options);
+  AssignBucketsOptions assign = getAssignBucketsPassOptions(options);
+  // Megatron-FSDP gathers and reduces each unit's parameters as one group;
+  // ddp-shard-params gathers ddp-overlap-param-gather's gathers by unit.
+  if (options.dataParallelShardingStrategy ==
+      ShardingStrategy::OptimGradsParams) {
+    assign.policy = BucketPolicy::Unit;
+    assign.overlapParamGather = true;
+  }
+  return assign;
+}
+
+/// What data-parallel-sharding-strategy needs of the other options.
+static llvm::Error
+checkShardingStrategy(const SchedulePipelineOptions &options) {
+  ShardingStrategy strategy = options.dataParallelShardingStrategy;
+  if (strategy == ShardingStrategy::NoShard)
+    return llvm::Error::success();
+  std::string name = strategy == ShardingStrategy::Optim ? "optim"
+                     : strategy == ShardingStrategy::OptimGrads
+                         ? "optim_grads"
+                         : "optim_grads_params";
+  // Megatron-FSDP runs with --use-distributed-optimizer too.
+  if (!options.useDistributedOptimizer)
+    return llvm::createStringError(
+        "data-parallel-sharding-strategy=" + name +
+        " needs use-distributed-optimizer=true (the sharded optimizer state)");
+  // The default policy (megatron) gives way; another one is a conflict.
+  if (strategy == ShardingStrategy::OptimGradsParams &&
+      options.policy != BucketPolicy::Unit &&
+      options.policy != BucketPolicy::Megatron)
+    return llvm::createStringError(
+        "data-parallel-sharding-strategy=optim_grads_params buckets each FSDP "
+        "unit (policy=unit); drop policy=" +
+        stringifyBucketPolicy(options.policy).str());
+  return llvm::Error::success();
 }
 
 /// ddp-simulate's bound on moe-imbalance, in the same words.
@@ -207,6 +247,8 @@ ddp::checkSchedulePipelineOptions(const SchedulePipelineOptions &options) {
   // TransformerConfig's assert (transformer_config.py L3073-3077).
   if (options.delayWgradCompute && !options.overlapMoeExpertParallelComm)
     return llvm::createStringError(kDelayWgradNeedsOverlap);
+  if (llvm::Error error = checkShardingStrategy(options))
+    return error;
   return checkAssignBucketsOptions(getAssignBucketsOptions(options));
 }
 
@@ -270,9 +312,16 @@ static void addDataParallelPasses(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createOverlapGradReduce());
   // Last on the step: the gathers go before the first use of their
   // parameters in the final order of the other ops.
-  if (options.overlapParamGather)
+  bool fullySharded = options.dataParallelShardingStrategy ==
+                      ShardingStrategy::OptimGradsParams;
+  if (options.overlapParamGather || fullySharded)
     pm.addNestedPass<func::FuncOp>(
         createOverlapParamGather(getOverlapParamGatherPassOptions(options)));
+  // The units' gathers replace those ddp-overlap-param-gather put at the
+  // start of the step.
+  if (fullySharded)
+    pm.addNestedPass<func::FuncOp>(
+        createShardParams(getShardParamsPassOptions(options)));
 }
 
 /// The passes after addDataParallelPasses: the compute schedule, and the

@@ -66,5 +66,5 @@
 // SYMBOLS: W mlirGetDialectPluginInfo
 // SYMBOLS: W mlirGetPassPluginInfo
 
-// BAD: ddp-schedule: policy=nonsense is not a bucketing policy (megatron, pytorch, size, auto)
+// BAD: ddp-schedule: policy=nonsense is not a bucketing policy (megatron, pytorch, size, auto, unit)
 // BAD: error: failed to add `ddp-schedule` with options `policy=nonsense`

@@ -53,6 +53,9 @@ struct Gradient {
   /// chunk in a DistributedDataParallel of its own, so chunks never share a
   /// buffer.
   int64_t modelChunk = 0;
+  /// The transformer layer it belongs to (an FSDP unit, UnitPolicy.cpp);
+  /// none for the embeddings, the final norm and the output layer.
+  std::optional<int64_t> layer;
 
   int64_t getBytes() const { return numel * getElementBytes(reduceType); }
 };

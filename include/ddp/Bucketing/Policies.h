@@ -97,6 +97,17 @@ llvm::Expected<BucketLayout>
 computeSizeLayout(llvm::ArrayRef<Gradient> gradients,
                   const SizeOptions &options);
 
+/// FSDP units (Megatron-FSDP's grouping, param_and_grad_buffer.py at
+/// Megatron-LM d98e8a64 L1789-1825; docs/FullySharded.md): per transformer
+/// layer and buffer (parameter and gradient type, expert or not, group,
+/// model chunk), one bucket of its gradients in ready order; the
+/// parameters outside every layer one bucket per buffer, the shared
+/// embedding one of its own (as the distributed optimizer gives it).
+/// Buckets are returned in the order they complete in ready order.
+llvm::Expected<BucketLayout>
+computeUnitLayout(llvm::ArrayRef<Gradient> gradients,
+                  const PaddingOptions &padding);
+
 } // namespace ddp::bucketing
 
 #endif // DDP_BUCKETING_POLICIES_H

@@ -17,14 +17,22 @@ def SchedulePipelineOptions : PipelineOptions {
   // ddp-print-bucket-layout is not here: its `output` is
   // print-bucket-layout below.
   let passes = [PipelineStages, AssignBuckets, DistributeOptimizer,
-                OverlapParamGather, SplitBatch, OverlapTpComm, OverlapMoeComm,
-                Combined1F1B, ScheduleCompute];
+                OverlapParamGather, ShardParams, SplitBatch, OverlapTpComm,
+                OverlapMoeComm, Combined1F1B, ScheduleCompute];
   // Megatron's defaults; the passes alone are the opt-in.
   let defaults = [PipelineDefault<"tp-comm-overlap", "false">,
                   PipelineDefault<"moe-shared-expert-overlap", "false">,
                   PipelineDefault<"overlap-moe-expert-parallel-comm",
                                   "false">];
   let options = [
+    Option<"dataParallelShardingStrategy", "data-parallel-sharding-strategy",
+           "::ddp::ShardingStrategy",
+           /*default=*/"::ddp::ShardingStrategy::NoShard",
+           "What the data-parallel ranks shard (Megatron's "
+           "data_parallel_sharding_strategy); optim and after need "
+           "use-distributed-optimizer=true; optim_grads_params buckets each "
+           "FSDP unit (policy=unit) and runs ddp-shard-params",
+           "::ddp::getShardingStrategyOptionValues()">,
     Option<"printBucketLayout", "print-bucket-layout", "std::string",
            /*default=*/"\"\"",
            "Write the bucket layout as JSON to this file ('-': stdout; "

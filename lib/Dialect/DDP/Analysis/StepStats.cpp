@@ -55,7 +55,8 @@ struct Totals {
       mainParamBytes, optimizerStateBytes;
   struct Sharded {
     int64_t groupSize = 1;
-    CheckedCount paramElements, mainParamBytes, optimizerStateBytes;
+    CheckedCount paramElements, paramBytes, mainParamBytes,
+        optimizerStateBytes;
   };
   std::map<std::string, Sharded> sharded;
 };
@@ -157,10 +158,37 @@ FailureOr<ModelState> ddp::computeModelState(ModuleOp module,
     else
       only = nullptr;
   }
+  // The parameters read whole somewhere, and the group of each that is read
+  // as shards: one read only as shards is kept as shards
+  // (ddp-shard-params).
+  llvm::DenseSet<StringAttr> readWhole;
+  llvm::DenseMap<StringAttr, GetParamShardOp> readAsShards;
+  for (func::FuncOp function : module.getOps<func::FuncOp>()) {
+    if (only && function != only)
+      continue;
+    function.walk([&](Operation *op) {
+      if (auto get = dyn_cast<GetParamOp>(op))
+        readWhole.insert(get.getParamAttr().getAttr());
+      else if (auto shard = dyn_cast<GetParamShardOp>(op))
+        for (auto name : shard.getParams().getAsRange<FlatSymbolRefAttr>())
+          readAsShards.try_emplace(name.getAttr(), shard);
+    });
+  }
   for (ParamOp param : module.getOps<ParamOp>()) {
     if (only && !used.contains(param.getSymNameAttr()))
       continue;
     totals.paramElements += param.getTensorType().getNumElements();
+    auto shard = readAsShards.find(param.getSymNameAttr());
+    if (shard != readAsShards.end() &&
+        !readWhole.contains(param.getSymNameAttr())) {
+      GetParamShardOp read = shard->second;
+      if (auto mesh = symbols.lookup<MeshOp>(read.getMeshAttr().getAttr())) {
+        Totals::Sharded &entry = totals.sharded[joinAxes(read.getAxesAttr())];
+        entry.groupSize = getGroupSize(mesh, read.getAxesAttr());
+        entry.paramBytes += getTensorBytes(param.getTensorType());
+        continue;
+      }
+    }
     totals.paramBytes += getTensorBytes(param.getTensorType());
   }
   for (func::FuncOp function : module.getOps<func::FuncOp>()) {
@@ -198,13 +226,16 @@ FailureOr<ModelState> ddp::computeModelState(ModuleOp module,
     sharded.groupSize = entry.groupSize;
     if (failed(take(sharded.paramElements, entry.paramElements,
                     "sharded parameter elements")) ||
+        failed(take(sharded.paramBytes, entry.paramBytes,
+                    "sharded parameter bytes")) ||
         failed(take(sharded.mainParamBytes, entry.mainParamBytes,
                     "sharded main parameter bytes")) ||
         failed(take(sharded.optimizerStateBytes, entry.optimizerStateBytes,
                     "sharded optimizer state bytes")) ||
         failed(getTotal(module,
-                        entry.mainParamBytes + entry.optimizerStateBytes,
-                        "sharded optimizer bytes")))
+                        entry.paramBytes + entry.mainParamBytes +
+                            entry.optimizerStateBytes,
+                        "sharded bytes")))
       return failure();
   }
   return state;
@@ -362,8 +393,7 @@ void StepStats::print(llvm::raw_ostream &os) const {
 double ModelState::getBytesPerRank() const {
   double total = double(getReplicatedBytes());
   for (const auto &[axes, entry] : sharded)
-    total += double(entry.mainParamBytes + entry.optimizerStateBytes) /
-             double(entry.groupSize);
+    total += double(entry.getBytes()) / double(entry.groupSize);
   return total;
 }
 
@@ -374,11 +404,15 @@ void ModelState::print(llvm::raw_ostream &os) const {
      << "  gradients: " << state.gradBytes << "\n"
      << "  main parameters: " << state.mainParamBytes << "\n"
      << "  optimizer state: " << state.optimizerStateBytes << "\n";
-  for (const auto &[axes, sharded] : state.sharded)
+  for (const auto &[axes, sharded] : state.sharded) {
     os << "  sharded over [" << axes << "] (" << sharded.groupSize
        << " ranks; summed over them, " << sharded.paramElements
-       << " parameter elements): main parameters " << sharded.mainParamBytes
-       << ", optimizer state " << sharded.optimizerStateBytes << "\n";
+       << " parameter elements): ";
+    if (sharded.paramBytes)
+      os << "parameters " << sharded.paramBytes << ", ";
+    os << "main parameters " << sharded.mainParamBytes << ", optimizer state "
+       << sharded.optimizerStateBytes << "\n";
+  }
 
   // The total per rank, R + S/n for each group size n, and per parameter
   // in Megatron's form (a + b/n) when the bytes are whole per parameter.
@@ -392,7 +426,7 @@ void ModelState::print(llvm::raw_ostream &os) const {
   bool whole = true;
   for (const auto &[axes, sharded] : state.sharded) {
     int64_t groupSize = sharded.groupSize;
-    int64_t bytes = sharded.mainParamBytes + sharded.optimizerStateBytes;
+    int64_t bytes = sharded.getBytes();
     sum += " + " + std::to_string(bytes) + "/" + std::to_string(groupSize);
     whole &= bytes % groupSize == 0;
     if (!perParam.empty() && bytes % params == 0)

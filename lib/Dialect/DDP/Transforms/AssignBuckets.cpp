@@ -366,6 +366,8 @@ FailureOr<StepDecision> AssignBucketsPass::assignStep(func::FuncOp step) {
     gradient.expert = param.getExpert();
     gradient.sharedEmbedding = param.getSharedEmbedding();
     gradient.declarationIndex = declarationIndex;
+    if (std::optional<uint64_t> layer = param.getLayer())
+      gradient.layer = int64_t(*layer);
     if (std::optional<PipelineTask> task =
             getPipelineTask(reduction.ready))
       gradient.modelChunk = task->chunk;
@@ -397,6 +399,8 @@ FailureOr<StepDecision> AssignBucketsPass::assignStep(func::FuncOp step) {
                                   getMegatronOptions(gradients, pipelineRank));
   } else if (policy == BucketPolicy::PyTorch) {
     layout = bk::computePyTorchLayout(gradients, getPyTorchOptions());
+  } else if (policy == BucketPolicy::Unit) {
+    layout = bk::computeUnitLayout(gradients, getPadding());
   } else if (policy == BucketPolicy::Size) {
     bk::SizeOptions options;
     options.budget = bucketSize > 0 ? bucketSize : bucketBytes;

@@ -70,6 +70,7 @@ static llvm::json::Value toJSON(const ModelState &state) {
         {"group", axes},
         {"ranks", entry.groupSize},
         {"param_elements", entry.paramElements},
+        {"params_bytes", entry.paramBytes},
         {"main_params_bytes", entry.mainParamBytes},
         {"optimizer_state_bytes", entry.optimizerStateBytes}});
   return llvm::json::Object{

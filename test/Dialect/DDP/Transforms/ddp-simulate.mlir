@@ -126,6 +126,7 @@
 // SHARDED-REPORT-NEXT:       "main_params_bytes": 192,
 // SHARDED-REPORT-NEXT:       "optimizer_state_bytes": 384,
 // SHARDED-REPORT-NEXT:       "param_elements": 48,
+// SHARDED-REPORT-NEXT:       "params_bytes": 0,
 // SHARDED-REPORT-NEXT:       "ranks": 16
 // SHARDED-REPORT-NEXT:     }
 // SHARDED-REPORT-NEXT:   ]

@@ -48,14 +48,23 @@ struct ModelState {
     /// Ranks in the group.
     int64_t groupSize = 1;
     int64_t paramElements = 0;
+    /// The parameters the step reads only as the rank's shards
+    /// (ddp.get_param_shard, never ddp.get_param: data-parallel-sharding-
+    /// strategy=optim_grads_params), which a rank keeps no more of.
+    int64_t paramBytes = 0;
     int64_t mainParamBytes = 0;
     int64_t optimizerStateBytes = 0;
+
+    int64_t getBytes() const {
+      return paramBytes + mainParamBytes + optimizerStateBytes;
+    }
   };
   /// Keyed by the group's mesh axes, as `dp` or `edp,ep`.
   std::map<std::string, Sharded> sharded;
 
   /// Parameters, gradients, main parameters and optimizer state that every
-  /// rank keeps whole: Megatron's bytes minus the sharded state.
+  /// rank keeps whole: Megatron's bytes minus the sharded state (paramBytes
+  /// leaves out the parameters a group shards).
   int64_t getReplicatedBytes() const {
     return paramBytes + gradBytes + mainParamBytes + optimizerStateBytes;
   }

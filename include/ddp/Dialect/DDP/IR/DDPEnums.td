@@ -48,7 +48,8 @@ def DDP_BucketPolicy : I32EnumAttr<"BucketPolicy", "bucket layout policy", [
     I32EnumAttrCase<"Megatron", 0, "megatron">,
     I32EnumAttrCase<"PyTorch", 1, "pytorch">,
     I32EnumAttrCase<"Size", 2, "size">,
-    I32EnumAttrCase<"Auto", 3, "auto">]> {
+    I32EnumAttrCase<"Auto", 3, "auto">,
+    I32EnumAttrCase<"Unit", 4, "unit">]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::ddp";
 }

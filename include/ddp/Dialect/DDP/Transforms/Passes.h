@@ -23,7 +23,9 @@ inline llvm::cl::ValuesClass getBucketPolicyOptionValues() {
       clEnumValN(BucketPolicy::Size, "size",
                  "close a bucket at bucket-size elements or bucket-bytes"),
       clEnumValN(BucketPolicy::Auto, "auto",
-                 "the layout of least simulated step time on hw"));
+                 "the layout of least simulated step time on hw"),
+      clEnumValN(BucketPolicy::Unit, "unit",
+                 "one bucket per FSDP unit (a transformer layer) and buffer"));
 }
 
 /// How ddp-schedule-compute (and ddp-schedule) orders the weight-gradient
@@ -37,6 +39,33 @@ enum class WgradSchedule {
   /// simulated step sooner.
   Auto,
 };
+
+/// Megatron's data_parallel_sharding_strategy (ddp-schedule's
+/// data-parallel-sharding-strategy): what the data-parallel ranks shard.
+enum class ShardingStrategy {
+  /// Nothing: every rank keeps the whole model state.
+  NoShard,
+  /// The optimizer state and main parameters (the distributed optimizer).
+  Optim,
+  /// And the gradients; ddp's step reduces them once, as with Optim.
+  OptimGrads,
+  /// And the parameters: each FSDP unit gathered where it is used
+  /// (ddp-shard-params).
+  OptimGradsParams,
+};
+
+/// The values of the data-parallel-sharding-strategy option.
+inline llvm::cl::ValuesClass getShardingStrategyOptionValues() {
+  return llvm::cl::values(
+      clEnumValN(ShardingStrategy::NoShard, "no_shard",
+                 "every rank keeps the whole model state"),
+      clEnumValN(ShardingStrategy::Optim, "optim",
+                 "the distributed optimizer's sharded optimizer state"),
+      clEnumValN(ShardingStrategy::OptimGrads, "optim_grads",
+                 "and sharded gradients (the same step here)"),
+      clEnumValN(ShardingStrategy::OptimGradsParams, "optim_grads_params",
+                 "and sharded parameters, gathered per FSDP unit"));
+}
 
 #define GEN_PASS_DECL
 #include "ddp/Dialect/DDP/Transforms/Passes.h.inc"

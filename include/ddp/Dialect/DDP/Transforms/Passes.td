@@ -383,6 +383,64 @@ def OverlapParamGather
   ];
 }
 
+def ShardParams : Pass<"ddp-shard-params", "mlir::func::FuncOp"> {
+  let summary = "gather each FSDP unit's parameters where it uses them (optim_grads_params)";
+  let description = [{
+    Megatron-FSDP's `optim_grads_params` and PyTorch FSDP2's `fully_shard`
+    on the step that `ddp-overlap-param-gather` made: the parameters stay
+    sharded between uses instead of being gathered once and written whole
+    into every rank's parameters. A unit is the buckets whose parameters
+    share a `layer` (the parameters without one are one unit: the
+    embeddings, the final norm, the output layer). The parameters a unit's
+    ops read in one run (its forward of a microbatch, its backward: a
+    maximal stretch of the step in which no other unit's parameters are
+    read) come from an all-gather of the rank's shards issued for that run
+    and unpacked right before it, and die after it:
+
+    ```mlir
+    %s = ddp.get_param_shard params [@b, @a] offsets [0, 1024] over @world[dp]
+        : tensor<1024xf32>
+    %w, %t = ddp.all_gather %s over @world[dp] async
+        : tensor<1024xf32> -> tensor<2048xf32>
+    ...
+    ddp.wait %t
+    %b, %a = ddp.bucket_unpack %w offsets [0, 1024]
+        : tensor<2048xf32> -> tensor<1024xf32>, tensor<32x32xf32>
+    ```
+
+    The gather of run k is issued right after the wait of run
+    k - `fsdp-prefetch` (the first `fsdp-prefetch` runs' at the start of
+    the step), so that many runs' gathers are in flight beside the one
+    computing: FSDP2's
+    default is 1. With 0 each gather is issued right before its wait. With
+    `reshard-after-forward=false` a run that holds a forward GEMM keeps its
+    parameters through the unit's next run when that holds none (its
+    backward), as FSDP2's `reshard_after_forward=False`; the last unit's
+    forward and backward are one run either way. The step keeps
+    `ddp-overlap-param-gather`'s end: each rank writes its updated shard
+    back (`ddp.set_param_shard`), which the next step's gathers read.
+
+    Errors: a step without those gathers ("run ddp-overlap-param-gather
+    first"), a gather that is not the shape that pass makes, and a
+    parameter read after its unit's update.
+  }];
+  let options = [
+    Option<"fsdpPrefetch", "fsdp-prefetch", "unsigned", /*default=*/"1",
+           "How many runs ahead of the one computing each unit's "
+           "all-gather is issued (FSDP2's forward and backward prefetch: "
+           "1)">,
+    Option<"reshardAfterForward", "reshard-after-forward", "bool",
+           /*default=*/"true",
+           "Free a unit's gathered parameters after its forward and gather "
+           "them again for its backward (FSDP2's reshard_after_forward)">,
+  ];
+  let statistics = [
+    Statistic<"numUnits", "units", "FSDP units">,
+    Statistic<"numRunGathers", "run-gathers",
+              "All-gathers of one unit's buckets for one run">,
+  ];
+}
+
 def OverlapTpComm : Pass<"ddp-overlap-tp-comm", "mlir::func::FuncOp"> {
   let summary = "overlap the tensor-parallel collectives with the GEMMs beside them";
   let description = [{
