@@ -109,6 +109,12 @@ ArrayRef<FuzzedOption> ddp::fuzz::getFuzzedOptions() {
       {"memory-cap-gib", {"0.001", "64", "0", "-1", "nan", "1e300"}},
       // ddp-split-batch (last, for the same reason).
       {"batch-split", {"2", "3", "auto", "1", "4096"}},
+      // ddp-shard-params and its strategy (last, for the same reason;
+      // policy=unit is reached through optim_grads_params).
+      {"data-parallel-sharding-strategy",
+       {"optim_grads_params", "optim", "optim_grads", "no_shard"}},
+      {"fsdp-prefetch", {"0", "2", "1", "4294967295"}},
+      {"reshard-after-forward", flipFalse},
   };
   return options;
 }
@@ -148,6 +154,7 @@ ArrayRef<PassAlone> ddp::fuzz::getPassesFuzzedAlone() {
       {"ddp-extract-pipeline-stage", false},
       {"ddp-schedule-compute", true},
       {"ddp-split-batch", false},
+      {"ddp-shard-params", true},
   };
   return passes;
 }

@@ -112,7 +112,8 @@ LogicalResult ShardParamsPass::collectChains(func::FuncOp step,
     }
     if (shard.getParamsAttr() != setParams.getParamsAttr() ||
         shard.getOffsetsAttr() != setParams.getOffsetsAttr() ||
-        !gather.getResult().hasOneUse() || !gather.getToken().hasOneUse() ||
+        !shard.getResult().hasOneUse() || !gather.getResult().hasOneUse() ||
+        !gather.getToken().hasOneUse() ||
         !isa<WaitOp>(*gather.getToken().getUsers().begin())) {
       (void)(error() << "the gather is not one shard read, one asynchronous "
                         "all-gather waited once, and one write of the same "
