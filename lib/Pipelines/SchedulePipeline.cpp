@@ -10,6 +10,7 @@
 #include "ddp/Support/Suggest.h"
 
 #include "CandidateModule.h"
+#include "FsdpChoice.h"
 #include "MoEOverlapChoice.h"
 #include "PipelineBucketChoice.h"
 
@@ -214,10 +215,12 @@ checkShardingStrategy(const SchedulePipelineOptions &options) {
     return llvm::createStringError(
         "data-parallel-sharding-strategy=" + name +
         " needs use-distributed-optimizer=true (the sharded optimizer state)");
-  // The default policy (megatron) gives way; another one is a conflict.
+  // The default policy (megatron) gives way, and auto makes the FSDP
+  // choices instead (FsdpChoice.h); another one is a conflict.
   if (strategy == ShardingStrategy::OptimGradsParams &&
       options.policy != BucketPolicy::Unit &&
-      options.policy != BucketPolicy::Megatron)
+      options.policy != BucketPolicy::Megatron &&
+      options.policy != BucketPolicy::Auto)
     return llvm::createStringError(
         "data-parallel-sharding-strategy=optim_grads_params buckets each FSDP "
         "unit (policy=unit); drop policy=" +
@@ -273,6 +276,16 @@ llvm::Error ddp::parseGivenScheduleOptions(StringRef text,
     return llvm::createStringError("ddp-schedule: " +
                                    llvm::toString(std::move(error)));
   return llvm::Error::success();
+}
+
+/// Whether some op of `module` is of a pipeline stage's program.
+static bool isPipelined(ModuleOp module) {
+  return module
+      .walk([](Operation *op) {
+        return getPipelineStage(op) ? WalkResult::interrupt()
+                                    : WalkResult::advance();
+      })
+      .wasInterrupted();
 }
 
 /// Adds the passes `options` ask for.
@@ -467,7 +480,8 @@ public:
       if (!isGivenOrRecorded("batch-split"))
         options.batchSplit = TpCommNumSplits::getAuto();
     }
-    if (failed(chooseMoEOverlap(options)) || failed(chooseDelayWgrad(options)))
+    if (failed(chooseMoEOverlap(options)) ||
+        failed(chooseDelayWgrad(options)) || failed(chooseFsdp(options)))
       return signalPassFailure();
     FailureOr<bool> chosen = choosePipelineLayouts(options);
     if (failed(chosen))
@@ -538,6 +552,64 @@ private:
                       });
   }
 
+  /// policy=auto with data-parallel-sharding-strategy=optim_grads_params
+  /// on a step without pipeline stages: fsdp-prefetch and
+  /// reshard-after-forward as chooseFsdpSchedule picks them where neither
+  /// is given nor recorded, recorded with the module's schedule options.
+  LogicalResult chooseFsdp(SchedulePipelineOptions &options) {
+    ModuleOp module = getOperation();
+    static constexpr StringLiteral kPrefetch = "fsdp-prefetch",
+                                   kReshard = "reshard-after-forward";
+    if (options.policy != BucketPolicy::Auto ||
+        options.dataParallelShardingStrategy !=
+            ShardingStrategy::OptimGradsParams ||
+        isPipelined(module))
+      return success();
+    FsdpChoiceOptions choice;
+    if (isGivenOrRecorded(kPrefetch))
+      choice.prefetch = options.fsdpPrefetch;
+    if (isGivenOrRecorded(kReshard))
+      choice.reshardAfterForward = options.reshardAfterForward;
+    if (choice.prefetch && choice.reshardAfterForward)
+      return success();
+    choice.hardware = options.hardware.getValue();
+    choice.dataParallelSize = options.dataParallelSize;
+    choice.moeImbalance = options.moeImbalance;
+    choice.memoryCapBytes = int64_t(options.memoryCapGib * double(1ll << 30));
+    FailureOr<FsdpSchedule> chosen = failure();
+    {
+      ScopedDiagnosticHandler quiet(&getContext(),
+                                    [](Diagnostic &) { return success(); });
+      chosen = chooseFsdpSchedule(
+          module, choice, [&](FsdpSchedule candidate, ModuleOp copy) {
+            SchedulePipelineOptions candidateOptions;
+            candidateOptions.copyOptionValuesFrom(options);
+            candidateOptions.fsdpPrefetch = candidate.prefetch;
+            candidateOptions.reshardAfterForward =
+                candidate.reshardAfterForward;
+            candidateOptions.printBucketLayout = "";
+            OpPassManager pm(ModuleOp::getOperationName());
+            addSchedulePasses(pm, candidateOptions);
+            return runPipeline(pm, copy);
+          });
+    }
+    // The schedule then runs as asked, and reports why.
+    if (failed(chosen))
+      return success();
+    options.fsdpPrefetch = chosen->prefetch;
+    options.reshardAfterForward = chosen->reshardAfterForward;
+    NamedAttrList entries;
+    if (auto recorded =
+            module->getAttrOfType<DictionaryAttr>(kScheduleOptionsAttrName))
+      entries.append(recorded.getValue());
+    Builder builder(&getContext());
+    entries.set(kPrefetch, builder.getI64IntegerAttr(chosen->prefetch));
+    entries.set(kReshard, builder.getBoolAttr(chosen->reshardAfterForward));
+    module->setAttr(kScheduleOptionsAttrName,
+                    entries.getDictionary(&getContext()));
+    return success();
+  }
+
   /// batch-split=auto: ddp-split-batch prices its counts on the step before
   /// the passes after it (the tensor-parallel overlap, the delayed weight
   /// gradients). So the data-parallel schedule, which no count changes,
@@ -552,13 +624,7 @@ private:
     // A pipelined step's candidates would be priced rank by rank with the
     // other ranks' programs; the count is the pass's own choice there
     // (docs/ComputeScheduling.md).
-    bool pipelined = module
-                         .walk([](Operation *op) {
-                           return getPipelineStage(op) ? WalkResult::interrupt()
-                                                       : WalkResult::advance();
-                         })
-                         .wasInterrupted();
-    if (pipelined)
+    if (isPipelined(module))
       return false;
     FailureOr<CandidatePricing> pricing = getCandidatePricing(
         module, options.hardware.getValue(),

@@ -11,6 +11,7 @@
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 #include "ddp/Import/Import.h"
+#include "ddp/ScheduleModel/ScheduleModel.h"
 #include "ddp/Sim/Simulator.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -326,6 +327,61 @@ TEST_F(SchedulePipelineTest, AutoComputeChoicesPredictTheSimulatedStepTime) {
         EXPECT_LE(simulated, simulate(*other, hw, 8) * (1 + 1e-12))
             << pinned.str();
       }
+    }
+  }
+}
+
+TEST_F(SchedulePipelineTest, AutoFsdpIsNeverSlowerThanTheDefaultsAtNoMoreMemory) {
+  // policy=auto with optim_grads_params chooses fsdp-prefetch and
+  // reshard-after-forward (docs/FullySharded.md): never slower than FSDP2's
+  // defaults (prefetch 1, resharding), never holding more live tensors, and
+  // never slower than any candidate that holds no more.
+  auto livePeak = [](ModuleOp module) {
+    SmallVector<Operation *> order;
+    for (Operation &op : getStep(module).getBody().front())
+      order.push_back(&op);
+    return schedule::getLiveTensorPeak(order);
+  };
+  for (auto [preset, layers] : {std::pair{"tiny", 2}, {"llama2-7b", 3}}) {
+    for (StringRef hw : {"h100-sxm-ib400", "a100-sxm-ib200"}) {
+      std::string options =
+          ("policy=auto use-distributed-optimizer=true "
+           "data-parallel-sharding-strategy=optim_grads_params dp=64 hw=" +
+           hw)
+              .str();
+      SCOPED_TRACE(std::string(preset) + ": " + options);
+      auto scheduled = [&](StringRef extra) {
+        const ModelPreset *found = lookupModelPreset(preset);
+        ModelConfig config = found->config;
+        config.numLayers = layers;
+        config.tensorModelParallelSize = 1;
+        config.sequenceParallel = false;
+        config.dataParallelSize = 8;
+        OwningOpRef<ModuleOp> module = importModel(context, config);
+        EXPECT_TRUE(succeeded(schedule(*module, options + extra.str())));
+        return module;
+      };
+      OwningOpRef<ModuleOp> chosen = scheduled("");
+      double time = simulate(*chosen, hw, 64);
+      int64_t peak = livePeak(*chosen);
+      OwningOpRef<ModuleOp> defaults =
+          scheduled(" fsdp-prefetch=1 reshard-after-forward=true");
+      EXPECT_LE(time, simulate(*defaults, hw, 64) * (1 + 1e-12));
+      EXPECT_LE(peak, livePeak(*defaults));
+      for (unsigned prefetch : {0, 1, 2})
+        for (bool reshard : {true, false}) {
+          OwningOpRef<ModuleOp> other = scheduled(
+              llvm::formatv(" fsdp-prefetch={0} reshard-after-forward={1}",
+                            prefetch, reshard)
+                  .str());
+          if (livePeak(*other) <= livePeak(*defaults))
+            EXPECT_LE(time, simulate(*other, hw, 64) * (1 + 1e-12))
+                << prefetch << " " << reshard;
+        }
+      // With room for the parameters gathered through the backward, auto
+      // keeps them (one gather a unit per microbatch fewer): faster.
+      OwningOpRef<ModuleOp> roomy = scheduled(" memory-cap-gib=1000");
+      EXPECT_LT(simulate(*roomy, hw, 64), simulate(*defaults, hw, 64));
     }
   }
 }

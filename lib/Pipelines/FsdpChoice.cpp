@@ -1,0 +1,87 @@
+//===- FsdpChoice.cpp - policy=auto's FSDP prefetch and resharding --------===//
+//
+// Every candidate is scheduled with every other decision of the pipeline
+// and simulated, so the choice is made on the step time the finished
+// schedule predicts; the live tensors are those of its final order
+// (schedule::getLiveTensorPeak: a gathered unit lives from its all-gather
+// to the last read of its parameters).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FsdpChoice.h"
+
+#include "CandidateModule.h"
+
+#include "ddp/ScheduleModel/ScheduleModel.h"
+#include "ddp/Sim/Simulator.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/ScopeExit.h"
+
+using namespace mlir;
+using namespace ddp;
+
+namespace {
+struct Priced {
+  double stepUs = 0;
+  int64_t peakBytes = 0;
+};
+} // namespace
+
+FailureOr<FsdpSchedule> ddp::chooseFsdpSchedule(
+    ModuleOp module, const FsdpChoiceOptions &options,
+    function_ref<LogicalResult(FsdpSchedule, ModuleOp)> schedule) {
+  FailureOr<CandidatePricing> pricing = getCandidatePricing(
+      module, options.hardware, options.dataParallelSize,
+      options.moeImbalance);
+  if (failed(pricing))
+    return failure();
+  auto price = [&](FsdpSchedule candidate) -> FailureOr<Priced> {
+    ModuleOp copy = createCandidateModule(module);
+    llvm::scope_exit erase([&] { copy.erase(); });
+    if (failed(schedule(candidate, copy)))
+      return failure();
+    FailureOr<func::FuncOp> step = sim::findStepToSimulate(copy, "");
+    if (failed(step))
+      return failure();
+    FailureOr<sim::SimResult> result =
+        sim::simulateStep(*step, pricing->model, pricing->options);
+    if (failed(result))
+      return failure();
+    SmallVector<Operation *> order;
+    for (Operation &op : step->getBody().front())
+      order.push_back(&op);
+    return Priced{result->stepTime, schedule::getLiveTensorPeak(order)};
+  };
+
+  FsdpSchedule baseline{options.prefetch.value_or(1),
+                        options.reshardAfterForward.value_or(true)};
+  FailureOr<Priced> baselinePrice = price(baseline);
+  if (failed(baselinePrice))
+    return failure();
+  int64_t cap = options.memoryCapBytes > 0 ? options.memoryCapBytes
+                                           : baselinePrice->peakBytes;
+  FsdpSchedule best = baseline;
+  double bestUs = baselinePrice->stepUs;
+  SmallVector<unsigned> prefetches = {0, 1, 2};
+  if (options.prefetch)
+    prefetches = {*options.prefetch};
+  SmallVector<bool> reshards = {true, false};
+  if (options.reshardAfterForward)
+    reshards = {*options.reshardAfterForward};
+  for (bool reshard : reshards)
+    for (unsigned prefetch : prefetches) {
+      FsdpSchedule candidate{prefetch, reshard};
+      if (prefetch == baseline.prefetch &&
+          reshard == baseline.reshardAfterForward)
+        continue;
+      // A candidate that fails is not chosen; the baseline reports.
+      FailureOr<Priced> priced = price(candidate);
+      if (failed(priced) || priced->peakBytes > cap ||
+          priced->stepUs >= bestUs)
+        continue;
+      best = candidate;
+      bestUs = priced->stepUs;
+    }
+  return best;
+}

@@ -1,0 +1,57 @@
+//===- FsdpChoice.h - policy=auto's FSDP prefetch and resharding -*- C++ -*-===//
+//
+// How far ahead ddp-shard-params gathers each unit (fsdp-prefetch) and
+// whether it frees a unit's parameters after its forward
+// (reshard-after-forward), when policy=auto runs
+// data-parallel-sharding-strategy=optim_grads_params: each candidate
+// scheduled whole and simulated; the fastest kept among those that hold no
+// more live tensors than FSDP2's defaults (or than memory-cap-gib).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDP_LIB_PIPELINES_FSDPCHOICE_H
+#define DDP_LIB_PIPELINES_FSDPCHOICE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <optional>
+
+namespace ddp {
+
+/// One candidate: fsdp-prefetch and reshard-after-forward.
+struct FsdpSchedule {
+  unsigned prefetch = 1;
+  bool reshardAfterForward = true;
+};
+
+/// What auto compares the candidates with.
+struct FsdpChoiceOptions {
+  /// The hardware profile, data-parallel size and routing imbalance the
+  /// candidates are priced with (getCandidatePricing).
+  llvm::StringRef hardware;
+  int64_t dataParallelSize = 0;
+  double moeImbalance = 1;
+  /// The most bytes of live tensors a candidate may hold; 0: no more than
+  /// the baseline.
+  int64_t memoryCapBytes = 0;
+  /// The values given or recorded, which auto keeps.
+  std::optional<unsigned> prefetch;
+  std::optional<bool> reshardAfterForward;
+};
+
+/// The fastest candidate on the simulated step time, among FSDP2's defaults
+/// (prefetch 1, resharding) with the given values over them, and prefetch
+/// 0, 1 and 2 with and without resharding, where what the options fix is
+/// fixed; `schedule(candidate, copy)` schedules `copy`, a copy of `module`
+/// nested in it for the time of the call. Holding more live tensors than
+/// the defaults (or than the cap) rules a candidate out. Fails when the
+/// defaults do, or cannot be priced.
+mlir::FailureOr<FsdpSchedule> chooseFsdpSchedule(
+    mlir::ModuleOp module, const FsdpChoiceOptions &options,
+    llvm::function_ref<mlir::LogicalResult(FsdpSchedule, mlir::ModuleOp)>
+        schedule);
+
+} // namespace ddp
+
+#endif // DDP_LIB_PIPELINES_FSDPCHOICE_H
