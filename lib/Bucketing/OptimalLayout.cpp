@@ -86,12 +86,16 @@ searchStream(StreamSearch &search, llvm::ArrayRef<size_t> stream,
                       getSplitsNearCuts(stream, /*buckets=*/{}));
     best.second = std::min(best.second, bound);
   }
+  // Buckets of fewer gradients than the grid's step cannot end on it only.
   bool nearCuts = replay.getCosts().distributedOptimizer &&
-                  count > options.fullShardedSearchUpTo;
+                  count > options.fullShardedSearchUpTo &&
+                  span >= kBoundingStride;
   for (unsigned round = 0; round < (nearCuts ? kMaxNearCutRounds : 1);
        ++round) {
     llvm::SmallVector<bool> splits;
-    if (nearCuts) {
+    // Where the stream has no layout yet and the grid found none, the
+    // search at every split point does as it did.
+    if (nearCuts && (!best.first.empty() || std::isfinite(bound))) {
       splits = getSplitsNearCuts(
           stream, best.first.empty() ? currentBuckets
                                      : llvm::ArrayRef<Bucket>(best.first));

@@ -110,8 +110,9 @@ inline constexpr UnsupportedArg unsupportedArgs[] = {
      "context parallelism splits the sequence and widens the gradient "
      "reduction group, which the dialect cannot express yet"},
     {"use_torch_fsdp2", "False",
-     "fully sharded data parallelism gathers parameters per layer, a step "
-     "the importer does not build"},
+     "PyTorch FSDP2's wrapping is not read; Megatron-FSDP's is "
+     "(use_megatron_fsdp with data_parallel_sharding_strategy, which "
+     "ddp-schedule's data-parallel-sharding-strategy builds)"},
 };
 
 /// Megatron arguments that do not change the step: data, logging,

@@ -446,6 +446,24 @@ Error ArgumentReader::mapBatch(MegatronRun &run) {
 }
 
 Error ArgumentReader::mapSchedule(MegatronRun &run) {
+  // Megatron-FSDP's strategy counts only with use_megatron_fsdp
+  // (distributed_data_parallel_config.py; docs/FullySharded.md).
+  Expected<std::optional<bool>> megatronFsdp = getBool("use_megatron_fsdp");
+  if (!megatronFsdp)
+    return megatronFsdp.takeError();
+  if (const Argument *strategy = lookup("data_parallel_sharding_strategy");
+      strategy && megatronFsdp->value_or(false)) {
+    if (!is_contained({"no_shard", "optim", "optim_grads",
+                       "optim_grads_params"},
+                      StringRef(strategy->value)))
+      return valueError("data_parallel_sharding_strategy", *strategy,
+                        "no_shard, optim, optim_grads or optim_grads_params");
+    static constexpr StringLiteral kOption = "data-parallel-sharding-strategy";
+    run.scheduleOptions[kOption] = strategy->value.str();
+    run.scheduleOptionSources[kOption] = {"data_parallel_sharding_strategy",
+                                          strategy->value.str(),
+                                          strategy->line};
+  }
   for (const ScheduleArg &arg : scheduleArgs) {
     Error error =
         arg.isInteger

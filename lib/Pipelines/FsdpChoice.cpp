@@ -56,13 +56,26 @@ FailureOr<FsdpSchedule> ddp::chooseFsdpSchedule(
 
   FsdpSchedule baseline{options.prefetch.value_or(1),
                         options.reshardAfterForward.value_or(true)};
+  // Under a cap the defaults may fail (the compute schedule's own check of
+  // the cap): the other candidates may fit.
   FailureOr<Priced> baselinePrice = price(baseline);
-  if (failed(baselinePrice))
+  if (failed(baselinePrice) && options.memoryCapBytes <= 0)
     return failure();
   int64_t cap = options.memoryCapBytes > 0 ? options.memoryCapBytes
                                            : baselinePrice->peakBytes;
-  FsdpSchedule best = baseline;
-  double bestUs = baselinePrice->stepUs;
+  // The baseline first, so that it wins ties; where even it holds more
+  // than the cap, a slower candidate that fits is better, and where none
+  // fits the baseline stays (the cap's own check then reports).
+  std::optional<FsdpSchedule> best;
+  double bestUs = 0;
+  auto consider = [&](FsdpSchedule candidate, const Priced &priced) {
+    if (priced.peakBytes > cap || (best && priced.stepUs >= bestUs))
+      return;
+    best = candidate;
+    bestUs = priced.stepUs;
+  };
+  if (succeeded(baselinePrice))
+    consider(baseline, *baselinePrice);
   SmallVector<unsigned> prefetches = {0, 1, 2};
   if (options.prefetch)
     prefetches = {*options.prefetch};
@@ -71,17 +84,15 @@ FailureOr<FsdpSchedule> ddp::chooseFsdpSchedule(
     reshards = {*options.reshardAfterForward};
   for (bool reshard : reshards)
     for (unsigned prefetch : prefetches) {
-      FsdpSchedule candidate{prefetch, reshard};
       if (prefetch == baseline.prefetch &&
           reshard == baseline.reshardAfterForward)
         continue;
       // A candidate that fails is not chosen; the baseline reports.
-      FailureOr<Priced> priced = price(candidate);
-      if (failed(priced) || priced->peakBytes > cap ||
-          priced->stepUs >= bestUs)
-        continue;
-      best = candidate;
-      bestUs = priced->stepUs;
+      FsdpSchedule candidate{prefetch, reshard};
+      if (FailureOr<Priced> priced = price(candidate); succeeded(priced))
+        consider(candidate, *priced);
     }
-  return best;
+  if (!best && failed(baselinePrice))
+    return failure();
+  return best.value_or(baseline);
 }

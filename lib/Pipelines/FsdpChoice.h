@@ -45,8 +45,10 @@ struct FsdpChoiceOptions {
 /// 0, 1 and 2 with and without resharding, where what the options fix is
 /// fixed; `schedule(candidate, copy)` schedules `copy`, a copy of `module`
 /// nested in it for the time of the call. Holding more live tensors than
-/// the defaults (or than the cap) rules a candidate out. Fails when the
-/// defaults do, or cannot be priced.
+/// the cap (without one: than the defaults) rules a candidate out; where
+/// every candidate does, the defaults stay. Fails when no candidate can be
+/// scheduled and priced within the cap (without one: when the defaults
+/// cannot).
 mlir::FailureOr<FsdpSchedule> chooseFsdpSchedule(
     mlir::ModuleOp module, const FsdpChoiceOptions &options,
     llvm::function_ref<mlir::LogicalResult(FsdpSchedule, mlir::ModuleOp)>

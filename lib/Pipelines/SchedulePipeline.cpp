@@ -471,6 +471,19 @@ public:
           << "' records options that ddp-schedule rejects: " << reason;
       return signalPassFailure();
     }
+    // The units are gathered in the step whatever overlap-param-gather
+    // says; a log's recorded false (Megatron-FSDP's own gathers) is no
+    // conflict, but the user's own is.
+    if (options.dataParallelShardingStrategy ==
+            ShardingStrategy::OptimGradsParams &&
+        givenNames.contains("overlap-param-gather") &&
+        !options.overlapParamGather) {
+      getOperation().emitError()
+          << "ddp-schedule: data-parallel-sharding-strategy="
+             "optim_grads_params gathers each unit where it is read, in the "
+             "step; drop overlap-param-gather=false";
+      return signalPassFailure();
+    }
     // policy=auto makes the compute schedule's choices too, unless given or
     // recorded: each is kept only where it ends the simulated step sooner.
     // First, so that the choices below are priced with them.

@@ -427,6 +427,27 @@ TEST(OptimalLayout, LongShardedStreamRefinesTheGridsCuts) {
   }
 }
 
+// Buckets of fewer gradients than the grid's step on a long stream: the
+// search at every split point, not an empty layout.
+TEST(OptimalLayout, LongShardedStreamWithSmallBuckets) {
+  RandomStep step(5, 300, /*slowdown=*/1, /*twoStreams=*/false,
+                  /*distributedOptimizer=*/true);
+  TimelineReplay replay(step.timeline, step.costs);
+  OptimalLayoutOptions options;
+  options.padding.distributedOptimizer = true;
+  options.fullShardedSearchUpTo = 256;
+  options.maxBucketGradients = 4;
+  llvm::Expected<OptimalLayoutResult> result =
+      computeOptimalLayout(step.gradients, replay, options);
+  ASSERT_TRUE(bool(result));
+  size_t gradients = 0;
+  for (const Bucket &bucket : result->layout.buckets) {
+    EXPECT_LE(bucket.entries.size(), 4u);
+    gradients += bucket.entries.size();
+  }
+  EXPECT_EQ(gradients, step.gradients.size());
+}
+
 TEST(OptimalLayout, BucketSpanLimit) {
   RandomStep step(3, 12, 1.1);
   TimelineReplay replay(step.timeline, step.costs);

@@ -382,6 +382,16 @@ TEST_F(SchedulePipelineTest, AutoFsdpIsNeverSlowerThanTheDefaultsAtNoMoreMemory)
       // keeps them (one gather a unit per microbatch fewer): faster.
       OwningOpRef<ModuleOp> roomy = scheduled(" memory-cap-gib=1000");
       EXPECT_LT(simulate(*roomy, hw, 64), simulate(*defaults, hw, 64));
+      // A cap below the defaults' peak that a slower candidate meets (no
+      // prefetch): auto takes it.
+      OwningOpRef<ModuleOp> unprefetched =
+          scheduled(" fsdp-prefetch=0 reshard-after-forward=true");
+      int64_t low = livePeak(*unprefetched), high = livePeak(*defaults);
+      ASSERT_LT(low, high);
+      double capGib = double(low + high) / 2 / double(1ll << 30);
+      OwningOpRef<ModuleOp> capped =
+          scheduled(llvm::formatv(" memory-cap-gib={0:f12}", capGib).str());
+      EXPECT_LE(double(livePeak(*capped)), capGib * double(1ll << 30));
     }
   }
 }

@@ -34,7 +34,7 @@ namespace ddp {
 struct MegatronRun {
   /// Model config fields, as parseModelConfig reads them.
   llvm::json::Object config;
-  /// ddp-schedule option name to value (a bool or an integer).
+  /// ddp-schedule option name to value (a bool, an integer or a string).
   llvm::json::Object scheduleOptions;
   /// The argument each entry of scheduleOptions was read from, so that an
   /// option ddp-schedule rejects can be traced to its line of the log.

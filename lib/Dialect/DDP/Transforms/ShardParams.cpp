@@ -168,10 +168,12 @@ void ShardParamsPass::runOnOperation() {
     sameUnit.insert(chainKey(index));
     for (auto param : chain.setParams.getParams()
                           .getAsRange<FlatSymbolRefAttr>()) {
-      if (!chainOfParam.try_emplace(param.getAttr(), index).second) {
+      auto [found, added] = chainOfParam.try_emplace(param.getAttr(), index);
+      if (!added) {
         chain.setParams->emitError()
             << "cannot shard parameters: " << param
-            << " is written by two gathers";
+            << (found->second == index ? " is named twice in one gather"
+                                       : " is written by two gathers");
         return signalPassFailure();
       }
       sameUnit.unionSets(chainKey(index), *layerOf(param));
@@ -244,9 +246,11 @@ void ShardParamsPass::runOnOperation() {
   for (auto &[key, operands] : reads) {
     auto [at, unit] = key;
     if (updatedAt[unit] && at > *updatedAt[unit]) {
+      auto get = cast<GetParamOp>(operands.front()->get().getDefiningOp());
       operands.front()->getOwner()->emitError()
-          << "cannot shard parameters: this reads a parameter of the unit "
-             "after the unit's update is written";
+          << "cannot shard parameters: this reads " << get.getParamAttr()
+          << " after its update is written (ddp.set_param_shard); its "
+             "gather there would read the update";
       return signalPassFailure();
     }
     if (!current || *current != at) {

@@ -10,6 +10,7 @@
 #include "ddp/Dialect/DDP/Analysis/StepStats.h"
 #include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/ScheduleModel/ScheduleModel.h"
 #include "ddp/Sim/SimOutput.h"
 #include "ddp/Support/OutputFile.h"
 
@@ -240,16 +241,26 @@ void SimulatePass::runOnOperation() {
       return signalPassFailure();
     modelState = std::move(*state);
   }
+  // The tensors the step's order keeps live at once, beside the model
+  // state: what prefetching a gather or holding a GEMM back changes.
+  SmallVector<Operation *> order;
+  for (Operation &op : step->getBody().front())
+    order.push_back(&op);
+  int64_t livePeak = schedule::getLiveTensorPeak(order);
   bool ok = true;
   if (!outputPath.empty())
     ok &= succeeded(writeFile(outputPath, "summary", [&](raw_ostream &os) {
       printTextSummary(*result, model, os);
       modelState.print(os);
+      os << "live tensors at their peak (activations, gradients, gathered "
+            "parameters; each from its op to its last reader): "
+         << livePeak << " bytes\n";
     }));
   if (!reportPath.empty())
     ok &= succeeded(writeFile(reportPath, "report", [&](raw_ostream &os) {
       llvm::json::Value report = buildJsonReport(*result, model);
       report.getAsObject()->try_emplace("model_state", toJSON(modelState));
+      report.getAsObject()->try_emplace("live_tensor_peak_bytes", livePeak);
       os << llvm::formatv("{0:2}", report) << "\n";
     }));
   if (!tracePath.empty())

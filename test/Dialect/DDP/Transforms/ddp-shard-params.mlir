@@ -232,6 +232,24 @@ func.func @two(%x: tensor<2x4xf32>) {
 
 // -----
 
+// A parameter named twice in one gather.
+
+ddp.mesh @world(dp = 2)
+ddp.param @l0.w layer 0 : tensor<4x4xf32>
+
+func.func @twice(%x: tensor<2x4xf32>) {
+  %s = ddp.get_param_shard params [@l0.w, @l0.w] offsets [0, 16] over @world[dp] : tensor<16xf32>
+  %g, %t = ddp.all_gather %s over @world[dp] async : tensor<16xf32> -> tensor<32xf32>
+  ddp.wait %t
+  // expected-error @+1 {{cannot shard parameters: @l0.w is named twice in one gather}}
+  ddp.set_params %g params [@l0.w, @l0.w] offsets [0, 16] : tensor<32xf32>
+  %w = ddp.get_param @l0.w : tensor<4x4xf32>
+  %a = ddp.gemm fwd %x, %w layer 0 : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
 // A read after the unit's update is written would gather the update, where
 // the step reads the value it had.
 
@@ -247,7 +265,7 @@ func.func @late(%x: tensor<2x4xf32>) {
   %a = ddp.gemm fwd %x, %w layer 0 : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
   %u = ddp.get_param_shard params [@l0.w] offsets [0] over @world[dp] : tensor<8xf32>
   ddp.set_param_shard %u params [@l0.w] offsets [0] over @world[dp] : tensor<8xf32>
-  // expected-error @+1 {{cannot shard parameters: this reads a parameter of the unit after the unit's update is written}}
+  // expected-error @+1 {{cannot shard parameters: this reads @l0.w after its update is written (ddp.set_param_shard); its gather there would read the update}}
   %b = ddp.gemm fwd %a, %w layer 0 : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
   return
 }

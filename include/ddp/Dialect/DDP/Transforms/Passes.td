@@ -390,8 +390,10 @@ def ShardParams : Pass<"ddp-shard-params", "mlir::func::FuncOp"> {
     on the step that `ddp-overlap-param-gather` made: the parameters stay
     sharded between uses instead of being gathered once and written whole
     into every rank's parameters. A unit is the buckets whose parameters
-    share a `layer` (the parameters without one are one unit: the
-    embeddings, the final norm, the output layer). The parameters a unit's
+    share a `layer`, joined transitively; a bucket with a parameter outside
+    every layer (the embeddings, the final norm) stays gathered once and
+    kept whole, as Megatron-FSDP keeps what is outside its units. The
+    parameters a unit's
     ops read in one run (its forward of a microbatch, its backward: a
     maximal stretch of the step in which no other unit's parameters are
     read) come from an all-gather of the rank's shards issued for that run
