@@ -99,7 +99,7 @@ searchStream(StreamSearch &search, llvm::ArrayRef<size_t> stream,
       splits = getSplitsNearCuts(
           stream, best.first.empty() ? currentBuckets
                                      : llvm::ArrayRef<Bucket>(best.first));
-      if (2 * llvm::count(splits, true) > count)
+      if (2 * size_t(llvm::count(splits, true)) > count)
         splits.clear();
     }
     // Ties must survive: the bound may be the optimum.
