@@ -115,6 +115,7 @@ ArrayRef<FuzzedOption> ddp::fuzz::getFuzzedOptions() {
        {"optim_grads_params", "optim", "optim_grads", "no_shard"}},
       {"fsdp-prefetch", {"0", "2", "1", "4294967295"}},
       {"reshard-after-forward", flipFalse},
+      {"fsdp-keep-last-units", {"2", "1", "4294967295"}},
   };
   return options;
 }

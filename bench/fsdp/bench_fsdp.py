@@ -89,12 +89,16 @@ def report_of(step, hw, options, tmp):
 
 
 def chosen(module):
-    """auto's recorded fsdp-prefetch and reshard-after-forward."""
+    """auto's recorded fsdp-prefetch, reshard-after-forward and
+    fsdp-keep-last-units."""
     start = module.index("ddp.schedule_options = {")
     entries = module[start:module.index("}", start)]
     prefetch = entries.split('"fsdp-prefetch" = ')[1].split(" ")[0]
     reshard = entries.split('"reshard-after-forward" = ')[1].split(",")[0]
-    return f"{prefetch}{'' if reshard.strip() == 'true' else ', kept'}"
+    keep = entries.split('"fsdp-keep-last-units" = ')[1].split(" ")[0]
+    if reshard.strip() != "true":
+        return f"{prefetch}, all kept"
+    return f"{prefetch}" + (f", last {keep} kept" if int(keep) > 1 else "")
 
 
 def measure(task):

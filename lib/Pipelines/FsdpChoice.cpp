@@ -54,8 +54,9 @@ FailureOr<FsdpSchedule> ddp::chooseFsdpSchedule(
     return Priced{result->stepTime, schedule::getLiveTensorPeak(order)};
   };
 
+  unsigned givenKeep = options.keepLastUnits.value_or(0);
   FsdpSchedule baseline{options.prefetch.value_or(1),
-                        options.reshardAfterForward.value_or(true)};
+                        options.reshardAfterForward.value_or(true), givenKeep};
   // Under a cap the defaults may fail (the compute schedule's own check of
   // the cap): the other candidates may fit.
   FailureOr<Priced> baselinePrice = price(baseline);
@@ -70,12 +71,51 @@ FailureOr<FsdpSchedule> ddp::chooseFsdpSchedule(
   double bestUs = 0;
   auto consider = [&](FsdpSchedule candidate, const Priced &priced) {
     if (priced.peakBytes > cap || (best && priced.stepUs >= bestUs))
-      return;
+      return false;
     best = candidate;
     bestUs = priced.stepUs;
+    return true;
   };
-  if (succeeded(baselinePrice))
+  auto fits = [&](FsdpSchedule candidate) -> std::optional<Priced> {
+    FailureOr<Priced> priced = price(candidate);
+    if (failed(priced) || priced->peakBytes > cap)
+      return std::nullopt;
+    return *priced;
+  };
+  // Where a candidate reshards, the most units fsdp-keep-last-units keeps
+  // within the cap: keeping the last unit is what resharding does anyway
+  // (nothing of another unit is read between its forward and backward), so
+  // from 2 on; each kept unit holds its parameters longer, so the peak
+  // grows with the count and a bisection finds it. 2 first: where it does
+  // not fit (no cap: usually), one schedule is all it costs.
+  auto keepMost = [&](FsdpSchedule candidate) {
+    if (options.keepLastUnits || !candidate.reshardAfterForward ||
+        options.numUnits < 3)
+      return;
+    candidate.keepLastUnits = 2;
+    std::optional<Priced> kept = fits(candidate);
+    if (!kept)
+      return;
+    unsigned fitting = 2, exceeding = options.numUnits;
+    while (exceeding - fitting > 1) {
+      candidate.keepLastUnits = fitting + (exceeding - fitting) / 2;
+      if (std::optional<Priced> priced = fits(candidate)) {
+        fitting = candidate.keepLastUnits;
+        kept = priced;
+      } else {
+        exceeding = candidate.keepLastUnits;
+      }
+    }
+    candidate.keepLastUnits = fitting;
+    consider(candidate, *kept);
+  };
+  // Keeping units adds to a candidate's peak: only one that fits is tried
+  // with them.
+  if (succeeded(baselinePrice)) {
     consider(baseline, *baselinePrice);
+    if (baselinePrice->peakBytes <= cap)
+      keepMost(baseline);
+  }
   SmallVector<unsigned> prefetches = {0, 1, 2};
   if (options.prefetch)
     prefetches = {*options.prefetch};
@@ -88,9 +128,13 @@ FailureOr<FsdpSchedule> ddp::chooseFsdpSchedule(
           reshard == baseline.reshardAfterForward)
         continue;
       // A candidate that fails is not chosen; the baseline reports.
-      FsdpSchedule candidate{prefetch, reshard};
-      if (FailureOr<Priced> priced = price(candidate); succeeded(priced))
-        consider(candidate, *priced);
+      FsdpSchedule candidate{prefetch, reshard, givenKeep};
+      FailureOr<Priced> priced = price(candidate);
+      if (failed(priced))
+        continue;
+      consider(candidate, *priced);
+      if (priced->peakBytes <= cap)
+        keepMost(candidate);
     }
   if (!best && failed(baselinePrice))
     return failure();

@@ -19,10 +19,12 @@
 
 namespace ddp {
 
-/// One candidate: fsdp-prefetch and reshard-after-forward.
+/// One candidate: fsdp-prefetch, reshard-after-forward and
+/// fsdp-keep-last-units.
 struct FsdpSchedule {
   unsigned prefetch = 1;
   bool reshardAfterForward = true;
+  unsigned keepLastUnits = 0;
 };
 
 /// What auto compares the candidates with.
@@ -38,6 +40,10 @@ struct FsdpChoiceOptions {
   /// The values given or recorded, which auto keeps.
   std::optional<unsigned> prefetch;
   std::optional<bool> reshardAfterForward;
+  std::optional<unsigned> keepLastUnits;
+  /// The units of the step (its transformer layers): the most that
+  /// fsdp-keep-last-units can keep.
+  unsigned numUnits = 0;
 };
 
 /// The fastest candidate on the simulated step time, among FSDP2's defaults
@@ -46,7 +52,10 @@ struct FsdpChoiceOptions {
 /// fixed; `schedule(candidate, copy)` schedules `copy`, a copy of `module`
 /// nested in it for the time of the call. Holding more live tensors than
 /// the cap (without one: than the defaults) rules a candidate out; where
-/// every candidate does, the defaults stay. Fails when no candidate can be
+/// every candidate does, the defaults stay. Each candidate that reshards
+/// is also tried with the most units fsdp-keep-last-units can keep within
+/// the cap (by bisection: each kept unit holds its parameters longer).
+/// Values the options fix stay fixed. Fails when no candidate can be
 /// scheduled and priced within the cap (without one: when the defaults
 /// cannot).
 mlir::FailureOr<FsdpSchedule> chooseFsdpSchedule(

@@ -22,6 +22,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <set>
 
 using namespace mlir;
 using namespace ddp;
@@ -572,7 +573,8 @@ private:
   LogicalResult chooseFsdp(SchedulePipelineOptions &options) {
     ModuleOp module = getOperation();
     static constexpr StringLiteral kPrefetch = "fsdp-prefetch",
-                                   kReshard = "reshard-after-forward";
+                                   kReshard = "reshard-after-forward",
+                                   kKeep = "fsdp-keep-last-units";
     if (options.policy != BucketPolicy::Auto ||
         options.dataParallelShardingStrategy !=
             ShardingStrategy::OptimGradsParams ||
@@ -583,8 +585,15 @@ private:
       choice.prefetch = options.fsdpPrefetch;
     if (isGivenOrRecorded(kReshard))
       choice.reshardAfterForward = options.reshardAfterForward;
-    if (choice.prefetch && choice.reshardAfterForward)
+    if (isGivenOrRecorded(kKeep))
+      choice.keepLastUnits = options.fsdpKeepLastUnits;
+    if (choice.prefetch && choice.reshardAfterForward && choice.keepLastUnits)
       return success();
+    std::set<int64_t> layers;
+    for (ParamOp param : module.getOps<ParamOp>())
+      if (std::optional<uint64_t> layer = param.getLayer())
+        layers.insert(int64_t(*layer));
+    choice.numUnits = layers.size();
     choice.hardware = options.hardware.getValue();
     choice.dataParallelSize = options.dataParallelSize;
     choice.moeImbalance = options.moeImbalance;
@@ -600,6 +609,7 @@ private:
             candidateOptions.fsdpPrefetch = candidate.prefetch;
             candidateOptions.reshardAfterForward =
                 candidate.reshardAfterForward;
+            candidateOptions.fsdpKeepLastUnits = candidate.keepLastUnits;
             candidateOptions.printBucketLayout = "";
             OpPassManager pm(ModuleOp::getOperationName());
             addSchedulePasses(pm, candidateOptions);
@@ -611,6 +621,7 @@ private:
       return success();
     options.fsdpPrefetch = chosen->prefetch;
     options.reshardAfterForward = chosen->reshardAfterForward;
+    options.fsdpKeepLastUnits = chosen->keepLastUnits;
     NamedAttrList entries;
     if (auto recorded =
             module->getAttrOfType<DictionaryAttr>(kScheduleOptionsAttrName))
@@ -618,6 +629,7 @@ private:
     Builder builder(&getContext());
     entries.set(kPrefetch, builder.getI64IntegerAttr(chosen->prefetch));
     entries.set(kReshard, builder.getBoolAttr(chosen->reshardAfterForward));
+    entries.set(kKeep, builder.getI64IntegerAttr(chosen->keepLastUnits));
     module->setAttr(kScheduleOptionsAttrName,
                     entries.getDictionary(&getContext()));
     return success();

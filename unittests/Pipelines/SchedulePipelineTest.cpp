@@ -374,9 +374,10 @@ TEST_F(SchedulePipelineTest, AutoFsdpIsNeverSlowerThanTheDefaultsAtNoMoreMemory)
               llvm::formatv(" fsdp-prefetch={0} reshard-after-forward={1}",
                             prefetch, reshard)
                   .str());
-          if (livePeak(*other) <= livePeak(*defaults))
+          if (livePeak(*other) <= livePeak(*defaults)) {
             EXPECT_LE(time, simulate(*other, hw, 64) * (1 + 1e-12))
                 << prefetch << " " << reshard;
+          }
         }
       // With room for the parameters gathered through the backward, auto
       // keeps them (one gather a unit per microbatch fewer): faster.
@@ -392,6 +393,18 @@ TEST_F(SchedulePipelineTest, AutoFsdpIsNeverSlowerThanTheDefaultsAtNoMoreMemory)
       OwningOpRef<ModuleOp> capped =
           scheduled(llvm::formatv(" memory-cap-gib={0:f12}", capGib).str());
       EXPECT_LE(double(livePeak(*capped)), capGib * double(1ll << 30));
+      // A cap that keeps some units' parameters through the backward, not
+      // all (fsdp-keep-last-units): auto keeps no fewer.
+      OwningOpRef<ModuleOp> someKept = scheduled(
+          " fsdp-prefetch=1 reshard-after-forward=true fsdp-keep-last-units=2");
+      // A hair above its peak: the option is read in GiB.
+      double someGib =
+          double(livePeak(*someKept)) * (1 + 1e-9) / double(1ll << 30);
+      OwningOpRef<ModuleOp> cappedKept =
+          scheduled(llvm::formatv(" memory-cap-gib={0:f12}", someGib).str());
+      EXPECT_LE(double(livePeak(*cappedKept)), someGib * double(1ll << 30));
+      EXPECT_LE(simulate(*cappedKept, hw, 64),
+                simulate(*someKept, hw, 64) * (1 + 1e-12));
     }
   }
 }

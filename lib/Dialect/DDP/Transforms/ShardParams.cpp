@@ -287,14 +287,32 @@ void ShardParamsPass::runOnOperation() {
     lastRead[unit] = at;
   }
 
-  // Without resharding after the forward, a run with a forward GEMM keeps
-  // its parameters through the unit's next run when that has none.
-  if (!reshardAfterForward) {
+  // Without resharding after the forward (every unit's, or the last
+  // fsdp-keep-last-units' in forward order), a run with a forward GEMM
+  // keeps its parameters through the unit's next run when that has none.
+  SmallVector<bool> keeps(numUnitsHere, !reshardAfterForward);
+  if (reshardAfterForward && fsdpKeepLastUnits > 0) {
+    SmallVector<std::pair<unsigned, unsigned>> firstRead;
+    SmallVector<bool> seen(numUnitsHere, false);
+    for (Run &run : runs)
+      if (!seen[run.unit]) {
+        seen[run.unit] = true;
+        firstRead.push_back({run.getFirst(), run.unit});
+      }
+    llvm::sort(firstRead);
+    for (size_t index = firstRead.size() > fsdpKeepLastUnits
+                            ? firstRead.size() - fsdpKeepLastUnits
+                            : 0;
+         index < firstRead.size(); ++index)
+      keeps[firstRead[index].second] = true;
+  }
+  if (llvm::is_contained(keeps, true)) {
     SmallVector<std::optional<size_t>> lastOfUnit(numUnitsHere);
     SmallVector<Run> merged;
     for (Run &run : runs) {
       std::optional<size_t> &last = lastOfUnit[run.unit];
-      if (last && merged[*last].hasForwardGemm && !run.hasForwardGemm) {
+      if (keeps[run.unit] && last && merged[*last].hasForwardGemm &&
+          !run.hasForwardGemm) {
         Run &into = merged[*last];
         llvm::append_range(into.uses, run.uses);
         into.backwardEnd = into.uses.size();

@@ -2,6 +2,7 @@
 // RUN: ddp-opt %s -split-input-file --ddp-shard-params=fsdp-prefetch=0 -verify-diagnostics | FileCheck %s --check-prefix=DEPTH0
 // RUN: ddp-opt %s -split-input-file --ddp-shard-params=fsdp-prefetch=2 -verify-diagnostics | FileCheck %s --check-prefix=DEPTH2
 // RUN: ddp-opt %s -split-input-file --ddp-shard-params=reshard-after-forward=false -verify-diagnostics | FileCheck %s --check-prefix=KEEP
+// RUN: ddp-opt %s -split-input-file --ddp-shard-params=fsdp-keep-last-units=2 -verify-diagnostics | FileCheck %s --check-prefix=KEEP2
 // Running it again changes nothing.
 // RUN: ddp-opt %s -split-input-file --ddp-shard-params --ddp-shard-params -verify-diagnostics | FileCheck %s
 // A failing run changes nothing.
@@ -116,6 +117,22 @@
 // KEEP-COUNT-3: ddp.bucket_unpack
 // KEEP-NOT: ddp.bucket_unpack
 // KEEP: return
+
+// Only the last two units in forward order (layers 1 and 2) keep their
+// forward's gather: layer 1's backward reads it, layer 0's gathers again;
+// eight runs.
+// KEEP2-LABEL: func.func @step
+// KEEP2: %[[W0:.*]] = ddp.bucket_unpack {{.*}} -> tensor<4x4xf32>
+// KEEP2: ddp.gemm fwd %{{.*}}, %[[W0]] layer 0
+// KEEP2: %[[W1:.*]] = ddp.bucket_unpack
+// KEEP2: ddp.gemm fwd %{{.*}}, %[[W1]] layer 1
+// KEEP2: ddp.bucket_unpack
+// KEEP2: ddp.gemm dgrad %{{.*}}, %[[W1]] layer 1
+// KEEP2: %[[W0B:.*]] = ddp.bucket_unpack
+// KEEP2: ddp.gemm dgrad %{{.*}}, %[[W0B]] layer 0
+// KEEP2-COUNT-4: ddp.bucket_unpack
+// KEEP2-NOT: ddp.bucket_unpack
+// KEEP2: return
 
 ddp.mesh @world(dp = 2)
 ddp.param @emb : tensor<8x4xf32>

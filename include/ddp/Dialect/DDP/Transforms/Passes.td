@@ -417,8 +417,9 @@ def ShardParams : Pass<"ddp-shard-params", "mlir::func::FuncOp"> {
     default is 1. With 0 each gather is issued right before its wait. With
     `reshard-after-forward=false` a run that holds a forward GEMM keeps its
     parameters through the unit's next run when that holds none (its
-    backward), as FSDP2's `reshard_after_forward=False`; the last unit's
-    forward and backward are one run either way. The step keeps
+    backward), as FSDP2's `reshard_after_forward=False`; with
+    `fsdp-keep-last-units=N` only the last N units in forward order do.
+    The last unit's forward and backward are one run either way. The step keeps
     `ddp-overlap-param-gather`'s end: each rank writes its updated shard
     back (`ddp.set_param_shard`), which the next step's gathers read.
 
@@ -435,6 +436,11 @@ def ShardParams : Pass<"ddp-shard-params", "mlir::func::FuncOp"> {
            /*default=*/"true",
            "Free a unit's gathered parameters after its forward and gather "
            "them again for its backward (FSDP2's reshard_after_forward)">,
+    Option<"fsdpKeepLastUnits", "fsdp-keep-last-units", "unsigned",
+           /*default=*/"0",
+           "With reshard-after-forward, the last this many units in forward "
+           "order keep their forward's gather through their backward (FSDP2's "
+           "reshard_after_forward=False on those modules only)">,
   ];
   let statistics = [
     Statistic<"numUnits", "units", "FSDP units">,
