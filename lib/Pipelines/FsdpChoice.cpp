@@ -83,20 +83,22 @@ FailureOr<FsdpSchedule> ddp::chooseFsdpSchedule(
     return *priced;
   };
   // Where a candidate reshards, the most units fsdp-keep-last-units keeps
-  // within the cap: keeping the last unit is what resharding does anyway
-  // (nothing of another unit is read between its forward and backward), so
-  // from 2 on; each kept unit holds its parameters longer, so the peak
-  // grows with the count and a bisection finds it. 2 first: where it does
-  // not fit (no cap: usually), one schedule is all it costs.
+  // within the cap, all of them included (with resharding given, no
+  // candidate without it keeps them all): keeping the last unit is what
+  // resharding does anyway (nothing of another unit is read between its
+  // forward and backward), so from 2 on; each kept unit holds its
+  // parameters longer, so the peak grows with the count and a bisection
+  // finds it. 2 first: where it does not fit (no cap: usually), one
+  // schedule is all it costs.
   auto keepMost = [&](FsdpSchedule candidate) {
     if (options.keepLastUnits || !candidate.reshardAfterForward ||
-        options.numUnits < 3)
+        options.numUnits < 2)
       return;
     candidate.keepLastUnits = 2;
     std::optional<Priced> kept = fits(candidate);
     if (!kept)
       return;
-    unsigned fitting = 2, exceeding = options.numUnits;
+    unsigned fitting = 2, exceeding = options.numUnits + 1;
     while (exceeding - fitting > 1) {
       candidate.keepLastUnits = fitting + (exceeding - fitting) / 2;
       if (std::optional<Priced> priced = fits(candidate)) {

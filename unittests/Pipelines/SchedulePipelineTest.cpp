@@ -364,14 +364,15 @@ TEST_F(SchedulePipelineTest, AutoFsdpIsNeverSlowerThanTheDefaultsAtNoMoreMemory)
       OwningOpRef<ModuleOp> chosen = scheduled("");
       double time = simulate(*chosen, hw, 64);
       int64_t peak = livePeak(*chosen);
-      OwningOpRef<ModuleOp> defaults =
-          scheduled(" fsdp-prefetch=1 reshard-after-forward=true");
+      OwningOpRef<ModuleOp> defaults = scheduled(
+          " fsdp-prefetch=1 reshard-after-forward=true fsdp-keep-last-units=0");
       EXPECT_LE(time, simulate(*defaults, hw, 64) * (1 + 1e-12));
       EXPECT_LE(peak, livePeak(*defaults));
       for (unsigned prefetch : {0, 1, 2})
         for (bool reshard : {true, false}) {
           OwningOpRef<ModuleOp> other = scheduled(
-              llvm::formatv(" fsdp-prefetch={0} reshard-after-forward={1}",
+              llvm::formatv(" fsdp-prefetch={0} reshard-after-forward={1} "
+                            "fsdp-keep-last-units=0",
                             prefetch, reshard)
                   .str());
           if (livePeak(*other) <= livePeak(*defaults)) {
@@ -385,8 +386,8 @@ TEST_F(SchedulePipelineTest, AutoFsdpIsNeverSlowerThanTheDefaultsAtNoMoreMemory)
       EXPECT_LT(simulate(*roomy, hw, 64), simulate(*defaults, hw, 64));
       // A cap below the defaults' peak that a slower candidate meets (no
       // prefetch): auto takes it.
-      OwningOpRef<ModuleOp> unprefetched =
-          scheduled(" fsdp-prefetch=0 reshard-after-forward=true");
+      OwningOpRef<ModuleOp> unprefetched = scheduled(
+          " fsdp-prefetch=0 reshard-after-forward=true fsdp-keep-last-units=0");
       int64_t low = livePeak(*unprefetched), high = livePeak(*defaults);
       ASSERT_LT(low, high);
       double capGib = double(low + high) / 2 / double(1ll << 30);
