@@ -48,10 +48,7 @@ FailureOr<FsdpSchedule> ddp::chooseFsdpSchedule(
         sim::simulateStep(*step, pricing->model, pricing->options);
     if (failed(result))
       return failure();
-    SmallVector<Operation *> order;
-    for (Operation &op : step->getBody().front())
-      order.push_back(&op);
-    return Priced{result->stepTime, schedule::getLiveTensorPeak(order)};
+    return Priced{result->stepTime, schedule::getLiveTensorPeak(*step)};
   };
 
   unsigned givenKeep = options.keepLastUnits.value_or(0);

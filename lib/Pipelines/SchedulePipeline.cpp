@@ -207,10 +207,7 @@ checkShardingStrategy(const SchedulePipelineOptions &options) {
   ShardingStrategy strategy = options.dataParallelShardingStrategy;
   if (strategy == ShardingStrategy::NoShard)
     return llvm::Error::success();
-  std::string name = strategy == ShardingStrategy::Optim ? "optim"
-                     : strategy == ShardingStrategy::OptimGrads
-                         ? "optim_grads"
-                         : "optim_grads_params";
+  std::string name = getShardingStrategyName(strategy).str();
   // Megatron-FSDP runs with --use-distributed-optimizer too.
   if (!options.useDistributedOptimizer)
     return llvm::createStringError(
@@ -277,6 +274,21 @@ llvm::Error ddp::parseGivenScheduleOptions(StringRef text,
     return llvm::createStringError("ddp-schedule: " +
                                    llvm::toString(std::move(error)));
   return llvm::Error::success();
+}
+
+/// Sets `values` (option name, value) in `module`'s recorded schedule
+/// options, keeping the others: a choice recorded, as a log records its
+/// run's, so that a later run over the module makes it again.
+static void recordOptions(ModuleOp module,
+                          ArrayRef<std::pair<StringRef, Attribute>> values) {
+  NamedAttrList entries;
+  if (auto recorded =
+          module->getAttrOfType<DictionaryAttr>(kScheduleOptionsAttrName))
+    entries.append(recorded.getValue());
+  for (auto [name, value] : values)
+    entries.set(name, value);
+  module->setAttr(kScheduleOptionsAttrName,
+                  entries.getDictionary(module.getContext()));
 }
 
 /// Whether some op of `module` is of a pipeline stage's program.
@@ -525,13 +537,8 @@ public:
     if (llvm::sys::fs::exists(hw))
       (void)llvm::sys::fs::make_absolute(hw);
     if (givenNames.contains("hw") && quoteOptionValue(hw)) {
-      NamedAttrList entries;
-      if (auto recorded = getOperation()->getAttrOfType<DictionaryAttr>(
-              kScheduleOptionsAttrName))
-        entries.append(recorded.getValue());
-      entries.set("hw", StringAttr::get(&getContext(), hw));
-      getOperation()->setAttr(kScheduleOptionsAttrName,
-                              entries.getDictionary(&getContext()));
+      recordOptions(getOperation(),
+                    {{"hw", StringAttr::get(&getContext(), hw)}});
     }
   }
 
@@ -622,16 +629,12 @@ private:
     options.fsdpPrefetch = chosen->prefetch;
     options.reshardAfterForward = chosen->reshardAfterForward;
     options.fsdpKeepLastUnits = chosen->keepLastUnits;
-    NamedAttrList entries;
-    if (auto recorded =
-            module->getAttrOfType<DictionaryAttr>(kScheduleOptionsAttrName))
-      entries.append(recorded.getValue());
     Builder builder(&getContext());
-    entries.set(kPrefetch, builder.getI64IntegerAttr(chosen->prefetch));
-    entries.set(kReshard, builder.getBoolAttr(chosen->reshardAfterForward));
-    entries.set(kKeep, builder.getI64IntegerAttr(chosen->keepLastUnits));
-    module->setAttr(kScheduleOptionsAttrName,
-                    entries.getDictionary(&getContext()));
+    recordOptions(
+        module,
+        {{kPrefetch, builder.getI64IntegerAttr(chosen->prefetch)},
+         {kReshard, builder.getBoolAttr(chosen->reshardAfterForward)},
+         {kKeep, builder.getI64IntegerAttr(chosen->keepLastUnits)}});
     return success();
   }
 
@@ -750,13 +753,7 @@ private:
       on = succeeded(times) && times->withUs < times->withoutUs;
     }
     set(options, on);
-    NamedAttrList entries;
-    if (auto recorded =
-            module->getAttrOfType<DictionaryAttr>(kScheduleOptionsAttrName))
-      entries.append(recorded.getValue());
-    entries.set(name, BoolAttr::get(&getContext(), on));
-    module->setAttr(kScheduleOptionsAttrName,
-                    entries.getDictionary(&getContext()));
+    recordOptions(module, {{name, BoolAttr::get(&getContext(), on)}});
     return success();
   }
 

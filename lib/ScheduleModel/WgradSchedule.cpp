@@ -318,6 +318,13 @@ LogicalResult Walk::run() {
   return success();
 }
 
+int64_t ddp::schedule::getLiveTensorPeak(func::FuncOp step) {
+  SmallVector<Operation *> order;
+  for (Operation &op : step.getBody().front())
+    order.push_back(&op);
+  return getLiveTensorPeak(order);
+}
+
 int64_t ddp::schedule::getLiveTensorPeak(ArrayRef<Operation *> order) {
   // A view lives as long as what it views: grad_ready returns its operand,
   // a chunk and a bucket's unpacked gradient are rows of theirs.

@@ -54,6 +54,21 @@ protected:
     return importModel(context, config);
   }
 
+  /// Preset `name`'s config cut to `numLayers` layers, at tensor-parallel
+  /// size `tp` with or without sequence parallelism and data-parallel size
+  /// `dp`.
+  static ModelConfig shapeConfig(StringRef name, int64_t numLayers, int64_t tp,
+                                 bool sequenceParallel, int64_t dp) {
+    const ModelPreset *preset = lookupModelPreset(name);
+    EXPECT_TRUE(preset) << name.str();
+    ModelConfig config = preset ? preset->config : ModelConfig();
+    config.numLayers = numLayers;
+    config.tensorModelParallelSize = tp;
+    config.sequenceParallel = sequenceParallel;
+    config.dataParallelSize = dp;
+    return config;
+  }
+
   /// bf16 and f32 parameters, a shared embedding and experts over their own
   /// group, ready in an order that is not the reverse of registration.
   OwningOpRef<ModuleOp> importMixedInventory() {
@@ -251,13 +266,9 @@ TEST_F(SchedulePipelineTest, TpCommOverlapPredictsTheSimulatedStepTime) {
             ("tp-comm-overlap=true dp=8 hw=" + hw + extra).str();
         SCOPED_TRACE(shape.preset.str() + " tp " + std::to_string(shape.tp) +
                      (shape.sequenceParallel ? " sp: " : ": ") + options);
-        const ModelPreset *preset = lookupModelPreset(shape.preset);
-        ASSERT_TRUE(preset);
-        ModelConfig config = preset->config;
-        config.numLayers = shape.numLayers;
-        config.tensorModelParallelSize = shape.tp;
-        config.sequenceParallel = shape.sequenceParallel;
-        config.dataParallelSize = 2;
+        ModelConfig config =
+            shapeConfig(shape.preset, shape.numLayers, shape.tp,
+                        shape.sequenceParallel, /*dp=*/2);
         OwningOpRef<ModuleOp> module = importModel(context, config);
         ASSERT_TRUE(module);
         ASSERT_TRUE(succeeded(schedule(*module, options)));
@@ -303,13 +314,8 @@ TEST_F(SchedulePipelineTest, AutoComputeChoicesPredictTheSimulatedStepTime) {
           ("policy=auto tp-comm-overlap=true dp=8 hw=" + hw).str();
       SCOPED_TRACE(shape.preset.str() + " tp " + std::to_string(shape.tp) +
                    (shape.sequenceParallel ? " sp: " : ": ") + options);
-      const ModelPreset *preset = lookupModelPreset(shape.preset);
-      ASSERT_TRUE(preset);
-      ModelConfig config = preset->config;
-      config.numLayers = shape.numLayers;
-      config.tensorModelParallelSize = shape.tp;
-      config.sequenceParallel = shape.sequenceParallel;
-      config.dataParallelSize = 2;
+      ModelConfig config = shapeConfig(shape.preset, shape.numLayers, shape.tp,
+                                       shape.sequenceParallel, /*dp=*/2);
       OwningOpRef<ModuleOp> module = importModel(context, config);
       ASSERT_TRUE(module);
       ASSERT_TRUE(succeeded(schedule(*module, options)));
@@ -337,12 +343,13 @@ TEST_F(SchedulePipelineTest, AutoFsdpIsNeverSlowerThanTheDefaultsAtNoMoreMemory)
   // defaults (prefetch 1, resharding), never holding more live tensors, and
   // never slower than any candidate that holds no more.
   auto livePeak = [](ModuleOp module) {
-    SmallVector<Operation *> order;
-    for (Operation &op : getStep(module).getBody().front())
-      order.push_back(&op);
-    return schedule::getLiveTensorPeak(order);
+    return schedule::getLiveTensorPeak(getStep(module));
   };
-  for (auto [preset, layers] : {std::pair{"tiny", 2}, {"llama2-7b", 3}}) {
+  // (Named, not bound: a lambda below captures them, which C++17 does not
+  // allow of structured bindings.)
+  for (auto shape : {std::pair{"tiny", 2}, {"llama2-7b", 3}}) {
+    StringRef preset = shape.first;
+    int64_t layers = shape.second;
     for (StringRef hw : {"h100-sxm-ib400", "a100-sxm-ib200"}) {
       std::string options =
           ("policy=auto use-distributed-optimizer=true "
@@ -351,13 +358,9 @@ TEST_F(SchedulePipelineTest, AutoFsdpIsNeverSlowerThanTheDefaultsAtNoMoreMemory)
               .str();
       SCOPED_TRACE(std::string(preset) + ": " + options);
       auto scheduled = [&](StringRef extra) {
-        const ModelPreset *found = lookupModelPreset(preset);
-        ModelConfig config = found->config;
-        config.numLayers = layers;
-        config.tensorModelParallelSize = 1;
-        config.sequenceParallel = false;
-        config.dataParallelSize = 8;
-        OwningOpRef<ModuleOp> module = importModel(context, config);
+        OwningOpRef<ModuleOp> module = importModel(
+            context, shapeConfig(preset, layers, /*tp=*/1,
+                                 /*sequenceParallel=*/false, /*dp=*/8));
         EXPECT_TRUE(succeeded(schedule(*module, options + extra.str())));
         return module;
       };

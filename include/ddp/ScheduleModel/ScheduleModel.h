@@ -154,6 +154,8 @@ scheduleWgrads(mlir::func::FuncOp step, const WgradScheduleOptions &options);
 /// from the op that makes it to its last reader (views, parameters and the
 /// step's arguments not counted): the memory a reordering can change.
 int64_t getLiveTensorPeak(llvm::ArrayRef<mlir::Operation *> order);
+/// getLiveTensorPeak of `step`'s body in its order.
+int64_t getLiveTensorPeak(mlir::func::FuncOp step);
 
 } // namespace ddp::schedule
 

@@ -68,6 +68,11 @@ std::optional<bool> isForwardRead(OpOperand *operand) {
   return std::nullopt;
 }
 
+/// Whether `operand` is read by a forward GEMM.
+bool isForwardGemmRead(OpOperand *operand) {
+  return isa<GemmOp>(operand->getOwner()) && isForwardRead(operand) == true;
+}
+
 class ShardParamsPass : public ddp::impl::ShardParamsBase<ShardParamsPass> {
 public:
   using Base::Base;
@@ -198,24 +203,17 @@ void ShardParamsPass::runOnOperation() {
   // (position, unit) -> the operands read there.
   std::map<std::pair<unsigned, unsigned>, SmallVector<OpOperand *>> reads;
   SmallVector<GetParamOp> readsOfParams;
-  WalkResult walked = step.walk([&](GetParamOp get) {
+  step.walk([&](GetParamOp get) {
     auto found = chainOfParam.find(get.getParamAttr().getAttr());
     if (found == chainOfParam.end())
-      return WalkResult::advance();
+      return;
     readsOfParams.push_back(get);
-    for (OpOperand &use : get.getResult().getUses()) {
-      Operation *top = body.findAncestorOpInBlock(*use.getOwner());
-      if (!top) {
-        get->emitError() << "cannot shard " << get.getParamAttr()
-                         << ": it is read outside the step's body";
-        return WalkResult::interrupt();
-      }
-      reads[{position[top], chains[found->second].unit}].push_back(&use);
-    }
-    return WalkResult::advance();
+    // A use is in the step's body, where its value is defined.
+    for (OpOperand &use : get.getResult().getUses())
+      reads[{position[body.findAncestorOpInBlock(*use.getOwner())],
+             chains[found->second].unit}]
+          .push_back(&use);
   });
-  if (walked.wasInterrupted())
-    return signalPassFailure();
 
   // Where each unit's update is written: a read after it would see the
   // update in its gather, where the step as written reads the old values.
@@ -257,10 +255,7 @@ void ShardParamsPass::runOnOperation() {
       before = current;
       current = at;
     }
-    bool startsForward = llvm::any_of(operands, [](OpOperand *operand) {
-      return isa<GemmOp>(operand->getOwner()) &&
-             isForwardRead(operand) == true;
-    });
+    bool startsForward = llvm::any_of(operands, isForwardGemmRead);
     if (openRun[unit] && before && *lastRead[unit] == *before &&
         !(startsForward && runs[*openRun[unit]].backwardEnd > 0)) {
       // Continues.
@@ -279,9 +274,8 @@ void ShardParamsPass::runOnOperation() {
     Run &run = runs[*openRun[unit]];
     for (OpOperand *operand : operands) {
       run.uses.emplace_back(at, operand);
-      std::optional<bool> forward = isForwardRead(operand);
-      run.hasForwardGemm |= isa<GemmOp>(operand->getOwner()) && forward == true;
-      if (forward == false)
+      run.hasForwardGemm |= isForwardGemmRead(operand);
+      if (isForwardRead(operand) == false)
         run.backwardEnd = run.uses.size();
     }
     lastRead[unit] = at;
@@ -334,6 +328,14 @@ void ShardParamsPass::runOnOperation() {
   // run.
   OpBuilder builder(&getContext());
   Operation *start = &body.front();
+  // Each chain's parameter types, which every run's unpack of it gives.
+  SmallVector<SmallVector<Type>> paramTypes;
+  for (Chain &chain : chains) {
+    SmallVector<Type> &types = paramTypes.emplace_back();
+    for (auto param :
+         chain.setParams.getParams().getAsRange<FlatSymbolRefAttr>())
+      types.push_back(declarations.lookup(param.getAttr()).getType());
+  }
   struct Issued {
     AllGatherOp gather;
     size_t chain;
@@ -367,11 +369,8 @@ void ShardParamsPass::runOnOperation() {
       Chain &chain = chains[gathered.chain];
       Location loc = chain.wait.getLoc();
       WaitOp::create(builder, loc, gathered.gather.getToken());
-      SmallVector<Type> types;
-      for (auto param :
-           chain.setParams.getParams().getAsRange<FlatSymbolRefAttr>())
-        types.push_back(declarations.lookup(param.getAttr()).getType());
-      auto unpack = BucketUnpackOp::create(builder, loc, types,
+      auto unpack = BucketUnpackOp::create(builder, loc,
+                                           paramTypes[gathered.chain],
                                            gathered.gather.getResult(),
                                            chain.setParams.getOffsetsAttr());
       for (auto [param, value] : llvm::zip(

@@ -233,20 +233,18 @@ void SimulatePass::runOnOperation() {
   numSimulatedCollectives = result->numCollectives;
   stepTimeMicros = static_cast<uint64_t>(std::llround(result->stepTime * 1e6));
 
-  // Only what is written needs it.
+  // Only what is written needs them: the model state, and the tensors the
+  // step's order keeps live at once beside it (what prefetching a gather or
+  // holding a GEMM back changes).
   ModelState modelState;
+  int64_t livePeak = 0;
   if (!outputPath.empty() || !reportPath.empty()) {
     FailureOr<ModelState> state = getSimulatedModelState(module, *result);
     if (failed(state))
       return signalPassFailure();
     modelState = std::move(*state);
+    livePeak = schedule::getLiveTensorPeak(*step);
   }
-  // The tensors the step's order keeps live at once, beside the model
-  // state: what prefetching a gather or holding a GEMM back changes.
-  SmallVector<Operation *> order;
-  for (Operation &op : step->getBody().front())
-    order.push_back(&op);
-  int64_t livePeak = schedule::getLiveTensorPeak(order);
   bool ok = true;
   if (!outputPath.empty())
     ok &= succeeded(writeFile(outputPath, "summary", [&](raw_ostream &os) {

@@ -162,6 +162,9 @@
 // CHECK-NEXT:   optimizer state: 0
 // CHECK-NEXT:   total: 4000000 (8 bytes x 500000 parameters)
 // CHECK-NEXT:   not in Megatron's count: gradient bucket padding 0
+// The live tensors peak at 4 MB twice: %h and %y (2 MB each) where %y is
+// made, and %r1 (1 MB), %dh (2 MB) and %dw0 (1 MB) at layer 0's wgrad.
+// CHECK-NEXT: live tensors at their peak (activations, gradients, gathered parameters; each from its op to its last reader): 4000000 bytes
 
 // Keys come out sorted.
 // REPORT:      "collectives": [
@@ -181,6 +184,7 @@
 // REPORT-NEXT:     "time_ms": 1.5
 // REPORT:          "param": "w0",
 // REPORT-NEXT:     "time_ms": 2.5
+// REPORT:      "live_tensor_peak_bytes": 4000000,
 // REPORT:      "lower_bound_ms": {
 // REPORT-NEXT:   "binding": "tail",
 // REPORT:      "model_state": {

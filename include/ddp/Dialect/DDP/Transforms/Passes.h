@@ -54,17 +54,36 @@ enum class ShardingStrategy {
   OptimGradsParams,
 };
 
+/// Megatron's name of `strategy`.
+inline llvm::StringRef getShardingStrategyName(ShardingStrategy strategy) {
+  switch (strategy) {
+  case ShardingStrategy::NoShard:
+    return "no_shard";
+  case ShardingStrategy::Optim:
+    return "optim";
+  case ShardingStrategy::OptimGrads:
+    return "optim_grads";
+  case ShardingStrategy::OptimGradsParams:
+    return "optim_grads_params";
+  }
+  llvm_unreachable("a sharding strategy");
+}
+
 /// The values of the data-parallel-sharding-strategy option.
 inline llvm::cl::ValuesClass getShardingStrategyOptionValues() {
+  auto value = [](ShardingStrategy strategy, llvm::StringRef description) {
+    return llvm::cl::OptionEnumValue{getShardingStrategyName(strategy),
+                                     int(strategy), description};
+  };
   return llvm::cl::values(
-      clEnumValN(ShardingStrategy::NoShard, "no_shard",
-                 "every rank keeps the whole model state"),
-      clEnumValN(ShardingStrategy::Optim, "optim",
-                 "the distributed optimizer's sharded optimizer state"),
-      clEnumValN(ShardingStrategy::OptimGrads, "optim_grads",
-                 "and sharded gradients (the same step here)"),
-      clEnumValN(ShardingStrategy::OptimGradsParams, "optim_grads_params",
-                 "and sharded parameters, gathered per FSDP unit"));
+      value(ShardingStrategy::NoShard,
+            "every rank keeps the whole model state"),
+      value(ShardingStrategy::Optim,
+            "the distributed optimizer's sharded optimizer state"),
+      value(ShardingStrategy::OptimGrads,
+            "and sharded gradients (the same step here)"),
+      value(ShardingStrategy::OptimGradsParams,
+            "and sharded parameters, gathered per FSDP unit"));
 }
 
 #define GEN_PASS_DECL
