@@ -113,11 +113,14 @@ ArrayRef<FuzzedOption> ddp::fuzz::getFuzzedOptions() {
       // policy=unit is reached through optim_grads_params).
       {"data-parallel-sharding-strategy",
        {"optim_grads_params", "optim", "optim_grads", "no_shard"}},
-      // 1 is the default; three values keep the table in the header's 128
-      // bits.
+      // 1 is the default; three values kept the table in the header's 128
+      // bits, before it grew to 136.
       {"fsdp-prefetch", {"0", "2", "4294967295"}},
       {"reshard-after-forward", flipFalse},
       {"fsdp-keep-last-units", {"2", "1", "4294967295"}},
+      // ddp-lower-to-runtime's buffer reuse (in the 17th option byte, which
+      // the seeds hold as zero: every option before decodes as it did).
+      {"reuse-buffers", flipFalse},
   };
   return options;
 }

@@ -25,7 +25,7 @@ namespace ddp::fuzz {
 
 /// Bytes of option bits at the start of a fuzz-schedule input, after the
 /// byte that chooses what runs. Room for the options still to come.
-constexpr size_t kOptionBytes = 16;
+constexpr size_t kOptionBytes = 17;
 
 /// An option the input chooses: a code of getBits() bits, 0 for the
 /// default of whatever runs, k for values[(k - 1) % values.size()].

@@ -21,12 +21,12 @@ def LowerDDPToRuntime : Pass<"ddp-lower-to-runtime", "mlir::ModuleOp"> {
     - `ddp_program_init` starts the runtime on this rank with the ABI version
       the compiler was built with (the runtime rejects any other) and the
       mesh of the module;
-    - `ddp_program_setup` creates the process groups, registers the
-      parameters, allocates one buffer per stored tensor and fills the step's
-      inputs with seeded small integers;
+    - `ddp_program_setup` creates the process groups, allocates the
+      buffers' arenas, registers the parameters and fills the step's inputs
+      with seeded small integers;
     - `ddp_program_step` runs the step once, one runtime call per op in block
       order;
-    - `ddp_program_teardown` frees the buffers.
+    - `ddp_program_teardown` frees the arenas.
 
     Every runtime call's status is checked: the first failure is returned.
 
@@ -41,6 +41,12 @@ def LowerDDPToRuntime : Pass<"ddp-lower-to-runtime", "mlir::ModuleOp"> {
     - `ddp.get_param` returns the parameter's own storage, unless the value
       is used (or read by an asynchronous collective not yet waited) after
       that parameter's optimizer update, where it copies.
+
+    Buffers whose values are never live at the same time share the bytes of
+    one arena (`reuse-buffers`): a microbatch's activations, a unit's
+    gathered parameters, a backward's temporaries give their memory to what
+    the step writes after their last read. Step inputs, buckets that store
+    parameters and buckets with padding keep memory of their own.
 
     Tokens become runtime handles (`ddprt_handle`) in stack slots.
 
@@ -75,6 +81,10 @@ def LowerDDPToRuntime : Pass<"ddp-lower-to-runtime", "mlir::ModuleOp"> {
            "values sharing bytes (default: on in builds configured with "
            "DDP_VALIDATE_STORAGE, as utils/setup.sh configures the test "
            "builds)">,
+    Option<"reuseBuffers", "reuse-buffers", "bool", /*default=*/"true",
+           "Let buffers whose values are never live at the same time share "
+           "bytes (docs/Lowering.md, Storage, rule 9); off, every buffer is "
+           "allocated on its own for the whole run">,
     Option<"abiVersion", "abi-version", "int32_t",
            /*default=*/"DDPRT_ABI_VERSION",
            "The ABI version passed to ddprt_init (default: the version of the "
@@ -85,8 +95,10 @@ def LowerDDPToRuntime : Pass<"ddp-lower-to-runtime", "mlir::ModuleOp"> {
     Statistic<"numRuntimeCalls", "runtime-calls",
               "Runtime calls emitted in the step function">,
     Statistic<"numBuffers", "buffers", "Buffers allocated by the setup">,
+    Statistic<"numArenas", "arenas",
+              "Allocations the setup makes for the buffers">,
     Statistic<"numBufferBytes", "buffer-bytes",
-              "Bytes of all buffers allocated by the setup">,
+              "Bytes the setup allocates for the buffers">,
     Statistic<"numGradientsInBuckets", "gradients-in-buckets",
               "Gradients produced directly in their bucket's buffer">,
     Statistic<"numInPlaceReduceScatters", "in-place-reduce-scatters",

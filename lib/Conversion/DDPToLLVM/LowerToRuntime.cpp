@@ -39,7 +39,8 @@ struct LowerDDPToRuntimePass
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
     FailureOr<std::unique_ptr<ProgramLowering>> program =
-        ProgramLowering::plan(module, {paramPrefix, abiVersion});
+        ProgramLowering::plan(module,
+                              {paramPrefix, abiVersion, reuseBuffers});
     if (failed(program))
       return signalPassFailure();
     const StoragePlan &plan = (*program)->getImpl().plan;
@@ -80,9 +81,10 @@ struct LowerDDPToRuntimePass
   /// bytes than int64 counts: no rank could allocate them.
   LogicalResult recordStatistics(const StoragePlan &plan) {
     numBuffers = plan.buffers.size();
+    numArenas = plan.arenas.size();
     CheckedCount bytes;
-    for (const PlannedBuffer &buffer : plan.buffers)
-      bytes += buffer.getBytes();
+    for (const PlannedBuffer &arena : plan.arenas)
+      bytes += arena.getBytes();
     if (!bytes.fits())
       return emitError(func::FuncOp(plan.step).getLoc(),
           "the step's buffers (activations, gradients and buckets) add up to "

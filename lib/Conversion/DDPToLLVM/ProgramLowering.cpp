@@ -207,9 +207,12 @@ void ProgramBuilder::createGlobals(RewriterBase &rewriter) {
   Location loc = func::FuncOp(plan.step).getLoc();
   Type ptr = LLVM::LLVMPointerType::get(module.getContext());
   Type i32 = rewriter.getI32Type();
-  if (!plan.buffers.empty())
+  if (!plan.buffers.empty()) {
     buffersGlobal = createArrayGlobal(rewriter, loc, "__ddp_buffers", ptr,
                                       plan.buffers.size());
+    arenasGlobal = createArrayGlobal(rewriter, loc, "__ddp_arenas", ptr,
+                                     plan.arenas.size());
+  }
   if (!plan.params.empty()) {
     paramIdsGlobal = createArrayGlobal(rewriter, loc, "__ddp_param_ids", i32,
                                        plan.params.size());
@@ -293,7 +296,7 @@ Value ProgramBuilder::getGroup(EntryPointBuilder &entry, Location loc,
 
 FailureOr<std::unique_ptr<ProgramLowering::Impl>>
 ProgramLowering::Impl::build(ModuleOp module, ProgramLoweringOptions options) {
-  FailureOr<StoragePlan> plan = StoragePlan::build(module);
+  FailureOr<StoragePlan> plan = StoragePlan::build(module, options.reuseBuffers);
   if (failed(plan))
     return failure();
   auto impl = std::make_unique<Impl>();

@@ -165,7 +165,7 @@ struct ProgramBuilder {
   const ProgramLoweringOptions &options;
   RuntimeFunctionBuilder runtime;
 
-  mlir::LLVM::GlobalOp buffersGlobal, paramIdsGlobal, paramDataGlobal,
+  mlir::LLVM::GlobalOp arenasGlobal, buffersGlobal, paramIdsGlobal, paramDataGlobal,
       groupsGlobal;
   llvm::StringMap<mlir::LLVM::GlobalOp> strings;
 

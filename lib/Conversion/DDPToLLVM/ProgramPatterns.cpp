@@ -175,16 +175,37 @@ static void emitSetup(ProgramBuilder &program, RewriterBase &rewriter) {
         {context, name, entry.elementAddress(loc, program.groupsGlobal, index)});
   }
 
-  // Buffers first: some parameters are stored in them.
+  // Buffers first: some parameters are stored in them. Each lies at its
+  // byte offset in its arena.
   if (!plan.buffers.empty()) {
     SizeTables sizes = createSizeTables<PlannedBuffer>(
-        rewriter, module, loc, "__ddp_buffer_", plan.buffers);
-    entry.forEach(loc, plan.buffers.size(), [&](Value index) {
+        rewriter, module, loc, "__ddp_arena_", plan.arenas);
+    entry.forEach(loc, plan.arenas.size(), [&](Value index) {
       entry.callChecked(
           loc, RuntimeFunction::Alloc,
           {context, entry.loadElement(loc, sizes.dtypes, index, i32),
            entry.loadElement(loc, sizes.numels, index, i64),
-           entry.elementAddress(loc, program.buffersGlobal, index)});
+           entry.elementAddress(loc, program.arenasGlobal, index)});
+    });
+    SmallVector<int64_t> arenas, offsets;
+    for (const PlannedBuffer &buffer : plan.buffers) {
+      arenas.push_back(buffer.arena);
+      offsets.push_back(buffer.arenaOffset);
+    }
+    LLVM::GlobalOp arenaTable = createTable<int64_t>(
+        rewriter, module, loc, "__ddp_buffer_arenas", arenas);
+    LLVM::GlobalOp offsetTable = createTable<int64_t>(
+        rewriter, module, loc, "__ddp_buffer_byte_offsets", offsets);
+    entry.forEach(loc, plan.buffers.size(), [&](Value index) {
+      Value arena = entry.loadElement(
+          loc, program.arenasGlobal,
+          entry.loadElement(loc, arenaTable, index, i64), ptr);
+      Value buffer = LLVM::GEPOp::create(
+          rewriter, loc, ptr, rewriter.getI8Type(), arena,
+          ValueRange{entry.loadElement(loc, offsetTable, index, i64)});
+      LLVM::StoreOp::create(rewriter, loc, buffer,
+                            entry.elementAddress(loc, program.buffersGlobal,
+                                                 index));
     });
   }
   if (!plan.params.empty()) {
@@ -248,14 +269,14 @@ static void emitTeardown(ProgramBuilder &program,
   EntryPointBuilder entry(func, rewriter, program.runtime);
   Value context = entry.getArgument(0);
   if (!program.plan.buffers.empty()) {
-    entry.forEach(loc, program.plan.buffers.size(), [&](Value index) {
-      Value data = entry.loadElement(loc, program.buffersGlobal, index,
+    entry.forEach(loc, program.plan.arenas.size(), [&](Value index) {
+      Value data = entry.loadElement(loc, program.arenasGlobal, index,
                                      entry.getPtrType());
       entry.callChecked(loc, RuntimeFunction::Free, {context, data});
-      // A second teardown must not free the buffer again.
+      // A second teardown must not free the arena again.
       LLVM::StoreOp::create(
           rewriter, loc, entry.null(loc),
-          entry.elementAddress(loc, program.buffersGlobal, index));
+          entry.elementAddress(loc, program.arenasGlobal, index));
     });
   }
   entry.returnOk(loc);

@@ -1,10 +1,14 @@
 // RUN: ddp-opt %s -split-input-file --ddp-lower-to-runtime | FileCheck %s -DABI=%ddprt_abi_version
 // RUN: ddp-opt %s -split-input-file --ddp-lower-to-runtime="abi-version=7 param-prefix=scheduled:" | FileCheck %s --check-prefix=OPTIONS
+// RUN: ddp-opt %s -split-input-file --ddp-lower-to-runtime="reuse-buffers=false" | FileCheck %s --check-prefix=NOREUSE
 
 // The program interface: init passes the ABI version of ddprt.h and the mesh;
-// setup creates the groups, then registers the parameters and allocates a
-// buffer per stored tensor in loops over constant tables, and fills the
-// inputs; teardown frees the buffers.
+// setup creates the groups, allocates the arenas, points each buffer at its
+// byte offset in its arena and registers the parameters, in loops over
+// constant tables, and fills the inputs; teardown frees the arenas. No two
+// of this step's buffers are apart in time (the input lives through the step,
+// the GEMM's result is never read, the all-reduce is in place), so each is
+// an arena of its own.
 
 // CHECK-DAG: llvm.mlir.global internal @__ddp_buffers() {{.*}} : !llvm.array<3 x ptr>
 // CHECK-DAG: llvm.mlir.global internal @__ddp_groups() {{.*}} : !llvm.array<1 x i32>
@@ -15,7 +19,10 @@
 // CHECK-DAG: llvm.insertvalue %[[WADDR]], %{{.*}}[0] : !llvm.array<1 x ptr>
 // CHECK-DAG: llvm.mlir.global internal constant @__ddp_param_dtypes(dense<3> : tensor<1xi32>)
 // CHECK-DAG: llvm.mlir.global internal constant @__ddp_param_numels(dense<8> : tensor<1xi64>)
-// CHECK-DAG: llvm.mlir.global internal constant @__ddp_buffer_numels(dense<[12, 6, 8]> : tensor<3xi64>)
+// CHECK-DAG: llvm.mlir.global internal @__ddp_arenas() {{.*}} : !llvm.array<3 x ptr>
+// CHECK-DAG: llvm.mlir.global internal constant @__ddp_arena_numels(dense<[12, 6, 8]> : tensor<3xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @__ddp_buffer_arenas(dense<[0, 1, 2]> : tensor<3xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @__ddp_buffer_byte_offsets(dense<0> : tensor<3xi64>)
 
 // Each runtime function is declared once, with the type of its C prototype
 // (the step calls ddprt_gemm twice).
@@ -43,8 +50,16 @@
 // CHECK: %[[GROUP0:.*]] = llvm.getelementptr %[[GROUPS]][0, 0]
 // CHECK: llvm.call @ddprt_group_create(%[[CTX]], %{{.*}}, %[[GROUP0]])
 // CHECK: llvm.cond_br %{{.*}}, ^{{.*}}, ^[[FAIL:bb[0-9]+]](
-// CHECK: llvm.call @ddprt_alloc(
+// CHECK: %[[ARENAS:.*]] = llvm.mlir.addressof @__ddp_arenas
+// CHECK: %[[ARENASLOT:.*]] = llvm.getelementptr %[[ARENAS]][0, %{{.*}}]
+// CHECK: llvm.call @ddprt_alloc(%[[CTX]], %{{.*}}, %{{.*}}, %[[ARENASLOT]])
 // CHECK-NOT: llvm.call @ddprt_alloc(
+// CHECK: %[[ARENAOF:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
+// CHECK: %[[ARENASLOT2:.*]] = llvm.getelementptr %{{.*}}[0, %[[ARENAOF]]]
+// CHECK: %[[ARENA:.*]] = llvm.load %[[ARENASLOT2]] : !llvm.ptr -> !llvm.ptr
+// CHECK: %[[BUFFEROFFSET:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
+// CHECK: %[[BUFFERDATA:.*]] = llvm.getelementptr %[[ARENA]][%[[BUFFEROFFSET]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: llvm.store %[[BUFFERDATA]], %{{.*}} : !llvm.ptr, !llvm.ptr
 // CHECK: ^[[HEADER:bb[0-9]+]](%[[I:.*]]: i64):
 // CHECK: %[[OWN:.*]] = llvm.mlir.zero : !llvm.ptr
 // CHECK: %[[NAMES:.*]] = llvm.mlir.addressof @__ddp_param_names
@@ -584,11 +599,12 @@ func.func @step(%x: tensor<4xf32>) {
 // the setup registers them at those slices of it and set_params copies
 // nothing.
 
-// CHECK: llvm.mlir.global internal constant @__ddp_buffer_numels(dense<[16, 16, 8, 8]>
+// CHECK: llvm.mlir.global internal constant @__ddp_arena_numels(dense<[16, 16, 8, 8]>
 // CHECK: llvm.mlir.global internal constant @__ddp_param_buffers(dense<1> : tensor<2xi64>)
 // CHECK: llvm.mlir.global internal constant @__ddp_param_byte_offsets(dense<[0, 16]> : tensor<2xi64>)
 // CHECK-LABEL: llvm.func @ddp_program_setup
 // CHECK: llvm.call @ddprt_alloc(
+// CHECK: llvm.store
 // CHECK: ^[[HEADER:bb[0-9]+]](%[[I:.*]]: i64):
 // CHECK: %[[BUFFERS:.*]] = llvm.mlir.addressof @__ddp_param_buffers
 // CHECK: %[[BUFFERSLOT:.*]] = llvm.getelementptr %[[BUFFERS]][0, %[[I]]]
@@ -851,5 +867,41 @@ ddp.mesh @world(dp = 1)
 
 func.func @step(%rows: tensor<12xf32>) {
   %c = ddp.compute "moe_count"(%rows) routing count params [3] flops 0.0 bytes 1.0 : (tensor<12xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// Buffers whose values are never live at the same time share one arena
+// (docs/Lowering.md, Storage, rule 9). Positions: get_param 0, y0 1, g0 2,
+// y1 3, g1 4, acc 5, all_reduce 6 (in place), sgd 7. y0 lives [1, 2], g0
+// [2, 5], y1 [3, 4], g1 [4, 5], acc [5, 7]: y1 takes y0's bytes at 0, g1
+// cannot take y1's (both live at 4) and grows the arena to 768 bytes, acc
+// takes y1's. The inputs, filled once by the setup, keep arenas of their own;
+// so does the bucket whose padding (elements 64 to 79) must stay zero.
+// Without reuse every buffer is an arena.
+
+// CHECK: llvm.mlir.global internal constant @__ddp_arena_numels(dense<[192, 64, 64, 80]> : tensor<4xi64>)
+// CHECK: llvm.mlir.global internal constant @__ddp_buffer_arenas(dense<[1, 2, 3, 0, 0, 0, 0, 0]> : tensor<8xi64>)
+// CHECK: llvm.mlir.global internal constant @__ddp_buffer_byte_offsets(dense<[0, 0, 0, 0, 256, 0, 512, 0]> : tensor<8xi64>)
+// NOREUSE: llvm.mlir.global internal constant @__ddp_arena_numels(dense<[64, 64, 80, 64, 64, 64, 64, 64]> : tensor<8xi64>)
+
+ddp.mesh @world(dp = 2)
+ddp.param @w : tensor<8x8xf32>
+ddp.param @v : tensor<8x8xf32>
+
+func.func @step(%x0: tensor<8x8xf32>, %x1: tensor<8x8xf32>) {
+  %w = ddp.get_param @w : tensor<8x8xf32>
+  %y0 = ddp.gemm fwd %x0, %w : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %g0 = ddp.gemm wgrad %x0 transposed, %y0 : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %y1 = ddp.gemm fwd %x1, %w : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %g1 = ddp.gemm wgrad %x1 transposed, %y1 : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %acc = ddp.accumulate %g0, %g1 : tensor<8x8xf32>
+  %r = ddp.all_reduce avg %acc over @world[dp] : tensor<8x8xf32>
+  ddp.sgd @w, %r lr 1.0 : tensor<8x8xf32>
+  %b = ddp.bucket_pack %x0 offsets [0] : tensor<8x8xf32> -> tensor<80xf32>
+  %rb = ddp.all_reduce avg %b over @world[dp] : tensor<80xf32>
+  %gv = ddp.bucket_unpack %rb offsets [0] : tensor<80xf32> -> tensor<8x8xf32>
+  ddp.sgd @v, %gv lr 1.0 : tensor<8x8xf32>
   return
 }

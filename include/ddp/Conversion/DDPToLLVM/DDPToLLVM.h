@@ -42,6 +42,9 @@ struct ProgramLoweringOptions {
   std::string paramPrefix;
   /// Passed to ddprt_init.
   int32_t abiVersion = DDPRT_ABI_VERSION;
+  /// Buffers whose lives do not meet share an arena's bytes
+  /// (docs/Lowering.md, Storage, rule 9).
+  bool reuseBuffers = true;
 };
 
 /// What the patterns consult while they lower one module: its storage plan

@@ -148,8 +148,8 @@ FailureOr<RuntimeMemory> ddp::estimateRuntimeMemory(const StoragePlan &plan) {
     addShardState(shardSgd.getGrad(), shardSgd.getResult().getType(), 0);
   for (auto shardAdam : body.getOps<ShardAdamOp>())
     addShardState(shardAdam.getGrad(), shardAdam.getResult().getType(), 2);
-  for (const PlannedBuffer &buffer : plan.buffers)
-    bufferBytes += buffer.getBytes();
+  for (const PlannedBuffer &arena : plan.arenas)
+    bufferBytes += arena.getBytes();
 
   // The CPU backend keeps one f32 copy per GEMM operand and result (each
   // grown to the largest) and widens a 16-bit collective's payload (as much
@@ -188,6 +188,7 @@ FailureOr<RuntimeMemory> ddp::estimateRuntimeMemory(const StoragePlan &plan) {
   RuntimeMemory memory;
   memory.paramBytes = *paramBytes.get();
   memory.bufferBytes = *bufferBytes.get();
+  memory.unsharedBufferBytes = plan.getUnsharedBufferBytes();
   memory.optimizerStateBytes = *optimizerStateBytes.get();
   memory.workingCopyBytes = *workingCopyBytes.get();
   memory.largestParamBytes = largestParamBytes;

@@ -8,10 +8,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "ddp/Dialect/DDP/Analysis/StoragePlan.h"
+#include "ddp/Dialect/DDP/Analysis/BufferReuse.h"
 #include "ddp/Dialect/DDP/IR/TensorBytes.h"
 #include "ddp/Support/CheckedCount.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -28,8 +30,9 @@ struct PlacedValue {
   Storage storage;
   int64_t bytes = 0;
   /// First and last step position at which the memory holds this value:
-  /// from its definition to its last read (an asynchronous read ends at the
-  /// wait that completes it). Block arguments are defined at position 0.
+  /// from its definition to its last read (an asynchronous read, and an
+  /// asynchronous op's write of its result, end at the wait that completes
+  /// it). Block arguments are defined at position 0.
   unsigned defined = 0;
   unsigned lastRead = 0;
   /// The ranks of a rank view's group (1 for any other value).
@@ -65,6 +68,7 @@ private:
   std::optional<int64_t> getCapacity(const Storage &storage) const;
 
   LogicalResult checkInsideStorage(const PlacedValue &placed) const;
+  LogicalResult checkArenas() const;
   LogicalResult checkViewsInsideBases() const;
   LogicalResult checkNoLiveOverlap() const;
   LogicalResult checkParamReadsBeforeUpdates() const;
@@ -308,21 +312,60 @@ LogicalResult StorageValidator::checkViewsInsideBases() const {
   return success();
 }
 
+LogicalResult StorageValidator::checkArenas() const {
+  // Every buffer inside its arena; a buffer whose bytes must outlive the
+  // step or stay zero in an arena of its own.
+  llvm::DenseSet<unsigned> alone(plan.inputBuffers.begin(),
+                                 plan.inputBuffers.end());
+  for (const PlannedParam &param : plan.params)
+    if (param.inBucket)
+      alone.insert(param.inBucket->index);
+  for (auto pack : getStepBlock().getOps<BucketPackOp>())
+    if (leavesBucketPadding(pack))
+      alone.insert(plan.storage.lookup(pack.getBucket()).index);
+  llvm::SmallVector<unsigned> buffersIn(plan.arenas.size(), 0);
+  for (const PlannedBuffer &buffer : plan.buffers)
+    if (buffer.arena < plan.arenas.size())
+      ++buffersIn[buffer.arena];
+  for (auto [index, buffer] : llvm::enumerate(plan.buffers)) {
+    if (buffer.arena >= plan.arenas.size() || buffer.arenaOffset < 0 ||
+        buffer.arenaOffset > plan.arenas[buffer.arena].getBytes() -
+                                 buffer.getBytes())
+      return mlir::emitError(getStepLoc(), "internal error: the storage plan "
+                                           "places buffer #")
+             << index << " of " << buffer.getBytes()
+             << " bytes outside arena #" << buffer.arena;
+    if (alone.contains(index) && buffersIn[buffer.arena] > 1)
+      return mlir::emitError(getStepLoc(), "internal error: the storage plan "
+                                           "lets buffer #")
+             << index << " share arena #" << buffer.arena
+             << ", though it holds a step input, parameters or padding";
+  }
+  return success();
+}
+
 LogicalResult StorageValidator::checkNoLiveOverlap() const {
-  // Per buffer, in order of their first byte: a sweep finds each pair whose
+  // Per arena, in order of their first byte: a sweep finds each pair whose
   // bytes overlap; such a pair is right only if one is a view of the other
-  // or their lives do not meet.
-  llvm::DenseMap<unsigned, llvm::SmallVector<const PlacedValue *>> byBuffer;
+  // or their lives do not meet. A value's bytes in its arena are its bytes
+  // in its buffer past the buffer's offset.
+  auto getArenaBegin = [&](const PlacedValue *value) {
+    return plan.buffers[value->storage.index].arenaOffset + value->begin();
+  };
+  auto getArenaEnd = [&](const PlacedValue *value) {
+    return plan.buffers[value->storage.index].arenaOffset + value->end();
+  };
+  llvm::DenseMap<unsigned, llvm::SmallVector<const PlacedValue *>> byArena;
   for (const PlacedValue &value : placed)
     if (value.storage.kind == Storage::Kind::Buffer && value.bytes > 0)
-      byBuffer[value.storage.index].push_back(&value);
-  for (auto &[buffer, values] : byBuffer) {
-    llvm::stable_sort(values, [](const PlacedValue *a, const PlacedValue *b) {
-      return a->begin() < b->begin();
+      byArena[plan.buffers[value.storage.index].arena].push_back(&value);
+  for (auto &[arena, values] : byArena) {
+    llvm::stable_sort(values, [&](const PlacedValue *a, const PlacedValue *b) {
+      return getArenaBegin(a) < getArenaBegin(b);
     });
     for (auto [index, first] : llvm::enumerate(values)) {
       for (const PlacedValue *second : llvm::drop_begin(values, index + 1)) {
-        if (second->begin() >= first->end())
+        if (getArenaBegin(second) >= getArenaEnd(first))
           break;
         bool livesMeet = first->defined <= second->lastRead &&
                          second->defined <= first->lastRead;
@@ -333,12 +376,13 @@ LogicalResult StorageValidator::checkNoLiveOverlap() const {
           continue;
         InFlightDiagnostic diag = emitError(second->value)
                                   << "gives this value bytes ["
-                                  << second->begin() << ", " << second->end()
-                                  << ") of buffer #" << buffer
+                                  << getArenaBegin(second) << ", "
+                                  << getArenaEnd(second) << ") of arena #"
+                                  << arena
                                   << " while another value, live at the same "
                                      "time, holds bytes ["
-                                  << first->begin() << ", " << first->end()
-                                  << ")";
+                                  << getArenaBegin(first) << ", "
+                                  << getArenaEnd(first) << ")";
         Operation *other = first->value.getDefiningOp();
         diag.attachNote(other ? other->getLoc() : getStepLoc())
             << "the other value";
@@ -434,6 +478,8 @@ LogicalResult StorageValidator::run() {
     }
     for (Operation *user : value.getUsers())
       entry.lastRead = std::max(entry.lastRead, getReadEnd(user));
+    if (Operation *writer = value.getDefiningOp())
+      entry.lastRead = std::max(entry.lastRead, getReadEnd(writer));
     if (failed(checkInsideStorage(entry)))
       return failure();
     placed.push_back(entry);
@@ -447,7 +493,7 @@ LogicalResult StorageValidator::run() {
     for (Value result : op.getResults())
       if (failed(place(result, position.lookup(&op))))
         return failure();
-  return failure(failed(checkViewsInsideBases()) ||
+  return failure(failed(checkArenas()) || failed(checkViewsInsideBases()) ||
                  failed(checkNoLiveOverlap()) ||
                  failed(checkParamReadsBeforeUpdates()));
 }

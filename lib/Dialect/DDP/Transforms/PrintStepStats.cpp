@@ -83,7 +83,9 @@ struct StepStatsPass : impl::StepStatsBase<StepStatsPass> {
       os << "  parameters stored in their gathered buckets (counted in "
             "buffers): "
          << plan->numParamsInBuckets << "\n";
-    os << "  buffers: " << memory.bufferBytes << "\n"
+    os << "  buffers: " << memory.bufferBytes << " (" << plan->buffers.size()
+       << " buffers of " << memory.unsharedBufferBytes << " bytes in "
+       << plan->arenas.size() << " arenas)\n"
        << "  optimizer state: " << memory.optimizerStateBytes << "\n"
        << "  cpu working copies: " << memory.workingCopyBytes << "\n"
        << "  not in the total: deterministic reductions (ddp-run --verify on "

@@ -25,10 +25,15 @@
 
 namespace ddp {
 
-/// A buffer the setup allocates and the teardown frees.
+/// A tensor buffer of the plan, or an arena the setup allocates and the
+/// teardown frees.
 struct PlannedBuffer {
   int32_t dtype = 0; // DDPRT_DTYPE_*
   int64_t numel = 0;
+  /// Where a buffer lies: at `arenaOffset` bytes into StoragePlan::arenas
+  /// [arena] (docs/Lowering.md, Storage, rule 9). Unused for an arena.
+  unsigned arena = 0;
+  int64_t arenaOffset = 0;
   int64_t getBytes() const;
 };
 
@@ -70,13 +75,21 @@ public:
   /// Checks that `module` holds one lowerable step and plans its storage;
   /// emits an error at the offending op and fails otherwise. Reads the IR
   /// only.
-  static mlir::FailureOr<StoragePlan> build(mlir::ModuleOp module);
+  /// Without `reuseBuffers`, every buffer is an arena of its own.
+  static mlir::FailureOr<StoragePlan> build(mlir::ModuleOp module,
+                                            bool reuseBuffers = true);
+
+  /// The bytes of all buffers, as if none shared an arena.
+  int64_t getUnsharedBufferBytes() const;
 
   MeshOp mesh;
   mlir::func::FuncOp step;
   /// In declaration (= registration) order.
   llvm::SmallVector<PlannedParam> params;
   llvm::SmallVector<PlannedBuffer> buffers;
+  /// What the setup allocates: buffers whose lives do not meet share an
+  /// arena's bytes.
+  llvm::SmallVector<PlannedBuffer> arenas;
   /// Process groups as the runtime names them ("dp", "dp,tp"), in the order
   /// the step first uses them; every rank creates them in this order.
   llvm::SmallVector<std::string> groups;
@@ -137,8 +150,11 @@ mlir::LogicalResult verifyStoragePlan(const StoragePlan &plan);
 struct RuntimeMemory {
   /// Parameters, as the runtime registers them.
   int64_t paramBytes = 0;
-  /// The plan's buffers: inputs, activations, gradients and buckets.
+  /// The plan's arenas: inputs, activations, gradients and buckets, those
+  /// whose lives do not meet in shared bytes.
   int64_t bufferBytes = 0;
+  /// What the buffers would take with none sharing an arena (saturated).
+  int64_t unsharedBufferBytes = 0;
   /// Adam's first and second moments, f32.
   int64_t optimizerStateBytes = 0;
   /// The CPU backend's f32 copies for 16-bit GEMMs and collectives.
