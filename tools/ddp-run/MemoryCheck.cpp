@@ -16,12 +16,12 @@ using namespace ddp;
 
 std::optional<RankMemoryEstimate>
 ddp::estimateRankBytes(ArrayRef<ModuleOp> programs,
-                       bool deterministicReductions) {
+                       bool deterministicReductions, bool reuseBuffers) {
   RankMemoryEstimate estimate;
   CheckedCount bytes;
   int64_t largestParam = 0;
   for (ModuleOp program : programs) {
-    FailureOr<StoragePlan> plan = StoragePlan::build(program);
+    FailureOr<StoragePlan> plan = StoragePlan::build(program, reuseBuffers);
     if (failed(plan))
       return std::nullopt;
     FailureOr<RuntimeMemory> memory = estimateRuntimeMemory(*plan);

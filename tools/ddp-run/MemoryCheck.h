@@ -32,7 +32,7 @@ struct RankMemoryEstimate {
 /// them cannot be lowered.
 std::optional<RankMemoryEstimate>
 estimateRankBytes(llvm::ArrayRef<mlir::ModuleOp> programs,
-                  bool deterministicReductions);
+                  bool deterministicReductions, bool reuseBuffers);
 
 /// The processes of this job on this machine (Open MPI's, MPICH's or PMI's
 /// local size; 1 outside mpirun).

@@ -143,6 +143,12 @@ static cl::opt<bool> memoryCheck(
              "on this machine) exceeds what the machine has available "
              "(cpu backend)"),
     cl::init(true), cl::cat(runCategory));
+static cl::opt<bool> reuseBuffers(
+    "reuse-buffers",
+    cl::desc("Let buffers whose values are never live at the same time share "
+             "memory (ddp-lower-to-runtime's reuse-buffers; false allocates "
+             "every buffer on its own, to compare)"),
+    cl::init(true), cl::cat(runCategory));
 static cl::opt<int64_t> availableMemory(
     "available-memory",
     cl::desc("Take this many bytes as what the machine has available in the "
@@ -201,7 +207,7 @@ static void checkMemory(ArrayRef<RunProgram> programs,
   // Every program has been lowered, so every plan builds; the estimate
   // fails only on a total past int64, reported above.
   std::optional<RankMemoryEstimate> perRank =
-      estimateRankBytes(modules, deterministicReductions);
+      estimateRankBytes(modules, deterministicReductions, reuseBuffers);
   if (!perRank)
     fail("cannot estimate the memory '" + inputFile + "' needs per rank");
   std::optional<int64_t> available = getAvailableMemoryBytes();
@@ -223,6 +229,7 @@ lowerPrograms(ArrayRef<RunProgram> programs) {
     LowerDDPToRuntimeOptions options;
     options.abiVersion = abiVersion;
     options.paramPrefix = program.paramPrefix;
+    options.reuseBuffers = reuseBuffers;
     lowered.push_back(lowerToRuntime(*program.module, options));
     if (!lowered.back())
       fail("cannot lower " + program.label + " of '" + inputFile + "'");
