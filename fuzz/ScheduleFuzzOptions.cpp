@@ -121,6 +121,9 @@ ArrayRef<FuzzedOption> ddp::fuzz::getFuzzedOptions() {
       // ddp-lower-to-runtime's buffer reuse (in the 17th option byte, which
       // the seeds hold as zero: every option before decodes as it did).
       {"reuse-buffers", flipFalse},
+      // ddp-shard-params' Megatron-FSDP budget and double buffers.
+      {"suggested-communication-unit-size", {"1", "64", "0"}},
+      {"fsdp-double-buffer", flipTrue},
   };
   return options;
 }

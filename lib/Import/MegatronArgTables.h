@@ -76,6 +76,10 @@ inline constexpr ScheduleArg scheduleArgs[] = {
     {"tp_comm_overlap_rs_dgrad", "tp-comm-overlap-rs-dgrad", false},
     {"tp_comm_bulk_dgrad", "tp-comm-bulk-dgrad", false},
     {"tp_comm_bulk_wgrad", "tp-comm-bulk-wgrad", false},
+    // Megatron-FSDP's prefetch budget and double buffers (ddp-shard-params).
+    {"suggested_communication_unit_size", "suggested-communication-unit-size",
+     true},
+    {"fsdp_double_buffer", "fsdp-double-buffer", false},
 };
 
 /// Arguments whose effect the step does not model; a value other than the

@@ -596,6 +596,9 @@ private:
       choice.keepLastUnits = options.fsdpKeepLastUnits;
     if (choice.prefetch && choice.reshardAfterForward && choice.keepLastUnits)
       return success();
+    // Megatron-FSDP's prefetch budget or double buffers decide instead.
+    if (options.suggestedCommunicationUnitSize > 0 || options.fsdpDoubleBuffer)
+      return success();
     std::set<int64_t> layers;
     for (ParamOp param : module.getOps<ParamOp>())
       if (std::optional<uint64_t> layer = param.getLayer())

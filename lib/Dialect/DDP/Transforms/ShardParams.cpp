@@ -133,6 +133,31 @@ LogicalResult ShardParamsPass::collectChains(func::FuncOp step,
   return failure(walked.wasInterrupted());
 }
 
+/// How many runs ahead of run k its turn gathers (Megatron-FSDP's
+/// AllGatherPipeline.all_gather_params, param_and_grad_buffer.py L4486-4520
+/// at d98e8a6): the next runs while the elements they add stay below half
+/// of `unitSize` (its suggested_AG_prefetch_size = the unit size // 2,
+/// megatron_fsdp.py L419-444), the run that crosses it included; none
+/// when that half is 0. With `doubleBuffer`, one at most: two units'
+/// buffers, the computing one's and the next (L4471-4485).
+static SmallVector<size_t> getDepthsBySize(ArrayRef<int64_t> runElements,
+                                           uint64_t unitSize,
+                                           bool doubleBuffer) {
+  SmallVector<size_t> depths;
+  uint64_t budget = unitSize / 2;
+  for (size_t k = 0; k < runElements.size(); ++k) {
+    size_t depth = 0;
+    uint64_t prefetched = 0;
+    while (k + depth + 1 < runElements.size() && prefetched < budget &&
+           !(doubleBuffer && depth >= 1)) {
+      ++depth;
+      prefetched += uint64_t(runElements[k + depth]);
+    }
+    depths.push_back(depth);
+  }
+  return depths;
+}
+
 void ShardParamsPass::runOnOperation() {
   func::FuncOp step = getOperation();
   if (step.isExternal())
@@ -142,6 +167,28 @@ void ShardParamsPass::runOnOperation() {
     return signalPassFailure();
   if (chains.empty())
     return;
+  // Megatron-FSDP's double buffers hold two units' parameters: the one
+  // computing and the one gathered next (param_and_grad_buffer.py
+  // L4420-4430 raises past two).
+  if (fsdpDoubleBuffer) {
+    if (suggestedCommunicationUnitSize == 0 && fsdpPrefetch > 1) {
+      step.emitError("fsdp-double-buffer holds two units' gathered "
+                     "parameters, the computing one's and the next: "
+                     "fsdp-prefetch=")
+          << unsigned(fsdpPrefetch) << " needs " << fsdpPrefetch + 1
+          << "; use fsdp-prefetch=1 or 0";
+      return signalPassFailure();
+    }
+    if (!reshardAfterForward || fsdpKeepLastUnits > 0) {
+      step.emitError("fsdp-double-buffer holds two units' gathered "
+                     "parameters, but ")
+          << (reshardAfterForward ? "fsdp-keep-last-units"
+                                  : "reshard-after-forward=false")
+          << " keeps units gathered from their forward to their backward "
+             "beside the others; drop it or fsdp-double-buffer";
+      return signalPassFailure();
+    }
+  }
   auto module = step->getParentOfType<ModuleOp>();
   Block &body = step.getBody().front();
   DenseMap<StringAttr, ParamOp> declarations;
@@ -323,9 +370,24 @@ void ShardParamsPass::runOnOperation() {
     return a.getFirst() < b.getFirst();
   });
 
-  // Emit: run k's gathers are issued after run (k - fsdp-prefetch)'s wait,
-  // or at the start of the step; each is waited and unpacked before the
-  // run.
+  // How far ahead each run's turn gathers: fsdp-prefetch runs, or by the
+  // elements of the runs ahead with suggested-communication-unit-size.
+  SmallVector<size_t> depths(runs.size(), fsdpPrefetch);
+  if (suggestedCommunicationUnitSize > 0) {
+    SmallVector<int64_t> runElements;
+    for (Run &run : runs) {
+      int64_t elements = 0;
+      for (size_t index : chainsOfUnit[run.unit])
+        elements += chains[index].gather.getResult().getType().getNumElements();
+      runElements.push_back(elements);
+    }
+    depths = getDepthsBySize(runElements, suggestedCommunicationUnitSize,
+                             fsdpDoubleBuffer);
+  }
+
+  // Emit: the first run's depth of gathers at the start of the step; then
+  // after run k's wait the gathers up to run k + depth(k) not yet issued.
+  // A run none issued ahead (depth 0) is gathered right before its wait.
   OpBuilder builder(&getContext());
   Operation *start = &body.front();
   // Each chain's parameter types, which every run's unpack of it gives.
@@ -356,14 +418,18 @@ void ShardParamsPass::runOnOperation() {
     }
   };
   builder.setInsertionPoint(start);
-  for (size_t k = 0; k < std::min<size_t>(fsdpPrefetch, runs.size()); ++k)
-    issue(k);
+  // The runs issued so far: [0, issuedEnd).
+  size_t issuedEnd = 0;
+  for (; issuedEnd < std::min<size_t>(depths.empty() ? 0 : depths.front(),
+                                      runs.size());
+       ++issuedEnd)
+    issue(issuedEnd);
   for (size_t k = 0; k < runs.size(); ++k) {
     Run &run = runs[k];
     builder.setInsertionPoint(
         body.findAncestorOpInBlock(*run.uses.front().second->getOwner()));
-    if (fsdpPrefetch == 0)
-      issue(k);
+    if (issuedEnd <= k)
+      issue(issuedEnd++);
     DenseMap<StringAttr, Value> values;
     for (Issued &gathered : issued[k]) {
       Chain &chain = chains[gathered.chain];
@@ -378,8 +444,8 @@ void ShardParamsPass::runOnOperation() {
                unpack.getResults()))
         values[param.getAttr()] = value;
     }
-    if (fsdpPrefetch > 0 && k + fsdpPrefetch < runs.size())
-      issue(k + fsdpPrefetch);
+    for (; issuedEnd < std::min(k + depths[k] + 1, runs.size()); ++issuedEnd)
+      issue(issuedEnd);
     for (auto [at, use] : run.uses) {
       auto get = cast<GetParamOp>(use->get().getDefiningOp());
       use->set(values.lookup(get.getParamAttr().getAttr()));

@@ -3,6 +3,21 @@
 // RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-shard-params=fsdp-prefetch=2 -verify-diagnostics | FileCheck %s --check-prefix=DEPTH2
 // RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-shard-params=reshard-after-forward=false -verify-diagnostics | FileCheck %s --check-prefix=KEEP
 // RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-shard-params=fsdp-keep-last-units=2 -verify-diagnostics | FileCheck %s --check-prefix=KEEP2
+// Megatron-FSDP's prefetch budget (half the unit size; each run gathers 16
+// elements): 1 element, none ahead; 32, one; 64, two; 64 in double buffers,
+// one.
+// RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-shard-params=suggested-communication-unit-size=1 -verify-diagnostics | FileCheck %s --check-prefix=DEPTH0
+// RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-shard-params=suggested-communication-unit-size=32 -verify-diagnostics | FileCheck %s
+// RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-shard-params=suggested-communication-unit-size=64 -verify-diagnostics | FileCheck %s --check-prefix=DEPTH2
+// RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-shard-params="suggested-communication-unit-size=64 fsdp-double-buffer=true" -verify-diagnostics | FileCheck %s
+// RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-shard-params=fsdp-double-buffer=true -verify-diagnostics | FileCheck %s
+// Double buffers hold two units: more is an error naming the fix.
+// RUN: not ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-shard-params="fsdp-double-buffer=true fsdp-prefetch=2" 2>&1 | FileCheck %s --check-prefix=DBPREFETCH
+// RUN: not ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-shard-params="fsdp-double-buffer=true reshard-after-forward=false" 2>&1 | FileCheck %s --check-prefix=DBKEEP
+// RUN: not ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-shard-params="fsdp-double-buffer=true fsdp-keep-last-units=1" 2>&1 | FileCheck %s --check-prefix=DBKEEPLAST
+// DBPREFETCH: error: fsdp-double-buffer holds two units' gathered parameters, the computing one's and the next: fsdp-prefetch=2 needs 3; use fsdp-prefetch=1 or 0
+// DBKEEP: error: fsdp-double-buffer holds two units' gathered parameters, but reshard-after-forward=false keeps units gathered from their forward to their backward beside the others; drop it or fsdp-double-buffer
+// DBKEEPLAST: error: fsdp-double-buffer holds two units' gathered parameters, but fsdp-keep-last-units keeps units gathered from their forward to their backward beside the others; drop it or fsdp-double-buffer
 // Running it again changes nothing.
 // RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-shard-params --ddp-shard-params -verify-diagnostics | FileCheck %s
 // A failing run changes nothing.

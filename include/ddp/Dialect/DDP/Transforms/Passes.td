@@ -419,7 +419,16 @@ def ShardParams : Pass<"ddp-shard-params", "mlir::func::FuncOp"> {
     parameters through the unit's next run when that holds none (its
     backward), as FSDP2's `reshard_after_forward=False`; with
     `fsdp-keep-last-units=N` only the last N units in forward order do.
-    The last unit's forward and backward are one run either way. The step keeps
+    The last unit's forward and backward are one run either way.
+
+    `suggested-communication-unit-size=N` (elements) sets each run's depth
+    as Megatron-FSDP's does instead of `fsdp-prefetch`: run k's turn
+    gathers the runs after it while the elements they add stay below N / 2,
+    the run that crosses it included (none when N / 2 is 0). With
+    `fsdp-double-buffer` at most two units' parameters are gathered at once,
+    the computing one's and the next: a depth of one at most, and an error
+    for `fsdp-prefetch` above 1, `reshard-after-forward=false` or
+    `fsdp-keep-last-units`. The step keeps
     `ddp-overlap-param-gather`'s end: each rank writes its updated shard
     back (`ddp.set_param_shard`), which the next step's gathers read.
 
@@ -441,6 +450,15 @@ def ShardParams : Pass<"ddp-shard-params", "mlir::func::FuncOp"> {
            "With reshard-after-forward, the last this many units in forward "
            "order keep their forward's gather through their backward (FSDP2's "
            "reshard_after_forward=False on those modules only)">,
+    Option<"suggestedCommunicationUnitSize",
+           "suggested-communication-unit-size", "uint64_t", /*default=*/"0",
+           "Megatron-FSDP's prefetch budget: each run gathers the runs after "
+           "it while they add fewer than half this many elements (0: "
+           "fsdp-prefetch decides)">,
+    Option<"fsdpDoubleBuffer", "fsdp-double-buffer", "bool",
+           /*default=*/"false",
+           "At most two units' parameters gathered at once, the computing "
+           "one's and the next (Megatron-FSDP's fsdp_double_buffer)">,
   ];
   let statistics = [
     Statistic<"numUnits", "units", "FSDP units">,
