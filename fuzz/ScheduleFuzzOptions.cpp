@@ -124,6 +124,8 @@ ArrayRef<FuzzedOption> ddp::fuzz::getFuzzedOptions() {
       // ddp-shard-params' Megatron-FSDP budget and double buffers.
       {"suggested-communication-unit-size", {"1", "64", "0"}},
       {"fsdp-double-buffer", flipTrue},
+      // ddp-distribute-optimizer's hybrid FSDP (optim_grads is refused).
+      {"outer-dp-sharding-strategy", {"optim", "no_shard", "optim_grads"}},
   };
   return options;
 }

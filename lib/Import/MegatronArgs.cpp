@@ -451,18 +451,30 @@ Error ArgumentReader::mapSchedule(MegatronRun &run) {
   Expected<std::optional<bool>> megatronFsdp = getBool("use_megatron_fsdp");
   if (!megatronFsdp)
     return megatronFsdp.takeError();
-  if (const Argument *strategy = lookup("data_parallel_sharding_strategy");
-      strategy && megatronFsdp->value_or(false)) {
-    if (!is_contained({"no_shard", "optim", "optim_grads",
-                       "optim_grads_params"},
-                      StringRef(strategy->value)))
-      return valueError("data_parallel_sharding_strategy", *strategy,
-                        "no_shard, optim, optim_grads or optim_grads_params");
-    static constexpr StringLiteral kOption = "data-parallel-sharding-strategy";
-    run.scheduleOptions[kOption] = strategy->value.str();
-    run.scheduleOptionSources[kOption] = {"data_parallel_sharding_strategy",
-                                          strategy->value.str(),
-                                          strategy->line};
+  // The inner strategy and the outer one of hybrid FSDP
+  // (arguments.py L3193-3198 at d98e8a6: no_shard or optim).
+  struct StrategyArg {
+    StringLiteral megatronName, optionName;
+    ArrayRef<StringRef> values;
+    StringLiteral valueList;
+  };
+  static const StringRef innerValues[] = {"no_shard", "optim", "optim_grads",
+                                          "optim_grads_params"};
+  static const StringRef outerValues[] = {"no_shard", "optim"};
+  const StrategyArg strategies[] = {
+      {"data_parallel_sharding_strategy", "data-parallel-sharding-strategy",
+       innerValues, "no_shard, optim, optim_grads or optim_grads_params"},
+      {"outer_dp_sharding_strategy", "outer-dp-sharding-strategy",
+       outerValues, "no_shard or optim"}};
+  for (const StrategyArg &arg : strategies) {
+    const Argument *strategy = lookup(arg.megatronName);
+    if (!strategy || !megatronFsdp->value_or(false))
+      continue;
+    if (!is_contained(arg.values, StringRef(strategy->value)))
+      return valueError(arg.megatronName, *strategy, arg.valueList);
+    run.scheduleOptions[arg.optionName] = strategy->value.str();
+    run.scheduleOptionSources[arg.optionName] = {
+        arg.megatronName.str(), strategy->value.str(), strategy->line};
   }
   for (const ScheduleArg &arg : scheduleArgs) {
     Error error =

@@ -205,6 +205,15 @@ ddp::getAssignBucketsOptions(const SchedulePipelineOptions &options) {
 static llvm::Error
 checkShardingStrategy(const SchedulePipelineOptions &options) {
   ShardingStrategy strategy = options.dataParallelShardingStrategy;
+  // Megatron-FSDP's constraint (arguments.py L3193-3198,
+  // param_and_grad_buffer.py L2498-2512 at d98e8a6).
+  if (options.outerDpShardingStrategy != ShardingStrategy::NoShard &&
+      strategy != ShardingStrategy::OptimGradsParams)
+    return llvm::createStringError(
+        "outer-dp-sharding-strategy=" +
+        getShardingStrategyName(options.outerDpShardingStrategy).str() +
+        " shards across the instances of a fully sharded step; give "
+        "data-parallel-sharding-strategy=optim_grads_params");
   if (strategy == ShardingStrategy::NoShard)
     return llvm::Error::success();
   std::string name = getShardingStrategyName(strategy).str();

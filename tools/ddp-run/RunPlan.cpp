@@ -201,7 +201,7 @@ whyInstancesAreInexact(ModuleOp input, const AssignBucketsOptions &options) {
              type.getElementType().getIntOrFloatBitWidth() < 32 &&
              !options.gradReduceInFp32)
       why = "each instance's partial sums are rounded to 16 bits before the "
-            "all-reduce across instances, where the unscheduled step rounds "
+            "reduction across instances, where the unscheduled step rounds "
             "once";
     else if (options.averageInCollective &&
              !llvm::isPowerOf2_64(uint64_t(numInstances)))

@@ -11,6 +11,7 @@
 
 #include "gtest/gtest.h"
 
+#include <limits>
 #include <random>
 
 using namespace ddp;
@@ -53,6 +54,21 @@ TEST(BufferReuse, TheArenaGrowsFromItsFreeEnd) {
       packArena({256, 256, 256, 512}, {{0, 1}, {0, 5}, {0, 1}, {2, 3}});
   EXPECT_EQ(packing.offsets, (llvm::SmallVector<int64_t>{0, 256, 512, 512}));
   EXPECT_EQ(packing.bytes, 1024);
+}
+
+TEST(BufferReuse, BuffersNoArenaHoldsGetNone) {
+  // Four of 2^61 live together, then one more: 2^63 bytes do not fit.
+  int64_t huge = int64_t(1) << 61;
+  ArenaPacking packing = packArena(
+      {huge, huge, huge, huge, 256}, {{0, 1}, {0, 1}, {0, 1}, {0, 1}, {1, 2}});
+  EXPECT_EQ(packing.bytes, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(packing.offsets, (llvm::SmallVector<int64_t>{0, 0, 0, 0, 0}));
+  // Three fit, and the fourth after they die takes their merged block.
+  packing = packArena({huge, huge, huge, 4 * (huge - 256)},
+                      {{0, 1}, {0, 1}, {0, 1}, {2, 3}});
+  EXPECT_EQ(packing.offsets,
+            (llvm::SmallVector<int64_t>{0, huge, 2 * huge, 0}));
+  EXPECT_EQ(packing.bytes, 4 * (huge - 256));
 }
 
 TEST(BufferReuse, RandomLivesNeverShareBytes) {

@@ -29,7 +29,9 @@ namespace {
 /// (to find the best fit), and its end.
 class ArenaAllocator {
 public:
-  int64_t allocate(int64_t size) {
+  /// The block's offset; none when the arena would pass INT64_MAX bytes
+  /// (every size and sum below stays under it until then).
+  std::optional<int64_t> allocate(int64_t size) {
     auto fit = bySize.lower_bound({size, std::numeric_limits<int64_t>::min()});
     if (fit != bySize.end()) {
       auto [blockSize, offset] = *fit;
@@ -42,12 +44,14 @@ public:
     int64_t offset = end;
     if (!byOffset.empty()) {
       auto [lastOffset, lastSize] = *std::prev(byOffset.end());
-      if (addSaturated(lastOffset, lastSize) == end) {
+      if (lastOffset + lastSize == end) {
         erase(lastOffset, lastSize);
         offset = lastOffset;
       }
     }
-    end = addSaturated(offset, size);
+    if (offset > std::numeric_limits<int64_t>::max() - size)
+      return std::nullopt;
+    end = offset + size;
     return offset;
   }
 
@@ -100,7 +104,10 @@ ArenaPacking ddp::packArena(ArrayRef<int64_t> bytes,
   auto getBlockSize = [&](unsigned index) {
     // A zero-sized buffer still gets an address of its own in the arena.
     int64_t size = std::max<int64_t>(bytes[index], 1);
-    if (size > std::numeric_limits<int64_t>::max() - kArenaAlignment)
+    // Past the last multiple of the alignment no arena holds it: INT64_MAX
+    // makes the allocation fail.
+    if (size > std::numeric_limits<int64_t>::max() / kArenaAlignment *
+                   kArenaAlignment)
       return std::numeric_limits<int64_t>::max();
     return int64_t(llvm::alignTo(size, kArenaAlignment));
   };
@@ -116,7 +123,14 @@ ArenaPacking ddp::packArena(ArrayRef<int64_t> bytes,
       live.pop();
       arena.release(packing.offsets[dead], getBlockSize(dead));
     }
-    packing.offsets[index] = arena.allocate(getBlockSize(index));
+    std::optional<int64_t> offset = arena.allocate(getBlockSize(index));
+    if (!offset) {
+      // No arena holds them: the caller keeps every buffer apart.
+      packing.offsets.assign(bytes.size(), 0);
+      packing.bytes = std::numeric_limits<int64_t>::max();
+      return packing;
+    }
+    packing.offsets[index] = *offset;
     live.push({lives[index].last, index});
   }
   packing.bytes = arena.getEnd();

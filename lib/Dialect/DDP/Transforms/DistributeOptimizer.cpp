@@ -56,6 +56,9 @@ struct ShardPlan {
   /// with several instances the group across them (null otherwise): set
   /// once every bucket is planned.
   ArrayAttr shardAxes, instanceAxes;
+  /// outer-dp-sharding-strategy=optim: the optimizer sharded across the
+  /// instances too.
+  bool shardAcrossInstances = false;
   /// In order of their first parameter in the bucket; one group unless the
   /// layout mixed parameter types or optimizer settings in a bucket.
   SmallVector<UpdateGroup, 1> groups;
@@ -268,6 +271,22 @@ void DistributeOptimizerPass::runOnOperation() {
                        << numInstances;
     return signalPassFailure();
   }
+  // Megatron-FSDP's values (arguments.py L3193-3198 at d98e8a6).
+  if (outerDpShardingStrategy != ShardingStrategy::NoShard &&
+      outerDpShardingStrategy != ShardingStrategy::Optim) {
+    module.emitError() << "outer-dp-sharding-strategy takes no_shard or "
+                          "optim, not "
+                       << getShardingStrategyName(outerDpShardingStrategy);
+    return signalPassFailure();
+  }
+  bool shardAcrossInstances =
+      outerDpShardingStrategy == ShardingStrategy::Optim;
+  if (shardAcrossInstances && numInstances == 1) {
+    module.emitError("outer-dp-sharding-strategy=optim shards the optimizer "
+                     "across the distributed-optimizer instances; give "
+                     "num-distributed-optimizer-instances above 1");
+    return signalPassFailure();
+  }
   llvm::DenseMap<StringAttr, Type> paramElement;
   for (ParamOp param : module.getOps<ParamOp>())
     paramElement[param.getSymNameAttr()] =
@@ -335,11 +354,29 @@ void DistributeOptimizerPass::runOnOperation() {
                          << ", but the mesh already has an axis " << name;
         return signalPassFailure();
       }
+    // Sharded across the instances too, every bucket splits into the
+    // whole group's shards.
+    if (shardAcrossInstances)
+      for (ShardPlan &plan : plans) {
+        int64_t numel =
+            plan.collective.getInput().getType().getNumElements();
+        if (numel % (plan.numShards * numInstances) != 0) {
+          plan.collective.emitError()
+              << "bucket " << plan.index << " of " << numel
+              << " elements cannot be split into "
+              << plan.numShards * numInstances
+              << " equal shards (outer-dp-sharding-strategy=optim shards it "
+                 "across the instances too); pad the buckets to a multiple "
+                 "of the data-parallel size";
+          return signalPassFailure();
+        }
+      }
     splitMeshAxis(module, mesh, axis, numInstances, instanceAxis, shardAxis);
     Builder builder(&getContext());
     for (ShardPlan &plan : plans) {
       plan.shardAxes = builder.getStrArrayAttr({shardAxis.getValue()});
       plan.instanceAxes = builder.getStrArrayAttr({instanceAxis.getValue()});
+      plan.shardAcrossInstances = shardAcrossInstances;
     }
   }
   for (ShardPlan &plan : plans)
@@ -368,7 +405,32 @@ void DistributeOptimizerPass::shard(ShardPlan &plan) {
   // reduce-scatter, with the same reduction. It belongs to the bucket, so
   // that ddp-overlap-grad-reduce issues it asynchronously too.
   Value reducedShard = reduceScatter.getResult();
-  if (plan.instanceAxes) {
+  // Sharded across the instances too: the instance's shard is
+  // reduce-scattered across them (Megatron-FSDP's outer reduce-scatter,
+  // param_and_grad_buffer.py L4184-4206 at d98e8a6); the optimizer's group
+  // lists dp_shard first, so that its rank's part is where the two
+  // reduce-scatters leave it.
+  ArrayAttr optimizerAxes = plan.shardAxes;
+  int64_t numInstances = 1;
+  if (plan.shardAcrossInstances) {
+    numInstances = getGroupSize(
+        lookupMesh(collective->getParentOfType<func::FuncOp>(),
+                   collective.getMeshAttr()),
+        plan.instanceAxes);
+    SmallVector<Attribute> axes(plan.shardAxes.begin(), plan.shardAxes.end());
+    llvm::append_range(axes, plan.instanceAxes);
+    optimizerAxes = builder.getArrayAttr(axes);
+    builder.setInsertionPointAfter(reduceScatter);
+    auto acrossInstances = ReduceScatterOp::create(
+        builder, collective.getLoc(),
+        RankedTensorType::get({shardNumel / numInstances},
+                              bucketType.getElementType()),
+        /*token=*/Type(), collective.getReductionAttr(), reducedShard,
+        collective.getMeshAttr(), plan.instanceAxes,
+        /*asyncDependencies=*/ValueRange());
+    acrossInstances->setDiscardableAttrs(bucketAttrs);
+    reducedShard = acrossInstances.getResult();
+  } else if (plan.instanceAxes) {
     builder.setInsertionPointAfter(reduceScatter);
     auto acrossInstances = AllReduceOp::create(
         builder, collective.getLoc(), gradShardType, /*token=*/Type(),
@@ -380,6 +442,8 @@ void DistributeOptimizerPass::shard(ShardPlan &plan) {
 
   builder.setInsertionPoint(plan.firstUpdate);
   Location loc = plan.firstUpdate->getLoc();
+  // The optimizer's shard: the instance's, or its part across instances.
+  auto optimizerShardType = cast<RankedTensorType>(reducedShard.getType());
   llvm::SmallDenseMap<Type, Value> gradShards;
   gradShards[bucketType.getElementType()] = reducedShard;
   for (UpdateGroup &group : plan.groups) {
@@ -388,25 +452,35 @@ void DistributeOptimizerPass::shard(ShardPlan &plan) {
     Value &gradShard = gradShards[group.gradElement];
     if (!gradShard) {
       auto castBack = CastOp::create(
-          builder, loc, gradShardType.clone(group.gradElement), reducedShard);
+          builder, loc, optimizerShardType.clone(group.gradElement),
+          reducedShard);
       castBack->setDiscardableAttrs(bucketAttrs);
       gradShard = castBack.getResult();
     }
-    auto paramShardType = gradShardType.clone(group.paramElement);
+    auto paramShardType = optimizerShardType.clone(group.paramElement);
     ArrayAttr params = builder.getArrayAttr(group.params);
     DenseI64ArrayAttr offsets = builder.getDenseI64ArrayAttr(group.offsets);
     Value paramShard;
     if (auto sgd = dyn_cast<SGDOp>(group.representative)) {
       paramShard = ShardSGDOp::create(builder, loc, paramShardType, gradShard,
                                       params, offsets, collective.getMeshAttr(),
-                                      plan.shardAxes, sgd.getLrAttr());
+                                      optimizerAxes, sgd.getLrAttr());
     } else {
       auto adam = cast<AdamOp>(group.representative);
       paramShard = ShardAdamOp::create(
           builder, loc, paramShardType, gradShard, params, offsets,
-          collective.getMeshAttr(), plan.shardAxes, adam.getLrAttr(),
+          collective.getMeshAttr(), optimizerAxes, adam.getLrAttr(),
           adam.getBeta1Attr(), adam.getBeta2Attr(), adam.getEpsAttr());
     }
+    // Across the instances first (Megatron-FSDP's outer all-gather,
+    // L4543-4560), then within the instance.
+    if (plan.shardAcrossInstances)
+      paramShard =
+          AllGatherOp::create(builder, loc, gradShardType.clone(group.paramElement),
+                              /*token=*/Type(), paramShard,
+                              collective.getMeshAttr(), plan.instanceAxes,
+                              /*asyncDependencies=*/ValueRange())
+              .getResult();
     Value gathered =
         AllGatherOp::create(builder, loc, bucketType.clone(group.paramElement),
                             /*token=*/Type(), paramShard,

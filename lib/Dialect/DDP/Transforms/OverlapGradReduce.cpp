@@ -37,8 +37,9 @@ struct BucketOps {
   /// optimizer.
   Operation *collective = nullptr;
   /// Under several distributed-optimizer instances: the all-reduce of the
-  /// reduce-scatter's shard across them.
-  AllReduceOp acrossInstances;
+  /// reduce-scatter's shard across them (a reduce-scatter with
+  /// outer-dp-sharding-strategy=optim).
+  Operation *acrossInstances = nullptr;
   SmallVector<Operation *> afterCollective;
 };
 
@@ -107,12 +108,11 @@ LogicalResult OverlapGradReducePass::overlapStep(func::FuncOp step) {
       return WalkResult::interrupt();
     }
     BucketOps &bucket = buckets[*index];
-    auto acrossInstances = dyn_cast<AllReduceOp>(op);
-    if (acrossInstances &&
+    if (isa<AllReduceOp, ReduceScatterOp>(op) &&
         isa_and_nonnull<ReduceScatterOp>(bucket.collective) &&
         !bucket.acrossInstances &&
-        acrossInstances.getInput() == bucket.collective->getResult(0)) {
-      bucket.acrossInstances = acrossInstances;
+        op->getOperand(0) == bucket.collective->getResult(0)) {
+      bucket.acrossInstances = op;
       return WalkResult::advance();
     }
     if (isa<CollectiveOpInterface>(op)) {
@@ -204,14 +204,14 @@ void OverlapGradReducePass::overlapBucket(Block &block, BlockOrder &order,
   // stream right after the reduce-scatter: the compute stream waits for the
   // pair once, before the shard is used.
   Operation *waited = async;
-  if (AllReduceOp acrossInstances = bucket.acrossInstances) {
+  if (Operation *acrossInstances = bucket.acrossInstances) {
     builder.setInsertionPointAfter(async);
     Operation *chained = createAsyncCollective(
         builder, acrossInstances,
         cast<AsyncOpInterface>(async).getAsyncToken());
     chained->setDiscardableAttrs(
         acrossInstances->getDiscardableAttrDictionary());
-    acrossInstances.getResult().replaceAllUsesWith(chained->getResult(0));
+    acrossInstances->getResult(0).replaceAllUsesWith(chained->getResult(0));
     order.replaced(acrossInstances, chained);
     order.movedAfter(chained, async);
     acrossInstances->erase();

@@ -89,6 +89,13 @@ static FailureOr<bool> planGather(func::FuncOp step, SetParamsOp setParams,
   if (!allGather.getResult().hasOneUse())
     return error() << "the gathered values are read by more than this write";
   Operation *update = allGather.getInput().getDefiningOp();
+  // With outer-dp-sharding-strategy=optim the shard optimizer's part is
+  // first gathered across the instances into the instance's shard, which
+  // is what each rank writes back and gathers again.
+  if (auto acrossInstances = dyn_cast_or_null<AllGatherOp>(update);
+      acrossInstances && !acrossInstances.getToken() &&
+      acrossInstances.getResult().hasOneUse())
+    update = acrossInstances.getInput().getDefiningOp();
   ArrayAttr params;
   DenseI64ArrayAttr offsets;
   if (auto sgd = dyn_cast_or_null<ShardSGDOp>(update)) {

@@ -42,8 +42,9 @@ struct ArenaPacking {
 /// positions as a caching allocator runs: at a buffer's first position it
 /// takes the smallest free block that fits (growing the arena when none
 /// does), after its last it frees the block, merged with free neighbours.
-/// Sizes are rounded up to kArenaAlignment; the arena's size saturates at
-/// INT64_MAX.
+/// Sizes are rounded up to kArenaAlignment. Where the arena would pass
+/// INT64_MAX bytes its size is INT64_MAX and every offset 0: no arena holds
+/// the buffers.
 ArenaPacking packArena(llvm::ArrayRef<int64_t> bytes,
                        llvm::ArrayRef<BufferLife> lives);
 

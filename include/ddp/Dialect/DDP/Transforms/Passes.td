@@ -284,6 +284,26 @@ def DistributeOptimizer
 
     `k` must divide the axis, the buckets must all reduce over that one
     axis of one mesh, and the mesh must not have the two new axis names.
+
+    With `outer-dp-sharding-strategy=optim` (Megatron-FSDP's hybrid FSDP)
+    the optimizer is sharded across the instances too: the instance's shard
+    is reduce-scattered across them instead of all-reduced, the shard
+    optimizer runs on the rank's part of it over `[dp_shard, dp_replicate]`
+    (its rank there is `dp_shard x k + dp_replicate`, so its part lies
+    where the two reduce-scatters put it), and an all-gather across the
+    instances gives back the instance's shard, which the all-gather within
+    the instance spreads:
+
+    ```mlir
+    %g = ddp.reduce_scatter sum %s over @world[dp_shard] : tensor<2048xf32> -> tensor<1024xf32>
+    %o = ddp.reduce_scatter sum %g over @world[dp_replicate] : tensor<1024xf32> -> tensor<512xf32>
+    %p = ddp.shard_sgd %o params [@b, @a] offsets [0, 1024]
+        over @world[dp_shard, dp_replicate] lr 0.1 : tensor<512xf32> -> tensor<512xf32>
+    %i = ddp.all_gather %p over @world[dp_replicate] : tensor<512xf32> -> tensor<1024xf32>
+    %w = ddp.all_gather %i over @world[dp_shard] : tensor<1024xf32> -> tensor<2048xf32>
+    ```
+
+    Each bucket must then split into `dp` equal shards.
   }];
   let options = [
     Option<"numInstances", "num-distributed-optimizer-instances", "int64_t",
@@ -291,6 +311,13 @@ def DistributeOptimizer
            "Split the data-parallel group into this many instances, each "
            "sharding the optimizer alone (Megatron's "
            "num_distributed_optimizer_instances); 1: one instance">,
+    Option<"outerDpShardingStrategy", "outer-dp-sharding-strategy",
+           "::ddp::ShardingStrategy",
+           /*default=*/"::ddp::ShardingStrategy::NoShard",
+           "With several instances, what the ranks across them shard "
+           "(Megatron-FSDP's outer_dp_sharding_strategy): no_shard "
+           "(replicated, HSDP) or optim (the optimizer state, hybrid FSDP)",
+           "::ddp::getShardingStrategyOptionValues()">,
   ];
   let statistics = [
     Statistic<"numBucketsSharded", "buckets-sharded",
