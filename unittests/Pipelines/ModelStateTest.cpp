@@ -112,4 +112,63 @@ TEST_F(ModelStateTest, EveryPresetCountsMegatronsBytesPerParameter) {
   }
 }
 
+/// Fully sharded (optim_grads_params, docs/FullySharded.md#memory): the
+/// layers' parameters are counted sharded over the group (a rank keeps 1/d
+/// of their 2 bytes, 4 in fp32), the parameters outside the units whole; the
+/// gradients whole, since ddp reduces them once (4 bytes with
+/// grad-reduce-in-fp32, where Megatron-FSDP's sharded main gradients are
+/// 4/d); main parameters and moments 12 (8) bytes, sharded: 4 + 14/d per
+/// layer parameter in bf16. With hybrid FSDP (outer-dp-sharding-strategy=
+/// optim) the parameters are sharded within an instance and the optimizer
+/// over all d ranks.
+TEST_F(ModelStateTest, FullyShardedStepsCountTheirShards) {
+  for (const ModelPreset &preset : getModelPresets()) {
+    if (preset.config.isMoE())
+      continue;
+    ModelConfig config = preset.config;
+    config.numLayers = 1;
+    int64_t paramBytesPerElement =
+        config.paramsDtype != ElementType::F32 ? 2 : 4;
+    int64_t optimizer = config.paramsDtype != ElementType::F32 ? 4 + 8 : 8;
+    for (int64_t d : {8, 64}) {
+      config.dataParallelSize = d;
+      SCOPED_TRACE(preset.name.str() + " dp " + std::to_string(d));
+      const char *fsdp = "grad-reduce-in-fp32=true "
+                         "use-distributed-optimizer=true "
+                         "data-parallel-sharding-strategy=optim_grads_params";
+      StepStats stats = scheduleAndSummarise(config, fsdp);
+      int64_t params = stats.localParamElements;
+      const ModelState &state = stats.modelState;
+      EXPECT_EQ(state.gradBytes, 4 * params);
+      ASSERT_EQ(state.sharded.size(), 1u);
+      const auto &[axes, entry] = *state.sharded.begin();
+      EXPECT_EQ(axes, "dp");
+      EXPECT_EQ(entry.groupSize, d);
+      EXPECT_GT(entry.paramBytes, 0);
+      EXPECT_EQ(state.paramBytes + entry.paramBytes,
+                paramBytesPerElement * params);
+      EXPECT_EQ(entry.mainParamBytes + entry.optimizerStateBytes,
+                optimizer * params);
+
+      // Two instances, the optimizer sharded across them too.
+      StepStats hybrid = scheduleAndSummarise(
+          config, std::string(fsdp) + " num-distributed-optimizer-instances=2 "
+                                      "outer-dp-sharding-strategy=optim");
+      const ModelState &hybridState = hybrid.modelState;
+      ASSERT_EQ(hybridState.sharded.size(), 2u);
+      const ModelState::Sharded &inner =
+          hybridState.sharded.at("dp_shard");
+      const ModelState::Sharded &all =
+          hybridState.sharded.at("dp_shard,dp_replicate");
+      EXPECT_EQ(inner.groupSize, d / 2);
+      EXPECT_EQ(all.groupSize, d);
+      EXPECT_EQ(inner.paramBytes, entry.paramBytes);
+      EXPECT_EQ(inner.mainParamBytes + inner.optimizerStateBytes, 0);
+      EXPECT_EQ(all.paramBytes, 0);
+      EXPECT_EQ(all.mainParamBytes + all.optimizerStateBytes,
+                optimizer * params);
+    }
+  }
+}
+
 } // namespace
