@@ -110,6 +110,8 @@ struct Plan {
   /// What the step holds for its backwards at its peak; 0 without the
   /// importer's activation model.
   double activationBytes = 0;
+  /// Fully sharded units' gathered parameters at their peak.
+  double gatheredBytes = 0;
   /// Buckets in the step's layout (`ddp.buckets`).
   int64_t numBuckets = 0;
   /// The options after the recorded ones were applied, by name (in name
@@ -183,6 +185,7 @@ static LogicalResult runPlan(Plan &plan, const timing::CostModel &model) {
     if (std::optional<ActivationPeak> peak =
             computeActivationPeak(*step, *bytes))
       plan.activationBytes = double(peak->bytes);
+  plan.gatheredBytes = double(getGatheredUnitPeakBytes(*step));
   return success();
 }
 
@@ -302,12 +305,20 @@ static void printTable(const Plan &configured, const Plan &automatic,
   row("model state per rank (GiB)", gib(configured.bytesPerRank),
       gib(automatic.bytesPerRank));
   bool withActivations = configured.activationBytes > 0;
-  if (withActivations) {
+  bool withGathered =
+      configured.gatheredBytes > 0 || automatic.gatheredBytes > 0;
+  if (withActivations)
     row("activations per rank (GiB)", gib(configured.activationBytes),
         gib(automatic.activationBytes));
+  if (withGathered)
+    row("gathered units per rank (GiB)", gib(configured.gatheredBytes),
+        gib(automatic.gatheredBytes));
+  if (withActivations || withGathered) {
     row("memory per rank (GiB)",
-        gib(configured.bytesPerRank + configured.activationBytes),
-        gib(automatic.bytesPerRank + automatic.activationBytes));
+        gib(configured.bytesPerRank + configured.activationBytes +
+            configured.gatheredBytes),
+        gib(automatic.bytesPerRank + automatic.activationBytes +
+            automatic.gatheredBytes));
   }
   os << "options that differ:\n";
   bool any = false;
@@ -343,15 +354,20 @@ static void printTable(const Plan &configured, const Plan &automatic,
   // Whether a plan fits the device (docs/Pipeline.md#memory-per-rank).
   double capacity = model.getProfile().memoryCapacity;
   for (const Plan *plan : {&configured, &automatic}) {
-    double needed = plan->bytesPerRank + plan->activationBytes;
+    double needed =
+        plan->bytesPerRank + plan->activationBytes + plan->gatheredBytes;
     if (capacity > 0 && needed > capacity)
       os << formatv("warning: the {0} plan needs {1} per rank ({2}), more "
                     "than the device's {3}; tensor or pipeline parallelism, "
                     "the distributed optimizer or sequence parallelism "
                     "lower it\n",
                     plan->name, formatBytes(std::llround(needed)),
-                    withActivations ? "model state and activations"
-                                    : "model state",
+                    withGathered
+                        ? (withActivations
+                               ? "model state, activations and gathered units"
+                               : "model state and gathered units")
+                        : (withActivations ? "model state and activations"
+                                           : "model state"),
                     formatBytes(std::llround(capacity)));
   }
 }

@@ -257,3 +257,41 @@ ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
   peak.bytes += transient;
   return peak;
 }
+
+int64_t ddp::getGatheredUnitPeakBytes(func::FuncOp step) {
+  if (step.isExternal())
+    return 0;
+  Block &body = step.getBody().front();
+  llvm::DenseMap<Operation *, int64_t> position;
+  for (auto [index, op] : llvm::enumerate(body))
+    position[&op] = int64_t(index);
+  // +bytes where a gather starts, -bytes after its last read.
+  std::map<int64_t, int64_t> changes;
+  for (auto gather : body.getOps<AllGatherOp>()) {
+    Value gathered = gather.getResult();
+    if (!gather.getInput().getDefiningOp<GetParamShardOp>() ||
+        gathered.use_empty() ||
+        !llvm::all_of(gathered.getUsers(), [](Operation *user) {
+          return isa<BucketUnpackOp>(user);
+        }))
+      continue;
+    int64_t first = position.lookup(gather), last = first;
+    for (Operation *unpack : gathered.getUsers()) {
+      last = std::max(last, position.lookup(unpack));
+      for (Operation *reader : unpack->getUsers())
+        if (Operation *top = body.findAncestorOpInBlock(*reader))
+          last = std::max(last, position.lookup(top));
+    }
+    auto type = cast<RankedTensorType>(gathered.getType());
+    int64_t bytes =
+        type.getNumElements() * type.getElementTypeBitWidth() / 8;
+    changes[first] += bytes;
+    changes[last + 1] -= bytes;
+  }
+  int64_t held = 0, peak = 0;
+  for (auto [at, change] : changes) {
+    held += change;
+    peak = std::max(peak, held);
+  }
+  return peak;
+}

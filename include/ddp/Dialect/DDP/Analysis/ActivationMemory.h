@@ -38,6 +38,14 @@ struct ActivationPeak {
 std::optional<ActivationPeak>
 computeActivationPeak(mlir::func::FuncOp step, const ActivationBytes &bytes);
 
+/// The most bytes of fully sharded units' gathered parameters that `step`
+/// holds at once (docs/FullySharded.md#memory): each gather of
+/// ddp-shard-params (an all-gather of ddp.get_param_shard that only
+/// ddp.bucket_unpack reads) from its all-gather to the last read of what
+/// its unpacks give. The model state counts those parameters sharded, so
+/// this is memory on top of it; 0 for a step without such gathers.
+int64_t getGatheredUnitPeakBytes(mlir::func::FuncOp step);
+
 } // namespace ddp
 
 #endif // DDP_DIALECT_DDP_ANALYSIS_ACTIVATIONMEMORY_H
