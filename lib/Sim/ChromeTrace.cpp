@@ -68,7 +68,10 @@ static void writeProcess(json::OStream &json, int64_t pid, StringRef name,
     json.attribute("pid", pid);
     json.attributeObject("args", [&] { json.attribute("name", name); });
   });
-  for (auto [tid, stream] : enumerate(result.streams)) {
+  // Not a structured binding: C++17 lambdas cannot capture one.
+  for (const auto &indexed : enumerate(result.streams)) {
+    size_t tid = indexed.index();
+    const auto &stream = indexed.value();
     json.object([&] {
       json.attribute("name", "thread_name");
       json.attribute("ph", "M");

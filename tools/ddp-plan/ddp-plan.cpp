@@ -511,7 +511,9 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   // Messages name the op and where it is; the IR is not printed after them.
   context.printOpOnDiagnostic(false);
-  Plan configured{"configured"}, automatic{"auto"};
+  Plan configured, automatic;
+  configured.name = "configured";
+  automatic.name = "auto";
   for (Plan *plan : {&configured, &automatic}) {
     // In ddp-opt's --ddp-schedule words, before the work.
     if (llvm::Error error =

@@ -59,7 +59,7 @@ struct RecomputeConfig {
   std::optional<int64_t> numLayers;
   /// recompute_modules, as given (checked by checkRecompute); unset:
   /// Megatron's default, core_attn.
-  std::optional<std::vector<std::string>> modules;
+  std::optional<std::vector<std::string>> modules = std::nullopt;
 
   bool isFull() const { return granularity == RecomputeGranularity::Full; }
   bool isSelective() const {

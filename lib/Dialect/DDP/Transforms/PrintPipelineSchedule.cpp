@@ -102,9 +102,10 @@ void PrintPipelineSchedulePass::runOnOperation() {
   {
     llvm::json::OStream json(output->os());
     json.object([&] {
-      for (const auto &[stage, order] : orders)
-        json.attributeArray(std::to_string(stage), [&] {
-          for (const std::string &task : order)
+      // Not a structured binding: C++17 lambdas cannot capture one.
+      for (const auto &entry : orders)
+        json.attributeArray(std::to_string(entry.first), [&] {
+          for (const std::string &task : entry.second)
             json.value(task);
         });
     });

@@ -49,7 +49,7 @@ struct Storage {
   /// (an index into StoragePlan::groups), known at run time only. It is the
   /// rank's shard of a collective's buffer, which makes the collective in
   /// place in NCCL's sense.
-  std::optional<unsigned> rankGroup;
+  std::optional<unsigned> rankGroup = std::nullopt;
   int64_t rankStride = 0;
 
   bool isRankView() const { return rankGroup.has_value(); }
@@ -67,7 +67,7 @@ struct PlannedParam {
   /// The slice of the gathered bucket the parameter is stored in (a buffer,
   /// never a rank view); none when the runtime allocates its storage
   /// (docs/Lowering.md, Storage, rule 8).
-  std::optional<Storage> inBucket;
+  std::optional<Storage> inBucket = std::nullopt;
 };
 
 class StoragePlan {
