@@ -238,6 +238,28 @@ TEST_F(BrokenPlanTest, AnInputSharesAnArena) {
                  ", though it holds a step input, parameters or padding");
 }
 
+TEST_F(BrokenPlanTest, ValueOverALaterBlockOfAnInterleavedChunk) {
+  // The GEMM reads the chunk's two pieces, bytes [0, 32) and [64, 96) of
+  // %x, after %x's own last read (the chunk): a value written over the
+  // second piece meanwhile breaks it, though it misses the first.
+  parse(R"mlir(
+    ddp.mesh @world(dp = 2)
+    ddp.param @w : tensor<4x4xf32>
+    func.func @step(%x: tensor<8x4xf32>) -> (tensor<4x4xf32>, tensor<8xf32>) {
+      %w = ddp.get_param @w : tensor<4x4xf32>
+      %c = ddp.chunk %x[0 of 2] interleave 2 : tensor<8x4xf32> -> tensor<4x4xf32>
+      %t = ddp.compute "t"(%w) flops 1.0 bytes 1.0 : (tensor<4x4xf32>) -> tensor<8xf32>
+      %y = ddp.gemm fwd %c, %w : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+      return %y, %t : tensor<4x4xf32>, tensor<8xf32>
+    }
+  )mlir");
+  Storage overSecondPiece = plan.storage[plan.step.getArgument(0)];
+  overSecondPiece.byteOffset = 64;
+  plan.storage[result(2)] = overSecondPiece;
+  expectRejected("gives this value bytes [64, 96) of arena #0 while another "
+                 "value, live at the same time, holds bytes [0, 96)");
+}
+
 TEST_F(BrokenPlanTest, TwoLiveValuesShareBytes) {
   // The step input %x is read to the end; %y is written while it lives.
   plan.storage[result(1)] = plan.storage[plan.step.getArgument(0)];

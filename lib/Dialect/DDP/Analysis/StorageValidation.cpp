@@ -171,6 +171,33 @@ static bool areChunksOfOneTensor(Value first, Value second) {
   });
 }
 
+/// The bytes from the first to the last byte `value` holds: its size, but
+/// for a piece of g interleaved blocks (an interleaved ddp.chunk, which a
+/// GEMM reads block by block, or an operand an interleaved ddp.concat has
+/// produced in its rows) the span from its first block's piece to its last,
+/// (g - 1) strides of the whole's block plus one piece. Sibling pieces lie
+/// in between (areChunksOfOneTensor); anything else there must not be live.
+static int64_t getInterleavedSpan(const StoragePlan &plan, Value value) {
+  int64_t bytes = getTensorBytes(value.getType());
+  int64_t interleave = 1, wholeBytes = 0;
+  if (auto chunk = value.getDefiningOp<ChunkOp>()) {
+    interleave = chunk.getInterleave();
+    wholeBytes = getTensorBytes(chunk.getInput().getType());
+  }
+  // An operand the concat copies lives whole in storage of its own.
+  for (OpOperand &use : value.getUses())
+    if (auto concat = dyn_cast<ConcatOp>(use.getOwner());
+        concat && concat.getInterleave() > 1 &&
+        !llvm::is_contained(plan.concatCopies.lookup(concat.getOperation()),
+                            use.getOperandNumber())) {
+      interleave = concat.getInterleave();
+      wholeBytes = getTensorBytes(concat.getResult().getType());
+    }
+  if (interleave <= 1)
+    return bytes;
+  return (interleave - 1) * (wholeBytes / interleave) + bytes / interleave;
+}
+
 /// Whether `shard` is the rank's shard of `whole` in NCCL's in-place form
 /// for a collective over `axes`: shard == whole + rank * (shard's bytes).
 static bool isRankShardOf(const StoragePlan &plan, const PlacedValue &shard,
@@ -468,8 +495,8 @@ LogicalResult StorageValidator::run() {
     auto found = plan.storage.find(value);
     if (found == plan.storage.end())
       return emitError(value) << "gives this value no storage";
-    PlacedValue entry{value, found->second, getTensorBytes(type), defined,
-                      defined};
+    PlacedValue entry{value, found->second, getInterleavedSpan(plan, value),
+                      defined, defined};
     if (std::optional<unsigned> group = entry.storage.rankGroup) {
       if (*group >= plan.groupSizes.size())
         return emitError(value) << "makes this value a rank view in group #"
