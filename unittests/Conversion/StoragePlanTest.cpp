@@ -85,7 +85,13 @@ TEST_F(StoragePlanTest, EveryPresetAtFullWidthHasAValidPlan) {
                              "grad-reduce-in-fp32=true",
                              "policy=megatron use-distributed-optimizer=true "
                              "overlap-grad-reduce=true "
-                             "overlap-param-gather=true"};
+                             "overlap-param-gather=true",
+                             // Interleaved chunks and stacks, fully
+                             // sharded units.
+                             "policy=megatron tp-comm-overlap=true",
+                             "use-distributed-optimizer=true "
+                             "data-parallel-sharding-strategy="
+                             "optim_grads_params"};
   int64_t largestBuffer = 0;
   for (const ModelPreset &preset : getModelPresets()) {
     for (const char *options : schedules) {
