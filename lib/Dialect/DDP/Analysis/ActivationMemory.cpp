@@ -10,6 +10,7 @@
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/IR/TensorBytes.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -282,9 +283,7 @@ int64_t ddp::getGatheredUnitPeakBytes(func::FuncOp step) {
         if (Operation *top = body.findAncestorOpInBlock(*reader))
           last = std::max(last, position.lookup(top));
     }
-    auto type = cast<RankedTensorType>(gathered.getType());
-    int64_t bytes =
-        type.getNumElements() * type.getElementTypeBitWidth() / 8;
+    int64_t bytes = getTensorBytes(gathered.getType());
     changes[first] += bytes;
     changes[last + 1] -= bytes;
   }

@@ -5,7 +5,6 @@
 #include "StepAnalysis.h"
 #include "ddp/Dialect/DDP/Analysis/StoragePlan.h"
 #include "ddp/Runtime/ddprt.h"
-
 #include "ddp/Support/CheckedCount.h"
 
 #include "llvm/Support/MathExtras.h"
@@ -18,11 +17,6 @@
 
 using namespace mlir;
 using namespace ddp;
-
-/// a + b, or INT64_MAX past it.
-static int64_t addSaturated(int64_t a, int64_t b) {
-  return (CheckedCount(a) + b).getOr(std::numeric_limits<int64_t>::max());
-}
 
 namespace {
 /// The free blocks of an arena, by offset (to merge neighbours) and by size
@@ -201,10 +195,10 @@ void ddp::placeBuffersInArenas(StoragePlan &plan, const StepAnalysis &analysis,
   // A shared arena only where it saves bytes: where no two lives are apart,
   // each buffer keeps an arena of its own, as without reuse.
   ArenaPacking packing = packArena(sharedBytes, sharedLives);
-  int64_t unshared = 0;
+  CheckedCount unshared;
   for (int64_t bytes : sharedBytes)
-    unshared = addSaturated(unshared, bytes);
-  if (packing.bytes < unshared) {
+    unshared += bytes;
+  if (packing.bytes < unshared.getOr(std::numeric_limits<int64_t>::max())) {
     // ddprt_alloc counts elements: the arena is f32 words (its size is a
     // multiple of kArenaAlignment).
     plan.arenas.push_back({DDPRT_DTYPE_F32, packing.bytes / 4});
