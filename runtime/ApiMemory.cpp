@@ -125,43 +125,83 @@ extern "C" ddprt_status ddprt_param_register(ddprt_context *context,
                                  param);
 }
 
+/// Checks a new parameter's name, allocates its stored elements unless
+/// `entry.data` is given, fills them from `seed` (each element the value of
+/// its index in the whole parameter) and numbers the parameter.
+static Status addParam(ddprt_context *context, const char *entryPoint,
+                       const char *name, Param entry, uint64_t seed,
+                       int32_t *param) {
+  if (context->paramByName.count(name))
+    return invalid(entryPoint,
+                   concat("parameter '", name, "' is registered already"));
+  int64_t bytes = entry.getStoredBytes();
+  if (!entry.data && bytes > 0) {
+    DDPRT_RETURN_IF_ERROR(context->backend->allocate(bytes, &entry.data));
+    context->buffers.emplace(reinterpret_cast<uintptr_t>(entry.data), bytes);
+  }
+  // seededValue(key, i) is splitmix64(key + i): a slice starting at element
+  // b is the stream from key + b.
+  if (entry.storedNumel > 0)
+    DDPRT_RETURN_IF_ERROR(context->backend->fillSeeded(
+        {entry.data, entry.dtype, entry.storedNumel},
+        seedKey(seed, paramStream(name)) + uint64_t(entry.storedBegin)));
+  *param = int32_t(context->params.size());
+  context->paramByName.emplace(name, *param);
+  context->params.push_back(std::move(entry));
+  return Status::ok();
+}
+
+/// The checks every registration makes of its arguments.
+static Status checkNewParam(const char *entryPoint, const char *name,
+                            int32_t dtype, int64_t numel, int32_t *param) {
+  DDPRT_RETURN_IF_ERROR(checkOutput(entryPoint, "param", param));
+  DDPRT_RETURN_IF_ERROR(checkString(entryPoint, "name", name));
+  DDPRT_RETURN_IF_ERROR(checkDType(entryPoint, "dtype", dtype));
+  return checkCount(entryPoint, "numel", numel);
+}
+
 extern "C" ddprt_status
 ddprt_param_register_in(ddprt_context *context, const char *name,
                         int32_t dtype, int64_t numel, uint64_t seed,
                         void *storage, int32_t *param) {
   DDPRT_CHECK_CONTEXT(context);
-  DDPRT_REPORT_IF_ERROR(context, checkOutput(__func__, "param", param));
-  DDPRT_REPORT_IF_ERROR(context, checkString(__func__, "name", name));
-  DDPRT_REPORT_IF_ERROR(context, checkDType(__func__, "dtype", dtype));
-  DDPRT_REPORT_IF_ERROR(context, checkCount(__func__, "numel", numel));
-  if (context->paramByName.count(name))
-    return context->report(invalid(
-        __func__, concat("parameter '", name, "' is registered already")));
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkNewParam(__func__, name, dtype, numel, param));
   Param entry{name, DType(dtype), numel, storage};
-  int64_t bytes = numel * elementSize(entry.dtype);
+  entry.storedNumel = numel;
   if (storage) {
+    int64_t bytes = entry.getStoredBytes();
     DDPRT_REPORT_IF_ERROR(
         context, checkBuffer(context, __func__, "storage", storage, bytes));
     for (const Param &other : context->params)
-      if (rangesOverlap(storage, bytes, other.data,
-                        other.numel * elementSize(other.dtype)))
+      if (rangesOverlap(storage, bytes, other.data, other.getStoredBytes()))
         return context->report(invalid(
             __func__, concat("the storage of parameter '", name,
                              "' overlaps parameter '", other.name, "'")));
     entry.ownsStorage = false;
-  } else {
-    DDPRT_REPORT_IF_ERROR(context,
-                          context->backend->allocate(bytes, &entry.data));
-    context->buffers.emplace(reinterpret_cast<uintptr_t>(entry.data), bytes);
   }
-  if (numel > 0)
-    DDPRT_REPORT_IF_ERROR(context, context->backend->fillSeeded(
-                                       {entry.data, entry.dtype, numel},
-                                       seedKey(seed, paramStream(name))));
-  *param = int32_t(context->params.size());
-  context->paramByName.emplace(name, *param);
-  context->params.push_back(std::move(entry));
-  return DDPRT_OK;
+  return context->report(
+      addParam(context, __func__, name, std::move(entry), seed, param));
+}
+
+extern "C" ddprt_status
+ddprt_param_register_shard(ddprt_context *context, const char *name,
+                           int32_t dtype, int64_t numel, uint64_t seed,
+                           int32_t group, int64_t offset, int64_t shardNumel,
+                           int32_t *param) {
+  DDPRT_CHECK_CONTEXT(context);
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkNewParam(__func__, name, dtype, numel, param));
+  Param entry{name, DType(dtype), numel, nullptr};
+  Param::BucketLayout layout{group, offset, shardNumel};
+  ShardSlice slice;
+  DDPRT_REPORT_IF_ERROR(
+      context, getShardSlice(context, __func__, entry, layout, slice));
+  entry.storedShard = layout;
+  entry.storedBegin = slice.begin;
+  entry.storedNumel = slice.numel;
+  return context->report(
+      addParam(context, __func__, name, std::move(entry), seed, param));
 }
 
 extern "C" ddprt_status ddprt_param_lookup(ddprt_context *context,
@@ -203,7 +243,7 @@ extern "C" ddprt_status ddprt_param_info(ddprt_context *context, int32_t param,
 extern "C" ddprt_status ddprt_param_data(ddprt_context *context, int32_t param,
                                          void **data) {
   DDPRT_CHECK_CONTEXT(context);
-  DDPRT_REPORT_IF_ERROR(context, checkParam(context, __func__, param));
+  DDPRT_REPORT_IF_ERROR(context, checkWholeParam(context, __func__, param));
   DDPRT_REPORT_IF_ERROR(context, checkOutput(__func__, "data", data));
   *data = context->params[size_t(param)].data;
   return DDPRT_OK;
@@ -212,16 +252,43 @@ extern "C" ddprt_status ddprt_param_data(ddprt_context *context, int32_t param,
 extern "C" ddprt_status ddprt_param_read(ddprt_context *context, int32_t param,
                                          void *hostDst, int64_t bytes) {
   DDPRT_CHECK_CONTEXT(context);
-  DDPRT_REPORT_IF_ERROR(context, checkParam(context, __func__, param));
+  DDPRT_REPORT_IF_ERROR(context, checkWholeParam(context, __func__, param));
   const Param &entry = context->params[size_t(param)];
-  int64_t expected = entry.numel * elementSize(entry.dtype);
-  if (bytes != expected)
-    return context->report(invalid(
-        __func__, concat("bytes is ", bytes, " but parameter '", entry.name,
-                         "' has ", expected, " (", entry.numel, " x ",
-                         dtypeName(entry.dtype), ")")));
+  DDPRT_REPORT_IF_ERROR(context, checkParamBytes(__func__, entry, bytes));
   if (bytes == 0)
     return DDPRT_OK;
   DDPRT_REPORT_IF_ERROR(context, checkOutput(__func__, "host_dst", hostDst));
   return context->report(context->backend->read(hostDst, entry.data, bytes));
+}
+
+extern "C" ddprt_status ddprt_param_write(ddprt_context *context,
+                                          int32_t param, const void *hostSrc,
+                                          int64_t bytes) {
+  DDPRT_CHECK_CONTEXT(context);
+  DDPRT_REPORT_IF_ERROR(context, checkParam(context, __func__, param));
+  const Param &entry = context->params[size_t(param)];
+  DDPRT_REPORT_IF_ERROR(context, checkParamBytes(__func__, entry, bytes));
+  if (entry.storedNumel == 0)
+    return DDPRT_OK;
+  DDPRT_REPORT_IF_ERROR(context, checkOutput(__func__, "host_src", hostSrc));
+  return context->report(context->backend->write(
+      entry.data,
+      static_cast<const char *>(hostSrc) +
+          entry.storedBegin * int64_t(elementSize(entry.dtype)),
+      entry.getStoredBytes()));
+}
+
+extern "C" ddprt_status ddprt_param_stored(ddprt_context *context,
+                                           int32_t param, int32_t *group,
+                                           int64_t *begin, int64_t *numel) {
+  DDPRT_CHECK_CONTEXT(context);
+  DDPRT_REPORT_IF_ERROR(context, checkParam(context, __func__, param));
+  const Param &entry = context->params[size_t(param)];
+  if (group)
+    *group = entry.storedShard ? entry.storedShard->group : -1;
+  if (begin)
+    *begin = entry.storedBegin;
+  if (numel)
+    *numel = entry.storedNumel;
+  return DDPRT_OK;
 }

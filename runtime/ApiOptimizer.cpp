@@ -83,7 +83,7 @@ static Status allocateMoments(ddprt_context *context, int64_t numel,
 static Status checkStep(const ddprt_context *context, const char *entry,
                         int32_t param, int32_t gradDtype, const void *grad,
                         double lr) {
-  DDPRT_RETURN_IF_ERROR(checkParam(context, entry, param));
+  DDPRT_RETURN_IF_ERROR(checkWholeParam(context, entry, param));
   DDPRT_RETURN_IF_ERROR(checkTensor(context, entry, "grad", grad, gradDtype,
                                     context->params[size_t(param)].numel));
   if (!std::isfinite(lr))
@@ -135,36 +135,6 @@ extern "C" ddprt_status ddprt_adam(ddprt_context *context, int32_t param,
       }));
 }
 
-/// The part of parameter `entry` inside this rank's shard of its bucket, as
-/// element indices of the parameter ([begin, begin + numel)) and of the
-/// shard (shardIndex).
-struct ShardSlice {
-  int64_t begin = 0, numel = 0, shardIndex = 0;
-};
-
-static Status getShardSlice(const ddprt_context *context, const char *entry,
-                            int32_t group, const Param &param, int64_t offset,
-                            int64_t shardNumel, ShardSlice &slice) {
-  DDPRT_RETURN_IF_ERROR(checkGroup(context, entry, group));
-  DDPRT_RETURN_IF_ERROR(checkCount(entry, "shard_numel", shardNumel));
-  const GroupLayout &layout = context->groups[size_t(group)].layout;
-  int64_t shardBegin = 0, bucketNumel = 0, paramEnd = 0;
-  if (offset < 0 || __builtin_add_overflow(offset, param.numel, &paramEnd) ||
-      __builtin_mul_overflow(shardNumel, int64_t(layout.size), &bucketNumel) ||
-      paramEnd > bucketNumel)
-    return invalid(entry, concat("parameter '", param.name, "' (", param.numel,
-                                 " elements at offset ", offset,
-                                 ") does not lie in a bucket of ", shardNumel,
-                                 " x ", layout.size, " elements"));
-  shardBegin = shardNumel * layout.rank;
-  int64_t begin = std::max(offset, shardBegin);
-  int64_t end = std::min(paramEnd, shardBegin + shardNumel);
-  slice.begin = begin - offset;
-  slice.numel = std::max<int64_t>(end - begin, 0);
-  slice.shardIndex = begin - shardBegin;
-  return Status::ok();
-}
-
 /// Checks the arguments both shard optimizers share and finds the slice;
 /// `slice.numel` is 0 when the parameter has no element in the shard.
 static Status prepareShardUpdate(const ddprt_context *context,
@@ -175,19 +145,12 @@ static Status prepareShardUpdate(const ddprt_context *context,
                                  ShardSlice &slice) {
   DDPRT_RETURN_IF_ERROR(checkParam(context, entry, param));
   const Param &target = context->params[size_t(param)];
-  DDPRT_RETURN_IF_ERROR(getShardSlice(context, entry, group, target, offset,
-                                      shardNumel, slice));
+  DDPRT_RETURN_IF_ERROR(getShardSlice(
+      context, entry, target, {group, offset, shardNumel}, slice));
   DDPRT_RETURN_IF_ERROR(checkTensor(context, entry, "grad_shard", gradShard,
                                     gradDtype, shardNumel));
   return checkTensor(context, entry, "param_shard", paramShard,
                      int32_t(target.dtype), shardNumel);
-}
-
-/// The parameter's values of the slice.
-static const void *getSliceValues(const Param &target,
-                                  const ShardSlice &slice) {
-  return static_cast<const char *>(target.data) +
-         slice.begin * elementSize(target.dtype);
 }
 
 /// The shard state of a parameter covers one slice: the first shard update
@@ -207,11 +170,6 @@ static Status checkShardState(const char *entry, Param &target,
                                target.shardBegin + target.shardNumel,
                                ") but this shard holds [", slice.begin, ", ",
                                slice.begin + slice.numel, ")"));
-}
-
-static Tensor getShardView(void *shard, DType dtype, const ShardSlice &slice) {
-  return {static_cast<char *>(shard) + slice.shardIndex * elementSize(dtype),
-          dtype, slice.numel};
 }
 
 extern "C" ddprt_status ddprt_shard_sgd(ddprt_context *context, int32_t group,
@@ -275,118 +233,4 @@ ddprt_shard_adam(ddprt_context *context, int32_t group, int32_t param,
         return context->backend->adam(shard, gradient, target.shardMoments,
                                       hyper, scalars, rounded);
       }));
-}
-
-//===----------------------------------------------------------------------===//
-// Parameter shards (overlap-param-gather)
-//===----------------------------------------------------------------------===//
-
-/// Checks the arguments of the parameter-shard copies and finds the slice.
-static Status prepareParamShard(const ddprt_context *context,
-                                const char *entry, int32_t group,
-                                int32_t param, int64_t offset,
-                                int64_t shardNumel, const void *paramShard,
-                                ShardSlice &slice) {
-  DDPRT_RETURN_IF_ERROR(checkParam(context, entry, param));
-  const Param &target = context->params[size_t(param)];
-  DDPRT_RETURN_IF_ERROR(getShardSlice(context, entry, group, target, offset,
-                                      shardNumel, slice));
-  return checkTensor(context, entry, "param_shard", paramShard,
-                     int32_t(target.dtype), shardNumel);
-}
-
-extern "C" ddprt_status ddprt_get_param_shard(ddprt_context *context,
-                                              int32_t group, int32_t param,
-                                              int64_t offset,
-                                              int64_t shardNumel,
-                                              void *paramShard) {
-  DDPRT_CHECK_CONTEXT(context);
-  ShardSlice slice;
-  DDPRT_REPORT_IF_ERROR(context,
-                        prepareParamShard(context, __func__, group, param,
-                                          offset, shardNumel, paramShard,
-                                          slice));
-  if (slice.numel == 0)
-    return DDPRT_OK;
-  const Param &source = context->params[size_t(param)];
-  // A parameter stored in the gathered bucket is its own shard already.
-  void *shardValues = getShardView(paramShard, source.dtype, slice).data;
-  if (shardValues == getSliceValues(source, slice))
-    return DDPRT_OK;
-  return context->report(context->backend->copy(
-      shardValues, getSliceValues(source, slice),
-      slice.numel * int64_t(elementSize(source.dtype))));
-}
-
-extern "C" ddprt_status ddprt_set_param_shard(ddprt_context *context,
-                                              int32_t group, int32_t param,
-                                              int64_t offset,
-                                              int64_t shardNumel,
-                                              const void *paramShard) {
-  DDPRT_CHECK_CONTEXT(context);
-  ShardSlice slice;
-  DDPRT_REPORT_IF_ERROR(context,
-                        prepareParamShard(context, __func__, group, param,
-                                          offset, shardNumel, paramShard,
-                                          slice));
-  Param &target = context->params[size_t(param)];
-  // A parameter with no element in this shard still waits for the others'.
-  target.pendingGather = Param::PendingGather{group, offset, shardNumel};
-  if (slice.numel == 0)
-    return DDPRT_OK;
-  // The shard optimizer updated a parameter stored in the gathered bucket
-  // where it is.
-  void *shardValues =
-      getShardView(const_cast<void *>(paramShard), target.dtype, slice).data;
-  if (shardValues == getSliceValues(target, slice))
-    return DDPRT_OK;
-  return context->report(context->backend->copy(
-      const_cast<void *>(getSliceValues(target, slice)), shardValues,
-      slice.numel * int64_t(elementSize(target.dtype))));
-}
-
-/// Gathers `param`'s bucket through buffers of its own and copies the
-/// parameter out of it.
-static ddprt_status gatherParam(ddprt_context *context, int32_t param) {
-  const Param &target = context->params[size_t(param)];
-  const Param::PendingGather &pending = *target.pendingGather;
-  int32_t dtype = int32_t(target.dtype);
-  int64_t groupSize = context->groups[size_t(pending.group)].layout.size;
-  void *shard = nullptr, *bucket = nullptr;
-  ddprt_status status =
-      ddprt_alloc(context, dtype, pending.shardNumel, &shard);
-  if (status == DDPRT_OK)
-    status = ddprt_alloc(context, dtype, pending.shardNumel * groupSize,
-                         &bucket);
-  if (status == DDPRT_OK)
-    status = ddprt_get_param_shard(context, pending.group, param,
-                                   pending.offset, pending.shardNumel, shard);
-  if (status == DDPRT_OK)
-    status = ddprt_all_gather(context, pending.group, dtype,
-                              pending.shardNumel, shard, bucket, nullptr);
-  int64_t elementBytes = int64_t(elementSize(target.dtype));
-  if (status == DDPRT_OK)
-    status = ddprt_copy(context, target.data,
-                        static_cast<char *>(bucket) +
-                            pending.offset * elementBytes,
-                        target.numel * elementBytes);
-  // Freeing keeps the first error's message.
-  ddprt_status freed = ddprt_free(context, bucket);
-  ddprt_status freedShard = ddprt_free(context, shard);
-  if (status == DDPRT_OK)
-    status = freed != DDPRT_OK ? freed : freedShard;
-  return status;
-}
-
-extern "C" ddprt_status ddprt_finish_param_sync(ddprt_context *context) {
-  DDPRT_CHECK_CONTEXT(context);
-  for (size_t param = 0; param < context->params.size(); ++param) {
-    if (!context->params[param].pendingGather)
-      continue;
-    ddprt_status status = gatherParam(context, int32_t(param));
-    if (status != DDPRT_OK)
-      return status;
-    context->params[param].pendingGather.reset();
-  }
-  return DDPRT_OK;
 }

@@ -7,6 +7,7 @@
 
 #include "Context.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace ddprt {
@@ -118,11 +119,84 @@ Status checkParam(const ddprt_context *context, const char *entry,
     return invalid(entry, concat("parameter ", param, " does not exist (",
                                  context->params.size(), " registered)"));
   const Param &target = context->params[size_t(param)];
-  if (!target.data && target.numel > 0)
+  if (!target.data && target.storedNumel > 0)
     return invalid(entry, concat("parameter '", target.name,
                                  "' was stored in a buffer that ddprt_free "
                                  "released"));
   return Status::ok();
+}
+
+Status checkParamBytes(const char *entry, const Param &param, int64_t bytes) {
+  int64_t expected = param.numel * int64_t(elementSize(param.dtype));
+  if (bytes == expected)
+    return Status::ok();
+  return invalid(entry, concat("bytes is ", bytes, " but parameter '",
+                               param.name, "' has ", expected, " (",
+                               param.numel, " x ", dtypeName(param.dtype), ")"));
+}
+
+Status checkWholeParam(const ddprt_context *context, const char *entry,
+                       int32_t param) {
+  DDPRT_RETURN_IF_ERROR(checkParam(context, entry, param));
+  const Param &target = context->params[size_t(param)];
+  if (!target.storedShard)
+    return Status::ok();
+  return invalid(
+      entry, concat("parameter '", target.name, "' is stored sharded over '",
+                    context->groups[size_t(target.storedShard->group)].axes,
+                    "' (this rank holds its elements [", target.storedBegin,
+                    ", ", target.storedBegin + target.storedNumel, ") of ",
+                    target.numel, "): ddprt_param_gather reads it whole, "
+                    "ddprt_get_param_shard and the shard optimizers use it"));
+}
+
+Status getShardSlice(const ddprt_context *context, const char *entry,
+                     const Param &param, const Param::BucketLayout &layout,
+                     ShardSlice &slice) {
+  DDPRT_RETURN_IF_ERROR(checkGroup(context, entry, layout.group));
+  DDPRT_RETURN_IF_ERROR(checkCount(entry, "shard_numel", layout.shardNumel));
+  const GroupLayout &group = context->groups[size_t(layout.group)].layout;
+  int64_t bucketNumel = 0, paramEnd = 0;
+  if (layout.offset < 0 ||
+      __builtin_add_overflow(layout.offset, param.numel, &paramEnd) ||
+      __builtin_mul_overflow(layout.shardNumel, int64_t(group.size),
+                             &bucketNumel) ||
+      paramEnd > bucketNumel)
+    return invalid(entry, concat("parameter '", param.name, "' (", param.numel,
+                                 " elements at offset ", layout.offset,
+                                 ") does not lie in a bucket of ",
+                                 layout.shardNumel, " x ", group.size,
+                                 " elements"));
+  if (const std::optional<Param::BucketLayout> &stored = param.storedShard)
+    if (stored->group != layout.group || stored->offset != layout.offset ||
+        stored->shardNumel != layout.shardNumel)
+      return invalid(
+          entry,
+          concat("parameter '", param.name, "' is stored as its shard of a "
+                 "bucket of ", stored->shardNumel, " elements per rank at "
+                 "offset ", stored->offset, " over '",
+                 context->groups[size_t(stored->group)].axes, "', not of ",
+                 layout.shardNumel, " at offset ", layout.offset, " over '",
+                 context->groups[size_t(layout.group)].axes, "'"));
+  int64_t shardBegin = layout.shardNumel * group.rank;
+  int64_t begin = std::max(layout.offset, shardBegin);
+  int64_t end = std::min(paramEnd, shardBegin + layout.shardNumel);
+  slice.begin = begin - layout.offset;
+  slice.numel = std::max<int64_t>(end - begin, 0);
+  slice.shardIndex = begin - shardBegin;
+  return Status::ok();
+}
+
+void *getSliceValues(const Param &param, const ShardSlice &slice) {
+  // A parameter stored sharded holds exactly the slice of its layout
+  // (getShardSlice rejects another).
+  return static_cast<char *>(param.data) +
+         (slice.begin - param.storedBegin) * int64_t(elementSize(param.dtype));
+}
+
+Tensor getShardView(void *shard, DType dtype, const ShardSlice &slice) {
+  return {static_cast<char *>(shard) + slice.shardIndex * elementSize(dtype),
+          dtype, slice.numel};
 }
 
 bool rangesOverlap(const void *a, int64_t aBytes, const void *b,

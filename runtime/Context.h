@@ -53,13 +53,32 @@ struct Param {
   float *shardMain = nullptr;
   int64_t shardBegin = 0, shardNumel = 0, shardAdamSteps = 0;
   AdamPowers shardAdamPowers;
-  /// The bucket layout of the last ddprt_set_param_shard, while the other
-  /// ranks' elements are still to be gathered (ddprt_finish_param_sync).
-  struct PendingGather {
+  /// A bucket layout: the parameter's elements start at `offset` of a
+  /// bucket of shardNumel x the group's size elements, sharded over `group`.
+  struct BucketLayout {
     int32_t group;
     int64_t offset, shardNumel;
   };
-  std::optional<PendingGather> pendingGather;
+  /// The layout of the last ddprt_set_param_shard, while the other ranks'
+  /// elements are still to be gathered (ddprt_finish_param_sync).
+  std::optional<BucketLayout> pendingGather;
+  /// A parameter registered with ddprt_param_register_shard keeps only the
+  /// elements of this rank's shard of `storedShard`, as FSDP keeps it
+  /// between steps: `data` holds [storedBegin, storedBegin + storedNumel).
+  /// One stored whole holds [0, numel).
+  std::optional<BucketLayout> storedShard;
+  int64_t storedBegin = 0, storedNumel = 0;
+
+  int64_t getStoredBytes() const {
+    return storedNumel * int64_t(elementSize(dtype));
+  }
+};
+
+/// The part of a parameter inside this rank's shard of its bucket, as
+/// element indices of the parameter ([begin, begin + numel)) and of the
+/// shard (shardIndex).
+struct ShardSlice {
+  int64_t begin = 0, numel = 0, shardIndex = 0;
 };
 
 /// The last ddprt_init or ddprt_finalize failure of this thread, for
@@ -164,6 +183,22 @@ Status checkGroup(const ddprt_context *context, const char *entry,
                   int32_t group);
 Status checkParam(const ddprt_context *context, const char *entry,
                   int32_t param);
+/// `bytes` must be the parameter's whole size.
+Status checkParamBytes(const char *entry, const Param &param, int64_t bytes);
+/// checkParam, and the parameter must be stored whole: what reads or
+/// updates all of its elements where they are.
+Status checkWholeParam(const ddprt_context *context, const char *entry,
+                       int32_t param);
+/// The slice of `param` in this rank's shard of the bucket `layout`; an
+/// error when the parameter does not lie in the bucket or, for a parameter
+/// stored sharded, when `layout` is not the one it was registered with.
+Status getShardSlice(const ddprt_context *context, const char *entry,
+                     const Param &param, const Param::BucketLayout &layout,
+                     ShardSlice &slice);
+/// Where the parameter's stored values of `slice` are.
+void *getSliceValues(const Param &param, const ShardSlice &slice);
+/// The slice's elements in a shard of the bucket.
+Tensor getShardView(void *shard, DType dtype, const ShardSlice &slice);
 /// overlaps() for ranges that may be empty: an empty one overlaps nothing.
 bool rangesOverlap(const void *a, int64_t aBytes, const void *b,
                    int64_t bBytes);

@@ -135,9 +135,11 @@ static void writeEscapedName(FILE *file, const char *name) {
   }
 }
 
-static void dumpParams(ddprt_context *context, const char *path) {
-  FILE *file = fopen(path, "w");
-  if (!file) {
+/* Every rank calls it: a parameter stored sharded is gathered whole (a
+ * collective over its group); rank 0 writes. */
+static void dumpParams(ddprt_context *context, const char *path, int rank) {
+  FILE *file = rank == 0 ? fopen(path, "w") : NULL;
+  if (rank == 0 && !file) {
     fprintf(stderr, "ddp-launch: error: cannot write '%s': %s\n", path,
             strerror(errno));
     exit(1);
@@ -152,8 +154,12 @@ static void dumpParams(ddprt_context *context, const char *path) {
           "ddprt_param_info");
     int64_t bytes = numel * elementBytes(dtype);
     unsigned char *host = malloc(bytes ? bytes : 1);
-    check(context, ddprt_param_read(context, param, host, bytes),
-          "ddprt_param_read");
+    check(context, ddprt_param_gather(context, param, host, bytes),
+          "ddprt_param_gather");
+    if (!file) {
+      free(host);
+      continue;
+    }
     writeEscapedName(file, name);
     fprintf(file, " %s %lld ", dtypeName(dtype), (long long)numel);
     for (int64_t i = 0; i < bytes; ++i)
@@ -161,6 +167,8 @@ static void dumpParams(ddprt_context *context, const char *path) {
     fputc('\n', file);
     free(host);
   }
+  if (!file)
+    return;
   /* A full disk may show only now: the writes above went to stdio's
    * buffer. */
   int error = 0;
@@ -326,8 +334,8 @@ int main(int argc, char **argv) {
    * gather first (a collective, so on every rank). */
   if (dumpPath)
     check(context, ddprt_finish_param_sync(context), "ddprt_finish_param_sync");
-  if (dumpPath && rank == 0)
-    dumpParams(context, dumpPath);
+  if (dumpPath)
+    dumpParams(context, dumpPath, rank);
   check(context, ddp_program_teardown(context), "tearing down the program");
   ddprt_status status = ddprt_finalize(context);
   check(NULL, status, "ddprt_finalize");

@@ -91,11 +91,30 @@ std::vector<uint8_t> RuntimeSession::gatherFromAllRanks(const void *data,
   return host;
 }
 
+std::vector<uint8_t>
+RuntimeSession::gatherFromAllRanks(llvm::ArrayRef<uint8_t> host, int32_t dtype,
+                                   int64_t numel) {
+  void *buffer = nullptr;
+  check(ddprt_alloc(context, dtype, numel, &buffer), "ddprt_alloc");
+  check(ddprt_write(context, buffer, host.data(), int64_t(host.size())),
+        "ddprt_write");
+  std::vector<uint8_t> gathered = gatherFromAllRanks(buffer, dtype, numel);
+  check(ddprt_free(context, buffer), "ddprt_free");
+  return gathered;
+}
+
 std::vector<uint8_t> RuntimeSession::readParam(int32_t param, int64_t bytes) {
   std::vector<uint8_t> host(bytes);
-  check(ddprt_param_read(context, param, host.data(), bytes),
-        "ddprt_param_read");
+  check(ddprt_param_gather(context, param, host.data(), bytes),
+        "ddprt_param_gather");
   return host;
+}
+
+bool RuntimeSession::isStoredSharded(int32_t param) {
+  int32_t group = -1;
+  check(ddprt_param_stored(context, param, &group, nullptr, nullptr),
+        "ddprt_param_stored");
+  return group >= 0;
 }
 
 void RuntimeSession::finalize() {
@@ -123,14 +142,15 @@ static void writeEscapedName(llvm::raw_ostream &os, llvm::StringRef name) {
 
 void RuntimeSession::dumpParams(llvm::StringRef path) {
   check(ddprt_finish_param_sync(context), "ddprt_finish_param_sync");
-  if (rank != 0)
-    return;
+  // Every rank reads every parameter (a sharded one is gathered over its
+  // group); rank 0 writes.
   std::string error;
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      mlir::openOutputFile(path, &error);
-  if (!output)
-    fail(error);
-  llvm::raw_ostream &os = output->os();
+  std::unique_ptr<llvm::ToolOutputFile> output;
+  if (rank == 0) {
+    output = mlir::openOutputFile(path, &error);
+    if (!output)
+      fail(error);
+  }
   int32_t count = 0;
   check(ddprt_param_count(context, &count), "ddprt_param_count");
   for (int32_t param = 0; param < count; ++param) {
@@ -141,6 +161,9 @@ void RuntimeSession::dumpParams(llvm::StringRef path) {
           "ddprt_param_info");
     std::vector<uint8_t> bytes =
         readParam(param, numel * getRuntimeElementBytes(dtype));
+    if (!output)
+      continue;
+    llvm::raw_ostream &os = output->os();
     writeEscapedName(os, name);
     os << " " << stringifyElementType(getElementTypeOfRuntimeDType(dtype))
        << " " << numel << " ";
@@ -148,6 +171,8 @@ void RuntimeSession::dumpParams(llvm::StringRef path) {
       os << llvm::format_hex_no_prefix(byte, 2);
     os << "\n";
   }
+  if (!output)
+    return;
   if (llvm::Error error = finishOutputFile(*output, path))
     fail(llvm::toString(std::move(error)));
 }

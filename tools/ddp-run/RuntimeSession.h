@@ -59,8 +59,16 @@ public:
   std::vector<uint8_t> gatherFromAllRanks(const void *data, int32_t dtype,
                                           int64_t numel);
 
-  /// The current value of a parameter, in host memory.
+  /// The same for `host`, `numel` elements of `dtype` in host memory.
+  std::vector<uint8_t> gatherFromAllRanks(llvm::ArrayRef<uint8_t> host,
+                                          int32_t dtype, int64_t numel);
+
+  /// The current value of a parameter, whole, in host memory. A parameter
+  /// stored sharded is gathered over its group: every rank of the group
+  /// must read it too.
   std::vector<uint8_t> readParam(int32_t param, int64_t bytes);
+  /// Whether the runtime stores only this rank's shard of the parameter.
+  bool isStoredSharded(int32_t param);
   /// Whether this rank registered a parameter named `name`.
   bool hasParam(llvm::StringRef name);
 

@@ -98,23 +98,24 @@ StepVerifier::StepVerifier(RuntimeSession &session,
   }
 }
 
-void *StepVerifier::getParamData(int32_t param) const {
-  void *data = nullptr;
-  session.check(ddprt_param_data(session.getContext(), param, &data),
-                "ddprt_param_data");
-  return data;
-}
-
 void StepVerifier::copyInitialValues() {
-  for (const Checked &entry : checked)
-    for (int32_t candidate : entry.candidates)
-      if (candidate >= 0)
-        session.check(
-          ddprt_copy(session.getContext(), getParamData(candidate),
-                     getParamData(entry.reference),
-                     entry.numel * getRuntimeElementBytes(entry.dtype)),
+  // Through host memory, so that a candidate stored sharded takes its
+  // shard of the reference's value.
+  ddprt_context *context = session.getContext();
+  for (const Checked &entry : checked) {
+    int64_t bytes = entry.numel * getRuntimeElementBytes(entry.dtype);
+    std::vector<uint8_t> initial;
+    for (int32_t candidate : entry.candidates) {
+      if (candidate < 0)
+        continue;
+      if (initial.empty())
+        initial = session.readParam(entry.reference, bytes);
+      session.check(
+          ddprt_param_write(context, candidate, initial.data(), bytes),
           "copying the initial parameters");
-  session.check(ddprt_synchronize(session.getContext()), "ddprt_synchronize");
+    }
+  }
+  session.check(ddprt_synchronize(context), "ddprt_synchronize");
 }
 
 int StepVerifier::getReplicaLeader(int rank, ArrayRef<std::string> axes) const {
@@ -210,11 +211,15 @@ std::optional<std::string> StepVerifier::compare(int step) {
   // step. The comparison finishes that gather (ddprt_finish_param_sync),
   // then puts the parameters back as the step left them, so that the next
   // step still has to gather them itself.
+  // A parameter stored sharded is not touched by that gather.
   ddprt_context *context = session.getContext();
   std::vector<std::vector<uint8_t>> leftByStep;
+  auto restored = [&](int32_t candidate) {
+    return candidate >= 0 && !session.isStoredSharded(candidate);
+  };
   for (const Checked &entry : checked)
     for (int32_t candidate : entry.candidates)
-      if (candidate >= 0)
+      if (restored(candidate))
         leftByStep.push_back(session.readParam(
             candidate, entry.numel * getRuntimeElementBytes(entry.dtype)));
   session.check(ddprt_finish_param_sync(context), "ddprt_finish_param_sync");
@@ -222,10 +227,10 @@ std::optional<std::string> StepVerifier::compare(int step) {
   auto left = leftByStep.begin();
   for (const Checked &entry : checked)
     for (int32_t candidate : entry.candidates) {
-      if (candidate < 0)
+      if (!restored(candidate))
         continue;
-      session.check(ddprt_write(context, getParamData(candidate),
-                                left->data(), int64_t(left->size())),
+      session.check(ddprt_param_write(context, candidate, left->data(),
+                                      int64_t(left->size())),
                     "restoring the parameters");
       ++left;
     }
@@ -308,13 +313,14 @@ std::string StepVerifier::describeDifference(int step, const Checked &entry,
   const ParamDescription &param = entry.description;
   int64_t elementBytes = getRuntimeElementBytes(entry.dtype);
   int64_t offset = rank * entry.numel * elementBytes;
+  int64_t bytes = entry.numel * elementBytes;
   std::vector<uint8_t> reference = session.gatherFromAllRanks(
-      getParamData(entry.reference), entry.dtype, entry.numel);
+      session.readParam(entry.reference, bytes), entry.dtype, entry.numel);
   // A rank without the parameter sends the reference's, unread.
   int32_t held = entry.candidates[candidate];
   std::vector<uint8_t> scheduled = session.gatherFromAllRanks(
-      getParamData(held >= 0 ? held : entry.reference), entry.dtype,
-      entry.numel);
+      session.readParam(held >= 0 ? held : entry.reference, bytes),
+      entry.dtype, entry.numel);
   const uint8_t *expected = reference.data() + offset;
   const uint8_t *actual = scheduled.data() + offset;
   int64_t element =
@@ -335,8 +341,8 @@ std::string StepVerifier::describeReplicaDifference(int step,
   int64_t elementBytes = getRuntimeElementBytes(entry.dtype);
   int64_t bytes = entry.numel * elementBytes;
   int32_t id = program == 0 ? entry.reference : entry.candidates[program - 1];
-  std::vector<uint8_t> values =
-      session.gatherFromAllRanks(getParamData(id), entry.dtype, entry.numel);
+  std::vector<uint8_t> values = session.gatherFromAllRanks(
+      session.readParam(id, bytes), entry.dtype, entry.numel);
   const uint8_t *expected = values.data() + leader * bytes;
   const uint8_t *actual = values.data() + rank * bytes;
   int64_t element =

@@ -100,7 +100,6 @@ private:
 
   /// The lowest rank with the same coordinates as `rank` outside `axes`.
   int getReplicaLeader(int rank, llvm::ArrayRef<std::string> axes) const;
-  void *getParamData(int32_t param) const;
 
   RuntimeSession &session;
   MeshDescription mesh;

@@ -155,6 +155,25 @@ void EntryPointBuilder::forEach(Location loc, int64_t count,
   builder.setInsertionPointToStart(exit);
 }
 
+void EntryPointBuilder::ifElse(Location loc, Value condition,
+                               llvm::function_ref<void()> thenBody,
+                               llvm::function_ref<void()> elseBody) {
+  Block *current = builder.getInsertionBlock();
+  Block *exit = builder.splitBlock(current, builder.getInsertionPoint());
+  Block *thenBlock = builder.createBlock(exit);
+  Block *elseBlock = builder.createBlock(exit);
+  builder.setInsertionPointToEnd(current);
+  LLVM::CondBrOp::create(builder, loc, condition, thenBlock, elseBlock);
+  // Each body may end in another block (callChecked continues in one).
+  builder.setInsertionPointToStart(thenBlock);
+  thenBody();
+  LLVM::BrOp::create(builder, loc, ValueRange(), exit);
+  builder.setInsertionPointToStart(elseBlock);
+  elseBody();
+  LLVM::BrOp::create(builder, loc, ValueRange(), exit);
+  builder.setInsertionPointToStart(exit);
+}
+
 void EntryPointBuilder::returnStatus(Location loc, Value status) {
   LLVM::ReturnOp::create(builder, loc, status);
 }

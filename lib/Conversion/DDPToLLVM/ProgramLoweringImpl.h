@@ -87,6 +87,11 @@ public:
   /// builder continues after the loop.
   void forEach(mlir::Location loc, int64_t count,
                llvm::function_ref<void(mlir::Value)> body);
+  /// Emits `if (condition) thenBody(); else elseBody();`; the builder
+  /// continues after both.
+  void ifElse(mlir::Location loc, mlir::Value condition,
+              llvm::function_ref<void()> thenBody,
+              llvm::function_ref<void()> elseBody);
 
   void returnStatus(mlir::Location loc, mlir::Value status);
   void returnOk(mlir::Location loc);

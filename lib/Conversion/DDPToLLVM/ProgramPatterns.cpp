@@ -107,6 +107,33 @@ static StorageTables createStorageTables(RewriterBase &rewriter,
                                "__ddp_param_byte_offsets", offsets)};
 }
 
+/// The bucket layout of each parameter stored sharded: `groups[i]` is the
+/// plan's group index or -1 (stored whole), `offsets[i]` and
+/// `shardNumels[i]` its layout.
+struct ShardTables {
+  LLVM::GlobalOp groups;
+  LLVM::GlobalOp offsets;
+  LLVM::GlobalOp shardNumels;
+};
+
+static ShardTables createShardTables(RewriterBase &rewriter, ModuleOp module,
+                                     Location loc,
+                                     ArrayRef<PlannedParam> params) {
+  SmallVector<int64_t> groups, offsets, shardNumels;
+  for (const PlannedParam &param : params) {
+    const std::optional<PlannedParam::ShardLayout> &layout = param.storedShard;
+    groups.push_back(layout ? int64_t(layout->group) : -1);
+    offsets.push_back(layout ? layout->offset : 0);
+    shardNumels.push_back(layout ? layout->shardNumel : 0);
+  }
+  return {createTable<int64_t>(rewriter, module, loc,
+                               "__ddp_param_shard_groups", groups),
+          createTable<int64_t>(rewriter, module, loc,
+                               "__ddp_param_shard_offsets", offsets),
+          createTable<int64_t>(rewriter, module, loc,
+                               "__ddp_param_shard_numels", shardNumels)};
+}
+
 /// A constant array global of the addresses of `globals`.
 static LLVM::GlobalOp createPointerTable(RewriterBase &rewriter,
                                          ModuleOp module, Location loc,
@@ -225,20 +252,45 @@ static void emitSetup(ProgramBuilder &program, RewriterBase &rewriter) {
     std::optional<StorageTables> inBucket;
     if (plan.numParamsInBuckets > 0)
       inBucket = createStorageTables(rewriter, module, loc, plan.params);
+    // A parameter stored sharded (rule 10) is registered with its bucket
+    // layout: three tables, group index -1 for the others.
+    std::optional<ShardTables> shards;
+    if (plan.getNumShardStoredParams() > 0)
+      shards = createShardTables(rewriter, module, loc, plan.params);
     entry.forEach(loc, plan.params.size(), [&](Value index) {
-      Value storage = inBucket ? inBucket->getPointer(entry, loc, index,
-                                                      program.buffersGlobal)
-                               : entry.null(loc);
-      entry.callChecked(
-          loc, RuntimeFunction::ParamRegisterIn,
-          {context, entry.loadElement(loc, nameTable, index, ptr),
-           entry.loadElement(loc, sizes.dtypes, index, i32),
-           entry.loadElement(loc, sizes.numels, index, i64), seed, storage,
-           entry.elementAddress(loc, program.paramIdsGlobal, index)});
-      entry.callChecked(
-          loc, RuntimeFunction::ParamData,
-          {context, entry.loadElement(loc, program.paramIdsGlobal, index, i32),
-           entry.elementAddress(loc, program.paramDataGlobal, index)});
+      Value name = entry.loadElement(loc, nameTable, index, ptr);
+      Value dtype = entry.loadElement(loc, sizes.dtypes, index, i32);
+      Value numel = entry.loadElement(loc, sizes.numels, index, i64);
+      Value id = entry.elementAddress(loc, program.paramIdsGlobal, index);
+      auto registerWhole = [&] {
+        Value storage = inBucket ? inBucket->getPointer(entry, loc, index,
+                                                        program.buffersGlobal)
+                                 : entry.null(loc);
+        entry.callChecked(loc, RuntimeFunction::ParamRegisterIn,
+                          {context, name, dtype, numel, seed, storage, id});
+        entry.callChecked(
+            loc, RuntimeFunction::ParamData,
+            {context,
+             entry.loadElement(loc, program.paramIdsGlobal, index, i32),
+             entry.elementAddress(loc, program.paramDataGlobal, index)});
+      };
+      if (!shards)
+        return registerWhole();
+      Value group = entry.loadElement(loc, shards->groups, index, i64);
+      Value sharded =
+          LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::sge, group,
+                               entry.i64(loc, 0));
+      entry.ifElse(
+          loc, sharded,
+          [&] {
+            entry.callChecked(
+                loc, RuntimeFunction::ParamRegisterShard,
+                {context, name, dtype, numel, seed,
+                 entry.loadElement(loc, program.groupsGlobal, group, i32),
+                 entry.loadElement(loc, shards->offsets, index, i64),
+                 entry.loadElement(loc, shards->shardNumels, index, i64), id});
+          },
+          registerWhole);
     });
   }
   // Each step input has data of its own (microbatch i's tokens differ from

@@ -125,10 +125,20 @@ FailureOr<RuntimeMemory> ddp::estimateRuntimeMemory(const StoragePlan &plan) {
     updatedParams.insert(sgd.getParamAttr().getAttr());
   for (const PlannedParam &param : plan.params) {
     int64_t bytes = PlannedBuffer{param.dtype, param.numel}.getBytes();
-    // A parameter stored in its gathered bucket is in the buffers' bytes.
+    // A parameter stored in its gathered bucket is in the buffers' bytes;
+    // one stored sharded takes its shard (rule 10).
     if (!param.inBucket)
-      paramBytes += bytes;
-    largestParamBytes = std::max(largestParamBytes, bytes);
+      paramBytes += PlannedBuffer{param.dtype, plan.getMaxStoredNumel(param)}
+                        .getBytes();
+    // Reading a sharded parameter whole gathers its bucket besides.
+    int64_t readBytes = bytes;
+    if (const std::optional<PlannedParam::ShardLayout> &layout =
+            param.storedShard)
+      readBytes += PlannedBuffer{param.dtype,
+                                 layout->shardNumel *
+                                     (plan.groupSizes[layout->group] + 1)}
+                       .getBytes();
+    largestParamBytes = std::max(largestParamBytes, readBytes);
     ParamOp op = param.op;
     StringAttr name = op.getSymNameAttr();
     if (adamParams.contains(name))

@@ -84,6 +84,71 @@ static FailureOr<func::FuncOp> findStepToLower(ModuleOp module) {
   return step;
 }
 
+/// Rule 10: a parameter that every op of the module names as a shard of
+/// one bucket (the shard copies and the shard optimizers), with the same
+/// layout each time, is stored as that shard. The
+/// symbol uses are collected in one walk; the step's ops have noted their
+/// groups.
+static void findShardStoredParams(StoragePlan &plan, ModuleOp module) {
+  struct Layout {
+    ArrayAttr axes;
+    int64_t offset, shardNumel;
+    bool operator==(const Layout &other) const {
+      return axes == other.axes && offset == other.offset &&
+             shardNumel == other.shardNumel;
+    }
+  };
+  // std::nullopt: a use that needs the parameter whole, or two layouts.
+  llvm::DenseMap<StringAttr, std::optional<Layout>> layouts;
+  auto note = [&](StringAttr name, std::optional<Layout> layout) {
+    auto [found, inserted] = layouts.try_emplace(name, layout);
+    if (!inserted && found->second && !(layout && *found->second == *layout))
+      found->second = std::nullopt;
+  };
+  auto noteShards = [&](auto op, int64_t shardNumel) {
+    for (auto [param, offset] : llvm::zip_equal(
+             op.getParams().template getAsRange<FlatSymbolRefAttr>(),
+             op.getOffsets()))
+      note(param.getAttr(), Layout{op.getAxesAttr(), offset, shardNumel});
+  };
+  std::optional<SymbolTable::UseRange> uses =
+      SymbolTable::getSymbolUses(&module.getBodyRegion());
+  if (!uses)
+    return;
+  llvm::DenseSet<Operation *> seen;
+  for (const SymbolTable::SymbolUse &use : *uses) {
+    Operation *user = use.getUser();
+    // The step's groups are the runtime's; a use elsewhere keeps it whole.
+    if (user->getParentOfType<func::FuncOp>() != plan.step) {
+      note(use.getSymbolRef().getRootReference(), std::nullopt);
+    } else if (isa<GradReadyOp, CheckFiniteOp>(user)) {
+      // Name the parameters of gradients; read no parameter storage.
+    } else if (auto getShard = dyn_cast<GetParamShardOp>(user)) {
+      if (seen.insert(user).second)
+        noteShards(getShard, getNumElements(getShard.getResult().getType()));
+    } else if (auto setShard = dyn_cast<SetParamShardOp>(user)) {
+      if (seen.insert(user).second)
+        noteShards(setShard, getNumElements(setShard.getShard().getType()));
+    } else if (auto shardSgd = dyn_cast<ShardSGDOp>(user)) {
+      if (seen.insert(user).second)
+        noteShards(shardSgd, getNumElements(shardSgd.getGrad().getType()));
+    } else if (auto shardAdam = dyn_cast<ShardAdamOp>(user)) {
+      if (seen.insert(user).second)
+        noteShards(shardAdam, getNumElements(shardAdam.getGrad().getType()));
+    } else {
+      note(use.getSymbolRef().getRootReference(), std::nullopt);
+    }
+  }
+  for (PlannedParam &param : plan.params) {
+    std::optional<Layout> layout =
+        layouts.lookup(param.op.getSymNameAttr());
+    if (!layout || param.inBucket)
+      continue;
+    param.storedShard = PlannedParam::ShardLayout{
+        plan.getGroupIndex(layout->axes), layout->offset, layout->shardNumel};
+  }
+}
+
 FailureOr<StoragePlan> StoragePlan::build(ModuleOp module,
                                           bool reuseBuffers) {
   StoragePlan plan;
@@ -448,8 +513,29 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module,
             assignFresh(result);
         });
   }
+  findShardStoredParams(plan, module);
   placeBuffersInArenas(plan, analysis, reuseBuffers);
   return plan;
+}
+
+int64_t StoragePlan::getMaxStoredNumel(const PlannedParam &param) const {
+  if (!param.storedShard)
+    return param.numel;
+  const PlannedParam::ShardLayout &layout = *param.storedShard;
+  int64_t most = 0;
+  for (int64_t rank = 0; rank < groupSizes[layout.group]; ++rank) {
+    int64_t begin = std::max(layout.offset, rank * layout.shardNumel);
+    int64_t end = std::min(layout.offset + param.numel,
+                           (rank + 1) * layout.shardNumel);
+    most = std::max(most, end - begin);
+  }
+  return most;
+}
+
+int64_t StoragePlan::getNumShardStoredParams() const {
+  return llvm::count_if(params, [](const PlannedParam &param) {
+    return param.storedShard.has_value();
+  });
 }
 
 int64_t StoragePlan::getUnsharedBufferBytes() const {

@@ -68,6 +68,16 @@ struct PlannedParam {
   /// never a rank view); none when the runtime allocates its storage
   /// (docs/Lowering.md, Storage, rule 8).
   std::optional<Storage> inBucket = std::nullopt;
+  /// A parameter the module reads and writes only by its shards of one
+  /// bucket (FSDP's units: ddp.get_param_shard, the shard optimizers and
+  /// ddp.set_param_shard):
+  /// the runtime stores this rank's elements of it only (docs/Lowering.md,
+  /// Storage, rule 10).
+  struct ShardLayout {
+    unsigned group = 0; // into StoragePlan::groups
+    int64_t offset = 0, shardNumel = 0;
+  };
+  std::optional<ShardLayout> storedShard = std::nullopt;
 };
 
 class StoragePlan {
@@ -121,6 +131,11 @@ public:
   /// How many parameters are stored in the bucket their all-gather fills.
   int64_t numParamsInBuckets = 0;
 
+  /// The most elements of `param` that one rank stores.
+  int64_t getMaxStoredNumel(const PlannedParam &param) const;
+  /// How many parameters are stored as this rank's shard only.
+  int64_t getNumShardStoredParams() const;
+
   unsigned getParamIndex(mlir::FlatSymbolRefAttr name) const;
   /// The group of mesh axes `axes`.
   unsigned getGroupIndex(mlir::ArrayAttr axes) const;
@@ -148,7 +163,7 @@ mlir::LogicalResult verifyStoragePlan(const StoragePlan &plan);
 /// and optimizer state; the CPU backend's f32 working copies are bounded by
 /// the largest GEMM and collective).
 struct RuntimeMemory {
-  /// Parameters, as the runtime registers them.
+  /// Parameters, as the runtime registers them (a sharded one its shard).
   int64_t paramBytes = 0;
   /// The plan's arenas: inputs, activations, gradients and buckets, those
   /// whose lives do not meet in shared bytes.
@@ -159,7 +174,9 @@ struct RuntimeMemory {
   int64_t optimizerStateBytes = 0;
   /// The CPU backend's f32 copies for 16-bit GEMMs and collectives.
   int64_t workingCopyBytes = 0;
-  /// The largest parameter (ddp-run --verify reads parameters one by one).
+  /// What reading the largest parameter whole takes (ddp-run --verify reads
+  /// parameters one by one): its bytes, and for one stored sharded the
+  /// buffers its gather fills.
   int64_t largestParamBytes = 0;
   /// The CPU backend's scratch under DDPRT_FLAG_DETERMINISTIC_REDUCTIONS
   /// (ddp-run --verify on more than 2 ranks), at its peak: the all-reduces

@@ -1,0 +1,146 @@
+//===- ApiParamShards.cpp - Parameters by shards --------------------------===//
+//
+// The copies between a parameter and this rank's shard of its bucket
+// (overlap-param-gather, FSDP's units), the gathers that make a sharded
+// parameter whole again, and parameters stored as their shard only.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Context.h"
+
+using namespace ddprt;
+
+/// Checks the arguments of the parameter-shard copies and finds the slice.
+static Status prepareParamShard(const ddprt_context *context,
+                                const char *entry, int32_t group,
+                                int32_t param, int64_t offset,
+                                int64_t shardNumel, const void *paramShard,
+                                ShardSlice &slice) {
+  DDPRT_RETURN_IF_ERROR(checkParam(context, entry, param));
+  const Param &target = context->params[size_t(param)];
+  DDPRT_RETURN_IF_ERROR(getShardSlice(
+      context, entry, target, {group, offset, shardNumel}, slice));
+  return checkTensor(context, entry, "param_shard", paramShard,
+                     int32_t(target.dtype), shardNumel);
+}
+
+extern "C" ddprt_status ddprt_get_param_shard(ddprt_context *context,
+                                              int32_t group, int32_t param,
+                                              int64_t offset,
+                                              int64_t shardNumel,
+                                              void *paramShard) {
+  DDPRT_CHECK_CONTEXT(context);
+  ShardSlice slice;
+  DDPRT_REPORT_IF_ERROR(context,
+                        prepareParamShard(context, __func__, group, param,
+                                          offset, shardNumel, paramShard,
+                                          slice));
+  if (slice.numel == 0)
+    return DDPRT_OK;
+  const Param &source = context->params[size_t(param)];
+  // A parameter stored in the gathered bucket is its own shard already.
+  void *shardValues = getShardView(paramShard, source.dtype, slice).data;
+  if (shardValues == getSliceValues(source, slice))
+    return DDPRT_OK;
+  return context->report(context->backend->copy(
+      shardValues, getSliceValues(source, slice),
+      slice.numel * int64_t(elementSize(source.dtype))));
+}
+
+extern "C" ddprt_status ddprt_set_param_shard(ddprt_context *context,
+                                              int32_t group, int32_t param,
+                                              int64_t offset,
+                                              int64_t shardNumel,
+                                              const void *paramShard) {
+  DDPRT_CHECK_CONTEXT(context);
+  ShardSlice slice;
+  DDPRT_REPORT_IF_ERROR(context,
+                        prepareParamShard(context, __func__, group, param,
+                                          offset, shardNumel, paramShard,
+                                          slice));
+  Param &target = context->params[size_t(param)];
+  // A parameter with no element in this shard still waits for the others';
+  // one stored sharded holds all it keeps.
+  if (!target.storedShard)
+    target.pendingGather = Param::BucketLayout{group, offset, shardNumel};
+  if (slice.numel == 0)
+    return DDPRT_OK;
+  // The shard optimizer updated a parameter stored in the gathered bucket
+  // where it is.
+  void *shardValues =
+      getShardView(const_cast<void *>(paramShard), target.dtype, slice).data;
+  if (shardValues == getSliceValues(target, slice))
+    return DDPRT_OK;
+  return context->report(context->backend->copy(
+      getSliceValues(target, slice), shardValues,
+      slice.numel * int64_t(elementSize(target.dtype))));
+}
+
+/// Gathers the bucket `layout` of `param` through buffers of its own, with
+/// this rank's shard read from the parameter, and hands `use` the
+/// parameter's whole value inside the gathered bucket.
+template <typename Use>
+static ddprt_status gatherParam(ddprt_context *context, int32_t param,
+                                const Param::BucketLayout &layout, Use use) {
+  const Param &target = context->params[size_t(param)];
+  int32_t dtype = int32_t(target.dtype);
+  int64_t groupSize = context->groups[size_t(layout.group)].layout.size;
+  void *shard = nullptr, *bucket = nullptr;
+  ddprt_status status = ddprt_alloc(context, dtype, layout.shardNumel, &shard);
+  if (status == DDPRT_OK)
+    status = ddprt_alloc(context, dtype, layout.shardNumel * groupSize,
+                         &bucket);
+  if (status == DDPRT_OK)
+    status = ddprt_get_param_shard(context, layout.group, param, layout.offset,
+                                   layout.shardNumel, shard);
+  if (status == DDPRT_OK)
+    status = ddprt_all_gather(context, layout.group, dtype, layout.shardNumel,
+                              shard, bucket, nullptr);
+  if (status == DDPRT_OK)
+    status = use(static_cast<const char *>(bucket) +
+                 layout.offset * int64_t(elementSize(target.dtype)));
+  // Freeing keeps the first error's message.
+  ddprt_status freed = ddprt_free(context, bucket);
+  ddprt_status freedShard = ddprt_free(context, shard);
+  if (status == DDPRT_OK)
+    status = freed != DDPRT_OK ? freed : freedShard;
+  return status;
+}
+
+extern "C" ddprt_status ddprt_finish_param_sync(ddprt_context *context) {
+  DDPRT_CHECK_CONTEXT(context);
+  for (size_t index = 0; index < context->params.size(); ++index) {
+    Param &param = context->params[index];
+    if (!param.pendingGather)
+      continue;
+    ddprt_status status = gatherParam(
+        context, int32_t(index), *param.pendingGather,
+        [&](const void *whole) {
+          return ddprt_copy(context, param.data, whole,
+                            param.numel * int64_t(elementSize(param.dtype)));
+        });
+    if (status != DDPRT_OK)
+      return status;
+    param.pendingGather.reset();
+  }
+  return DDPRT_OK;
+}
+
+extern "C" ddprt_status ddprt_param_gather(ddprt_context *context,
+                                           int32_t param, void *hostDst,
+                                           int64_t bytes) {
+  DDPRT_CHECK_CONTEXT(context);
+  DDPRT_REPORT_IF_ERROR(context, checkParam(context, __func__, param));
+  const Param &entry = context->params[size_t(param)];
+  if (!entry.storedShard)
+    return ddprt_param_read(context, param, hostDst, bytes);
+  DDPRT_REPORT_IF_ERROR(context, checkParamBytes(__func__, entry, bytes));
+  if (bytes > 0)
+    DDPRT_REPORT_IF_ERROR(context,
+                          checkOutput(__func__, "host_dst", hostDst));
+  return gatherParam(context, param, *entry.storedShard,
+                     [&](const void *whole) {
+                       return context->report(
+                           context->backend->read(hostDst, whole, bytes));
+                     });
+}
