@@ -61,10 +61,10 @@
 // CHECK: %[[BUFFERDATA:.*]] = llvm.getelementptr %[[ARENA]][%[[BUFFEROFFSET]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // CHECK: llvm.store %[[BUFFERDATA]], %{{.*}} : !llvm.ptr, !llvm.ptr
 // CHECK: ^[[HEADER:bb[0-9]+]](%[[I:.*]]: i64):
-// CHECK: %[[OWN:.*]] = llvm.mlir.zero : !llvm.ptr
 // CHECK: %[[NAMES:.*]] = llvm.mlir.addressof @__ddp_param_names
 // CHECK: %[[NAMESLOT:.*]] = llvm.getelementptr %[[NAMES]][0, %[[I]]]
 // CHECK: %[[NAME:.*]] = llvm.load %[[NAMESLOT]] : !llvm.ptr -> !llvm.ptr
+// CHECK: %[[OWN:.*]] = llvm.mlir.zero : !llvm.ptr
 // CHECK: llvm.call @ddprt_param_register_in(%[[CTX]], %[[NAME]], %{{.*}}, %{{.*}}, %[[SEED]], %[[OWN]], %{{.*}})
 // CHECK: llvm.call @ddprt_param_data(
 // CHECK: %[[NEXT:.*]] = llvm.add %[[I]], %{{.*}} : i64
@@ -747,6 +747,50 @@ func.func @step(%g: tensor<8xf32>) {
   %p = ddp.shard_sgd %g params [@a, @b] offsets [0, 8] over @world[dp] lr 0.1 : tensor<8xf32> -> tensor<8xf32>
   ddp.set_param_shard %p params [@a, @b] offsets [0, 8] over @world[dp] : tensor<8xf32>
   return
+}
+
+// -----
+
+// FSDP (rule 10): @a and @b are named only by their shards of one bucket
+// (ddp.get_param_shard, the shard optimizer, ddp.set_param_shard), so the
+// setup registers them with that layout and the runtime keeps this rank's
+// elements only; @c is also read whole (ddp.get_param) and stays whole.
+// The setup's loop branches on the layout table: group index -1 is whole.
+
+// CHECK-DAG: llvm.mlir.global internal constant @__ddp_param_shard_groups(dense<[0, 0, -1]> : tensor<3xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @__ddp_param_shard_offsets(dense<[0, 8, 0]> : tensor<3xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @__ddp_param_shard_numels(dense<[8, 8, 0]> : tensor<3xi64>)
+// CHECK-LABEL: llvm.func @ddp_program_setup
+// CHECK: %[[SGROUPS:.*]] = llvm.mlir.addressof @__ddp_param_shard_groups
+// CHECK: %[[SGROUPSLOT:.*]] = llvm.getelementptr %[[SGROUPS]][0, %[[I:.*]]]
+// CHECK: %[[SGROUP:.*]] = llvm.load %[[SGROUPSLOT]] : !llvm.ptr -> i64
+// CHECK: %[[SHARDED:.*]] = llvm.icmp "sge" %[[SGROUP]], %{{.*}} : i64
+// CHECK: llvm.cond_br %[[SHARDED]], ^[[SHARD:bb[0-9]+]], ^[[WHOLE:bb[0-9]+]]
+// CHECK: ^[[SHARD]]:
+// CHECK: %[[GROUPS:.*]] = llvm.mlir.addressof @__ddp_groups
+// CHECK: %[[GROUPSLOT:.*]] = llvm.getelementptr %[[GROUPS]][0, %[[SGROUP]]]
+// CHECK: %[[GROUP:.*]] = llvm.load %[[GROUPSLOT]] : !llvm.ptr -> i32
+// CHECK: llvm.call @ddprt_param_register_shard(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[GROUP]], %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK-NOT: llvm.call @ddprt_param_data
+// CHECK: ^[[WHOLE]]:
+// CHECK: llvm.call @ddprt_param_register_in(
+// CHECK: llvm.call @ddprt_param_data(
+// CHECK-LABEL: llvm.func @ddp_program_teardown
+
+ddp.mesh @world(dp = 2)
+ddp.param @a : tensor<8xf32>
+ddp.param @b : tensor<2x2xf32>
+ddp.param @c : tensor<4xf32>
+
+func.func @step(%g: tensor<8xf32>, %h: tensor<2xf32>) -> tensor<4xf32> {
+  %s = ddp.get_param_shard params [@a, @b] offsets [0, 8] over @world[dp] : tensor<8xf32>
+  %w, %t = ddp.all_gather %s over @world[dp] async : tensor<8xf32> -> tensor<16xf32>
+  ddp.wait %t
+  %p = ddp.shard_sgd %g params [@a, @b] offsets [0, 8] over @world[dp] lr 0.1 : tensor<8xf32> -> tensor<8xf32>
+  ddp.set_param_shard %p params [@a, @b] offsets [0, 8] over @world[dp] : tensor<8xf32>
+  %cs = ddp.get_param_shard params [@c] offsets [0] over @world[dp] : tensor<2xf32>
+  %c = ddp.get_param @c : tensor<4xf32>
+  return %c : tensor<4xf32>
 }
 
 // -----
