@@ -551,3 +551,35 @@ TEST_F(BrokenPlanTest, AllReduceInPlaceOverAnInputReadBesideIt) {
 }
 
 } // namespace
+
+/// FSDP's unit: @a and @b are named only by their shards of one bucket, so
+/// the plan stores them as the rank's shard (rule 10), @c is read whole; a
+/// value placed in a sharded parameter's storage is rejected.
+TEST_F(BrokenPlanTest, AValueInAParameterStoredAsItsShard) {
+  parse(R"mlir(
+    ddp.mesh @world(dp = 3)
+    ddp.param @a : tensor<8xf32>
+    ddp.param @b : tensor<2x2xf32>
+    ddp.param @c : tensor<4xf32>
+    func.func @step(%g: tensor<4xf32>) -> tensor<4xf32> {
+      %s = ddp.get_param_shard params [@a, @b] offsets [0, 8] over @world[dp] : tensor<4xf32>
+      %w = ddp.all_gather %s over @world[dp] : tensor<4xf32> -> tensor<12xf32>
+      %p = ddp.shard_sgd %g params [@a, @b] offsets [0, 8] over @world[dp] lr 0.1 : tensor<4xf32> -> tensor<4xf32>
+      ddp.set_param_shard %p params [@a, @b] offsets [0, 8] over @world[dp] : tensor<4xf32>
+      %c = ddp.get_param @c : tensor<4xf32>
+      return %c : tensor<4xf32>
+    }
+  )mlir");
+  ASSERT_TRUE(plan.params[0].storedShard && plan.params[1].storedShard);
+  EXPECT_FALSE(plan.params[2].storedShard);
+  EXPECT_EQ(plan.params[1].storedShard->offset, 8);
+  EXPECT_EQ(plan.params[1].storedShard->shardNumel, 4);
+  EXPECT_EQ(plan.getNumShardStoredParams(), 2);
+  // Ranks 0 and 1 keep halves of @a, rank 2 all of @b.
+  EXPECT_EQ(plan.getStoredNumel(plan.params[0], 1), 4);
+  EXPECT_EQ(plan.getStoredNumel(plan.params[0], 2), 0);
+  EXPECT_EQ(plan.getStoredNumel(plan.params[1], 2), 4);
+  plan.storage[result(0)] = {Storage::Kind::Param, 0, 0};
+  expectRejected("places a value in parameter #0, which the runtime stores "
+                 "as this rank's shard only");
+}

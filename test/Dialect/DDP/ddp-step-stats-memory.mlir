@@ -185,3 +185,28 @@ func.func @step(%x0: tensor<8x8xf32>, %x1: tensor<8x8xf32>) {
   return
 }
 
+
+// -----
+
+// Parameters stored as the rank's shard (docs/Lowering.md, Storage, rule
+// 10): @a (8 elements) and @b (4) fill a bucket of 4 elements per rank at
+// dp 3, rank 0 keeping @a's first half, rank 1 its second, rank 2 @b: 16
+// bytes on every rank (the largest of each parameter's part would count
+// 32), and @c, read whole, 16 bytes more.
+// CHECK-LABEL: mesh: dp=3 (3 ranks)
+// CHECK: runtime memory per rank (ddp's lowering):
+// CHECK-NEXT:   parameters: 32
+// CHECK-NEXT:   parameters stored as this rank's shard (counted on the rank that keeps the most): 2
+ddp.mesh @world(dp = 3)
+ddp.param @a : tensor<8xf32>
+ddp.param @b : tensor<2x2xf32>
+ddp.param @c : tensor<4xf32>
+
+func.func @step(%g: tensor<4xf32>) -> tensor<4xf32> {
+  %s = ddp.get_param_shard params [@a, @b] offsets [0, 8] over @world[dp] : tensor<4xf32>
+  %w = ddp.all_gather %s over @world[dp] : tensor<4xf32> -> tensor<12xf32>
+  %p = ddp.shard_sgd %g params [@a, @b] offsets [0, 8] over @world[dp] lr 0.1 : tensor<4xf32> -> tensor<4xf32>
+  ddp.set_param_shard %p params [@a, @b] offsets [0, 8] over @world[dp] : tensor<4xf32>
+  %c = ddp.get_param @c : tensor<4xf32>
+  return %c : tensor<4xf32>
+}

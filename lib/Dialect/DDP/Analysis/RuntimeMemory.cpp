@@ -112,6 +112,33 @@ getPeakDeterministicReductionBytes(const StoragePlan &plan) {
   return peak;
 }
 
+/// The bytes of the parameters stored sharded (rule 10) on the rank that
+/// keeps the most of them: per group, each group rank's elements of every
+/// parameter summed, the largest sum taken (a sum over the groups).
+static CheckedCount getShardStoredParamBytes(const StoragePlan &plan) {
+  llvm::DenseMap<unsigned, SmallVector<CheckedCount>> bytesByRank;
+  for (const PlannedParam &param : plan.params) {
+    const std::optional<PlannedParam::ShardLayout> &layout = param.storedShard;
+    if (!layout)
+      continue;
+    int64_t size = plan.groupSizes[layout->group];
+    SmallVector<CheckedCount> &ranks = bytesByRank[layout->group];
+    ranks.resize(size_t(size));
+    int64_t elementBytes = PlannedBuffer{param.dtype, 1}.getBytes();
+    for (int64_t rank = 0; rank < size; ++rank)
+      ranks[size_t(rank)] +=
+          CheckedCount(plan.getStoredNumel(param, rank)) * elementBytes;
+  }
+  CheckedCount total;
+  for (const auto &entry : bytesByRank) {
+    int64_t most = 0;
+    for (const CheckedCount &bytes : entry.second)
+      most = std::max(most, bytes.getOr(std::numeric_limits<int64_t>::max()));
+    total += most;
+  }
+  return total;
+}
+
 FailureOr<RuntimeMemory> ddp::estimateRuntimeMemory(const StoragePlan &plan) {
   CheckedCount paramBytes, optimizerStateBytes, bufferBytes;
   int64_t largestParamBytes = 0;
@@ -126,10 +153,9 @@ FailureOr<RuntimeMemory> ddp::estimateRuntimeMemory(const StoragePlan &plan) {
   for (const PlannedParam &param : plan.params) {
     int64_t bytes = PlannedBuffer{param.dtype, param.numel}.getBytes();
     // A parameter stored in its gathered bucket is in the buffers' bytes;
-    // one stored sharded takes its shard (rule 10).
-    if (!param.inBucket)
-      paramBytes += PlannedBuffer{param.dtype, plan.getMaxStoredNumel(param)}
-                        .getBytes();
+    // one stored sharded is counted below.
+    if (!param.inBucket && !param.storedShard)
+      paramBytes += bytes;
     // Reading a sharded parameter whole gathers its bucket besides.
     int64_t readBytes = bytes;
     if (const std::optional<PlannedParam::ShardLayout> &layout =
@@ -146,6 +172,7 @@ FailureOr<RuntimeMemory> ddp::estimateRuntimeMemory(const StoragePlan &plan) {
     if (updatedParams.contains(name) && is16Bit(op.getTensorType()))
       optimizerStateBytes += CheckedCount(param.numel) * sizeof(float);
   }
+  paramBytes += getShardStoredParamBytes(plan);
   // A shard optimizer's state covers the parameter elements of this rank's
   // shard: at most the shard.
   auto addShardState = [&](Value shard, Type paramShard, int64_t perElement) {

@@ -518,18 +518,15 @@ FailureOr<StoragePlan> StoragePlan::build(ModuleOp module,
   return plan;
 }
 
-int64_t StoragePlan::getMaxStoredNumel(const PlannedParam &param) const {
+int64_t StoragePlan::getStoredNumel(const PlannedParam &param,
+                                    int64_t groupRank) const {
   if (!param.storedShard)
     return param.numel;
   const PlannedParam::ShardLayout &layout = *param.storedShard;
-  int64_t most = 0;
-  for (int64_t rank = 0; rank < groupSizes[layout.group]; ++rank) {
-    int64_t begin = std::max(layout.offset, rank * layout.shardNumel);
-    int64_t end = std::min(layout.offset + param.numel,
-                           (rank + 1) * layout.shardNumel);
-    most = std::max(most, end - begin);
-  }
-  return most;
+  int64_t begin = std::max(layout.offset, groupRank * layout.shardNumel);
+  int64_t end = std::min(layout.offset + param.numel,
+                         (groupRank + 1) * layout.shardNumel);
+  return std::max<int64_t>(end - begin, 0);
 }
 
 int64_t StoragePlan::getNumShardStoredParams() const {

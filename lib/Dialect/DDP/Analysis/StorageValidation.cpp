@@ -274,6 +274,13 @@ StorageValidator::checkInsideStorage(const PlacedValue &value) const {
     return emitError(value.value)
            << "names " << kind << " #" << value.storage.index
            << ", which does not exist";
+  // A parameter stored as the rank's shard (rule 10) holds no whole value
+  // to alias.
+  if (value.storage.kind == Storage::Kind::Param &&
+      plan.params[value.storage.index].storedShard)
+    return emitError(value.value)
+           << "places a value in parameter #" << value.storage.index
+           << ", which the runtime stores as this rank's shard only";
   // A rank view's offset is linear in the rank, so the ranks whose bytes
   // fit are an interval: check the first and last, and find the first that
   // does not fit by bisection (a group may have 2^40 ranks).

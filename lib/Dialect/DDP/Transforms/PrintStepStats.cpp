@@ -83,6 +83,10 @@ struct StepStatsPass : impl::StepStatsBase<StepStatsPass> {
       os << "  parameters stored in their gathered buckets (counted in "
             "buffers): "
          << plan->numParamsInBuckets << "\n";
+    if (int64_t sharded = plan->getNumShardStoredParams())
+      os << "  parameters stored as this rank's shard (counted on the rank "
+            "that keeps the most): "
+         << sharded << "\n";
     os << "  buffers: " << memory.bufferBytes << " (" << plan->buffers.size()
        << " buffers of " << memory.unsharedBufferBytes << " bytes in "
        << plan->arenas.size() << " arenas)\n"

@@ -131,8 +131,9 @@ public:
   /// How many parameters are stored in the bucket their all-gather fills.
   int64_t numParamsInBuckets = 0;
 
-  /// The most elements of `param` that one rank stores.
-  int64_t getMaxStoredNumel(const PlannedParam &param) const;
+  /// The elements of `param` that the rank with index `groupRank` in its
+  /// shard layout's group stores (all of them when it is stored whole).
+  int64_t getStoredNumel(const PlannedParam &param, int64_t groupRank) const;
   /// How many parameters are stored as this rank's shard only.
   int64_t getNumShardStoredParams() const;
 
