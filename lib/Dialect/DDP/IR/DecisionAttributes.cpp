@@ -42,6 +42,17 @@ void ddp::setBucketOffset(Operation *op, int64_t offset) {
       .setAttr(op, Builder(op->getContext()).getI64IntegerAttr(offset));
 }
 
+std::optional<int64_t> ddp::getFsdpUnit(Operation *op) {
+  if (auto attr = DDPDialect::FsdpUnitAttrHelper(op->getContext()).getAttr(op))
+    return attr.getInt();
+  return std::nullopt;
+}
+
+void ddp::setFsdpUnit(Operation *op, int64_t unit) {
+  DDPDialect::FsdpUnitAttrHelper(op->getContext())
+      .setAttr(op, Builder(op->getContext()).getI64IntegerAttr(unit));
+}
+
 std::optional<int64_t> ddp::getTpCommSplits(Operation *op) {
   if (auto attr =
           DDPDialect::TpCommSplitsAttrHelper(op->getContext()).getAttr(op))
@@ -261,6 +272,13 @@ LogicalResult DDPDialect::verifyOperationAttribute(Operation *op,
     StringRef other = name == bucket ? offset : bucket;
     if (isa<GradReadyOp>(op) && !op->hasAttr(other))
       return error() << "on a ddp.grad_ready needs '" << other << "'";
+    return success();
+  }
+  if (name == FsdpUnitAttrHelper::getNameStr()) {
+    if (!isa<GetParamShardOp>(op))
+      return error() << "is only for a ddp.get_param_shard";
+    if (!isI64AtLeast(value, 0))
+      return error() << "must be a non-negative i64, got " << value;
     return success();
   }
   if (name == TpCommSplitsAttrHelper::getNameStr()) {

@@ -81,6 +81,9 @@ public:
 private:
   LogicalResult collectChains(func::FuncOp step,
                               SmallVectorImpl<Chain> &chains);
+  /// fsdp-unit-prefetch's depths; none when it is empty.
+  LogicalResult parseUnitPrefetch(func::FuncOp step,
+                                  SmallVectorImpl<unsigned> &depths);
 };
 
 } // namespace
@@ -158,6 +161,45 @@ static SmallVector<size_t> getDepthsBySize(ArrayRef<int64_t> runElements,
   return depths;
 }
 
+/// The issue points of depths per run (run k's turn gathers up to run
+/// k + depths[k]; the first depths[0] runs at the start): run j is issued
+/// after the first run whose turn reaches it.
+static SmallVector<int64_t> getIssuePointsByDepth(ArrayRef<size_t> depths) {
+  SmallVector<int64_t> issueAfter(depths.size());
+  size_t turn = 0;
+  for (size_t j = 0; j < depths.size(); ++j) {
+    if (j < depths.front()) {
+      issueAfter[j] = -1;
+      continue;
+    }
+    // The first turn reaching j reaches every run before it too.
+    while (turn < j && turn + depths[turn] < j)
+      ++turn;
+    issueAfter[j] = int64_t(turn);
+  }
+  return issueAfter;
+}
+
+LogicalResult
+ShardParamsPass::parseUnitPrefetch(func::FuncOp step,
+                                   SmallVectorImpl<unsigned> &depths) {
+  StringRef text = StringRef(fsdpUnitPrefetch).trim();
+  if (text.empty())
+    return success();
+  SmallVector<StringRef> words;
+  text.split(words, ',');
+  for (StringRef word : words) {
+    unsigned depth = 0;
+    if (word.trim().getAsInteger(10, depth))
+      return step.emitError("fsdp-unit-prefetch='")
+             << fsdpUnitPrefetch << "': '" << word.trim()
+             << "' is not a depth; give non-negative integers separated by "
+                "commas, one per unit in forward order";
+    depths.push_back(depth);
+  }
+  return success();
+}
+
 void ShardParamsPass::runOnOperation() {
   func::FuncOp step = getOperation();
   if (step.isExternal())
@@ -167,9 +209,25 @@ void ShardParamsPass::runOnOperation() {
     return signalPassFailure();
   if (chains.empty())
     return;
+  SmallVector<unsigned> unitPrefetch;
+  if (failed(parseUnitPrefetch(step, unitPrefetch)))
+    return signalPassFailure();
+  if (!unitPrefetch.empty() && suggestedCommunicationUnitSize > 0) {
+    step.emitError("fsdp-unit-prefetch and suggested-communication-unit-size "
+                   "both set how far ahead each unit is gathered; give one");
+    return signalPassFailure();
+  }
   // Megatron-FSDP's double buffers hold two units' parameters: the one
   // computing and the one gathered next (param_and_grad_buffer.py
   // L4420-4430 raises past two).
+  if (fsdpDoubleBuffer && llvm::any_of(unitPrefetch, [](unsigned depth) {
+        return depth > 1;
+      })) {
+    step.emitError("fsdp-double-buffer holds two units' gathered "
+                   "parameters, the computing one's and the next: "
+                   "fsdp-unit-prefetch gives a depth above 1; use 1 or 0");
+    return signalPassFailure();
+  }
   if (fsdpDoubleBuffer) {
     if (suggestedCommunicationUnitSize == 0 && fsdpPrefetch > 1) {
       step.emitError("fsdp-double-buffer holds two units' gathered "
@@ -328,11 +386,11 @@ void ShardParamsPass::runOnOperation() {
     lastRead[unit] = at;
   }
 
-  // Without resharding after the forward (every unit's, or the last
-  // fsdp-keep-last-units' in forward order), a run with a forward GEMM
-  // keeps its parameters through the unit's next run when that has none.
-  SmallVector<bool> keeps(numUnitsHere, !reshardAfterForward);
-  if (reshardAfterForward && fsdpKeepLastUnits > 0) {
+  // The units in forward order, by their first read: what
+  // fsdp-keep-last-units and fsdp-unit-prefetch count in, and what each
+  // run's gathered shard records (ddp.unit).
+  SmallVector<unsigned> inForwardOrder;
+  {
     SmallVector<std::pair<unsigned, unsigned>> firstRead;
     SmallVector<bool> seen(numUnitsHere, false);
     for (Run &run : runs)
@@ -341,12 +399,30 @@ void ShardParamsPass::runOnOperation() {
         firstRead.push_back({run.getFirst(), run.unit});
       }
     llvm::sort(firstRead);
-    for (size_t index = firstRead.size() > fsdpKeepLastUnits
-                            ? firstRead.size() - fsdpKeepLastUnits
-                            : 0;
-         index < firstRead.size(); ++index)
-      keeps[firstRead[index].second] = true;
+    for (auto [first, unit] : firstRead)
+      inForwardOrder.push_back(unit);
   }
+  SmallVector<unsigned> forwardIndex(numUnitsHere, 0);
+  for (auto [index, unit] : llvm::enumerate(inForwardOrder))
+    forwardIndex[unit] = index;
+  if (!unitPrefetch.empty() && unitPrefetch.size() != inForwardOrder.size()) {
+    step.emitError("fsdp-unit-prefetch gives ")
+        << unitPrefetch.size() << " depths, but the step has "
+        << inForwardOrder.size()
+        << " units; give one per unit, in forward order";
+    return signalPassFailure();
+  }
+
+  // Without resharding after the forward (every unit's, or the last
+  // fsdp-keep-last-units' in forward order), a run with a forward GEMM
+  // keeps its parameters through the unit's next run when that has none.
+  SmallVector<bool> keeps(numUnitsHere, !reshardAfterForward);
+  if (reshardAfterForward && fsdpKeepLastUnits > 0)
+    for (size_t index = inForwardOrder.size() > fsdpKeepLastUnits
+                            ? inForwardOrder.size() - fsdpKeepLastUnits
+                            : 0;
+         index < inForwardOrder.size(); ++index)
+      keeps[inForwardOrder[index]] = true;
   if (llvm::is_contained(keeps, true)) {
     SmallVector<std::optional<size_t>> lastOfUnit(numUnitsHere);
     SmallVector<Run> merged;
@@ -370,9 +446,12 @@ void ShardParamsPass::runOnOperation() {
     return a.getFirst() < b.getFirst();
   });
 
-  // How far ahead each run's turn gathers: fsdp-prefetch runs, or by the
-  // elements of the runs ahead with suggested-communication-unit-size.
-  SmallVector<size_t> depths(runs.size(), fsdpPrefetch);
+  // After which run's wait each run's gather is issued (-1: at the start
+  // of the step; the run itself: right before its own wait), in run
+  // order. fsdp-prefetch and fsdp-unit-prefetch give how many runs ahead a
+  // run is gathered; suggested-communication-unit-size how far each run's
+  // turn gathers, by the elements of the runs ahead.
+  SmallVector<int64_t> issueAfter(runs.size());
   if (suggestedCommunicationUnitSize > 0) {
     SmallVector<int64_t> runElements;
     for (Run &run : runs) {
@@ -381,13 +460,24 @@ void ShardParamsPass::runOnOperation() {
         elements += chains[index].gather.getResult().getType().getNumElements();
       runElements.push_back(elements);
     }
-    depths = getDepthsBySize(runElements, suggestedCommunicationUnitSize,
-                             fsdpDoubleBuffer);
+    issueAfter = getIssuePointsByDepth(getDepthsBySize(
+        runElements, suggestedCommunicationUnitSize, fsdpDoubleBuffer));
+  } else {
+    // Gathers keep run order: a run is issued no earlier than the one
+    // before it.
+    int64_t latest = -1;
+    for (auto [k, run] : llvm::enumerate(runs)) {
+      unsigned ahead = unitPrefetch.empty()
+                           ? unsigned(fsdpPrefetch)
+                           : unitPrefetch[forwardIndex[run.unit]];
+      latest = std::max(latest, int64_t(k) - int64_t(ahead));
+      issueAfter[k] = std::max<int64_t>(latest, -1);
+    }
   }
 
-  // Emit: the first run's depth of gathers at the start of the step; then
-  // after run k's wait the gathers up to run k + depth(k) not yet issued.
-  // A run none issued ahead (depth 0) is gathered right before its wait.
+  // Emit: the gathers issued after no run at the start of the step; then
+  // a run none issued ahead right before its wait, and after run k's wait
+  // the gathers issued after it.
   OpBuilder builder(&getContext());
   Operation *start = &body.front();
   // Each chain's parameter types, which every run's unpack of it gives.
@@ -408,6 +498,7 @@ void ShardParamsPass::runOnOperation() {
       Chain &chain = chains[index];
       Location loc = chain.gather.getLoc();
       auto shard = cast<GetParamShardOp>(builder.clone(*chain.shard));
+      setFsdpUnit(shard, forwardIndex[runs[k].unit]);
       auto gather = AllGatherOp::create(
           builder, loc, chain.gather.getResult().getType(),
           TokenType::get(&getContext()), shard.getResult(),
@@ -420,9 +511,7 @@ void ShardParamsPass::runOnOperation() {
   builder.setInsertionPoint(start);
   // The runs issued so far: [0, issuedEnd).
   size_t issuedEnd = 0;
-  for (; issuedEnd < std::min<size_t>(depths.empty() ? 0 : depths.front(),
-                                      runs.size());
-       ++issuedEnd)
+  for (; issuedEnd < runs.size() && issueAfter[issuedEnd] < 0; ++issuedEnd)
     issue(issuedEnd);
   for (size_t k = 0; k < runs.size(); ++k) {
     Run &run = runs[k];
@@ -444,7 +533,8 @@ void ShardParamsPass::runOnOperation() {
                unpack.getResults()))
         values[param.getAttr()] = value;
     }
-    for (; issuedEnd < std::min(k + depths[k] + 1, runs.size()); ++issuedEnd)
+    for (; issuedEnd < runs.size() && issueAfter[issuedEnd] <= int64_t(k);
+         ++issuedEnd)
       issue(issuedEnd);
     for (auto [at, use] : run.uses) {
       auto get = cast<GetParamOp>(use->get().getDefiningOp());

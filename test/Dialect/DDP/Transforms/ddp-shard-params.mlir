@@ -11,6 +11,21 @@
 // RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-shard-params=suggested-communication-unit-size=64 -verify-diagnostics | FileCheck %s --check-prefix=DEPTH2
 // RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-shard-params="suggested-communication-unit-size=64 fsdp-double-buffer=true" -verify-diagnostics | FileCheck %s
 // RUN: ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-shard-params=fsdp-double-buffer=true -verify-diagnostics | FileCheck %s
+// fsdp-unit-prefetch, on the first step (three units): one depth each
+// gives what fsdp-prefetch gives; 2,0,1 gathers layer 0 two runs ahead,
+// layer 1 none, layer 2 one. Its errors name the fix.
+// RUN: sed -n '1,/^\/\/ -----/p' %s | ddp-opt --ddp-shard-params=fsdp-unit-prefetch=1,1,1 | FileCheck %s
+// RUN: sed -n '1,/^\/\/ -----/p' %s | ddp-opt --ddp-shard-params=fsdp-unit-prefetch=0,0,0 | FileCheck %s --check-prefix=DEPTH0
+// RUN: sed -n '1,/^\/\/ -----/p' %s | ddp-opt --ddp-shard-params=fsdp-unit-prefetch=2,2,2 | FileCheck %s --check-prefix=DEPTH2
+// RUN: sed -n '1,/^\/\/ -----/p' %s | ddp-opt --ddp-shard-params=fsdp-unit-prefetch=2,0,1 | FileCheck %s --check-prefix=UNIT
+// RUN: sed -n '1,/^\/\/ -----/p' %s | not ddp-opt --ddp-shard-params=fsdp-unit-prefetch=1,1 2>&1 | FileCheck %s --check-prefix=UNITCOUNT
+// RUN: sed -n '1,/^\/\/ -----/p' %s | not ddp-opt --ddp-shard-params=fsdp-unit-prefetch=1,x,1 2>&1 | FileCheck %s --check-prefix=UNITWORD
+// RUN: sed -n '1,/^\/\/ -----/p' %s | not ddp-opt --ddp-shard-params="fsdp-unit-prefetch=1,1,1 suggested-communication-unit-size=64" 2>&1 | FileCheck %s --check-prefix=UNITBUDGET
+// RUN: sed -n '1,/^\/\/ -----/p' %s | not ddp-opt --ddp-shard-params="fsdp-unit-prefetch=1,2,1 fsdp-double-buffer=true" 2>&1 | FileCheck %s --check-prefix=UNITDB
+// UNITCOUNT: error: fsdp-unit-prefetch gives 2 depths, but the step has 3 units; give one per unit, in forward order
+// UNITWORD: error: fsdp-unit-prefetch='1,x,1': 'x' is not a depth; give non-negative integers separated by commas, one per unit in forward order
+// UNITBUDGET: error: fsdp-unit-prefetch and suggested-communication-unit-size both set how far ahead each unit is gathered; give one
+// UNITDB: error: fsdp-double-buffer holds two units' gathered parameters, the computing one's and the next: fsdp-unit-prefetch gives a depth above 1; use 1 or 0
 // Double buffers hold two units: more is an error naming the fix.
 // RUN: not ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-shard-params="fsdp-double-buffer=true fsdp-prefetch=2" 2>&1 | FileCheck %s --check-prefix=DBPREFETCH
 // RUN: not ddp-opt %s -split-input-file --allow-unregistered-dialect --ddp-shard-params="fsdp-double-buffer=true reshard-after-forward=false" 2>&1 | FileCheck %s --check-prefix=DBKEEP
@@ -36,7 +51,8 @@
 
 // CHECK-LABEL: func.func @step
 // The first run's gather at the start, and the embedding's as before.
-// CHECK-NEXT: %[[S0:.*]] = ddp.get_param_shard params [@l0.w] offsets [0] over @world[dp] : tensor<8xf32>
+// Each run's shard records its unit in forward order (ddp.fsdp_unit).
+// CHECK-NEXT: %[[S0:.*]] = ddp.get_param_shard params [@l0.w] offsets [0] over @world[dp] {ddp.fsdp_unit = 0 : i64} : tensor<8xf32>
 // CHECK-NEXT: %[[G0:.*]], %[[T0:.*]] = ddp.all_gather %[[S0]] over @world[dp] async
 // CHECK-NEXT: %[[SE:.*]] = ddp.get_param_shard params [@emb]
 // CHECK-NEXT: %[[GE:.*]], %[[TE:.*]] = ddp.all_gather %[[SE]]
@@ -48,7 +64,7 @@
 // next run's gather issued right after.
 // CHECK-NEXT: ddp.wait %[[T0]]
 // CHECK-NEXT: %[[W0:.*]] = ddp.bucket_unpack %[[G0]] offsets [0] : tensor<16xf32> -> tensor<4x4xf32>
-// CHECK-NEXT: %[[S1:.*]] = ddp.get_param_shard params [@l1.w]
+// CHECK-NEXT: %[[S1:.*]] = ddp.get_param_shard params [@l1.w] offsets [0] over @world[dp] {ddp.fsdp_unit = 1 : i64}
 // CHECK-NEXT: %[[G1:.*]], %[[T1:.*]] = ddp.all_gather %[[S1]]
 // CHECK-NEXT: ddp.compute "norm"(%{{.*}}, %[[W0]])
 // CHECK-NEXT: ddp.gemm fwd %{{.*}}, %[[W0]]
@@ -117,6 +133,41 @@
 // DEPTH2-NEXT: ddp.get_param_shard params [@l2.w]
 // DEPTH2-NEXT: ddp.all_gather
 // DEPTH2-NEXT: ddp.compute "norm"
+
+// fsdp-unit-prefetch=2,0,1: run 0 (layer 0) at the start; run 1 (layer 1,
+// depth 0) right before its wait, and run 2 (layer 2, one ahead) after
+// it; run 3 (layer 1's backward) before its wait, and runs 4 and 5 (layer
+// 0, two ahead of run 5 and no earlier than run 3) after it.
+// UNIT-LABEL: func.func @step
+// UNIT-NEXT: ddp.get_param_shard params [@l0.w] {{.*}} {ddp.fsdp_unit = 0 : i64}
+// UNIT-NEXT: ddp.all_gather
+// UNIT: ddp.compute "embedding"
+// UNIT-NEXT: ddp.wait
+// UNIT-NEXT: ddp.bucket_unpack
+// UNIT-NEXT: ddp.compute "norm"
+// UNIT-NEXT: ddp.gemm fwd {{.*}} layer 0
+// UNIT-NEXT: ddp.get_param_shard params [@l1.w] {{.*}} {ddp.fsdp_unit = 1 : i64}
+// UNIT-NEXT: %[[G1:.*]], %[[T1:.*]] = ddp.all_gather
+// UNIT-NEXT: ddp.wait %[[T1]]
+// UNIT-NEXT: ddp.bucket_unpack %[[G1]]
+// UNIT-NEXT: ddp.get_param_shard params [@l2.w] {{.*}} {ddp.fsdp_unit = 2 : i64}
+// UNIT-NEXT: ddp.all_gather
+// UNIT-NEXT: ddp.gemm fwd {{.*}} layer 1
+// UNIT-NEXT: ddp.wait
+// UNIT-NEXT: ddp.bucket_unpack
+// UNIT-NEXT: ddp.gemm fwd {{.*}} layer 2
+// UNIT-NEXT: ddp.gemm dgrad {{.*}} layer 2
+// UNIT-NEXT: ddp.get_param_shard params [@l1.w]
+// UNIT-NEXT: %[[G3:.*]], %[[T3:.*]] = ddp.all_gather
+// UNIT-NEXT: ddp.wait %[[T3]]
+// UNIT-NEXT: ddp.bucket_unpack %[[G3]]
+// UNIT-NEXT: ddp.get_param_shard params [@l0.w]
+// UNIT-NEXT: ddp.all_gather
+// UNIT-NEXT: ddp.get_param_shard params [@l0.w]
+// UNIT-NEXT: ddp.all_gather
+// UNIT-NEXT: ddp.gemm dgrad {{.*}} layer 1
+// UNIT-COUNT-6: ddp.bucket_unpack
+// UNIT-NOT: ddp.bucket_unpack
 
 // Without resharding after the forward, layers 0 and 1 keep their forward's
 // gather for their backward: six runs.

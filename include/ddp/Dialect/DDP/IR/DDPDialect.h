@@ -40,6 +40,10 @@ void setBucketIndex(mlir::Operation *op, int64_t index);
 /// `ddp.bucket_offset`: a gradient's first element in its bucket.
 std::optional<int64_t> getBucketOffset(mlir::Operation *op);
 void setBucketOffset(mlir::Operation *op, int64_t offset);
+/// `ddp.fsdp_unit`: the FSDP unit, in forward order, a ddp.get_param_shard
+/// is gathered for.
+std::optional<int64_t> getFsdpUnit(mlir::Operation *op);
+void setFsdpUnit(mlir::Operation *op, int64_t unit);
 /// `ddp.tp_comm_splits`: the row chunks of a ddp.gemm.
 std::optional<int64_t> getTpCommSplits(mlir::Operation *op);
 void setTpCommSplits(mlir::Operation *op, int64_t splits);

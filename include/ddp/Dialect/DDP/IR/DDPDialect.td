@@ -40,6 +40,7 @@ def DDP_Dialect : Dialect {
     | `ddp.bucket` | any `ddp` op | `i64` >= 0: the bucket's index (on a `ddp.grad_ready`, with `ddp.bucket_offset`; on the ops `ddp-bucketize` creates, the bucket they belong to) |
     | `ddp.bucket_offset` | `ddp.grad_ready`, with `ddp.bucket` | `i64` >= 0: the gradient's first element in its bucket |
     | `ddp.tp_comm_splits` | `ddp.gemm` | `i64` >= 1: its number of row chunks (`ddp-overlap-tp-comm`) |
+    | `ddp.fsdp_unit` | `ddp.get_param_shard` | `i64` >= 0: the FSDP unit, in forward order, whose run this shard is gathered for (`ddp-shard-params`; `fsdp-unit-prefetch` counts units in this order) |
     | `ddp.tp_comm_bulk` | an asynchronous collective | unit: made bulk by `ddp-overlap-tp-comm` |
     | `ddp.tp_comm_predicted_step_us` | a function | `f64` >= 0: the simulated step time, in microseconds, that `ddp-overlap-tp-comm`'s search chose on |
     | `ddp.delayed_wgrad` | a `ddp.gemm wgrad` | unit: moved later, into the waits after it, by `ddp-schedule-compute` |
@@ -63,6 +64,7 @@ def DDP_Dialect : Dialect {
     "::mlir::IntegerAttr":$bucket,
     "::mlir::IntegerAttr":$bucket_offset,
     "::mlir::IntegerAttr":$tp_comm_splits,
+    "::mlir::IntegerAttr":$fsdp_unit,
     "::mlir::UnitAttr":$tp_comm_bulk,
     "::mlir::FloatAttr":$tp_comm_predicted_step_us,
     "::mlir::UnitAttr":$delayed_wgrad,

@@ -448,6 +448,13 @@ def ShardParams : Pass<"ddp-shard-params", "mlir::func::FuncOp"> {
     `fsdp-keep-last-units=N` only the last N units in forward order do.
     The last unit's forward and backward are one run either way.
 
+    `fsdp-unit-prefetch=d0,d1,...` gives each unit its own depth, one per
+    unit in forward order (the order `ddp.fsdp_unit` numbers each run's
+    gathered shard in): a run of unit u is issued after the wait of the
+    run d_u before it, and no earlier than the run before it, so that the
+    gathers keep run order. `policy=auto` chooses it from the simulated
+    step (docs/FullySharded.md).
+
     `suggested-communication-unit-size=N` (elements) sets each run's depth
     as Megatron-FSDP's does instead of `fsdp-prefetch`: run k's turn
     gathers the runs after it while the elements they add stay below N / 2,
@@ -486,6 +493,12 @@ def ShardParams : Pass<"ddp-shard-params", "mlir::func::FuncOp"> {
            /*default=*/"false",
            "At most two units' parameters gathered at once, the computing "
            "one's and the next (Megatron-FSDP's fsdp_double_buffer)">,
+    Option<"fsdpUnitPrefetch", "fsdp-unit-prefetch", "std::string",
+           /*default=*/"\"\"",
+           "fsdp-prefetch per unit: one depth per unit in forward order, "
+           "separated by commas (\"2,1,1\"); each of the unit's runs is "
+           "gathered that many runs ahead (empty: fsdp-prefetch for every "
+           "unit)">,
   ];
   let statistics = [
     Statistic<"numUnits", "units", "FSDP units">,
