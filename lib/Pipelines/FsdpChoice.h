@@ -14,17 +14,20 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <optional>
 
 namespace ddp {
 
-/// One candidate: fsdp-prefetch, reshard-after-forward and
-/// fsdp-keep-last-units.
+/// One candidate: fsdp-prefetch, reshard-after-forward,
+/// fsdp-keep-last-units, and fsdp-unit-prefetch's depths (none: prefetch
+/// for every unit).
 struct FsdpSchedule {
   unsigned prefetch = 1;
   bool reshardAfterForward = true;
   unsigned keepLastUnits = 0;
+  llvm::SmallVector<unsigned> unitPrefetch;
 };
 
 /// What auto compares the candidates with.
@@ -37,8 +40,10 @@ struct FsdpChoiceOptions {
   /// The most bytes of live tensors a candidate may hold; 0: no more than
   /// the baseline.
   int64_t memoryCapBytes = 0;
-  /// The values given or recorded, which auto keeps.
+  /// The values given or recorded, which auto keeps; a depth per unit is
+  /// chosen only where neither prefetch nor unitPrefetch is.
   std::optional<unsigned> prefetch;
+  bool unitPrefetchGiven = false;
   std::optional<bool> reshardAfterForward;
   std::optional<unsigned> keepLastUnits;
   /// The units of the step (its transformer layers): the most that
@@ -55,6 +60,11 @@ struct FsdpChoiceOptions {
 /// every candidate does, the defaults stay. Each candidate that reshards
 /// is also tried with the most units fsdp-keep-last-units can keep within
 /// the cap (by bisection: each kept unit holds its parameters longer).
+/// Then, unless a depth is given, the depths per unit: where the chosen
+/// schedule's compute waits for a unit's gathers, that unit is gathered one
+/// run further ahead, round after round while the step gets faster within
+/// the cap; then the units whose gathers never held compute up are
+/// gathered one run later, where that is no slower and holds less.
 /// Values the options fix stay fixed. Fails when no candidate can be
 /// scheduled and priced within the cap (without one: when the defaults
 /// cannot).

@@ -289,6 +289,14 @@ llvm::Error ddp::parseGivenScheduleOptions(StringRef text,
 /// Sets `values` (option name, value) in `module`'s recorded schedule
 /// options, keeping the others: a choice recorded, as a log records its
 /// run's, so that a later run over the module makes it again.
+/// fsdp-unit-prefetch's form of depths per unit: "2,1,1".
+static std::string formatUnitPrefetch(ArrayRef<unsigned> depths) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(depths, os, ",");
+  return text;
+}
+
 static void recordOptions(ModuleOp module,
                           ArrayRef<std::pair<StringRef, Attribute>> values) {
   NamedAttrList entries;
@@ -594,7 +602,8 @@ private:
     ModuleOp module = getOperation();
     static constexpr StringLiteral kPrefetch = "fsdp-prefetch",
                                    kReshard = "reshard-after-forward",
-                                   kKeep = "fsdp-keep-last-units";
+                                   kKeep = "fsdp-keep-last-units",
+                                   kUnitPrefetch = "fsdp-unit-prefetch";
     if (options.policy != BucketPolicy::Auto ||
         options.dataParallelShardingStrategy !=
             ShardingStrategy::OptimGradsParams ||
@@ -607,7 +616,9 @@ private:
       choice.reshardAfterForward = options.reshardAfterForward;
     if (isGivenOrRecorded(kKeep))
       choice.keepLastUnits = options.fsdpKeepLastUnits;
-    if (choice.prefetch && choice.reshardAfterForward && choice.keepLastUnits)
+    choice.unitPrefetchGiven = isGivenOrRecorded(kUnitPrefetch);
+    if ((choice.prefetch || choice.unitPrefetchGiven) &&
+        choice.reshardAfterForward && choice.keepLastUnits)
       return success();
     // Megatron-FSDP's prefetch budget or double buffers decide instead.
     if (options.suggestedCommunicationUnitSize > 0 || options.fsdpDoubleBuffer)
@@ -641,6 +652,9 @@ private:
             candidateOptions.reshardAfterForward =
                 candidate.reshardAfterForward;
             candidateOptions.fsdpKeepLastUnits = candidate.keepLastUnits;
+            if (!candidate.unitPrefetch.empty())
+              candidateOptions.fsdpUnitPrefetch =
+                  formatUnitPrefetch(candidate.unitPrefetch);
             candidateOptions.printBucketLayout = "";
             // The compute schedule's own choices (each a search of
             // simulated candidates) are made once, on the chosen FSDP
@@ -664,11 +678,16 @@ private:
     options.reshardAfterForward = chosen->reshardAfterForward;
     options.fsdpKeepLastUnits = chosen->keepLastUnits;
     Builder builder(&getContext());
-    recordOptions(
-        module,
-        {{kPrefetch, builder.getI64IntegerAttr(chosen->prefetch)},
-         {kReshard, builder.getBoolAttr(chosen->reshardAfterForward)},
-         {kKeep, builder.getI64IntegerAttr(chosen->keepLastUnits)}});
+    SmallVector<std::pair<StringRef, Attribute>> recorded = {
+        {kPrefetch, builder.getI64IntegerAttr(chosen->prefetch)},
+        {kReshard, builder.getBoolAttr(chosen->reshardAfterForward)},
+        {kKeep, builder.getI64IntegerAttr(chosen->keepLastUnits)}};
+    if (!chosen->unitPrefetch.empty()) {
+      options.fsdpUnitPrefetch = formatUnitPrefetch(chosen->unitPrefetch);
+      recorded.push_back(
+          {kUnitPrefetch, builder.getStringAttr(options.fsdpUnitPrefetch)});
+    }
+    recordOptions(module, recorded);
     return success();
   }
 

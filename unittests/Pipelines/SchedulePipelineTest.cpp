@@ -413,6 +413,56 @@ TEST_F(SchedulePipelineTest, AutoFsdpIsNeverSlowerThanTheDefaultsAtNoMoreMemory)
   }
 }
 
+TEST_F(SchedulePipelineTest, AutoFsdpGathersSomeUnitsAheadUnderACap) {
+  // Under a cap between the peaks of prefetch 0 and 1, no single depth is
+  // both fast and within it; auto gathers the units that wait one run ahead
+  // as far as the cap allows (fsdp-unit-prefetch): faster than prefetch 0,
+  // within the cap, and the recorded depths give the same step again.
+  auto livePeak = [](ModuleOp module) {
+    return schedule::getLiveTensorPeak(getStep(module));
+  };
+  for (StringRef hw : {"h100-sxm-ib400", "a100-sxm-ib200"}) {
+    std::string options =
+        ("use-distributed-optimizer=true "
+         "data-parallel-sharding-strategy=optim_grads_params dp=8 hw=" +
+         hw)
+            .str();
+    SCOPED_TRACE(options);
+    auto scheduled = [&](StringRef extra) {
+      OwningOpRef<ModuleOp> module = importModel(
+          context, shapeConfig("llama2-7b", 3, /*tp=*/1,
+                               /*sequenceParallel=*/false, /*dp=*/8));
+      EXPECT_TRUE(succeeded(schedule(*module, options + extra.str())));
+      return module;
+    };
+    OwningOpRef<ModuleOp> none = scheduled(" fsdp-prefetch=0");
+    OwningOpRef<ModuleOp> one = scheduled(" fsdp-prefetch=1");
+    int64_t low = livePeak(*none), high = livePeak(*one);
+    ASSERT_LT(low, high);
+    double capGib = double(low + high) / 2 / double(1ll << 30);
+    OwningOpRef<ModuleOp> capped = scheduled(
+        llvm::formatv(" policy=auto memory-cap-gib={0:f12}", capGib).str());
+    EXPECT_LE(double(livePeak(*capped)), capGib * double(1ll << 30));
+    double time = simulate(*capped, hw, 8);
+    EXPECT_LT(time, simulate(*none, hw, 8) * (1 - 1e-3));
+    auto recorded = (*capped)->getAttrOfType<DictionaryAttr>(
+        kScheduleOptionsAttrName);
+    ASSERT_TRUE(recorded);
+    auto depths = recorded.getAs<StringAttr>("fsdp-unit-prefetch");
+    ASSERT_TRUE(depths);
+    EXPECT_TRUE(depths.getValue().contains('0') &&
+                depths.getValue().contains('1'))
+        << depths.getValue().str();
+    OwningOpRef<ModuleOp> again = scheduled(
+        llvm::formatv(" policy=auto memory-cap-gib={0:f12} fsdp-prefetch=0 "
+                      "reshard-after-forward=true fsdp-keep-last-units=0 "
+                      "fsdp-unit-prefetch={1}",
+                      capGib, depths.getValue())
+            .str());
+    EXPECT_EQ(simulate(*again, hw, 8), time);
+  }
+}
+
 TEST_F(SchedulePipelineTest, AutoPredictsTheSimulatedStepTimeWithInstances) {
   // Each bucket reduce-scattered within an instance of dp/k ranks, the shard
   // all-reduced across the k instances on its own stream, the all-gathers
