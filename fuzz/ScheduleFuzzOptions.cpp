@@ -126,6 +126,9 @@ ArrayRef<FuzzedOption> ddp::fuzz::getFuzzedOptions() {
       {"fsdp-double-buffer", flipTrue},
       // ddp-distribute-optimizer's hybrid FSDP (optim_grads is refused).
       {"outer-dp-sharding-strategy", {"optim", "no_shard", "optim_grads"}},
+      // ddp-shard-params' depths per unit: a short list (a unit count
+      // mismatch on most steps), a word that is no depth, one past 32 bits.
+      {"fsdp-unit-prefetch", {"0,2", "x", "4294967296"}},
   };
   return options;
 }

@@ -89,13 +89,20 @@ def report_of(step, hw, options, tmp):
 
 
 def chosen(module):
-    """auto's recorded fsdp-prefetch, reshard-after-forward and
-    fsdp-keep-last-units."""
+    """auto's recorded fsdp-prefetch (or its depths per unit, counted),
+    reshard-after-forward and fsdp-keep-last-units."""
     start = module.index("ddp.schedule_options = {")
     entries = module[start:module.index("}", start)]
     prefetch = entries.split('"fsdp-prefetch" = ')[1].split(" ")[0]
     reshard = entries.split('"reshard-after-forward" = ')[1].split(",")[0]
     keep = entries.split('"fsdp-keep-last-units" = ')[1].split(" ")[0]
+    # A depth per unit: how many units at each depth.
+    if '"fsdp-unit-prefetch" = "' in entries:
+        depths = entries.split('"fsdp-unit-prefetch" = "')[1].split('"')[0]
+        counts = {}
+        for depth in depths.split(","):
+            counts[depth] = counts.get(depth, 0) + 1
+        prefetch = " / ".join(f"{counts[d]} at {d}" for d in sorted(counts))
     if reshard.strip() != "true":
         return f"{prefetch}, all kept"
     return f"{prefetch}" + (f", last {keep} kept" if int(keep) > 1 else "")
