@@ -135,7 +135,8 @@ static Status addParam(ddprt_context *context, const char *entryPoint,
     return invalid(entryPoint,
                    concat("parameter '", name, "' is registered already"));
   int64_t bytes = entry.getStoredBytes();
-  if (!entry.data && bytes > 0) {
+  // A rank with none of a sharded parameter's elements allocates nothing.
+  if (!entry.data && (bytes > 0 || !entry.storedShard)) {
     DDPRT_RETURN_IF_ERROR(context->backend->allocate(bytes, &entry.data));
     context->buffers.emplace(reinterpret_cast<uintptr_t>(entry.data), bytes);
   }

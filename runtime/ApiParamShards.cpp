@@ -8,6 +8,8 @@
 
 #include "Context.h"
 
+#include <algorithm>
+
 using namespace ddprt;
 
 /// Checks the arguments of the parameter-shard copies and finds the slice.
@@ -135,12 +137,43 @@ extern "C" ddprt_status ddprt_param_gather(ddprt_context *context,
   if (!entry.storedShard)
     return ddprt_param_read(context, param, hostDst, bytes);
   DDPRT_REPORT_IF_ERROR(context, checkParamBytes(__func__, entry, bytes));
-  if (bytes > 0)
-    DDPRT_REPORT_IF_ERROR(context,
-                          checkOutput(__func__, "host_dst", hostDst));
-  return gatherParam(context, param, *entry.storedShard,
-                     [&](const void *whole) {
-                       return context->report(
-                           context->backend->read(hostDst, whole, bytes));
-                     });
+  if (bytes == 0)
+    return DDPRT_OK;
+  DDPRT_REPORT_IF_ERROR(context, checkOutput(__func__, "host_dst", hostDst));
+  // Each rank's slice at the front of a chunk as large as the largest
+  // slice: the all-gather moves the parameter's ranks' chunks, not the
+  // whole bucket once per parameter of it.
+  const Param::BucketLayout &layout = *entry.storedShard;
+  int32_t dtype = int32_t(entry.dtype);
+  int64_t elementBytes = int64_t(elementSize(entry.dtype));
+  int64_t groupSize = context->groups[size_t(layout.group)].layout.size;
+  int64_t chunk = std::min(entry.numel, layout.shardNumel);
+  void *own = nullptr, *chunks = nullptr;
+  ddprt_status status = ddprt_alloc(context, dtype, chunk, &own);
+  if (status == DDPRT_OK)
+    status = ddprt_alloc(context, dtype, chunk * groupSize, &chunks);
+  if (status == DDPRT_OK && entry.storedNumel > 0)
+    status = context->report(
+        context->backend->copy(own, entry.data, entry.getStoredBytes()));
+  if (status == DDPRT_OK)
+    status = ddprt_all_gather(context, layout.group, dtype, chunk, own, chunks,
+                              nullptr);
+  // The ranks whose shards hold some of the parameter, in order.
+  int64_t end = layout.offset + entry.numel;
+  for (int64_t rank = layout.offset / layout.shardNumel;
+       status == DDPRT_OK && rank * layout.shardNumel < end; ++rank) {
+    int64_t begin = std::max(layout.offset, rank * layout.shardNumel);
+    int64_t last = std::min(end, (rank + 1) * layout.shardNumel);
+    status = ddprt_read(
+        context,
+        static_cast<char *>(hostDst) + (begin - layout.offset) * elementBytes,
+        static_cast<char *>(chunks) + rank * chunk * elementBytes,
+        (last - begin) * elementBytes);
+  }
+  // Freeing keeps the first error's message.
+  ddprt_status freed = ddprt_free(context, chunks);
+  ddprt_status freedOwn = ddprt_free(context, own);
+  if (status == DDPRT_OK)
+    status = freed != DDPRT_OK ? freed : freedOwn;
+  return status;
 }

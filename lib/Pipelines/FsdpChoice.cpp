@@ -145,6 +145,9 @@ static FsdpSchedule refineUnitPrefetch(FsdpSchedule chosen,
         }
       }
       blocked[waiting[fitting]] = true;
+      // Where some fit and gain too little, fewer gain less.
+      if (fitting > 0 && !gains(fitted))
+        break;
       deeper = deepen(fitting);
       priced = std::move(fitted);
     }
@@ -271,8 +274,9 @@ FailureOr<FsdpSchedule> ddp::chooseFsdpSchedule(
       keepMost(baseline);
   }
   SmallVector<unsigned> prefetches = {0, 1, 2};
-  if (options.prefetch)
-    prefetches = {*options.prefetch};
+  // A given depth per unit replaces fsdp-prefetch: one value is all.
+  if (options.prefetch || options.unitPrefetchGiven)
+    prefetches = {baseline.prefetch};
   SmallVector<bool> reshards = {true, false};
   if (options.reshardAfterForward)
     reshards = {*options.reshardAfterForward};

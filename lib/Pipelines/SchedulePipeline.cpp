@@ -151,6 +151,12 @@ ddp::applyRecordedScheduleOptions(ModuleOp module,
              << "', which is not a ddp-schedule option";
     if (isGivenUnderAnyName(name, givenNames))
       continue;
+    // A recorded depth per unit is how far ahead the units are gathered,
+    // which a depth given in another form replaces.
+    if (name == "fsdp-unit-prefetch" &&
+        (isGivenUnderAnyName("fsdp-prefetch", givenNames) ||
+         isGivenUnderAnyName("suggested-communication-unit-size", givenNames)))
+      continue;
     std::optional<std::string> text = getRecordedOptionText(entry.getValue());
     if (!text)
       return module.emitError()
@@ -286,9 +292,6 @@ llvm::Error ddp::parseGivenScheduleOptions(StringRef text,
   return llvm::Error::success();
 }
 
-/// Sets `values` (option name, value) in `module`'s recorded schedule
-/// options, keeping the others: a choice recorded, as a log records its
-/// run's, so that a later run over the module makes it again.
 /// fsdp-unit-prefetch's form of depths per unit: "2,1,1".
 static std::string formatUnitPrefetch(ArrayRef<unsigned> depths) {
   std::string text;
@@ -297,6 +300,9 @@ static std::string formatUnitPrefetch(ArrayRef<unsigned> depths) {
   return text;
 }
 
+/// Sets `values` (option name, value) in `module`'s recorded schedule
+/// options, keeping the others: a choice recorded, as a log records its
+/// run's, so that a later run over the module makes it again.
 static void recordOptions(ModuleOp module,
                           ArrayRef<std::pair<StringRef, Attribute>> values) {
   NamedAttrList entries;
@@ -469,6 +475,15 @@ public:
   }
 
   void runOnOperation() override {
+    // fsdp-unit-prefetch replaces fsdp-prefetch: both given is a conflict
+    // (a recorded one gives way to the other given, as applied below).
+    if (isGivenUnderAnyName("fsdp-unit-prefetch", givenNames) &&
+        isGivenUnderAnyName("fsdp-prefetch", givenNames)) {
+      getOperation().emitError()
+          << "ddp-schedule: fsdp-unit-prefetch and fsdp-prefetch both set how "
+             "far ahead each unit is gathered; give one";
+      return signalPassFailure();
+    }
     SchedulePipelineOptions options;
     options.copyOptionValuesFrom(given);
     if (failed(
@@ -616,7 +631,7 @@ private:
       choice.reshardAfterForward = options.reshardAfterForward;
     if (isGivenOrRecorded(kKeep))
       choice.keepLastUnits = options.fsdpKeepLastUnits;
-    choice.unitPrefetchGiven = isGivenOrRecorded(kUnitPrefetch);
+    choice.unitPrefetchGiven = !options.fsdpUnitPrefetch.empty();
     if ((choice.prefetch || choice.unitPrefetchGiven) &&
         choice.reshardAfterForward && choice.keepLastUnits)
       return success();

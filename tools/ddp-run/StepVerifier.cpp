@@ -104,12 +104,11 @@ void StepVerifier::copyInitialValues() {
   ddprt_context *context = session.getContext();
   for (const Checked &entry : checked) {
     int64_t bytes = entry.numel * getRuntimeElementBytes(entry.dtype);
-    std::vector<uint8_t> initial;
+    // On every rank: reading a sharded reference is a collective.
+    std::vector<uint8_t> initial = session.readParam(entry.reference, bytes);
     for (int32_t candidate : entry.candidates) {
       if (candidate < 0)
         continue;
-      if (initial.empty())
-        initial = session.readParam(entry.reference, bytes);
       session.check(
           ddprt_param_write(context, candidate, initial.data(), bytes),
           "copying the initial parameters");

@@ -454,7 +454,7 @@ TEST_F(SchedulePipelineTest, AutoFsdpGathersSomeUnitsAheadUnderACap) {
                 depths.getValue().contains('1'))
         << depths.getValue().str();
     OwningOpRef<ModuleOp> again = scheduled(
-        llvm::formatv(" policy=auto memory-cap-gib={0:f12} fsdp-prefetch=0 "
+        llvm::formatv(" policy=auto memory-cap-gib={0:f12} "
                       "reshard-after-forward=true fsdp-keep-last-units=0 "
                       "fsdp-unit-prefetch={1}",
                       capGib, depths.getValue())

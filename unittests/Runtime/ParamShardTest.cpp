@@ -24,7 +24,7 @@ protected:
 
 // A parameter of 6 elements at offset 1 of a bucket whose shards over the
 // world just hold it: with 2 ranks rank 0 keeps elements [0, 3), rank 1
-// [3, 6); with 4 ranks one rank keeps none.
+// [3, 6); with 4 ranks they keep 1, 2, 2 and 1.
 TEST_F(ParamShardTest, ARankKeepsItsShardOnlyAndGathersTheWhole) {
   int32_t world = groupOf("dp,tp");
   int32_t rank = 0, size = 0;
@@ -93,6 +93,45 @@ TEST_F(ParamShardTest, ARankKeepsItsShardOnlyAndGathersTheWhole) {
 
   for (void *buffer : {shard, updated})
     DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+}
+
+// A parameter of 3 elements in shards of 4: rank 0 keeps all of it, the
+// others none (no storage at all), and each still takes part in the
+// gather, the copies and the write.
+TEST_F(ParamShardTest, ARankWithNoElementsKeepsNothing) {
+  int32_t world = groupOf("dp,tp");
+  int32_t rank = 0, size = 0;
+  DDPRT_ASSERT_OK(context, ddprt_group_info(context, world, &rank, &size));
+  int32_t param = -1;
+  DDPRT_ASSERT_OK(context,
+                  ddprt_param_register_shard(context, "stored.small.w",
+                                             DDPRT_DTYPE_F32, 3, 5, world, 0,
+                                             4, &param));
+  int64_t numel = -1;
+  DDPRT_EXPECT_OK(context,
+                  ddprt_param_stored(context, param, nullptr, nullptr, &numel));
+  EXPECT_EQ(numel, rank == 0 ? 3 : 0);
+  uint64_t key = ddprt::seedKey(5, ddprt::paramStream("stored.small.w"));
+  std::vector<char> bytes(12);
+  DDPRT_ASSERT_OK(context, ddprt_param_gather(context, param, bytes.data(), 12));
+  std::vector<double> gathered = decode(DDPRT_DTYPE_F32, bytes);
+  for (int64_t i = 0; i < 3; ++i)
+    EXPECT_EQ(gathered[size_t(i)], ddprt::seededValue(key, uint64_t(i)));
+  void *shard = upload(DDPRT_DTYPE_F32, std::vector<double>(4, 9.0));
+  DDPRT_EXPECT_OK(context,
+                  ddprt_get_param_shard(context, world, param, 0, 4, shard));
+  std::vector<double> read = download(DDPRT_DTYPE_F32, shard, 4);
+  for (int64_t i = 0; i < 4; ++i) {
+    double expected = rank == 0 && i < 3 ? gathered[size_t(i)] : 9.0;
+    EXPECT_EQ(read[size_t(i)], expected) << "shard element " << i;
+  }
+  DDPRT_EXPECT_OK(context,
+                  ddprt_set_param_shard(context, world, param, 0, 4, shard));
+  std::vector<char> whole = encode(DDPRT_DTYPE_F32, {7, 8, 9});
+  DDPRT_EXPECT_OK(context, ddprt_param_write(context, param, whole.data(), 12));
+  DDPRT_ASSERT_OK(context, ddprt_param_gather(context, param, bytes.data(), 12));
+  EXPECT_EQ(decode(DDPRT_DTYPE_F32, bytes), (std::vector<double>{7, 8, 9}));
+  DDPRT_EXPECT_OK(context, ddprt_free(context, shard));
 }
 
 // What reads or updates the whole parameter in place, and a shard copy of

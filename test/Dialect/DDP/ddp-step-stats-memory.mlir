@@ -196,7 +196,7 @@ func.func @step(%x0: tensor<8x8xf32>, %x1: tensor<8x8xf32>) {
 // CHECK-LABEL: mesh: dp=3 (3 ranks)
 // CHECK: runtime memory per rank (ddp's lowering):
 // CHECK-NEXT:   parameters: 32
-// CHECK-NEXT:   parameters stored as this rank's shard (counted on the rank that keeps the most): 2
+// CHECK-NEXT:   parameters stored as this rank's shard: 2 (their bytes counted on the rank that keeps the most)
 ddp.mesh @world(dp = 3)
 ddp.param @a : tensor<8xf32>
 ddp.param @b : tensor<2x2xf32>

@@ -114,26 +114,29 @@ getPeakDeterministicReductionBytes(const StoragePlan &plan) {
 
 /// The bytes of the parameters stored sharded (rule 10) on the rank that
 /// keeps the most of them: per group, each group rank's elements of every
-/// parameter summed, the largest sum taken (a sum over the groups).
+/// parameter summed, the largest sum taken (a sum over the groups). Only
+/// the ranks a parameter's elements reach are visited: a group may have
+/// 2^40 ranks.
 static CheckedCount getShardStoredParamBytes(const StoragePlan &plan) {
-  llvm::DenseMap<unsigned, SmallVector<CheckedCount>> bytesByRank;
+  llvm::DenseMap<unsigned, llvm::DenseMap<int64_t, CheckedCount>> byRank;
   for (const PlannedParam &param : plan.params) {
     const std::optional<PlannedParam::ShardLayout> &layout = param.storedShard;
-    if (!layout)
+    if (!layout || param.numel == 0)
       continue;
-    int64_t size = plan.groupSizes[layout->group];
-    SmallVector<CheckedCount> &ranks = bytesByRank[layout->group];
-    ranks.resize(size_t(size));
     int64_t elementBytes = PlannedBuffer{param.dtype, 1}.getBytes();
-    for (int64_t rank = 0; rank < size; ++rank)
-      ranks[size_t(rank)] +=
+    int64_t first = layout->offset / layout->shardNumel;
+    int64_t last = (layout->offset + param.numel - 1) / layout->shardNumel;
+    llvm::DenseMap<int64_t, CheckedCount> &ranks = byRank[layout->group];
+    for (int64_t rank = first; rank <= last; ++rank)
+      ranks[rank] +=
           CheckedCount(plan.getStoredNumel(param, rank)) * elementBytes;
   }
   CheckedCount total;
-  for (const auto &entry : bytesByRank) {
+  for (const auto &entry : byRank) {
     int64_t most = 0;
-    for (const CheckedCount &bytes : entry.second)
-      most = std::max(most, bytes.getOr(std::numeric_limits<int64_t>::max()));
+    for (const auto &rank : entry.second)
+      most = std::max(most,
+                      rank.second.getOr(std::numeric_limits<int64_t>::max()));
     total += most;
   }
   return total;
@@ -157,14 +160,15 @@ FailureOr<RuntimeMemory> ddp::estimateRuntimeMemory(const StoragePlan &plan) {
     if (!param.inBucket && !param.storedShard)
       paramBytes += bytes;
     // Reading a sharded parameter whole gathers its bucket besides.
-    int64_t readBytes = bytes;
+    CheckedCount readBytes = bytes;
     if (const std::optional<PlannedParam::ShardLayout> &layout =
             param.storedShard)
-      readBytes += PlannedBuffer{param.dtype,
-                                 layout->shardNumel *
-                                     (plan.groupSizes[layout->group] + 1)}
-                       .getBytes();
-    largestParamBytes = std::max(largestParamBytes, readBytes);
+      readBytes += CheckedCount(plan.getStoredNumelBound(param)) *
+                   (plan.groupSizes[layout->group] + 1) *
+                   PlannedBuffer{param.dtype, 1}.getBytes();
+    largestParamBytes = std::max(
+        largestParamBytes,
+        readBytes.getOr(std::numeric_limits<int64_t>::max()));
     ParamOp op = param.op;
     StringAttr name = op.getSymNameAttr();
     if (adamParams.contains(name))

@@ -142,7 +142,7 @@ static void findShardStoredParams(StoragePlan &plan, ModuleOp module) {
   for (PlannedParam &param : plan.params) {
     std::optional<Layout> layout =
         layouts.lookup(param.op.getSymNameAttr());
-    if (!layout || param.inBucket)
+    if (!layout || param.inBucket || layout->shardNumel <= 0)
       continue;
     param.storedShard = PlannedParam::ShardLayout{
         plan.getGroupIndex(layout->axes), layout->offset, layout->shardNumel};
@@ -527,6 +527,12 @@ int64_t StoragePlan::getStoredNumel(const PlannedParam &param,
   int64_t end = std::min(layout.offset + param.numel,
                          (groupRank + 1) * layout.shardNumel);
   return std::max<int64_t>(end - begin, 0);
+}
+
+int64_t StoragePlan::getStoredNumelBound(const PlannedParam &param) const {
+  if (!param.storedShard)
+    return param.numel;
+  return std::min(param.numel, param.storedShard->shardNumel);
 }
 
 int64_t StoragePlan::getNumShardStoredParams() const {

@@ -84,9 +84,8 @@ struct StepStatsPass : impl::StepStatsBase<StepStatsPass> {
             "buffers): "
          << plan->numParamsInBuckets << "\n";
     if (int64_t sharded = plan->getNumShardStoredParams())
-      os << "  parameters stored as this rank's shard (counted on the rank "
-            "that keeps the most): "
-         << sharded << "\n";
+      os << "  parameters stored as this rank's shard: " << sharded
+         << " (their bytes counted on the rank that keeps the most)\n";
     os << "  buffers: " << memory.bufferBytes << " (" << plan->buffers.size()
        << " buffers of " << memory.unsharedBufferBytes << " bytes in "
        << plan->arenas.size() << " arenas)\n"

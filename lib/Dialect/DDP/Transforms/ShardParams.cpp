@@ -229,7 +229,8 @@ void ShardParamsPass::runOnOperation() {
     return signalPassFailure();
   }
   if (fsdpDoubleBuffer) {
-    if (suggestedCommunicationUnitSize == 0 && fsdpPrefetch > 1) {
+    if (suggestedCommunicationUnitSize == 0 && unitPrefetch.empty() &&
+        fsdpPrefetch > 1) {
       step.emitError("fsdp-double-buffer holds two units' gathered "
                      "parameters, the computing one's and the next: "
                      "fsdp-prefetch=")

@@ -134,6 +134,9 @@ public:
   /// The elements of `param` that the rank with index `groupRank` in its
   /// shard layout's group stores (all of them when it is stored whole).
   int64_t getStoredNumel(const PlannedParam &param, int64_t groupRank) const;
+  /// The most elements of `param` any rank stores, bounded without visiting
+  /// the ranks: its size, or its layout's shard size when smaller.
+  int64_t getStoredNumelBound(const PlannedParam &param) const;
   /// How many parameters are stored as this rank's shard only.
   int64_t getNumShardStoredParams() const;
 

@@ -497,8 +497,8 @@ def ShardParams : Pass<"ddp-shard-params", "mlir::func::FuncOp"> {
            /*default=*/"\"\"",
            "fsdp-prefetch per unit: one depth per unit in forward order, "
            "separated by commas (\"2,1,1\"); each of the unit's runs is "
-           "gathered that many runs ahead (empty: fsdp-prefetch for every "
-           "unit)">,
+           "gathered that many runs ahead, in place of fsdp-prefetch "
+           "(empty: fsdp-prefetch for every unit)">,
   ];
   let statistics = [
     Statistic<"numUnits", "units", "FSDP units">,
