@@ -105,10 +105,13 @@ ddp::bucketing::computeMegatronLayout(llvm::ArrayRef<Gradient> gradients,
   const PaddingOptions &padding = options.padding;
   BucketLayout layout;
   for (auto &[key, members] : buffers) {
-    // Bucketed only on the first pipeline rank's first model chunk.
-    std::optional<int64_t> bufferBucketSize =
-        options.pipelineRank == 0 && std::get<0>(key) == 0 ? *bucketSize
-                                                           : std::nullopt;
+    // Bucketed only on the first pipeline rank's first model chunk; -1:
+    // one bucket for the buffer. (A plain count: GCC 12 misreads a
+    // std::optional here as maybe uninitialized.)
+    int64_t bufferBucketSize =
+        options.pipelineRank == 0 && std::get<0>(key) == 0
+            ? bucketSize->value_or(-1)
+            : -1;
     std::vector<size_t> current;
     // The end of the last gradient, relative to the bucket's start. Bucket
     // starts are multiples of lcm(dp, 128), so padding a gradient's start
@@ -130,7 +133,7 @@ ddp::bucketing::computeMegatronLayout(llvm::ArrayRef<Gradient> gradients,
         closeBucket();
       current.push_back(index);
       cursor = padGradientStart(padding, cursor) + gradient.numel;
-      if ((bufferBucketSize && cursor >= *bufferBucketSize) ||
+      if ((bufferBucketSize >= 0 && cursor >= bufferBucketSize) ||
           needsOwnBucket)
         closeBucket();
     }

@@ -177,7 +177,7 @@ std::optional<ActivationBytes> ddp::getActivationBytes(Operation *module) {
       return std::nullopt;
     value = entry.getInt();
   }
-  ActivationBytes bytes{values[0], values[1], values[2]};
+  ActivationBytes bytes{values[0], values[1], values[2], {}};
   if (auto perLayer =
           dyn_cast_or_null<DenseI64ArrayAttr>(attr.get(kPerLayerKey)))
     bytes.perLayer.assign(perLayer.asArrayRef().begin(),

@@ -49,7 +49,10 @@ static void forEachParamRead(Operation &op,
 ParamsInGathers::ParamsInGathers(Block &step) {
   llvm::DenseMap<StringAttr, unsigned> setters;
   llvm::DenseSet<StringAttr> updatedWhole;
-  for (auto [index, op] : llvm::enumerate(step)) {
+  for (auto entry : llvm::enumerate(step)) {
+    // Named, not bound: the lambda below captures the index.
+    unsigned index = entry.index();
+    Operation &op = entry.value();
     position[&op] = index;
     forEachParamRead(op, [&](StringAttr param) {
       reads[param].push_back(index);

@@ -132,7 +132,10 @@ combined::CombinedStep ddp::combined::orderCombinedStep(
   std::map<Combined1F1BKey, SmallVector<Operation *>> places;
   SmallVector<Operation *> before;
   for (ArrayRef<Operation *> ops : {forward, backward}) {
-    auto [first, last] = getLayerRange(ops);
+    // Named, not bound: the lambda below captures them, which C++17 does
+    // not allow of structured bindings.
+    std::pair<int64_t, int64_t> range = getLayerRange(ops);
+    int64_t first = range.first, last = range.second;
     placeByNodes(
         ops,
         [&](const ScheduleNode &node, bool tail, bool delayedWgrad) {
