@@ -78,34 +78,53 @@ extern "C" ddprt_status ddprt_set_param_shard(ddprt_context *context,
       slice.numel * int64_t(elementSize(target.dtype))));
 }
 
-/// Gathers the bucket `layout` of `param` through buffers of its own, with
-/// this rank's shard read from the parameter, and hands `use` the
-/// parameter's whole value inside the gathered bucket.
-template <typename Use>
-static ddprt_status gatherParam(ddprt_context *context, int32_t param,
-                                const Param::BucketLayout &layout, Use use) {
+/// All-gathers the elements of `param` that the ranks of `layout`'s group
+/// hold, each rank's slice at the front of a chunk as large as the largest
+/// slice (the collective moves the parameter's chunks, not its whole bucket
+/// once per parameter of it), and hands `place(first, source, bytes)` each
+/// rank's slice: its first element in the parameter and where it lies
+/// gathered. Every rank of the group must call it.
+template <typename Place>
+static ddprt_status gatherParam(ddprt_context *context, const char *entry,
+                                int32_t param,
+                                const Param::BucketLayout &layout,
+                                Place place) {
   const Param &target = context->params[size_t(param)];
+  if (target.numel == 0)
+    return DDPRT_OK;
+  ShardSlice slice;
+  DDPRT_REPORT_IF_ERROR(context,
+                        getShardSlice(context, entry, target, layout, slice));
   int32_t dtype = int32_t(target.dtype);
+  int64_t elementBytes = int64_t(elementSize(target.dtype));
   int64_t groupSize = context->groups[size_t(layout.group)].layout.size;
-  void *shard = nullptr, *bucket = nullptr;
-  ddprt_status status = ddprt_alloc(context, dtype, layout.shardNumel, &shard);
+  int64_t chunk = std::min(target.numel, layout.shardNumel);
+  void *own = nullptr, *chunks = nullptr;
+  ddprt_status status = ddprt_alloc(context, dtype, chunk, &own);
   if (status == DDPRT_OK)
-    status = ddprt_alloc(context, dtype, layout.shardNumel * groupSize,
-                         &bucket);
+    status = ddprt_alloc(context, dtype, chunk * groupSize, &chunks);
+  if (status == DDPRT_OK && slice.numel > 0)
+    status = context->report(context->backend->copy(
+        own, getSliceValues(target, slice), slice.numel * elementBytes));
   if (status == DDPRT_OK)
-    status = ddprt_get_param_shard(context, layout.group, param, layout.offset,
-                                   layout.shardNumel, shard);
-  if (status == DDPRT_OK)
-    status = ddprt_all_gather(context, layout.group, dtype, layout.shardNumel,
-                              shard, bucket, nullptr);
-  if (status == DDPRT_OK)
-    status = use(static_cast<const char *>(bucket) +
-                 layout.offset * int64_t(elementSize(target.dtype)));
+    status = ddprt_all_gather(context, layout.group, dtype, chunk, own, chunks,
+                              nullptr);
+  // The ranks whose shards hold some of the parameter, in order.
+  int64_t end = layout.offset + target.numel;
+  for (int64_t rank = layout.offset / layout.shardNumel;
+       status == DDPRT_OK && rank * layout.shardNumel < end; ++rank) {
+    int64_t begin = std::max(layout.offset, rank * layout.shardNumel);
+    int64_t last = std::min(end, (rank + 1) * layout.shardNumel);
+    status = place(begin - layout.offset,
+                   static_cast<const char *>(chunks) +
+                       rank * chunk * elementBytes,
+                   (last - begin) * elementBytes);
+  }
   // Freeing keeps the first error's message.
-  ddprt_status freed = ddprt_free(context, bucket);
-  ddprt_status freedShard = ddprt_free(context, shard);
+  ddprt_status freed = ddprt_free(context, chunks);
+  ddprt_status freedOwn = ddprt_free(context, own);
   if (status == DDPRT_OK)
-    status = freed != DDPRT_OK ? freed : freedShard;
+    status = freed != DDPRT_OK ? freed : freedOwn;
   return status;
 }
 
@@ -115,11 +134,14 @@ extern "C" ddprt_status ddprt_finish_param_sync(ddprt_context *context) {
     Param &param = context->params[index];
     if (!param.pendingGather)
       continue;
+    int64_t elementBytes = int64_t(elementSize(param.dtype));
     ddprt_status status = gatherParam(
-        context, int32_t(index), *param.pendingGather,
-        [&](const void *whole) {
-          return ddprt_copy(context, param.data, whole,
-                            param.numel * int64_t(elementSize(param.dtype)));
+        context, __func__, int32_t(index), *param.pendingGather,
+        [&](int64_t first, const void *source, int64_t bytes) {
+          return ddprt_copy(context,
+                            static_cast<char *>(param.data) +
+                                first * elementBytes,
+                            source, bytes);
         });
     if (status != DDPRT_OK)
       return status;
@@ -140,40 +162,12 @@ extern "C" ddprt_status ddprt_param_gather(ddprt_context *context,
   if (bytes == 0)
     return DDPRT_OK;
   DDPRT_REPORT_IF_ERROR(context, checkOutput(__func__, "host_dst", hostDst));
-  // Each rank's slice at the front of a chunk as large as the largest
-  // slice: the all-gather moves the parameter's ranks' chunks, not the
-  // whole bucket once per parameter of it.
-  const Param::BucketLayout &layout = *entry.storedShard;
-  int32_t dtype = int32_t(entry.dtype);
   int64_t elementBytes = int64_t(elementSize(entry.dtype));
-  int64_t groupSize = context->groups[size_t(layout.group)].layout.size;
-  int64_t chunk = std::min(entry.numel, layout.shardNumel);
-  void *own = nullptr, *chunks = nullptr;
-  ddprt_status status = ddprt_alloc(context, dtype, chunk, &own);
-  if (status == DDPRT_OK)
-    status = ddprt_alloc(context, dtype, chunk * groupSize, &chunks);
-  if (status == DDPRT_OK && entry.storedNumel > 0)
-    status = context->report(
-        context->backend->copy(own, entry.data, entry.getStoredBytes()));
-  if (status == DDPRT_OK)
-    status = ddprt_all_gather(context, layout.group, dtype, chunk, own, chunks,
-                              nullptr);
-  // The ranks whose shards hold some of the parameter, in order.
-  int64_t end = layout.offset + entry.numel;
-  for (int64_t rank = layout.offset / layout.shardNumel;
-       status == DDPRT_OK && rank * layout.shardNumel < end; ++rank) {
-    int64_t begin = std::max(layout.offset, rank * layout.shardNumel);
-    int64_t last = std::min(end, (rank + 1) * layout.shardNumel);
-    status = ddprt_read(
-        context,
-        static_cast<char *>(hostDst) + (begin - layout.offset) * elementBytes,
-        static_cast<char *>(chunks) + rank * chunk * elementBytes,
-        (last - begin) * elementBytes);
-  }
-  // Freeing keeps the first error's message.
-  ddprt_status freed = ddprt_free(context, chunks);
-  ddprt_status freedOwn = ddprt_free(context, own);
-  if (status == DDPRT_OK)
-    status = freed != DDPRT_OK ? freed : freedOwn;
-  return status;
+  return gatherParam(context, __func__, param, *entry.storedShard,
+                     [&](int64_t first, const void *source, int64_t count) {
+                       return ddprt_read(context,
+                                         static_cast<char *>(hostDst) +
+                                             first * elementBytes,
+                                         source, count);
+                     });
 }
