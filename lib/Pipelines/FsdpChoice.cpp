@@ -245,15 +245,15 @@ FailureOr<FsdpSchedule> ddp::chooseFsdpSchedule(
   // parameters longer, so the peak grows with the count and a bisection
   // finds it. 2 first: where it does not fit (no cap: usually), one
   // schedule is all it costs.
-  auto keepMost = [&](FsdpSchedule candidate) {
+  auto keepMost = [&](FsdpSchedule candidate, unsigned numUnits) {
     if (options.keepLastUnits || !candidate.reshardAfterForward ||
-        options.numUnits < 2)
+        numUnits < 2)
       return;
     candidate.keepLastUnits = 2;
     std::optional<Priced> kept = fits(candidate);
     if (!kept)
       return;
-    unsigned fitting = 2, exceeding = options.numUnits + 1;
+    unsigned fitting = 2, exceeding = numUnits + 1;
     while (exceeding - fitting > 1) {
       candidate.keepLastUnits = fitting + (exceeding - fitting) / 2;
       if (std::optional<Priced> priced = fits(candidate)) {
@@ -271,7 +271,7 @@ FailureOr<FsdpSchedule> ddp::chooseFsdpSchedule(
   if (succeeded(baselinePrice)) {
     consider(baseline, *baselinePrice);
     if (baselinePrice->peakBytes <= cap)
-      keepMost(baseline);
+      keepMost(baseline, baselinePrice->numUnits);
   }
   SmallVector<unsigned> prefetches = {0, 1, 2};
   // A given depth per unit replaces fsdp-prefetch: one value is all.
@@ -292,7 +292,7 @@ FailureOr<FsdpSchedule> ddp::chooseFsdpSchedule(
         continue;
       consider(candidate, *priced);
       if (priced->peakBytes <= cap)
-        keepMost(candidate);
+        keepMost(candidate, priced->numUnits);
     }
   if (!best && failed(baselinePrice))
     return failure();

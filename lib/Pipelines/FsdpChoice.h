@@ -46,9 +46,6 @@ struct FsdpChoiceOptions {
   bool unitPrefetchGiven = false;
   std::optional<bool> reshardAfterForward;
   std::optional<unsigned> keepLastUnits;
-  /// The units of the step (its transformer layers): the most that
-  /// fsdp-keep-last-units can keep.
-  unsigned numUnits = 0;
 };
 
 /// The fastest candidate on the simulated step time, among FSDP2's defaults

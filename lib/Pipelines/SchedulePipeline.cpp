@@ -19,7 +19,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 
-#include <set>
 
 using namespace mlir;
 using namespace ddp;
@@ -352,11 +351,6 @@ private:
     // Megatron-FSDP's prefetch budget or double buffers decide instead.
     if (options.suggestedCommunicationUnitSize > 0 || options.fsdpDoubleBuffer)
       return success();
-    std::set<int64_t> layers;
-    for (ParamOp param : module.getOps<ParamOp>())
-      if (std::optional<uint64_t> layer = param.getLayer())
-        layers.insert(int64_t(*layer));
-    choice.numUnits = layers.size();
     choice.hardware = options.hardware.getValue();
     choice.dataParallelSize = options.dataParallelSize;
     choice.moeImbalance = options.moeImbalance;

@@ -62,14 +62,10 @@ RuntimeSession::gatherFromAllRanks(llvm::ArrayRef<uint64_t> words) {
   if (words.empty())
     return {};
   // Eight-byte elements; the collective moves them without arithmetic.
-  void *buffer = nullptr;
-  check(ddprt_alloc(context, DDPRT_DTYPE_F64, words.size(), &buffer),
-        "ddprt_alloc");
-  check(ddprt_write(context, buffer, words.data(), words.size() * 8),
-        "ddprt_write");
-  std::vector<uint8_t> gathered =
-      gatherFromAllRanks(buffer, DDPRT_DTYPE_F64, words.size());
-  check(ddprt_free(context, buffer), "ddprt_free");
+  std::vector<uint8_t> gathered = gatherFromAllRanks(
+      llvm::ArrayRef(reinterpret_cast<const uint8_t *>(words.data()),
+                     words.size() * 8),
+      DDPRT_DTYPE_F64, int64_t(words.size()));
   std::vector<uint64_t> all(words.size() * numRanks);
   std::memcpy(all.data(), gathered.data(), gathered.size());
   return all;

@@ -389,7 +389,7 @@ void ShardParamsPass::runOnOperation() {
 
   // The units in forward order, by their first read: what
   // fsdp-keep-last-units and fsdp-unit-prefetch count in, and what each
-  // run's gathered shard records (ddp.unit).
+  // run's gathered shard records (ddp.fsdp_unit).
   SmallVector<unsigned> inForwardOrder;
   {
     SmallVector<std::pair<unsigned, unsigned>> firstRead;
