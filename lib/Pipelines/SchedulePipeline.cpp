@@ -12,7 +12,9 @@
 #include "PipelineBucketChoice.h"
 #include "ScheduleOptions.h"
 
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
@@ -579,6 +581,16 @@ private:
 void ddp::populateDDPSchedulePipeline(OpPassManager &pm,
                                       const SchedulePipelineOptions &options) {
   pm.addPass(std::make_unique<SchedulePass>(options));
+}
+
+LogicalResult ddp::runDDPSchedule(ModuleOp module,
+                                  const SchedulePipelineOptions &options) {
+  PassManager pm(module.getContext());
+  pm.enableVerifier(false);
+  populateDDPSchedulePipeline(pm, options);
+  if (failed(pm.run(module)))
+    return failure();
+  return verify(module);
 }
 
 void ddp::registerDDPSchedulePipeline() {

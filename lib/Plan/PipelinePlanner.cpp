@@ -17,7 +17,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -183,9 +182,7 @@ evaluate(MLIRContext &context, const ModelConfig &base,
   }
   (*module)->setAttr(kScheduleOptionsAttrName,
                      withChoice(context, recordedOptions, choice));
-  PassManager pm(&context);
-  populateDDPSchedulePipeline(pm, options);
-  if (failed(pm.run(*module))) {
+  if (failed(runDDPSchedule(*module, options))) {
     if (candidate.refusal.empty())
       candidate.refusal = "the schedule refused it";
     return candidate;

@@ -204,16 +204,13 @@ FailureOr<BucketModel> ddp::schedule::buildBucketModel(
   bool inTail = false;
   for (auto [ordinal, op] : llvm::enumerate(step.getBody().front())) {
     if (!inTail && !gradientOfParam.empty())
-      if (std::optional<SymbolTable::UseRange> symbolUses =
-              SymbolTable::getSymbolUses(&op))
-        for (const SymbolTable::SymbolUse &use : *symbolUses) {
-          auto param =
-              gradientOfParam.find(use.getSymbolRef().getRootReference());
-          if (param == gradientOfParam.end())
-            continue;
-          timeline.addParamUse(param->second, ordinal);
-          gradientOfParam.erase(param);
-        }
+      forEachNamedSymbol(&op, [&](StringAttr name) {
+        auto param = gradientOfParam.find(name);
+        if (param == gradientOfParam.end())
+          return;
+        timeline.addParamUse(param->second, ordinal);
+        gradientOfParam.erase(param);
+      });
     auto reduction = reductionIndex.find(&op);
     if (reduction != reductionIndex.end()) {
       size_t index = reduction->second;

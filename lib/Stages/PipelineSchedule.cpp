@@ -43,7 +43,9 @@ std::string PipelineTask::str() const {
   char letter = phase == Phase::Forward    ? 'F'
                 : phase == Phase::Backward ? 'B'
                                            : 'W';
-  return formatv("{0}{1}.{2}", letter, microbatch, chunk).str();
+  // Built by hand: formatv parses its format string on every call, and
+  // every op of a pipelined step is tagged with one of these.
+  return letter + std::to_string(microbatch) + '.' + std::to_string(chunk);
 }
 
 std::optional<PipelineTask> PipelineTask::parse(StringRef text) {

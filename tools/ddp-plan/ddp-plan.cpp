@@ -37,7 +37,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
@@ -148,9 +147,7 @@ static LogicalResult runPlan(Plan &plan, const timing::CostModel &model) {
     return failure();
   plan.effectiveOptions = getOptionValues(effective);
 
-  PassManager pm(plan.module->getContext());
-  populateDDPSchedulePipeline(pm, plan.options);
-  if (failed(pm.run(*plan.module)))
+  if (failed(runDDPSchedule(*plan.module, plan.options)))
     return failure();
   // What the pipeline chose and recorded (policy=auto's batch-level MoE
   // overlap) is part of the schedule the table compares.
@@ -376,9 +373,7 @@ static void printTable(const Plan &configured, const Plan &automatic,
 /// schedule alone, every pipeline rank simulated.
 static int planConfiguredPipeline(Plan &plan, const timing::CostModel &model) {
   progress("scheduling the " + plan.name + " schedule");
-  PassManager pm(plan.module->getContext());
-  populateDDPSchedulePipeline(pm, plan.options);
-  if (failed(pm.run(*plan.module)))
+  if (failed(runDDPSchedule(*plan.module, plan.options)))
     return 1;
   progress("simulating the pipeline");
   FailureOr<sim::PipelineSimResult> result =

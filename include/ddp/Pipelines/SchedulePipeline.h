@@ -63,6 +63,13 @@ struct SchedulePipelineOptions
 void populateDDPSchedulePipeline(mlir::OpPassManager &pm,
                                  const SchedulePipelineOptions &options);
 
+/// Runs that pipeline on `module` for a tool that reads its result
+/// (ddp-plan and its candidates): the module is verified once, after the
+/// pipeline, not after each pass and each candidate's pass inside it, which
+/// took a third of planning a 400k-op pipelined step (docs/Pipeline.md).
+mlir::LogicalResult runDDPSchedule(mlir::ModuleOp module,
+                                   const SchedulePipelineOptions &options);
+
 /// A recorded option's value as it is written after `name=` (a bool, every
 /// digit of an integer, a string unquoted); nullopt for another attribute.
 std::optional<std::string> getRecordedOptionText(mlir::Attribute value);

@@ -148,16 +148,8 @@ FailureOr<ModelState> ddp::computeModelState(ModuleOp module,
   SymbolTable symbols(module);
   // A stage program keeps the parameters it names.
   llvm::DenseSet<StringAttr> used;
-  if (only) {
-    // Unknown uses (an op that may hide symbol references): count every
-    // parameter, as for the whole module.
-    if (std::optional<SymbolTable::UseRange> uses =
-            SymbolTable::getSymbolUses(only.getOperation()))
-      for (const SymbolTable::SymbolUse &use : *uses)
-        used.insert(use.getSymbolRef().getRootReference());
-    else
-      only = nullptr;
-  }
+  if (only)
+    forEachNamedSymbol(only, [&](StringAttr name) { used.insert(name); });
   // The parameters read whole somewhere, and the group of each that is read
   // as shards: one read only as shards is kept as shards
   // (ddp-shard-params).

@@ -182,8 +182,9 @@ static void printAsyncToken(OpAsmPrinter &p, Operation *, Type tokenType,
 // Element types and groups
 //===----------------------------------------------------------------------===//
 
-std::optional<ElementType> ddp::getElementTypeOf(Type type) {
-  Type element = getElementTypeOrSelf(type);
+/// An element type alone (no ShapedType interface lookup: the tensor types'
+/// checks run on every operand of every op the verifier visits).
+static std::optional<ElementType> getScalarElementType(Type element) {
   if (element.isF16())
     return ElementType::F16;
   if (element.isBF16())
@@ -193,6 +194,12 @@ std::optional<ElementType> ddp::getElementTypeOf(Type type) {
   if (element.isF64())
     return ElementType::F64;
   return std::nullopt;
+}
+
+std::optional<ElementType> ddp::getElementTypeOf(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    return getScalarElementType(tensor.getElementType());
+  return getScalarElementType(getElementTypeOrSelf(type));
 }
 
 FloatType ddp::getFloatType(MLIRContext *context, ElementType type) {
@@ -212,14 +219,63 @@ FloatType ddp::getFloatType(MLIRContext *context, ElementType type) {
 
 std::optional<int64_t> ddp::getTensorSizeInBytes(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
-  std::optional<ElementType> element = getElementTypeOf(type);
-  if (!tensor || !tensor.hasStaticShape() || !element)
+  if (!tensor)
+    return std::nullopt;
+  std::optional<ElementType> element =
+      getScalarElementType(tensor.getElementType());
+  if (!element)
     return std::nullopt;
   std::optional<int64_t> bytes = getElementBytes(*element);
   for (int64_t dim : tensor.getShape())
-    if (!(bytes = llvm::checkedMul(*bytes, dim)))
+    if (ShapedType::isDynamic(dim) || !(bytes = llvm::checkedMul(*bytes, dim)))
       return std::nullopt;
   return bytes;
+}
+
+/// The references of one op's own attributes.
+static void forEachOwnNamedSymbol(Operation *op,
+                                  function_ref<void(StringAttr)> fn) {
+  if (isa_and_nonnull<DDPDialect>(op->getDialect()) &&
+      !isa<SymbolUserOpInterface>(op))
+    return;
+  auto visit = [&](Attribute attr) {
+    // A nested reference (@a::@b) is one use of @a, as MLIR counts it.
+    attr.walk<WalkOrder::PreOrder>([&](SymbolRefAttr ref) {
+      fn(ref.getRootReference());
+      return WalkResult::skip();
+    });
+  };
+  // With properties the raw dictionary holds the discardable attributes
+  // only, and a registered op's inherent ones are read one by one (an
+  // unregistered op's properties are no attributes, as getAttrDictionary
+  // has it).
+  std::optional<RegisteredOperationName> registered = op->getRegisteredInfo();
+  if (registered && op->getPropertiesStorage())
+    for (StringAttr name : registered->getAttributeNames())
+      if (std::optional<Attribute> attr = op->getInherentAttr(name.getValue());
+          attr && *attr)
+        visit(*attr);
+  for (NamedAttribute named : op->getRawDictionaryAttrs())
+    visit(named.getValue());
+}
+
+/// Whether the references inside `op` belong to another scope: a symbol
+/// table's, or an unregistered op's with one region, which may be one
+/// (where getSymbolUses gives up, this reports the op's own references).
+static bool opensScope(Operation *op) {
+  return op->hasTrait<OpTrait::SymbolTable>() ||
+         (op->getNumRegions() == 1 && !op->getDialect());
+}
+
+void ddp::forEachNamedSymbol(Operation *op, function_ref<void(StringAttr)> fn) {
+  forEachOwnNamedSymbol(op, fn);
+  if (opensScope(op))
+    return;
+  for (Region &region : op->getRegions())
+    region.walk<WalkOrder::PreOrder>([&](Operation *nested) {
+      forEachOwnNamedSymbol(nested, fn);
+      return opensScope(nested) ? WalkResult::skip() : WalkResult::advance();
+    });
 }
 
 Operation *ddp::createAsyncCollective(OpBuilder &builder,

@@ -19,73 +19,80 @@
 using namespace mlir;
 using namespace ddp;
 
+/// The loaded dialect, whose helpers hold the attributes' names: a helper
+/// made per query would unique its name's StringAttr every time, a cost
+/// that showed on the 900k-op steps of a pipeline.
+static DDPDialect &ddpOf(MLIRContext *context) {
+  return *context->getOrLoadDialect<DDPDialect>();
+}
+
 std::optional<int64_t> ddp::getBucketIndex(Operation *op) {
-  if (auto attr = DDPDialect::BucketAttrHelper(op->getContext()).getAttr(op))
+  if (auto attr = ddpOf(op->getContext()).getBucketAttrHelper().getAttr(op))
     return attr.getInt();
   return std::nullopt;
 }
 
 void ddp::setBucketIndex(Operation *op, int64_t index) {
-  DDPDialect::BucketAttrHelper(op->getContext())
+  ddpOf(op->getContext()).getBucketAttrHelper()
       .setAttr(op, Builder(op->getContext()).getI64IntegerAttr(index));
 }
 
 std::optional<int64_t> ddp::getBucketOffset(Operation *op) {
   if (auto attr =
-          DDPDialect::BucketOffsetAttrHelper(op->getContext()).getAttr(op))
+          ddpOf(op->getContext()).getBucketOffsetAttrHelper().getAttr(op))
     return attr.getInt();
   return std::nullopt;
 }
 
 void ddp::setBucketOffset(Operation *op, int64_t offset) {
-  DDPDialect::BucketOffsetAttrHelper(op->getContext())
+  ddpOf(op->getContext()).getBucketOffsetAttrHelper()
       .setAttr(op, Builder(op->getContext()).getI64IntegerAttr(offset));
 }
 
 std::optional<int64_t> ddp::getFsdpUnit(Operation *op) {
-  if (auto attr = DDPDialect::FsdpUnitAttrHelper(op->getContext()).getAttr(op))
+  if (auto attr = ddpOf(op->getContext()).getFsdpUnitAttrHelper().getAttr(op))
     return attr.getInt();
   return std::nullopt;
 }
 
 void ddp::setFsdpUnit(Operation *op, int64_t unit) {
-  DDPDialect::FsdpUnitAttrHelper(op->getContext())
+  ddpOf(op->getContext()).getFsdpUnitAttrHelper()
       .setAttr(op, Builder(op->getContext()).getI64IntegerAttr(unit));
 }
 
 std::optional<int64_t> ddp::getTpCommSplits(Operation *op) {
   if (auto attr =
-          DDPDialect::TpCommSplitsAttrHelper(op->getContext()).getAttr(op))
+          ddpOf(op->getContext()).getTpCommSplitsAttrHelper().getAttr(op))
     return attr.getInt();
   return std::nullopt;
 }
 
 void ddp::setTpCommSplits(Operation *op, int64_t splits) {
-  DDPDialect::TpCommSplitsAttrHelper(op->getContext())
+  ddpOf(op->getContext()).getTpCommSplitsAttrHelper()
       .setAttr(op, Builder(op->getContext()).getI64IntegerAttr(splits));
 }
 
 bool ddp::isTpCommBulk(Operation *op) {
-  return DDPDialect::TpCommBulkAttrHelper(op->getContext()).isAttrPresent(op);
+  return ddpOf(op->getContext()).getTpCommBulkAttrHelper().isAttrPresent(op);
 }
 
 void ddp::setTpCommBulk(Operation *op) {
-  DDPDialect::TpCommBulkAttrHelper(op->getContext())
+  ddpOf(op->getContext()).getTpCommBulkAttrHelper()
       .setAttr(op, UnitAttr::get(op->getContext()));
 }
 
 bool ddp::keepsPipelineOutputs(Operation *func) {
-  return DDPDialect::KeepsPipelineOutputsAttrHelper(func->getContext())
+  return ddpOf(func->getContext()).getKeepsPipelineOutputsAttrHelper()
       .isAttrPresent(func);
 }
 
 void ddp::setKeepsPipelineOutputs(Operation *func) {
-  DDPDialect::KeepsPipelineOutputsAttrHelper(func->getContext())
+  ddpOf(func->getContext()).getKeepsPipelineOutputsAttrHelper()
       .setAttr(func, UnitAttr::get(func->getContext()));
 }
 
 std::optional<double> ddp::getTpCommPredictedStepUs(Operation *op) {
-  if (auto attr = DDPDialect::TpCommPredictedStepUsAttrHelper(op->getContext())
+  if (auto attr = ddpOf(op->getContext()).getTpCommPredictedStepUsAttrHelper()
                       .getAttr(op))
     return attr.getValueAsDouble();
   return std::nullopt;
@@ -93,21 +100,21 @@ std::optional<double> ddp::getTpCommPredictedStepUs(Operation *op) {
 
 void ddp::setTpCommPredictedStepUs(Operation *op, double microseconds) {
   MLIRContext *context = op->getContext();
-  DDPDialect::TpCommPredictedStepUsAttrHelper(context).setAttr(
+  ddpOf(context).getTpCommPredictedStepUsAttrHelper().setAttr(
       op, FloatAttr::get(Float64Type::get(context), microseconds));
 }
 
 bool ddp::isDelayedWgrad(Operation *op) {
-  return DDPDialect::DelayedWgradAttrHelper(op->getContext()).isAttrPresent(op);
+  return ddpOf(op->getContext()).getDelayedWgradAttrHelper().isAttrPresent(op);
 }
 
 void ddp::setDelayedWgrad(Operation *op) {
-  DDPDialect::DelayedWgradAttrHelper(op->getContext())
+  ddpOf(op->getContext()).getDelayedWgradAttrHelper()
       .setAttr(op, UnitAttr::get(op->getContext()));
 }
 
 std::optional<double> ddp::getComputePredictedStepUs(Operation *op) {
-  if (auto attr = DDPDialect::ComputePredictedStepUsAttrHelper(op->getContext())
+  if (auto attr = ddpOf(op->getContext()).getComputePredictedStepUsAttrHelper()
                       .getAttr(op))
     return attr.getValueAsDouble();
   return std::nullopt;
@@ -115,47 +122,47 @@ std::optional<double> ddp::getComputePredictedStepUs(Operation *op) {
 
 void ddp::setComputePredictedStepUs(Operation *op, double microseconds) {
   MLIRContext *context = op->getContext();
-  DDPDialect::ComputePredictedStepUsAttrHelper(context).setAttr(
+  ddpOf(context).getComputePredictedStepUsAttrHelper().setAttr(
       op, FloatAttr::get(Float64Type::get(context), microseconds));
 }
 
 void ddp::setBatchSplit(Operation *func, int64_t count) {
-  DDPDialect::BatchSplitAttrHelper(func->getContext())
+  ddpOf(func->getContext()).getBatchSplitAttrHelper()
       .setAttr(func, Builder(func->getContext()).getI64IntegerAttr(count));
 }
 
 std::optional<int64_t> ddp::getPipelineStage(Operation *func) {
   if (auto attr =
-          DDPDialect::PipelineStageAttrHelper(func->getContext()).getAttr(func))
+          ddpOf(func->getContext()).getPipelineStageAttrHelper().getAttr(func))
     return attr.getInt();
   return std::nullopt;
 }
 
 void ddp::setPipelineStage(Operation *func, int64_t stage) {
-  DDPDialect::PipelineStageAttrHelper(func->getContext())
+  ddpOf(func->getContext()).getPipelineStageAttrHelper()
       .setAttr(func, Builder(func->getContext()).getI64IntegerAttr(stage));
 }
 
 std::optional<PipelineTask> ddp::getPipelineTask(Operation *op) {
-  if (auto attr = DDPDialect::TaskAttrHelper(op->getContext()).getAttr(op))
+  if (auto attr = ddpOf(op->getContext()).getTaskAttrHelper().getAttr(op))
     return PipelineTask::parse(attr.getValue());
   return std::nullopt;
 }
 
 void ddp::setPipelineTask(Operation *op, const PipelineTask &task) {
-  DDPDialect::TaskAttrHelper(op->getContext())
+  ddpOf(op->getContext()).getTaskAttrHelper()
       .setAttr(op, StringAttr::get(op->getContext(), task.str()));
 }
 
 std::optional<ScheduleNode> ddp::getScheduleNode(Operation *op) {
   if (auto attr =
-          DDPDialect::ScheduleNodeAttrHelper(op->getContext()).getAttr(op))
+          ddpOf(op->getContext()).getScheduleNodeAttrHelper().getAttr(op))
     return ScheduleNode::parse(attr.getValue());
   return std::nullopt;
 }
 
 void ddp::setScheduleNode(Operation *op, const ScheduleNode &node) {
-  DDPDialect::ScheduleNodeAttrHelper(op->getContext())
+  ddpOf(op->getContext()).getScheduleNodeAttrHelper()
       .setAttr(op, StringAttr::get(op->getContext(), node.str()));
 }
 
@@ -166,7 +173,7 @@ static constexpr llvm::StringLiteral kPerLayerKey = "per_layer";
 
 std::optional<ActivationBytes> ddp::getActivationBytes(Operation *module) {
   auto attr =
-      DDPDialect::ActivationBytesAttrHelper(module->getContext()).getAttr(module);
+      ddpOf(module->getContext()).getActivationBytesAttrHelper().getAttr(module);
   if (!attr)
     return std::nullopt;
   // Unverified IR may hold anything; a malformed one reads as absent.
@@ -195,30 +202,30 @@ void ddp::setActivationBytes(Operation *module, const ActivationBytes &bytes) {
   if (!bytes.perLayer.empty())
     entries.push_back(builder.getNamedAttr(
         kPerLayerKey, builder.getDenseI64ArrayAttr(bytes.perLayer)));
-  DDPDialect::ActivationBytesAttrHelper(module->getContext())
+  ddpOf(module->getContext()).getActivationBytesAttrHelper()
       .setAttr(module, builder.getDictionaryAttr(entries));
 }
 
 std::optional<double> ddp::getRoutedLimit(Operation *op) {
-  if (auto attr = DDPDialect::RoutedAttrHelper(op->getContext()).getAttr(op))
+  if (auto attr = ddpOf(op->getContext()).getRoutedAttrHelper().getAttr(op))
     return attr.getValueAsDouble();
   return std::nullopt;
 }
 
 void ddp::setRoutedLimit(Operation *op, double limit) {
-  DDPDialect::RoutedAttrHelper(op->getContext())
+  ddpOf(op->getContext()).getRoutedAttrHelper()
       .setAttr(op, Builder(op->getContext()).getF64FloatAttr(limit));
 }
 
 double ddp::getRoutedFill(Operation *op) {
   if (auto attr =
-          DDPDialect::RoutedFillAttrHelper(op->getContext()).getAttr(op))
+          ddpOf(op->getContext()).getRoutedFillAttrHelper().getAttr(op))
     return attr.getValueAsDouble();
   return 1;
 }
 
 void ddp::setRoutedFill(Operation *op, double fill) {
-  DDPDialect::RoutedFillAttrHelper(op->getContext())
+  ddpOf(op->getContext()).getRoutedFillAttrHelper()
       .setAttr(op, Builder(op->getContext()).getF64FloatAttr(fill));
 }
 

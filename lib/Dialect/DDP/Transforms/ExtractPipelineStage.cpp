@@ -82,10 +82,9 @@ void ExtractPipelineStagePass::runOnOperation() {
   DDPDialect::PipelineStageAttrHelper(context).removeAttr(kept);
   // The parameters this rank holds are the ones its program uses.
   llvm::StringSet<> used;
-  if (std::optional<SymbolTable::UseRange> uses =
-          SymbolTable::getSymbolUses(&kept.getBody()))
-    for (const SymbolTable::SymbolUse &use : *uses)
-      used.insert(use.getSymbolRef().getRootReference().getValue());
+  forEachNamedSymbol(kept, [&](StringAttr name) {
+    used.insert(name.getValue());
+  });
   for (auto param : llvm::make_early_inc_range(module.getOps<ParamOp>()))
     if (!used.contains(param.getSymName()))
       param.erase();

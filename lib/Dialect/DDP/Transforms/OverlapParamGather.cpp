@@ -123,14 +123,10 @@ static FailureOr<bool> planGather(func::FuncOp step, SetParamsOp setParams,
 using FirstUses = DenseMap<StringAttr, std::pair<unsigned, Operation *>>;
 static FirstUses findFirstUses(Block &body) {
   FirstUses firstUses;
-  for (auto [position, op] : llvm::enumerate(body)) {
-    std::optional<SymbolTable::UseRange> uses = SymbolTable::getSymbolUses(&op);
-    if (!uses)
-      continue;
-    for (const SymbolTable::SymbolUse &use : *uses)
-      firstUses.try_emplace(use.getSymbolRef().getRootReference(),
-                            unsigned(position), &op);
-  }
+  for (auto [position, op] : llvm::enumerate(body))
+    forEachNamedSymbol(&op, [&](StringAttr name) {
+      firstUses.try_emplace(name, unsigned(position), &op);
+    });
   return firstUses;
 }
 

@@ -58,7 +58,12 @@ public:
   size_t build(bool deallocate);
 
 private:
-  const llvm::BitVector &getStagesOf(Operation *op) { return stagesOf[op]; }
+  /// What analyze() read of an op of the step (not of a get_param): its
+  /// task, read once (the attribute is a string to parse).
+  std::optional<PipelineTask> getTask(Operation *op) const {
+    auto found = info.find(op);
+    return found == info.end() ? std::nullopt : found->second.task;
+  }
   int64_t getFlowChunk(Operation *op) const;
   int64_t getOffset(const Transfer &transfer) const;
   size_t getSendPosition(const Transfer &transfer,
@@ -72,7 +77,14 @@ private:
   PipelineScheduleKind kind = PipelineScheduleKind::OneFOneB;
   PipelineShape shape;
   bool hasWeightGradTasks = false;
-  DenseMap<Operation *, llvm::BitVector> stagesOf;
+  /// Each op's ranks (its own ddp.pipeline_stage, or those of its
+  /// operands), its own stage (-1 without one) and its task.
+  struct OpInfo {
+    llvm::BitVector stages;
+    int64_t stage = -1;
+    std::optional<PipelineTask> task;
+  };
+  DenseMap<Operation *, OpInfo> info;
   /// Each rank's ops in the order it runs them (get_params excluded).
   std::vector<std::vector<Operation *>> orders;
   std::vector<Transfer> transfers;
@@ -93,6 +105,7 @@ LogicalResult StageSplit::analyze(StringRef kindName, int64_t groupSize,
   // the step holds (and its schedule would not fit in memory). Counted once:
   // a block's size() walks its list.
   int64_t bound = static_cast<int64_t>(body.getOperations().size());
+  info.reserve(bound);
   for (Operation &op : body.without_terminator()) {
     std::optional<int64_t> stage = getPipelineStage(&op);
     std::optional<PipelineTask> task = getPipelineTask(&op);
@@ -126,14 +139,15 @@ LogicalResult StageSplit::analyze(StringRef kindName, int64_t groupSize,
       for (Value operand : op.getOperands())
         if (Operation *producer = operand.getDefiningOp();
             producer && !isa<GetParamOp>(producer))
-          set |= stagesOf[producer];
+          if (auto found = info.find(producer); found != info.end())
+            set |= found->second.stages;
       if (set.none())
         return op.emitError(
             "has no 'ddp.pipeline_stage' and none of its operands is "
             "computed on a pipeline rank, so no rank would run it; give it "
             "a 'ddp.pipeline_stage'");
     }
-    stagesOf[&op] = std::move(set);
+    info[&op] = OpInfo{std::move(set), stage.value_or(-1), task};
   }
 
   if (kindName.empty()) {
@@ -210,9 +224,10 @@ LogicalResult StageSplit::analyze(StringRef kindName, int64_t groupSize,
 }
 
 int64_t StageSplit::getFlowChunk(Operation *op) const {
-  std::optional<PipelineTask> task = getPipelineTask(op);
-  std::optional<int64_t> stage = getPipelineStage(op);
-  return task && stage ? task->chunk * stages + *stage : -1;
+  auto found = info.find(op);
+  if (found == info.end() || !found->second.task || found->second.stage < 0)
+    return -1;
+  return found->second.task->chunk * stages + found->second.stage;
 }
 
 /// Activations go forward (+1 for the next rank), their gradients back
@@ -236,7 +251,7 @@ size_t StageSplit::getSendPosition(
     const Transfer &transfer,
     const DenseMap<Operation *, size_t> &position) const {
   size_t computed = position.lookup(transfer.value.getDefiningOp()) + 1;
-  if (getPipelineTask(transfer.user))
+  if (getTask(transfer.user))
     return computed;
   return std::max(computed, postStart[transfer.from]);
 }
@@ -253,9 +268,10 @@ LogicalResult StageSplit::plan(const PipelineExchangeOptions &options) {
   for (Operation &op : body.without_terminator()) {
     if (isa<GetParamOp>(op))
       continue;
-    std::optional<PipelineTask> task = getPipelineTask(&op);
+    const OpInfo &opInfo = info.find(&op)->second;
+    const std::optional<PipelineTask> &task = opInfo.task;
     pipelineStarted |= task.has_value();
-    for (unsigned rank : stagesOf[&op].set_bits()) {
+    for (unsigned rank : opInfo.stages.set_bits()) {
       if (task)
         tasks[rank][getKey(*task)].push_back(&op);
       else
@@ -321,13 +337,12 @@ LogicalResult StageSplit::plan(const PipelineExchangeOptions &options) {
         Operation *producer = operand.getDefiningOp();
         if (!producer || isa<GetParamOp>(producer))
           continue;
-        const llvm::BitVector &where = stagesOf[producer];
+        const llvm::BitVector &where = info.find(producer)->second.stages;
         if (where.test(rank)) {
           if (done.contains(producer))
             continue;
-          std::optional<PipelineTask> task = getPipelineTask(op);
-          std::optional<PipelineTask> producerTask =
-              getPipelineTask(producer);
+          std::optional<PipelineTask> task = getTask(op);
+          std::optional<PipelineTask> producerTask = getTask(producer);
           InFlightDiagnostic diag =
               op->emitError("pipeline rank ")
               << rank << " runs this op"
@@ -438,8 +453,8 @@ size_t StageSplit::build(bool deallocate) {
               ValueRange());
           // A send deferred past the pipeline (its value is used after it)
           // belongs to no task.
-          std::optional<PipelineTask> sent = getPipelineTask(producer);
-          if (sent && getPipelineTask(transfer.user))
+          std::optional<PipelineTask> sent = getTask(producer);
+          if (sent && getTask(transfer.user))
             setPipelineTask(send, *sent);
           pending.insert({key, send.getToken()});
           issueOrder.push_back(key);
@@ -469,7 +484,7 @@ size_t StageSplit::build(bool deallocate) {
     };
 
     for (auto [index, op] : llvm::enumerate(orders[rank])) {
-      std::optional<PipelineTask> task = getPipelineTask(op);
+      std::optional<PipelineTask> task = getTask(op);
       issueBefore(index, task);
       // A receive is waited before its first use at the latest.
       for (size_t key : usedBy.lookup(op))
@@ -500,8 +515,8 @@ size_t StageSplit::build(bool deallocate) {
       // A parameter is returned by the ranks that read it.
       if (!producer ||
           (isa<GetParamOp>(producer) ? mapping.contains(result)
-                                     : stagesOf.count(producer) &&
-                                           stagesOf[producer].test(rank)))
+                                     : info.count(producer) &&
+                                           info[producer].stages.test(rank)))
         results.push_back(mapping.lookupOrDefault(result));
     }
     func::ReturnOp::create(body, returnOp.getLoc(), results);
