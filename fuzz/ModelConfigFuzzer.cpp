@@ -3,7 +3,8 @@
 // Input: a model config as ddp-import --config reads it. A config that reads
 // is imported (when small) and the step must verify; a pipelined one must
 // also split into stage programs that the order check proves cannot hang,
-// since the config's checks are Megatron's and Megatron runs it.
+// since the config's checks are Megatron's and Megatron runs it. Its
+// bytecode (ddp-import --emit-bytecode) reads back as the same step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,8 @@
 #include "ddp/Plan/PipelinePlanner.h"
 #include "ddp/Timing/HardwareProfile.h"
 
+#include "mlir/Bytecode/BytecodeWriter.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
 /// Steps of more layer passes take long to build without reaching new code.
@@ -33,6 +36,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mlir::OwningOpRef<mlir::ModuleOp> module =
       ddp::importModel(ddp::fuzz::getContext(), *config);
   ddp::fuzz::checkImportVerifies(*module, "an imported model does not verify");
+  // What ddp-import --emit-bytecode writes reads back as the same step.
+  std::string bytecode;
+  llvm::raw_string_ostream bytecodeStream(bytecode);
+  if (failed(mlir::writeBytecodeToFile(*module, bytecodeStream)))
+    ddp::fuzz::reportBug("an imported model cannot be written as bytecode");
+  mlir::OwningOpRef<mlir::ModuleOp> readBack =
+      mlir::parseSourceString<mlir::ModuleOp>(
+          bytecode, mlir::ParserConfig(&ddp::fuzz::getContext()));
+  auto print = [](mlir::ModuleOp step) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    step.print(os);
+    return text;
+  };
+  if (!readBack || print(*readBack) != print(*module))
+    ddp::fuzz::reportBug("an imported model's bytecode reads back as "
+                         "another step");
   if (!config->isPipelined())
     return 0;
   mlir::PassManager pm(&ddp::fuzz::getContext());

@@ -585,6 +585,13 @@ void ddp::populateDDPSchedulePipeline(OpPassManager &pm,
 
 LogicalResult ddp::runDDPSchedule(ModuleOp module,
                                   const SchedulePipelineOptions &options) {
+  // Verified before too: the passes may assume valid IR, and the planner's
+  // modules come from the importer, not a parser. The choices ddp-schedule
+  // makes inside (batch split, FSDP depths) run unverified as well; a pass
+  // that broke the IR fails the run at the check after, as it fails
+  // ddp-opt's.
+  if (failed(verify(module)))
+    return failure();
   PassManager pm(module.getContext());
   pm.enableVerifier(false);
   populateDDPSchedulePipeline(pm, options);

@@ -64,9 +64,10 @@ void populateDDPSchedulePipeline(mlir::OpPassManager &pm,
                                  const SchedulePipelineOptions &options);
 
 /// Runs that pipeline on `module` for a tool that reads its result
-/// (ddp-plan and its candidates): the module is verified once, after the
-/// pipeline, not after each pass and each candidate's pass inside it, which
-/// took a third of planning a 400k-op pipelined step (docs/Pipeline.md).
+/// (ddp-plan and its candidates): the module is verified before and after
+/// the pipeline, not after each pass and each candidate's pass inside it,
+/// which took a third of planning a 400k-op pipelined step
+/// (docs/Pipeline.md).
 mlir::LogicalResult runDDPSchedule(mlir::ModuleOp module,
                                    const SchedulePipelineOptions &options);
 

@@ -148,8 +148,11 @@ FailureOr<ModelState> ddp::computeModelState(ModuleOp module,
   SymbolTable symbols(module);
   // A stage program keeps the parameters it names.
   llvm::DenseSet<StringAttr> used;
-  if (only)
-    forEachNamedSymbol(only, [&](StringAttr name) { used.insert(name); });
+  // Where an op may hide references, every parameter counts, as for the
+  // whole module.
+  if (only &&
+      !forEachNamedSymbol(only, [&](StringAttr name) { used.insert(name); }))
+    only = nullptr;
   // The parameters read whole somewhere, and the group of each that is read
   // as shards: one read only as shards is kept as shards
   // (ddp-shard-params).

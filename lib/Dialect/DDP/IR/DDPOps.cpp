@@ -232,13 +232,24 @@ std::optional<int64_t> ddp::getTensorSizeInBytes(Type type) {
   return bytes;
 }
 
+/// An unregistered op with one region: MLIR cannot tell whether it is a
+/// symbol table, and getSymbolUses gives up on it.
+static bool isUnknownScope(Operation *op) {
+  return op->getNumRegions() == 1 && !op->getDialect();
+}
+
 /// The references of one op's own attributes.
 static void forEachOwnNamedSymbol(Operation *op,
                                   function_ref<void(StringAttr)> fn) {
-  if (isa_and_nonnull<DDPDialect>(op->getDialect()) &&
-      !isa<SymbolUserOpInterface>(op))
-    return;
   auto visit = [&](Attribute attr) {
+    if (auto ref = dyn_cast<SymbolRefAttr>(attr)) {
+      fn(ref.getRootReference());
+      return;
+    }
+    // The attributes every op carries hold no reference: no walk (which
+    // allocates its visited set) for them.
+    if (isa<StringAttr, IntegerAttr, FloatAttr, UnitAttr, DenseArrayAttr>(attr))
+      return;
     // A nested reference (@a::@b) is one use of @a, as MLIR counts it.
     attr.walk<WalkOrder::PreOrder>([&](SymbolRefAttr ref) {
       fn(ref.getRootReference());
@@ -248,9 +259,12 @@ static void forEachOwnNamedSymbol(Operation *op,
   // With properties the raw dictionary holds the discardable attributes
   // only, and a registered op's inherent ones are read one by one (an
   // unregistered op's properties are no attributes, as getAttrDictionary
-  // has it).
+  // has it). ddp's ops without SymbolUserOpInterface have no inherent
+  // reference.
   std::optional<RegisteredOperationName> registered = op->getRegisteredInfo();
-  if (registered && op->getPropertiesStorage())
+  if (registered && op->getPropertiesStorage() &&
+      !(isa<DDPDialect>(registered->getDialect()) &&
+        !isa<SymbolUserOpInterface>(op)))
     for (StringAttr name : registered->getAttributeNames())
       if (std::optional<Attribute> attr = op->getInherentAttr(name.getValue());
           attr && *attr)
@@ -260,22 +274,23 @@ static void forEachOwnNamedSymbol(Operation *op,
 }
 
 /// Whether the references inside `op` belong to another scope: a symbol
-/// table's, or an unregistered op's with one region, which may be one
-/// (where getSymbolUses gives up, this reports the op's own references).
+/// table's; or an unregistered op's with one region, which may be one.
 static bool opensScope(Operation *op) {
-  return op->hasTrait<OpTrait::SymbolTable>() ||
-         (op->getNumRegions() == 1 && !op->getDialect());
+  return op->hasTrait<OpTrait::SymbolTable>() || isUnknownScope(op);
 }
 
-void ddp::forEachNamedSymbol(Operation *op, function_ref<void(StringAttr)> fn) {
+bool ddp::forEachNamedSymbol(Operation *op, function_ref<void(StringAttr)> fn) {
+  bool complete = !isUnknownScope(op);
   forEachOwnNamedSymbol(op, fn);
   if (opensScope(op))
-    return;
+    return complete;
   for (Region &region : op->getRegions())
     region.walk<WalkOrder::PreOrder>([&](Operation *nested) {
       forEachOwnNamedSymbol(nested, fn);
+      complete &= !isUnknownScope(nested);
       return opensScope(nested) ? WalkResult::skip() : WalkResult::advance();
     });
+  return complete;
 }
 
 Operation *ddp::createAsyncCollective(OpBuilder &builder,

@@ -19,80 +19,85 @@
 using namespace mlir;
 using namespace ddp;
 
-/// The loaded dialect, whose helpers hold the attributes' names: a helper
-/// made per query would unique its name's StringAttr every time, a cost
-/// that showed on the 900k-op steps of a pipeline.
-static DDPDialect &ddpOf(MLIRContext *context) {
-  return *context->getOrLoadDialect<DDPDialect>();
+/// An attribute's helper: the loaded dialect's, which holds the name (a
+/// helper made per query uniques its name's StringAttr every time, a cost
+/// that showed on the 900k-op steps of a pipeline); a new one where the
+/// dialect is not loaded, since loading it here could race in a pass that
+/// runs on several functions at once.
+template <typename Helper>
+static Helper attrHelper(MLIRContext *context, Helper (DDPDialect::*get)()) {
+  if (auto *dialect = context->getLoadedDialect<DDPDialect>())
+    return (dialect->*get)();
+  return Helper(context);
 }
 
 std::optional<int64_t> ddp::getBucketIndex(Operation *op) {
-  if (auto attr = ddpOf(op->getContext()).getBucketAttrHelper().getAttr(op))
+  if (auto attr = attrHelper(op->getContext(), &DDPDialect::getBucketAttrHelper).getAttr(op))
     return attr.getInt();
   return std::nullopt;
 }
 
 void ddp::setBucketIndex(Operation *op, int64_t index) {
-  ddpOf(op->getContext()).getBucketAttrHelper()
+  attrHelper(op->getContext(), &DDPDialect::getBucketAttrHelper)
       .setAttr(op, Builder(op->getContext()).getI64IntegerAttr(index));
 }
 
 std::optional<int64_t> ddp::getBucketOffset(Operation *op) {
   if (auto attr =
-          ddpOf(op->getContext()).getBucketOffsetAttrHelper().getAttr(op))
+          attrHelper(op->getContext(), &DDPDialect::getBucketOffsetAttrHelper).getAttr(op))
     return attr.getInt();
   return std::nullopt;
 }
 
 void ddp::setBucketOffset(Operation *op, int64_t offset) {
-  ddpOf(op->getContext()).getBucketOffsetAttrHelper()
+  attrHelper(op->getContext(), &DDPDialect::getBucketOffsetAttrHelper)
       .setAttr(op, Builder(op->getContext()).getI64IntegerAttr(offset));
 }
 
 std::optional<int64_t> ddp::getFsdpUnit(Operation *op) {
-  if (auto attr = ddpOf(op->getContext()).getFsdpUnitAttrHelper().getAttr(op))
+  if (auto attr = attrHelper(op->getContext(), &DDPDialect::getFsdpUnitAttrHelper).getAttr(op))
     return attr.getInt();
   return std::nullopt;
 }
 
 void ddp::setFsdpUnit(Operation *op, int64_t unit) {
-  ddpOf(op->getContext()).getFsdpUnitAttrHelper()
+  attrHelper(op->getContext(), &DDPDialect::getFsdpUnitAttrHelper)
       .setAttr(op, Builder(op->getContext()).getI64IntegerAttr(unit));
 }
 
 std::optional<int64_t> ddp::getTpCommSplits(Operation *op) {
   if (auto attr =
-          ddpOf(op->getContext()).getTpCommSplitsAttrHelper().getAttr(op))
+          attrHelper(op->getContext(), &DDPDialect::getTpCommSplitsAttrHelper).getAttr(op))
     return attr.getInt();
   return std::nullopt;
 }
 
 void ddp::setTpCommSplits(Operation *op, int64_t splits) {
-  ddpOf(op->getContext()).getTpCommSplitsAttrHelper()
+  attrHelper(op->getContext(), &DDPDialect::getTpCommSplitsAttrHelper)
       .setAttr(op, Builder(op->getContext()).getI64IntegerAttr(splits));
 }
 
 bool ddp::isTpCommBulk(Operation *op) {
-  return ddpOf(op->getContext()).getTpCommBulkAttrHelper().isAttrPresent(op);
+  return attrHelper(op->getContext(), &DDPDialect::getTpCommBulkAttrHelper).isAttrPresent(op);
 }
 
 void ddp::setTpCommBulk(Operation *op) {
-  ddpOf(op->getContext()).getTpCommBulkAttrHelper()
+  attrHelper(op->getContext(), &DDPDialect::getTpCommBulkAttrHelper)
       .setAttr(op, UnitAttr::get(op->getContext()));
 }
 
 bool ddp::keepsPipelineOutputs(Operation *func) {
-  return ddpOf(func->getContext()).getKeepsPipelineOutputsAttrHelper()
+  return attrHelper(func->getContext(), &DDPDialect::getKeepsPipelineOutputsAttrHelper)
       .isAttrPresent(func);
 }
 
 void ddp::setKeepsPipelineOutputs(Operation *func) {
-  ddpOf(func->getContext()).getKeepsPipelineOutputsAttrHelper()
+  attrHelper(func->getContext(), &DDPDialect::getKeepsPipelineOutputsAttrHelper)
       .setAttr(func, UnitAttr::get(func->getContext()));
 }
 
 std::optional<double> ddp::getTpCommPredictedStepUs(Operation *op) {
-  if (auto attr = ddpOf(op->getContext()).getTpCommPredictedStepUsAttrHelper()
+  if (auto attr = attrHelper(op->getContext(), &DDPDialect::getTpCommPredictedStepUsAttrHelper)
                       .getAttr(op))
     return attr.getValueAsDouble();
   return std::nullopt;
@@ -100,21 +105,21 @@ std::optional<double> ddp::getTpCommPredictedStepUs(Operation *op) {
 
 void ddp::setTpCommPredictedStepUs(Operation *op, double microseconds) {
   MLIRContext *context = op->getContext();
-  ddpOf(context).getTpCommPredictedStepUsAttrHelper().setAttr(
+  attrHelper(context, &DDPDialect::getTpCommPredictedStepUsAttrHelper).setAttr(
       op, FloatAttr::get(Float64Type::get(context), microseconds));
 }
 
 bool ddp::isDelayedWgrad(Operation *op) {
-  return ddpOf(op->getContext()).getDelayedWgradAttrHelper().isAttrPresent(op);
+  return attrHelper(op->getContext(), &DDPDialect::getDelayedWgradAttrHelper).isAttrPresent(op);
 }
 
 void ddp::setDelayedWgrad(Operation *op) {
-  ddpOf(op->getContext()).getDelayedWgradAttrHelper()
+  attrHelper(op->getContext(), &DDPDialect::getDelayedWgradAttrHelper)
       .setAttr(op, UnitAttr::get(op->getContext()));
 }
 
 std::optional<double> ddp::getComputePredictedStepUs(Operation *op) {
-  if (auto attr = ddpOf(op->getContext()).getComputePredictedStepUsAttrHelper()
+  if (auto attr = attrHelper(op->getContext(), &DDPDialect::getComputePredictedStepUsAttrHelper)
                       .getAttr(op))
     return attr.getValueAsDouble();
   return std::nullopt;
@@ -122,47 +127,47 @@ std::optional<double> ddp::getComputePredictedStepUs(Operation *op) {
 
 void ddp::setComputePredictedStepUs(Operation *op, double microseconds) {
   MLIRContext *context = op->getContext();
-  ddpOf(context).getComputePredictedStepUsAttrHelper().setAttr(
+  attrHelper(context, &DDPDialect::getComputePredictedStepUsAttrHelper).setAttr(
       op, FloatAttr::get(Float64Type::get(context), microseconds));
 }
 
 void ddp::setBatchSplit(Operation *func, int64_t count) {
-  ddpOf(func->getContext()).getBatchSplitAttrHelper()
+  attrHelper(func->getContext(), &DDPDialect::getBatchSplitAttrHelper)
       .setAttr(func, Builder(func->getContext()).getI64IntegerAttr(count));
 }
 
 std::optional<int64_t> ddp::getPipelineStage(Operation *func) {
   if (auto attr =
-          ddpOf(func->getContext()).getPipelineStageAttrHelper().getAttr(func))
+          attrHelper(func->getContext(), &DDPDialect::getPipelineStageAttrHelper).getAttr(func))
     return attr.getInt();
   return std::nullopt;
 }
 
 void ddp::setPipelineStage(Operation *func, int64_t stage) {
-  ddpOf(func->getContext()).getPipelineStageAttrHelper()
+  attrHelper(func->getContext(), &DDPDialect::getPipelineStageAttrHelper)
       .setAttr(func, Builder(func->getContext()).getI64IntegerAttr(stage));
 }
 
 std::optional<PipelineTask> ddp::getPipelineTask(Operation *op) {
-  if (auto attr = ddpOf(op->getContext()).getTaskAttrHelper().getAttr(op))
+  if (auto attr = attrHelper(op->getContext(), &DDPDialect::getTaskAttrHelper).getAttr(op))
     return PipelineTask::parse(attr.getValue());
   return std::nullopt;
 }
 
 void ddp::setPipelineTask(Operation *op, const PipelineTask &task) {
-  ddpOf(op->getContext()).getTaskAttrHelper()
+  attrHelper(op->getContext(), &DDPDialect::getTaskAttrHelper)
       .setAttr(op, StringAttr::get(op->getContext(), task.str()));
 }
 
 std::optional<ScheduleNode> ddp::getScheduleNode(Operation *op) {
   if (auto attr =
-          ddpOf(op->getContext()).getScheduleNodeAttrHelper().getAttr(op))
+          attrHelper(op->getContext(), &DDPDialect::getScheduleNodeAttrHelper).getAttr(op))
     return ScheduleNode::parse(attr.getValue());
   return std::nullopt;
 }
 
 void ddp::setScheduleNode(Operation *op, const ScheduleNode &node) {
-  ddpOf(op->getContext()).getScheduleNodeAttrHelper()
+  attrHelper(op->getContext(), &DDPDialect::getScheduleNodeAttrHelper)
       .setAttr(op, StringAttr::get(op->getContext(), node.str()));
 }
 
@@ -173,7 +178,7 @@ static constexpr llvm::StringLiteral kPerLayerKey = "per_layer";
 
 std::optional<ActivationBytes> ddp::getActivationBytes(Operation *module) {
   auto attr =
-      ddpOf(module->getContext()).getActivationBytesAttrHelper().getAttr(module);
+      attrHelper(module->getContext(), &DDPDialect::getActivationBytesAttrHelper).getAttr(module);
   if (!attr)
     return std::nullopt;
   // Unverified IR may hold anything; a malformed one reads as absent.
@@ -202,30 +207,30 @@ void ddp::setActivationBytes(Operation *module, const ActivationBytes &bytes) {
   if (!bytes.perLayer.empty())
     entries.push_back(builder.getNamedAttr(
         kPerLayerKey, builder.getDenseI64ArrayAttr(bytes.perLayer)));
-  ddpOf(module->getContext()).getActivationBytesAttrHelper()
+  attrHelper(module->getContext(), &DDPDialect::getActivationBytesAttrHelper)
       .setAttr(module, builder.getDictionaryAttr(entries));
 }
 
 std::optional<double> ddp::getRoutedLimit(Operation *op) {
-  if (auto attr = ddpOf(op->getContext()).getRoutedAttrHelper().getAttr(op))
+  if (auto attr = attrHelper(op->getContext(), &DDPDialect::getRoutedAttrHelper).getAttr(op))
     return attr.getValueAsDouble();
   return std::nullopt;
 }
 
 void ddp::setRoutedLimit(Operation *op, double limit) {
-  ddpOf(op->getContext()).getRoutedAttrHelper()
+  attrHelper(op->getContext(), &DDPDialect::getRoutedAttrHelper)
       .setAttr(op, Builder(op->getContext()).getF64FloatAttr(limit));
 }
 
 double ddp::getRoutedFill(Operation *op) {
   if (auto attr =
-          ddpOf(op->getContext()).getRoutedFillAttrHelper().getAttr(op))
+          attrHelper(op->getContext(), &DDPDialect::getRoutedFillAttrHelper).getAttr(op))
     return attr.getValueAsDouble();
   return 1;
 }
 
 void ddp::setRoutedFill(Operation *op, double fill) {
-  ddpOf(op->getContext()).getRoutedFillAttrHelper()
+  attrHelper(op->getContext(), &DDPDialect::getRoutedFillAttrHelper)
       .setAttr(op, Builder(op->getContext()).getF64FloatAttr(fill));
 }
 

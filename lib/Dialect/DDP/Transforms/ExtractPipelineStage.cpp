@@ -82,11 +82,11 @@ void ExtractPipelineStagePass::runOnOperation() {
   DDPDialect::PipelineStageAttrHelper(context).removeAttr(kept);
   // The parameters this rank holds are the ones its program uses.
   llvm::StringSet<> used;
-  forEachNamedSymbol(kept, [&](StringAttr name) {
-    used.insert(name.getValue());
-  });
+  // Where an op may hide references, every parameter stays.
+  bool complete = forEachNamedSymbol(
+      kept, [&](StringAttr name) { used.insert(name.getValue()); });
   for (auto param : llvm::make_early_inc_range(module.getOps<ParamOp>()))
-    if (!used.contains(param.getSymName()))
+    if (complete && !used.contains(param.getSymName()))
       param.erase();
 
   SmallVector<Attribute> names;

@@ -102,13 +102,14 @@ std::optional<int64_t> getTensorSizeInBytes(mlir::Type type);
 
 /// Calls `fn` with the root of each symbol `op` and the ops nested in it
 /// name in their attributes, as SymbolTable::getSymbolUses reports them
-/// (not looking into nested symbol tables; where getSymbolUses gives up on
-/// an unregistered op with one region, this reports that op's own
-/// references and not its region's), without building each op's
+/// (not looking into nested symbol tables), without building each op's
 /// attribute dictionary: an op with properties makes one anew per call,
-/// which took a sixth of planning a 400k-op pipelined step. ddp's ops that
-/// implement no SymbolUserOpInterface name no symbol and are skipped.
-void forEachNamedSymbol(mlir::Operation *op,
+/// which took a sixth of planning a 400k-op pipelined step. A symbol named
+/// in two attributes of one op is reported twice. Returns false where
+/// getSymbolUses gives up: an unregistered op with one region (which may
+/// be a symbol table) was met, whose own references are reported and not
+/// its region's.
+bool forEachNamedSymbol(mlir::Operation *op,
                         llvm::function_ref<void(mlir::StringAttr)> fn);
 
 /// Creates, at `builder`'s insertion point, the asynchronous form of the
