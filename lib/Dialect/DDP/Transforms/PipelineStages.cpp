@@ -53,8 +53,9 @@ public:
   /// their sends and receives.
   LogicalResult plan(const PipelineExchangeOptions &options);
   /// Builds the stage functions before `step`, marked as keeping their
-  /// sent forward outputs unless `deallocate`; returns how many values
-  /// cross ranks.
+  /// sent forward outputs unless `deallocate`, moving into them the ops
+  /// that run on one rank (`step` is left for the caller to erase);
+  /// returns how many values cross ranks.
   size_t build(bool deallocate);
 
 private:
@@ -448,7 +449,7 @@ size_t StageSplit::build(bool deallocate) {
           Operation *producer = transfer.value.getDefiningOp();
           auto send = SendOp::create(
               body, producer->getLoc(), tokenType,
-              mapping.lookup(transfer.value),
+              mapping.lookupOrDefault(transfer.value),
               body.getI64IntegerAttr(transfer.offset), meshRef, ppAxes,
               ValueRange());
           // A send deferred past the pipeline (its value is used after it)
@@ -500,8 +501,20 @@ size_t StageSplit::build(bool deallocate) {
           if (task)
             setPipelineTask(copy, *task);
         }
-      Operation *clone = body.clone(*op, mapping);
-      clone->removeAttr(DDPDialect::PipelineStageAttrHelper::getNameStr());
+      // An op of one rank moves there, its operands remapped (a value of
+      // this rank's is its own; the others were received, gathered or
+      // cloned): cloning and erasing each of a 467k-op step's ops cost
+      // more than the move. An op of several ranks is cloned for each.
+      Operation *placed = op;
+      if (info.find(op)->second.stages.count() == 1) {
+        op->moveBefore(entry, entry->end());
+        for (OpOperand &operand : op->getOpOperands())
+          if (Value mapped = mapping.lookupOrNull(operand.get()))
+            operand.set(mapped);
+      } else {
+        placed = body.clone(*op, mapping);
+      }
+      placed->removeAttr(DDPDialect::PipelineStageAttrHelper::getNameStr());
     }
     issueBefore(orders[rank].size(), std::nullopt);
     for (size_t key : issueOrder)
