@@ -24,7 +24,6 @@
 #include "ddp/Support/OutputFile.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
-
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -36,8 +35,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Regex.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -378,8 +377,9 @@ int main(int argc, char **argv) {
   }
 
   mlir::TimingScope printTiming = timing.nest("print");
-  // Bytecode on a terminal is unreadable bytes, as mlir-opt refuses it.
-  if (emitBytecode && outputFile == "-" && sys::Process::StandardOutIsDisplayed())
+  // Bytecode on a terminal is unreadable bytes.
+  if (emitBytecode && outputFile == "-" &&
+      sys::Process::StandardOutIsDisplayed())
     return fail("--emit-bytecode writes binary; name a file with -o, or "
                 "redirect stdout");
   std::string errorMessage;

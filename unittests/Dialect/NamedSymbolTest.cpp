@@ -39,7 +39,8 @@ std::vector<std::string> sorted(std::vector<std::string> names) {
 
 std::vector<std::string> fromWalk(Operation *op) {
   std::vector<std::string> names;
-  if (std::optional<SymbolTable::UseRange> uses = SymbolTable::getSymbolUses(op))
+  if (std::optional<SymbolTable::UseRange> uses =
+          SymbolTable::getSymbolUses(op))
     for (const SymbolTable::SymbolUse &use : *uses)
       names.push_back(use.getSymbolRef().getRootReference().str());
   return sorted(std::move(names));

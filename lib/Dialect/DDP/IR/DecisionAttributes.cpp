@@ -25,149 +25,154 @@ using namespace ddp;
 /// dialect is not loaded, since loading it here could race in a pass that
 /// runs on several functions at once.
 template <typename Helper>
-static Helper attrHelper(MLIRContext *context, Helper (DDPDialect::*get)()) {
+static Helper attrHelper(Operation *op, Helper (DDPDialect::*get)()) {
+  MLIRContext *context = op->getContext();
   if (auto *dialect = context->getLoadedDialect<DDPDialect>())
     return (dialect->*get)();
   return Helper(context);
 }
 
 std::optional<int64_t> ddp::getBucketIndex(Operation *op) {
-  if (auto attr = attrHelper(op->getContext(), &DDPDialect::getBucketAttrHelper).getAttr(op))
+  if (auto attr = attrHelper(op, &DDPDialect::getBucketAttrHelper).getAttr(op))
     return attr.getInt();
   return std::nullopt;
 }
 
 void ddp::setBucketIndex(Operation *op, int64_t index) {
-  attrHelper(op->getContext(), &DDPDialect::getBucketAttrHelper)
+  attrHelper(op, &DDPDialect::getBucketAttrHelper)
       .setAttr(op, Builder(op->getContext()).getI64IntegerAttr(index));
 }
 
 std::optional<int64_t> ddp::getBucketOffset(Operation *op) {
   if (auto attr =
-          attrHelper(op->getContext(), &DDPDialect::getBucketOffsetAttrHelper).getAttr(op))
+          attrHelper(op, &DDPDialect::getBucketOffsetAttrHelper).getAttr(op))
     return attr.getInt();
   return std::nullopt;
 }
 
 void ddp::setBucketOffset(Operation *op, int64_t offset) {
-  attrHelper(op->getContext(), &DDPDialect::getBucketOffsetAttrHelper)
+  attrHelper(op, &DDPDialect::getBucketOffsetAttrHelper)
       .setAttr(op, Builder(op->getContext()).getI64IntegerAttr(offset));
 }
 
 std::optional<int64_t> ddp::getFsdpUnit(Operation *op) {
-  if (auto attr = attrHelper(op->getContext(), &DDPDialect::getFsdpUnitAttrHelper).getAttr(op))
+  if (auto attr =
+          attrHelper(op, &DDPDialect::getFsdpUnitAttrHelper).getAttr(op))
     return attr.getInt();
   return std::nullopt;
 }
 
 void ddp::setFsdpUnit(Operation *op, int64_t unit) {
-  attrHelper(op->getContext(), &DDPDialect::getFsdpUnitAttrHelper)
+  attrHelper(op, &DDPDialect::getFsdpUnitAttrHelper)
       .setAttr(op, Builder(op->getContext()).getI64IntegerAttr(unit));
 }
 
 std::optional<int64_t> ddp::getTpCommSplits(Operation *op) {
   if (auto attr =
-          attrHelper(op->getContext(), &DDPDialect::getTpCommSplitsAttrHelper).getAttr(op))
+          attrHelper(op, &DDPDialect::getTpCommSplitsAttrHelper).getAttr(op))
     return attr.getInt();
   return std::nullopt;
 }
 
 void ddp::setTpCommSplits(Operation *op, int64_t splits) {
-  attrHelper(op->getContext(), &DDPDialect::getTpCommSplitsAttrHelper)
+  attrHelper(op, &DDPDialect::getTpCommSplitsAttrHelper)
       .setAttr(op, Builder(op->getContext()).getI64IntegerAttr(splits));
 }
 
 bool ddp::isTpCommBulk(Operation *op) {
-  return attrHelper(op->getContext(), &DDPDialect::getTpCommBulkAttrHelper).isAttrPresent(op);
+  return attrHelper(op, &DDPDialect::getTpCommBulkAttrHelper).isAttrPresent(op);
 }
 
 void ddp::setTpCommBulk(Operation *op) {
-  attrHelper(op->getContext(), &DDPDialect::getTpCommBulkAttrHelper)
+  attrHelper(op, &DDPDialect::getTpCommBulkAttrHelper)
       .setAttr(op, UnitAttr::get(op->getContext()));
 }
 
 bool ddp::keepsPipelineOutputs(Operation *func) {
-  return attrHelper(func->getContext(), &DDPDialect::getKeepsPipelineOutputsAttrHelper)
+  return attrHelper(func, &DDPDialect::getKeepsPipelineOutputsAttrHelper)
       .isAttrPresent(func);
 }
 
 void ddp::setKeepsPipelineOutputs(Operation *func) {
-  attrHelper(func->getContext(), &DDPDialect::getKeepsPipelineOutputsAttrHelper)
+  attrHelper(func, &DDPDialect::getKeepsPipelineOutputsAttrHelper)
       .setAttr(func, UnitAttr::get(func->getContext()));
 }
 
 std::optional<double> ddp::getTpCommPredictedStepUs(Operation *op) {
-  if (auto attr = attrHelper(op->getContext(), &DDPDialect::getTpCommPredictedStepUsAttrHelper)
-                      .getAttr(op))
+  if (auto attr =
+          attrHelper(op, &DDPDialect::getTpCommPredictedStepUsAttrHelper)
+              .getAttr(op))
     return attr.getValueAsDouble();
   return std::nullopt;
 }
 
 void ddp::setTpCommPredictedStepUs(Operation *op, double microseconds) {
   MLIRContext *context = op->getContext();
-  attrHelper(context, &DDPDialect::getTpCommPredictedStepUsAttrHelper).setAttr(
-      op, FloatAttr::get(Float64Type::get(context), microseconds));
+  attrHelper(op, &DDPDialect::getTpCommPredictedStepUsAttrHelper)
+      .setAttr(op, FloatAttr::get(Float64Type::get(context), microseconds));
 }
 
 bool ddp::isDelayedWgrad(Operation *op) {
-  return attrHelper(op->getContext(), &DDPDialect::getDelayedWgradAttrHelper).isAttrPresent(op);
+  return attrHelper(op, &DDPDialect::getDelayedWgradAttrHelper)
+      .isAttrPresent(op);
 }
 
 void ddp::setDelayedWgrad(Operation *op) {
-  attrHelper(op->getContext(), &DDPDialect::getDelayedWgradAttrHelper)
+  attrHelper(op, &DDPDialect::getDelayedWgradAttrHelper)
       .setAttr(op, UnitAttr::get(op->getContext()));
 }
 
 std::optional<double> ddp::getComputePredictedStepUs(Operation *op) {
-  if (auto attr = attrHelper(op->getContext(), &DDPDialect::getComputePredictedStepUsAttrHelper)
-                      .getAttr(op))
+  if (auto attr =
+          attrHelper(op, &DDPDialect::getComputePredictedStepUsAttrHelper)
+              .getAttr(op))
     return attr.getValueAsDouble();
   return std::nullopt;
 }
 
 void ddp::setComputePredictedStepUs(Operation *op, double microseconds) {
   MLIRContext *context = op->getContext();
-  attrHelper(context, &DDPDialect::getComputePredictedStepUsAttrHelper).setAttr(
-      op, FloatAttr::get(Float64Type::get(context), microseconds));
+  attrHelper(op, &DDPDialect::getComputePredictedStepUsAttrHelper)
+      .setAttr(op, FloatAttr::get(Float64Type::get(context), microseconds));
 }
 
 void ddp::setBatchSplit(Operation *func, int64_t count) {
-  attrHelper(func->getContext(), &DDPDialect::getBatchSplitAttrHelper)
+  attrHelper(func, &DDPDialect::getBatchSplitAttrHelper)
       .setAttr(func, Builder(func->getContext()).getI64IntegerAttr(count));
 }
 
 std::optional<int64_t> ddp::getPipelineStage(Operation *func) {
-  if (auto attr =
-          attrHelper(func->getContext(), &DDPDialect::getPipelineStageAttrHelper).getAttr(func))
+  if (auto attr = attrHelper(func, &DDPDialect::getPipelineStageAttrHelper)
+                      .getAttr(func))
     return attr.getInt();
   return std::nullopt;
 }
 
 void ddp::setPipelineStage(Operation *func, int64_t stage) {
-  attrHelper(func->getContext(), &DDPDialect::getPipelineStageAttrHelper)
+  attrHelper(func, &DDPDialect::getPipelineStageAttrHelper)
       .setAttr(func, Builder(func->getContext()).getI64IntegerAttr(stage));
 }
 
 std::optional<PipelineTask> ddp::getPipelineTask(Operation *op) {
-  if (auto attr = attrHelper(op->getContext(), &DDPDialect::getTaskAttrHelper).getAttr(op))
+  if (auto attr = attrHelper(op, &DDPDialect::getTaskAttrHelper).getAttr(op))
     return PipelineTask::parse(attr.getValue());
   return std::nullopt;
 }
 
 void ddp::setPipelineTask(Operation *op, const PipelineTask &task) {
-  attrHelper(op->getContext(), &DDPDialect::getTaskAttrHelper)
+  attrHelper(op, &DDPDialect::getTaskAttrHelper)
       .setAttr(op, StringAttr::get(op->getContext(), task.str()));
 }
 
 std::optional<ScheduleNode> ddp::getScheduleNode(Operation *op) {
   if (auto attr =
-          attrHelper(op->getContext(), &DDPDialect::getScheduleNodeAttrHelper).getAttr(op))
+          attrHelper(op, &DDPDialect::getScheduleNodeAttrHelper).getAttr(op))
     return ScheduleNode::parse(attr.getValue());
   return std::nullopt;
 }
 
 void ddp::setScheduleNode(Operation *op, const ScheduleNode &node) {
-  attrHelper(op->getContext(), &DDPDialect::getScheduleNodeAttrHelper)
+  attrHelper(op, &DDPDialect::getScheduleNodeAttrHelper)
       .setAttr(op, StringAttr::get(op->getContext(), node.str()));
 }
 
@@ -177,8 +182,8 @@ static constexpr llvm::StringLiteral kActivationKeys[] = {"layer", "embedding",
 static constexpr llvm::StringLiteral kPerLayerKey = "per_layer";
 
 std::optional<ActivationBytes> ddp::getActivationBytes(Operation *module) {
-  auto attr =
-      attrHelper(module->getContext(), &DDPDialect::getActivationBytesAttrHelper).getAttr(module);
+  auto attr = attrHelper(module, &DDPDialect::getActivationBytesAttrHelper)
+                  .getAttr(module);
   if (!attr)
     return std::nullopt;
   // Unverified IR may hold anything; a malformed one reads as absent.
@@ -207,30 +212,30 @@ void ddp::setActivationBytes(Operation *module, const ActivationBytes &bytes) {
   if (!bytes.perLayer.empty())
     entries.push_back(builder.getNamedAttr(
         kPerLayerKey, builder.getDenseI64ArrayAttr(bytes.perLayer)));
-  attrHelper(module->getContext(), &DDPDialect::getActivationBytesAttrHelper)
+  attrHelper(module, &DDPDialect::getActivationBytesAttrHelper)
       .setAttr(module, builder.getDictionaryAttr(entries));
 }
 
 std::optional<double> ddp::getRoutedLimit(Operation *op) {
-  if (auto attr = attrHelper(op->getContext(), &DDPDialect::getRoutedAttrHelper).getAttr(op))
+  if (auto attr = attrHelper(op, &DDPDialect::getRoutedAttrHelper).getAttr(op))
     return attr.getValueAsDouble();
   return std::nullopt;
 }
 
 void ddp::setRoutedLimit(Operation *op, double limit) {
-  attrHelper(op->getContext(), &DDPDialect::getRoutedAttrHelper)
+  attrHelper(op, &DDPDialect::getRoutedAttrHelper)
       .setAttr(op, Builder(op->getContext()).getF64FloatAttr(limit));
 }
 
 double ddp::getRoutedFill(Operation *op) {
   if (auto attr =
-          attrHelper(op->getContext(), &DDPDialect::getRoutedFillAttrHelper).getAttr(op))
+          attrHelper(op, &DDPDialect::getRoutedFillAttrHelper).getAttr(op))
     return attr.getValueAsDouble();
   return 1;
 }
 
 void ddp::setRoutedFill(Operation *op, double fill) {
-  attrHelper(op->getContext(), &DDPDialect::getRoutedFillAttrHelper)
+  attrHelper(op, &DDPDialect::getRoutedFillAttrHelper)
       .setAttr(op, Builder(op->getContext()).getF64FloatAttr(fill));
 }
 

@@ -447,11 +447,10 @@ size_t StageSplit::build(bool deallocate) {
         }
         if (exchange.isSend) {
           Operation *producer = transfer.value.getDefiningOp();
-          auto send = SendOp::create(
-              body, producer->getLoc(), tokenType,
-              mapping.lookupOrDefault(transfer.value),
-              body.getI64IntegerAttr(transfer.offset), meshRef, ppAxes,
-              ValueRange());
+          auto send = SendOp::create(body, producer->getLoc(), tokenType,
+                                     mapping.lookupOrDefault(transfer.value),
+                                     body.getI64IntegerAttr(transfer.offset),
+                                     meshRef, ppAxes, ValueRange());
           // A send deferred past the pipeline (its value is used after it)
           // belongs to no task.
           std::optional<PipelineTask> sent = getTask(producer);
@@ -526,10 +525,11 @@ size_t StageSplit::build(bool deallocate) {
     for (Value result : returnOp.getOperands()) {
       Operation *producer = result.getDefiningOp();
       // A parameter is returned by the ranks that read it.
+      auto found = producer ? info.find(producer) : info.end();
       if (!producer ||
-          (isa<GetParamOp>(producer) ? mapping.contains(result)
-                                     : info.count(producer) &&
-                                           info[producer].stages.test(rank)))
+          (isa<GetParamOp>(producer)
+               ? mapping.contains(result)
+               : found != info.end() && found->second.stages.test(rank)))
         results.push_back(mapping.lookupOrDefault(result));
     }
     func::ReturnOp::create(body, returnOp.getLoc(), results);
