@@ -4,7 +4,11 @@
 // and the virtual size), then local (the p2p calls and the group size
 // around the best): the virtual sizes of a stage are few (its layers'
 // divisors), and each candidate is a whole import, schedule and
-// simulation, seconds at GPT-3's size.
+// simulation, seconds at GPT-3's size. The candidates of each round are
+// independent, so they run at once, each in an MLIRContext of its own that
+// shares the caller's thread pool: one candidate's uniqued attributes and
+// diagnostics are not another's, and its passes' own parallel work runs on
+// the same threads (docs/Pipeline.md#auto).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,11 +18,15 @@
 #include "ddp/Import/Import.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/ThreadPool.h"
+
+#include <mutex>
 
 using namespace mlir;
 using namespace ddp;
@@ -145,11 +153,21 @@ static DictionaryAttr withChoice(MLIRContext &context, DictionaryAttr recorded,
   return entries.getDictionary(&context);
 }
 
+/// Imports, schedules and simulates `choice` in a context of its own, made
+/// from `registry` and run on `pool` (serially without one).
+/// `recordedOptions` is the user's ddp.schedule_options as text (empty
+/// without them), `scheduleOptions` the given ones.
 static PipelineCandidate
-evaluate(MLIRContext &context, const ModelConfig &base,
-         DictionaryAttr recordedOptions, const PipelineChoice &choice,
-         const SchedulePipelineOptions &options,
+evaluate(const DialectRegistry &registry, llvm::ThreadPoolInterface *pool,
+         const ModelConfig &base, StringRef recordedOptions,
+         const PipelineChoice &choice, StringRef scheduleOptions,
          const timing::CostModel &model) {
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  if (pool)
+    context.setThreadPool(*pool);
+  // A refusal is the first error's message: an error at the module must
+  // not print its 400k ops into a note first.
+  context.printOpOnDiagnostic(false);
   PipelineCandidate candidate;
   candidate.choice = choice;
   ModelConfig config = base;
@@ -174,6 +192,22 @@ evaluate(MLIRContext &context, const ModelConfig &base,
       candidate.refusal = diagnostic.str();
     return success();
   });
+  // The options parse here as they did in planPipeline; the recorded ones
+  // printed there parse into this context.
+  SchedulePipelineOptions options;
+  if (llvm::Error error = parseGivenScheduleOptions(scheduleOptions, options))
+    llvm::report_fatal_error(llvm::Twine("options that parsed once did not "
+                                         "parse again: ") +
+                             llvm::toString(std::move(error)));
+  DictionaryAttr recorded;
+  if (!recordedOptions.empty()) {
+    recorded = dyn_cast_or_null<DictionaryAttr>(
+        parseAttribute(recordedOptions, &context));
+    if (!recorded) {
+      candidate.refusal = "the module's recorded options did not read back";
+      return candidate;
+    }
+  }
   OwningOpRef<ModuleOp> module = importModel(context, config);
   if (!module) {
     if (candidate.refusal.empty())
@@ -181,7 +215,7 @@ evaluate(MLIRContext &context, const ModelConfig &base,
     return candidate;
   }
   (*module)->setAttr(kScheduleOptionsAttrName,
-                     withChoice(context, recordedOptions, choice));
+                     withChoice(context, recorded, choice));
   if (failed(runDDPSchedule(*module, options))) {
     if (candidate.refusal.empty())
       candidate.refusal = "the schedule refused it";
@@ -199,7 +233,8 @@ evaluate(MLIRContext &context, const ModelConfig &base,
   candidate.peakMemoryBytes = result->getMemoryBytes(result->getMemoryPeakRank());
   double capacity = model.getProfile().memoryCapacity;
   candidate.fits = capacity <= 0 || candidate.peakMemoryBytes <= capacity;
-  // The events are not kept; the per-rank results are small.
+  // No events were recorded (they would name this context's ops); the
+  // per-rank results are numbers and names, which outlive it.
   candidate.result = std::move(*result);
   return candidate;
 }
@@ -260,23 +295,61 @@ llvm::Expected<PipelinePlan> ddp::plan::planPipeline(
       choice.overlapP2PComm = true;
     return choice;
   };
+  std::string recordedText;
+  if (recordedOptions) {
+    llvm::raw_string_ostream os(recordedText);
+    recordedOptions.print(os);
+  }
+  llvm::ThreadPoolInterface *pool =
+      context.isMultithreadingEnabled() ? &context.getThreadPool() : nullptr;
   PipelinePlan plan;
+  // Each round's candidates at once; `progress` hears of each as it
+  // starts, in the candidates' order (a later one that starts first waits
+  // for the earlier ones' lines).
   auto run = [&](ArrayRef<PipelineChoice> choices) {
+    size_t first = plan.candidates.size();
     for (const PipelineChoice &each : choices) {
       std::optional<PipelineChoice> constrained =
           constrain(each, plan.candidates.empty());
       if (!constrained)
         continue;
-      const PipelineChoice &choice = *constrained;
       if (llvm::any_of(plan.candidates, [&](const PipelineCandidate &c) {
-            return c.choice == choice;
+            return c.choice == *constrained;
           }))
         continue;
-      progress(llvm::formatv("candidate {0}: {1}", plan.candidates.size() + 1,
-                             choice.describe()));
-      plan.candidates.push_back(
-          evaluate(context, config, recordedOptions, choice, options, model));
+      plan.candidates.emplace_back().choice = *constrained;
     }
+    size_t count = plan.candidates.size() - first;
+    // Copies: a candidate's slot is written when it finishes, maybe while
+    // another thread announces it.
+    std::vector<PipelineChoice> round;
+    for (size_t index = 0; index < count; ++index)
+      round.push_back(plan.candidates[first + index].choice);
+    std::mutex progressMutex;
+    std::vector<bool> started(count, false);
+    size_t announced = 0;
+    auto evaluateOne = [&](size_t index) {
+      const PipelineChoice &choice = round[index];
+      {
+        std::lock_guard<std::mutex> lock(progressMutex);
+        started[index] = true;
+        for (; announced < count && started[announced]; ++announced)
+          progress(llvm::formatv("candidate {0}: {1}", first + announced + 1,
+                                 round[announced].describe()));
+      }
+      plan.candidates[first + index] =
+          evaluate(context.getDialectRegistry(), pool, config, recordedText,
+                   choice, scheduleOptions, model);
+    };
+    if (!pool || count == 1) {
+      for (size_t index = 0; index < count; ++index)
+        evaluateOne(index);
+      return;
+    }
+    llvm::ThreadPoolTaskGroup group(*pool);
+    for (size_t index = 0; index < count; ++index)
+      group.async([&evaluateOne, index] { evaluateOne(index); });
+    group.wait();
   };
   run(getFirstPipelineChoices(config));
   if (std::optional<size_t> best = chooseBest(plan.candidates))

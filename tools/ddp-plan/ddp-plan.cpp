@@ -2,7 +2,7 @@
 //
 //   ddp-import --megatron-args=train.log -o step.mlir
 //   ddp-plan step.mlir [--options="..."] [--hw=h100-sxm-ib400] [--svg=plan.svg]
-//            [--step=NAME]
+//            [--step=NAME] [--jobs=N]
 //
 // Schedules two copies of an imported step with the ddp-schedule pipeline:
 // the configured schedule (the options recorded in the module's
@@ -44,6 +44,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -88,6 +89,14 @@ static cl::opt<double> moeImbalance(
              "routed tokens over the balanced share, as ddp-simulate's "
              "moe-imbalance (1: balanced)"),
     cl::value_desc("factor"), cl::init(1.0), cl::cat(planCategory));
+
+static cl::opt<unsigned> numJobs(
+    "jobs",
+    cl::desc("Threads to plan on: a pipelined step's candidate schedules "
+             "are planned this many at once, each holding its own copy of "
+             "the step (0: one per core; 1: one at a time, the least "
+             "memory)"),
+    cl::value_desc("n"), cl::init(0), cl::cat(planCategory));
 
 static int fail(const Twine &message) {
   WithColor::error(errs(), "ddp-plan") << message << "\n";
@@ -445,6 +454,9 @@ static int planPipeline(Plan &plan, const timing::CostModel &model) {
   auto recorded =
       (*plan.module)->getAttrOfType<DictionaryAttr>(kScheduleOptionsAttrName);
   MLIRContext &context = *plan.module->getContext();
+  // Each candidate is imported again from the config: the user's step is
+  // not needed any more, and its memory goes to the candidates.
+  plan.module = nullptr;
   Expected<plan::PipelinePlan> pipelinePlan = plan::planPipeline(
       context, **config, recorded, optionsText, model,
       [](const Twine &message) { progress(message); });
@@ -502,8 +514,15 @@ int main(int argc, char **argv) {
 
   DialectRegistry registry;
   registry.insert<DDPDialect, func::FuncDialect, arith::ArithDialect>();
-  // Before the plans, whose modules it owns.
-  MLIRContext context(registry);
+  // Before the context, which runs its work on it (and the plans, whose
+  // modules the context owns). A pipelined step's candidates share it
+  // (ddp::plan::planPipeline).
+  std::optional<DefaultThreadPool> threads;
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  if (numJobs != 1) {
+    threads.emplace(hardware_concurrency(numJobs));
+    context.setThreadPool(*threads);
+  }
   // Messages name the op and where it is; the IR is not printed after them.
   context.printOpOnDiagnostic(false);
   Plan configured, automatic;

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/ThreadPool.h"
 
 #include "gtest/gtest.h"
 
@@ -166,6 +167,48 @@ TEST(PipelinePlannerTest, ZeroBubbleH1IsACandidate) {
     EXPECT_EQ(candidate.choice.schedule, PipelineScheduleKind::ZeroBubbleH1);
     EXPECT_TRUE(candidate.result) << candidate.refusal;
   }
+}
+
+// The candidates of a round run at once, each in a context of its own, on
+// the caller's thread pool; what each simulates to, and the choice, are
+// those of a serial plan, and a candidate's refusal is its own.
+TEST(PipelinePlannerTest, ConcurrentCandidatesEqualSerialOnes) {
+  ModelConfig config = makeConfig();
+  timing::CostModel model = makeModel();
+  auto run = [&](mlir::MLIRContext &context, unsigned &announced) {
+    context.loadDialect<DDPDialect, mlir::func::FuncDialect>();
+    llvm::Expected<PipelinePlan> result =
+        planPipeline(context, config, nullptr, "", model,
+                     [&](const llvm::Twine &) { ++announced; });
+    EXPECT_TRUE(bool(result));
+    return result ? std::move(*result) : PipelinePlan();
+  };
+  mlir::MLIRContext serialContext(mlir::MLIRContext::Threading::DISABLED);
+  llvm::DefaultThreadPool pool(llvm::hardware_concurrency(4));
+  mlir::MLIRContext sharedContext(mlir::MLIRContext::Threading::DISABLED);
+  sharedContext.setThreadPool(pool);
+  unsigned serialAnnounced = 0, concurrentAnnounced = 0;
+  PipelinePlan serial = run(serialContext, serialAnnounced);
+  PipelinePlan concurrent = run(sharedContext, concurrentAnnounced);
+  ASSERT_EQ(serial.candidates.size(), concurrent.candidates.size());
+  EXPECT_EQ(serialAnnounced, serial.candidates.size());
+  EXPECT_EQ(concurrentAnnounced, serial.candidates.size());
+  EXPECT_EQ(serial.best, concurrent.best);
+  size_t refused = 0;
+  for (auto [a, b] :
+       llvm::zip_equal(serial.candidates, concurrent.candidates)) {
+    EXPECT_EQ(a.choice.describe(), b.choice.describe());
+    EXPECT_EQ(a.refusal, b.refusal);
+    refused += !a.refusal.empty();
+    ASSERT_EQ(bool(a.result), bool(b.result)) << a.choice.describe();
+    if (!a.result)
+      continue;
+    EXPECT_EQ(a.result->stepTime, b.result->stepTime) << a.choice.describe();
+    EXPECT_EQ(a.result->lowerBound, b.result->lowerBound);
+    EXPECT_EQ(a.peakMemoryBytes, b.peakMemoryBytes);
+  }
+  // The blocking interleaved candidate, refused among simulated ones.
+  EXPECT_GE(refused, 1u);
 }
 
 TEST(PipelinePlannerTest, BadOptionsAreAnError) {

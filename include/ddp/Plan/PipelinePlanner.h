@@ -87,8 +87,12 @@ std::vector<PipelineChoice> getRefinedPipelineChoices(const ModelConfig &config,
 /// module's ddp.schedule_options) with the choice's options over them,
 /// schedules with `scheduleOptions` (ddp-schedule options text, which hold
 /// over both), simulates on `model`, then refines around the best.
-/// `progress` is told of each candidate. The first candidate is the
-/// configured choice. Fails only when `scheduleOptions` do not parse.
+/// `progress` is told of each candidate as it starts, in order, from any
+/// thread but one at a time. The first candidate is the configured choice.
+/// Each candidate is built in a context of its own, from `context`'s
+/// dialect registry; where `context` is multithreaded, the candidates of
+/// a round run at once on its thread pool, with results equal to a serial
+/// run's. Fails only when `scheduleOptions` do not parse.
 llvm::Expected<PipelinePlan>
 planPipeline(mlir::MLIRContext &context, const ModelConfig &config,
              mlir::DictionaryAttr recordedOptions,
