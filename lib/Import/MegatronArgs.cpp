@@ -491,6 +491,12 @@ Error ArgumentReader::mapSchedule(MegatronRun &run) {
           arg.megatronName.str(), argument.value.str(), argument.line};
     }
   }
+  // The model config's field too, which the import checks against the
+  // virtual size as Megatron does (blocking interleaved calls need more
+  // than 2 stages, arguments.py L1000-1010 at d98e8a6), rather than leave
+  // ddp-schedule to find the two sends in one batch.
+  if (const json::Value *overlap = run.scheduleOptions.get("overlap-p2p-comm"))
+    run.config["overlap_p2p_comm"] = *overlap;
   return Error::success();
 }
 

@@ -51,12 +51,25 @@ int64_t ModelConfig::getPaddedVocabSize() const {
 int64_t ModelConfig::getVirtualPipelineSize() const {
   if (virtualPipelineModelParallelSize > 0)
     return virtualPipelineModelParallelSize;
-  // Megatron's arguments.py: (num_layers / PP) / layers per virtual stage;
-  // validateModelConfig checks that both divide.
-  if (numLayersPerVirtualPipelineStage > 0 && pipelineModelParallelSize > 0)
-    return std::max<int64_t>(1, numLayers / pipelineModelParallelSize /
-                                    numLayersPerVirtualPipelineStage);
+  if (std::optional<int64_t> derived = getDerivedVirtualPipelineSize())
+    return std::max<int64_t>(1, *derived);
   return 1;
+}
+
+int64_t ModelConfig::getLayersForPipelineSplit() const {
+  return numLayers + (accountForEmbeddingInPipelineSplit ? 1 : 0) +
+         (accountForLossInPipelineSplit ? 1 : 0);
+}
+
+std::optional<int64_t> ModelConfig::getDerivedVirtualPipelineSize() const {
+  // Megatron's arguments.py L953-975 at d98e8a6: the layers per stage, the
+  // embedding and the loss counted as layers where the split accounts for
+  // them, over the layers per virtual stage; validateModelConfig checks
+  // that both divide.
+  if (numLayersPerVirtualPipelineStage <= 0 || pipelineModelParallelSize <= 0)
+    return std::nullopt;
+  return getLayersForPipelineSplit() / pipelineModelParallelSize /
+         numLayersPerVirtualPipelineStage;
 }
 
 ParallelSizes ModelConfig::getParallelSizes() const {

@@ -8,6 +8,7 @@
 #include "ddp/Import/ModelConfig.h"
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Stages/LayerSplit.h"
 
 #include "JSONFields.h"
 #include "ddp/Support/FormatNumber.h"
@@ -236,25 +237,44 @@ static Error checkPipeline(const ModelConfig &config, StringRef source) {
                         "pipeline fields");
     return Error::success();
   }
-  if (config.virtualPipelineModelParallelSize > 0 &&
-      config.numLayersPerVirtualPipelineStage > 0)
-    return fieldError(source, "num_layers_per_virtual_pipeline_stage",
-                      "cannot be combined with "
-                      "virtual_pipeline_model_parallel_size; give one");
+  // Megatron derives the virtual size from the layers per virtual stage
+  // (arguments.py L953-979 at d98e8a6) and prints both, so a log holds both:
+  // they must agree.
   if (int64_t perVirtual = config.numLayersPerVirtualPipelineStage) {
-    if (Error error =
-            checkDivisible(source, "num_layers", config.numLayers,
-                           "pipeline_model_parallel_size", p))
-      return error;
-    if (Error error = checkDivisible(
-            source, "num_layers_per_virtual_pipeline_stage",
-            config.numLayers / p, "num_layers_per_virtual_pipeline_stage",
-            perVirtual))
+    if (config.decoderFirstPipelineNumLayers > 0 ||
+        config.decoderLastPipelineNumLayers > 0)
+      return fieldError(
+          source, "num_layers_per_virtual_pipeline_stage",
+          "cannot be used with uneven stages "
+          "(decoder_first_pipeline_num_layers, "
+          "decoder_last_pipeline_num_layers), as Megatron refuses it; give "
+          "the model chunks per stage as virtual_pipeline_model_parallel_size "
+          "(Megatron's --num-virtual-stages-per-pipeline-rank) instead");
+    int64_t layers = config.getLayersForPipelineSplit();
+    std::string counted =
+        describeCountedLayers(config.accountForEmbeddingInPipelineSplit,
+                              config.accountForLossInPipelineSplit);
+    if (layers % p != 0)
+      return fieldError(source, "num_layers",
+                        formatv("num_layers ({0}{1}) is not divisible by "
+                                "pipeline_model_parallel_size ({2})",
+                                layers, counted, p));
+    if ((layers / p) % perVirtual != 0)
       return fieldError(source, "num_layers_per_virtual_pipeline_stage",
-                        formatv("the {0} layers per stage are not divisible "
-                                "by num_layers_per_virtual_pipeline_stage "
-                                "({1})",
-                                config.numLayers / p, perVirtual));
+                        formatv("the {0} layers per stage{1} are not "
+                                "divisible by "
+                                "num_layers_per_virtual_pipeline_stage ({2})",
+                                layers / p, counted, perVirtual));
+    int64_t derived = *config.getDerivedVirtualPipelineSize();
+    int64_t given = config.virtualPipelineModelParallelSize;
+    // Megatron prints None for a derived size of 1 (no virtual stages).
+    if (given > 0 && given != std::max<int64_t>(derived, 1))
+      return fieldError(
+          source, "virtual_pipeline_model_parallel_size",
+          formatv("is {0}, but num_layers_per_virtual_pipeline_stage ({1}) "
+                  "makes it {2} ({3} layers per stage{4}); give one of them, "
+                  "or make them agree",
+                  given, perVirtual, derived, layers / p, counted));
   }
   if (config.microbatchGroupSizePerVpStage > 0 &&
       config.getVirtualPipelineSize() == 1)
@@ -262,13 +282,19 @@ static Error checkPipeline(const ModelConfig &config, StringRef source) {
                       "needs a virtual pipeline "
                       "(virtual_pipeline_model_parallel_size > 1)");
   if (Error error = checkPipelineSchedule(config.getPipelineScheduleKind(),
-                                          config.getPipelineShape()))
-    return fieldError(source,
-                      config.pipelineSchedule ? "pipeline_schedule"
-                      : config.getVirtualPipelineSize() > 1
-                          ? "microbatch_group_size_per_vp_stage"
-                          : "pipeline_model_parallel_size",
-                      toString(std::move(error)));
+                                          config.getPipelineShape())) {
+    // What to change: the schedule given, the group given, else the
+    // microbatches (the group defaults to the stages, which leaves only
+    // them).
+    StringRef field = "pipeline_model_parallel_size";
+    if (config.pipelineSchedule)
+      field = "pipeline_schedule";
+    else if (config.getVirtualPipelineSize() > 1)
+      field = config.microbatchGroupSizePerVpStage > 0
+                  ? "microbatch_group_size_per_vp_stage"
+                  : "num_microbatches";
+    return fieldError(source, field, toString(std::move(error)));
+  }
   // ZB-H1 runs every weight gradient as a W pass of its own already.
   if (config.getPipelineScheduleKind() == PipelineScheduleKind::ZeroBubbleH1 &&
       config.deferEmbeddingWgradCompute)

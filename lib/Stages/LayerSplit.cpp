@@ -18,6 +18,17 @@ static Error splitError(const Twine &message) {
   return createStringError(inconvertibleErrorCode(), message);
 }
 
+std::string ddp::describeCountedLayers(bool accountForEmbedding,
+                                       bool accountForLoss) {
+  if (accountForEmbedding && accountForLoss)
+    return " with the embedding and the loss counted as layers";
+  if (accountForEmbedding)
+    return " with the embedding counted as a layer";
+  if (accountForLoss)
+    return " with the loss counted as a layer";
+  return "";
+}
+
 Expected<std::vector<ChunkLayers>>
 ddp::splitLayers(const LayerSplitConfig &config) {
   int64_t p = config.stages, v = config.virtualStages;
@@ -101,9 +112,8 @@ ddp::splitLayers(const LayerSplitConfig &config) {
           "decoder_first_pipeline_num_layers and "
           "decoder_last_pipeline_num_layers",
           counted,
-          counted != config.numLayers
-              ? " with the embedding and loss counted as layers"
-              : "",
+          describeCountedLayers(config.accountForEmbedding,
+                                config.accountForLoss),
           p));
     for (int64_t r = 0; r < p; ++r)
       rankLayers[r] = counted / p;

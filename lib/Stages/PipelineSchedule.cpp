@@ -134,19 +134,25 @@ Error ddp::checkPipelineSchedule(PipelineScheduleKind kind,
   if (shape.stages < 2)
     return scheduleError("the interleaved schedule needs "
                          "pipeline_model_parallel_size of 2 or more");
-  // forward_backward_pipelining_with_interleaving: the group of contiguous
-  // microbatches per chunk lies between PP and M.
+  // forward_backward_pipelining_with_interleaving (schedules.py L1160-1168
+  // at d98e8a6): the group of contiguous microbatches per chunk lies
+  // between PP and M, so M < PP has no group.
+  if (shape.microbatches < shape.stages)
+    return scheduleError(formatv(
+        "the interleaved schedule needs at least as many microbatches as "
+        "pipeline stages, but num_microbatches is {0} and "
+        "pipeline_model_parallel_size {1}; raise num_microbatches (the "
+        "global batch over micro_batch_size x data_parallel_size), or use "
+        "fewer stages or the 1f1b schedule",
+        shape.microbatches, shape.stages));
   int64_t group = shape.getMicrobatchGroupSize();
   if (group > shape.microbatches || group < shape.stages)
     return scheduleError(formatv(
         "microbatch_group_size_per_vp_stage is {0}, but the interleaved "
         "schedule runs between pipeline_model_parallel_size ({1}) and "
         "num_microbatches ({2}) contiguous microbatches per model chunk; "
-        "set it in [{1}, {2}]{3}",
-        group, shape.stages, shape.microbatches,
-        shape.microbatches < shape.stages
-            ? ", which needs at least as many microbatches as stages"
-            : ""));
+        "set it in [{1}, {2}]",
+        group, shape.stages, shape.microbatches));
   // The same function: a ragged last group smaller than PP would make its
   // microbatches wait on each other.
   int64_t remainder = shape.microbatches % group;

@@ -134,7 +134,7 @@ inline const std::vector<MegatronRejection> &getMegatronRejections() {
       // Megatron: RuntimeError, the ragged last group is below PP (L1172-1180).
       {"REJECT_il_p3_v2_m7_g3", 3, 2, 7, 3, "last group of 1"},
       // Megatron: ValueError, the group size is outside [PP, M] (L1159-1168).
-      {"REJECT_il_p4_v2_m2", 4, 2, 2, 0, "at least as many microbatches as stages"},
+      {"REJECT_il_p4_v2_m2", 4, 2, 2, 0, "at least as many microbatches as pipeline stages"},
       // Megatron: RuntimeError, the ragged last group is below PP (L1172-1180).
       {"REJECT_il_p4_v2_m6", 4, 2, 6, 0, "last group of 2"},
   };

@@ -137,8 +137,9 @@ TEST(PipelineScheduleTest, ChecksNameTheOptionToChange) {
               testing::HasSubstr("set it in [4, 8]"));
   EXPECT_THAT(checkMessage(interleaved, {4, 2, 8, 9}),
               testing::HasSubstr("set it in [4, 8]"));
-  EXPECT_THAT(checkMessage(interleaved, {4, 2, 3, 0}),
-              testing::HasSubstr("at least as many microbatches as stages"));
+  EXPECT_THAT(
+      checkMessage(interleaved, {4, 2, 3, 0}),
+      testing::HasSubstr("at least as many microbatches as pipeline stages"));
   EXPECT_EQ(checkMessage(interleaved, {4, 2, 8, 8}), "");
   EXPECT_EQ(checkMessage(interleaved, {2, 3, 6, 2}), "");
   EXPECT_THAT(checkMessage(interleaved, {2, 3, 5, 2}),

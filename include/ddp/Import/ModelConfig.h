@@ -155,6 +155,12 @@ struct ModelConfig {
   bool isPipelined() const { return pipelineModelParallelSize > 1; }
   /// The model chunks per stage (at least 1).
   int64_t getVirtualPipelineSize() const;
+  /// The virtual size num_layers_per_virtual_pipeline_stage gives, as
+  /// Megatron derives it; nullopt when that field is unset.
+  std::optional<int64_t> getDerivedVirtualPipelineSize() const;
+  /// num_layers, plus the embedding and the loss where the split counts
+  /// them as layers (account_for_*_in_pipeline_split).
+  int64_t getLayersForPipelineSplit() const;
   /// The pipeline this config runs: its stages, chunks per stage,
   /// microbatches and microbatch group.
   PipelineShape getPipelineShape() const;

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace ddp {
@@ -30,6 +31,11 @@ struct LayerSplitConfig {
   std::optional<int64_t> firstStageLayers, lastStageLayers;
   bool accountForEmbedding = false, accountForLoss = false;
 };
+
+/// " with the embedding counted as a layer" (the loss, both), or "" when
+/// neither is: what an error adds to a layer count that includes them.
+std::string describeCountedLayers(bool accountForEmbedding,
+                                  bool accountForLoss);
 
 /// The layers of one model chunk: [firstLayer, firstLayer + numLayers).
 struct ChunkLayers {
