@@ -29,6 +29,26 @@
 // KEPT: @step_stage0: 154368 (150.75 KiB) at the peak: 3 forward(s) in flight, 3 layer(s)
 // KEPT-NEXT: @step_stage1: 245760 (240.00 KiB) at the peak: 3 forward(s) in flight, 3 layer(s)
 
+// Split into stage programs, each is counted alone: what one pipeline
+// rank runs and keeps (its parameters, 16 bytes each with Adam; the tied
+// embedding's on both ranks), not the programs' sum. 4 layers on 2 ranks:
+// rank 1 also runs the output layer, and both run 4 microbatches.
+// RUN: ddp-import --preset=tiny --set pipeline_model_parallel_size=2 --set num_layers=4 --set num_microbatches=4 | ddp-opt --ddp-schedule --ddp-step-stats -o /dev/null | FileCheck %s --check-prefix=STAGES
+// STAGES: pipeline stage programs: 2 (each section is what the ranks of one pipeline rank run and keep)
+// STAGES-NEXT: @step_stage0 (pipeline rank 0):
+// STAGES-NEXT: mesh: pp=2 dp=2 tp=2 (8 ranks)
+// STAGES-NEXT: parameters: 166528 in model, 84160 on this rank in 26 tensors
+// STAGES-NEXT: flops per rank: 41287680
+// STAGES:      recv[pp]: 5 ops, 163840 bytes
+// STAGES:      total: 1346560 (16 bytes x 84160 parameters)
+// STAGES:      @step_stage1 (pipeline rank 1):
+// STAGES-NEXT: mesh: pp=2 dp=2 tp=2 (8 ranks)
+// STAGES-NEXT: parameters: 165632 in model, 83264 on this rank in 27 tensors
+// STAGES-NEXT: flops per rank: 67125760
+// STAGES:      total: 1332224 (16 bytes x 83264 parameters)
+// STAGES:      runtime memory per rank (ddp's lowering): not lowerable
+// STAGES:      @step_stage0: 184832 (180.50 KiB) at the peak: 2 forward(s) in flight, 4 layer(s)
+
 // CHECK: mesh: dp=2 ep=2 tp=4 (16 ranks)
 // Model: 8x4 split over tp (x4) = 128, 4x4 expert (x ep 2) = 32, 2x4 expert
 // split over tp (x 8) = 64, 16 replicated = 16: 240. This rank: 32+16+8+16.

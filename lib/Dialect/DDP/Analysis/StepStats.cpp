@@ -236,7 +236,12 @@ FailureOr<ModelState> ddp::computeModelState(ModuleOp module,
   return state;
 }
 
-FailureOr<ParamCounts> ddp::countParams(ModuleOp module) {
+FailureOr<ParamCounts> ddp::countParams(ModuleOp module, func::FuncOp only) {
+  // A stage program holds the parameters it names (as computeModelState).
+  llvm::DenseSet<StringAttr> used;
+  if (only &&
+      !forEachNamedSymbol(only, [&](StringAttr name) { used.insert(name); }))
+    only = nullptr;
   int64_t tensorParallelSize = 1, expertParallelSize = 1,
           expertTensorParallelSize = 1;
   for (MeshOp mesh : module.getOps<MeshOp>()) {
@@ -248,6 +253,8 @@ FailureOr<ParamCounts> ddp::countParams(ModuleOp module) {
   ParamCounts counts;
   CheckedCount localElements, modelElements;
   for (ParamOp param : module.getOps<ParamOp>()) {
+    if (only && !used.contains(param.getSymNameAttr()))
+      continue;
     int64_t elements = param.getTensorType().getNumElements();
     // tp x ep may exceed int64 on its own when the mesh has more axes.
     // An expert's tp_dim splits it over the expert-tensor-parallel group.
@@ -274,7 +281,7 @@ FailureOr<ParamCounts> ddp::countParams(ModuleOp module) {
   return counts;
 }
 
-FailureOr<StepStats> ddp::computeStepStats(ModuleOp module) {
+FailureOr<StepStats> ddp::computeStepStats(ModuleOp module, func::FuncOp only) {
   StepStats stats;
   // The first mesh sets the parallel sizes; a step has one.
   for (MeshOp mesh : module.getOps<MeshOp>()) {
@@ -292,18 +299,20 @@ FailureOr<StepStats> ddp::computeStepStats(ModuleOp module) {
     break;
   }
 
-  FailureOr<ParamCounts> counts = countParams(module);
+  FailureOr<ParamCounts> counts = countParams(module, only);
   if (failed(counts))
     return failure();
   stats.numParams = counts->numParams;
   stats.localParamElements = counts->localParamElements;
   stats.modelParamElements = counts->modelParamElements;
-  FailureOr<ModelState> state = computeModelState(module);
+  FailureOr<ModelState> state = computeModelState(module, only);
   if (failed(state))
     return failure();
   stats.modelState = std::move(*state);
 
   for (func::FuncOp function : module.getOps<func::FuncOp>()) {
+    if (only && function != only)
+      continue;
     function.walk([&](Operation *op) {
       if (op == function.getOperation())
         return;

@@ -111,9 +111,32 @@ struct StepStatsPass : impl::StepStatsBase<StepStatsPass> {
     if (failed(computed))
       return signalPassFailure();
     const StepStats &stats = *computed;
-    stats.print(file->os());
-    printRuntimeMemory(file->os());
-    stats.modelState.print(file->os());
+    // A pipeline's stage programs each run on their own pipeline ranks:
+    // what one rank runs and keeps is its program's, not the module's sum.
+    llvm::SmallVector<mlir::func::FuncOp> stages;
+    for (auto func : getOperation().getOps<mlir::func::FuncOp>())
+      if (!func.isExternal() && getPipelineStage(func))
+        stages.push_back(func);
+    if (stages.empty()) {
+      stats.print(file->os());
+      printRuntimeMemory(file->os());
+      stats.modelState.print(file->os());
+    } else {
+      file->os() << "pipeline stage programs: " << stages.size()
+                 << " (each section is what the ranks of one pipeline "
+                    "rank run and keep)\n";
+      for (mlir::func::FuncOp stage : stages) {
+        mlir::FailureOr<StepStats> ofStage =
+            computeStepStats(getOperation(), stage);
+        if (failed(ofStage))
+          return signalPassFailure();
+        file->os() << "@" << stage.getSymName() << " (pipeline rank "
+                   << *getPipelineStage(stage) << "):\n";
+        ofStage->print(file->os());
+        ofStage->modelState.print(file->os());
+      }
+      printRuntimeMemory(file->os());
+    }
     printActivations(file->os());
     if (llvm::Error error = finishOutputFile(*file, output)) {
       getOperation().emitError("-ddp-step-stats: ")

@@ -126,12 +126,18 @@ struct ParamCounts {
   int64_t localParamElements = 0;
   int64_t modelParamElements = 0;
 };
-/// Fails, with an error at the module, when a count does not fit in int64.
-mlir::FailureOr<ParamCounts> countParams(mlir::ModuleOp module);
+/// The module's parameters; with `only`, those that function names (a
+/// pipeline stage program's). Fails, with an error at the module, when a
+/// count does not fit in int64.
+mlir::FailureOr<ParamCounts> countParams(mlir::ModuleOp module,
+                                         mlir::func::FuncOp only = {});
 
-/// Summarises `module`. The module must verify. Fails, with an error at the
-/// module, when a count summed over it does not fit in int64.
-mlir::FailureOr<StepStats> computeStepStats(mlir::ModuleOp module);
+/// Summarises `module`; with `only`, that function alone and the parameters
+/// it names, so that a stage program's counts are its pipeline rank's. The
+/// module must verify. Fails, with an error at the module, when a count
+/// summed over it does not fit in int64.
+mlir::FailureOr<StepStats> computeStepStats(mlir::ModuleOp module,
+                                            mlir::func::FuncOp only = {});
 
 /// The model state per rank of `module` alone (what computeStepStats puts
 /// in modelState), or of the one function `only` of it (a pipeline rank's
