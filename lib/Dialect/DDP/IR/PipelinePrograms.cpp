@@ -56,6 +56,16 @@ ddp::getPipelinePrograms(ModuleOp module) {
   return std::optional<PipelinePrograms>(std::move(programs));
 }
 
+func::FuncOp ddp::getExtractedStageProgram(ModuleOp module) {
+  if (!DDPDialect::ProgramGroupsAttrHelper(module.getContext())
+           .isAttrPresent(module))
+    return nullptr;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.isExternal())
+      return func;
+  return nullptr;
+}
+
 bool ddp::isUnsplitPipelineStep(func::FuncOp func) {
   return llvm::any_of(func.getBody().getOps(), [](Operation &op) {
     return getPipelineStage(&op).has_value();

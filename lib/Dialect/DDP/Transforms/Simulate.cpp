@@ -8,8 +8,9 @@
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 
 #include "ddp/Dialect/DDP/Analysis/StepStats.h"
-#include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/IR/PipelinePrograms.h"
+#include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 #include "ddp/ScheduleModel/ScheduleModel.h"
 #include "ddp/Sim/SimOutput.h"
 #include "ddp/Support/OutputFile.h"
@@ -214,6 +215,18 @@ void SimulatePass::runOnOperation() {
   }
   if (hasPipelineStages(module))
     return runOnPipeline(std::move(*profile));
+  // One pipeline rank's program simulated alone waits on no peer: what it
+  // says of the rank's own streams holds (docs/PipelineSimulation.md reads
+  // its tensor-parallel traffic so), its step time does not.
+  if (func::FuncOp extracted = getExtractedStageProgram(module))
+    extracted.emitWarning()
+        << "'@" << extracted.getSymName()
+        << "' is one pipeline rank's program, extracted from a pipeline "
+           "('ddp.program_groups'): simulated alone it waits on no other "
+           "rank, so its step time leaves out the bubble and the "
+           "stage-to-stage waits; the pipeline's step is ddp-simulate on the "
+           "module that holds every stage program, before "
+           "ddp-extract-pipeline-stage";
   FailureOr<func::FuncOp> step = findStepToSimulate(module, stepName);
   if (failed(step))
     return signalPassFailure();

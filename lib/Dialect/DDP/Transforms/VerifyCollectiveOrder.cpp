@@ -18,6 +18,7 @@
 #include "PointToPointPairing.h"
 
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/IR/PipelinePrograms.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -144,6 +145,16 @@ LogicalResult VerifyCollectiveOrderPass::checkToken(AsyncOpInterface op) {
 void VerifyCollectiveOrderPass::runOnOperation() {
   ModuleOp module = getOperation();
   bool failed = false;
+  if (func::FuncOp extracted = getExtractedStageProgram(module)) {
+    extracted.emitError()
+        << "'@" << extracted.getSymName()
+        << "' is one pipeline rank's program, extracted from a pipeline "
+           "('ddp.program_groups'): its sends and receives pair with the "
+           "other ranks' programs, which this module lacks; check the module "
+           "that holds every stage program, before "
+           "ddp-extract-pipeline-stage (ddp-schedule checks it at its end)";
+    return signalPassFailure();
+  }
 
   // Functions that issue collectives, directly or through calls.
   llvm::SmallPtrSet<Operation *, 8> issuing;

@@ -37,6 +37,17 @@
 
 // MISSING: error: no program for pipeline rank 2 among the module's 2 stage programs
 
+// The kept program's sends and receives pair with the other ranks'
+// programs, which its module lacks: the order check refuses it rather than
+// report hazards that are not there, and the simulator warns that alone it
+// waits on no other rank (its own streams' figures still hold).
+// RUN: ddp-opt %s -ddp-extract-pipeline-stage=rank=1 | not ddp-opt -ddp-verify-collective-order 2>&1 | FileCheck %s --check-prefix=ORDER
+// ORDER: error: '@step_stage1' is one pipeline rank's program, extracted from a pipeline ('ddp.program_groups'): its sends and receives pair with the other ranks' programs, which this module lacks; check the module that holds every stage program, before ddp-extract-pipeline-stage
+// ORDER-NOT: error
+// RUN: ddp-opt %s -ddp-extract-pipeline-stage=rank=1 | ddp-opt -ddp-simulate -o /dev/null 2>&1 | FileCheck %s --check-prefix=SIMULATE
+// SIMULATE: warning: '@step_stage1' is one pipeline rank's program, extracted from a pipeline ('ddp.program_groups'): simulated alone it waits on no other rank, so its step time leaves out the bubble
+// SIMULATE: simulated step @step_stage1
+
 ddp.mesh @world(pp = 2, dp = 2, tp = 2)
 ddp.param @w0 layer 0 : tensor<4xf32>
 ddp.param @w1 layer 1 : tensor<4xf32>

@@ -37,6 +37,13 @@ getPipelinePrograms(mlir::ModuleOp module);
 /// (`ddp.pipeline_stage`), as the importer's reference step does.
 bool isUnsplitPipelineStep(mlir::func::FuncOp func);
 
+/// The one pipeline rank's program that ddp-extract-pipeline-stage left of
+/// `module` (it records every program's groups, `ddp.program_groups`); null
+/// for any other module. Its sends and receives pair with programs the
+/// module no longer holds, so what checks or simulates the whole pipeline
+/// refuses it.
+mlir::func::FuncOp getExtractedStageProgram(mlir::ModuleOp module);
+
 /// Whether `op` is a send or receive whose group includes the `pp` axis.
 bool isPipelineMessage(mlir::Operation *op);
 
