@@ -110,6 +110,15 @@ Error ddp::checkPipelineSchedule(PipelineScheduleKind kind,
           "virtual_pipeline_model_parallel_size is {1}; use "
           "pipeline-schedule=interleaved, or a virtual size of 1",
           name, shape.virtualStages));
+    // Only the interleaved schedule groups microbatches; a group given to
+    // another would be ignored without a word.
+    if (shape.microbatchGroupSize > 0)
+      return scheduleError(formatv(
+          "microbatch_group_size_per_vp_stage ({0}) groups the microbatches "
+          "of the interleaved schedule's model chunks, and the {1} schedule "
+          "has one chunk per stage; drop it (microbatch-group-size), or "
+          "use the interleaved schedule",
+          shape.microbatchGroupSize, name));
     // pipeline_scheduler_ZBH1's _create_job_list asserts it: the warmup
     // and the late W passes each take up to a stage's worth.
     if (kind == PipelineScheduleKind::ZeroBubbleH1 &&

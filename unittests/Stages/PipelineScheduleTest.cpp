@@ -131,6 +131,8 @@ TEST(PipelineScheduleTest, ChecksNameTheOptionToChange) {
   auto interleaved = PipelineScheduleKind::Interleaved;
   EXPECT_THAT(checkMessage(PipelineScheduleKind::OneFOneB, {2, 2, 4, 0}),
               testing::HasSubstr("pipeline-schedule=interleaved"));
+  EXPECT_THAT(checkMessage(PipelineScheduleKind::GPipe, {2, 1, 4, 2}),
+              testing::HasSubstr("drop it (microbatch-group-size)"));
   EXPECT_THAT(checkMessage(interleaved, {2, 1, 4, 0}),
               testing::HasSubstr("virtual_pipeline_model_parallel_size"));
   EXPECT_THAT(checkMessage(interleaved, {4, 2, 8, 3}),

@@ -55,7 +55,7 @@ func.func @mistagged(%x0: tensor<4xf32>, %x1: tensor<4xf32>) {
 
 // Two model chunks need the interleaved schedule.
 ddp.mesh @world(pp = 2, dp = 1)
-// expected-error @+1 {{cannot run the interleaved schedule on @few (2 ranks, 2 model chunks each, 1 microbatches): microbatch_group_size_per_vp_stage is 2, but the interleaved schedule runs between pipeline_model_parallel_size (2) and num_microbatches (1)}}
+// expected-error @+1 {{cannot run the interleaved schedule on @few (2 ranks, 2 model chunks each, 1 microbatches): the interleaved schedule needs at least as many microbatches as pipeline stages, but num_microbatches is 1 and pipeline_model_parallel_size 2}}
 func.func @few(%x: tensor<4xf32>) {
   %a = ddp.compute "f"(%x) flops 1.0 bytes 1.0 {ddp.pipeline_stage = 0, ddp.task = "F0.1"} : (tensor<4xf32>) -> tensor<4xf32>
   return
