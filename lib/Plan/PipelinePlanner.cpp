@@ -37,6 +37,10 @@ std::string PipelineChoice::describe() const {
   if (schedule == PipelineScheduleKind::Interleaved)
     text += llvm::formatv(" v={0} group={1}", virtualSize, microbatchGroupSize)
                 .str();
+  else if (virtualSize > 1)
+    // A configured virtual size under a schedule given for every candidate
+    // (refused): named, so that it is not taken for the one-chunk choice.
+    text += llvm::formatv(" v={0}", virtualSize).str();
   if (overlapP2PComm)
     text += " overlap-p2p-comm";
   return text;

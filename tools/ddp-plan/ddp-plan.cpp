@@ -75,7 +75,9 @@ static cl::opt<std::string> hardware(
     cl::value_desc("profile"), cl::init("h100-sxm-ib400"),
     cl::cat(planCategory));
 static cl::opt<std::string>
-    svgPath("svg", cl::desc("Write both timelines to this SVG file"),
+    svgPath("svg",
+            cl::desc("Write both timelines to this SVG file (not for a "
+                     "pipelined step yet)"),
             cl::value_desc("file"), cl::init(""), cl::cat(planCategory));
 static cl::opt<std::string>
     stepName("step",
@@ -413,7 +415,8 @@ static void printCandidates(const plan::PipelinePlan &pipelinePlan,
     if (pipelinePlan.best && index == *pipelinePlan.best)
       mark += mark.empty() ? "auto" : ", auto";
     if (!candidate.result) {
-      os << format("  %-40s refused: ", name.c_str()) << candidate.refusal
+      os << format("  %-40s refused", name.c_str())
+         << (mark.empty() ? "" : " (" + mark + ")") << ": " << candidate.refusal
          << "\n";
       continue;
     }
@@ -476,6 +479,9 @@ static int planPipeline(Plan &plan, const timing::CostModel &model) {
   if (configured.result)
     os << formatv("auto / configured step time: {0:f3}\n",
                   best.result->stepTime / configured.result->stepTime);
+  else
+    os << "auto / configured step time: none, the configured schedule was "
+          "refused (above)\n";
   if (!best.fits)
     os << "warning: no schedule fits the device's memory; auto chose the "
           "one that needs the least\n";
@@ -572,6 +578,9 @@ int main(int argc, char **argv) {
     SmallVector<func::FuncOp> withBody;
     if (func::FuncOp found = findStep(*configured.module, stepName, withBody))
       step = found;
+    else if (!stepName.empty())
+      return fail("--step: '" + inputFile + "' has no function named '" +
+                  stepName + "' with a body");
     else
       return fail("'" + inputFile + "' has " + Twine(withBody.size()) +
                   " functions with a body; give the pipelined step with "

@@ -41,7 +41,8 @@ struct PipelineChoice {
   /// Megatron's overlap_p2p_comm (on 1F1B, ddp's early receives).
   bool overlapP2PComm = false;
 
-  /// `1f1b` or `interleaved v=<v> group=<g>`, and `overlap-p2p-comm`.
+  /// `1f1b` or `interleaved v=<v> group=<g>` (another schedule with a
+  /// virtual size: `gpipe v=<v>`), and `overlap-p2p-comm`.
   std::string describe() const;
   bool operator==(const PipelineChoice &other) const;
 };
