@@ -57,8 +57,8 @@ int64_t ModelConfig::getVirtualPipelineSize() const {
 }
 
 int64_t ModelConfig::getLayersForPipelineSplit() const {
-  return numLayers + (accountForEmbeddingInPipelineSplit ? 1 : 0) +
-         (accountForLossInPipelineSplit ? 1 : 0);
+  return countSplitLayers(numLayers, accountForEmbeddingInPipelineSplit,
+                          accountForLossInPipelineSplit);
 }
 
 std::optional<int64_t> ModelConfig::getDerivedVirtualPipelineSize() const {

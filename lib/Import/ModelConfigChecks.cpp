@@ -283,14 +283,15 @@ static Error checkPipeline(const ModelConfig &config, StringRef source) {
                       "(virtual_pipeline_model_parallel_size > 1)");
   if (Error error = checkPipelineSchedule(config.getPipelineScheduleKind(),
                                           config.getPipelineShape())) {
-    // What to change: the schedule given, the group given, else the
-    // microbatches (the group defaults to the stages, which leaves only
-    // them).
+    // What to change: the schedule given, the group given (unless fewer
+    // microbatches than stages leave none that fits), else the microbatches
+    // (the group defaults to the stages, which leaves only them).
     StringRef field = "pipeline_model_parallel_size";
     if (config.pipelineSchedule)
       field = "pipeline_schedule";
     else if (config.getVirtualPipelineSize() > 1)
-      field = config.microbatchGroupSizePerVpStage > 0
+      field = config.microbatchGroupSizePerVpStage > 0 &&
+                      config.numMicrobatches >= p
                   ? "microbatch_group_size_per_vp_stage"
                   : "num_microbatches";
     return fieldError(source, field, toString(std::move(error)));

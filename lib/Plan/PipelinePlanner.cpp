@@ -26,6 +26,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ThreadPool.h"
 
+#include <atomic>
 #include <mutex>
 
 using namespace mlir;
@@ -203,6 +204,10 @@ evaluate(const DialectRegistry &registry, llvm::ThreadPoolInterface *pool,
     llvm::report_fatal_error(llvm::Twine("options that parsed once did not "
                                          "parse again: ") +
                              llvm::toString(std::move(error)));
+  // A given group orders the interleaved candidates' microbatches; the
+  // other schedules have none, and would refuse it.
+  if (choice.schedule != PipelineScheduleKind::Interleaved)
+    options.microbatchGroupSize = 0;
   DictionaryAttr recorded;
   if (!recordedOptions.empty()) {
     recorded = dyn_cast_or_null<DictionaryAttr>(
@@ -237,8 +242,11 @@ evaluate(const DialectRegistry &registry, llvm::ThreadPoolInterface *pool,
   candidate.peakMemoryBytes = result->getMemoryBytes(result->getMemoryPeakRank());
   double capacity = model.getProfile().memoryCapacity;
   candidate.fits = capacity <= 0 || candidate.peakMemoryBytes <= capacity;
-  // No events were recorded (they would name this context's ops); the
-  // per-rank results are numbers and names, which outlive it.
+  // No events were recorded (they would name this context's ops), and the
+  // ops the results name go with it.
+  for (sim::SimResult &stage : result->stages)
+    for (auto &ready : stage.gradReady)
+      ready.op = nullptr;
   candidate.result = std::move(*result);
   return candidate;
 }
@@ -269,6 +277,12 @@ llvm::Expected<PipelinePlan> ddp::plan::planPipeline(
   SchedulePipelineOptions options;
   if (llvm::Error error = parseGivenScheduleOptions(scheduleOptions, options))
     return std::move(error);
+  // Every candidate would write its own layout there, several at once.
+  if (!options.printBucketLayout.empty())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "print-bucket-layout: each candidate pipeline has its own layout; "
+        "print the chosen one with ddp-opt --ddp-schedule and its options");
   // What the given options set holds for every candidate: the configured
   // choice takes it, and auto explores only what they leave open.
   llvm::StringSet<> given = options.getGivenOptionNames();
@@ -308,8 +322,8 @@ llvm::Expected<PipelinePlan> ddp::plan::planPipeline(
       context.isMultithreadingEnabled() ? &context.getThreadPool() : nullptr;
   PipelinePlan plan;
   // Each round's candidates at once; `progress` hears of each as it
-  // starts, in the candidates' order (a later one that starts first waits
-  // for the earlier ones' lines).
+  // starts, in the candidates' order (the line of a later one that starts
+  // first is held back until the earlier ones' are out).
   auto run = [&](ArrayRef<PipelineChoice> choices) {
     size_t first = plan.candidates.size();
     for (const PipelineChoice &each : choices) {
@@ -350,9 +364,20 @@ llvm::Expected<PipelinePlan> ddp::plan::planPipeline(
         evaluateOne(index);
       return;
     }
+    // As many workers as the pool has threads, each taking the next
+    // candidate until none is left: a thread that waits on its candidate's
+    // own parallel passes runs other queued tasks meanwhile (LLVM's pool
+    // does), and a task per candidate would let it start every candidate
+    // of the round at once, each holding its step.
+    std::atomic<size_t> next(0);
+    auto work = [&] {
+      for (size_t index = next++; index < count; index = next++)
+        evaluateOne(index);
+    };
     llvm::ThreadPoolTaskGroup group(*pool);
-    for (size_t index = 0; index < count; ++index)
-      group.async([&evaluateOne, index] { evaluateOne(index); });
+    size_t workers = std::min<size_t>(count, pool->getMaxConcurrency());
+    for (size_t worker = 0; worker < workers; ++worker)
+      group.async(work);
     group.wait();
   };
   run(getFirstPipelineChoices(config));

@@ -11,11 +11,21 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <limits>
+
 using namespace llvm;
 using namespace ddp;
 
 static Error splitError(const Twine &message) {
   return createStringError(inconvertibleErrorCode(), message);
+}
+
+int64_t ddp::countSplitLayers(int64_t numLayers, bool accountForEmbedding,
+                              bool accountForLoss) {
+  int64_t extra = (accountForEmbedding ? 1 : 0) + (accountForLoss ? 1 : 0);
+  return numLayers > std::numeric_limits<int64_t>::max() - extra
+             ? std::numeric_limits<int64_t>::max()
+             : numLayers + extra;
 }
 
 std::string ddp::describeCountedLayers(bool accountForEmbedding,
@@ -40,8 +50,8 @@ ddp::splitLayers(const LayerSplitConfig &config) {
   // Every rank and every chunk builds at least one layer, or stands for
   // the embedding or the loss: more ranks or chunks than that cannot split
   // (and are checked before anything is sized by them).
-  int64_t counted = config.numLayers + (config.accountForEmbedding ? 1 : 0) +
-                    (config.accountForLoss ? 1 : 0);
+  int64_t counted = countSplitLayers(
+      config.numLayers, config.accountForEmbedding, config.accountForLoss);
   if (p > counted || v > counted || p * v > counted)
     return splitError(formatv(
         "pipeline_model_parallel_size ({0}) x "

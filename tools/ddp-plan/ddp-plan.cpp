@@ -28,6 +28,7 @@
 #include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
 #include "ddp/Import/Import.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
+#include "ddp/Plan/PipelinePlanReport.h"
 #include "ddp/Plan/PipelinePlanner.h"
 #include "ddp/Sim/PipelineSimulator.h"
 #include "ddp/Sim/SimOutput.h"
@@ -401,42 +402,6 @@ static int planConfiguredPipeline(Plan &plan, const timing::CostModel &model) {
   return 0;
 }
 
-/// The candidates of a pipeline's plan, one row each.
-static void printCandidates(const plan::PipelinePlan &pipelinePlan,
-                            const timing::CostModel &model, raw_ostream &os) {
-  os << "pipeline schedules on " << model.getProfile().name
-     << " (the configured one first; bubble, exposed p2p and other exposed "
-        "communication are means over the pipeline ranks)\n";
-  os << format("  %-40s %11s %11s %9s %9s %11s %10s\n", "schedule", "step ms",
-               "bubble ms", "p2p ms", "comm ms", "step/bound", "peak GiB");
-  for (auto [index, candidate] : llvm::enumerate(pipelinePlan.candidates)) {
-    std::string name = candidate.choice.describe();
-    std::string mark = index == pipelinePlan.configured ? "configured" : "";
-    if (pipelinePlan.best && index == *pipelinePlan.best)
-      mark += mark.empty() ? "auto" : ", auto";
-    if (!candidate.result) {
-      os << format("  %-40s refused", name.c_str())
-         << (mark.empty() ? "" : " (" + mark + ")") << ": " << candidate.refusal
-         << "\n";
-      continue;
-    }
-    const sim::PipelineSimResult &result = *candidate.result;
-    os << format("  %-40s %11.3f %11.3f %9.3f %9.3f %11.3f %10.2f",
-                 name.c_str(), result.stepTime * 1e3,
-                 result.getMeanBubbleTime() * 1e3,
-                 result.getMeanExposedP2PTime() * 1e3,
-                 result.getMeanOtherExposedCommTime() * 1e3,
-                 result.lowerBound > 0 ? result.stepTime / result.lowerBound
-                                       : 0.0,
-                 candidate.peakMemoryBytes / double(1ull << 30));
-    if (!candidate.fits)
-      os << "  does not fit";
-    if (!mark.empty())
-      os << "  (" << mark << ")";
-    os << "\n";
-  }
-}
-
 /// A pipelined step: auto's choice of the schedule, the virtual size, the
 /// group size and the p2p calls against the configured ones, each imported
 /// again from the module's recorded config (docs/Pipeline.md#auto).
@@ -466,26 +431,14 @@ static int planPipeline(Plan &plan, const timing::CostModel &model) {
   if (!pipelinePlan)
     return fail("--options: " + toString(pipelinePlan.takeError()));
   raw_ostream &os = outs();
-  printCandidates(*pipelinePlan, model, os);
-  const plan::PipelineCandidate &configured =
-      pipelinePlan->candidates[pipelinePlan->configured];
+  plan::printPipelineCandidates(*pipelinePlan, model, os);
   if (!pipelinePlan->best)
     return fail("no pipeline schedule of this model could be simulated; the "
                 "configured one was refused: " +
-                configured.refusal);
-  const plan::PipelineCandidate &best =
-      pipelinePlan->candidates[*pipelinePlan->best];
-  os << "auto: " << best.choice.describe() << "\n";
-  if (configured.result)
-    os << formatv("auto / configured step time: {0:f3}\n",
-                  best.result->stepTime / configured.result->stepTime);
-  else
-    os << "auto / configured step time: none, the configured schedule was "
-          "refused (above)\n";
-  if (!best.fits)
-    os << "warning: no schedule fits the device's memory; auto chose the "
-          "one that needs the least\n";
-  sim::printPipelineSummary(*best.result, model, os);
+                pipelinePlan->candidates[pipelinePlan->configured].refusal);
+  plan::printPipelineChoice(*pipelinePlan, os);
+  sim::printPipelineSummary(
+      *pipelinePlan->candidates[*pipelinePlan->best].result, model, os);
   if (Error error = flushStdout())
     return fail(toString(std::move(error)));
   return 0;

@@ -91,9 +91,12 @@ std::vector<PipelineChoice> getRefinedPipelineChoices(const ModelConfig &config,
 /// `progress` is told of each candidate as it starts, in order, from any
 /// thread but one at a time. The first candidate is the configured choice.
 /// Each candidate is built in a context of its own, from `context`'s
-/// dialect registry; where `context` is multithreaded, the candidates of
-/// a round run at once on its thread pool, with results equal to a serial
-/// run's. Fails only when `scheduleOptions` do not parse.
+/// dialect registry (what the caller loaded without registering, or allowed
+/// there, does not carry over; the importer loads what it builds); where
+/// `context` is multithreaded, the candidates of a round run at once on its
+/// thread pool, as many as it has threads, with results equal to a serial
+/// run's. Fails only when `scheduleOptions` do not parse or ask for an
+/// output every candidate would write (print-bucket-layout).
 llvm::Expected<PipelinePlan>
 planPipeline(mlir::MLIRContext &context, const ModelConfig &config,
              mlir::DictionaryAttr recordedOptions,

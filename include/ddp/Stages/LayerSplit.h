@@ -32,6 +32,12 @@ struct LayerSplitConfig {
   bool accountForEmbedding = false, accountForLoss = false;
 };
 
+/// `numLayers` plus the embedding and the loss where the split counts them
+/// as layers, saturated at INT64_MAX (a config is checked with it before
+/// anything bounds num_layers).
+int64_t countSplitLayers(int64_t numLayers, bool accountForEmbedding,
+                         bool accountForLoss);
+
 /// " with the embedding counted as a layer" (the loss, both), or "" when
 /// neither is: what an error adds to a layer count that includes them.
 std::string describeCountedLayers(bool accountForEmbedding,

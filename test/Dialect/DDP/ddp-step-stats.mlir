@@ -37,13 +37,13 @@
 // STAGES: pipeline stage programs: 2 (each section is what the ranks of one pipeline rank run and keep)
 // STAGES-NEXT: @step_stage0 (pipeline rank 0):
 // STAGES-NEXT: mesh: pp=2 dp=2 tp=2 (8 ranks)
-// STAGES-NEXT: parameters: 166528 in model, 84160 on this rank in 26 tensors
+// STAGES-NEXT: parameters: 166528 in this program's part of the model, 84160 on this rank in 26 tensors
 // STAGES-NEXT: flops per rank: 41287680
 // STAGES:      recv[pp]: 5 ops, 163840 bytes
 // STAGES:      total: 1346560 (16 bytes x 84160 parameters)
 // STAGES:      @step_stage1 (pipeline rank 1):
 // STAGES-NEXT: mesh: pp=2 dp=2 tp=2 (8 ranks)
-// STAGES-NEXT: parameters: 165632 in model, 83264 on this rank in 27 tensors
+// STAGES-NEXT: parameters: 165632 in this program's part of the model, 83264 on this rank in 27 tensors
 // STAGES-NEXT: flops per rank: 67125760
 // STAGES:      total: 1332224 (16 bytes x 83264 parameters)
 // STAGES:      runtime memory per rank (ddp's lowering): not lowerable

@@ -142,17 +142,28 @@ static FailureOr<int64_t> getTotal(ModuleOp module, CheckedCount count,
             "rank could hold them)";
 }
 
+/// The symbols `only` names (a stage program keeps the parameters it
+/// names); nullopt without `only`, or where an op of it may hide references
+/// (then every parameter counts, as for the whole module).
+static std::optional<llvm::DenseSet<StringAttr>>
+getNamedSymbols(func::FuncOp only) {
+  if (!only)
+    return std::nullopt;
+  llvm::DenseSet<StringAttr> used;
+  if (!forEachNamedSymbol(only, [&](StringAttr name) { used.insert(name); }))
+    return std::nullopt;
+  return used;
+}
+
 FailureOr<ModelState> ddp::computeModelState(ModuleOp module,
                                              func::FuncOp only) {
   Totals totals;
   SymbolTable symbols(module);
-  // A stage program keeps the parameters it names.
-  llvm::DenseSet<StringAttr> used;
-  // Where an op may hide references, every parameter counts, as for the
-  // whole module.
-  if (only &&
-      !forEachNamedSymbol(only, [&](StringAttr name) { used.insert(name); }))
+  std::optional<llvm::DenseSet<StringAttr>> named = getNamedSymbols(only);
+  if (!named)
     only = nullptr;
+  llvm::DenseSet<StringAttr> used =
+      named.value_or(llvm::DenseSet<StringAttr>());
   // The parameters read whole somewhere, and the group of each that is read
   // as shards: one read only as shards is kept as shards
   // (ddp-shard-params).
@@ -237,11 +248,11 @@ FailureOr<ModelState> ddp::computeModelState(ModuleOp module,
 }
 
 FailureOr<ParamCounts> ddp::countParams(ModuleOp module, func::FuncOp only) {
-  // A stage program holds the parameters it names (as computeModelState).
-  llvm::DenseSet<StringAttr> used;
-  if (only &&
-      !forEachNamedSymbol(only, [&](StringAttr name) { used.insert(name); }))
+  std::optional<llvm::DenseSet<StringAttr>> named = getNamedSymbols(only);
+  if (!named)
     only = nullptr;
+  llvm::DenseSet<StringAttr> used =
+      named.value_or(llvm::DenseSet<StringAttr>());
   int64_t tensorParallelSize = 1, expertParallelSize = 1,
           expertTensorParallelSize = 1;
   for (MeshOp mesh : module.getOps<MeshOp>()) {
@@ -283,6 +294,10 @@ FailureOr<ParamCounts> ddp::countParams(ModuleOp module, func::FuncOp only) {
 
 FailureOr<StepStats> ddp::computeStepStats(ModuleOp module, func::FuncOp only) {
   StepStats stats;
+  // Counted whole where the program's parameters are not known.
+  if (!getNamedSymbols(only))
+    only = nullptr;
+  stats.ofOneFunction = bool(only);
   // The first mesh sets the parallel sizes; a step has one.
   for (MeshOp mesh : module.getOps<MeshOp>()) {
     llvm::raw_string_ostream os(stats.mesh);
@@ -366,7 +381,9 @@ void StepStats::print(llvm::raw_ostream &os) const {
     os << "mesh: none\n";
   else
     os << "mesh: " << mesh << " (" << numRanks << " ranks)\n";
-  os << "parameters: " << modelParamElements << " in model, "
+  os << "parameters: " << modelParamElements
+     << (ofOneFunction ? " in this program's part of the model, "
+                       : " in model, ")
      << localParamElements << " on this rank in " << numParams << " tensors\n";
   os << "flops per rank: ";
   printNumber(os, getTotalFlops());

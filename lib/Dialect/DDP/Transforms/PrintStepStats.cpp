@@ -107,10 +107,6 @@ struct StepStatsPass : impl::StepStatsBase<StepStatsPass> {
       getOperation().emitError("-ddp-step-stats: ") << errorMessage;
       return signalPassFailure();
     }
-    mlir::FailureOr<StepStats> computed = computeStepStats(getOperation());
-    if (failed(computed))
-      return signalPassFailure();
-    const StepStats &stats = *computed;
     // A pipeline's stage programs each run on their own pipeline ranks:
     // what one rank runs and keeps is its program's, not the module's sum.
     llvm::SmallVector<mlir::func::FuncOp> stages;
@@ -118,13 +114,19 @@ struct StepStatsPass : impl::StepStatsBase<StepStatsPass> {
       if (!func.isExternal() && getPipelineStage(func))
         stages.push_back(func);
     if (stages.empty()) {
-      stats.print(file->os());
+      mlir::FailureOr<StepStats> stats = computeStepStats(getOperation());
+      if (failed(stats))
+        return signalPassFailure();
+      stats->print(file->os());
       printRuntimeMemory(file->os());
-      stats.modelState.print(file->os());
+      stats->modelState.print(file->os());
+      numOps = stats->numOps;
+      numUnusedResults = stats->numUnusedResults;
     } else {
       file->os() << "pipeline stage programs: " << stages.size()
                  << " (each section is what the ranks of one pipeline "
                     "rank run and keep)\n";
+      numOps = numUnusedResults = 0;
       for (mlir::func::FuncOp stage : stages) {
         mlir::FailureOr<StepStats> ofStage =
             computeStepStats(getOperation(), stage);
@@ -134,18 +136,18 @@ struct StepStatsPass : impl::StepStatsBase<StepStatsPass> {
                    << *getPipelineStage(stage) << "):\n";
         ofStage->print(file->os());
         ofStage->modelState.print(file->os());
+        numOps += ofStage->numOps;
+        numUnusedResults += ofStage->numUnusedResults;
       }
       printRuntimeMemory(file->os());
     }
+    numParams = llvm::range_size(getOperation().getOps<ParamOp>());
     printActivations(file->os());
     if (llvm::Error error = finishOutputFile(*file, output)) {
       getOperation().emitError("-ddp-step-stats: ")
           << llvm::toString(std::move(error));
       return signalPassFailure();
     }
-    numParams = stats.numParams;
-    numOps = stats.numOps;
-    numUnusedResults = stats.numUnusedResults;
     markAllAnalysesPreserved();
   }
 };

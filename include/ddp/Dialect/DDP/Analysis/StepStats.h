@@ -87,6 +87,9 @@ struct StepStats {
   int64_t numParams = 0;
   /// Elements of the parameters as this rank holds them.
   int64_t localParamElements = 0;
+  /// Whether these are one function's counts (a stage program's), its
+  /// parameters those it names.
+  bool ofOneFunction = false;
   /// Elements of the whole model: a parameter split over `tp` (it has a
   /// tp_dim) counts once per tensor-parallel rank, an expert parameter once
   /// per expert-parallel rank, a replicated one once.
