@@ -5,6 +5,7 @@
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/IR/PipelinePrograms.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
+#include "ddp/Dialect/DDP/Transforms/ScheduleMark.h"
 
 #include "CandidateModule.h"
 #include "FsdpChoice.h"
@@ -190,6 +191,20 @@ public:
   }
 
   void runOnOperation() override {
+    // A scheduled step would come out as it went in, whatever the options.
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      if (std::optional<std::pair<Location, std::string>> mark =
+              findScheduleMark(func)) {
+        emitError(mark->first)
+            << "ddp-schedule: '@" << func.getSymName()
+            << "' is scheduled already: " << mark->second
+            << "; the options would change nothing, so schedule the "
+               "unscheduled step (ddp-import's output) instead";
+        return signalPassFailure();
+      }
+    }
     // fsdp-unit-prefetch replaces fsdp-prefetch: both given is a conflict
     // (a recorded one gives way to the other given, as applied below).
     if (isGivenUnderAnyName("fsdp-unit-prefetch", givenNames) &&

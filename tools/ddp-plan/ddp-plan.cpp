@@ -26,6 +26,7 @@
 #include "ddp/Dialect/DDP/IR/PipelinePrograms.h"
 #include "ddp/Dialect/DDP/IR/StepLookup.h"
 #include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
+#include "ddp/Dialect/DDP/Transforms/ScheduleMark.h"
 #include "ddp/Import/Import.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
 #include "ddp/Plan/PipelinePlanReport.h"
@@ -196,44 +197,6 @@ static LogicalResult runPlan(Plan &plan, const timing::CostModel &model) {
       plan.activationBytes = double(peak->bytes);
   plan.gatheredBytes = double(getGatheredUnitPeakBytes(*step));
   return success();
-}
-
-/// What shows that `step` has been scheduled already, and where; nullopt for
-/// an unscheduled step. The pipeline leaves a scheduled step as it is (its
-/// gradients are no longer reduced by the synchronous all-reduces that it
-/// buckets), so both columns would show the input's schedule, not the
-/// configured one and auto's. The marks are what the schedule passes leave:
-/// the layout ddp-assign-buckets records, and the ops and asynchronous
-/// collectives that only the rewrites after it create (an unscheduled step
-/// has its collectives synchronous, docs/Architecture.md).
-static std::optional<std::pair<Location, std::string>>
-findScheduleMark(func::FuncOp step) {
-  for (StringRef name : {kBucketsAttrName, kBucketPolicyAttrName})
-    if (step->hasAttr(name))
-      return std::make_pair(step.getLoc(),
-                            ("it has the bucket layout attribute '" + name +
-                             "' of ddp-assign-buckets")
-                                .str());
-  std::optional<std::pair<Location, std::string>> mark;
-  step.walk([&](Operation *op) {
-    std::string why;
-    if (auto async = dyn_cast<AsyncOpInterface>(op); async && async.isAsync())
-      why =
-          "it has an asynchronous '" + op->getName().getStringRef().str() + "'";
-    else if (isa<BucketPackOp, BucketUnpackOp, WaitOp, JoinOp, ChunkOp,
-                 ConcatOp, ShardSGDOp, ShardAdamOp, GetParamShardOp,
-                 SetParamShardOp, SetParamsOp>(op))
-      why = "it has a '" + op->getName().getStringRef().str() +
-            "', which only the schedule passes create";
-    else if (isa<GradReadyOp>(op) && getBucketIndex(op))
-      why = "a gradient is assigned to a bucket ('" +
-            DDPDialect::BucketAttrHelper::getNameStr().str() + "')";
-    else
-      return WalkResult::advance();
-    mark = std::make_pair(op->getLoc(), std::move(why));
-    return WalkResult::interrupt();
-  });
-  return mark;
 }
 
 /// The peak throughput MFU is counted against: the profile's for the

@@ -1,0 +1,40 @@
+//===- ScheduleMark.cpp - Whether a step is scheduled already -------------===//
+
+#include "ddp/Dialect/DDP/Transforms/ScheduleMark.h"
+
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/Transforms/BucketAttributes.h"
+
+using namespace mlir;
+using namespace ddp;
+
+std::optional<std::pair<Location, std::string>>
+ddp::findScheduleMark(func::FuncOp step) {
+  for (StringRef name : {kBucketsAttrName, kBucketPolicyAttrName})
+    if (step->hasAttr(name))
+      return std::make_pair(step.getLoc(),
+                            ("it has the bucket layout attribute '" + name +
+                             "' of ddp-assign-buckets")
+                                .str());
+  std::optional<std::pair<Location, std::string>> mark;
+  step.walk([&](Operation *op) {
+    std::string why;
+    if (auto async = dyn_cast<AsyncOpInterface>(op); async && async.isAsync())
+      why =
+          "it has an asynchronous '" + op->getName().getStringRef().str() + "'";
+    else if (isa<BucketPackOp, BucketUnpackOp, WaitOp, JoinOp, ChunkOp,
+                 ConcatOp, ShardSGDOp, ShardAdamOp, GetParamShardOp,
+                 SetParamShardOp, SetParamsOp>(op))
+      why = "it has a '" + op->getName().getStringRef().str() +
+            "', which only the schedule passes create";
+    else if (isa<GradReadyOp>(op) && getBucketIndex(op))
+      why = "a gradient is assigned to a bucket ('" +
+            DDPDialect::BucketAttrHelper::getNameStr().str() + "')";
+    else
+      return WalkResult::advance();
+    mark = std::make_pair(op->getLoc(), std::move(why));
+    return WalkResult::interrupt();
+  });
+  return mark;
+}
