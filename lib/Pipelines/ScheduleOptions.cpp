@@ -43,7 +43,9 @@ LogicalResult SchedulePipelineOptions::parseFromString(StringRef text,
   std::pair<StringRef, SmallVector<StringRef>> enums[] = {
       {"policy", getValueNames(getBucketPolicyOptionValues())},
       {"data-parallel-sharding-strategy",
-       getValueNames(getShardingStrategyOptionValues())}};
+       getValueNames(getShardingStrategyOptionValues())},
+      {"outer-dp-sharding-strategy",
+       getValueNames(getOuterShardingStrategyOptionValues())}};
   for (auto [name, value] : splitOptionWords(text)) {
     auto it = OptionsMap.find(name);
     if (it == OptionsMap.end()) {

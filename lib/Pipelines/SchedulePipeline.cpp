@@ -196,7 +196,7 @@ public:
       if (func.isExternal())
         continue;
       if (std::optional<std::pair<Location, std::string>> mark =
-              findScheduleMark(func)) {
+              findScheduleMark(func, ScheduleMarks::Bucketing)) {
         emitError(mark->first)
             << "ddp-schedule: '@" << func.getSymName()
             << "' is scheduled already: " << mark->second
@@ -250,6 +250,24 @@ public:
           << "' records options that ddp-schedule rejects: " << reason;
       return signalPassFailure();
     }
+    // The fully sharded step's own options, given without it, would change
+    // nothing (recorded ones are a log's flags, which Megatron ignores
+    // likewise).
+    if (options.dataParallelShardingStrategy !=
+        ShardingStrategy::OptimGradsParams)
+      for (StringRef name :
+           {"fsdp-prefetch", "fsdp-unit-prefetch", "fsdp-keep-last-units",
+            "fsdp-double-buffer", "reshard-after-forward",
+            "suggested-communication-unit-size"})
+        if (isGivenUnderAnyName(name, givenNames)) {
+          getOperation().emitError()
+              << "ddp-schedule: " << name
+              << " shapes the fully sharded step, which "
+                 "data-parallel-sharding-strategy=optim_grads_params builds "
+                 "(with use-distributed-optimizer=true); give it, or drop "
+              << name;
+          return signalPassFailure();
+        }
     // The units are gathered in the step whatever overlap-param-gather
     // says; a log's recorded false (Megatron-FSDP's own gathers) is no
     // conflict, but the user's own is.

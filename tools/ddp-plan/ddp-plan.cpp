@@ -129,6 +129,9 @@ struct Plan {
   /// The options after the recorded ones were applied, by name (in name
   /// order, as the table lists them).
   std::map<std::string, std::string> effectiveOptions;
+  /// The module's ddp.schedule_options as given, before the schedule
+  /// recorded its own (the profile it was scheduled for).
+  DictionaryAttr recordedOptions;
 };
 } // namespace
 
@@ -305,9 +308,7 @@ static void printTable(const Plan &configured, const Plan &automatic,
     os << "  (none)\n";
   // What the module recorded (a Megatron log's flags) and both plans
   // applied, unless --options gave the option.
-  if (auto recorded = (*configured.module)
-                          ->getAttrOfType<DictionaryAttr>(
-                              kScheduleOptionsAttrName)) {
+  if (DictionaryAttr recorded = configured.recordedOptions) {
     os << "recorded options applied (" << kScheduleOptionsAttrName << "):";
     bool anyRecorded = false;
     for (NamedAttribute entry : recorded) {
@@ -507,7 +508,7 @@ int main(int argc, char **argv) {
   if (failed(step))
     return 1;
   if (std::optional<std::pair<Location, std::string>> mark =
-          findScheduleMark(*step)) {
+          findScheduleMark(*step, ScheduleMarks::Any)) {
     emitError(mark->first)
         << "'@" << step->getSymName()
         << "' is scheduled already: " << mark->second
@@ -525,6 +526,9 @@ int main(int argc, char **argv) {
     return planPipeline(configured, model);
   }
   automatic.module = configured.module->clone();
+  configured.recordedOptions =
+      (*configured.module)
+          ->getAttrOfType<DictionaryAttr>(kScheduleOptionsAttrName);
 
   for (Plan *plan : {&configured, &automatic})
     if (failed(runPlan(*plan, model)))

@@ -1,5 +1,5 @@
-// A step with an asynchronous all-reduce, which only the schedule passes
-// create (ddp-schedule-option-errors.test).
+// A hand-written step with an asynchronous collective of its own, and no
+// gradient: ddp-schedule takes it (ddp-schedule-option-errors.test).
 ddp.mesh @world(dp = 2)
 func.func @step(%g: tensor<8xf32>) -> tensor<8xf32> {
   %r, %t = ddp.all_reduce sum %g over @world[dp] async : tensor<8xf32>

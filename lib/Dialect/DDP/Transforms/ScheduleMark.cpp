@@ -10,7 +10,8 @@ using namespace mlir;
 using namespace ddp;
 
 std::optional<std::pair<Location, std::string>>
-ddp::findScheduleMark(func::FuncOp step) {
+ddp::findScheduleMark(func::FuncOp step, ScheduleMarks marks) {
+  bool any = marks == ScheduleMarks::Any;
   for (StringRef name : {kBucketsAttrName, kBucketPolicyAttrName})
     if (step->hasAttr(name))
       return std::make_pair(step.getLoc(),
@@ -20,12 +21,13 @@ ddp::findScheduleMark(func::FuncOp step) {
   std::optional<std::pair<Location, std::string>> mark;
   step.walk([&](Operation *op) {
     std::string why;
-    if (auto async = dyn_cast<AsyncOpInterface>(op); async && async.isAsync())
+    auto async = dyn_cast<AsyncOpInterface>(op);
+    if (any && async && async.isAsync())
       why =
           "it has an asynchronous '" + op->getName().getStringRef().str() + "'";
-    else if (isa<BucketPackOp, BucketUnpackOp, WaitOp, JoinOp, ChunkOp,
-                 ConcatOp, ShardSGDOp, ShardAdamOp, GetParamShardOp,
-                 SetParamShardOp, SetParamsOp>(op))
+    else if (isa<BucketPackOp, BucketUnpackOp, ShardSGDOp, ShardAdamOp,
+                 GetParamShardOp, SetParamShardOp, SetParamsOp>(op) ||
+             (any && isa<WaitOp, JoinOp, ChunkOp, ConcatOp>(op)))
       why = "it has a '" + op->getName().getStringRef().str() +
             "', which only the schedule passes create";
     else if (isa<GradReadyOp>(op) && getBucketIndex(op))

@@ -12,7 +12,7 @@
 // RUN: not ddp-opt %s -split-input-file --ddp-distribute-optimizer="outer-dp-sharding-strategy=optim" 2>&1 | FileCheck %s --check-prefix=ONE
 // ONE: error: outer-dp-sharding-strategy=optim shards the optimizer across the distributed-optimizer instances; give num-distributed-optimizer-instances above 1
 // RUN: not ddp-opt %s -split-input-file --ddp-distribute-optimizer="num-distributed-optimizer-instances=2 outer-dp-sharding-strategy=optim_grads" 2>&1 | FileCheck %s --check-prefix=VALUE
-// VALUE: error: outer-dp-sharding-strategy takes no_shard or optim, not optim_grads
+// VALUE: error: --ddp-distribute-optimizer: outer-dp-sharding-strategy=optim_grads is not one of its values (no_shard, optim)
 
 // CHECK-LABEL: ddp.mesh @world(dp_replicate = 2, dp_shard = 2)
 // CHECK-LABEL: func.func @two_buckets

@@ -86,6 +86,19 @@ inline llvm::cl::ValuesClass getShardingStrategyOptionValues() {
             "and sharded parameters, gathered per FSDP unit"));
 }
 
+/// The values of outer-dp-sharding-strategy: what Megatron-FSDP shards
+/// across instances (arguments.py L3193-3198 at d98e8a6).
+inline llvm::cl::ValuesClass getOuterShardingStrategyOptionValues() {
+  auto value = [](ShardingStrategy strategy, llvm::StringRef description) {
+    return llvm::cl::OptionEnumValue{getShardingStrategyName(strategy),
+                                     int(strategy), description};
+  };
+  return llvm::cl::values(
+      value(ShardingStrategy::NoShard, "replicated across instances (HSDP)"),
+      value(ShardingStrategy::Optim,
+            "the optimizer state sharded across them (hybrid FSDP)"));
+}
+
 #define GEN_PASS_DECL
 #include "ddp/Dialect/DDP/Transforms/Passes.h.inc"
 

@@ -317,7 +317,7 @@ def DistributeOptimizer
            "With several instances, what the ranks across them shard "
            "(Megatron-FSDP's outer_dp_sharding_strategy): no_shard "
            "(replicated, HSDP) or optim (the optimizer state, hybrid FSDP)",
-           "::ddp::getShardingStrategyOptionValues()">,
+           "::ddp::getOuterShardingStrategyOptionValues()">,
   ];
   let statistics = [
     Statistic<"numBucketsSharded", "buckets-sharded",

@@ -18,13 +18,23 @@
 
 namespace ddp {
 
+/// Which marks of a schedule to look for.
+enum class ScheduleMarks {
+  /// What the bucketing and sharding passes leave: the layout
+  /// ddp-assign-buckets records, gradients assigned to buckets, and the
+  /// bucket and shard ops. A hand-written step may well have asynchronous
+  /// collectives of its own (an input's broadcast) and still be scheduled.
+  Bucketing,
+  /// Those, and the asynchronous collectives and the ops the overlap passes
+  /// make: for ddp-import's steps, whose collectives are all synchronous
+  /// (docs/Architecture.md).
+  Any,
+};
+
 /// What shows that `step` has been scheduled already, and where; nullopt
-/// for an unscheduled step. The marks are what the schedule passes leave:
-/// the layout ddp-assign-buckets records, and the ops and asynchronous
-/// collectives that only the rewrites after it create (an unscheduled step
-/// has its collectives synchronous, docs/Architecture.md).
+/// for an unscheduled step.
 std::optional<std::pair<mlir::Location, std::string>>
-findScheduleMark(mlir::func::FuncOp step);
+findScheduleMark(mlir::func::FuncOp step, ScheduleMarks marks);
 
 } // namespace ddp
 
