@@ -16,8 +16,10 @@
 
 #include "ddp/Conversion/Passes.h"
 #include "ddp/Dialect/DDP/Transforms/Passes.h"
+#include "ddp/Dialect/DDP/Transforms/ScheduleMark.h"
 #include "ddp/Pipelines/SchedulePipeline.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -51,10 +53,23 @@ static const llvm::StringSet<> &getAcceptedOptions(const PassAlone &pass) {
   return it->second;
 }
 
+/// The options only the fully sharded step reads: ddp-schedule refuses
+/// them given without it, which would end most runs at the parser.
+static bool isFullyShardedOption(llvm::StringRef name) {
+  return llvm::is_contained({"fsdp-prefetch", "fsdp-unit-prefetch",
+                             "fsdp-keep-last-units", "fsdp-double-buffer",
+                             "reshard-after-forward",
+                             "suggested-communication-unit-size"},
+                            name);
+}
+
 /// The passes that run on `byte`'s choice, as a textual pipeline;
-/// `scheduleOptions` receives ddp-schedule's options where it runs.
+/// `scheduleOptions` receives ddp-schedule's options where it runs. A
+/// module scheduled already (the seeds of the passes' own tests) skips
+/// ddp-schedule, which refuses it, and is simulated and lowered as it is.
 static std::string getPipeline(uint8_t choice,
                                llvm::ArrayRef<uint8_t> optionBytes,
+                               bool scheduled,
                                std::optional<std::string> &scheduleOptions) {
   auto withOptions = [&](const PassAlone &pass) {
     const llvm::StringSet<> &accepted = getAcceptedOptions(pass);
@@ -70,7 +85,17 @@ static std::string getPipeline(uint8_t choice,
   PassAlone schedule{"ddp-schedule", false};
   PassAlone simulate{"ddp-simulate", false};
   PassAlone lower{"ddp-lower-to-runtime", false};
-  scheduleOptions = withOptions(schedule);
+  if (scheduled)
+    return getPipelineText(simulate, withOptions(simulate)) + ", " +
+           getPipelineText(lower, withOptions(lower));
+  const llvm::StringSet<> &accepted = getAcceptedOptions(schedule);
+  bool fullySharded = llvm::StringRef(withOptions(schedule))
+                          .contains("data-parallel-sharding-strategy="
+                                    "optim_grads_params");
+  scheduleOptions = decodeOptions(optionBytes, [&](llvm::StringRef name) {
+    return accepted.contains(name) &&
+           (fullySharded || !isFullyShardedOption(name));
+  });
   return getSchedulePipelineText(*scheduleOptions, withOptions(simulate),
                                  withOptions(lower));
 }
@@ -108,9 +133,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!module)
     return 0;
 
+  bool scheduled =
+      llvm::any_of(module->getOps<func::FuncOp>(), [](func::FuncOp func) {
+        return !func.isExternal() &&
+               ddp::findScheduleMark(func, ddp::ScheduleMarks::Bucketing);
+      });
   std::optional<std::string> scheduleOptions;
-  std::string pipeline = getPipeline(
-      data[0], llvm::ArrayRef(data + 1, kOptionBytes), scheduleOptions);
+  std::string pipeline =
+      getPipeline(data[0], llvm::ArrayRef(data + 1, kOptionBytes), scheduled,
+                  scheduleOptions);
   // ddp-schedule's parser rejects a value wrong on its own (a negative
   // size, hw=no-such-profile), which the tables give on purpose: the
   // user's error, reported before any pass runs.

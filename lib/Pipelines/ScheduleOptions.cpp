@@ -58,7 +58,9 @@ LogicalResult SchedulePipelineOptions::parseFromString(StringRef text,
       if (name == enumName && !llvm::is_contained(values, value)) {
         errorStream << "ddp-schedule: " << name << "=" << value << " is not "
                     << (name == "policy" ? "a bucketing policy"
-                                         : "a sharding strategy")
+                        : name == "outer-dp-sharding-strategy"
+                            ? "what Megatron-FSDP shards across instances"
+                            : "a sharding strategy")
                     << " (" << llvm::join(values, ", ") << ")"
                     << didYouMean(value, values) << "\n";
         return failure();

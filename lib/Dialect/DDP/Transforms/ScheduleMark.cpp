@@ -22,9 +22,12 @@ ddp::findScheduleMark(func::FuncOp step, ScheduleMarks marks) {
   step.walk([&](Operation *op) {
     std::string why;
     auto async = dyn_cast<AsyncOpInterface>(op);
-    if (any && async && async.isAsync())
-      why =
-          "it has an asynchronous '" + op->getName().getStringRef().str() + "'";
+    bool reducesGradient = llvm::any_of(op->getOperands(), [](Value operand) {
+      return operand.getDefiningOp<GradReadyOp>();
+    });
+    if (async && async.isAsync() && (any || reducesGradient))
+      why = "it has an asynchronous '" + op->getName().getStringRef().str() +
+            "'" + (reducesGradient ? " of a gradient" : "");
     else if (isa<BucketPackOp, BucketUnpackOp, ShardSGDOp, ShardAdamOp,
                  GetParamShardOp, SetParamShardOp, SetParamsOp>(op) ||
              (any && isa<WaitOp, JoinOp, ChunkOp, ConcatOp>(op)))

@@ -21,9 +21,10 @@ namespace ddp {
 /// Which marks of a schedule to look for.
 enum class ScheduleMarks {
   /// What the bucketing and sharding passes leave: the layout
-  /// ddp-assign-buckets records, gradients assigned to buckets, and the
-  /// bucket and shard ops. A hand-written step may well have asynchronous
-  /// collectives of its own (an input's broadcast) and still be scheduled.
+  /// ddp-assign-buckets records, gradients assigned to buckets, the bucket
+  /// and shard ops, and a gradient's reduction made asynchronous. A
+  /// hand-written step may well have asynchronous collectives of its own
+  /// (an input's broadcast) and still be unscheduled.
   Bucketing,
   /// Those, and the asynchronous collectives and the ops the overlap passes
   /// make: for ddp-import's steps, whose collectives are all synchronous
