@@ -259,9 +259,15 @@ ddp::checkSchedulePipelineOptions(const SchedulePipelineOptions &options) {
     return error;
   if (llvm::Error error = checkMemoryCapGib(options.memoryCapGib))
     return error;
-  // TransformerConfig's assert (transformer_config.py L3073-3077).
+  // TransformerConfig's asserts (transformer_config.py L3073-3077), as the
+  // importer's (ModelConfigChecks.cpp): the shared experts' own overlap
+  // stays out of the combined 1F1B, which would silently drop it.
   if (options.delayWgradCompute && !options.overlapMoeExpertParallelComm)
     return llvm::createStringError(kDelayWgradNeedsOverlap);
+  if (options.sharedExpertOverlap && options.overlapMoeExpertParallelComm)
+    return llvm::createStringError(
+        "overlap-moe-expert-parallel-comm does not work with "
+        "moe-shared-expert-overlap, as Megatron's: set one of them");
   if (llvm::Error error = checkShardingStrategy(options))
     return error;
   return checkAssignBucketsOptions(getAssignBucketsOptions(options));
