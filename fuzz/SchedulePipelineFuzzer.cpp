@@ -53,16 +53,6 @@ static const llvm::StringSet<> &getAcceptedOptions(const PassAlone &pass) {
   return it->second;
 }
 
-/// The options only the fully sharded step reads: ddp-schedule refuses
-/// them given without it, which would end most runs at the parser.
-static bool isFullyShardedOption(llvm::StringRef name) {
-  return llvm::is_contained({"fsdp-prefetch", "fsdp-unit-prefetch",
-                             "fsdp-keep-last-units", "fsdp-double-buffer",
-                             "reshard-after-forward",
-                             "suggested-communication-unit-size"},
-                            name);
-}
-
 /// The passes that run on `byte`'s choice, as a textual pipeline;
 /// `scheduleOptions` receives ddp-schedule's options where it runs. A
 /// module scheduled already (the seeds of the passes' own tests) skips
@@ -93,8 +83,11 @@ static std::string getPipeline(uint8_t choice,
                           .contains("data-parallel-sharding-strategy="
                                     "optim_grads_params");
   scheduleOptions = decodeOptions(optionBytes, [&](llvm::StringRef name) {
+    // ddp-schedule refuses the fully sharded step's options without it,
+    // which would end most runs there.
     return accepted.contains(name) &&
-           (fullySharded || !isFullyShardedOption(name));
+           (fullySharded ||
+            !llvm::is_contained(ddp::getFullyShardedOptionNames(), name));
   });
   return getSchedulePipelineText(*scheduleOptions, withOptions(simulate),
                                  withOptions(lower));

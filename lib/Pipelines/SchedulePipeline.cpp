@@ -255,10 +255,7 @@ public:
     // likewise).
     if (options.dataParallelShardingStrategy !=
         ShardingStrategy::OptimGradsParams)
-      for (StringRef name :
-           {"fsdp-prefetch", "fsdp-unit-prefetch", "fsdp-keep-last-units",
-            "fsdp-double-buffer", "reshard-after-forward",
-            "suggested-communication-unit-size"})
+      for (StringRef name : getFullyShardedOptionNames())
         if (isGivenUnderAnyName(name, givenNames)) {
           getOperation().emitError()
               << "ddp-schedule: " << name
@@ -614,6 +611,14 @@ private:
 void ddp::populateDDPSchedulePipeline(OpPassManager &pm,
                                       const SchedulePipelineOptions &options) {
   pm.addPass(std::make_unique<SchedulePass>(options));
+}
+
+ArrayRef<StringLiteral> ddp::getFullyShardedOptionNames() {
+  static constexpr StringLiteral names[] = {
+      "fsdp-prefetch",         "fsdp-unit-prefetch",
+      "fsdp-keep-last-units",  "fsdp-double-buffer",
+      "reshard-after-forward", "suggested-communication-unit-size"};
+  return names;
 }
 
 LogicalResult ddp::runDDPSchedule(ModuleOp module,

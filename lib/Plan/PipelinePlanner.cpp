@@ -326,23 +326,21 @@ llvm::Expected<PipelinePlan> ddp::plan::planPipeline(
   // first is held back until the earlier ones' are out).
   auto run = [&](ArrayRef<PipelineChoice> choices) {
     size_t first = plan.candidates.size();
+    // The round's choices apart from their slots, which are written as
+    // each finishes, maybe while another thread announces it.
+    std::vector<PipelineChoice> round;
     for (const PipelineChoice &each : choices) {
       std::optional<PipelineChoice> constrained =
-          constrain(each, plan.candidates.empty());
-      if (!constrained)
-        continue;
-      if (llvm::any_of(plan.candidates, [&](const PipelineCandidate &c) {
+          constrain(each, first == 0 && round.empty());
+      if (!constrained || llvm::is_contained(round, *constrained) ||
+          llvm::any_of(plan.candidates, [&](const PipelineCandidate &c) {
             return c.choice == *constrained;
           }))
         continue;
-      plan.candidates.emplace_back().choice = *constrained;
+      round.push_back(*constrained);
     }
-    size_t count = plan.candidates.size() - first;
-    // Copies: a candidate's slot is written when it finishes, maybe while
-    // another thread announces it.
-    std::vector<PipelineChoice> round;
-    for (size_t index = 0; index < count; ++index)
-      round.push_back(plan.candidates[first + index].choice);
+    size_t count = round.size();
+    plan.candidates.resize(first + count);
     std::mutex progressMutex;
     std::vector<bool> started(count, false);
     size_t announced = 0;

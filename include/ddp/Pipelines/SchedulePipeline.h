@@ -63,6 +63,11 @@ struct SchedulePipelineOptions
 void populateDDPSchedulePipeline(mlir::OpPassManager &pm,
                                  const SchedulePipelineOptions &options);
 
+/// The options only the fully sharded step reads
+/// (data-parallel-sharding-strategy=optim_grads_params), which ddp-schedule
+/// refuses given without it.
+llvm::ArrayRef<llvm::StringLiteral> getFullyShardedOptionNames();
+
 /// Runs that pipeline on `module` for a tool that reads its result
 /// (ddp-plan and its candidates): the module is verified before and after
 /// the pipeline, not after each pass and each candidate's pass inside it,
