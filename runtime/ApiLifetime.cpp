@@ -35,10 +35,13 @@ static Status initialize(ddprt_context &context, const char *mesh,
     context.tracePath = path;
     context.trace.enable();
   }
-  BackendEnv env{context.mpi, context.trace, *context.watchdog,
+  BackendEnv env{context.mpi,
+                 context.trace,
+                 *context.watchdog,
                  (flags & DDPRT_FLAG_DETERMINISTIC_REDUCTIONS) != 0,
                  (flags & DDPRT_FLAG_FIXED_ORDER_GEMM) != 0,
-                 (flags & DDPRT_FLAG_FRACTIONAL_DATA) != 0};
+                 (flags & DDPRT_FLAG_FRACTIONAL_DATA) != 0,
+                 (flags & DDPRT_FLAG_BOUNDED_VALUES) != 0};
   std::string noDevice;
   bool useCuda =
       backend == DDPRT_BACKEND_CUDA ||
@@ -82,10 +85,17 @@ extern "C" ddprt_status ddprt_init(int32_t abiVersion, const char *mesh,
                           "generated it) against this library's ddprt.h"));
   const int32_t knownFlags =
       DDPRT_FLAG_RETURN_ERRORS | DDPRT_FLAG_DETERMINISTIC_REDUCTIONS |
-      DDPRT_FLAG_FIXED_ORDER_GEMM | DDPRT_FLAG_FRACTIONAL_DATA;
+      DDPRT_FLAG_FIXED_ORDER_GEMM | DDPRT_FLAG_FRACTIONAL_DATA |
+      DDPRT_FLAG_BOUNDED_VALUES;
   if (flags & ~knownFlags)
     return fail(invalid("ddprt_init", concat("unknown flags 0x", std::hex,
                                              flags & ~knownFlags)));
+  if ((flags & DDPRT_FLAG_BOUNDED_VALUES) &&
+      !(flags & DDPRT_FLAG_FIXED_ORDER_GEMM))
+    return fail(invalid("ddprt_init",
+                        "DDPRT_FLAG_BOUNDED_VALUES needs "
+                        "DDPRT_FLAG_FIXED_ORDER_GEMM: a library GEMM rounds "
+                        "a 16-bit result before it could be bounded"));
   if (backend < DDPRT_BACKEND_AUTO || backend > DDPRT_BACKEND_CUDA)
     return fail(invalid("ddprt_init",
                         concat("backend ", backend,

@@ -142,6 +142,8 @@ struct BackendEnv {
   bool fixedOrderGemm = false;
   /// DDPRT_FLAG_FRACTIONAL_DATA.
   bool fractionalData = false;
+  /// DDPRT_FLAG_BOUNDED_VALUES.
+  bool boundedValues = false;
 };
 
 class Backend {

@@ -17,6 +17,21 @@
 
 namespace ddprt {
 
+/// DDPRT_FLAG_BOUNDED_VALUES: `value` less the nearest multiple of 8 (ties
+/// to even), in [-4, 4], applied to a GEMM's or a stand-in's sum in its
+/// accumulation type before the result's rounding. Exact for every finite
+/// value: value / 8 is exact, rint is, and so are 8 n and the difference
+/// (Sterbenz). So seeded integers stay integers below 5 in magnitude at any
+/// depth, and a GEMM's sums of them stay exact up to k = 2^20.
+template <typename Acc> DDPRT_HOST_DEVICE inline Acc boundElement(Acc value) {
+#ifdef __CUDA_ARCH__
+  Acc multiple = rint(value * Acc(0.125));
+#else
+  Acc multiple = std::rint(value * Acc(0.125));
+#endif
+  return value - Acc(8) * multiple;
+}
+
 template <typename T>
 DDPRT_HOST_DEVICE inline T accumulateElement(T lhs, T rhs) {
   using Acc = typename ElementTraits<T>::Acc;

@@ -29,7 +29,7 @@ void host::fillSeeded(const Tensor &tensor, uint64_t key, bool fractions) {
 /// a result that aliases an input needs.
 template <typename Acc>
 static void computeWhole(const std::vector<Tensor> &inputs,
-                         const Tensor &result) {
+                         const Tensor &result, bool bounded) {
   std::vector<Acc> sum(size_t(result.numel), Acc(0));
   for (size_t j = 0; j < inputs.size(); ++j) {
     const Tensor &input = inputs[j];
@@ -47,7 +47,8 @@ static void computeWhole(const std::vector<Tensor> &inputs,
     using T = decltype(tag);
     T *out = typed<T>(result.data);
     for (int64_t i = 0; i < result.numel; ++i)
-      out[i] = storeAs<T>(sum[size_t(i)]);
+      out[i] =
+          storeAs<T>(bounded ? boundElement(sum[size_t(i)]) : sum[size_t(i)]);
   });
 }
 
@@ -57,7 +58,7 @@ static void computeWhole(const std::vector<Tensor> &inputs,
 /// with an input.
 template <typename Acc>
 static void computeBlocked(const std::vector<Tensor> &inputs,
-                           const Tensor &result) {
+                           const Tensor &result, bool bounded) {
   constexpr int64_t kBlock = 2048;
   Acc sum[kBlock];
   for (int64_t start = 0; start < result.numel; start += kBlock) {
@@ -86,6 +87,9 @@ static void computeBlocked(const std::vector<Tensor> &inputs,
         }
       });
     }
+    if (bounded)
+      for (int64_t i = 0; i < count; ++i)
+        sum[i] = boundElement(sum[i]);
     dispatchDType(result.dtype, [&](auto tag) {
       using T = decltype(tag);
       T *out = typed<T>(result.data) + start;
@@ -96,21 +100,22 @@ static void computeBlocked(const std::vector<Tensor> &inputs,
 }
 
 template <typename Acc>
-static void computeInto(const std::vector<Tensor> &inputs,
-                        const Tensor &result) {
+static void computeInto(const std::vector<Tensor> &inputs, const Tensor &result,
+                        bool bounded) {
   int64_t resultBytes = result.numel * elementSize(result.dtype);
   for (const Tensor &input : inputs)
     if (overlaps(result.data, resultBytes, input.data,
                  input.numel * elementSize(input.dtype)))
-      return computeWhole<Acc>(inputs, result);
-  computeBlocked<Acc>(inputs, result);
+      return computeWhole<Acc>(inputs, result, bounded);
+  computeBlocked<Acc>(inputs, result, bounded);
 }
 
-void host::compute(const std::vector<Tensor> &inputs, const Tensor &result) {
+void host::compute(const std::vector<Tensor> &inputs, const Tensor &result,
+                   bool bounded) {
   if (result.dtype == DType::F64)
-    computeInto<double>(inputs, result);
+    computeInto<double>(inputs, result, bounded);
   else
-    computeInto<float>(inputs, result);
+    computeInto<float>(inputs, result, bounded);
 }
 
 void host::accumulate(const Tensor &lhs, const void *rhs, void *result) {

@@ -16,7 +16,8 @@ namespace ddprt::host {
 
 /// Seed.h's values: small integers, or fractions (DDPRT_FLAG_FRACTIONAL_DATA).
 void fillSeeded(const Tensor &tensor, uint64_t key, bool fractions);
-void compute(const std::vector<Tensor> &inputs, const Tensor &result);
+void compute(const std::vector<Tensor> &inputs, const Tensor &result,
+             bool bounded);
 /// ddprt_route's kernels (HostRouting.cpp).
 Status route(const RouteOp &op);
 void accumulate(const Tensor &lhs, const void *rhs, void *result);

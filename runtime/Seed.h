@@ -3,7 +3,9 @@
 // Parameters and step inputs are filled with small integers so that every
 // GEMM and every sum of a step is exact in f32: a scheduled and an
 // unscheduled program then end with bitwise equal parameters whatever order
-// a collective adds in. The same code runs on the host and on CUDA devices.
+// a collective adds in, as long as they stay small, which at depth takes
+// DDPRT_FLAG_BOUNDED_VALUES (boundElement, ElementOps.h). The same code runs
+// on the host and on CUDA devices.
 //
 // Element i of a stream is  splitmix64(key + i) mod 5 - 2,  with
 // key = splitmix64(seed ^ splitmix64(stream)). A parameter's stream is the

@@ -10,7 +10,8 @@
 #   1. the runtime's CUDA test suite and its unit tests;
 #   2. every prepared step on the CUDA and on the CPU backend for 1, 2 and 5
 #      steps, comparing the parameters bitwise (GEMMs in the fixed order,
-#      --gemm=fixed-order, and with cuBLAS, where only a difference is shown);
+#      --gemm=fixed-order, and with cuBLAS, where only a difference is shown;
+#      at 2 steps also on bounded values, --data=bounded, as --verify runs);
 #      that the timed steps' gradients stay finite on the timing data;
 #   3. llama2-7b (2 layers) measured against the simulator's prediction, for
 #      the step and for each category of op, on fractional data
@@ -155,6 +156,25 @@ for step in tiny tiny-moe mixed; do
         row "$name" FAIL "$diff"
       fi
     done
+    # Bounded values (what ddp-run --verify runs with): the GEMM kernel's and
+    # the stand-in's element-wise pass bound each sum on both backends.
+    if [[ $steps -eq 2 ]]; then
+      name="bitwise $step, $steps steps, gemm=fixed-order, data=bounded"
+      for backend in cpu cuda; do
+        "${mpirun[@]}" "$rt/$step" --backend=$backend --steps=$steps \
+          --gemm=fixed-order --data=bounded \
+          --dump-params="$logs/$step.$steps.bounded.$backend.txt" \
+          >>"$logs/bitwise.log" 2>&1 || break
+      done
+      diff=$(python3 utils/gpu/compare_dumps.py \
+        "$logs/$step.$steps.bounded.cpu.txt" \
+        "$logs/$step.$steps.bounded.cuda.txt" 2>&1)
+      if [[ $diff == equal* ]]; then
+        row "$name" pass "$diff"
+      else
+        row "$name" FAIL "$diff"
+      fi
+    fi
   done
   rm -f "$logs"/"$step".*.txt
 done

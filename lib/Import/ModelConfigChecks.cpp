@@ -439,6 +439,13 @@ Error ddp::validateModelConfig(const ModelConfig &config, StringRef source) {
                             ? "moe_expert_capacity_factor"
                             : "moe_pad_expert_input_to_capacity",
                         "needs num_experts > 0");
+    // transformer_config.py L3073-3077 asks for the batch-level overlap,
+    // which is an MoE model's.
+    if (config.delayWgradCompute)
+      return fieldError(source, "delay_wgrad_compute",
+                        "delays weight gradients within the batch-level "
+                        "overlap of an MoE model's all-to-all, as Megatron "
+                        "does; it needs num_experts > 0");
     return checkStepSize(config, source);
   }
   int64_t ep = config.expertModelParallelSize;

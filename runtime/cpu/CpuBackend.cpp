@@ -130,16 +130,20 @@ Status CpuBackend::fillSeeded(const Tensor &tensor, uint64_t key) {
 }
 
 namespace {
-/// One product in f32 or f64, by the kernel the run asked for.
+/// One product in f32 or f64, by the kernel the run asked for; bounded
+/// (DDPRT_FLAG_BOUNDED_VALUES) before any rounding to a 16-bit result.
 template <typename T>
-void multiply(bool useBlas, const GemmOp &op, const T *lhs, const T *rhs,
-              T *result) {
+void multiply(const BackendEnv &env, bool useBlas, const GemmOp &op,
+              const T *lhs, const T *rhs, T *result) {
   if (useBlas)
     blasGemm(op.transposeLhs, op.transposeRhs, op.m, op.n, op.k, lhs, rhs,
              result);
   else
     fixedOrderGemm(op.transposeLhs, op.transposeRhs, op.m, op.n, op.k, lhs,
                    rhs, result);
+  if (env.boundedValues)
+    for (int64_t i = 0, e = op.m * op.n; i < e; ++i)
+      result[i] = boundElement(result[i]);
 }
 } // namespace
 
@@ -162,11 +166,12 @@ Status CpuBackend::gemm(const GemmOp &op) {
         .add("kernel", useBlas ? blasName() : "fixed-order");
   switch (op.dtype) {
   case DType::F32:
-    multiply(useBlas, op, static_cast<const float *>(op.lhs),
-             static_cast<const float *>(op.rhs), static_cast<float *>(op.result));
+    multiply(env, useBlas, op, static_cast<const float *>(op.lhs),
+             static_cast<const float *>(op.rhs),
+             static_cast<float *>(op.result));
     return Status::ok();
   case DType::F64:
-    multiply(useBlas, op, static_cast<const double *>(op.lhs),
+    multiply(env, useBlas, op, static_cast<const double *>(op.lhs),
              static_cast<const double *>(op.rhs),
              static_cast<double *>(op.result));
     return Status::ok();
@@ -183,7 +188,8 @@ Status CpuBackend::gemm(const GemmOp &op) {
              gemmLhs.data());
   host::cast({const_cast<void *>(op.rhs), op.dtype, op.k * op.n}, DType::F32,
              gemmRhs.data());
-  multiply(useBlas, op, gemmLhs.data(), gemmRhs.data(), gemmProduct.data());
+  multiply(env, useBlas, op, gemmLhs.data(), gemmRhs.data(),
+           gemmProduct.data());
   host::cast({gemmProduct.data(), DType::F32, op.m * op.n}, op.dtype,
              op.result);
   return Status::ok();
@@ -200,7 +206,7 @@ Status CpuBackend::compute(const std::string &kind, const ComputeCost &cost,
         .add("flops", cost.flops)
         .add("bytes", cost.bytes);
   for (const Tensor &result : results)
-    host::compute(inputs, result);
+    host::compute(inputs, result, env.boundedValues);
   return Status::ok();
 }
 

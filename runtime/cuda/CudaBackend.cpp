@@ -382,12 +382,12 @@ Status CudaBackend::gemm(const GemmOp &op) {
                                   computeStream),
                   "cudaMemsetAsync(gemm result with k = 0)");
   } else if (env.fixedOrderGemm) {
-    status = checkCuda(
-        cuda::fixedOrderGemm(op.transposeLhs, op.transposeRhs, op.m, op.n,
-                             op.k, op.lhs, op.rhs, op.result, op.dtype,
-                             computeStream),
-        concat("fixed-order GEMM kernel (m=", op.m, ", n=", op.n, ", k=", op.k,
-               ", ", dtypeName(op.dtype), ")"));
+    status = checkCuda(cuda::fixedOrderGemm(op.transposeLhs, op.transposeRhs,
+                                            op.m, op.n, op.k, op.lhs, op.rhs,
+                                            op.result, op.dtype,
+                                            env.boundedValues, computeStream),
+                       concat("fixed-order GEMM kernel (m=", op.m, ", n=", op.n,
+                              ", k=", op.k, ", ", dtypeName(op.dtype), ")"));
   } else {
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
     int m = int(op.m), n = int(op.n), k = int(op.k);

@@ -223,6 +223,7 @@ Status CudaBackend::standIn(const std::vector<Tensor> &inputs,
       }
     if (args.numResults == 0)
       continue;
+    args.bounded = env.boundedValues;
     for (const Tensor &input : inputs)
       args.inputs[args.numInputs++] = {input.data, input.numel, input.dtype};
     DDPRT_RETURN_IF_ERROR(
@@ -256,6 +257,9 @@ Status CudaBackend::standInByInput(const std::string &kind,
                                  inputs[j].dtype, inputs[j].numel, j == 0,
                                  computeStream),
           concat("compute stand-in kernel '", kind, "' input #", j));
+    if (status.isOk() && env.boundedValues)
+      status = checkCuda(cuda::bound(sum, wide, result.numel, computeStream),
+                         concat("compute stand-in kernel '", kind, "' bound"));
     if (status.isOk())
       status =
           checkCuda(cuda::cast(sum, wide ? DType::F64 : DType::F32, result.data,

@@ -37,6 +37,10 @@ __global__ void accumulateModuloKernel(Acc *accumulator, int64_t numel,
   }
 }
 
+template <typename Acc> __global__ void boundKernel(Acc *data, int64_t numel) {
+  DDPRT_GRID_STRIDE(i, numel) { data[i] = boundElement(data[i]); }
+}
+
 /// N elements loaded and stored as one vector instruction: a kernel
 /// streams at HBM's rate only in vectors of 8 or 16 bytes per thread, not
 /// in 2-byte elements (docs/GpuCheck.md).
@@ -203,6 +207,15 @@ cudaError_t cuda::accumulateModulo(void *accumulator, bool doubleAccumulator,
   });
 }
 
+cudaError_t cuda::bound(void *data, bool doubleAccumulator, int64_t numel,
+                        cudaStream_t stream) {
+  if (doubleAccumulator)
+    return DDPRT_LAUNCH(boundKernel<double>, numel, stream, typed<double>(data),
+                        numel);
+  return DDPRT_LAUNCH(boundKernel<float>, numel, stream, typed<float>(data),
+                      numel);
+}
+
 cudaError_t cuda::accumulate(const void *lhs, const void *rhs, void *result,
                              DType dtype, int64_t numel, cudaStream_t stream) {
   return dispatchDType(dtype, [&](auto tag) {
@@ -326,7 +339,8 @@ constexpr int gemmTile = 64, gemmDepth = 16, gemmThreads = 16,
 template <typename T, typename Acc>
 __global__ void fixedOrderGemmKernel(bool transposeLhs, bool transposeRhs,
                                      int64_t m, int64_t n, int64_t k,
-                                     const T *lhs, const T *rhs, T *result) {
+                                     const T *lhs, const T *rhs, T *result,
+                                     bool bounded) {
   __shared__ Acc a[gemmDepth][gemmTile], b[gemmDepth][gemmTile];
   int64_t row0 = int64_t(blockIdx.y) * gemmTile,
           col0 = int64_t(blockIdx.x) * gemmTile;
@@ -364,7 +378,8 @@ __global__ void fixedOrderGemmKernel(bool transposeLhs, bool transposeRhs,
       int64_t row = row0 + ty + r * gemmThreads,
               col = col0 + tx + c * gemmThreads;
       if (row < m && col < n)
-        result[row * n + col] = storeAs<T>(acc[r][c]);
+        result[row * n + col] =
+            storeAs<T>(bounded ? boundElement(acc[r][c]) : acc[r][c]);
     }
 }
 
@@ -373,7 +388,8 @@ __global__ void fixedOrderGemmKernel(bool transposeLhs, bool transposeRhs,
 cudaError_t cuda::fixedOrderGemm(bool transposeLhs, bool transposeRhs,
                                  int64_t m, int64_t n, int64_t k,
                                  const void *lhs, const void *rhs, void *result,
-                                 DType dtype, cudaStream_t stream) {
+                                 DType dtype, bool bounded,
+                                 cudaStream_t stream) {
   int64_t rowBlocks = (m + gemmTile - 1) / gemmTile,
           columnBlocks = (n + gemmTile - 1) / gemmTile;
   if (rowBlocks > 65535 || columnBlocks > INT32_MAX)
@@ -386,7 +402,7 @@ cudaError_t cuda::fixedOrderGemm(bool transposeLhs, bool transposeRhs,
     using Acc = typename ElementTraits<T>::Acc;
     fixedOrderGemmKernel<T, Acc><<<grid, block, 0, stream>>>(
         transposeLhs, transposeRhs, m, n, k, typed<T>(lhs), typed<T>(rhs),
-        typed<T>(result));
+        typed<T>(result), bounded);
     return cudaGetLastError();
   });
 }

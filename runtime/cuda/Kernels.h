@@ -37,6 +37,9 @@ struct StandInArgs {
   int numInputs = 0, numResults = 0;
   /// The largest result's numel.
   int64_t span = 0;
+  /// DDPRT_FLAG_BOUNDED_VALUES: each sum bounded before it is stored (by
+  /// the element-wise pass; the faster ones do not bound).
+  bool bounded = false;
 };
 /// The compute stand-in in one pass over its operands: result[i] (each
 /// result, i below its numel) = input0[i % n0] + input1[i % n1] + ..., summed
@@ -47,6 +50,10 @@ cudaError_t standIn(const StandInArgs &args, bool doubleAccumulator,
 /// Reads `bytes` (in 16-byte vectors) from the `scratchBytes` at `scratch`,
 /// cyclically; `sink` is device memory it may add to, never read. What a
 /// memory-bound stand-in pays beyond its own pass (CudaStandIn.cpp).
+/// data[i] = boundElement(data[i]) for f32 (f64 when `doubleAccumulator`)
+/// sums: DDPRT_FLAG_BOUNDED_VALUES on a stand-in's accumulator.
+cudaError_t bound(void *data, bool doubleAccumulator, int64_t numel,
+                  cudaStream_t stream);
 cudaError_t streamRead(const void *scratch, int64_t scratchBytes,
                        int64_t bytes, unsigned long long *sink,
                        cudaStream_t stream);
@@ -78,13 +85,14 @@ cudaError_t adam(void *param, DType paramType, const void *grad, DType gradType,
 /// result (m x n, row-major) = op(lhs) op(rhs) with every element one fma
 /// chain in ascending k, as cpu/FixedOrderGemm.h computes it (16-bit
 /// operands in f32, one rounding of the result): bitwise the CPU backend's
-/// GEMM, at a fraction of cuBLAS's speed (DDPRT_FLAG_FIXED_ORDER_GEMM).
+/// GEMM, at a fraction of cuBLAS's speed (DDPRT_FLAG_FIXED_ORDER_GEMM);
+/// `bounded`: each sum bounded before its rounding (boundElement).
 /// The most rows fixedOrderGemm takes (65535 blocks of 64 rows).
 constexpr int64_t fixedOrderGemmMaxRows = int64_t(65535) * 64;
 cudaError_t fixedOrderGemm(bool transposeLhs, bool transposeRhs, int64_t m,
                            int64_t n, int64_t k, const void *lhs,
                            const void *rhs, void *result, DType dtype,
-                           cudaStream_t stream);
+                           bool bounded, cudaStream_t stream);
 
 } // namespace ddprt::cuda
 

@@ -99,7 +99,8 @@ __global__ void standInKernel(const __grid_constant__ cuda::StandInArgs args) {
       for (int u = 0; u < standInUnroll; ++u)
         if (index[u] < result.numel)
           storeElement<Acc>(const_cast<void *>(result.data), result.dtype,
-                            index[u], sum[u]);
+                            index[u],
+                            args.bounded ? boundElement(sum[u]) : sum[u]);
     }
   }
 }
@@ -448,7 +449,8 @@ cudaError_t cuda::standIn(const StandInArgs &args, bool doubleAccumulator,
     octets &= args.results[r].numel % 8 == 0 &&
               isAligned(args.results[r].data, 16);
   cudaGetLastError(); // as DDPRT_LAUNCH
-  if (octets) {
+  // Bounded sums (verification, not speed) by the element-wise pass only.
+  if (octets && !args.bounded) {
     int64_t perBlock = int64_t(threadsPerBlock) * octetUnroll;
     int64_t blocks = (args.span / 8 + perBlock - 1) / perBlock;
     unsigned grid = unsigned(blocks > 8192 ? 8192 : blocks);

@@ -15,8 +15,11 @@
  * --gemm=library|fixed-order (default library: GEMMs by cuBLAS on the CUDA
  * backend and OpenBLAS on the CPU one, or the fixed-order kernel, bitwise
  * the same on both; `cublas` is the old name of `library`),
- * --data=integers|fractions (default integers: the seeded values; fractions
- * use every mantissa bit, for timing, DDPRT_FLAG_FRACTIONAL_DATA),
+ * --data=integers|bounded|fractions (default integers: the seeded values;
+ * bounded: the integers, every GEMM's and stand-in's sums reduced modulo 8,
+ * DDPRT_FLAG_BOUNDED_VALUES, as ddp-run --verify runs, with
+ * --gemm=fixed-order; fractions use every mantissa bit, for timing,
+ * DDPRT_FLAG_FRACTIONAL_DATA),
  * --graph (CUDA backend: the first step runs as it is issued, the second is
  * recorded as one CUDA graph, and every step from the second on is that
  * graph, launched once),
@@ -60,7 +63,7 @@ static void usage(const char *program, const char *bad) {
           "ddp-launch: error: unknown argument '%s'\n"
           "usage: %s [--backend=cpu|cuda|auto] [--steps=N] [--seed=S] "
           "[--trace=FILE] [--timeout=SECONDS] [--dump-params=FILE] "
-          "[--gemm=library|fixed-order] [--data=integers|fractions] "
+          "[--gemm=library|fixed-order] [--data=integers|bounded|fractions] "
           "[--graph] [--sync=step|end]\n",
           bad, program);
   exit(2);
@@ -247,8 +250,12 @@ int main(int argc, char **argv) {
     } else if ((value = option(argv[i], "--dump-params"))) {
       dumpPath = value;
     } else if ((value = option(argv[i], "--data"))) {
-      setFlag(&flags, DDPRT_FLAG_FRACTIONAL_DATA, value, "fractions",
-              "integers", argv[0], argv[i]);
+      flags &= ~(DDPRT_FLAG_FRACTIONAL_DATA | DDPRT_FLAG_BOUNDED_VALUES);
+      if (strcmp(value, "bounded") == 0)
+        flags |= DDPRT_FLAG_BOUNDED_VALUES;
+      else
+        setFlag(&flags, DDPRT_FLAG_FRACTIONAL_DATA, value, "fractions",
+                "integers", argv[0], argv[i]);
     } else if (strcmp(argv[i], "--graph") == 0) {
       useGraph = 1;
     } else if ((value = option(argv[i], "--sync"))) {

@@ -418,10 +418,11 @@ std::vector<RunProgram> ddp::buildSchedules(ModuleOp input,
   return schedules;
 }
 
-void ddp::adoptSplitMesh(ModuleOp input, ArrayRef<RunProgram> schedules) {
+std::optional<std::string> ddp::adoptSplitMesh(ModuleOp input,
+                                               ArrayRef<RunProgram> schedules) {
   MeshOp mesh = getMesh(input);
   if (!mesh)
-    return;
+    return std::nullopt;
   for (const RunProgram &program : schedules) {
     MeshOp split = getMesh(*program.module);
     if (!split || split.getShape().size() != mesh.getShape().size() + 1)
@@ -446,9 +447,10 @@ void ddp::adoptSplitMesh(ModuleOp input, ArrayRef<RunProgram> schedules) {
       if (!same)
         continue;
       splitMeshAxis(input, mesh, axis, numInstances, instanceAxis, shardAxis);
-      return;
+      return program.label;
     }
   }
+  return std::nullopt;
 }
 
 RunPlan ddp::planRun(ModuleOp input, std::vector<RunProgram> schedules,
@@ -479,13 +481,35 @@ RunPlan ddp::planRun(ModuleOp input, std::vector<RunProgram> schedules,
 
 void ddp::checkComparable(MeshOp mesh, ArrayRef<ParamDescription> params,
                           ArrayRef<RunProgram> programs,
-                          const RunRequest &request) {
+                          const RunRequest &request,
+                          const std::optional<std::string> &splitBy) {
   for (const RunProgram &program : programs) {
     MeshOp other = getMesh(*program.module);
     if (other && (mesh.getAxisNames() != other.getAxisNames() ||
-                  mesh.getShape() != other.getShape()))
+                  mesh.getShape() != other.getShape())) {
+      // The runtime starts with one mesh for every program of the run.
+      if (splitBy)
+        fail("the mesh " + formatMesh(other) + " of " + program.label +
+             " differs from " + formatMesh(mesh) + ", which " + *splitBy +
+             " splits the input's mesh into for its distributed-optimizer "
+             "instances; the programs of one run share one mesh, so verify "
+             "schedules that split it differently in separate runs");
       fail("the mesh " + formatMesh(other) + " of " + program.label +
            " differs from the input's " + formatMesh(mesh));
+    }
+    // The runtime holds every program's parameters under one namespace:
+    // a schedule's are registered as its prefix + their name.
+    if (!program.paramPrefix.empty())
+      for (const ParamDescription &param : params)
+        if (llvm::any_of(params, [&](const ParamDescription &other) {
+              return other.name == program.paramPrefix + param.name;
+            }))
+          fail("the input's parameter @\"" + program.paramPrefix + param.name +
+               "\" has the name under which " + program.label + "'s copy of @" +
+               param.name +
+               " is registered beside the unscheduled program's; rename "
+               "it (no parameter name may start with '" +
+               program.paramPrefix + "' when several programs run)");
     if (!request.verify)
       continue;
     SmallVector<ParamDescription> actual = describeParams(*program.module);

@@ -96,18 +96,21 @@ std::vector<RunProgram> buildSchedules(mlir::ModuleOp input,
 /// optimizer instances (`dp` into `dp_replicate` x `dp_shard`), splits it in
 /// `input` too: the same groups over the two axes, with the same ranks in
 /// the same order, so the unscheduled program computes what it did and
-/// every program runs on the one mesh the runtime is started with.
-void adoptSplitMesh(mlir::ModuleOp input,
-                    llvm::ArrayRef<RunProgram> schedules);
+/// every program runs on the one mesh the runtime is started with. Returns
+/// the label of the schedule whose split it took, if any.
+std::optional<std::string> adoptSplitMesh(mlir::ModuleOp input,
+                                          llvm::ArrayRef<RunProgram> schedules);
 
 RunPlan planRun(mlir::ModuleOp input, std::vector<RunProgram> schedules,
                 const RunRequest &request);
 
 /// Fails unless every scheduled program can be compared with the input: the
-/// same mesh and, under --verify, the same parameters.
+/// same mesh and, under --verify, the same parameters. `splitBy`: the
+/// schedule whose split of the input's mesh `mesh` is (adoptSplitMesh).
 void checkComparable(MeshOp mesh, llvm::ArrayRef<ParamDescription> params,
                      llvm::ArrayRef<RunProgram> programs,
-                     const RunRequest &request);
+                     const RunRequest &request,
+                     const std::optional<std::string> &splitBy);
 
 /// Replaces each program made of pipeline stage programs
 /// (ddp-pipeline-stages) by the program of this process's pipeline rank

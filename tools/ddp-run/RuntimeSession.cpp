@@ -136,10 +136,21 @@ static void writeEscapedName(llvm::raw_ostream &os, llvm::StringRef name) {
   }
 }
 
-void RuntimeSession::dumpParams(llvm::StringRef path) {
+/// One line of a dump.
+static void writeParamLine(llvm::raw_ostream &os, llvm::StringRef name,
+                           int32_t dtype, int64_t numel,
+                           llvm::ArrayRef<uint8_t> bytes) {
+  writeEscapedName(os, name);
+  os << " " << stringifyElementType(getElementTypeOfRuntimeDType(dtype)) << " "
+     << numel << " ";
+  for (uint8_t byte : bytes)
+    os << llvm::format_hex_no_prefix(byte, 2);
+  os << "\n";
+}
+
+void RuntimeSession::dumpParams(llvm::StringRef path,
+                                llvm::ArrayRef<std::string> order) {
   check(ddprt_finish_param_sync(context), "ddprt_finish_param_sync");
-  // Every rank reads every parameter (a sharded one is gathered over its
-  // group); rank 0 writes.
   std::string error;
   std::unique_ptr<llvm::ToolOutputFile> output;
   if (rank == 0) {
@@ -147,25 +158,64 @@ void RuntimeSession::dumpParams(llvm::StringRef path) {
     if (!output)
       fail(error);
   }
+  // How many of `order` each rank holds: all of them everywhere but on a
+  // pipeline's stages.
   int32_t count = 0;
   check(ddprt_param_count(context, &count), "ddprt_param_count");
-  for (int32_t param = 0; param < count; ++param) {
-    const char *name = nullptr;
-    int32_t dtype = 0;
-    int64_t numel = 0;
-    check(ddprt_param_info(context, param, &name, &dtype, &numel),
-          "ddprt_param_info");
-    std::vector<uint8_t> bytes =
-        readParam(param, numel * getRuntimeElementBytes(dtype));
-    if (!output)
-      continue;
-    llvm::raw_ostream &os = output->os();
-    writeEscapedName(os, name);
-    os << " " << stringifyElementType(getElementTypeOfRuntimeDType(dtype))
-       << " " << numel << " ";
-    for (uint8_t byte : bytes)
-      os << llvm::format_hex_no_prefix(byte, 2);
-    os << "\n";
+  uint64_t held = 0;
+  for (const std::string &name : order)
+    held += hasParam(name);
+  std::vector<uint64_t> heldByRank = gatherFromAllRanks({held});
+  bool everywhere = llvm::all_of(
+      heldByRank, [&](uint64_t each) { return each == order.size(); });
+  if (everywhere) {
+    // Every rank reads every parameter (a sharded one is gathered over its
+    // group); rank 0 writes.
+    for (int32_t param = 0; param < count; ++param) {
+      const char *name = nullptr;
+      int32_t dtype = 0;
+      int64_t numel = 0;
+      check(ddprt_param_info(context, param, &name, &dtype, &numel),
+            "ddprt_param_info");
+      std::vector<uint8_t> bytes =
+          readParam(param, numel * getRuntimeElementBytes(dtype));
+      if (output)
+        writeParamLine(output->os(), name, dtype, numel, bytes);
+    }
+  } else {
+    // Each parameter from the lowest rank that holds it: the ranks that do
+    // read it (over its group, where sharded), then every rank learns who
+    // holds it, its type and size, and gathers it when rank 0 does not.
+    for (const std::string &name : order) {
+      int32_t param = -1, dtype = 0;
+      int64_t numel = 0;
+      std::vector<uint8_t> bytes;
+      if (hasParam(name)) {
+        check(ddprt_param_lookup(context, name.c_str(), &param),
+              "ddprt_param_lookup");
+        check(ddprt_param_info(context, param, nullptr, &dtype, &numel),
+              "ddprt_param_info");
+        bytes = readParam(param, numel * getRuntimeElementBytes(dtype));
+      }
+      std::vector<uint64_t> info = gatherFromAllRanks(
+          {uint64_t(param >= 0), uint64_t(dtype), uint64_t(numel)});
+      int holder = 0;
+      while (holder < numRanks && info[3 * holder] == 0)
+        ++holder;
+      if (holder == numRanks)
+        fail("--dump-params: no rank holds parameter '" + name + "'");
+      dtype = int32_t(info[3 * holder + 1]);
+      numel = int64_t(info[3 * holder + 2]);
+      int64_t size = numel * getRuntimeElementBytes(dtype);
+      if (holder != 0) {
+        bytes.resize(size_t(size)); // a non-holder's part, unread
+        std::vector<uint8_t> all = gatherFromAllRanks(bytes, dtype, numel);
+        bytes.assign(all.begin() + holder * size,
+                     all.begin() + (holder + 1) * size);
+      }
+      if (output)
+        writeParamLine(output->os(), name, dtype, numel, bytes);
+    }
   }
   if (!output)
     return;

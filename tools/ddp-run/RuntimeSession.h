@@ -78,7 +78,11 @@ public:
   /// calls it: it first completes the parameter gathers a step built with
   /// overlap-param-gather leaves to the next one (ddprt_finish_param_sync, a
   /// collective), so that the values are the whole updated parameters.
-  void dumpParams(llvm::StringRef path);
+  /// Where rank 0 lacks a parameter another rank holds (a pipeline stage's),
+  /// every parameter is written in `order` (the input's, each program's
+  /// prefix before it), each from the lowest rank that holds it, as an
+  /// unpipelined run writes them; otherwise in rank 0's registration order.
+  void dumpParams(llvm::StringRef path, llvm::ArrayRef<std::string> order);
 
   /// Waits for all work, writes the trace and ends the runtime.
   void finalize();

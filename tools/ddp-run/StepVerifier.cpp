@@ -204,7 +204,7 @@ static uint64_t hashBytes(ArrayRef<uint8_t> bytes) {
   return hash;
 }
 
-std::optional<std::string> StepVerifier::compare(int step) {
+std::optional<std::string> StepVerifier::compare(int step, bool last) {
   // A program built with overlap-param-gather ends its step with each
   // rank's shard of the update in the parameters and gathers it in the next
   // step. The comparison finishes that gather (ddprt_finish_param_sync),
@@ -214,7 +214,7 @@ std::optional<std::string> StepVerifier::compare(int step) {
   ddprt_context *context = session.getContext();
   std::vector<std::vector<uint8_t>> leftByStep;
   auto restored = [&](int32_t candidate) {
-    return candidate >= 0 && !session.isStoredSharded(candidate);
+    return !last && candidate >= 0 && !session.isStoredSharded(candidate);
   };
   for (const Checked &entry : checked)
     for (int32_t candidate : entry.candidates)

@@ -68,7 +68,9 @@ public:
   /// first difference, the same on every rank, or none. A candidate is
   /// compared with the reference exactly; replicas on different ranks by a
   /// 64-bit hash of the parameter (then exactly, to name the element).
-  std::optional<std::string> compare(int step);
+  /// After the `last` step the parameters stay gathered: no step gathers
+  /// them after it, and --dump-params reads them.
+  std::optional<std::string> compare(int step, bool last);
 
   /// The first parameter that held a NaN or an Inf after some step, once
   /// compare() saw one: values grew beyond exact arithmetic, so equality no

@@ -274,7 +274,7 @@ static std::optional<std::string> runSteps(RuntimeSession &session,
       for (size_t index = 0; index < programs.size(); ++index)
         runStep(step, index);
       if (verifier)
-        difference = verifier->compare(step);
+        difference = verifier->compare(step, step == numSteps);
     }
   }
   times.resize(size_t(stepsRun) * programs.size());
@@ -427,7 +427,7 @@ int main(int argc, char **argv) {
          "the fixed-order kernel, which is slower than what --compare-speed "
          "measures)");
   std::vector<RunProgram> schedules = buildSchedules(*input, context, request);
-  adoptSplitMesh(*input, schedules);
+  std::optional<std::string> splitBy = adoptSplitMesh(*input, schedules);
   if (schedules.size() > 1 && !request.runsUnscheduled())
     fail("several schedules run together only to be compared: add --verify "
          "or --compare-speed");
@@ -437,7 +437,7 @@ int main(int argc, char **argv) {
   RunPlan plan = planRun(*input, std::move(schedules), request);
   std::vector<RunProgram> &programs = plan.programs;
   SmallVector<ParamDescription> params = describeParams(*input);
-  checkComparable(mesh, params, programs, request);
+  checkComparable(mesh, params, programs, request, splitBy);
   // Predictions come first: a profile that does not load should stop the
   // run before any rank starts the runtime; and a pipeline is simulated
   // whole, before each rank keeps its own stage's program.
@@ -493,8 +493,10 @@ int main(int argc, char **argv) {
   // A GEMM split into row chunks (ddp-overlap-tp-comm) equals the whole
   // only when every element has one order of summation, which neither
   // OpenBLAS nor cuBLAS promises: the fixed-order kernel on both backends.
+  // And bounded values: seeded integers, through many GEMMs, otherwise
+  // overflow to NaNs, on which every program compares equal.
   if (verify)
-    flags |= DDPRT_FLAG_FIXED_ORDER_GEMM;
+    flags |= DDPRT_FLAG_FIXED_ORDER_GEMM | DDPRT_FLAG_BOUNDED_VALUES;
 
   // The first program starts the runtime with the ABI version and the mesh
   // it was compiled with; the others share the context.
@@ -532,8 +534,13 @@ int main(int argc, char **argv) {
     printSummary(plan, mesh, session.getNumRanks(), chosenBackend);
 
   // Every rank, since finishing the parameter gathers is collective.
-  if (!paramDumpFile.empty() && !difference)
-    session.dumpParams(paramDumpFile);
+  if (!paramDumpFile.empty() && !difference) {
+    std::vector<std::string> order;
+    for (const RunProgram &program : programs)
+      for (const ParamDescription &param : params)
+        order.push_back(program.paramPrefix + param.name);
+    session.dumpParams(paramDumpFile, order);
+  }
 
   for (RunProgram &program : programs)
     session.check(program.jit->getEntryPoints().teardown(runtimeContext),

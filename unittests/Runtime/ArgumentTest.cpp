@@ -251,8 +251,16 @@ TEST(InitTest, RejectsBadArguments) {
   EXPECT_EQ(init("dp=1", 7, 0, 0), DDPRT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(ddprt_last_error(nullptr)).find("backend 7"),
             std::string::npos);
-  EXPECT_EQ(init("dp=1", DDPRT_BACKEND_CPU, 0x10, 0),
+  EXPECT_EQ(init("dp=1", DDPRT_BACKEND_CPU, 0x20, 0),
             DDPRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ddprt_last_error(nullptr)).find("unknown flags 0x20"),
+            std::string::npos);
+  EXPECT_EQ(init("dp=1", DDPRT_BACKEND_CPU, DDPRT_FLAG_BOUNDED_VALUES, 0),
+            DDPRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ddprt_last_error(nullptr))
+                .find("DDPRT_FLAG_BOUNDED_VALUES needs "
+                      "DDPRT_FLAG_FIXED_ORDER_GEMM"),
+            std::string::npos);
   EXPECT_EQ(init("dp=1", DDPRT_BACKEND_CPU, 0, -5),
             DDPRT_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(ddprt_init(DDPRT_ABI_VERSION, "dp=1", DDPRT_BACKEND_CPU,

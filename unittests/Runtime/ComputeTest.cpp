@@ -551,6 +551,81 @@ TEST_F(ParamTest, SgdAndAdamUpdateEveryRankIdentically) {
 
 namespace {
 
+class BoundedValuesTest : public RuntimeSuite {
+protected:
+  static void SetUpTestSuite() {
+    startContext(DDPRT_FLAG_RETURN_ERRORS | DDPRT_FLAG_FIXED_ORDER_GEMM |
+                 DDPRT_FLAG_BOUNDED_VALUES);
+  }
+};
+
+/// `value` less its nearest multiple of 8, ties to even.
+double bounded(double value) { return value - 8 * std::nearbyint(value / 8); }
+
+// DDPRT_FLAG_BOUNDED_VALUES: a GEMM's exact sums, each less its nearest
+// multiple of 8, and only then rounded to the result's type. Depth 61 of
+// values up to 3 gives sums above 256, which bf16 would round to a multiple
+// of 2 before any bound; the bounded ones are exact in every type.
+TEST_F(BoundedValuesTest, GemmBoundsEachSumBeforeItsRounding) {
+  const int64_t m = 5, n = 6, k = 61;
+  std::vector<double> lhs(size_t(m * k)), rhs(size_t(k * n));
+  for (size_t i = 0; i < lhs.size(); ++i)
+    lhs[i] = i % 3 == 0 ? 2 : 3;
+  for (size_t i = 0; i < rhs.size(); ++i)
+    rhs[i] = i % 5 == 0 ? -1 : 3;
+  std::vector<double> expected(size_t(m * n), 0.0);
+  double largest = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int64_t p = 0; p < k; ++p)
+        sum += lhs[size_t(i * k + p)] * rhs[size_t(p * n + j)];
+      largest = std::max(largest, std::fabs(sum));
+      expected[size_t(i * n + j)] = bounded(sum);
+    }
+  ASSERT_GT(largest, 256);
+  for (int32_t dtype : allDTypes) {
+    SCOPED_TRACE(dtypeLabel(dtype));
+    void *a = upload(dtype, lhs), *b = upload(dtype, rhs), *c = nullptr;
+    DDPRT_ASSERT_OK(context, ddprt_alloc(context, dtype, m * n, &c));
+    DDPRT_EXPECT_OK(context, ddprt_gemm(context, dtype, 0, 0, m, n, k, a, b, c,
+                                        "bounded gemm"));
+    EXPECT_EQ(download(dtype, c, m * n), expected);
+    for (void *buffer : {a, b, c})
+      DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+  }
+}
+
+// The stand-in's sums too: 111, 222, ... of ComputeStandInSumsInputsModulo-
+// TheirSize become their residues in [-4, 4].
+TEST_F(BoundedValuesTest, ComputeStandInBoundsItsSums) {
+  void *a = upload(DDPRT_DTYPE_F32, {1, 2, 3, 4, 5, 6});
+  void *b = upload(DDPRT_DTYPE_BF16, {10, 20});
+  void *c = upload(DDPRT_DTYPE_F64, {100, 200, 300.5});
+  void *r16 = nullptr, *r64 = nullptr;
+  DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_F16, 7, &r16));
+  DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_F64, 4, &r64));
+  ddprt_tensor inputs[] = {{a, 6, DDPRT_DTYPE_F32, 0},
+                           {b, 2, DDPRT_DTYPE_BF16, 0},
+                           {c, 3, DDPRT_DTYPE_F64, 0}};
+  ddprt_tensor results[] = {{r16, 7, DDPRT_DTYPE_F16, 0},
+                            {r64, 4, DDPRT_DTYPE_F64, 0}};
+  DDPRT_EXPECT_OK(context, ddprt_compute(context, "attention", 0, 0, inputs, 3,
+                                         results, 2));
+  // 111 -> -1, 222 -> -2, 313.5 -> 1.5, 124 -> -4 (a tie: 15.5 rounds to
+  // 16), 215 -> -1, 326.5 -> -1.5.
+  EXPECT_EQ(download(DDPRT_DTYPE_F16, r16, 7),
+            (std::vector<double>{-1, -2, 1.5, -4, -1, -1.5, -1}));
+  EXPECT_EQ(download(DDPRT_DTYPE_F64, r64, 4),
+            (std::vector<double>{-1, -2, 1.5, -4}));
+  for (void *buffer : {a, b, c, r16, r64})
+    DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+}
+
+} // namespace
+
+namespace {
+
 class FractionalDataTest : public RuntimeSuite {
 protected:
   static void SetUpTestSuite() {

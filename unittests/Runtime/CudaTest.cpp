@@ -25,6 +25,12 @@ namespace {
 const int32_t allDTypes[] = {DDPRT_DTYPE_F16, DDPRT_DTYPE_BF16, DDPRT_DTYPE_F32,
                              DDPRT_DTYPE_F64};
 
+/// A compute stand-in's inputs and results, (dtype, numel) each.
+struct StandInCase {
+  std::vector<std::pair<int32_t, int64_t>> inputs, results;
+  double flops = 0, bytes = 0;
+};
+
 class CudaTest : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -108,6 +114,25 @@ protected:
     }
   }
 
+  /// Each case's stand-in on inputs from fractions() times `scale`: the
+  /// GPU's results bitwise the CPU's.
+  void expectStandInsEqual(const std::vector<StandInCase> &cases, double scale);
+
+  /// Both contexts started again with `flags`.
+  void restart(int32_t flags) {
+    for (auto [context, backend] : {std::pair{&gpu, DDPRT_BACKEND_CUDA},
+                                    std::pair{&cpu, DDPRT_BACKEND_CPU}}) {
+      ASSERT_EQ(ddprt_finalize(*context), DDPRT_OK)
+          << ddprt_last_error(nullptr);
+      *context = nullptr;
+      ASSERT_EQ(ddprt_init(DDPRT_ABI_VERSION, "dp=1", backend,
+                           DDPRT_FLAG_RETURN_ERRORS | flags, 20000, nullptr,
+                           context),
+                DDPRT_OK)
+          << ddprt_last_error(nullptr);
+    }
+  }
+
   ddprt_context *gpu = nullptr, *cpu = nullptr;
   int32_t gpuGroup = -1, cpuGroup = -1;
 };
@@ -138,16 +163,7 @@ std::vector<double> fractions(int64_t numel, uint32_t salt) {
 TEST_F(CudaTest, FixedOrderGemmsEqualTheCpuResultOnFractions) {
   // Both backends again, now with the fixed-order kernel (the CPU's default
   // is OpenBLAS, which sums in an order of its own).
-  for (auto [context, backend] : {std::pair{&gpu, DDPRT_BACKEND_CUDA},
-                                  std::pair{&cpu, DDPRT_BACKEND_CPU}}) {
-    ASSERT_EQ(ddprt_finalize(*context), DDPRT_OK) << ddprt_last_error(nullptr);
-    *context = nullptr;
-    ASSERT_EQ(ddprt_init(DDPRT_ABI_VERSION, "dp=1", backend,
-                         DDPRT_FLAG_RETURN_ERRORS | DDPRT_FLAG_FIXED_ORDER_GEMM,
-                         20000, nullptr, context),
-              DDPRT_OK)
-        << ddprt_last_error(nullptr);
-  }
+  restart(DDPRT_FLAG_FIXED_ORDER_GEMM);
   // One tile and a partial k slice; several tiles each way with k not a
   // multiple of the slice; one term; a shape as wide as a real layer's.
   const int64_t shapes[][3] = {
@@ -157,6 +173,30 @@ TEST_F(CudaTest, FixedOrderGemmsEqualTheCpuResultOnFractions) {
                      [](int64_t numel, int salt) {
                        return fractions(numel, uint32_t(salt));
                      });
+}
+
+// DDPRT_FLAG_BOUNDED_VALUES (what ddp-run --verify runs with): GEMMs whose
+// sums reach hundreds (integers up to 4, depth 129) and stand-ins on values
+// 50 times fractions() are bounded by both backends to the same bits: the
+// GEMM kernel, and the element-wise stand-in that the 16-byte cases and
+// the nine-input one (by input) take.
+TEST_F(CudaTest, BoundedGemmsAndStandInsEqualTheCpuResult) {
+  restart(DDPRT_FLAG_FIXED_ORDER_GEMM | DDPRT_FLAG_BOUNDED_VALUES);
+  expectGemmsEqual(67, 45, 129, integers);
+  expectGemmsEqual(96, 1024, 513, [](int64_t numel, int salt) {
+    return fractions(numel, uint32_t(salt));
+  });
+  const std::vector<StandInCase> cases = {
+      {{{DDPRT_DTYPE_BF16, 5000}, {DDPRT_DTYPE_F32, 300}},
+       {{DDPRT_DTYPE_BF16, 1000}, {DDPRT_DTYPE_F64, 2500}}},
+      {{{DDPRT_DTYPE_BF16, 4096}, {DDPRT_DTYPE_F32, 64}, {DDPRT_DTYPE_F16, 8}},
+       {{DDPRT_DTYPE_BF16, 4096}, {DDPRT_DTYPE_F32, 4096}}},
+      {{{DDPRT_DTYPE_BF16, 16000}, {DDPRT_DTYPE_BF16, 2400}},
+       {{DDPRT_DTYPE_BF16, 16000}}},
+      {std::vector<std::pair<int32_t, int64_t>>(9, {DDPRT_DTYPE_F32, 333}),
+       {{DDPRT_DTYPE_BF16, 1000}, {DDPRT_DTYPE_F64, 10}}},
+  };
+  expectStandInsEqual(cases, 50);
 }
 
 TEST_F(CudaTest, ElementwiseOpsAndOptimizersEqualTheCpuResult) {
@@ -223,13 +263,10 @@ TEST_F(CudaTest, ElementwiseOpsAndOptimizersEqualTheCpuResult) {
 // with a price in bytes beyond the pass (read from scratch) and in FLOPs
 // (GEMMs on scratch), which must not touch the results.
 TEST_F(CudaTest, ComputeStandInsEqualTheCpuResult) {
-  struct Case {
-    std::vector<std::pair<int32_t, int64_t>> inputs, results;
-    double flops = 0, bytes = 0;
-  };
-  const Case cases[] = {
+  const std::vector<StandInCase> cases = {
       {{{DDPRT_DTYPE_BF16, 5000}, {DDPRT_DTYPE_F32, 300}},
-       {{DDPRT_DTYPE_BF16, 1000}, {DDPRT_DTYPE_F64, 2500},
+       {{DDPRT_DTYPE_BF16, 1000},
+        {DDPRT_DTYPE_F64, 2500},
         {DDPRT_DTYPE_F16, 7}},
        0,
        3e8},
@@ -249,11 +286,14 @@ TEST_F(CudaTest, ComputeStandInsEqualTheCpuResult) {
       // Results of one 16-bit type, inputs of it or f32 (the kernel that
       // loads ahead): a norm's gradient, a cross-entropy's, an f16 span of
       // an odd number of octets, one input.
-      {{{DDPRT_DTYPE_BF16, 4096}, {DDPRT_DTYPE_BF16, 4096},
+      {{{DDPRT_DTYPE_BF16, 4096},
+        {DDPRT_DTYPE_BF16, 4096},
         {DDPRT_DTYPE_BF16, 64}},
        {{DDPRT_DTYPE_BF16, 4096}, {DDPRT_DTYPE_BF16, 64}}},
-      {{{DDPRT_DTYPE_BF16, 4096}, {DDPRT_DTYPE_F32, 64},
-        {DDPRT_DTYPE_F32, 8}, {DDPRT_DTYPE_BF16, 2048}},
+      {{{DDPRT_DTYPE_BF16, 4096},
+        {DDPRT_DTYPE_F32, 64},
+        {DDPRT_DTYPE_F32, 8},
+        {DDPRT_DTYPE_BF16, 2048}},
        {{DDPRT_DTYPE_BF16, 4096}}},
       {{{DDPRT_DTYPE_F16, 4104}, {DDPRT_DTYPE_F16, 8}},
        {{DDPRT_DTYPE_F16, 4104}}},
@@ -276,20 +316,34 @@ TEST_F(CudaTest, ComputeStandInsEqualTheCpuResult) {
       // 2/3 full; a row widened to a block (5 octets, 52 times), a
       // shorter second result; 3000 rows in bands of 3 (a thread's rows
       // past the two it loads together), three held f32 inputs.
-      {{{DDPRT_DTYPE_BF16, 16000}, {DDPRT_DTYPE_BF16, 2400},
+      {{{DDPRT_DTYPE_BF16, 16000},
+        {DDPRT_DTYPE_BF16, 2400},
         {DDPRT_DTYPE_F32, 56}},
        {{DDPRT_DTYPE_BF16, 16000}}},
       {{{DDPRT_DTYPE_F32, 4000}, {DDPRT_DTYPE_F16, 40}},
        {{DDPRT_DTYPE_F16, 4000}, {DDPRT_DTYPE_F16, 800}}},
-      {{{DDPRT_DTYPE_BF16, int64_t(4096) * 3000}, {DDPRT_DTYPE_F32, 4096},
-        {DDPRT_DTYPE_F32, 4096}, {DDPRT_DTYPE_F32, 4096}},
+      {{{DDPRT_DTYPE_BF16, int64_t(4096) * 3000},
+        {DDPRT_DTYPE_F32, 4096},
+        {DDPRT_DTYPE_F32, 4096},
+        {DDPRT_DTYPE_F32, 4096}},
        {{DDPRT_DTYPE_BF16, int64_t(4096) * 3000}}},
       {{{DDPRT_DTYPE_F16, 4096}}, {{DDPRT_DTYPE_F32, 1}}, 3e11, 1e6},
       {std::vector<std::pair<int32_t, int64_t>>(9, {DDPRT_DTYPE_F32, 333}),
        {{DDPRT_DTYPE_BF16, 1000}}},
   };
+  expectStandInsEqual(cases, 1);
+}
+
+void CudaTest::expectStandInsEqual(const std::vector<StandInCase> &cases,
+                                   double scale) {
+  auto values = [&](int64_t numel, uint32_t salt) {
+    std::vector<double> out = fractions(numel, salt);
+    for (double &value : out)
+      value *= scale;
+    return out;
+  };
   int salt = 0;
-  for (const Case &c : cases) {
+  for (const StandInCase &c : cases) {
     SCOPED_TRACE("case with " + std::to_string(c.inputs.size()) + " inputs");
     std::vector<char> outputs[2];
     ddprt_context *contexts[2] = {cpu, gpu};
@@ -297,9 +351,8 @@ TEST_F(CudaTest, ComputeStandInsEqualTheCpuResult) {
       ddprt_context *context = contexts[which];
       std::vector<ddprt_tensor> inputs, results;
       for (auto [dtype, numel] : c.inputs)
-        inputs.push_back(
-            {put(context, dtype, fractions(numel, uint32_t(++salt))), numel,
-             dtype, 0});
+        inputs.push_back({put(context, dtype, values(numel, uint32_t(++salt))),
+                          numel, dtype, 0});
       // Results start as other values, so that an element left unwritten
       // (or a zero that was not computed) shows.
       for (auto [dtype, numel] : c.results)

@@ -5,7 +5,9 @@
 // each input otherwise. Both must give the bits of the definition: the sum
 // in the accumulation type, inputs in order, the first taken as it is (so
 // -0 stays -0). Checked on results longer than a block, inputs whose length
-// does not divide it, mixed types, no inputs, and a result in place.
+// does not divide it, mixed types, no inputs, and a result in place; and
+// bounded (DDPRT_FLAG_BOUNDED_VALUES), each sum less its nearest multiple
+// of 8 before its rounding.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +26,8 @@ namespace {
 
 /// The definition, element by element.
 template <typename Acc, typename R>
-std::vector<R> definition(const std::vector<Tensor> &inputs, int64_t numel) {
+std::vector<R> definition(const std::vector<Tensor> &inputs, int64_t numel,
+                          bool bounded = false) {
   std::vector<R> out(static_cast<size_t>(numel));
   for (int64_t i = 0; i < numel; ++i) {
     Acc sum = 0;
@@ -35,14 +38,17 @@ std::vector<R> definition(const std::vector<Tensor> &inputs, int64_t numel) {
             static_cast<const T *>(inputs[j].data)[i % inputs[j].numel]);
         sum = j == 0 ? value : sum + value;
       });
+    if (bounded)
+      sum -= Acc(8) * std::nearbyint(sum / Acc(8));
     out[size_t(i)] = storeAs<R>(sum);
   }
   return out;
 }
 
-template <typename T> std::vector<T> randomValues(int64_t count, unsigned seed) {
+template <typename T>
+std::vector<T> randomValues(int64_t count, unsigned seed, double scale = 1) {
   std::mt19937 generator(seed);
-  std::normal_distribution<double> normal;
+  std::normal_distribution<double> normal(0, scale);
   std::vector<T> values(static_cast<size_t>(count));
   for (T &value : values)
     value = storeAs<T>(normal(generator));
@@ -69,25 +75,53 @@ bool sameBits(const std::vector<T> &a, const T *b, size_t count) {
 }
 
 TEST(HostCompute, BlocksGiveTheDefinitionsBits) {
-  Inputs in;
-  std::vector<float> f32(5000);
-  host::compute(in.tensors(), {f32.data(), DType::F32, 5000});
-  EXPECT_TRUE(sameBits(definition<float, float>(in.tensors(), 5000),
-                       f32.data(), f32.size()));
-  // Whatever the later inputs add, the first element starts from -0.
-  std::vector<double> f64(4100);
-  host::compute(in.tensors(), {f64.data(), DType::F64, 4100});
-  EXPECT_TRUE(sameBits(definition<double, double>(in.tensors(), 4100),
-                       f64.data(), f64.size()));
-  std::vector<Half> f16(2049);
-  host::compute(in.tensors(), {f16.data(), DType::F16, 2049});
-  EXPECT_TRUE(sameBits(definition<float, Half>(in.tensors(), 2049),
-                       f16.data(), f16.size()));
+  for (bool bounded : {false, true}) {
+    SCOPED_TRACE(bounded ? "bounded" : "unbounded");
+    Inputs in;
+    std::vector<float> f32(5000);
+    host::compute(in.tensors(), {f32.data(), DType::F32, 5000}, bounded);
+    EXPECT_TRUE(sameBits(definition<float, float>(in.tensors(), 5000, bounded),
+                         f32.data(), f32.size()));
+    // Whatever the later inputs add, the first element starts from -0.
+    std::vector<double> f64(4100);
+    host::compute(in.tensors(), {f64.data(), DType::F64, 4100}, bounded);
+    EXPECT_TRUE(
+        sameBits(definition<double, double>(in.tensors(), 4100, bounded),
+                 f64.data(), f64.size()));
+    std::vector<Half> f16(2049);
+    host::compute(in.tensors(), {f16.data(), DType::F16, 2049}, bounded);
+    EXPECT_TRUE(sameBits(definition<float, Half>(in.tensors(), 2049, bounded),
+                         f16.data(), f16.size()));
+  }
+}
+
+TEST(HostCompute, BoundedSumsStayBelowFiveAndKeepTheirResidue) {
+  // Sums far outside [-4, 4] (the inputs' scale is 100): each lands in it,
+  // an integer sum on its residue modulo 8, a fraction exactly (the bound
+  // subtracts a multiple of 8 and nothing else).
+  std::vector<float> big = randomValues<float>(3000, 4, 100);
+  for (size_t i = 0; i < 1000; ++i)
+    big[i] = std::round(big[i]);
+  std::vector<float> out(3000);
+  host::compute({{big.data(), DType::F32, 3000}},
+                {out.data(), DType::F32, 3000}, true);
+  int moved = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    ASSERT_LE(std::fabs(out[i]), 4.0f) << i;
+    double multiples = (double(big[i]) - double(out[i])) / 8;
+    ASSERT_EQ(multiples, std::round(multiples)) << i << ": " << big[i];
+    moved += out[i] != big[i];
+  }
+  EXPECT_GT(moved, 2500);
+  EXPECT_EQ(boundElement(4.0f), 4.0f); // ties to even: 4/8 rounds to 0
+  EXPECT_EQ(boundElement(12.0f), -4.0f);
+  EXPECT_EQ(boundElement(-13.0), 3.0);
+  EXPECT_TRUE(std::isnan(boundElement(INFINITY)));
 }
 
 TEST(HostCompute, NoInputsGivePositiveZeros) {
   std::vector<float> out(3000, -1.0f);
-  host::compute({}, {out.data(), DType::F32, 3000});
+  host::compute({}, {out.data(), DType::F32, 3000}, false);
   for (float value : out) {
     ASSERT_EQ(value, 0.0f);
     ASSERT_FALSE(std::signbit(value));
@@ -105,7 +139,7 @@ TEST(HostCompute, AResultInPlaceReadsEveryInputFirst) {
                                 {before.data(), DType::F32, 7},
                                 tensors[2]};
   std::vector<float> expected = definition<float, float>(copies, 5000);
-  host::compute(tensors, {in.first.data(), DType::F32, 5000});
+  host::compute(tensors, {in.first.data(), DType::F32, 5000}, false);
   EXPECT_TRUE(sameBits(expected, in.first.data(), in.first.size()));
 }
 

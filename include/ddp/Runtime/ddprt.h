@@ -124,6 +124,17 @@ typedef int32_t ddprt_status;
  * exact, so two schedules that add in different orders may differ in the
  * last bits. */
 #define DDPRT_FLAG_FRACTIONAL_DATA 0x8
+/* Every GEMM's and every compute stand-in's sums reduced modulo 8 into
+ * [-4, 4] before the result is rounded to its type (exactly: x - 8 rint(x/8)
+ * in f32, f64 for f64). Without it the seeded integers -2..2 grow about a
+ * hundred times a GEMM at width 4096, lose exactness after two GEMMs and
+ * overflow to inf after some twenty, and two programs that both end on
+ * NaNs compare equal; with it they stay integers below 5 at any depth, so
+ * that a GEMM's sums are exact, and differences stay visible. A stand-in
+ * for a network's normalization, for verification (ddp-run --verify,
+ * ddp-launch --data=bounded). Needs DDPRT_FLAG_FIXED_ORDER_GEMM (cuBLAS
+ * rounds a 16-bit result itself). */
+#define DDPRT_FLAG_BOUNDED_VALUES 0x10
 
 /*===----------------------------------------------------------------------===*
  * Types crossing the boundary
