@@ -283,17 +283,19 @@ static Error checkPipeline(const ModelConfig &config, StringRef source) {
                       "(virtual_pipeline_model_parallel_size > 1)");
   if (Error error = checkPipelineSchedule(config.getPipelineScheduleKind(),
                                           config.getPipelineShape())) {
-    // What to change: the schedule given, the group given (unless fewer
-    // microbatches than stages leave none that fits), else the microbatches
-    // (the group defaults to the stages, which leaves only them).
+    // What to change: for an interleaved schedule that has its chunks and
+    // stages, the group given (unless fewer microbatches than stages leave
+    // none that fits), else the microbatches (the group defaults to the
+    // stages, which leaves only them); otherwise the schedule given.
     StringRef field = "pipeline_model_parallel_size";
-    if (config.pipelineSchedule)
-      field = "pipeline_schedule";
-    else if (config.getVirtualPipelineSize() > 1)
+    if (config.getPipelineScheduleKind() == PipelineScheduleKind::Interleaved &&
+        config.getVirtualPipelineSize() > 1 && p >= 2)
       field = config.microbatchGroupSizePerVpStage > 0 &&
                       config.numMicrobatches >= p
                   ? "microbatch_group_size_per_vp_stage"
                   : "num_microbatches";
+    else if (config.pipelineSchedule)
+      field = "pipeline_schedule";
     return fieldError(source, field, toString(std::move(error)));
   }
   // ZB-H1 runs every weight gradient as a W pass of its own already.
@@ -313,11 +315,15 @@ static Error checkPipeline(const ModelConfig &config, StringRef source) {
                       "activation and a gradient to the same rank in one "
                       "batch, which Megatron refuses; set it, or use more "
                       "ranks");
+  // An uneven split's errors are about the stages given their layers.
+  StringRef splitField =
+      config.decoderFirstPipelineNumLayers ? "decoder_first_pipeline_num_layers"
+      : config.decoderLastPipelineNumLayers ? "decoder_last_pipeline_num_layers"
+                                            : "pipeline_model_parallel_size";
   Expected<std::vector<ChunkLayers>> chunks =
       splitLayers(config.getLayerSplitConfig());
   if (!chunks)
-    return fieldError(source, "pipeline_model_parallel_size",
-                      toString(chunks.takeError()));
+    return fieldError(source, splitField, toString(chunks.takeError()));
   // Megatron builds no model chunk without layers between the embedding's
   // and the loss's (its checks refuse the splits that would make one), and
   // the step's stage-to-stage calls go to neighbours only.

@@ -215,12 +215,19 @@ ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
            (kept == keptOutputBytes.end() ? 0 : kept->second);
   };
 
+  // A routed buffer (an expert's rows, sized for the worst case) counts
+  // the rows balanced routing fills, as the formula counts a forward's MoE
+  // layer: its bytes times the producer's ddp.routed_fill.
   std::map<Key, int64_t> deferredBytes;
   for (auto &[key, values] : deferredInputs)
     for (Value value : values)
       if (auto type = dyn_cast<ShapedType>(value.getType());
-          type && type.hasStaticShape())
-        deferredBytes[key] += 2 * type.getNumElements();
+          type && type.hasStaticShape()) {
+        double fill =
+            value.getDefiningOp() ? getRoutedFill(value.getDefiningOp()) : 1.0;
+        deferredBytes[key] +=
+            static_cast<int64_t>(2.0 * double(type.getNumElements()) * fill);
+      }
 
   ActivationPeak held, peak;
   std::set<Key> started;
