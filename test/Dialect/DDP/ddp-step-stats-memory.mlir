@@ -5,6 +5,12 @@
 // RUN: awk '/^\/\/ -----/ { n++; next } n == 1' %s > %t.second.mlir
 // RUN: ddp-opt %t.second.mlir --ddp-schedule="grad-reduce-in-fp32=true" -ddp-step-stats -o /dev/null | FileCheck %s --check-prefix=WHOLE
 // RUN: ddp-opt %t.second.mlir --ddp-schedule="grad-reduce-in-fp32=true use-distributed-optimizer=true" -ddp-step-stats -o /dev/null | FileCheck %s --check-prefix=SHARDED
+// Hybrid FSDP: the parameters stored as shards over [dp_shard], their
+// optimizer state over both axes; each group counts the elements it shards
+// (the stored shards' once read 0):
+// RUN: ddp-opt %t.second.mlir --ddp-schedule="grad-reduce-in-fp32=true use-distributed-optimizer=true data-parallel-sharding-strategy=optim_grads_params num-distributed-optimizer-instances=2 outer-dp-sharding-strategy=optim" -ddp-step-stats -o /dev/null | FileCheck %s --check-prefix=HYBRID
+// HYBRID: sharded over [dp_shard] (2 ranks; summed over them, 16 parameter elements): parameters 32, main parameters 0, optimizer state 0
+// HYBRID-NEXT: sharded over [dp_shard,dp_replicate] (4 ranks; summed over them, 48 parameter elements): main parameters 192, optimizer state 384
 
 // What the lowered step allocates per rank, counted by hand:
 // parameters: @w, 8x4 bf16 = 64 bytes;

@@ -57,6 +57,14 @@ struct Totals {
     int64_t groupSize = 1;
     CheckedCount paramElements, paramBytes, mainParamBytes,
         optimizerStateBytes;
+    /// The parameters whose elements paramElements holds: one sharded over
+    /// these axes both as stored (FSDP) and in its optimizer counts once.
+    llvm::DenseSet<mlir::StringAttr> counted;
+
+    void addElements(ParamOp param) {
+      if (counted.insert(param.getSymNameAttr()).second)
+        paramElements += param.getTensorType().getNumElements();
+    }
   };
   std::map<std::string, Sharded> sharded;
 };
@@ -96,7 +104,7 @@ static void addOptimizerState(func::FuncOp function, const SymbolTable &symbols,
       if (!param)
         continue;
       auto [main, moments] = getStateBytes(param, adam);
-      entry.paramElements += param.getTensorType().getNumElements();
+      entry.addElements(param);
       entry.mainParamBytes += main;
       entry.optimizerStateBytes += moments;
     }
@@ -192,6 +200,7 @@ FailureOr<ModelState> ddp::computeModelState(ModuleOp module,
         Totals::Sharded &entry = totals.sharded[joinAxes(read.getAxesAttr())];
         entry.groupSize = getGroupSize(mesh, read.getAxesAttr());
         entry.paramBytes += getTensorBytes(param.getTensorType());
+        entry.addElements(param);
         continue;
       }
     }

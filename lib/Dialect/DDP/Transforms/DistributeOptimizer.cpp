@@ -151,7 +151,14 @@ static LogicalResult planShard(func::FuncOp step, int64_t index,
            << getGroupName(collective.getAxesAttr()) << "] spans "
            << collective.getAxes().size()
            << " axes; num-distributed-optimizer-instances=" << numInstances
-           << " splits one data-parallel axis into instances";
+           << " splits one data-parallel axis into instances"
+           << (mesh.getAxisSize("ep") > 0
+                   ? "; an expert-parallel step reduces its dense "
+                     "gradients over the expert data-parallel and "
+                     "expert axes together, so instances need a step "
+                     "without expert parallelism (set "
+                     "num-distributed-optimizer-instances=1)"
+                   : "");
   if (groupSize % numInstances != 0)
     return mesh.emitError()
            << "num-distributed-optimizer-instances=" << numInstances
