@@ -22,7 +22,8 @@ namespace ddprt {
 /// accumulation type before the result's rounding. Exact for every finite
 /// value: value / 8 is exact, rint is, and so are 8 n and the difference
 /// (Sterbenz). So seeded integers stay integers below 5 in magnitude at any
-/// depth, and a GEMM's sums of them stay exact up to k = 2^20.
+/// depth, and a GEMM's sums of them stay exact up to k = 2^20. -0 becomes
+/// +0 (-0 - 8 * -0), on both backends.
 template <typename Acc> DDPRT_HOST_DEVICE inline Acc boundElement(Acc value) {
 #ifdef __CUDA_ARCH__
   Acc multiple = rint(value * Acc(0.125));
@@ -30,6 +31,20 @@ template <typename Acc> DDPRT_HOST_DEVICE inline Acc boundElement(Acc value) {
   Acc multiple = std::rint(value * Acc(0.125));
 #endif
   return value - Acc(8) * multiple;
+}
+
+/// Under DDPRT_FLAG_BOUNDED_VALUES the compute stand-in also weighs input j
+/// by j + 1 and adds r to its result r before the bound: a plain sum gives
+/// every result the same values and does not see its inputs' order, so a
+/// schedule that swapped a layer norm's weight and bias gradients (equal
+/// sums) verified. Small integers times j + 1 stay exact.
+template <typename Acc>
+DDPRT_HOST_DEVICE inline Acc standInWeight(int64_t input) {
+  return Acc(input + 1);
+}
+template <typename Acc>
+DDPRT_HOST_DEVICE inline Acc boundStandIn(Acc sum, int64_t result) {
+  return boundElement(sum + Acc(result));
 }
 
 template <typename T>

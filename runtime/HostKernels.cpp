@@ -29,17 +29,19 @@ void host::fillSeeded(const Tensor &tensor, uint64_t key, bool fractions) {
 /// a result that aliases an input needs.
 template <typename Acc>
 static void computeWhole(const std::vector<Tensor> &inputs,
-                         const Tensor &result, bool bounded) {
+                         const Tensor &result,
+                         std::optional<int64_t> boundedResult) {
   std::vector<Acc> sum(size_t(result.numel), Acc(0));
   for (size_t j = 0; j < inputs.size(); ++j) {
     const Tensor &input = inputs[j];
+    Acc weight = boundedResult ? standInWeight<Acc>(int64_t(j)) : Acc(1);
     dispatchDType(input.dtype, [&](auto tag) {
       using T = decltype(tag);
       const T *in = typed<T>(input.data);
       for (int64_t i = 0; i < result.numel; ++i) {
         Acc value = loadAs<Acc>(in[i % input.numel]);
         // The first input is taken as it is, so -0 stays -0.
-        sum[size_t(i)] = j == 0 ? value : sum[size_t(i)] + value;
+        sum[size_t(i)] = j == 0 ? value : sum[size_t(i)] + weight * value;
       }
     });
   }
@@ -47,8 +49,9 @@ static void computeWhole(const std::vector<Tensor> &inputs,
     using T = decltype(tag);
     T *out = typed<T>(result.data);
     for (int64_t i = 0; i < result.numel; ++i)
-      out[i] =
-          storeAs<T>(bounded ? boundElement(sum[size_t(i)]) : sum[size_t(i)]);
+      out[i] = storeAs<T>(boundedResult
+                              ? boundStandIn(sum[size_t(i)], *boundedResult)
+                              : sum[size_t(i)]);
   });
 }
 
@@ -58,7 +61,8 @@ static void computeWhole(const std::vector<Tensor> &inputs,
 /// with an input.
 template <typename Acc>
 static void computeBlocked(const std::vector<Tensor> &inputs,
-                           const Tensor &result, bool bounded) {
+                           const Tensor &result,
+                           std::optional<int64_t> boundedResult) {
   constexpr int64_t kBlock = 2048;
   Acc sum[kBlock];
   for (int64_t start = 0; start < result.numel; start += kBlock) {
@@ -67,6 +71,7 @@ static void computeBlocked(const std::vector<Tensor> &inputs,
       std::fill(sum, sum + count, Acc(0));
     for (size_t j = 0; j < inputs.size(); ++j) {
       const Tensor &input = inputs[j];
+      Acc weight = boundedResult ? standInWeight<Acc>(int64_t(j)) : Acc(1);
       dispatchDType(input.dtype, [&](auto tag) {
         using T = decltype(tag);
         const T *in = typed<T>(input.data);
@@ -79,17 +84,20 @@ static void computeBlocked(const std::vector<Tensor> &inputs,
           if (j == 0)
             for (int64_t k = 0; k < run; ++k)
               into[k] = loadAs<Acc>(from[k]);
-          else
+          else if (!boundedResult)
             for (int64_t k = 0; k < run; ++k)
               into[k] += loadAs<Acc>(from[k]);
+          else
+            for (int64_t k = 0; k < run; ++k)
+              into[k] += weight * loadAs<Acc>(from[k]);
           i += run;
           position = position + run == input.numel ? 0 : position + run;
         }
       });
     }
-    if (bounded)
+    if (boundedResult)
       for (int64_t i = 0; i < count; ++i)
-        sum[i] = boundElement(sum[i]);
+        sum[i] = boundStandIn(sum[i], *boundedResult);
     dispatchDType(result.dtype, [&](auto tag) {
       using T = decltype(tag);
       T *out = typed<T>(result.data) + start;
@@ -101,21 +109,21 @@ static void computeBlocked(const std::vector<Tensor> &inputs,
 
 template <typename Acc>
 static void computeInto(const std::vector<Tensor> &inputs, const Tensor &result,
-                        bool bounded) {
+                        std::optional<int64_t> boundedResult) {
   int64_t resultBytes = result.numel * elementSize(result.dtype);
   for (const Tensor &input : inputs)
     if (overlaps(result.data, resultBytes, input.data,
                  input.numel * elementSize(input.dtype)))
-      return computeWhole<Acc>(inputs, result, bounded);
-  computeBlocked<Acc>(inputs, result, bounded);
+      return computeWhole<Acc>(inputs, result, boundedResult);
+  computeBlocked<Acc>(inputs, result, boundedResult);
 }
 
 void host::compute(const std::vector<Tensor> &inputs, const Tensor &result,
-                   bool bounded) {
+                   std::optional<int64_t> boundedResult) {
   if (result.dtype == DType::F64)
-    computeInto<double>(inputs, result, bounded);
+    computeInto<double>(inputs, result, boundedResult);
   else
-    computeInto<float>(inputs, result, bounded);
+    computeInto<float>(inputs, result, boundedResult);
 }
 
 void host::accumulate(const Tensor &lhs, const void *rhs, void *result) {

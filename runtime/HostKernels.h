@@ -10,14 +10,19 @@
 
 #include "Backend.h"
 
+#include <optional>
 #include <vector>
 
 namespace ddprt::host {
 
 /// Seed.h's values: small integers, or fractions (DDPRT_FLAG_FRACTIONAL_DATA).
 void fillSeeded(const Tensor &tensor, uint64_t key, bool fractions);
+/// The compute stand-in: result[i] = inputs[0][i % n0] + inputs[1][i % n1]
+/// + ..., in the accumulation type. `boundedResult`: the result's index
+/// among its op's, under DDPRT_FLAG_BOUNDED_VALUES (standInWeight,
+/// boundStandIn in ElementOps.h).
 void compute(const std::vector<Tensor> &inputs, const Tensor &result,
-             bool bounded);
+             std::optional<int64_t> boundedResult);
 /// ddprt_route's kernels (HostRouting.cpp).
 Status route(const RouteOp &op);
 void accumulate(const Tensor &lhs, const void *rhs, void *result);

@@ -160,12 +160,17 @@ for step in tiny tiny-moe mixed; do
     # the stand-in's element-wise pass bound each sum on both backends.
     if [[ $steps -eq 2 ]]; then
       name="bitwise $step, $steps steps, gemm=fixed-order, data=bounded"
+      failed=
       for backend in cpu cuda; do
         "${mpirun[@]}" "$rt/$step" --backend=$backend --steps=$steps \
           --gemm=fixed-order --data=bounded \
           --dump-params="$logs/$step.$steps.bounded.$backend.txt" \
-          >>"$logs/bitwise.log" 2>&1 || break
+          >>"$logs/bitwise.log" 2>&1 || { failed=$backend; break; }
       done
+      if [[ -n $failed ]]; then
+        row "$name" FAIL "the $failed run failed (bitwise.log)"
+        continue
+      fi
       diff=$(python3 utils/gpu/compare_dumps.py \
         "$logs/$step.$steps.bounded.cpu.txt" \
         "$logs/$step.$steps.bounded.cuda.txt" 2>&1)

@@ -205,8 +205,9 @@ Status CpuBackend::compute(const std::string &kind, const ComputeCost &cost,
         .add("results", int64_t(results.size()))
         .add("flops", cost.flops)
         .add("bytes", cost.bytes);
-  for (const Tensor &result : results)
-    host::compute(inputs, result, env.boundedValues);
+  for (size_t r = 0; r < results.size(); ++r)
+    host::compute(inputs, results[r],
+                  env.boundedValues ? std::optional<int64_t>(r) : std::nullopt);
   return Status::ok();
 }
 

@@ -215,12 +215,15 @@ Status CudaBackend::standIn(const std::vector<Tensor> &inputs,
   // host::compute sums.
   for (bool wide : {false, true}) {
     StandInArgs args;
-    for (const Tensor &result : results)
+    for (size_t r = 0; r < results.size(); ++r) {
+      const Tensor &result = results[r];
       if ((result.dtype == DType::F64) == wide && result.numel > 0) {
+        args.resultIndex[args.numResults] = int(r);
         args.results[args.numResults++] = {result.data, result.numel,
                                            result.dtype};
         args.span = std::max(args.span, result.numel);
       }
+    }
     if (args.numResults == 0)
       continue;
     args.bounded = env.boundedValues;
@@ -238,7 +241,8 @@ Status CudaBackend::standInByInput(const std::string &kind,
                                    const std::vector<Tensor> &inputs,
                                    const std::vector<Tensor> &results) {
   Status status;
-  for (const Tensor &result : results) {
+  for (size_t r = 0; r < results.size(); ++r) {
+    const Tensor &result = results[r];
     if (result.numel == 0)
       continue;
     bool wide = result.dtype == DType::F64;
@@ -253,13 +257,16 @@ Status CudaBackend::standInByInput(const std::string &kind,
                          "cudaMemsetAsync(compute stand-in)");
     for (size_t j = 0; j < inputs.size() && status.isOk(); ++j)
       status = checkCuda(
-          cuda::accumulateModulo(sum, wide, result.numel, inputs[j].data,
-                                 inputs[j].dtype, inputs[j].numel, j == 0,
-                                 computeStream),
+          cuda::accumulateModulo(
+              sum, wide, result.numel, inputs[j].data, inputs[j].dtype,
+              inputs[j].numel, j == 0,
+              env.boundedValues ? standInWeight<double>(int64_t(j)) : 1.0,
+              computeStream),
           concat("compute stand-in kernel '", kind, "' input #", j));
     if (status.isOk() && env.boundedValues)
-      status = checkCuda(cuda::bound(sum, wide, result.numel, computeStream),
-                         concat("compute stand-in kernel '", kind, "' bound"));
+      status = checkCuda(
+          cuda::bound(sum, wide, result.numel, int64_t(r), computeStream),
+          concat("compute stand-in kernel '", kind, "' bound"));
     if (status.isOk())
       status =
           checkCuda(cuda::cast(sum, wide ? DType::F64 : DType::F32, result.data,

@@ -30,15 +30,16 @@ __global__ void fillSeededKernel(T *data, int64_t numel, uint64_t key,
 template <typename Acc, typename T>
 __global__ void accumulateModuloKernel(Acc *accumulator, int64_t numel,
                                        const T *input, int64_t inputNumel,
-                                       bool first) {
+                                       bool first, Acc weight) {
   DDPRT_GRID_STRIDE(i, numel) {
     Acc value = loadAs<Acc>(input[i % inputNumel]);
-    accumulator[i] = first ? value : accumulator[i] + value;
+    accumulator[i] = first ? value : accumulator[i] + weight * value;
   }
 }
 
-template <typename Acc> __global__ void boundKernel(Acc *data, int64_t numel) {
-  DDPRT_GRID_STRIDE(i, numel) { data[i] = boundElement(data[i]); }
+template <typename Acc>
+__global__ void boundKernel(Acc *data, int64_t numel, int64_t result) {
+  DDPRT_GRID_STRIDE(i, numel) { data[i] = boundStandIn(data[i], result); }
 }
 
 /// N elements loaded and stored as one vector instruction: a kernel
@@ -194,26 +195,27 @@ cudaError_t cuda::fillSeeded(void *data, DType dtype, int64_t numel,
 cudaError_t cuda::accumulateModulo(void *accumulator, bool doubleAccumulator,
                                    int64_t numel, const void *input,
                                    DType inputType, int64_t inputNumel,
-                                   bool first, cudaStream_t stream) {
+                                   bool first, double weight,
+                                   cudaStream_t stream) {
   return dispatchDType(inputType, [&](auto tag) {
     using T = decltype(tag);
     if (doubleAccumulator)
       return DDPRT_LAUNCH((accumulateModuloKernel<double, T>), numel, stream,
                           typed<double>(accumulator), numel, typed<T>(input),
-                          inputNumel, first);
+                          inputNumel, first, weight);
     return DDPRT_LAUNCH((accumulateModuloKernel<float, T>), numel, stream,
                         typed<float>(accumulator), numel, typed<T>(input),
-                        inputNumel, first);
+                        inputNumel, first, float(weight));
   });
 }
 
 cudaError_t cuda::bound(void *data, bool doubleAccumulator, int64_t numel,
-                        cudaStream_t stream) {
+                        int64_t result, cudaStream_t stream) {
   if (doubleAccumulator)
     return DDPRT_LAUNCH(boundKernel<double>, numel, stream, typed<double>(data),
-                        numel);
+                        numel, result);
   return DDPRT_LAUNCH(boundKernel<float>, numel, stream, typed<float>(data),
-                      numel);
+                      numel, result);
 }
 
 cudaError_t cuda::accumulate(const void *lhs, const void *rhs, void *result,

@@ -19,11 +19,18 @@ namespace ddprt::cuda {
 cudaError_t fillSeeded(void *data, DType dtype, int64_t numel, uint64_t key,
                        bool fractions, cudaStream_t stream);
 /// One step of the compute stand-in: accumulator[i] (f32, or f64 when
-/// `doubleAccumulator`) = (first ? 0 : accumulator[i]) + input[i % inputNumel].
+/// `doubleAccumulator`) = first ? input[i % inputNumel]
+/// : accumulator[i] + weight * input[i % inputNumel] (standInWeight; 1
+/// but for bounded values).
 cudaError_t accumulateModulo(void *accumulator, bool doubleAccumulator,
                              int64_t numel, const void *input, DType inputType,
-                             int64_t inputNumel, bool first,
+                             int64_t inputNumel, bool first, double weight,
                              cudaStream_t stream);
+/// data[i] = boundStandIn(data[i], result) for f32 (f64 when
+/// `doubleAccumulator`) sums: DDPRT_FLAG_BOUNDED_VALUES on the accumulator
+/// of the op's result number `result`.
+cudaError_t bound(void *data, bool doubleAccumulator, int64_t numel,
+                  int64_t result, cudaStream_t stream);
 /// The operands of the one-pass compute stand-in (standIn).
 struct StandInTensor {
   const void *data;
@@ -38,8 +45,11 @@ struct StandInArgs {
   /// The largest result's numel.
   int64_t span = 0;
   /// DDPRT_FLAG_BOUNDED_VALUES: each sum bounded before it is stored (by
-  /// the element-wise pass; the faster ones do not bound).
+  /// the element-wise pass; the faster ones do not bound), inputs weighed
+  /// and each result offset by its index among the op's results
+  /// (standInWeight, boundStandIn).
   bool bounded = false;
+  int resultIndex[maxStandInTensors] = {};
 };
 /// The compute stand-in in one pass over its operands: result[i] (each
 /// result, i below its numel) = input0[i % n0] + input1[i % n1] + ..., summed
@@ -50,10 +60,6 @@ cudaError_t standIn(const StandInArgs &args, bool doubleAccumulator,
 /// Reads `bytes` (in 16-byte vectors) from the `scratchBytes` at `scratch`,
 /// cyclically; `sink` is device memory it may add to, never read. What a
 /// memory-bound stand-in pays beyond its own pass (CudaStandIn.cpp).
-/// data[i] = boundElement(data[i]) for f32 (f64 when `doubleAccumulator`)
-/// sums: DDPRT_FLAG_BOUNDED_VALUES on a stand-in's accumulator.
-cudaError_t bound(void *data, bool doubleAccumulator, int64_t numel,
-                  cudaStream_t stream);
 cudaError_t streamRead(const void *scratch, int64_t scratchBytes,
                        int64_t bytes, unsigned long long *sink,
                        cudaStream_t stream);

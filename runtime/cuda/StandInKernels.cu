@@ -91,16 +91,18 @@ __global__ void standInKernel(const __grid_constant__ cuda::StandInArgs args) {
                                           wrapIndex(index[u], input.numel,
                                                     args.span))
                        : Acc(0);
+      Acc weight = args.bounded ? standInWeight<Acc>(j) : Acc(1);
       for (int u = 0; u < standInUnroll; ++u)
-        sum[u] = j == 0 ? value[u] : sum[u] + value[u];
+        sum[u] = j == 0 ? value[u] : sum[u] + weight * value[u];
     }
     for (int r = 0; r < args.numResults; ++r) {
       const cuda::StandInTensor &result = args.results[r];
       for (int u = 0; u < standInUnroll; ++u)
         if (index[u] < result.numel)
-          storeElement<Acc>(const_cast<void *>(result.data), result.dtype,
-                            index[u],
-                            args.bounded ? boundElement(sum[u]) : sum[u]);
+          storeElement<Acc>(
+              const_cast<void *>(result.data), result.dtype, index[u],
+              args.bounded ? boundStandIn(sum[u], int64_t(args.resultIndex[r]))
+                           : sum[u]);
     }
   }
 }

@@ -126,6 +126,12 @@ struct Plan {
   double gatheredBytes = 0;
   /// Buckets in the step's layout (`ddp.buckets`).
   int64_t numBuckets = 0;
+  /// Weight-gradient GEMMs, and those ddp-schedule-compute delayed (what
+  /// wgrad-schedule=auto chose; the option alone does not say).
+  int64_t wgradGemms = 0, delayedWgrads = 0;
+  /// The row slices ddp-split-batch cut the step's spans into (batch-split
+  /// auto's choice; 1: none).
+  int64_t batchSplit = 1;
   /// The options after the recorded ones were applied, by name (in name
   /// order, as the table lists them).
   std::map<std::string, std::string> effectiveOptions;
@@ -173,6 +179,15 @@ static LogicalResult runPlan(Plan &plan, const timing::CostModel &model) {
           *plan.module, plan.options.getGivenOptionNames(), decided)))
     return failure();
   plan.effectiveOptions = getOptionValues(decided);
+  plan.module->walk([&](GemmOp gemm) {
+    if (gemm.getPhase() != GemmPhase::Wgrad)
+      return;
+    ++plan.wgradGemms;
+    plan.delayedWgrads += isDelayedWgrad(gemm);
+  });
+  for (auto func : plan.module->getOps<func::FuncOp>())
+    plan.batchSplit =
+        std::max(plan.batchSplit, getBatchSplit(func).value_or(1));
 
   progress("simulating the " + plan.name + " schedule");
   FailureOr<func::FuncOp> step =
@@ -302,6 +317,19 @@ static void printTable(const Plan &configured, const Plan &automatic,
     if (left == right)
       continue;
     row("  " + name, left, right);
+    any = true;
+  }
+  if (configured.delayedWgrads != automatic.delayedWgrads) {
+    auto delayed = [](const Plan &plan) {
+      return std::to_string(plan.delayedWgrads) + " of " +
+             std::to_string(plan.wgradGemms);
+    };
+    row("  delayed wgrad GEMMs", delayed(configured), delayed(automatic));
+    any = true;
+  }
+  if (configured.batchSplit != automatic.batchSplit) {
+    row("  batch split (row slices)", Twine(configured.batchSplit),
+        Twine(automatic.batchSplit));
     any = true;
   }
   if (!any)

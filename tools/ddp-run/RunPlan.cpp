@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RunPlan.h"
+
 #include "RuntimeSession.h"
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
@@ -24,6 +25,7 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -40,8 +42,10 @@ OwningOpRef<ModuleOp> ddp::parseFile(StringRef path, MLIRContext &context) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  // Parsing verifies too: the error above says whether the text or an op
+  // is wrong.
   if (!module)
-    fail("cannot parse '" + path + "'");
+    fail("'" + path + "' is not a valid module (the error above says where)");
   return module;
 }
 
@@ -483,6 +487,9 @@ void ddp::checkComparable(MeshOp mesh, ArrayRef<ParamDescription> params,
                           ArrayRef<RunProgram> programs,
                           const RunRequest &request,
                           const std::optional<std::string> &splitBy) {
+  llvm::StringSet<> names;
+  for (const ParamDescription &param : params)
+    names.insert(param.name);
   for (const RunProgram &program : programs) {
     MeshOp other = getMesh(*program.module);
     if (other && (mesh.getAxisNames() != other.getAxisNames() ||
@@ -501,15 +508,12 @@ void ddp::checkComparable(MeshOp mesh, ArrayRef<ParamDescription> params,
     // a schedule's are registered as its prefix + their name.
     if (!program.paramPrefix.empty())
       for (const ParamDescription &param : params)
-        if (llvm::any_of(params, [&](const ParamDescription &other) {
-              return other.name == program.paramPrefix + param.name;
-            }))
+        if (names.contains(program.paramPrefix + param.name))
           fail("the input's parameter @\"" + program.paramPrefix + param.name +
                "\" has the name under which " + program.label + "'s copy of @" +
                param.name +
-               " is registered beside the unscheduled program's; rename "
-               "it (no parameter name may start with '" +
-               program.paramPrefix + "' when several programs run)");
+               " is registered beside the unscheduled program's ('" +
+               program.paramPrefix + "' and its name); rename it");
     if (!request.verify)
       continue;
     SmallVector<ParamDescription> actual = describeParams(*program.module);
@@ -548,9 +552,7 @@ void ddp::predictPrograms(std::vector<RunProgram> &programs,
   }
 }
 
-/// This process's rank in the job, from the variables mpirun sets; 0 when
-/// it runs alone.
-static int64_t getJobRank() {
+int64_t ddp::getJobRank() {
   for (const char *variable :
        {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
     if (const char *value = std::getenv(variable)) {

@@ -112,6 +112,10 @@ void checkComparable(MeshOp mesh, llvm::ArrayRef<ParamDescription> params,
                      const RunRequest &request,
                      const std::optional<std::string> &splitBy);
 
+/// This process's rank in the job, from the variables mpirun sets; 0 when
+/// it runs alone.
+int64_t getJobRank();
+
 /// Replaces each program made of pipeline stage programs
 /// (ddp-pipeline-stages) by the program of this process's pipeline rank
 /// (ddp-extract-pipeline-stage): the process's rank in the job, as mpirun

@@ -5,6 +5,7 @@
 #include "ddp/Support/OutputFile.h"
 
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
@@ -12,11 +13,18 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 using namespace ddp;
 
+static bool printsDiagnostics = true;
+
+void ddp::setPrintsDiagnostics(bool prints) { printsDiagnostics = prints; }
+
 static void printDiagnostic(llvm::HighlightColor kind, llvm::StringRef prefix,
                             const llvm::Twine &message) {
+  if (!printsDiagnostics)
+    return;
   std::string line;
   llvm::raw_string_ostream os(line);
   llvm::WithColor(os, kind) << "ddp-run: " << prefix << ": ";
@@ -99,6 +107,23 @@ RuntimeSession::gatherFromAllRanks(llvm::ArrayRef<uint8_t> host, int32_t dtype,
   return gathered;
 }
 
+std::vector<uint8_t>
+RuntimeSession::broadcastFromRank(llvm::ArrayRef<uint8_t> host, int32_t dtype,
+                                  int64_t numel, int root) {
+  int64_t bytes = numel * getRuntimeElementBytes(dtype);
+  void *buffer = nullptr;
+  check(ddprt_alloc(context, dtype, numel, &buffer), "ddprt_alloc");
+  if (rank == root)
+    check(ddprt_write(context, buffer, host.data(), bytes), "ddprt_write");
+  check(ddprt_broadcast(context, worldGroup, root, dtype, numel, buffer, buffer,
+                        /*handle=*/nullptr),
+        "broadcasting a parameter from rank " + std::to_string(root));
+  std::vector<uint8_t> result(static_cast<size_t>(bytes));
+  check(ddprt_read(context, result.data(), buffer, bytes), "ddprt_read");
+  check(ddprt_free(context, buffer), "ddprt_free");
+  return result;
+}
+
 std::vector<uint8_t> RuntimeSession::readParam(int32_t param, int64_t bytes) {
   std::vector<uint8_t> host(bytes);
   check(ddprt_param_gather(context, param, host.data(), bytes),
@@ -136,6 +161,25 @@ static void writeEscapedName(llvm::raw_ostream &os, llvm::StringRef name) {
   }
 }
 
+int64_t ddp::findNonFinite(const uint8_t *data, int64_t numel,
+                           ElementType type) {
+  // The exponent bits of each type, above its stored mantissa bits.
+  unsigned bits = unsigned(getElementBytes(type)) * 8;
+  unsigned mantissa = type == ElementType::F16    ? 10
+                      : type == ElementType::BF16 ? 7
+                      : type == ElementType::F32  ? 23
+                                                  : 52;
+  unsigned exponent = bits - 1 - mantissa;
+  uint64_t mask = ((uint64_t(1) << exponent) - 1) << mantissa;
+  for (int64_t i = 0; i < numel; ++i) {
+    uint64_t raw = 0;
+    std::memcpy(&raw, data + i * (bits / 8), bits / 8);
+    if ((raw & mask) == mask)
+      return i;
+  }
+  return -1;
+}
+
 /// One line of a dump.
 static void writeParamLine(llvm::raw_ostream &os, llvm::StringRef name,
                            int32_t dtype, int64_t numel,
@@ -158,6 +202,18 @@ void RuntimeSession::dumpParams(llvm::StringRef path,
     if (!output)
       fail(error);
   }
+  // The first parameter holding a NaN or an Inf, for rank 0's warning.
+  std::optional<std::string> nonFinite;
+  auto noteNonFinite = [&](llvm::StringRef name, int32_t dtype, int64_t numel,
+                           llvm::ArrayRef<uint8_t> bytes) {
+    if (nonFinite || !output)
+      return;
+    int64_t element =
+        findNonFinite(bytes.data(), numel, getElementTypeOfRuntimeDType(dtype));
+    if (element >= 0)
+      nonFinite = "parameter '" + name.str() + "' holds a NaN or an Inf (" +
+                  "element " + std::to_string(element) + ")";
+  };
   // How many of `order` each rank holds: all of them everywhere but on a
   // pipeline's stages.
   int32_t count = 0;
@@ -181,42 +237,56 @@ void RuntimeSession::dumpParams(llvm::StringRef path,
           readParam(param, numel * getRuntimeElementBytes(dtype));
       if (output)
         writeParamLine(output->os(), name, dtype, numel, bytes);
+      noteNonFinite(name, dtype, numel, bytes);
     }
   } else {
-    // Each parameter from the lowest rank that holds it: the ranks that do
-    // read it (over its group, where sharded), then every rank learns who
-    // holds it, its type and size, and gathers it when rank 0 does not.
+    // Each parameter from the lowest rank that holds it: every rank first
+    // learns who holds what (one gather); the holders read it (over its
+    // group, where sharded), and the lowest one broadcasts it when it is
+    // not rank 0. A name no rank holds (a schedule that dropped it, not
+    // verified) is left out.
+    std::vector<uint64_t> mine;
     for (const std::string &name : order) {
       int32_t param = -1, dtype = 0;
       int64_t numel = 0;
-      std::vector<uint8_t> bytes;
       if (hasParam(name)) {
         check(ddprt_param_lookup(context, name.c_str(), &param),
               "ddprt_param_lookup");
         check(ddprt_param_info(context, param, nullptr, &dtype, &numel),
               "ddprt_param_info");
-        bytes = readParam(param, numel * getRuntimeElementBytes(dtype));
       }
-      std::vector<uint64_t> info = gatherFromAllRanks(
-          {uint64_t(param >= 0), uint64_t(dtype), uint64_t(numel)});
+      mine.insert(mine.end(),
+                  {uint64_t(param + 1), uint64_t(dtype), uint64_t(numel)});
+    }
+    std::vector<uint64_t> all = gatherFromAllRanks(mine);
+    size_t words = mine.size();
+    for (auto [index, name] : llvm::enumerate(order)) {
+      auto word = [&](int rank, size_t field) {
+        return all[rank * words + 3 * index + field];
+      };
       int holder = 0;
-      while (holder < numRanks && info[3 * holder] == 0)
+      while (holder < numRanks && word(holder, 0) == 0)
         ++holder;
       if (holder == numRanks)
-        fail("--dump-params: no rank holds parameter '" + name + "'");
-      dtype = int32_t(info[3 * holder + 1]);
-      numel = int64_t(info[3 * holder + 2]);
+        continue;
+      int32_t dtype = int32_t(word(holder, 1));
+      int64_t numel = int64_t(word(holder, 2));
       int64_t size = numel * getRuntimeElementBytes(dtype);
-      if (holder != 0) {
-        bytes.resize(size_t(size)); // a non-holder's part, unread
-        std::vector<uint8_t> all = gatherFromAllRanks(bytes, dtype, numel);
-        bytes.assign(all.begin() + holder * size,
-                     all.begin() + (holder + 1) * size);
-      }
+      std::vector<uint8_t> bytes;
+      if (int32_t param = int32_t(word(rank, 0)) - 1; param >= 0)
+        bytes = readParam(param, size);
+      if (holder != 0)
+        bytes = broadcastFromRank(bytes, dtype, numel, holder);
       if (output)
         writeParamLine(output->os(), name, dtype, numel, bytes);
+      noteNonFinite(name, dtype, numel, bytes);
     }
   }
+  if (output && nonFinite)
+    printWarning("--dump-params: " + *nonFinite +
+                 "; values that overflow compare equal whatever computed "
+                 "them: compare runs under --verify, whose values stay "
+                 "bounded, or of fewer layers or steps");
   if (!output)
     return;
   if (llvm::Error error = finishOutputFile(*output, path))

@@ -27,6 +27,12 @@ namespace ddp {
 void printError(const llvm::Twine &message);
 void printWarning(const llvm::Twine &message);
 
+/// Whether printError and printWarning print. Before the runtime starts,
+/// every rank of a job reads and schedules the same input and would print
+/// the same messages, interleaved: ranks but the first print none (they
+/// still fail).
+void setPrintsDiagnostics(bool prints);
+
 /// Prints an error and ends this process.
 [[noreturn]] void fail(const llvm::Twine &message);
 
@@ -34,6 +40,10 @@ void printWarning(const llvm::Twine &message);
 inline int64_t getRuntimeElementBytes(int32_t dtype) {
   return getElementBytes(getElementTypeOfRuntimeDType(dtype));
 }
+
+/// The first of `numel` elements of `type` at `data` whose exponent bits
+/// are all ones (a NaN or an Inf), or -1.
+int64_t findNonFinite(const uint8_t *data, int64_t numel, ElementType type);
 
 class RuntimeSession {
 public:
@@ -63,6 +73,11 @@ public:
   std::vector<uint8_t> gatherFromAllRanks(llvm::ArrayRef<uint8_t> host,
                                           int32_t dtype, int64_t numel);
 
+  /// Rank `root`'s `host` (`numel` elements of `dtype`), on every rank.
+  std::vector<uint8_t> broadcastFromRank(llvm::ArrayRef<uint8_t> host,
+                                         int32_t dtype, int64_t numel,
+                                         int root);
+
   /// The current value of a parameter, whole, in host memory. A parameter
   /// stored sharded is gathered over its group: every rank of the group
   /// must read it too.
@@ -78,10 +93,11 @@ public:
   /// calls it: it first completes the parameter gathers a step built with
   /// overlap-param-gather leaves to the next one (ddprt_finish_param_sync, a
   /// collective), so that the values are the whole updated parameters.
-  /// Where rank 0 lacks a parameter another rank holds (a pipeline stage's),
-  /// every parameter is written in `order` (the input's, each program's
-  /// prefix before it), each from the lowest rank that holds it, as an
-  /// unpipelined run writes them; otherwise in rank 0's registration order.
+  /// Where some rank lacks a name of `order` (the input's parameters, each
+  /// program's prefix before them), as a pipeline stage lacks the other
+  /// stages', every name some rank holds is written in that order, each
+  /// from the lowest rank that holds it, as an unpipelined run writes them;
+  /// otherwise every parameter in rank 0's registration order.
   void dumpParams(llvm::StringRef path, llvm::ArrayRef<std::string> order);
 
   /// Waits for all work, writes the trace and ends the runtime.

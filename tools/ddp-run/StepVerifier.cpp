@@ -174,26 +174,6 @@ static int64_t findFirstDifference(const uint8_t *lhs, const uint8_t *rhs,
   return -1;
 }
 
-/// The first element of `data` whose exponent bits are all ones (a NaN or
-/// an Inf), or -1.
-static int64_t findNonFinite(const uint8_t *data, int64_t numel,
-                             Type elementType) {
-  unsigned bits = elementType.getIntOrFloatBitWidth();
-  const llvm::fltSemantics &semantics =
-      cast<FloatType>(elementType).getFloatSemantics();
-  unsigned exponentBits = llvm::APFloat::semanticsSizeInBits(semantics) -
-                          llvm::APFloat::semanticsPrecision(semantics);
-  uint64_t exponentMask = ((uint64_t(1) << exponentBits) - 1)
-                          << (llvm::APFloat::semanticsPrecision(semantics) - 1);
-  for (int64_t i = 0; i < numel; ++i) {
-    uint64_t raw = 0;
-    std::memcpy(&raw, data + i * (bits / 8), bits / 8);
-    if ((raw & exponentMask) == exponentMask)
-      return i;
-  }
-  return -1;
-}
-
 /// FNV-1a over the bytes: what ranks exchange to compare their replicas.
 static uint64_t hashBytes(ArrayRef<uint8_t> bytes) {
   uint64_t hash = 0xcbf29ce484222325ull;
@@ -252,8 +232,9 @@ std::optional<std::string> StepVerifier::compareSynced(int step) {
     std::vector<uint8_t> reference = session.readParam(entry.reference, bytes);
     summary.push_back(hashBytes(reference));
     if (!nonFiniteNote) {
-      int64_t element = findNonFinite(reference.data(), entry.numel,
-                                      entry.description.elementType);
+      int64_t element =
+          findNonFinite(reference.data(), entry.numel,
+                        getElementTypeOfRuntimeDType(entry.dtype));
       if (element >= 0)
         nonFiniteNote =
             "after step " + std::to_string(step) + " (on rank " +

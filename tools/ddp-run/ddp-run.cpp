@@ -47,6 +47,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 
 using namespace mlir;
 using namespace ddp;
@@ -411,6 +412,14 @@ int main(int argc, char **argv) {
   llvm::SourceMgr diagnosticSources;
   SourceMgrDiagnosticHandler diagnostics(diagnosticSources, &context);
   context.printOpOnDiagnostic(false);
+  // Until the runtime starts, only the job's first rank prints: the others
+  // read and schedule the same input and would print the same errors, their
+  // lines interleaved (they still exit with the error's status).
+  std::optional<ScopedDiagnosticHandler> silenced;
+  if (getJobRank() > 0) {
+    setPrintsDiagnostics(false);
+    silenced.emplace(&context, [](Diagnostic &) { return success(); });
+  }
 
   OwningOpRef<ModuleOp> input = parseFile(inputFile, context);
   MeshOp mesh = getMesh(*input);
@@ -499,7 +508,10 @@ int main(int argc, char **argv) {
     flags |= DDPRT_FLAG_FIXED_ORDER_GEMM | DDPRT_FLAG_BOUNDED_VALUES;
 
   // The first program starts the runtime with the ABI version and the mesh
-  // it was compiled with; the others share the context.
+  // it was compiled with; the others share the context. From here each
+  // rank reports its own failures.
+  silenced.reset();
+  setPrintsDiagnostics(true);
   ddprt_context *runtimeContext = nullptr;
   ddprt_status initStatus = programs.front().jit->getEntryPoints().init(
       backend, flags, timeoutSeconds * 1000,

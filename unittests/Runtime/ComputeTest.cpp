@@ -596,8 +596,9 @@ TEST_F(BoundedValuesTest, GemmBoundsEachSumBeforeItsRounding) {
   }
 }
 
-// The stand-in's sums too: 111, 222, ... of ComputeStandInSumsInputsModulo-
-// TheirSize become their residues in [-4, 4].
+// The stand-in's sums too, with input j weighed by j + 1 and result r
+// offset by r (so that swapped inputs or results show): i -> a[i % 6] +
+// 2 b[i % 2] + 3 c[i % 3] + r, less its nearest multiple of 8.
 TEST_F(BoundedValuesTest, ComputeStandInBoundsItsSums) {
   void *a = upload(DDPRT_DTYPE_F32, {1, 2, 3, 4, 5, 6});
   void *b = upload(DDPRT_DTYPE_BF16, {10, 20});
@@ -612,12 +613,23 @@ TEST_F(BoundedValuesTest, ComputeStandInBoundsItsSums) {
                             {r64, 4, DDPRT_DTYPE_F64, 0}};
   DDPRT_EXPECT_OK(context, ddprt_compute(context, "attention", 0, 0, inputs, 3,
                                          results, 2));
-  // 111 -> -1, 222 -> -2, 313.5 -> 1.5, 124 -> -4 (a tie: 15.5 rounds to
-  // 16), 215 -> -1, 326.5 -> -1.5.
+  // Result 0: 321 -> 1, 642 -> 2, 924.5 -> -3.5, 344 -> 0 (43 x 8), 625
+  // -> 1, 947.5 -> 3.5, 321 -> 1; result 1 one more before the bound.
   EXPECT_EQ(download(DDPRT_DTYPE_F16, r16, 7),
-            (std::vector<double>{-1, -2, 1.5, -4, -1, -1.5, -1}));
+            (std::vector<double>{1, 2, -3.5, 0, 1, 3.5, 1}));
   EXPECT_EQ(download(DDPRT_DTYPE_F64, r64, 4),
-            (std::vector<double>{-1, -2, 1.5, -4}));
+            (std::vector<double>{2, 3, -2.5, 1}));
+  // A tie rounds to even: 12 -> -4 (12/8 = 1.5 rounds to 2), 4 -> 4.
+  void *twelve = upload(DDPRT_DTYPE_F32, {12, 4});
+  void *tie = nullptr;
+  DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_F32, 2, &tie));
+  ddprt_tensor one[] = {{twelve, 2, DDPRT_DTYPE_F32, 0}};
+  ddprt_tensor tieResult[] = {{tie, 2, DDPRT_DTYPE_F32, 0}};
+  DDPRT_EXPECT_OK(context,
+                  ddprt_compute(context, "norm", 0, 0, one, 1, tieResult, 1));
+  EXPECT_EQ(download(DDPRT_DTYPE_F32, tie, 2), (std::vector<double>{-4, 4}));
+  for (void *buffer : {twelve, tie})
+    DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
   for (void *buffer : {a, b, c, r16, r64})
     DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
 }

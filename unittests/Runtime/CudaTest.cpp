@@ -163,7 +163,7 @@ std::vector<double> fractions(int64_t numel, uint32_t salt) {
 TEST_F(CudaTest, FixedOrderGemmsEqualTheCpuResultOnFractions) {
   // Both backends again, now with the fixed-order kernel (the CPU's default
   // is OpenBLAS, which sums in an order of its own).
-  restart(DDPRT_FLAG_FIXED_ORDER_GEMM);
+  ASSERT_NO_FATAL_FAILURE(restart(DDPRT_FLAG_FIXED_ORDER_GEMM));
   // One tile and a partial k slice; several tiles each way with k not a
   // multiple of the slice; one term; a shape as wide as a real layer's.
   const int64_t shapes[][3] = {
@@ -181,7 +181,8 @@ TEST_F(CudaTest, FixedOrderGemmsEqualTheCpuResultOnFractions) {
 // GEMM kernel, and the element-wise stand-in that the 16-byte cases and
 // the nine-input one (by input) take.
 TEST_F(CudaTest, BoundedGemmsAndStandInsEqualTheCpuResult) {
-  restart(DDPRT_FLAG_FIXED_ORDER_GEMM | DDPRT_FLAG_BOUNDED_VALUES);
+  ASSERT_NO_FATAL_FAILURE(
+      restart(DDPRT_FLAG_FIXED_ORDER_GEMM | DDPRT_FLAG_BOUNDED_VALUES));
   expectGemmsEqual(67, 45, 129, integers);
   expectGemmsEqual(96, 1024, 513, [](int64_t numel, int salt) {
     return fractions(numel, uint32_t(salt));

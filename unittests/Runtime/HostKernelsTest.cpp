@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -25,9 +26,12 @@ using namespace ddprt;
 namespace {
 
 /// The definition, element by element.
+/// Bounded (DDPRT_FLAG_BOUNDED_VALUES, result number `bounded`): input j
+/// weighed by j + 1, the result's number added, then less the nearest
+/// multiple of 8.
 template <typename Acc, typename R>
 std::vector<R> definition(const std::vector<Tensor> &inputs, int64_t numel,
-                          bool bounded = false) {
+                          std::optional<int64_t> bounded = std::nullopt) {
   std::vector<R> out(static_cast<size_t>(numel));
   for (int64_t i = 0; i < numel; ++i) {
     Acc sum = 0;
@@ -36,10 +40,12 @@ std::vector<R> definition(const std::vector<Tensor> &inputs, int64_t numel,
         using T = decltype(tag);
         Acc value = loadAs<Acc>(
             static_cast<const T *>(inputs[j].data)[i % inputs[j].numel]);
-        sum = j == 0 ? value : sum + value;
+        sum = j == 0 ? value : sum + (bounded ? Acc(j + 1) : Acc(1)) * value;
       });
-    if (bounded)
+    if (bounded) {
+      sum += Acc(*bounded);
       sum -= Acc(8) * std::nearbyint(sum / Acc(8));
+    }
     out[size_t(i)] = storeAs<R>(sum);
   }
   return out;
@@ -75,14 +81,19 @@ bool sameBits(const std::vector<T> &a, const T *b, size_t count) {
 }
 
 TEST(HostCompute, BlocksGiveTheDefinitionsBits) {
-  for (bool bounded : {false, true}) {
-    SCOPED_TRACE(bounded ? "bounded" : "unbounded");
+  // Unbounded, and bounded as the op's results number 0 and 3.
+  for (std::optional<int64_t> bounded :
+       {std::optional<int64_t>(), std::optional<int64_t>(0),
+        std::optional<int64_t>(3)}) {
+    SCOPED_TRACE(bounded ? "bounded result " + std::to_string(*bounded)
+                         : "unbounded");
     Inputs in;
     std::vector<float> f32(5000);
     host::compute(in.tensors(), {f32.data(), DType::F32, 5000}, bounded);
     EXPECT_TRUE(sameBits(definition<float, float>(in.tensors(), 5000, bounded),
                          f32.data(), f32.size()));
-    // Whatever the later inputs add, the first element starts from -0.
+    // Whatever the later inputs add, the first element starts from -0
+    // (which the bound makes +0, as the definition does).
     std::vector<double> f64(4100);
     host::compute(in.tensors(), {f64.data(), DType::F64, 4100}, bounded);
     EXPECT_TRUE(
@@ -104,7 +115,7 @@ TEST(HostCompute, BoundedSumsStayBelowFiveAndKeepTheirResidue) {
     big[i] = std::round(big[i]);
   std::vector<float> out(3000);
   host::compute({{big.data(), DType::F32, 3000}},
-                {out.data(), DType::F32, 3000}, true);
+                {out.data(), DType::F32, 3000}, 0);
   int moved = 0;
   for (size_t i = 0; i < out.size(); ++i) {
     ASSERT_LE(std::fabs(out[i]), 4.0f) << i;
@@ -119,9 +130,25 @@ TEST(HostCompute, BoundedSumsStayBelowFiveAndKeepTheirResidue) {
   EXPECT_TRUE(std::isnan(boundElement(INFINITY)));
 }
 
+TEST(HostCompute, BoundedResultsAndInputsAreTold) {
+  // Bounded, a stand-in's results differ by their number and its inputs
+  // weigh by theirs: swapping two results, or two inputs, shows.
+  std::vector<float> x = {1, 2, 3}, y = {5, 7, 11};
+  std::vector<float> xy(3), yx(3), second(3);
+  Tensor tx{x.data(), DType::F32, 3}, ty{y.data(), DType::F32, 3};
+  host::compute({tx, ty}, {xy.data(), DType::F32, 3}, 0);
+  host::compute({ty, tx}, {yx.data(), DType::F32, 3}, 0);
+  host::compute({tx, ty}, {second.data(), DType::F32, 3}, 1);
+  // 1 + 2 x 5 = 11 -> 3, 2 + 14 = 16 -> 0, 3 + 22 = 25 -> 1; 5 + 2 = 7 ->
+  // -1, 7 + 4 = 11 -> 3, 11 + 6 = 17 -> 1; one more for result 1.
+  EXPECT_EQ(xy, (std::vector<float>{3, 0, 1}));
+  EXPECT_EQ(yx, (std::vector<float>{-1, 3, 1}));
+  EXPECT_EQ(second, (std::vector<float>{-4, 1, 2})); // 12: a tie, to even
+}
+
 TEST(HostCompute, NoInputsGivePositiveZeros) {
   std::vector<float> out(3000, -1.0f);
-  host::compute({}, {out.data(), DType::F32, 3000}, false);
+  host::compute({}, {out.data(), DType::F32, 3000}, std::nullopt);
   for (float value : out) {
     ASSERT_EQ(value, 0.0f);
     ASSERT_FALSE(std::signbit(value));
@@ -139,7 +166,7 @@ TEST(HostCompute, AResultInPlaceReadsEveryInputFirst) {
                                 {before.data(), DType::F32, 7},
                                 tensors[2]};
   std::vector<float> expected = definition<float, float>(copies, 5000);
-  host::compute(tensors, {in.first.data(), DType::F32, 5000}, false);
+  host::compute(tensors, {in.first.data(), DType::F32, 5000}, std::nullopt);
   EXPECT_TRUE(sameBits(expected, in.first.data(), in.first.size()));
 }
 

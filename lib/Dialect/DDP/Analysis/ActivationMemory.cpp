@@ -15,6 +15,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
@@ -222,12 +223,10 @@ ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
   for (auto &[key, values] : deferredInputs)
     for (Value value : values)
       if (auto type = dyn_cast<ShapedType>(value.getType());
-          type && type.hasStaticShape()) {
-        double fill =
-            value.getDefiningOp() ? getRoutedFill(value.getDefiningOp()) : 1.0;
+          type && type.hasStaticShape())
         deferredBytes[key] +=
-            static_cast<int64_t>(2.0 * double(type.getNumElements()) * fill);
-      }
+            std::llround(2.0 * double(type.getNumElements()) *
+                         getRoutedFill(value.getDefiningOp()));
 
   ActivationPeak held, peak;
   std::set<Key> started;

@@ -141,6 +141,13 @@ void ddp::setBatchSplit(Operation *func, int64_t count) {
       .setAttr(func, Builder(func->getContext()).getI64IntegerAttr(count));
 }
 
+std::optional<int64_t> ddp::getBatchSplit(Operation *func) {
+  if (auto attr =
+          attrHelper(func, &DDPDialect::getBatchSplitAttrHelper).getAttr(func))
+    return attr.getInt();
+  return std::nullopt;
+}
+
 std::optional<int64_t> ddp::getPipelineStage(Operation *func) {
   if (auto attr = attrHelper(func, &DDPDialect::getPipelineStageAttrHelper)
                       .getAttr(func))

@@ -58,6 +58,7 @@ void setDelayedWgrad(mlir::Operation *op);
 std::optional<double> getComputePredictedStepUs(mlir::Operation *op);
 void setComputePredictedStepUs(mlir::Operation *op, double microseconds);
 void setBatchSplit(mlir::Operation *func, int64_t count);
+std::optional<int64_t> getBatchSplit(mlir::Operation *func);
 
 /// The pipeline rank whose step a function is (`ddp.pipeline_stage`).
 std::optional<int64_t> getPipelineStage(mlir::Operation *func);
