@@ -23,6 +23,10 @@ void fillSeeded(const Tensor &tensor, uint64_t key, bool fractions);
 /// boundStandIn in ElementOps.h).
 void compute(const std::vector<Tensor> &inputs, const Tensor &result,
              std::optional<int64_t> boundedResult);
+/// Not a bool or an int: `true` would be result 1 and `false` result 0,
+/// both bounded (an int literal picks this overload too: pass an optional).
+void compute(const std::vector<Tensor> &inputs, const Tensor &result,
+             bool) = delete;
 /// ddprt_route's kernels (HostRouting.cpp).
 Status route(const RouteOp &op);
 void accumulate(const Tensor &lhs, const void *rhs, void *result);

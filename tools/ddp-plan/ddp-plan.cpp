@@ -179,21 +179,20 @@ static LogicalResult runPlan(Plan &plan, const timing::CostModel &model) {
           *plan.module, plan.options.getGivenOptionNames(), decided)))
     return failure();
   plan.effectiveOptions = getOptionValues(decided);
-  plan.module->walk([&](GemmOp gemm) {
-    if (gemm.getPhase() != GemmPhase::Wgrad)
-      return;
-    ++plan.wgradGemms;
-    plan.delayedWgrads += isDelayedWgrad(gemm);
-  });
-  for (auto func : plan.module->getOps<func::FuncOp>())
-    plan.batchSplit =
-        std::max(plan.batchSplit, getBatchSplit(func).value_or(1));
 
   progress("simulating the " + plan.name + " schedule");
   FailureOr<func::FuncOp> step =
       sim::findStepToSimulate(*plan.module, stepName);
   if (failed(step))
     return failure();
+  // Of the step the table simulates.
+  step->walk([&](GemmOp gemm) {
+    if (gemm.getPhase() != GemmPhase::Wgrad)
+      return;
+    ++plan.wgradGemms;
+    plan.delayedWgrads += isDelayedWgrad(gemm);
+  });
+  plan.batchSplit = getBatchSplit(*step).value_or(1);
   sim::SimOptions simOptions;
   simOptions.recordEvents = !svgPath.empty();
   simOptions.moeImbalance = moeImbalance;
@@ -324,7 +323,8 @@ static void printTable(const Plan &configured, const Plan &automatic,
       return std::to_string(plan.delayedWgrads) + " of " +
              std::to_string(plan.wgradGemms);
     };
-    row("  delayed wgrad GEMMs", delayed(configured), delayed(automatic));
+    row("  wgrads delayed (wgrad-schedule)", delayed(configured),
+        delayed(automatic));
     any = true;
   }
   if (configured.batchSplit != automatic.batchSplit) {

@@ -202,8 +202,10 @@ void RuntimeSession::dumpParams(llvm::StringRef path,
     if (!output)
       fail(error);
   }
-  // The first parameter holding a NaN or an Inf, for rank 0's warning.
+  // The first parameter holding a NaN or an Inf, and the names no rank
+  // holds, for rank 0's warnings.
   std::optional<std::string> nonFinite;
+  std::vector<std::string> unheld;
   auto noteNonFinite = [&](llvm::StringRef name, int32_t dtype, int64_t numel,
                            llvm::ArrayRef<uint8_t> bytes) {
     if (nonFinite || !output)
@@ -267,14 +269,18 @@ void RuntimeSession::dumpParams(llvm::StringRef path,
       int holder = 0;
       while (holder < numRanks && word(holder, 0) == 0)
         ++holder;
-      if (holder == numRanks)
+      if (holder == numRanks) {
+        unheld.push_back(name);
         continue;
+      }
       int32_t dtype = int32_t(word(holder, 1));
       int64_t numel = int64_t(word(holder, 2));
       int64_t size = numel * getRuntimeElementBytes(dtype);
       std::vector<uint8_t> bytes;
       if (int32_t param = int32_t(word(rank, 0)) - 1; param >= 0)
-        bytes = readParam(param, size);
+        bytes = readParam(param,
+                          int64_t(word(rank, 2)) *
+                              getRuntimeElementBytes(int32_t(word(rank, 1))));
       if (holder != 0)
         bytes = broadcastFromRank(bytes, dtype, numel, holder);
       if (output)
@@ -282,6 +288,11 @@ void RuntimeSession::dumpParams(llvm::StringRef path,
       noteNonFinite(name, dtype, numel, bytes);
     }
   }
+  if (output && !unheld.empty())
+    printWarning("--dump-params: no rank holds " + llvm::Twine(unheld.size()) +
+                 " of the input's parameters (" + unheld.front() +
+                 (unheld.size() > 1 ? ", ..." : "") +
+                 "), left out of the dump: a program without them ran");
   if (output && nonFinite)
     printWarning("--dump-params: " + *nonFinite +
                  "; values that overflow compare equal whatever computed "

@@ -384,6 +384,11 @@ int main(int argc, char **argv) {
       argc, argv,
       "ddp-run: lowers a training step to the runtime and runs it, one "
       "process per rank under mpirun\n");
+  // Until each rank takes its own part (its pipeline stage, below), the
+  // ranks of a job read and schedule the same input: only the first prints
+  // (the others exit with the same status), where their copies of a
+  // message came interleaved.
+  setPrintsDiagnostics(getJobRank() == 0);
 
   if (numSteps < 1)
     fail("--steps must be at least 1");
@@ -412,14 +417,9 @@ int main(int argc, char **argv) {
   llvm::SourceMgr diagnosticSources;
   SourceMgrDiagnosticHandler diagnostics(diagnosticSources, &context);
   context.printOpOnDiagnostic(false);
-  // Until the runtime starts, only the job's first rank prints: the others
-  // read and schedule the same input and would print the same errors, their
-  // lines interleaved (they still exit with the error's status).
   std::optional<ScopedDiagnosticHandler> silenced;
-  if (getJobRank() > 0) {
-    setPrintsDiagnostics(false);
+  if (getJobRank() > 0)
     silenced.emplace(&context, [](Diagnostic &) { return success(); });
-  }
 
   OwningOpRef<ModuleOp> input = parseFile(inputFile, context);
   MeshOp mesh = getMesh(*input);
@@ -452,6 +452,10 @@ int main(int argc, char **argv) {
   // whole, before each rank keeps its own stage's program.
   if (predict || !predictedTracePath.empty())
     predictPrograms(programs, hardwareProfile, predictedTracePath);
+  // From here each rank has its own stage, lowering and memory: each
+  // reports its own failures.
+  silenced.reset();
+  setPrintsDiagnostics(true);
   selectPipelineStages(programs, mesh);
   if (compareSpeed && programs.back().pipelined)
     fail("--compare-speed: a pipeline's reference step runs whole on every "
@@ -508,10 +512,7 @@ int main(int argc, char **argv) {
     flags |= DDPRT_FLAG_FIXED_ORDER_GEMM | DDPRT_FLAG_BOUNDED_VALUES;
 
   // The first program starts the runtime with the ABI version and the mesh
-  // it was compiled with; the others share the context. From here each
-  // rank reports its own failures.
-  silenced.reset();
-  setPrintsDiagnostics(true);
+  // it was compiled with; the others share the context.
   ddprt_context *runtimeContext = nullptr;
   ddprt_status initStatus = programs.front().jit->getEntryPoints().init(
       backend, flags, timeoutSeconds * 1000,

@@ -115,7 +115,7 @@ TEST(HostCompute, BoundedSumsStayBelowFiveAndKeepTheirResidue) {
     big[i] = std::round(big[i]);
   std::vector<float> out(3000);
   host::compute({{big.data(), DType::F32, 3000}},
-                {out.data(), DType::F32, 3000}, 0);
+                {out.data(), DType::F32, 3000}, std::optional<int64_t>(0));
   int moved = 0;
   for (size_t i = 0; i < out.size(); ++i) {
     ASSERT_LE(std::fabs(out[i]), 4.0f) << i;
@@ -136,9 +136,10 @@ TEST(HostCompute, BoundedResultsAndInputsAreTold) {
   std::vector<float> x = {1, 2, 3}, y = {5, 7, 11};
   std::vector<float> xy(3), yx(3), second(3);
   Tensor tx{x.data(), DType::F32, 3}, ty{y.data(), DType::F32, 3};
-  host::compute({tx, ty}, {xy.data(), DType::F32, 3}, 0);
-  host::compute({ty, tx}, {yx.data(), DType::F32, 3}, 0);
-  host::compute({tx, ty}, {second.data(), DType::F32, 3}, 1);
+  std::optional<int64_t> first = 0, secondResult = 1;
+  host::compute({tx, ty}, {xy.data(), DType::F32, 3}, first);
+  host::compute({ty, tx}, {yx.data(), DType::F32, 3}, first);
+  host::compute({tx, ty}, {second.data(), DType::F32, 3}, secondResult);
   // 1 + 2 x 5 = 11 -> 3, 2 + 14 = 16 -> 0, 3 + 22 = 25 -> 1; 5 + 2 = 7 ->
   // -1, 7 + 4 = 11 -> 3, 11 + 6 = 17 -> 1; one more for result 1.
   EXPECT_EQ(xy, (std::vector<float>{3, 0, 1}));
