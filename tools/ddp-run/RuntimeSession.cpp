@@ -275,7 +275,6 @@ void RuntimeSession::dumpParams(llvm::StringRef path,
       }
       int32_t dtype = int32_t(word(holder, 1));
       int64_t numel = int64_t(word(holder, 2));
-      int64_t size = numel * getRuntimeElementBytes(dtype);
       std::vector<uint8_t> bytes;
       if (int32_t param = int32_t(word(rank, 0)) - 1; param >= 0)
         bytes = readParam(param,
