@@ -216,19 +216,36 @@ void RuntimeSession::dumpParams(llvm::StringRef path,
       nonFinite = "parameter '" + name.str() + "' holds a NaN or an Inf (" +
                   "element " + std::to_string(element) + ")";
   };
-  // How many of `order` each rank holds: all of them everywhere but on a
-  // pipeline's stages.
-  int32_t count = 0;
-  check(ddprt_param_count(context, &count), "ddprt_param_count");
-  uint64_t held = 0;
-  for (const std::string &name : order)
-    held += hasParam(name);
-  std::vector<uint64_t> heldByRank = gatherFromAllRanks({held});
-  bool everywhere = llvm::all_of(
-      heldByRank, [&](uint64_t each) { return each == order.size(); });
+  // Every rank's (parameter + 1, dtype, numel) for each name of `order`,
+  // 0 where it holds none: one gather, which also says whether every rank
+  // holds every name (all but a pipeline's stages do).
+  std::vector<uint64_t> mine;
+  for (const std::string &name : order) {
+    int32_t param = -1, dtype = 0;
+    int64_t numel = 0;
+    if (hasParam(name)) {
+      check(ddprt_param_lookup(context, name.c_str(), &param),
+            "ddprt_param_lookup");
+      check(ddprt_param_info(context, param, nullptr, &dtype, &numel),
+            "ddprt_param_info");
+    }
+    mine.insert(mine.end(),
+                {uint64_t(param + 1), uint64_t(dtype), uint64_t(numel)});
+  }
+  std::vector<uint64_t> all = gatherFromAllRanks(mine);
+  size_t words = mine.size();
+  auto word = [&](int rank, size_t index, size_t field) {
+    return all[rank * words + 3 * index + field];
+  };
+  bool everywhere = true;
+  for (int each = 0; each < numRanks; ++each)
+    for (size_t index = 0; index < order.size(); ++index)
+      everywhere &= word(each, index, 0) != 0;
   if (everywhere) {
     // Every rank reads every parameter (a sharded one is gathered over its
-    // group); rank 0 writes.
+    // group); rank 0 writes, in its registration order.
+    int32_t count = 0;
+    check(ddprt_param_count(context, &count), "ddprt_param_count");
     for (int32_t param = 0; param < count; ++param) {
       const char *name = nullptr;
       int32_t dtype = 0;
@@ -242,44 +259,25 @@ void RuntimeSession::dumpParams(llvm::StringRef path,
       noteNonFinite(name, dtype, numel, bytes);
     }
   } else {
-    // Each parameter from the lowest rank that holds it: every rank first
-    // learns who holds what (one gather); the holders read it (over its
-    // group, where sharded), and the lowest one broadcasts it when it is
-    // not rank 0. A name no rank holds (a schedule that dropped it, not
-    // verified) is left out.
-    std::vector<uint64_t> mine;
-    for (const std::string &name : order) {
-      int32_t param = -1, dtype = 0;
-      int64_t numel = 0;
-      if (hasParam(name)) {
-        check(ddprt_param_lookup(context, name.c_str(), &param),
-              "ddprt_param_lookup");
-        check(ddprt_param_info(context, param, nullptr, &dtype, &numel),
-              "ddprt_param_info");
-      }
-      mine.insert(mine.end(),
-                  {uint64_t(param + 1), uint64_t(dtype), uint64_t(numel)});
-    }
-    std::vector<uint64_t> all = gatherFromAllRanks(mine);
-    size_t words = mine.size();
+    // Each parameter from the lowest rank that holds it: the holders read
+    // it (over its group, where sharded), and the lowest one broadcasts it
+    // when it is not rank 0. A name no rank holds (a schedule that dropped
+    // it, not verified) is left out.
     for (auto [index, name] : llvm::enumerate(order)) {
-      auto word = [&](int rank, size_t field) {
-        return all[rank * words + 3 * index + field];
-      };
       int holder = 0;
-      while (holder < numRanks && word(holder, 0) == 0)
+      while (holder < numRanks && word(holder, index, 0) == 0)
         ++holder;
       if (holder == numRanks) {
         unheld.push_back(name);
         continue;
       }
-      int32_t dtype = int32_t(word(holder, 1));
-      int64_t numel = int64_t(word(holder, 2));
+      int32_t dtype = int32_t(word(holder, index, 1));
+      int64_t numel = int64_t(word(holder, index, 2));
       std::vector<uint8_t> bytes;
-      if (int32_t param = int32_t(word(rank, 0)) - 1; param >= 0)
-        bytes = readParam(param,
-                          int64_t(word(rank, 2)) *
-                              getRuntimeElementBytes(int32_t(word(rank, 1))));
+      if (int32_t param = int32_t(word(rank, index, 0)) - 1; param >= 0)
+        bytes = readParam(
+            param, int64_t(word(rank, index, 2)) *
+                       getRuntimeElementBytes(int32_t(word(rank, index, 1))));
       if (holder != 0)
         bytes = broadcastFromRank(bytes, dtype, numel, holder);
       if (output)

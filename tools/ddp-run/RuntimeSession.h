@@ -27,10 +27,10 @@ namespace ddp {
 void printError(const llvm::Twine &message);
 void printWarning(const llvm::Twine &message);
 
-/// Whether printError and printWarning print. Before the runtime starts,
-/// every rank of a job reads and schedules the same input and would print
-/// the same messages, interleaved: ranks but the first print none (they
-/// still fail).
+/// Whether printError and printWarning print. Until each rank takes its
+/// pipeline stage, every rank of a job reads and schedules the same input
+/// and would print the same messages, interleaved: ranks but the first
+/// print none (they still fail).
 void setPrintsDiagnostics(bool prints);
 
 /// Prints an error and ends this process.

@@ -69,7 +69,36 @@ INSTANTIATE_TEST_SUITE_P(All, GemmTest,
                                   (b ? "_rhsT" : "_rhsN");
                          });
 
-class ComputeOpsTest : public RuntimeSuite {};
+/// Suites that run the compute stand-in over inputs of three types.
+class StandInSuite : public RuntimeSuite {
+protected:
+  /// ddprt_compute over f32 {1, ..., 6}, bf16 {10, 20} and f64 {100, 200,
+  /// `last`} into an f16 result of 7 elements and an f64 one of 4: both
+  /// results.
+  static std::pair<std::vector<double>, std::vector<double>>
+  computeThreeInputs(double last) {
+    void *a = upload(DDPRT_DTYPE_F32, {1, 2, 3, 4, 5, 6});
+    void *b = upload(DDPRT_DTYPE_BF16, {10, 20});
+    void *c = upload(DDPRT_DTYPE_F64, {100, 200, last});
+    void *r16 = nullptr, *r64 = nullptr;
+    EXPECT_EQ(ddprt_alloc(context, DDPRT_DTYPE_F16, 7, &r16), DDPRT_OK);
+    EXPECT_EQ(ddprt_alloc(context, DDPRT_DTYPE_F64, 4, &r64), DDPRT_OK);
+    ddprt_tensor inputs[] = {{a, 6, DDPRT_DTYPE_F32, 0},
+                             {b, 2, DDPRT_DTYPE_BF16, 0},
+                             {c, 3, DDPRT_DTYPE_F64, 0}};
+    ddprt_tensor results[] = {{r16, 7, DDPRT_DTYPE_F16, 0},
+                              {r64, 4, DDPRT_DTYPE_F64, 0}};
+    DDPRT_EXPECT_OK(context, ddprt_compute(context, "attention", 0, 0, inputs,
+                                           3, results, 2));
+    std::pair<std::vector<double>, std::vector<double>> values{
+        download(DDPRT_DTYPE_F16, r16, 7), download(DDPRT_DTYPE_F64, r64, 4)};
+    for (void *buffer : {a, b, c, r16, r64})
+      DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+    return values;
+  }
+};
+
+class ComputeOpsTest : public StandInSuite {};
 
 TEST_F(ComputeOpsTest, SixteenBitGemmRoundsOnlyTheResult) {
   // 1 x 3 times 3 x 1 in bf16: 256 + 1 + 1 = 258 in f32 (representable);
@@ -95,30 +124,17 @@ TEST_F(ComputeOpsTest, GemmWithEmptyContractionIsZero) {
 }
 
 TEST_F(ComputeOpsTest, ComputeStandInSumsInputsModuloTheirSize) {
-  void *a = upload(DDPRT_DTYPE_F32, {1, 2, 3, 4, 5, 6});
-  void *b = upload(DDPRT_DTYPE_BF16, {10, 20});
-  void *c = upload(DDPRT_DTYPE_F64, {100, 200, 300});
-  void *r16 = nullptr, *r64 = nullptr;
-  DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_F16, 7, &r16));
-  DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_F64, 4, &r64));
-  ddprt_tensor inputs[] = {{a, 6, DDPRT_DTYPE_F32, 0},
-                           {b, 2, DDPRT_DTYPE_BF16, 0},
-                           {c, 3, DDPRT_DTYPE_F64, 0}};
-  ddprt_tensor results[] = {{r16, 7, DDPRT_DTYPE_F16, 0},
-                            {r64, 4, DDPRT_DTYPE_F64, 0}};
-  DDPRT_EXPECT_OK(context,
-                  ddprt_compute(context, "attention", 0, 0, inputs, 3, results, 2));
   // i -> a[i % 6] + b[i % 2] + c[i % 3]
-  EXPECT_EQ(download(DDPRT_DTYPE_F16, r16, 7),
-            (std::vector<double>{111, 222, 313, 124, 215, 326, 111}));
-  EXPECT_EQ(download(DDPRT_DTYPE_F64, r64, 4),
-            (std::vector<double>{111, 222, 313, 124}));
-  // No inputs: zeros.
+  auto [r16, r64] = computeThreeInputs(300);
+  EXPECT_EQ(r16, (std::vector<double>{111, 222, 313, 124, 215, 326, 111}));
+  EXPECT_EQ(r64, (std::vector<double>{111, 222, 313, 124}));
+  // No inputs: zeros (over what the result held before).
+  void *result = upload(DDPRT_DTYPE_F16, std::vector<double>(7, 5.0));
+  ddprt_tensor results[] = {{result, 7, DDPRT_DTYPE_F16, 0}};
   DDPRT_EXPECT_OK(context,
                   ddprt_compute(context, "init", 0, 0, nullptr, 0, results, 1));
-  EXPECT_EQ(download(DDPRT_DTYPE_F16, r16, 7), std::vector<double>(7, 0.0));
-  for (void *buffer : {a, b, c, r16, r64})
-    DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
+  EXPECT_EQ(download(DDPRT_DTYPE_F16, result, 7), std::vector<double>(7, 0.0));
+  DDPRT_EXPECT_OK(context, ddprt_free(context, result));
 }
 
 TEST_F(ComputeOpsTest, AccumulateScaleAndCast) {
@@ -551,7 +567,7 @@ TEST_F(ParamTest, SgdAndAdamUpdateEveryRankIdentically) {
 
 namespace {
 
-class BoundedValuesTest : public RuntimeSuite {
+class BoundedValuesTest : public StandInSuite {
 protected:
   static void SetUpTestSuite() {
     startContext(DDPRT_FLAG_RETURN_ERRORS | DDPRT_FLAG_FIXED_ORDER_GEMM |
@@ -600,25 +616,11 @@ TEST_F(BoundedValuesTest, GemmBoundsEachSumBeforeItsRounding) {
 // offset by r (so that swapped inputs or results show): i -> a[i % 6] +
 // 2 b[i % 2] + 3 c[i % 3] + r, less its nearest multiple of 8.
 TEST_F(BoundedValuesTest, ComputeStandInBoundsItsSums) {
-  void *a = upload(DDPRT_DTYPE_F32, {1, 2, 3, 4, 5, 6});
-  void *b = upload(DDPRT_DTYPE_BF16, {10, 20});
-  void *c = upload(DDPRT_DTYPE_F64, {100, 200, 300.5});
-  void *r16 = nullptr, *r64 = nullptr;
-  DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_F16, 7, &r16));
-  DDPRT_ASSERT_OK(context, ddprt_alloc(context, DDPRT_DTYPE_F64, 4, &r64));
-  ddprt_tensor inputs[] = {{a, 6, DDPRT_DTYPE_F32, 0},
-                           {b, 2, DDPRT_DTYPE_BF16, 0},
-                           {c, 3, DDPRT_DTYPE_F64, 0}};
-  ddprt_tensor results[] = {{r16, 7, DDPRT_DTYPE_F16, 0},
-                            {r64, 4, DDPRT_DTYPE_F64, 0}};
-  DDPRT_EXPECT_OK(context, ddprt_compute(context, "attention", 0, 0, inputs, 3,
-                                         results, 2));
   // Result 0: 321 -> 1, 642 -> 2, 924.5 -> -3.5, 344 -> 0 (43 x 8), 625
   // -> 1, 947.5 -> 3.5, 321 -> 1; result 1 one more before the bound.
-  EXPECT_EQ(download(DDPRT_DTYPE_F16, r16, 7),
-            (std::vector<double>{1, 2, -3.5, 0, 1, 3.5, 1}));
-  EXPECT_EQ(download(DDPRT_DTYPE_F64, r64, 4),
-            (std::vector<double>{2, 3, -2.5, 1}));
+  auto [r16, r64] = computeThreeInputs(300.5);
+  EXPECT_EQ(r16, (std::vector<double>{1, 2, -3.5, 0, 1, 3.5, 1}));
+  EXPECT_EQ(r64, (std::vector<double>{2, 3, -2.5, 1}));
   // A tie rounds to even: 12 -> -4 (12/8 = 1.5 rounds to 2), 4 -> 4.
   void *twelve = upload(DDPRT_DTYPE_F32, {12, 4});
   void *tie = nullptr;
@@ -629,8 +631,6 @@ TEST_F(BoundedValuesTest, ComputeStandInBoundsItsSums) {
                   ddprt_compute(context, "norm", 0, 0, one, 1, tieResult, 1));
   EXPECT_EQ(download(DDPRT_DTYPE_F32, tie, 2), (std::vector<double>{-4, 4}));
   for (void *buffer : {twelve, tie})
-    DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
-  for (void *buffer : {a, b, c, r16, r64})
     DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
 }
 

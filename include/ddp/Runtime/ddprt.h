@@ -130,10 +130,12 @@ typedef int32_t ddprt_status;
  * hundred times a GEMM at width 4096, lose exactness after two GEMMs and
  * overflow to inf after some twenty, and two programs that both end on
  * NaNs compare equal; with it they stay integers below 5 at any depth, so
- * that a GEMM's sums are exact, and differences stay visible. A stand-in
- * for a network's normalization, for verification (ddp-run --verify,
- * ddp-launch --data=bounded). Needs DDPRT_FLAG_FIXED_ORDER_GEMM (cuBLAS
- * rounds a 16-bit result itself). */
+ * that a GEMM's sums are exact, and differences almost always stay visible.
+ * The compute stand-in then also weighs input j by j + 1 and adds r to
+ * result r, so that swapped inputs or results show. A stand-in for a
+ * network's normalization, for verification (ddp-run --verify, ddp-launch
+ * --data=bounded). Needs DDPRT_FLAG_FIXED_ORDER_GEMM (cuBLAS rounds a
+ * 16-bit result itself). */
 #define DDPRT_FLAG_BOUNDED_VALUES 0x10
 
 /*===----------------------------------------------------------------------===*
