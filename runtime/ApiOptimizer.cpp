@@ -234,3 +234,49 @@ ddprt_shard_adam(ddprt_context *context, int32_t group, int32_t param,
                                       hyper, scalars, rounded);
       }));
 }
+
+//===----------------------------------------------------------------------===//
+// Optimizer state
+//===----------------------------------------------------------------------===//
+
+extern "C" ddprt_status
+ddprt_param_optimizer_state(ddprt_context *context, int32_t param,
+                            int32_t state, int64_t *begin, int64_t *numel,
+                            int64_t *adamSteps, float *hostDst, int64_t bytes) {
+  DDPRT_CHECK_CONTEXT(context);
+  DDPRT_REPORT_IF_ERROR(context, checkParam(context, __func__, param));
+  if (state != DDPRT_STATE_MAIN && state != DDPRT_STATE_ADAM_M &&
+      state != DDPRT_STATE_ADAM_V)
+    return context->report(invalid(
+        __func__, concat("state ", state,
+                         " is none of DDPRT_STATE_MAIN, _ADAM_M, _ADAM_V")));
+  DDPRT_REPORT_IF_ERROR(context, checkOutput(__func__, "begin", begin));
+  DDPRT_REPORT_IF_ERROR(context, checkOutput(__func__, "numel", numel));
+  DDPRT_REPORT_IF_ERROR(context,
+                        checkOutput(__func__, "adam_steps", adamSteps));
+  const Param &entry = context->params[size_t(param)];
+  bool whole = entry.main || entry.moments;
+  bool sharded = entry.shardMain || entry.shardMoments;
+  if (whole && sharded)
+    return context->report(
+        invalid(__func__, concat("parameter '", entry.name,
+                                 "' was updated both whole and by shards")));
+  const float *main = whole ? entry.main : entry.shardMain;
+  const float *moments = whole ? entry.moments : entry.shardMoments;
+  int64_t count = whole ? entry.numel : entry.shardNumel;
+  const float *source = state == DDPRT_STATE_MAIN     ? main
+                        : !moments                    ? nullptr
+                        : state == DDPRT_STATE_ADAM_M ? moments
+                                                      : moments + count;
+  *begin = source && sharded ? entry.shardBegin : 0;
+  *numel = source ? count : 0;
+  *adamSteps = whole ? entry.adamSteps : entry.shardAdamSteps;
+  if (!hostDst || *numel == 0)
+    return DDPRT_OK;
+  int64_t needed = *numel * int64_t(sizeof(float));
+  if (bytes < needed)
+    return context->report(invalid(
+        __func__, concat("bytes ", bytes, " is less than the ", needed,
+                         " the state of parameter '", entry.name, "' takes")));
+  return context->report(context->backend->read(hostDst, source, needed));
+}

@@ -131,6 +131,22 @@ std::vector<uint8_t> RuntimeSession::readParam(int32_t param, int64_t bytes) {
   return host;
 }
 
+RuntimeSession::OptimizerState
+RuntimeSession::readOptimizerState(int32_t param, int32_t state) {
+  OptimizerState result;
+  int64_t numel = 0, adamSteps = 0;
+  check(ddprt_param_optimizer_state(context, param, state, &result.begin,
+                                    &numel, &adamSteps, nullptr, 0),
+        "ddprt_param_optimizer_state");
+  result.values.resize(size_t(numel));
+  int64_t bytes = numel * int64_t(sizeof(float));
+  check(ddprt_param_optimizer_state(context, param, state, &result.begin,
+                                    &numel, &adamSteps, result.values.data(),
+                                    bytes),
+        "ddprt_param_optimizer_state");
+  return result;
+}
+
 bool RuntimeSession::isStoredSharded(int32_t param) {
   int32_t group = -1;
   check(ddprt_param_stored(context, param, &group, nullptr, nullptr),

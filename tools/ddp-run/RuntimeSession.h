@@ -82,6 +82,13 @@ public:
   /// stored sharded is gathered over its group: every rank of the group
   /// must read it too.
   std::vector<uint8_t> readParam(int32_t param, int64_t bytes);
+  /// One optimizer state (DDPRT_STATE_*) this rank keeps for a parameter:
+  /// the parameter's elements [begin, begin + values.size()) it covers.
+  struct OptimizerState {
+    int64_t begin = 0;
+    std::vector<float> values;
+  };
+  OptimizerState readOptimizerState(int32_t param, int32_t state);
   /// Whether the runtime stores only this rank's shard of the parameter.
   bool isStoredSharded(int32_t param);
   /// Whether this rank registered a parameter named `name`.

@@ -10,6 +10,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/bit.h"
 #include "llvm/Support/Format.h"
 
 #include <cstring>
@@ -217,14 +218,63 @@ std::optional<std::string> StepVerifier::compare(int step, bool last) {
   return difference;
 }
 
+/// "after step 2, parameter 'w' ".
+static std::string describeParam(int step, StringRef name) {
+  return "after step " + std::to_string(step) + ", parameter '" + name.str() +
+         "' ";
+}
+
+/// How a candidate's optimizer state on one rank differs from the
+/// reference's: `kind` is 0 (it does not) or DDPRT_STATE_* + 1 (the state
+/// at the parameter's `element`, whose f32 bits are `actual` and
+/// `expected`).
+struct ddp::StateDifference {
+  enum : uint64_t { None = 0 };
+  uint64_t kind = None, element = 0, actual = 0, expected = 0;
+};
+
+/// Compares each optimizer state the candidate keeps on this rank with the
+/// reference's for the same elements. Where the reference keeps none of
+/// them here (an input that is itself sharded), nothing is compared.
+static StateDifference compareOptimizerStates(RuntimeSession &session,
+                                              int32_t reference,
+                                              int32_t candidate) {
+  // The moments first, where a wrong gradient shows first (an update run
+  // twice shows there too), then the main copy.
+  for (int32_t state :
+       {DDPRT_STATE_ADAM_M, DDPRT_STATE_ADAM_V, DDPRT_STATE_MAIN}) {
+    RuntimeSession::OptimizerState actual =
+        session.readOptimizerState(candidate, state);
+    if (actual.values.empty())
+      continue;
+    RuntimeSession::OptimizerState expected =
+        session.readOptimizerState(reference, state);
+    int64_t offset = actual.begin - expected.begin;
+    if (offset < 0 || offset + int64_t(actual.values.size()) >
+                          int64_t(expected.values.size()))
+      continue;
+    for (auto [i, value] : llvm::enumerate(actual.values)) {
+      uint32_t actualBits = llvm::bit_cast<uint32_t>(value);
+      uint32_t expectedBits =
+          llvm::bit_cast<uint32_t>(expected.values[offset + i]);
+      if (actualBits != expectedBits)
+        return {uint64_t(state) + 1, uint64_t(actual.begin + int64_t(i)),
+                actualBits, expectedBits};
+    }
+  }
+  return {};
+}
+
 std::optional<std::string> StepVerifier::compareSynced(int step) {
   // Every rank summarizes what it holds in one message, so that a step costs
-  // one collective: for each parameter, the hash of each program's value and
+  // one collective: for each parameter, the hash of each program's value,
   // whether each candidate differs from the reference on this rank (compared
-  // exactly). The details of a difference are gathered only when there is
-  // one.
+  // exactly), and the first difference in the optimizer state each
+  // candidate keeps here. The details of a difference in values are
+  // gathered only when there is one.
   size_t numCandidates = candidates.size();
-  size_t wordsPerParam = 1 + 2 * numCandidates;
+  size_t wordsPerCandidate = 6;
+  size_t wordsPerParam = 1 + wordsPerCandidate * numCandidates;
   std::vector<uint64_t> summary;
   summary.reserve(checked.size() * wordsPerParam);
   for (const Checked &entry : checked) {
@@ -247,12 +297,16 @@ std::optional<std::string> StepVerifier::compareSynced(int step) {
     }
     for (int32_t candidate : entry.candidates) {
       if (candidate < 0) {
-        summary.insert(summary.end(), {0, 0});
+        summary.insert(summary.end(), wordsPerCandidate, 0);
         continue;
       }
       std::vector<uint8_t> value = session.readParam(candidate, bytes);
       summary.push_back(hashBytes(value));
       summary.push_back(value != reference);
+      StateDifference state =
+          compareOptimizerStates(session, entry.reference, candidate);
+      summary.insert(summary.end(),
+                     {state.kind, state.element, state.actual, state.expected});
     }
   }
   std::vector<uint64_t> all = session.gatherFromAllRanks(summary);
@@ -264,14 +318,15 @@ std::optional<std::string> StepVerifier::compareSynced(int step) {
   for (auto [index, entry] : llvm::enumerate(checked)) {
     for (size_t candidate = 0; candidate < numCandidates; ++candidate)
       for (int rank = 0; rank < numRanks; ++rank)
-        if (word(rank, index, 2 + 2 * candidate))
+        if (word(rank, index, 2 + wordsPerCandidate * candidate))
           return describeDifference(step, entry, candidate, rank);
     if (entry.description.replicaAxes.empty())
       continue;
     for (size_t program = 0; program <= numCandidates; ++program) {
       if (program > 0 && candidates[program - 1].partial)
         continue;
-      size_t hashIndex = program == 0 ? 0 : 1 + 2 * (program - 1);
+      size_t hashIndex =
+          program == 0 ? 0 : 1 + wordsPerCandidate * (program - 1);
       for (int rank = 0; rank < numRanks; ++rank) {
         int leader = getReplicaLeader(rank, entry.description.replicaAxes);
         if (word(rank, index, hashIndex) != word(leader, index, hashIndex))
@@ -279,13 +334,32 @@ std::optional<std::string> StepVerifier::compareSynced(int step) {
       }
     }
   }
+  // The values are equal everywhere; a wrong gradient can still hide in the
+  // optimizer's state (Adam's update hardly sees a gradient's scale).
+  for (auto [index, entry] : llvm::enumerate(checked))
+    for (size_t candidate = 0; candidate < numCandidates; ++candidate)
+      for (int rank = 0; rank < numRanks; ++rank) {
+        size_t first = 3 + wordsPerCandidate * candidate;
+        StateDifference state{
+            word(rank, index, first), word(rank, index, first + 1),
+            word(rank, index, first + 2), word(rank, index, first + 3)};
+        if (state.kind != StateDifference::None)
+          return describeStateDifference(step, entry, candidates[candidate],
+                                         rank, state);
+      }
   return std::nullopt;
 }
 
-/// "after step 2, parameter 'w' ".
-static std::string describeParam(int step, StringRef name) {
-  return "after step " + std::to_string(step) + ", parameter '" + name.str() +
-         "' ";
+/// "Adam's first moment (m)".
+static StringRef getStateName(uint64_t state) {
+  switch (state) {
+  case DDPRT_STATE_MAIN:
+    return "f32 main copy";
+  case DDPRT_STATE_ADAM_M:
+    return "Adam first moment (m)";
+  default:
+    return "Adam second moment (v)";
+  }
 }
 
 std::string StepVerifier::describeDifference(int step, const Checked &entry,
@@ -337,4 +411,21 @@ std::string StepVerifier::describeReplicaDifference(int step,
          formatIndex(element, param.shape) + ": " +
          formatElement(expected + at, param.elementType) + " vs " +
          formatElement(actual + at, param.elementType);
+}
+
+std::string
+StepVerifier::describeStateDifference(int step, const Checked &entry,
+                                      const Candidate &candidate, int rank,
+                                      const StateDifference &state) {
+  const ParamDescription &param = entry.description;
+  Type f32 = Float32Type::get(param.elementType.getContext());
+  uint32_t actual = uint32_t(state.actual), expected = uint32_t(state.expected);
+  return describeParam(step, param.name) + "of " + candidate.label +
+         " equals the unscheduled program's, but its " +
+         getStateName(state.kind - 1).str() + " differs on rank " +
+         std::to_string(rank) + " at " +
+         formatIndex(int64_t(state.element), param.shape) + ": " +
+         formatElement(reinterpret_cast<const uint8_t *>(&actual), f32) +
+         " vs " +
+         formatElement(reinterpret_cast<const uint8_t *>(&expected), f32);
 }

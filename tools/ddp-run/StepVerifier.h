@@ -52,6 +52,10 @@ struct Candidate {
   bool partial = false;
 };
 
+/// How a candidate's optimizer state differs from the reference's on a
+/// rank (StepVerifier.cpp).
+struct StateDifference;
+
 class StepVerifier {
 public:
   /// Compares the parameters `params` registered by the reference program
@@ -99,6 +103,12 @@ private:
   /// parameter differs between two replicas.
   std::string describeReplicaDifference(int step, const Checked &entry,
                                         size_t program, int leader, int rank);
+
+  /// The message for a candidate whose optimizer state differs from the
+  /// reference's on `rank` (its values being equal).
+  std::string describeStateDifference(int step, const Checked &entry,
+                                      const Candidate &candidate, int rank,
+                                      const StateDifference &state);
 
   /// The lowest rank with the same coordinates as `rank` outside `axes`.
   int getReplicaLeader(int rank, llvm::ArrayRef<std::string> axes) const;
