@@ -99,6 +99,9 @@ public:
              "this step has none";
       return signalPassFailure();
     }
+    if (failed(combined::checkExpertParallel(func->getParentOfType<ModuleOp>(),
+                                             func)))
+      return signalPassFailure();
 
     // Each op's place (combined::placeByNodes). The ops before the first
     // tagged op go first, the ops after the last tagged op stay last. A

@@ -4,6 +4,7 @@
 
 #include "ddp/Dialect/DDP/IR/DDPDialect.h"
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/IR/MeshAxes.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -159,4 +160,16 @@ combined::CombinedStep ddp::combined::orderCombinedStep(
   }
   step.tail = tail.value_or(step.ops.size());
   return step;
+}
+
+LogicalResult combined::checkExpertParallel(ModuleOp module, Operation *step) {
+  if (llvm::any_of(module.getOps<MeshOp>(),
+                   [](MeshOp mesh) { return getExpertParallelSize(mesh) > 1; }))
+    return success();
+  return step->emitError()
+         << "overlap-moe-expert-parallel-comm overlaps the experts' "
+            "all-to-alls, and no mesh has an expert-parallel axis of more "
+            "than one rank (Megatron asserts expert_model_parallel_size > "
+            "1); turn the option off, or import with "
+            "expert_model_parallel_size > 1";
 }

@@ -14,6 +14,7 @@
 #include "ddp/Stages/Combined1F1B.h"
 
 #include "mlir/IR/Block.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -22,6 +23,13 @@
 #include <map>
 
 namespace ddp::combined {
+
+/// TransformerConfig's assert that overlap_moe_expert_parallel_comm runs
+/// with expert parallelism (transformer_config.py, "only supported with
+/// expert model parallelism"): some mesh of `module` has an expert-parallel
+/// size above 1; else an error at `step`.
+mlir::LogicalResult checkExpertParallel(mlir::ModuleOp module,
+                                        mlir::Operation *step);
 
 /// The backward's weight-gradient ops that delay_wgrad_compute moves out of
 /// their nodes: the wgrad GEMMs TE's backward_dw computes (not the

@@ -200,6 +200,9 @@ LogicalResult StageSplit::analyze(StringRef kindName, int64_t groupSize,
   combined &= llvm::any_of(body.without_terminator(), [](Operation &op) {
     return getScheduleNode(&op).has_value();
   });
+  if (combined && failed(combined::checkExpertParallel(
+                      step->getParentOfType<ModuleOp>(), step)))
+    return failure();
   shape = {stages, chunks, microbatches, groupSize, combined};
   for (int64_t rank = 0; rank < stages; ++rank) {
     std::string name = (step.getSymName() + "_stage" + Twine(rank)).str();

@@ -140,6 +140,18 @@ func.func @against_the_dataflow(%x0: tensor<4xf32>) {
 
 // -----
 
+// Tagged, but on one expert-parallel rank: Megatron asserts
+// expert_model_parallel_size > 1 (the importer refuses it; a hand-written
+// or edited step reaches the pass).
+ddp.mesh @world(ep = 1, dp = 2)
+// expected-error @+1 {{overlap-moe-expert-parallel-comm overlaps the experts' all-to-alls, and no mesh has an expert-parallel axis of more than one rank (Megatron asserts expert_model_parallel_size > 1); turn the option off, or import with expert_model_parallel_size > 1}}
+func.func @one_expert_rank(%x: tensor<4xf32>) {
+  %a = ddp.all_to_all %x over @world[ep] {ddp.schedule_node = "F0.L0.dispatch"} : tensor<4xf32>
+  return
+}
+
+// -----
+
 // No op says its node: the overlap was asked for a step the importer did
 // not tag (a dense model, the all-gather dispatcher, pipeline stages).
 ddp.mesh @world(ep = 2)
