@@ -563,6 +563,16 @@ int64_t ddp::getJobRank() {
   return 0;
 }
 
+std::optional<int64_t> ddp::getJobSize() {
+  for (const char *variable : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char *value = std::getenv(variable)) {
+      int64_t size = 0;
+      if (!llvm::StringRef(value).getAsInteger(10, size))
+        return size;
+    }
+  return std::nullopt;
+}
+
 void ddp::selectPipelineStages(std::vector<RunProgram> &programs,
                                MeshOp mesh) {
   // Ranks lie row-major on the mesh, the first axis slowest.

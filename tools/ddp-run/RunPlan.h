@@ -116,6 +116,10 @@ void checkComparable(MeshOp mesh, llvm::ArrayRef<ParamDescription> params,
 /// it runs alone.
 int64_t getJobRank();
 
+/// The number of processes in the job, from the variables mpirun sets;
+/// none where no variable says (run alone, or a launcher that sets none).
+std::optional<int64_t> getJobSize();
+
 /// Replaces each program made of pipeline stage programs
 /// (ddp-pipeline-stages) by the program of this process's pipeline rank
 /// (ddp-extract-pipeline-stage): the process's rank in the job, as mpirun
