@@ -99,8 +99,8 @@ public:
              "this step has none";
       return signalPassFailure();
     }
-    if (failed(combined::checkExpertParallel(func->getParentOfType<ModuleOp>(),
-                                             func)))
+    if (failed(combined::checkBatchLevelOverlapStep(
+            func->getParentOfType<ModuleOp>(), func)))
       return signalPassFailure();
 
     // Each op's place (combined::placeByNodes). The ops before the first

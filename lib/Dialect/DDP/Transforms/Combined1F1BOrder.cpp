@@ -162,14 +162,28 @@ combined::CombinedStep ddp::combined::orderCombinedStep(
   return step;
 }
 
-LogicalResult combined::checkExpertParallel(ModuleOp module, Operation *step) {
-  if (llvm::any_of(module.getOps<MeshOp>(),
-                   [](MeshOp mesh) { return getExpertParallelSize(mesh) > 1; }))
-    return success();
-  return step->emitError()
-         << "overlap-moe-expert-parallel-comm overlaps the experts' "
-            "all-to-alls, and no mesh has an expert-parallel axis of more "
-            "than one rank (Megatron asserts expert_model_parallel_size > "
-            "1); turn the option off, or import with "
-            "expert_model_parallel_size > 1";
+LogicalResult combined::checkBatchLevelOverlapStep(ModuleOp module,
+                                                   Operation *step) {
+  if (!llvm::any_of(module.getOps<MeshOp>(), [](MeshOp mesh) {
+        return getExpertParallelSize(mesh) > 1;
+      }))
+    return step->emitError()
+           << "overlap-moe-expert-parallel-comm overlaps the experts' "
+              "all-to-alls, and no mesh has an expert-parallel axis of more "
+              "than one rank (Megatron asserts expert_model_parallel_size > "
+              "1); turn the option off, or import with "
+              "expert_model_parallel_size > 1";
+  for (auto param : module.getOps<ParamOp>()) {
+    Type element = param.getTensorType().getElementType();
+    if (element.isBF16() || element.isF16())
+      continue;
+    std::string name; // Unquoted, as the message's other words.
+    llvm::raw_string_ostream(name) << element;
+    return step->emitError()
+           << "overlap-moe-expert-parallel-comm runs on a bf16 or fp16 "
+              "model, as Megatron asserts, but parameter @"
+           << param.getSymName() << " is " << name
+           << "; turn the option off, or import with params_dtype bf16";
+  }
+  return success();
 }

@@ -24,12 +24,14 @@
 
 namespace ddp::combined {
 
-/// TransformerConfig's assert that overlap_moe_expert_parallel_comm runs
-/// with expert parallelism (transformer_config.py, "only supported with
-/// expert model parallelism"): some mesh of `module` has an expert-parallel
-/// size above 1; else an error at `step`.
-mlir::LogicalResult checkExpertParallel(mlir::ModuleOp module,
-                                        mlir::Operation *step);
+/// TransformerConfig's asserts on the step overlap_moe_expert_parallel_comm
+/// runs on (transformer_config.py, "only supported with expert model
+/// parallelism", "only supported with bf16 or fp16 model"; the importer
+/// checks the config's other fields): some mesh of `module` has an
+/// expert-parallel size above 1, and every parameter is 16-bit; else an
+/// error at `step`.
+mlir::LogicalResult checkBatchLevelOverlapStep(mlir::ModuleOp module,
+                                               mlir::Operation *step);
 
 /// The backward's weight-gradient ops that delay_wgrad_compute moves out of
 /// their nodes: the wgrad GEMMs TE's backward_dw computes (not the

@@ -200,7 +200,7 @@ LogicalResult StageSplit::analyze(StringRef kindName, int64_t groupSize,
   combined &= llvm::any_of(body.without_terminator(), [](Operation &op) {
     return getScheduleNode(&op).has_value();
   });
-  if (combined && failed(combined::checkExpertParallel(
+  if (combined && failed(combined::checkBatchLevelOverlapStep(
                       step->getParentOfType<ModuleOp>(), step)))
     return failure();
   shape = {stages, chunks, microbatches, groupSize, combined};

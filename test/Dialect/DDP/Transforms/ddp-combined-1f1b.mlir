@@ -89,7 +89,7 @@
 // OFF-NEXT:  ddp.compute "embedding"(%arg1)
 
 ddp.mesh @world(ep = 2)
-ddp.param @w : tensor<4xf32>
+ddp.param @w : tensor<4xbf16>
 func.func @two_microbatches(%x0: tensor<4xf32>, %x1: tensor<4xf32>) {
   %e0 = ddp.compute "embedding"(%x0) flops 1.0 bytes 1.0 {ddp.schedule_node = "F0.pre_process"} : (tensor<4xf32>) -> tensor<4xf32>
   %a0 = ddp.compute "attn"(%e0) flops 1.0 bytes 1.0 {ddp.schedule_node = "F0.L0.attn"} : (tensor<4xf32>) -> tensor<4xf32>
@@ -100,8 +100,8 @@ func.func @two_microbatches(%x0: tensor<4xf32>, %x1: tensor<4xf32>) {
   %l0 = ddp.compute "loss"(%u0) flops 1.0 bytes 1.0 {ddp.schedule_node = "F0.post_process"} : (tensor<4xf32>) -> tensor<4xf32>
   %gl0 = ddp.compute "loss_grad"(%l0) flops 1.0 bytes 1.0 {ddp.schedule_node = "B0.post_process"} : (tensor<4xf32>) -> tensor<4xf32>
   %gc0 = ddp.all_to_all %gl0 over @world[ep] {ddp.schedule_node = "B0.L0.combine"} : tensor<4xf32>
-  %w = ddp.get_param @w {ddp.schedule_node = "B0.L0.mlp"} : tensor<4xf32>
-  %gm0 = ddp.compute "experts_grad"(%gc0, %w) flops 1.0 bytes 1.0 {ddp.schedule_node = "B0.L0.mlp"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %w = ddp.get_param @w {ddp.schedule_node = "B0.L0.mlp"} : tensor<4xbf16>
+  %gm0 = ddp.compute "experts_grad"(%gc0, %w) flops 1.0 bytes 1.0 {ddp.schedule_node = "B0.L0.mlp"} : (tensor<4xf32>, tensor<4xbf16>) -> tensor<4xf32>
   %gd0 = ddp.all_to_all %gm0 over @world[ep] {ddp.schedule_node = "B0.L0.dispatch"} : tensor<4xf32>
   %ga0 = ddp.compute "attn_grad"(%gd0) flops 1.0 bytes 1.0 {ddp.schedule_node = "B0.L0.attn"} : (tensor<4xf32>) -> tensor<4xf32>
   %ge0 = ddp.compute "embedding_grad"(%ga0) flops 1.0 bytes 1.0 {ddp.schedule_node = "B0.pre_process"} : (tensor<4xf32>) -> tensor<4xf32>
@@ -115,7 +115,7 @@ func.func @two_microbatches(%x0: tensor<4xf32>, %x1: tensor<4xf32>) {
   %l1 = ddp.compute "loss"(%u1) flops 1.0 bytes 1.0 {ddp.schedule_node = "F1.post_process"} : (tensor<4xf32>) -> tensor<4xf32>
   %gl1 = ddp.compute "loss_grad"(%l1) flops 1.0 bytes 1.0 {ddp.schedule_node = "B1.post_process"} : (tensor<4xf32>) -> tensor<4xf32>
   %gc1 = ddp.all_to_all %gl1 over @world[ep] {ddp.schedule_node = "B1.L0.combine"} : tensor<4xf32>
-  %gm1 = ddp.compute "experts_grad"(%gc1, %w) flops 1.0 bytes 1.0 {ddp.schedule_node = "B1.L0.mlp"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %gm1 = ddp.compute "experts_grad"(%gc1, %w) flops 1.0 bytes 1.0 {ddp.schedule_node = "B1.L0.mlp"} : (tensor<4xf32>, tensor<4xbf16>) -> tensor<4xf32>
   %gd1 = ddp.all_to_all %gm1 over @world[ep] {ddp.schedule_node = "B1.L0.dispatch"} : tensor<4xf32>
   %ga1 = ddp.compute "attn_grad"(%gd1) flops 1.0 bytes 1.0 {ddp.schedule_node = "B1.L0.attn"} : (tensor<4xf32>) -> tensor<4xf32>
   %ge1 = ddp.compute "embedding_grad"(%ga1) flops 1.0 bytes 1.0 {ddp.schedule_node = "B1.pre_process"} : (tensor<4xf32>) -> tensor<4xf32>
@@ -135,6 +135,17 @@ func.func @against_the_dataflow(%x0: tensor<4xf32>) {
   // expected-error @+1 {{ddp-combined-1f1b: this op (node F1.L0.attn) reads a value of an op (node B0.L0.attn) that Megatron's combined 1F1B runs after it; the step's ddp.schedule_node tags do not follow its dataflow}}
   %a1 = ddp.compute "attn"(%g0) flops 1.0 bytes 1.0 {ddp.schedule_node = "F1.L0.attn"} : (tensor<4xf32>) -> tensor<4xf32>
   %g1 = ddp.compute "attn_grad"(%a1) flops 1.0 bytes 1.0 {ddp.schedule_node = "B1.L0.attn"} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// An f32 parameter: Megatron asserts a bf16 or fp16 model.
+ddp.mesh @world(ep = 2)
+ddp.param @w : tensor<4xf32>
+// expected-error @+1 {{overlap-moe-expert-parallel-comm runs on a bf16 or fp16 model, as Megatron asserts, but parameter @w is f32; turn the option off, or import with params_dtype bf16}}
+func.func @f32_param(%x: tensor<4xf32>) {
+  %a = ddp.all_to_all %x over @world[ep] {ddp.schedule_node = "F0.L0.dispatch"} : tensor<4xf32>
   return
 }
 
@@ -178,12 +189,12 @@ func.func @already_async(%x: tensor<4xf32>) {
 // A parameter read may not move across an update: the get_param would go
 // right before its first reader, after the sgd of its node.
 ddp.mesh @world(ep = 2)
-ddp.param @w : tensor<4xf32>
-func.func @read_after_update(%x: tensor<4xf32>) {
+ddp.param @w : tensor<4xbf16>
+func.func @read_after_update(%x: tensor<4xbf16>) {
   // expected-error @+1 {{ddp-combined-1f1b: Megatron's combined 1F1B would move this op across an update of the parameters; the step's ddp.schedule_node tags must leave the optimizer after every node}}
-  %w = ddp.get_param @w {ddp.schedule_node = "F0.L0.attn"} : tensor<4xf32>
-  %a = ddp.compute "attn"(%x) flops 1.0 bytes 1.0 {ddp.schedule_node = "F0.L0.attn"} : (tensor<4xf32>) -> tensor<4xf32>
-  ddp.sgd @w, %a lr 0.01 {ddp.schedule_node = "F0.L0.attn"} : tensor<4xf32>
-  %r = ddp.compute "read"(%w) flops 1.0 bytes 1.0 {ddp.schedule_node = "F0.L0.dispatch"} : (tensor<4xf32>) -> tensor<4xf32>
+  %w = ddp.get_param @w {ddp.schedule_node = "F0.L0.attn"} : tensor<4xbf16>
+  %a = ddp.compute "attn"(%x) flops 1.0 bytes 1.0 {ddp.schedule_node = "F0.L0.attn"} : (tensor<4xbf16>) -> tensor<4xbf16>
+  ddp.sgd @w, %a lr 0.01 {ddp.schedule_node = "F0.L0.attn"} : tensor<4xbf16>
+  %r = ddp.compute "read"(%w) flops 1.0 bytes 1.0 {ddp.schedule_node = "F0.L0.dispatch"} : (tensor<4xbf16>) -> tensor<4xbf16>
   return
 }
