@@ -245,11 +245,13 @@ ddprt_param_optimizer_state(ddprt_context *context, int32_t param,
                             int64_t *adamSteps, float *hostDst, int64_t bytes) {
   DDPRT_CHECK_CONTEXT(context);
   DDPRT_REPORT_IF_ERROR(context, checkParam(context, __func__, param));
-  if (state != DDPRT_STATE_MAIN && state != DDPRT_STATE_ADAM_M &&
-      state != DDPRT_STATE_ADAM_V)
+  if (state != DDPRT_OPTIMIZER_STATE_MAIN &&
+      state != DDPRT_OPTIMIZER_STATE_ADAM_M &&
+      state != DDPRT_OPTIMIZER_STATE_ADAM_V)
     return context->report(invalid(
-        __func__, concat("state ", state,
-                         " is none of DDPRT_STATE_MAIN, _ADAM_M, _ADAM_V")));
+        __func__,
+        concat("state ", state,
+               " is none of DDPRT_OPTIMIZER_STATE_MAIN, _ADAM_M, _ADAM_V")));
   DDPRT_REPORT_IF_ERROR(context, checkOutput(__func__, "begin", begin));
   DDPRT_REPORT_IF_ERROR(context, checkOutput(__func__, "numel", numel));
   DDPRT_REPORT_IF_ERROR(context,
@@ -264,10 +266,11 @@ ddprt_param_optimizer_state(ddprt_context *context, int32_t param,
   const float *main = whole ? entry.main : entry.shardMain;
   const float *moments = whole ? entry.moments : entry.shardMoments;
   int64_t count = whole ? entry.numel : entry.shardNumel;
-  const float *source = state == DDPRT_STATE_MAIN     ? main
-                        : !moments                    ? nullptr
-                        : state == DDPRT_STATE_ADAM_M ? moments
-                                                      : moments + count;
+  const float *source = state == DDPRT_OPTIMIZER_STATE_MAIN ? main
+                        : !moments                          ? nullptr
+                        : state == DDPRT_OPTIMIZER_STATE_ADAM_M
+                            ? moments
+                            : moments + count;
   *begin = source && sharded ? entry.shardBegin : 0;
   *numel = source ? count : 0;
   *adamSteps = whole ? entry.adamSteps : entry.shardAdamSteps;

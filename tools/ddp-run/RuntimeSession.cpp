@@ -11,6 +11,7 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -40,9 +41,21 @@ void ddp::printWarning(const llvm::Twine &message) {
   printDiagnostic(llvm::HighlightColor::Warning, "warning", message);
 }
 
+/// Ends this process with status 1 at once. Not std::exit: its handlers
+/// include the runtime's MPI_Finalize, which waits for the other ranks, so
+/// that a rank failing alone left them waiting in their next collective
+/// until the watchdog's timeout. Without it mpirun takes the exit as the
+/// job's end and stops them.
+[[noreturn]] static void exitNow() {
+  llvm::outs().flush();
+  llvm::errs().flush();
+  std::fflush(nullptr);
+  std::_Exit(1);
+}
+
 void ddp::fail(const llvm::Twine &message) {
   printError(message);
-  std::exit(1);
+  exitNow();
 }
 
 RuntimeSession::RuntimeSession(ddprt_context *context, llvm::StringRef meshAxes)
@@ -60,9 +73,7 @@ void RuntimeSession::check(ddprt_status status, llvm::StringRef what) const {
     return;
   printError("rank " + llvm::Twine(rank) + ": " + what +
              " failed: " + ddprt_last_error(context));
-  // Without MPI_Finalize, mpirun takes the exit as the job's end and stops
-  // the other ranks instead of leaving them waiting in a collective.
-  std::exit(1);
+  exitNow();
 }
 
 std::vector<uint64_t>

@@ -82,8 +82,9 @@ public:
   /// stored sharded is gathered over its group: every rank of the group
   /// must read it too.
   std::vector<uint8_t> readParam(int32_t param, int64_t bytes);
-  /// One optimizer state (DDPRT_STATE_*) this rank keeps for a parameter:
-  /// the parameter's elements [begin, begin + values.size()) it covers.
+  /// One optimizer state (DDPRT_OPTIMIZER_STATE_*) this rank keeps for a
+  /// parameter: the parameter's elements [begin, begin + values.size()) it
+  /// covers.
   struct OptimizerState {
     int64_t begin = 0;
     std::vector<float> values;

@@ -13,6 +13,7 @@
 #include "llvm/ADT/bit.h"
 #include "llvm/Support/Format.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace mlir;
@@ -225,45 +226,84 @@ static std::string describeParam(int step, StringRef name) {
 }
 
 /// How a candidate's optimizer state on one rank differs from the
-/// reference's: `kind` is 0 (it does not) or DDPRT_STATE_* + 1 (the state
-/// at the parameter's `element`, whose f32 bits are `actual` and
+/// reference's: `kind` is 0 (it does not) or DDPRT_OPTIMIZER_STATE_* + 1 (the
+/// state at the parameter's `element`, whose f32 bits are `actual` and
 /// `expected`).
 struct ddp::StateDifference {
   enum : uint64_t { None = 0 };
   uint64_t kind = None, element = 0, actual = 0, expected = 0;
 };
 
+/// The optimizer states compared, in order: the moments first, where a
+/// wrong gradient shows first (an update run twice shows there too), then
+/// the main copy.
+static constexpr int32_t kComparedStates[] = {DDPRT_OPTIMIZER_STATE_ADAM_M,
+                                              DDPRT_OPTIMIZER_STATE_ADAM_V,
+                                              DDPRT_OPTIMIZER_STATE_MAIN};
+
+namespace {
+/// The reference's optimizer states of one parameter on this rank, each
+/// read at most once a step, whatever the number of candidates.
+class ReferenceStates {
+public:
+  ReferenceStates(RuntimeSession &session, int32_t param)
+      : session(session), param(param) {}
+  const RuntimeSession::OptimizerState &get(size_t index) {
+    if (!states[index])
+      states[index] = session.readOptimizerState(param, kComparedStates[index]);
+    return *states[index];
+  }
+
+private:
+  RuntimeSession &session;
+  int32_t param;
+  std::optional<RuntimeSession::OptimizerState>
+      states[std::size(kComparedStates)];
+};
+} // namespace
+
 /// Compares each optimizer state the candidate keeps on this rank with the
-/// reference's for the same elements. Where the reference keeps none of
-/// them here (an input that is itself sharded), nothing is compared.
+/// reference's for the elements both keep here (all the candidate's, unless
+/// the input is itself sharded by a distributed optimizer).
 static StateDifference compareOptimizerStates(RuntimeSession &session,
-                                              int32_t reference,
+                                              ReferenceStates &reference,
                                               int32_t candidate) {
-  // The moments first, where a wrong gradient shows first (an update run
-  // twice shows there too), then the main copy.
-  for (int32_t state :
-       {DDPRT_STATE_ADAM_M, DDPRT_STATE_ADAM_V, DDPRT_STATE_MAIN}) {
+  for (auto [index, state] : llvm::enumerate(kComparedStates)) {
     RuntimeSession::OptimizerState actual =
         session.readOptimizerState(candidate, state);
     if (actual.values.empty())
       continue;
-    RuntimeSession::OptimizerState expected =
-        session.readOptimizerState(reference, state);
-    int64_t offset = actual.begin - expected.begin;
-    if (offset < 0 || offset + int64_t(actual.values.size()) >
-                          int64_t(expected.values.size()))
-      continue;
-    for (auto [i, value] : llvm::enumerate(actual.values)) {
-      uint32_t actualBits = llvm::bit_cast<uint32_t>(value);
+    const RuntimeSession::OptimizerState &expected = reference.get(index);
+    int64_t first = std::max(actual.begin, expected.begin);
+    int64_t end = std::min(actual.begin + int64_t(actual.values.size()),
+                           expected.begin + int64_t(expected.values.size()));
+    for (int64_t element = first; element < end; ++element) {
+      uint32_t actualBits =
+          llvm::bit_cast<uint32_t>(actual.values[element - actual.begin]);
       uint32_t expectedBits =
-          llvm::bit_cast<uint32_t>(expected.values[offset + i]);
+          llvm::bit_cast<uint32_t>(expected.values[element - expected.begin]);
       if (actualBits != expectedBits)
-        return {uint64_t(state) + 1, uint64_t(actual.begin + int64_t(i)),
-                actualBits, expectedBits};
+        return {uint64_t(state) + 1, uint64_t(element), actualBits,
+                expectedBits};
     }
   }
   return {};
 }
+
+/// Where each word of a rank's summary lies: per parameter, the hash of the
+/// reference's value, then per candidate its hash, whether it differs from
+/// the reference, and its StateDifference.
+namespace {
+enum SummaryWord : size_t {
+  kCandidateHash,
+  kCandidateDiffers,
+  kStateKind,
+  kStateElement,
+  kStateActual,
+  kStateExpected,
+  kWordsPerCandidate
+};
+} // namespace
 
 std::optional<std::string> StepVerifier::compareSynced(int step) {
   // Every rank summarizes what it holds in one message, so that a step costs
@@ -273,8 +313,7 @@ std::optional<std::string> StepVerifier::compareSynced(int step) {
   // candidate keeps here. The details of a difference in values are
   // gathered only when there is one.
   size_t numCandidates = candidates.size();
-  size_t wordsPerCandidate = 6;
-  size_t wordsPerParam = 1 + wordsPerCandidate * numCandidates;
+  size_t wordsPerParam = 1 + kWordsPerCandidate * numCandidates;
   std::vector<uint64_t> summary;
   summary.reserve(checked.size() * wordsPerParam);
   for (const Checked &entry : checked) {
@@ -295,16 +334,17 @@ std::optional<std::string> StepVerifier::compareSynced(int step) {
                           entry.description.elementType) +
             " at " + formatIndex(element, entry.description.shape);
     }
+    ReferenceStates referenceStates(session, entry.reference);
     for (int32_t candidate : entry.candidates) {
       if (candidate < 0) {
-        summary.insert(summary.end(), wordsPerCandidate, 0);
+        summary.insert(summary.end(), kWordsPerCandidate, 0);
         continue;
       }
       std::vector<uint8_t> value = session.readParam(candidate, bytes);
       summary.push_back(hashBytes(value));
       summary.push_back(value != reference);
       StateDifference state =
-          compareOptimizerStates(session, entry.reference, candidate);
+          compareOptimizerStates(session, referenceStates, candidate);
       summary.insert(summary.end(),
                      {state.kind, state.element, state.actual, state.expected});
     }
@@ -313,23 +353,31 @@ std::optional<std::string> StepVerifier::compareSynced(int step) {
   auto word = [&](int rank, size_t param, size_t index) {
     return all[rank * summary.size() + param * wordsPerParam + index];
   };
+  // Candidate `candidate`'s word `index` (a SummaryWord).
+  auto candidateWord = [&](int rank, size_t param, size_t candidate,
+                           size_t index) {
+    return word(rank, param, 1 + kWordsPerCandidate * candidate + index);
+  };
 
   int numRanks = session.getNumRanks();
   for (auto [index, entry] : llvm::enumerate(checked)) {
     for (size_t candidate = 0; candidate < numCandidates; ++candidate)
       for (int rank = 0; rank < numRanks; ++rank)
-        if (word(rank, index, 2 + wordsPerCandidate * candidate))
+        if (candidateWord(rank, index, candidate, kCandidateDiffers))
           return describeDifference(step, entry, candidate, rank);
     if (entry.description.replicaAxes.empty())
       continue;
     for (size_t program = 0; program <= numCandidates; ++program) {
       if (program > 0 && candidates[program - 1].partial)
         continue;
-      size_t hashIndex =
-          program == 0 ? 0 : 1 + wordsPerCandidate * (program - 1);
+      auto hash = [&](int rank) {
+        return program == 0
+                   ? word(rank, index, 0)
+                   : candidateWord(rank, index, program - 1, kCandidateHash);
+      };
       for (int rank = 0; rank < numRanks; ++rank) {
         int leader = getReplicaLeader(rank, entry.description.replicaAxes);
-        if (word(rank, index, hashIndex) != word(leader, index, hashIndex))
+        if (hash(rank) != hash(leader))
           return describeReplicaDifference(step, entry, program, leader, rank);
       }
     }
@@ -339,10 +387,11 @@ std::optional<std::string> StepVerifier::compareSynced(int step) {
   for (auto [index, entry] : llvm::enumerate(checked))
     for (size_t candidate = 0; candidate < numCandidates; ++candidate)
       for (int rank = 0; rank < numRanks; ++rank) {
-        size_t first = 3 + wordsPerCandidate * candidate;
-        StateDifference state{
-            word(rank, index, first), word(rank, index, first + 1),
-            word(rank, index, first + 2), word(rank, index, first + 3)};
+        auto at = [&](SummaryWord which) {
+          return candidateWord(rank, index, candidate, which);
+        };
+        StateDifference state{at(kStateKind), at(kStateElement),
+                              at(kStateActual), at(kStateExpected)};
         if (state.kind != StateDifference::None)
           return describeStateDifference(step, entry, candidates[candidate],
                                          rank, state);
@@ -350,12 +399,12 @@ std::optional<std::string> StepVerifier::compareSynced(int step) {
   return std::nullopt;
 }
 
-/// "Adam's first moment (m)".
+/// "Adam first moment (m)".
 static StringRef getStateName(uint64_t state) {
   switch (state) {
-  case DDPRT_STATE_MAIN:
+  case DDPRT_OPTIMIZER_STATE_MAIN:
     return "f32 main copy";
-  case DDPRT_STATE_ADAM_M:
+  case DDPRT_OPTIMIZER_STATE_ADAM_M:
     return "Adam first moment (m)";
   default:
     return "Adam second moment (v)";

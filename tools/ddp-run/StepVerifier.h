@@ -1,8 +1,9 @@
 //===- StepVerifier.h - Bitwise comparison of parameters --------*- C++ -*-===//
 //
 // ddp-run --verify: after every step, the scheduled program's parameters
-// must equal the unscheduled program's bit for bit on every rank, and every
-// rank must hold what the first rank of its replica group holds.
+// and the optimizer state each rank keeps must equal the unscheduled
+// program's bit for bit on every rank, and every rank must hold what the
+// first rank of its replica group holds.
 //
 //===----------------------------------------------------------------------===//
 

@@ -350,15 +350,16 @@ static void printVerified(const RunPlan &plan, const StepVerifier &verifier) {
   if (plan.numSchedules == 1)
     llvm::outs() << "verify: ok: after every step the scheduled program's "
                     "parameters equal the unscheduled program's bitwise on "
-                    "every rank, and every rank holds what its replicas "
-                    "hold\n";
+                    "every rank, as does the optimizer state each rank "
+                    "keeps, and every rank holds what its replicas hold\n";
   else if (plan.numSchedules > 1)
     llvm::outs() << "verify: ok: after every step the parameters of all "
                  << plan.numSchedules << " schedules ("
                  << plan.programs.size() - 1
                  << " distinct programs) equal the unscheduled program's "
-                    "bitwise on every rank, and every rank holds what its "
-                    "replicas hold\n";
+                    "bitwise on every rank, as does the optimizer state each "
+                    "rank keeps, and every rank holds what its replicas "
+                    "hold\n";
   else
     llvm::outs() << "verify: ok (no schedule given, so only the replicas "
                     "were compared): after every step every rank holds what "

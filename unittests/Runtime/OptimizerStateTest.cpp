@@ -57,7 +57,8 @@ TEST_F(OptimizerStateTest, WholeAdamKeepsMomentsAndTheMainCopy) {
   int32_t param = registerParam("state.bf16.w", DDPRT_DTYPE_BF16, numel);
   int32_t single = registerParam("state.f32.w", DDPRT_DTYPE_F32, numel);
   for (int32_t state :
-       {DDPRT_STATE_MAIN, DDPRT_STATE_ADAM_M, DDPRT_STATE_ADAM_V}) {
+       {DDPRT_OPTIMIZER_STATE_MAIN, DDPRT_OPTIMIZER_STATE_ADAM_M,
+        DDPRT_OPTIMIZER_STATE_ADAM_V}) {
     State before = read(param, state);
     EXPECT_EQ(before.numel, 0) << "state " << state;
     EXPECT_EQ(before.adamSteps, 0);
@@ -69,9 +70,9 @@ TEST_F(OptimizerStateTest, WholeAdamKeepsMomentsAndTheMainCopy) {
   for (int32_t target : {param, single})
     DDPRT_EXPECT_OK(context, ddprt_adam(context, target, DDPRT_DTYPE_F32, grad,
                                         0x1p-10, 0.5, 0.75, 1e-8));
-  State m = read(param, DDPRT_STATE_ADAM_M);
-  State v = read(param, DDPRT_STATE_ADAM_V);
-  State main = read(param, DDPRT_STATE_MAIN);
+  State m = read(param, DDPRT_OPTIMIZER_STATE_ADAM_M);
+  State v = read(param, DDPRT_OPTIMIZER_STATE_ADAM_V);
+  State main = read(param, DDPRT_OPTIMIZER_STATE_MAIN);
   ASSERT_EQ(m.numel, numel);
   ASSERT_EQ(v.numel, numel);
   ASSERT_EQ(main.numel, numel);
@@ -98,8 +99,29 @@ TEST_F(OptimizerStateTest, WholeAdamKeepsMomentsAndTheMainCopy) {
   }
   EXPECT_GT(moved, 0) << "the main copy holds what bf16 rounds away";
   // An f32 parameter is its own main copy.
-  EXPECT_EQ(read(single, DDPRT_STATE_MAIN).numel, 0);
-  EXPECT_EQ(read(single, DDPRT_STATE_ADAM_M).values, m.values);
+  EXPECT_EQ(read(single, DDPRT_OPTIMIZER_STATE_MAIN).numel, 0);
+  EXPECT_EQ(read(single, DDPRT_OPTIMIZER_STATE_ADAM_M).values, m.values);
+  DDPRT_EXPECT_OK(context, ddprt_free(context, grad));
+}
+
+// SGD keeps a 16-bit parameter's main copy and no moments, an f32
+// parameter's nothing.
+TEST_F(OptimizerStateTest, SgdKeepsTheMainCopyOnly) {
+  int32_t half = registerParam("state.sgd.bf16.w", DDPRT_DTYPE_BF16, 8);
+  int32_t single = registerParam("state.sgd.f32.w", DDPRT_DTYPE_F32, 8);
+  void *grad = upload(DDPRT_DTYPE_F32, std::vector<double>(8, 1.0));
+  for (int32_t param : {half, single})
+    DDPRT_EXPECT_OK(context,
+                    ddprt_sgd(context, param, DDPRT_DTYPE_F32, grad, 0x1p-10));
+  State main = read(half, DDPRT_OPTIMIZER_STATE_MAIN);
+  EXPECT_EQ(main.numel, 8);
+  EXPECT_EQ(main.adamSteps, 0);
+  for (int32_t state :
+       {DDPRT_OPTIMIZER_STATE_ADAM_M, DDPRT_OPTIMIZER_STATE_ADAM_V}) {
+    EXPECT_EQ(read(half, state).numel, 0) << "state " << state;
+    EXPECT_EQ(read(single, state).numel, 0) << "state " << state;
+  }
+  EXPECT_EQ(read(single, DDPRT_OPTIMIZER_STATE_MAIN).numel, 0);
   DDPRT_EXPECT_OK(context, ddprt_free(context, grad));
 }
 
@@ -140,7 +162,8 @@ TEST_F(OptimizerStateTest, ShardAdamKeepsTheSliceOfItsShard) {
                                      paramShard, 0.01, 0.9, 0.999, 1e-8));
   }
   for (int32_t state :
-       {DDPRT_STATE_MAIN, DDPRT_STATE_ADAM_M, DDPRT_STATE_ADAM_V}) {
+       {DDPRT_OPTIMIZER_STATE_MAIN, DDPRT_OPTIMIZER_STATE_ADAM_M,
+        DDPRT_OPTIMIZER_STATE_ADAM_V}) {
     State expected = read(whole, state);
     State actual = read(sharded, state);
     if (last <= first) {
@@ -167,18 +190,28 @@ TEST_F(OptimizerStateTest, BadStatesSizesAndMixedUpdatesAreErrors) {
             DDPRT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(lastError().find("state 3 is none of"), std::string::npos)
       << lastError();
+  EXPECT_EQ(ddprt_param_optimizer_state(context, param,
+                                        DDPRT_OPTIMIZER_STATE_ADAM_M, nullptr,
+                                        &numel, &steps, nullptr, 0),
+            DDPRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(lastError().find("begin"), std::string::npos) << lastError();
+  EXPECT_EQ(ddprt_param_optimizer_state(context, param,
+                                        DDPRT_OPTIMIZER_STATE_ADAM_M, &begin,
+                                        &numel, nullptr, nullptr, 0),
+            DDPRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(lastError().find("adam_steps"), std::string::npos) << lastError();
   EXPECT_EQ(ddprt_param_optimizer_state(context, param + 1000,
-                                        DDPRT_STATE_ADAM_M, &begin, &numel,
-                                        &steps, nullptr, 0),
+                                        DDPRT_OPTIMIZER_STATE_ADAM_M, &begin,
+                                        &numel, &steps, nullptr, 0),
             DDPRT_ERROR_INVALID_ARGUMENT);
 
   void *grad = upload(DDPRT_DTYPE_F32, std::vector<double>(8, 1.0));
   DDPRT_EXPECT_OK(context, ddprt_adam(context, param, DDPRT_DTYPE_F32, grad,
                                       0.1, 0.9, 0.999, 1e-8));
   std::vector<float> small(7);
-  EXPECT_EQ(ddprt_param_optimizer_state(context, param, DDPRT_STATE_ADAM_V,
-                                        &begin, &numel, &steps, small.data(),
-                                        28),
+  EXPECT_EQ(ddprt_param_optimizer_state(context, param,
+                                        DDPRT_OPTIMIZER_STATE_ADAM_V, &begin,
+                                        &numel, &steps, small.data(), 28),
             DDPRT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(lastError().find("bytes 28 is less than the 32"), std::string::npos)
       << lastError();
@@ -197,8 +230,9 @@ TEST_F(OptimizerStateTest, BadStatesSizesAndMixedUpdatesAreErrors) {
   DDPRT_EXPECT_OK(context, ddprt_shard_adam(context, world, param, rank * 8,
                                             DDPRT_DTYPE_F32, gradShard, 8,
                                             paramShard, 0.1, 0.9, 0.999, 1e-8));
-  EXPECT_EQ(ddprt_param_optimizer_state(context, param, DDPRT_STATE_ADAM_M,
-                                        &begin, &numel, &steps, nullptr, 0),
+  EXPECT_EQ(ddprt_param_optimizer_state(context, param,
+                                        DDPRT_OPTIMIZER_STATE_ADAM_M, &begin,
+                                        &numel, &steps, nullptr, 0),
             DDPRT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(lastError().find("'state.errors.w' was updated both whole and by "
                              "shards"),

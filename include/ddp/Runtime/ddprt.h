@@ -73,9 +73,10 @@ typedef int32_t ddprt_status;
 #define DDPRT_REDUCTION_MAX 2
 
 /* The optimizer states ddprt_param_optimizer_state reads. */
-#define DDPRT_STATE_MAIN 0
-#define DDPRT_STATE_ADAM_M 1
-#define DDPRT_STATE_ADAM_V 2
+#define DDPRT_OPTIMIZER_STATE_MAIN 0
+#define DDPRT_OPTIMIZER_STATE_ADAM_M 1
+#define DDPRT_OPTIMIZER_STATE_ADAM_V 2
+
 /* The routing kernels of ddprt_route; the values are those of the
  * dialect's ddp::RoutingKernel. */
 #define DDPRT_ROUTE_SELECT 0

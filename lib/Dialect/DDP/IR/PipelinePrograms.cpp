@@ -33,9 +33,17 @@ ddp::getPipelinePrograms(ModuleOp module) {
 
   func::FuncOp first = byRank.begin()->second;
   PipelinePrograms programs;
-  for (auto candidate : module.getOps<MeshOp>())
-    if (candidate.getAxisSize("pp") > 0)
-      programs.mesh = candidate;
+  for (auto candidate : module.getOps<MeshOp>()) {
+    if (candidate.getAxisSize("pp") <= 0)
+      continue;
+    // As ddp-pipeline-stages splits a step over one: which mesh's pp axis
+    // numbers the stages would be a guess.
+    if (programs.mesh)
+      return candidate.emitError("a second mesh with a pp axis (@")
+             << programs.mesh.getSymName()
+             << " has one); pipeline stage programs run on one";
+    programs.mesh = candidate;
+  }
   if (!programs.mesh)
     return first.emitError("pipeline stage programs need a mesh with a pp "
                            "axis");

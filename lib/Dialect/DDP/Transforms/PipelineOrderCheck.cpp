@@ -27,7 +27,10 @@
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/IR/PipelinePrograms.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <deque>
 #include <map>
@@ -92,10 +95,32 @@ std::string describe(int64_t rank, Operation *op) {
 
 } // namespace
 
+/// Whether `callee` (or a function it calls) communicates or waits.
+static bool communicates(func::FuncOp callee, SymbolTable &symbols,
+                         DenseSet<Operation *> &seen) {
+  if (!seen.insert(callee).second || callee.isExternal())
+    return false;
+  return callee
+      .walk([&](Operation *op) {
+        if (isa<CollectiveOpInterface, WaitOp>(op))
+          return WalkResult::interrupt();
+        if (auto call = dyn_cast<func::CallOp>(op))
+          if (auto next = symbols.lookup<func::FuncOp>(call.getCallee()))
+            if (communicates(next, symbols, seen))
+              return WalkResult::interrupt();
+        return WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 /// Reads rank `rank`'s program; fails on a collective over `pp` other
-/// than a send or receive over exactly [pp].
+/// than a send or receive over exactly [pp], on a collective over another
+/// mesh than `mesh` (its ranks are not the pipeline's), and on a call to a
+/// function that communicates (the check follows no calls: what the callee
+/// sends would be unseen, and a collective in it ends a batch unseen).
 static LogicalResult readProgram(RankProgram &program, int64_t rank,
-                                 int64_t stages) {
+                                 int64_t stages, MeshOp mesh,
+                                 SymbolTable &symbols) {
   std::vector<Message *> open;
   auto issue = [&](Operation *at) {
     if (open.empty())
@@ -108,6 +133,24 @@ static LogicalResult readProgram(RankProgram &program, int64_t rank,
   };
   DenseMap<Value, Message *> byToken;
   for (Operation &op : program.func.getBody().front()) {
+    if (auto collective = dyn_cast<CollectiveOpInterface>(op))
+      if (collective.getMeshAttr().getAttr() != mesh.getSymNameAttr())
+        return op.emitError("a pipeline stage program communicates over the "
+                            "mesh @")
+               << mesh.getSymName()
+               << " alone, whose pp axis gives the stages' ranks; this op "
+                  "is over @"
+               << collective.getMeshAttr().getValue();
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      DenseSet<Operation *> seen;
+      auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+      if (callee && communicates(callee, symbols, seen))
+        return op.emitError("the pipeline order check follows no calls, and "
+                            "@")
+               << call.getCallee()
+               << " communicates; inline it into the stage program first "
+                  "(--inline)";
+    }
     if (isPipelineMessage(&op)) {
       if (cast<CollectiveOpInterface>(op).getAxesAttr().size() != 1)
         return op.emitError("a send or receive between pipeline ranks is "
@@ -164,9 +207,11 @@ LogicalResult ddp::verifyPipelineOrder(ModuleOp module, uint64_t &numPairs) {
   func::FuncOp first = (*found)->byRank.front();
 
   std::vector<RankProgram> programs(stages);
+  SymbolTable symbols(module);
   for (int64_t rank = 0; rank < stages; ++rank) {
     programs[rank].func = (*found)->byRank[rank];
-    if (failed(readProgram(programs[rank], rank, stages)))
+    if (failed(
+            readProgram(programs[rank], rank, stages, (*found)->mesh, symbols)))
       return failure();
   }
 
@@ -182,9 +227,13 @@ LogicalResult ddp::verifyPipelineOrder(ModuleOp module, uint64_t &numPairs) {
     for (auto [send, recv] : llvm::zip(sent, received)) {
       send->partner = recv;
       recv->partner = send;
-      auto sentType = cast<SendOp>(send->op).getInput().getType();
-      auto receivedType = cast<RecvOp>(recv->op).getResult().getType();
-      if (sentType != receivedType) {
+      // The runtime moves elements: a reshape between the two is fine.
+      auto sentType =
+          cast<ShapedType>(cast<SendOp>(send->op).getInput().getType());
+      auto receivedType =
+          cast<ShapedType>(cast<RecvOp>(recv->op).getResult().getType());
+      if (sentType.getElementType() != receivedType.getElementType() ||
+          sentType.getNumElements() != receivedType.getNumElements()) {
         InFlightDiagnostic diag =
             recv->op->emitError("this receive pairs with ")
             << describe(channel.first, send->op) << ", which sends "
