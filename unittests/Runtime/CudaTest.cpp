@@ -250,6 +250,21 @@ TEST_F(CudaTest, ElementwiseOpsAndOptimizersEqualTheCpuResult) {
                                                 int64_t(weights.size())));
       bytes.insert(bytes.end(), half.begin(), half.end());
       bytes.insert(bytes.end(), weights.begin(), weights.end());
+      // The state ddp-run --verify compares, read from device memory: the
+      // moments and, for a 16-bit parameter, the main copy.
+      for (int32_t state :
+           {DDPRT_OPTIMIZER_STATE_MAIN, DDPRT_OPTIMIZER_STATE_ADAM_M,
+            DDPRT_OPTIMIZER_STATE_ADAM_V}) {
+        int64_t begin = -1, count = -1, steps = -1;
+        std::vector<float> kept(static_cast<size_t>(numel));
+        DDPRT_EXPECT_OK(context, ddprt_param_optimizer_state(
+                                     context, param, state, &begin, &count,
+                                     &steps, kept.data(), 4 * numel));
+        kept.resize(size_t(std::max<int64_t>(count, 0)));
+        EXPECT_EQ(steps, 3);
+        const char *raw = reinterpret_cast<const char *>(kept.data());
+        bytes.insert(bytes.end(), raw, raw + 4 * kept.size());
+      }
       outputs[which] = bytes;
       for (void *buffer : {a, b, r, c})
         DDPRT_EXPECT_OK(context, ddprt_free(context, buffer));
