@@ -147,6 +147,26 @@ TEST_F(ActivationPeakTest, InterleavedFirstStageHoldsMegatronsLayers) {
             ranks[0].layers * bytes.layer + 2 * p * bytes.embedding);
 }
 
+TEST_F(ActivationPeakTest, InterleavedRanksHoldTheirWarmupPlusOne) {
+  // Megatron's interleaved schedule: rank r warms up with 2(p - r - 1) +
+  // (v - 1)p forwards and holds one more in the steady state. With
+  // overlapped p2p, a rank posts the receive of its next forward's input
+  // before the backward it follows ends; the forward's activations come
+  // with its compute, not with that receive (odd ranks held one forward
+  // too many).
+  int64_t p = 4, v = 2, m = 8;
+  ModelConfig config = gpt3Layer(p, v, m);
+  for (StringRef options :
+       {"policy=megatron overlap-p2p-comm=true",
+        "policy=megatron overlap-p2p-comm=false batch-p2p-comm=false"}) {
+    SCOPED_TRACE(options.str());
+    std::vector<ActivationPeak> ranks = peaks(config, options);
+    for (int64_t r = 0; r < p; ++r)
+      EXPECT_EQ(ranks[r].forwards, 2 * (p - r - 1) + (v - 1) * p + 1)
+          << "rank " << r;
+  }
+}
+
 TEST_F(ActivationPeakTest, GPipeHoldsEveryMicrobatch) {
   int64_t p = 2, m = 4;
   ModelConfig config = gpt3Layer(p, 1, m);

@@ -1,8 +1,9 @@
 //===- ActivationMemory.cpp - Activations held in flight ------------------===//
 //
 // One walk over the program: a forward adds its chunk's bytes at its first
-// op, its backward frees them after its last (a receive of the backward's
-// input may be posted early, before forwards that run in between).
+// op but a receive, its backward frees them after its last (receives of
+// either's input may be posted early, before the tasks that run in
+// between).
 //
 //===----------------------------------------------------------------------===//
 
@@ -236,7 +237,10 @@ ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
       continue;
     Key key{task->microbatch, task->chunk};
     if (task->phase == PipelineTask::Phase::Forward) {
-      if (!started.insert(key).second)
+      // A receive of the forward's input may be posted early, before the
+      // backward it runs after ends (overlap-p2p-comm): it holds one
+      // message's buffer, not the chunk's activations.
+      if (isa<RecvOp>(op) || !started.insert(key).second)
         continue;
       held.bytes += forwardBytes(key);
       held.forwards += 1;
