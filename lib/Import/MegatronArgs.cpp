@@ -87,8 +87,10 @@ private:
 Error ArgumentReader::parse(StringRef log) {
   SmallVector<StringRef> lines;
   log.split(lines, '\n');
-  // The newline that ends the last line does not start another.
-  if (!lines.empty() && lines.back().empty())
+  // The newline that ends the last line does not start another; a log
+  // without it was cut off (a copy of a log still being written).
+  bool cutOff = !lines.empty() && !lines.back().empty();
+  if (!cutOff && !lines.empty())
     lines.pop_back();
   auto lineText = [&](size_t index) { return lines[index].rtrim('\r'); };
 
@@ -122,6 +124,10 @@ Error ArgumentReader::parse(StringRef log) {
     if (text.rtrim() == kEndLine)
       break;
     auto malformed = [&](const Twine &what) {
+      if (cutOff && index + 1 == lines.size())
+        return lineError(line, "the log ends inside the argument block, in "
+                               "the middle of this line (no newline ends "
+                               "it); give the whole log");
       return lineError(line, "malformed argument line: " + what +
                                  "; expected '  NAME ..... VALUE'");
     };

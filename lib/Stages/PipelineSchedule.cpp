@@ -105,11 +105,11 @@ Error ddp::checkPipelineSchedule(PipelineScheduleKind kind,
         name));
   if (kind != PipelineScheduleKind::Interleaved) {
     if (shape.virtualStages != 1)
-      return scheduleError(formatv(
-          "the {0} schedule runs one model chunk per stage, but "
-          "virtual_pipeline_model_parallel_size is {1}; use "
-          "pipeline-schedule=interleaved, or a virtual size of 1",
-          name, shape.virtualStages));
+      return scheduleError(
+          formatv("the {0} schedule runs one model chunk per stage, but "
+                  "virtual_pipeline_model_parallel_size is {1}; use the "
+                  "interleaved schedule, or a virtual size of 1",
+                  name, shape.virtualStages));
     // Only the interleaved schedule groups microbatches; a group given to
     // another would be ignored without a word.
     if (shape.microbatchGroupSize > 0)
@@ -138,8 +138,8 @@ Error ddp::checkPipelineSchedule(PipelineScheduleKind kind,
   if (shape.virtualStages < 2)
     return scheduleError(
         "the interleaved schedule needs virtual_pipeline_model_parallel_size "
-        "of 2 or more (the model chunks per stage); use "
-        "pipeline-schedule=1f1b for one chunk per stage");
+        "of 2 or more (the model chunks per stage); use the 1f1b "
+        "schedule for one chunk per stage");
   if (shape.stages < 2)
     return scheduleError("the interleaved schedule needs "
                          "pipeline_model_parallel_size of 2 or more");

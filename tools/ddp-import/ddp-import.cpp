@@ -132,9 +132,20 @@ static Expected<json::Value> readJSONFile(StringRef path) {
 static Expected<json::Value> loadMegatronRun(StringRef path, MegatronRun &run) {
   ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
       MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
-  if (std::error_code error = buffer.getError())
+  if (std::error_code error = buffer.getError()) {
+    // Megatron's own flags, as pretrain_gpt.py takes them: a common slip.
+    if (path.starts_with("--"))
+      return createStringError(
+          error,
+          "cannot read '%s': %s; --megatron-args takes a file, the log of a "
+          "Megatron-LM run (or its argument block, as pretrain_gpt.py prints "
+          "it), not the flags themselves: run Megatron with them once and "
+          "give its log, or import a preset or --config and change fields "
+          "with --set",
+          path.str().c_str(), error.message().c_str());
     return createStringError(error, "cannot read '%s': %s", path.str().c_str(),
                              error.message().c_str());
+  }
   Expected<MegatronRun> read = readMegatronArgs((*buffer)->getBuffer(), path);
   if (!read)
     return read.takeError();
