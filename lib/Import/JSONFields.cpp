@@ -1,6 +1,7 @@
 //===- JSONFields.cpp - Reading typed fields of the input JSON ------------===//
 
 #include "JSONFields.h"
+#include "MegatronArgTables.h"
 
 #include "ddp/Bucketing/BucketLayout.h"
 #include "ddp/Support/FormatNumber.h"
@@ -10,6 +11,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace llvm;
@@ -228,8 +230,51 @@ Error importer::checkDataParallelSize(StringRef source, int64_t size) {
                             size, bucketing::kMaxGroupSize));
 }
 
+/// What to use instead of `key`, a field the config does not have: the
+/// known field it misspells, or where a Megatron argument of that name goes
+/// in ddp; empty when nothing is near.
+static std::string suggestField(StringRef key,
+                                ArrayRef<StringRef> knownFields) {
+  // Megatron's command line spells its arguments with dashes.
+  std::string underscored = key.str();
+  llvm::replace(underscored, '-', '_');
+  StringRef name = underscored;
+  if (name != key && llvm::is_contained(knownFields, name))
+    return "fields are spelled with underscores: '" + underscored + "'";
+  for (const importer::ScheduleArg &arg : importer::scheduleArgs)
+    if (name == arg.megatronName)
+      return "it is an option of the schedule, not of the model: give " +
+             arg.optionName.str() +
+             " to ddp-opt --ddp-schedule or ddp-plan --options";
+  if (name == "bf16" || name == "fp16")
+    return "the parameters' type is the field params_dtype (bf16, f16, "
+           "f32)";
+  if (name == "global_batch_size")
+    return "a step is one data-parallel rank's share of the global batch: "
+           "set num_microbatches (global_batch_size / (micro_batch_size x "
+           "data_parallel_size))";
+  // A third of the name's letters may be wrong, at least one, at most 3.
+  unsigned allowed = std::clamp<unsigned>(unsigned(name.size() / 3), 1u, 3u);
+  StringRef nearest;
+  unsigned best = 0;
+  for (StringRef field : knownFields) {
+    unsigned distance = name.edit_distance(field, /*AllowReplacements=*/true,
+                                           /*MaxEditDistance=*/allowed);
+    if (distance <= allowed && (nearest.empty() || distance < best)) {
+      nearest = field;
+      best = distance;
+    }
+  }
+  if (!nearest.empty())
+    return "did you mean '" + nearest.str() + "'?";
+  return "";
+}
+
 Error importer::unknownFieldError(StringRef source, StringRef key,
                                   ArrayRef<StringRef> knownFields) {
+  std::string suggestion = suggestField(key, knownFields);
+  if (!suggestion.empty())
+    return fieldError(source, key, "unknown field; " + suggestion);
   std::string known;
   raw_string_ostream os(known);
   interleaveComma(knownFields, os);
