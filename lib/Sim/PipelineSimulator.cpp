@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ddp/Sim/PipelineSimulator.h"
+#include "ddp/Sim/SimOutput.h"
 
 #include "ddp/Dialect/DDP/Analysis/StepStats.h"
 
@@ -219,5 +220,6 @@ ddp::sim::simulatePipeline(ModuleOp module, const timing::CostModel &model,
     for (func::FuncOp program : byRank)
       result.activations.push_back(
           computeActivationPeak(program, *bytes).value_or(ActivationPeak()));
+  result.memoryRemedies = describeMemoryRemedies(module);
   return result;
 }

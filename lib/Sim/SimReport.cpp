@@ -3,6 +3,9 @@
 #include "ddp/Sim/SimOutput.h"
 
 #include "ddp/Dialect/DDP/Analysis/StoragePlan.h"
+#include "ddp/Dialect/DDP/IR/DDPDialect.h"
+#include "ddp/Dialect/DDP/IR/DDPOps.h"
+#include "ddp/Dialect/DDP/IR/MeshAxes.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
@@ -11,6 +14,7 @@
 #include <cmath>
 
 using namespace llvm;
+using namespace mlir;
 using namespace ddp::sim;
 using namespace ddp::timing;
 
@@ -195,6 +199,42 @@ json::Value ddp::sim::buildJsonReport(const SimResult &result,
   };
 }
 
+std::string ddp::sim::describeMemoryRemedies(ModuleOp module) {
+  int64_t tensorParallel = 1, dataParallel = 1;
+  for (MeshOp mesh : module.getOps<MeshOp>()) {
+    tensorParallel = std::max(tensorParallel, getTensorParallelSize(mesh));
+    int64_t size = 1;
+    for (auto [name, axis] :
+         llvm::zip_equal(mesh.getAxisNames().getAsValueRange<StringAttr>(),
+                         mesh.getShape()))
+      if (isDataParallelAxis(name))
+        size *= axis;
+    dataParallel = std::max(dataParallel, size);
+  }
+  bool sharded = module
+                     .walk([](Operation *op) {
+                       return isa<ShardSGDOp, ShardAdamOp>(op)
+                                  ? WalkResult::interrupt()
+                                  : WalkResult::advance();
+                     })
+                     .wasInterrupted();
+  SmallVector<std::string> remedies{"more pipeline stages",
+                                    "more tensor parallelism"};
+  if (!sharded && dataParallel > 1)
+    remedies.push_back("the distributed optimizer");
+  if (tensorParallel > 1)
+    remedies.push_back("sequence parallelism where it is off");
+  if (getActivationBytes(module))
+    remedies.push_back("activation recomputation");
+  std::string text;
+  for (auto [index, remedy] : llvm::enumerate(remedies))
+    text += (index == 0                     ? ""
+             : index + 1 == remedies.size() ? " or "
+                                            : ", ") +
+            remedy;
+  return text + " lower it";
+}
+
 void ddp::sim::printPipelineSummary(const PipelineSimResult &result,
                                     const CostModel &model, raw_ostream &os) {
   os << "pipeline of " << result.stages.size() << " ranks on "
@@ -248,12 +288,11 @@ void ddp::sim::printPipelineSummary(const PipelineSimResult &result,
   os << "  most memory: rank " << peak << ", "
      << formatBytes(std::llround(needed));
   if (capacity > 0)
-    os << (needed <= capacity ? " of the device's " : ": more than the "
-                                                      "device's ")
+    os << (needed <= capacity ? " of the device's "
+                              : ": more than the "
+                                "device's ")
        << formatBytes(std::llround(capacity))
-       << (needed <= capacity ? "" : "; more pipeline stages, the distributed "
-                                     "optimizer or sequence parallelism "
-                                     "lower it");
+       << (needed <= capacity ? "" : "; " + result.memoryRemedies);
   os << "\n";
 }
 

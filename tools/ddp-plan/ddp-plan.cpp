@@ -359,9 +359,7 @@ static void printTable(const Plan &configured, const Plan &automatic,
         plan->bytesPerRank + plan->activationBytes + plan->gatheredBytes;
     if (capacity > 0 && needed > capacity)
       os << formatv("warning: the {0} plan needs {1} per rank ({2}), more "
-                    "than the device's {3}; tensor or pipeline parallelism, "
-                    "the distributed optimizer or sequence parallelism "
-                    "lower it\n",
+                    "than the device's {3}; {4}\n",
                     plan->name, formatBytes(std::llround(needed)),
                     withGathered
                         ? (withActivations
@@ -369,7 +367,8 @@ static void printTable(const Plan &configured, const Plan &automatic,
                                : "model state and gathered units")
                         : (withActivations ? "model state and activations"
                                            : "model state"),
-                    formatBytes(std::llround(capacity)));
+                    formatBytes(std::llround(capacity)),
+                    sim::describeMemoryRemedies(*plan->module));
   }
 }
 

@@ -39,6 +39,9 @@ struct PipelineSimResult {
   /// Per pipeline rank, the activations it holds at its peak; empty when
   /// the module records no activation bytes (ddp.activation_bytes).
   std::vector<ActivationPeak> activations;
+  /// What would lower a rank's memory (describeMemoryRemedies), for the
+  /// summary's note when the peak does not fit the device.
+  std::string memoryRemedies;
 
   /// Model state and activations at the peak of rank `rank`.
   double getMemoryBytes(size_t rank) const {

@@ -15,6 +15,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <string>
+
 namespace ddp {
 namespace sim {
 
@@ -29,6 +31,13 @@ void printTextSummary(const SimResult &result, const timing::CostModel &model,
 /// The machine-readable report (docs/schemas/sim-report.schema.json).
 llvm::json::Value buildJsonReport(const SimResult &result,
                                   const timing::CostModel &model);
+
+/// What would lower the memory a rank of `module`'s step needs, as the end
+/// of a sentence: "more pipeline stages, ... or activation recomputation
+/// lower it". Only what can still help is named: not the distributed
+/// optimizer where the step already shards its state or has one
+/// data-parallel rank, not sequence parallelism without tensor parallelism.
+std::string describeMemoryRemedies(mlir::ModuleOp module);
 
 /// A pipeline's summary: the step (when the last rank finishes) and per
 /// pipeline rank its end, compute, idle time and idle over ideal compute;
