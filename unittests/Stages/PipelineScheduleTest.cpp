@@ -130,7 +130,7 @@ TEST(PipelineScheduleTest, ZeroBubbleH1RunsSomeWPassesLast) {
 TEST(PipelineScheduleTest, ChecksNameTheOptionToChange) {
   auto interleaved = PipelineScheduleKind::Interleaved;
   EXPECT_THAT(checkMessage(PipelineScheduleKind::OneFOneB, {2, 2, 4, 0}),
-              testing::HasSubstr("pipeline-schedule=interleaved"));
+              testing::HasSubstr("use the interleaved schedule"));
   EXPECT_THAT(checkMessage(PipelineScheduleKind::GPipe, {2, 1, 4, 2}),
               testing::HasSubstr("drop it (microbatch-group-size)"));
   EXPECT_THAT(checkMessage(interleaved, {2, 1, 4, 0}),
