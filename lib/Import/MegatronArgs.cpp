@@ -115,7 +115,10 @@ Error ArgumentReader::parse(StringRef log) {
     if (index == lines.size())
       return lineError(titleLine,
                        Twine("the argument block has no end line '") +
-                           kEndLine + "'");
+                           kEndLine + "'" +
+                           (cutOff ? "; the log ends without a newline, in "
+                                     "the block: give the whole log"
+                                   : ""));
     unsigned line = index + 1;
     StringRef text = lineText(index);
     if (!text.consume_front(prefix))

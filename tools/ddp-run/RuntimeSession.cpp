@@ -7,6 +7,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -50,6 +51,9 @@ void ddp::printWarning(const llvm::Twine &message) {
   llvm::outs().flush();
   llvm::errs().flush();
   std::fflush(nullptr);
+  // An output file still open (a dump, a trace) is removed, not left half
+  // written, as on an interrupt.
+  llvm::sys::RunInterruptHandlers();
   std::_Exit(1);
 }
 

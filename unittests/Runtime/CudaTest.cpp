@@ -260,6 +260,10 @@ TEST_F(CudaTest, ElementwiseOpsAndOptimizersEqualTheCpuResult) {
         DDPRT_EXPECT_OK(context, ddprt_param_optimizer_state(
                                      context, param, state, &begin, &count,
                                      &steps, kept.data(), 4 * numel));
+        // Moments always; a main copy for 16-bit parameters only.
+        bool kept16 = dtype == DDPRT_DTYPE_F16 || dtype == DDPRT_DTYPE_BF16;
+        EXPECT_EQ(count,
+                  state != DDPRT_OPTIMIZER_STATE_MAIN || kept16 ? numel : 0);
         kept.resize(size_t(std::max<int64_t>(count, 0)));
         EXPECT_EQ(steps, 3);
         const char *raw = reinterpret_cast<const char *>(kept.data());

@@ -127,7 +127,7 @@ TEST(PipelineScheduleTest, ZeroBubbleH1RunsSomeWPassesLast) {
     }
 }
 
-TEST(PipelineScheduleTest, ChecksNameTheOptionToChange) {
+TEST(PipelineScheduleTest, ChecksNameWhatToChange) {
   auto interleaved = PipelineScheduleKind::Interleaved;
   EXPECT_THAT(checkMessage(PipelineScheduleKind::OneFOneB, {2, 2, 4, 0}),
               testing::HasSubstr("use the interleaved schedule"));

@@ -237,9 +237,10 @@ ddp::computeActivationPeak(func::FuncOp step, const ActivationBytes &bytes) {
       continue;
     Key key{task->microbatch, task->chunk};
     if (task->phase == PipelineTask::Phase::Forward) {
-      // A receive of the forward's input may be posted early, before the
-      // backward it runs after ends (overlap-p2p-comm): it holds one
-      // message's buffer, not the chunk's activations.
+      // A receive of the forward's input may be posted before the backward
+      // it runs after ends (overlap-p2p-comm; and unbatched calls, where
+      // Megatron's _p2p_ops issues recv_forward before send_backward): it
+      // holds one message's buffer, not the chunk's activations.
       if (isa<RecvOp>(op) || !started.insert(key).second)
         continue;
       held.bytes += forwardBytes(key);

@@ -148,8 +148,7 @@ static LogicalResult readProgram(RankProgram &program, int64_t rank,
         return op.emitError("the pipeline order check follows no calls, and "
                             "@")
                << call.getCallee()
-               << " communicates; inline it into the stage program first "
-                  "(--inline)";
+               << " communicates; put its ops into the stage program";
     }
     if (isPipelineMessage(&op)) {
       if (cast<CollectiveOpInterface>(op).getAxesAttr().size() != 1)
