@@ -5,13 +5,13 @@
 
 #include "ddp/Bucketing/BucketLayout.h"
 #include "ddp/Support/FormatNumber.h"
+#include "ddp/Support/Suggest.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <algorithm>
 #include <cmath>
 
 using namespace llvm;
@@ -241,32 +241,24 @@ static std::string suggestField(StringRef key,
   StringRef name = underscored;
   if (name != key && llvm::is_contained(knownFields, name))
     return "fields are spelled with underscores: '" + underscored + "'";
-  for (const importer::ScheduleArg &arg : importer::scheduleArgs)
-    if (name == arg.megatronName)
-      return "it is an option of the schedule, not of the model: give " +
-             arg.optionName.str() +
-             " to ddp-opt --ddp-schedule or ddp-plan --options";
-  if (name == "bf16" || name == "fp16")
-    return "the parameters' type is the field params_dtype (bf16, f16, "
-           "f32)";
-  if (name == "global_batch_size")
-    return "a step is one data-parallel rank's share of the global batch: "
-           "set num_microbatches (global_batch_size / (micro_batch_size x "
-           "data_parallel_size))";
-  // A third of the name's letters may be wrong, at least one, at most 3.
-  unsigned allowed = std::clamp<unsigned>(unsigned(name.size() / 3), 1u, 3u);
-  StringRef nearest;
-  unsigned best = 0;
-  for (StringRef field : knownFields) {
-    unsigned distance = name.edit_distance(field, /*AllowReplacements=*/true,
-                                           /*MaxEditDistance=*/allowed);
-    if (distance <= allowed && (nearest.empty() || distance < best)) {
-      nearest = field;
-      best = distance;
-    }
+  // Where a Megatron argument goes, for the model config's fields only (an
+  // inventory has none of these).
+  if (llvm::is_contained(knownFields, "params_dtype")) {
+    for (const importer::ScheduleArg &arg : importer::scheduleArgs)
+      if (name == arg.megatronName)
+        return "it is an option of the schedule, not of the model: give " +
+               arg.optionName.str() +
+               " to ddp-opt --ddp-schedule or ddp-plan --options";
+    if (name == "bf16" || name == "fp16")
+      return "the parameters' type is the field params_dtype (bf16, f16, "
+             "f32, f64)";
+    if (name == "global_batch_size")
+      return "a step is one data-parallel rank's share of the global batch: "
+             "set num_microbatches (global_batch_size / (micro_batch_size x "
+             "data_parallel_size))";
   }
-  if (!nearest.empty())
-    return "did you mean '" + nearest.str() + "'?";
+  if (std::optional<StringRef> nearest = findClosestName(name, knownFields))
+    return "did you mean '" + nearest->str() + "'?";
   return "";
 }
 

@@ -426,6 +426,15 @@ int main(int argc, char **argv) {
   MeshOp mesh = getMesh(*input);
   if (!mesh)
     fail("'" + inputFile + "' has no ddp.mesh: the runtime needs one");
+  // Every rank would fail to start the runtime, each with its own message
+  // (and a pipeline rank beyond the mesh would take no stage): said once,
+  // before any rank schedules. Instances split the mesh but keep its ranks.
+  std::optional<int64_t> jobSize = getJobSize();
+  if (objectFile.empty() && jobSize && *jobSize != mesh.getNumRanks())
+    fail("the step's mesh " + formatMesh(mesh) + " has " +
+         llvm::Twine(mesh.getNumRanks()) + " ranks, but mpirun started " +
+         llvm::Twine(*jobSize) + " processes; run `mpirun -np " +
+         llvm::Twine(mesh.getNumRanks()) + " ddp-run ...`");
   RunRequest request{inputFile,
                      scheduledFile,
                      passPipeline,
@@ -453,14 +462,6 @@ int main(int argc, char **argv) {
   // whole, before each rank keeps its own stage's program.
   if (predict || !predictedTracePath.empty())
     predictPrograms(programs, hardwareProfile, predictedTracePath);
-  // Every rank would fail to start the runtime, each with its own message
-  // (and a pipeline rank beyond the mesh would take no stage): said once.
-  std::optional<int64_t> jobSize = getJobSize();
-  if (objectFile.empty() && jobSize && *jobSize != mesh.getNumRanks())
-    fail("the step's mesh " + formatMesh(mesh) + " has " +
-         llvm::Twine(mesh.getNumRanks()) + " ranks, but mpirun started " +
-         llvm::Twine(*jobSize) + " processes; run `mpirun -np " +
-         llvm::Twine(mesh.getNumRanks()) + " ddp-run ...`");
   // From here each rank has its own stage, lowering and memory: each
   // reports its own failures.
   silenced.reset();

@@ -27,10 +27,7 @@
 #include "ddp/Dialect/DDP/IR/DDPOps.h"
 #include "ddp/Dialect/DDP/IR/PipelinePrograms.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/DenseSet.h"
 
 #include <deque>
 #include <map>
@@ -95,32 +92,14 @@ std::string describe(int64_t rank, Operation *op) {
 
 } // namespace
 
-/// Whether `callee` (or a function it calls) communicates or waits.
-static bool communicates(func::FuncOp callee, SymbolTable &symbols,
-                         DenseSet<Operation *> &seen) {
-  if (!seen.insert(callee).second || callee.isExternal())
-    return false;
-  return callee
-      .walk([&](Operation *op) {
-        if (isa<CollectiveOpInterface, WaitOp>(op))
-          return WalkResult::interrupt();
-        if (auto call = dyn_cast<func::CallOp>(op))
-          if (auto next = symbols.lookup<func::FuncOp>(call.getCallee()))
-            if (communicates(next, symbols, seen))
-              return WalkResult::interrupt();
-        return WalkResult::advance();
-      })
-      .wasInterrupted();
-}
-
 /// Reads rank `rank`'s program; fails on a collective over `pp` other
 /// than a send or receive over exactly [pp], on a collective over another
-/// mesh than `mesh` (its ranks are not the pipeline's), and on a call to a
-/// function that communicates (the check follows no calls: what the callee
-/// sends would be unseen, and a collective in it ends a batch unseen).
-static LogicalResult readProgram(RankProgram &program, int64_t rank,
-                                 int64_t stages, MeshOp mesh,
-                                 SymbolTable &symbols) {
+/// mesh than `mesh` (its ranks are not the pipeline's), and on a call that
+/// `callsCollectives` (the check follows no calls: what the callee sends
+/// would be unseen, and a collective in it ends a batch unseen).
+static LogicalResult
+readProgram(RankProgram &program, int64_t rank, int64_t stages, MeshOp mesh,
+            function_ref<bool(Operation *)> callsCollectives) {
   std::vector<Message *> open;
   auto issue = [&](Operation *at) {
     if (open.empty())
@@ -141,15 +120,10 @@ static LogicalResult readProgram(RankProgram &program, int64_t rank,
                << " alone, whose pp axis gives the stages' ranks; this op "
                   "is over @"
                << collective.getMeshAttr().getValue();
-    if (auto call = dyn_cast<func::CallOp>(op)) {
-      DenseSet<Operation *> seen;
-      auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
-      if (callee && communicates(callee, symbols, seen))
-        return op.emitError("the pipeline order check follows no calls, and "
-                            "@")
-               << call.getCallee()
-               << " communicates; put its ops into the stage program";
-    }
+    if (callsCollectives(&op))
+      return op.emitError("the pipeline order check follows no calls, and "
+                          "this one's callee communicates; put its ops into "
+                          "the stage program");
     if (isPipelineMessage(&op)) {
       if (cast<CollectiveOpInterface>(op).getAxesAttr().size() != 1)
         return op.emitError("a send or receive between pipeline ranks is "
@@ -195,7 +169,10 @@ static LogicalResult readProgram(RankProgram &program, int64_t rank,
   return success();
 }
 
-LogicalResult ddp::verifyPipelineOrder(ModuleOp module, uint64_t &numPairs) {
+LogicalResult
+ddp::verifyPipelineOrder(ModuleOp module,
+                         function_ref<bool(Operation *)> callsCollectives,
+                         uint64_t &numPairs) {
   FailureOr<std::optional<PipelinePrograms>> found =
       getPipelinePrograms(module);
   if (failed(found))
@@ -206,11 +183,10 @@ LogicalResult ddp::verifyPipelineOrder(ModuleOp module, uint64_t &numPairs) {
   func::FuncOp first = (*found)->byRank.front();
 
   std::vector<RankProgram> programs(stages);
-  SymbolTable symbols(module);
   for (int64_t rank = 0; rank < stages; ++rank) {
     programs[rank].func = (*found)->byRank[rank];
-    if (failed(
-            readProgram(programs[rank], rank, stages, (*found)->mesh, symbols)))
+    if (failed(readProgram(programs[rank], rank, stages, (*found)->mesh,
+                           callsCollectives)))
       return failure();
   }
 

@@ -31,9 +31,12 @@ mlir::LogicalResult verifyPointToPointPairs(
 /// Runs the pipeline stage programs of `module` (functions with
 /// `ddp.pipeline_stage`) together and fails, naming where each rank waits,
 /// if their sends and receives over `pp` can hang, or do not pair up with
-/// the same types (PipelineOrderCheck.cpp). Adds the pairs to `numPairs`.
-mlir::LogicalResult verifyPipelineOrder(mlir::ModuleOp module,
-                                        uint64_t &numPairs);
+/// the same elements (PipelineOrderCheck.cpp); a call in a stage program
+/// that `callsCollectives` is refused. Adds the pairs to `numPairs`.
+mlir::LogicalResult verifyPipelineOrder(
+    mlir::ModuleOp module,
+    llvm::function_ref<bool(mlir::Operation *)> callsCollectives,
+    uint64_t &numPairs);
 
 } // namespace ddp
 

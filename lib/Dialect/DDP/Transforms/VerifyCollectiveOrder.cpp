@@ -219,7 +219,7 @@ void VerifyCollectiveOrderPass::runOnOperation() {
   });
   if (!failed) {
     uint64_t pairs = 0;
-    failed = mlir::failed(verifyPipelineOrder(module, pairs));
+    failed = mlir::failed(verifyPipelineOrder(module, callsCollectives, pairs));
     numPairsChecked += pairs;
   }
   if (failed)

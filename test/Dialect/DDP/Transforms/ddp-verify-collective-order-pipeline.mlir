@@ -168,7 +168,7 @@ func.func private @exchange(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %r : tensor<4xf32>
 }
 func.func @step_stage0(%x: tensor<4xf32>) attributes {ddp.pipeline_stage = 0} {
-  // expected-error @below {{the pipeline order check follows no calls, and @exchange communicates; put its ops into the stage program}}
+  // expected-error @below {{the pipeline order check follows no calls, and this one's callee communicates; put its ops into the stage program}}
   %r = func.call @exchange(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return
 }
